@@ -1,0 +1,22 @@
+"""normcore: normalization in deep networks, in NumPy, with every backward pass derived by hand.
+
+    import numpy as np, normcore as nc
+    ln = nc.LayerNorm(8)
+    y = ln(x)                 # forward
+    dx = ln.backward(dy)      # dL/dx; ln.gamma.grad and ln.beta.grad accumulate
+    print(nc.gradcheck(ln, x))
+"""
+
+from .gradcheck import GradcheckReport, gradcheck, rel_error
+from .module import Module, Parameter, Sequential
+from .norms import (BatchNorm1d, BatchNorm2d, Dropout, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                    LayerNorm, RMSNorm)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Parameter", "Module", "Sequential",
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "Dropout",
+    "gradcheck", "GradcheckReport", "rel_error",
+]

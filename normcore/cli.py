@@ -1,0 +1,37 @@
+"""The ``normcore`` command line. Each subcommand lives in its own module under
+``normcore/commands/`` with ``add_arguments(parser)`` and ``run(args) -> exit status``."""
+
+import argparse
+import importlib
+import sys
+
+# name -> (module under normcore.commands, one-line help)
+COMMANDS = {
+    "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="normcore",
+        description="normcore: normalization layers with hand-derived backward passes, in NumPy.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(_module=module)
+        importlib.import_module(f"normcore.commands.{module}").add_arguments(p)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return int(importlib.import_module(f"normcore.commands.{args._module}").run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

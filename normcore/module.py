@@ -1,0 +1,219 @@
+"""The autograd-free stack: ``Parameter``, ``Module`` and ``Sequential``.
+
+There is no computation graph. Every module caches in ``forward`` what its own ``backward``
+needs, and ``backward(dy)`` takes dL/d(output) and returns dL/d(input), accumulating
+dL/d(parameter) into each ``Parameter.grad`` with ``+=`` on the way.
+
+Names and order of ``state_dict`` keys follow PyTorch: a module's own parameters, then its
+buffers, then each child under ``"<child name>."``; so a PyTorch state dict converted to NumPy
+loads as is.
+"""
+
+import numpy as np
+
+
+class Parameter:
+    """A learnable array ``data`` with its gradient ``grad`` (same shape and dtype).
+
+    ``grad`` starts at zero and is only ever accumulated into (``grad += ...``), so a parameter
+    used twice in a forward pass receives both shares; ``Module.zero_grad`` resets it.
+    """
+
+    def __init__(self, data, dtype=None):
+        self.data = np.array(data, dtype=dtype if dtype is not None else np.float64)
+        if not np.issubdtype(self.data.dtype, np.floating):
+            raise TypeError(f"Parameter data must be floating point, got dtype {self.data.dtype}")
+        self.grad = np.zeros_like(self.data)
+
+    shape = property(lambda self: self.data.shape)
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    size = property(lambda self: self.data.size)
+
+    def __repr__(self):
+        return f"Parameter(shape={self.shape}, dtype={self.dtype})"
+
+
+class Module:
+    """Base class: forward/backward, train/eval, parameters, buffers and state dicts."""
+
+    training = True
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            d.setdefault("_parameters", {})[name] = value
+        elif isinstance(value, Module):
+            d.setdefault("_modules", {})[name] = value
+        elif name in d.get("_buffers", {}):
+            d["_buffers"][name] = value
+        elif value is None:
+            d.get("_parameters", {}).pop(name, None)
+            d.get("_modules", {}).pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def register_buffer(self, name, value):
+        """A state array that is saved in ``state_dict`` but is not learned (e.g. running_mean)."""
+        self.__dict__.setdefault("_buffers", {})[name] = value
+        object.__setattr__(self, name, value)
+
+    # --- the computation -------------------------------------------------------------------
+    def forward(self, *inputs):
+        raise NotImplementedError(f"{type(self).__name__} does not implement forward")
+
+    def backward(self, dy):
+        raise NotImplementedError(f"{type(self).__name__} does not implement backward")
+
+    def __call__(self, *inputs, **kwargs):
+        return self.forward(*inputs, **kwargs)
+
+    def _cached(self):
+        """The cache of the last forward, or a clear error when backward comes first."""
+        cache = self.__dict__.get("_cache")
+        if cache is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.backward() was called before forward(): "
+                "run forward first, backward uses what it cached"
+            )
+        return cache
+
+    # --- modes -----------------------------------------------------------------------------
+    def train(self, mode=True):
+        """Set training mode on this module and every child; returns the module."""
+        self.training = bool(mode)
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        """Set evaluation mode (``train(False)``); returns the module."""
+        return self.train(False)
+
+    # --- traversal ---------------------------------------------------------------------------
+    def children(self):
+        return list(self.__dict__.get("_modules", {}).values())
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self.__dict__.get("_modules", {}).items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def named_parameters(self, prefix=""):
+        """Yield ``(name, Parameter)`` in PyTorch's order; a shared parameter is yielded once."""
+        seen = set()
+        for mod_name, mod in self.named_modules(prefix):
+            for name, p in mod.__dict__.get("_parameters", {}).items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def named_buffers(self):
+        for mod_name, mod in self.named_modules():
+            for name, b in mod.__dict__.get("_buffers", {}).items():
+                if b is not None:
+                    yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    def zero_grad(self):
+        """Reset every parameter's gradient to zero."""
+        for p in self.parameters():
+            p.grad[...] = 0
+
+    # --- state dicts -------------------------------------------------------------------------
+    def _state_entries(self):
+        """(key, owner, attribute name, is_parameter) for every saved array, in PyTorch's order."""
+        for mod_name, mod in self.named_modules():
+            prefix = f"{mod_name}." if mod_name else ""
+            for name, p in mod.__dict__.get("_parameters", {}).items():
+                if p is not None:
+                    yield prefix + name, mod, name, True
+            for name, b in mod.__dict__.get("_buffers", {}).items():
+                if b is not None:
+                    yield prefix + name, mod, name, False
+
+    def state_dict(self):
+        """A dict of NumPy arrays (copies) keyed as in PyTorch: weight, bias, running_mean, ..."""
+        return {
+            key: (getattr(mod, name).data if is_param else getattr(mod, name)).copy()
+            for key, mod, name, is_param in self._state_entries()
+        }
+
+    def load_state_dict(self, state_dict):
+        """Load arrays saved by ``state_dict`` (or PyTorch tensors / arrays under the same keys).
+
+        Every entry is checked before any is written, so a bad state dict loads nothing:
+        missing or unexpected keys raise ``KeyError``, a shape mismatch raises ``ValueError``.
+        """
+        entries = {key: (mod, name, is_param) for key, mod, name, is_param in self._state_entries()}
+        missing = [k for k in entries if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in entries]
+        if missing or unexpected:
+            raise KeyError(
+                f"{type(self).__name__}.load_state_dict: missing keys {missing}, unexpected keys "
+                f"{unexpected}; expected exactly {list(entries)}"
+            )
+        arrays = {}
+        for key, (mod, name, is_param) in entries.items():
+            value = state_dict[key]
+            if hasattr(value, "detach"):  # a torch.Tensor
+                value = value.detach().cpu().numpy()
+            value = np.asarray(value)
+            target = getattr(mod, name).data if is_param else getattr(mod, name)
+            if value.shape != target.shape:
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: '{key}' expected shape "
+                    f"{target.shape}, got {value.shape}"
+                )
+            arrays[key] = (target, value)
+        for target, value in arrays.values():
+            target[...] = value
+        return self
+
+    # --- printing ----------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        children = self.__dict__.get("_modules", {})
+        if not children:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        lines = [f"{type(self).__name__}("]
+        for name, child in children.items():
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        return "\n".join(lines) + "\n)"
+
+
+class Sequential(Module):
+    """Modules applied in order; ``backward`` runs the children in reverse.
+
+    forward:  y = f_n(... f_2(f_1(x)))
+    backward: dx = f_1'(... f_n'(dy)), each child's backward using its own cache
+    """
+
+    def __init__(self, *modules):
+        for i, m in enumerate(modules):
+            if not isinstance(m, Module):
+                raise TypeError(f"Sequential takes Modules, got {type(m).__name__} at position {i}")
+            setattr(self, str(i), m)
+
+    def __len__(self):
+        return len(self.children())
+
+    def __getitem__(self, i):
+        return self.children()[i]
+
+    def __iter__(self):
+        return iter(self.children())
+
+    def forward(self, x):
+        for m in self.children():
+            x = m(x)
+        return x
+
+    def backward(self, dy):
+        for m in reversed(self.children()):
+            dy = m.backward(dy)
+        return dy

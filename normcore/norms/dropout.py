@@ -1,0 +1,51 @@
+"""Dropout, in its inverted form: the scaling happens in training, evaluation is the identity."""
+
+from .._array import check_upstream, float_input, make_rng
+from ..module import Module
+
+
+class Dropout(Module):
+    r"""Inverted dropout: zero each unit with probability p and scale the kept ones by 1/(1 - p).
+
+    Training::
+
+        mask ~ Bernoulli(1 - p)   i.i.d., one per element, drawn once per forward
+        y  = x * mask / (1 - p)          so that E[y] = x
+        dx = dy * mask / (1 - p)         the *same* mask as the forward
+
+    Evaluation (and p = 0): y = x, dx = dy. p = 1 gives zeros (and zero gradients).
+    Without the 1/(1 - p) in training the expected activation shrinks by (1 - p) and the
+    network sees larger inputs at evaluation than it was trained on.
+
+    ``rng`` is None, an int seed, or a ``np.random.Generator``. Cache: the mask.
+    """
+
+    def __init__(self, p=0.5, rng=None):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = float(p)
+        self.rng = make_rng(rng)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+    @property
+    def scale(self):
+        """1 / (1 - p), the factor kept units are multiplied by (0 when p = 1)."""
+        return 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
+
+    def forward(self, x):
+        x = float_input(x, "Dropout")
+        if not self.training or self.p == 0.0:
+            self._cache = (None, x.shape)
+            return x
+        mask = self.rng.random(x.shape) >= self.p
+        self._cache = (mask, x.shape)
+        return x * mask * x.dtype.type(self.scale)
+
+    def backward(self, dy):
+        mask, shape = self._cached()
+        dy = check_upstream(dy, shape, "Dropout")
+        if mask is None:
+            return dy
+        return dy * mask * dy.dtype.type(self.scale)

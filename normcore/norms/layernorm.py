@@ -1,0 +1,76 @@
+"""LayerNorm, and the standardisation arithmetic every mean-and-variance norm reuses.
+
+``standardize`` / ``standardize_backward`` normalise over any set of axes. LayerNorm uses the
+last axes; BatchNorm the batch and spatial axes; GroupNorm and InstanceNorm reshape and use the
+last axis. The formulas are written here once.
+"""
+
+import numpy as np
+
+from .base import _TrailingAxesNorm
+
+
+def standardize(x, axes, eps):
+    """x_hat = (x - mean) * rstd over ``axes``; returns (x_hat, mean, var, rstd), kept dims.
+
+        mean = mean(x)                       over axes
+        var  = mean((x - mean)**2)           biased: divide by n, not n - 1
+        rstd = 1 / sqrt(var + eps)           eps inside the square root
+        x_hat = (x - mean) * rstd
+
+    The variance is taken of the centred values (two passes), which stays accurate when the
+    mean is large compared with the spread, where E[x**2] - E[x]**2 cancels catastrophically.
+    """
+    mean = x.mean(axis=axes, keepdims=True)
+    xc = x - mean
+    var = np.mean(xc * xc, axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    return xc * rstd, mean, var, rstd
+
+
+def standardize_backward(dx_hat, x_hat, rstd, axes):
+    """dL/dx from dL/dx_hat when mean and rstd were computed from x over ``axes``:
+
+        dx = rstd * (dx_hat - mean(dx_hat) - x_hat * mean(dx_hat * x_hat))
+
+    The three terms are the three paths from x to x_hat: directly, through the mean, and
+    through the variance. The result sums to zero over ``axes`` and is orthogonal to x_hat.
+    """
+    mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)
+    mean_dx_hat_x_hat = np.mean(dx_hat * x_hat, axis=axes, keepdims=True)
+    return rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)
+
+
+class LayerNorm(_TrailingAxesNorm):
+    r"""Layer normalisation: each sample is standardised over its last ``len(normalized_shape)`` axes.
+
+    Forward, with D = the normalised axes (n = prod(normalized_shape) values per sample)::
+
+        mean  = mean_D(x)                              (*, 1, ..., 1)
+        var   = mean_D((x - mean)**2)                  (*, 1, ..., 1)  biased
+        rstd  = 1 / sqrt(var + eps)                    (*, 1, ..., 1)
+        x_hat = (x - mean) * rstd                      (*, normalized_shape)
+        y     = x_hat * gamma + beta                   gamma, beta: normalized_shape
+
+    Backward, with dx_hat = dy * gamma::
+
+        dgamma = sum over the leading axes of dy * x_hat
+        dbeta  = sum over the leading axes of dy
+        dx     = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat))
+
+    Training and evaluation behave the same. ``bias=False`` drops beta,
+    ``elementwise_affine=False`` drops both. Cache: x_hat and rstd.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+        self._set_normalized_shape(normalized_shape)
+        self.eps = float(eps)
+        self.elementwise_affine = elementwise_affine
+        self._make_affine(self.normalized_shape, elementwise_affine, elementwise_affine and bias, dtype)
+
+    def _normalize(self, x):
+        x_hat, _, _, rstd = standardize(x, self._axes, self.eps)
+        return x_hat, rstd
+
+    def _normalize_backward(self, dx_hat, x_hat, rstd):
+        return standardize_backward(dx_hat, x_hat, rstd, self._axes)

@@ -1,0 +1,77 @@
+"""Small, randomly initialised instances of every layer with inputs to feed them.
+
+``normcore gradcheck`` checks each case; tests and the tour use the same list. A case has random
+gamma and beta (never the ones/zeros they start at, which hide bugs) and a float64 input.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import norms
+from .module import Module
+
+
+@dataclass
+class Case:
+    label: str  # e.g. "BatchNorm1d (N,C,L) train"
+    module: Module
+    inputs: tuple
+
+
+def randomize_parameters(module, rng):
+    """Give every parameter standard-normal values (in place); returns the module."""
+    for p in module.parameters():
+        p.data[...] = rng.standard_normal(p.shape)
+    return module
+
+
+def norm_cases(seed=0):
+    """Every norm layer and Dropout, on rank 2, 3 and 4 inputs, in training and evaluation."""
+    rng = np.random.default_rng(seed)
+    x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
+
+    def warmed(bn, shape):  # running statistics that are not the initial 0 and 1
+        for _ in range(3):
+            bn.forward(x(*shape) * 2 + 1)
+        return bn
+
+    cases = [
+        Case("LayerNorm (N,D)", norms.LayerNorm(6), (x(3, 6),)),
+        Case("LayerNorm (B,T,D)", norms.LayerNorm(5), (x(2, 3, 5),)),
+        Case("LayerNorm (N,C,H,W) over (C,H,W)", norms.LayerNorm((2, 3, 2)), (x(2, 2, 3, 2),)),
+        Case("LayerNorm no bias", norms.LayerNorm(6, bias=False), (x(3, 6),)),
+        Case("RMSNorm (N,D)", norms.RMSNorm(6), (x(3, 6),)),
+        Case("RMSNorm (B,T,D) eps=1e-6", norms.RMSNorm(5, eps=1e-6), (x(2, 3, 5),)),
+        Case("RMSNorm (N,C,H,W) over (H,W)", norms.RMSNorm((2, 3)), (x(2, 2, 2, 3),)),
+        Case("BatchNorm1d (N,C) train", norms.BatchNorm1d(4), (x(5, 4),)),
+        # With two samples x_hat is +-sqrt(var / (var + eps)): nearly +-1 whatever x is, so the
+        # input gradient is only eps's doing. A small spread keeps it large enough to measure.
+        Case("BatchNorm1d (N,C) batch 2", norms.BatchNorm1d(4), (0.01 * x(2, 4),)),
+        Case("BatchNorm1d (N,C,L) train", norms.BatchNorm1d(3), (x(2, 3, 4),)),
+        Case("BatchNorm1d (N,C) eval", warmed(norms.BatchNorm1d(4), (6, 4)).eval(), (x(5, 4),)),
+        Case("BatchNorm1d (N,C) momentum=None", norms.BatchNorm1d(4, momentum=None), (x(5, 4),)),
+        Case("BatchNorm1d no running stats, eval",
+             norms.BatchNorm1d(4, track_running_stats=False).eval(), (x(5, 4),)),
+        Case("BatchNorm2d (N,C,H,W) train", norms.BatchNorm2d(3), (x(2, 3, 2, 3),)),
+        Case("BatchNorm2d (N,C,H,W) eval", warmed(norms.BatchNorm2d(3), (2, 3, 2, 2)).eval(),
+             (x(2, 3, 2, 3),)),
+        Case("GroupNorm (N,C,L) G=2", norms.GroupNorm(2, 4), (x(2, 4, 3),)),
+        Case("GroupNorm (N,C,H,W) G=3", norms.GroupNorm(3, 6), (x(2, 6, 2, 2),)),
+        Case("GroupNorm (N,C) G=1", norms.GroupNorm(1, 4), (x(3, 4),)),
+        Case("InstanceNorm1d (N,C,L) affine", norms.InstanceNorm1d(3, affine=True), (x(2, 3, 4),)),
+        Case("InstanceNorm2d (N,C,H,W) affine", norms.InstanceNorm2d(2, affine=True), (x(2, 2, 3, 2),)),
+        Case("InstanceNorm2d tracked, eval",
+             warmed(norms.InstanceNorm2d(2, affine=True, track_running_stats=True), (2, 2, 2, 2)).eval(),
+             (x(2, 2, 3, 2),)),
+        Case("Dropout p=0.3 train", norms.Dropout(0.3, rng=seed), (x(4, 5),)),
+        Case("Dropout p=0.3 eval", norms.Dropout(0.3, rng=seed).eval(), (x(4, 5),)),
+    ]
+    for c in cases:
+        randomize_parameters(c.module, rng)
+    return cases
+
+
+def all_cases(seed=0):
+    """Every case ``normcore gradcheck`` runs."""
+    return norm_cases(seed)
