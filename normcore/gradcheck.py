@@ -79,10 +79,6 @@ class GradcheckReport:
         return self.table()
 
 
-def _as_tuple(g):
-    return g if isinstance(g, tuple) else (g,)
-
-
 def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     """Compare ``module``'s analytic gradients with central differences; return a report.
 
@@ -102,8 +98,9 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     name : str, optional
         The module's name in the report (default: its class name).
 
-    ``module.backward(dy)`` must return dL/d(input) for a single input, or a tuple with one entry
-    per input (``None`` for inputs that are not differentiated).
+    ``module.backward(dy)`` returns dL/d(input) when there is one floating-point input (a loss
+    taking logits and integer targets may return just dL/dlogits), otherwise a tuple with one
+    entry per input (``None`` for inputs that are not differentiated).
     """
     inputs = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
               else np.asarray(x) for x in inputs]
@@ -117,7 +114,9 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     if dy is None:
         dy = np.random.default_rng(seed).standard_normal(y.shape)
     dy = np.asarray(dy, dtype=np.float64)
-    grads = _as_tuple(m.backward(dy))
+    grads = m.backward(dy)
+    if not isinstance(grads, tuple):  # one gradient: that of the one floating-point input
+        grads = tuple(grads if i == diff[0] else None for i in range(len(inputs))) if len(diff) == 1 else (grads,)
     if len(grads) != len(inputs):
         raise ValueError(
             f"gradcheck: {type(module).__name__}.backward returned {len(grads)} gradient(s) "
