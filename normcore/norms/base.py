@@ -66,12 +66,14 @@ class _Norm(Module):
         self._check_shape(x)
         ctype = compute_dtype(x.dtype)
         x_hat, stats = self._normalize(x.astype(ctype, copy=False))
-        y = x_hat
         view = self._param_view(x)
+        # y = x_hat * gamma + beta, in a new array (the cached x_hat stays private to the layer)
         if self.weight is not None:
-            y = y * self.weight.data.astype(ctype, copy=False).reshape(view)
+            y = x_hat * self.weight.data.astype(ctype, copy=False).reshape(view)
+        else:
+            y = x_hat.copy()
         if self.bias is not None:
-            y = y + self.bias.data.astype(ctype, copy=False).reshape(view)
+            y += self.bias.data.astype(ctype, copy=False).reshape(view)
         self._cache = (x_hat, stats, x.dtype, view)
         return y.astype(x.dtype, copy=False)
 
@@ -81,7 +83,7 @@ class _Norm(Module):
         if self.bias is not None:
             self.bias.grad += sum_to_shape(dy, view).reshape(self.bias.shape)
         if self.weight is not None:
-            self.weight.grad += sum_to_shape(dy * x_hat, view).reshape(self.weight.shape)
+            self.weight.grad += sum_to_shape(dy, view, times=x_hat).reshape(self.weight.shape)
             dx_hat = dy * self.weight.data.astype(x_hat.dtype, copy=False).reshape(view)
         else:
             dx_hat = dy

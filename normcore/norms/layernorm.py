@@ -7,6 +7,7 @@ last axis. The formulas are written here once.
 
 import numpy as np
 
+from .._array import sum_over
 from .base import _TrailingAxesNorm
 
 
@@ -20,12 +21,16 @@ def standardize(x, axes, eps):
 
     The variance is taken of the centred values (two passes), which stays accurate when the
     mean is large compared with the spread, where E[x**2] - E[x]**2 cancels catastrophically.
+    Four passes over x: the mean, the centring (into a new array that becomes x_hat), the
+    variance (a sum of products, no squared temporary) and the scaling, in place.
     """
-    mean = x.mean(axis=axes, keepdims=True)
-    xc = x - mean
-    var = np.mean(xc * xc, axis=axes, keepdims=True)
+    n = _count(x, axes)
+    mean = sum_over(x, axes) / n
+    x_hat = x - mean                              # centred for now; scaled in place below
+    var = sum_over(x_hat, axes, times=x_hat) / n
     rstd = 1.0 / np.sqrt(var + eps)
-    return xc * rstd, mean, var, rstd
+    x_hat *= rstd
+    return x_hat, mean, var, rstd
 
 
 def standardize_backward(dx_hat, x_hat, rstd, axes):
@@ -35,10 +40,21 @@ def standardize_backward(dx_hat, x_hat, rstd, axes):
 
     The three terms are the three paths from x to x_hat: directly, through the mean, and
     through the variance. The result sums to zero over ``axes`` and is orthogonal to x_hat.
+    Two reductions and four elementwise passes, all into one new array (dx_hat is only read).
     """
-    mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)
-    mean_dx_hat_x_hat = np.mean(dx_hat * x_hat, axis=axes, keepdims=True)
-    return rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)
+    n = _count(x_hat, axes)
+    mean_dx_hat = sum_over(dx_hat, axes) / n
+    mean_dx_hat_x_hat = sum_over(dx_hat, axes, times=x_hat) / n
+    dx = x_hat * mean_dx_hat_x_hat
+    np.subtract(dx_hat, dx, out=dx)
+    dx -= mean_dx_hat
+    dx *= rstd
+    return dx
+
+
+def _count(x, axes):
+    """n: how many values each statistic is taken over."""
+    return int(np.prod([x.shape[a] for a in np.atleast_1d(axes)]))
 
 
 class LayerNorm(_TrailingAxesNorm):

@@ -2,7 +2,9 @@
 
 import numpy as np
 
+from .._array import sum_over
 from .base import _TrailingAxesNorm
+from .layernorm import _count
 
 
 class RMSNorm(_TrailingAxesNorm):
@@ -35,9 +37,13 @@ class RMSNorm(_TrailingAxesNorm):
 
     def _normalize(self, x):
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
-        ms = np.mean(x * x, axis=self._axes, keepdims=True)
+        ms = sum_over(x, self._axes, times=x) / _count(x, self._axes)
         rrms = 1.0 / np.sqrt(ms + eps)
         return x * rrms, rrms
 
     def _normalize_backward(self, dx_hat, x_hat, rrms):
-        return rrms * (dx_hat - x_hat * np.mean(dx_hat * x_hat, axis=self._axes, keepdims=True))
+        mean_dx_hat_x_hat = sum_over(dx_hat, self._axes, times=x_hat) / _count(x_hat, self._axes)
+        dx = x_hat * mean_dx_hat_x_hat
+        np.subtract(dx_hat, dx, out=dx)
+        dx *= rrms
+        return dx
