@@ -84,7 +84,7 @@ class GELU(_Elementwise):
     c = 0.044715
 
     def _f(self, x):
-        t = np.tanh(self.k * (x + self.c * x**3))
+        t = np.tanh(self.k * (x + self.c * x * x * x))
         return 0.5 * x * (1.0 + t), (x, t)
 
     def _df(self, dy, saved):
