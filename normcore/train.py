@@ -72,7 +72,10 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     loss_fn = CrossEntropyLoss() if loss_fn is None else loss_fn
-    batches = batches_or_task.batches(batch_size, seed) if isinstance(batches_or_task, Task) else iter(batches_or_task)
+    if isinstance(batches_or_task, Task):
+        batches = batches_or_task.batches(batch_size, seed)
+    else:
+        batches = iter(batches_or_task)
     params = model.parameters()
     blocks = _block_params(model)
     history = {

@@ -139,4 +139,5 @@ def test_four_layer_pre_norm_model_learns_to_reverse_8_tokens():
 if __name__ == "__main__":  # the child process of the learning test
     seconds, accuracy, hist = train_reverse()
     print(json.dumps({"steps": len(hist["loss"]), "seconds": seconds, "accuracy": accuracy,
-                      "first_loss": float(hist["loss"][:10].mean()), "final_loss": float(hist["loss"][-10:].mean())}))
+                      "first_loss": float(hist["loss"][:10].mean()),
+                      "final_loss": float(hist["loss"][-10:].mean())}))

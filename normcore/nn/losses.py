@@ -14,7 +14,8 @@ from .embedding import index_input
 def _scalar_upstream(dloss, who):
     dloss = np.asarray(dloss)
     if dloss.shape != () or not np.issubdtype(dloss.dtype, np.floating):
-        raise ValueError(f"{who}.backward expects a scalar float upstream gradient (the loss is a scalar), got {dloss!r}")
+        raise ValueError(f"{who}.backward expects a scalar float upstream gradient (the loss is a scalar), "
+                         f"got {dloss!r}")
     return dloss
 
 
@@ -79,7 +80,8 @@ class MSELoss(Module):
         pred = float_input(pred, "MSELoss")
         target = float_input(target, "MSELoss")
         if pred.shape != target.shape:
-            raise ValueError(f"MSELoss: pred and target must have the same shape, got {pred.shape} and {target.shape}")
+            raise ValueError(f"MSELoss: pred and target must have the same shape, "
+                             f"got {pred.shape} and {target.shape}")
         diff = pred - target
         self._cache = diff
         return np.asarray(np.mean(diff * diff), dtype=pred.dtype)
