@@ -56,20 +56,18 @@ def sum_to_shape(g, shape, times=None):
     return sum_over(g, axes, times).reshape(shape)
 
 
-# Rows per block when a sum runs over axis 0: each block is summed in the input's dtype, the
-# block sums are added in float64, so float32 rounding grows with the block, not the batch.
-_SUM_BLOCK_ELEMENTS = 2 ** 15
-
-
 def sum_over(a, axes, times=None):
     """``np.sum(a * times, axes, keepdims=True)`` (or of ``a`` alone), fast and accurate.
 
     The product is never formed: ``np.vecdot`` (a dot product per row, for sums over the trailing
     axes) or ``np.einsum`` multiply and add in one pass. A sum over the trailing axes of ``a``
-    alone is NumPy's fast, pairwise, contiguous reduction. A sum over axis 0 (over the batch, as for
-    dgamma or BatchNorm's mean) would add the rows one after the other, with a rounding error
-    growing with the batch size; it is taken over blocks of rows instead, the block sums added
-    in float64. The result has ``a``'s dtype and keeps the reduced axes as size 1.
+    alone is NumPy's fast, pairwise, contiguous reduction.
+
+    A sum over the batch (axis 0, as for dgamma or BatchNorm's mean) would otherwise add the
+    rows one after the other, with a float32 rounding error growing like the number of rows n.
+    The rows are summed in q blocks of b ~ sqrt(n) rows instead (one NumPy call over a
+    (q, b, ...) view), and the q block sums are added in float64: the error grows like sqrt(n).
+    The result has ``a``'s dtype and keeps the reduced axes as size 1.
     """
     axes = tuple(sorted(ax % a.ndim for ax in np.atleast_1d(axes)))
     operands = (a,) if times is None else (a, times)
@@ -81,11 +79,18 @@ def sum_over(a, axes, times=None):
             dot = np.vecdot(a.reshape(rows + (-1,)), times.reshape(rows + (-1,)))
             return dot.reshape(rows + (1,) * len(axes))
         return _einsum_sum(operands, axes)
-    rows = max(1, _SUM_BLOCK_ELEMENTS // max(1, a[0].size))
-    total = 0.0
-    for start in range(0, a.shape[0], rows):
-        total = total + _einsum_sum([op[start:start + rows] for op in operands], axes).astype(np.float64)
-    return np.asarray(total, dtype=a.dtype)
+    lead = next(i for i in range(a.ndim + 1) if i not in axes)  # axes 0..lead-1 merge into one
+    kept_shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+    flat = [op.reshape((-1,) + a.shape[lead:]) for op in operands]  # (n, *rest)
+    rest_axes = tuple(ax - lead + 2 for ax in axes if ax >= lead)  # their place in (q, b, *rest)
+    n = flat[0].shape[0]
+    b = max(1, int(np.sqrt(n)))
+    q = n // b
+    blocks = [op[:q * b].reshape((q, b) + op.shape[1:]) for op in flat]  # (q, b, *rest)
+    total = _einsum_sum(blocks, (1,) + rest_axes).astype(np.float64).sum(axis=0)
+    if q * b < n:
+        total += _einsum_sum([op[q * b:] for op in flat], (0,) + tuple(x - 1 for x in rest_axes))
+    return total.astype(a.dtype).reshape(kept_shape)
 
 
 def _einsum_sum(operands, axes):

@@ -8,6 +8,7 @@ import sys
 # name -> (module under normcore.commands, one-line help)
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+    "bench": ("bench", "time the norms and a Transformer training step against NumPy and PyTorch"),
 }
 
 
