@@ -367,7 +367,7 @@ def _torch_transformer(torch, cfg):
             x = self.tok_emb(tokens) + self.pos_emb(torch.arange(tokens.shape[1]))
             return self.head(self.norm_f(self.blocks(x)))
 
-    return Model()
+    return Model().to(torch.float32)
 
 
 @dataclass

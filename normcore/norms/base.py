@@ -10,6 +10,11 @@ own file (``_normalize`` / ``_normalize_backward``). The *affine* step is the sa
 so it is written once, here. The forward caches ``x_hat`` (one array of the input's size) and
 whatever small statistics the layer's backward needs (e.g. ``rstd``), nothing else.
 
+Speed: a norm whose rows are normalised independently (LayerNorm, RMSNorm, GroupNorm) runs on
+blocks of rows small enough to stay in the CPU cache while each formula makes its pass over
+them; the normalisation writes straight into the output arrays (``out=``), so no per-block
+copies are made.
+
 Dtypes: the output has the input's dtype; float16 inputs are computed in float32 and cast back
 once at the end; parameters are cast to the compute dtype; gradients are accumulated (``+=``)
 into ``Parameter.grad`` in the parameter's own dtype.
@@ -19,6 +24,11 @@ import numpy as np
 
 from .._array import check_upstream, compute_dtype, float_input, sum_to_shape
 from ..module import Module, Parameter
+
+# Row-wise norms (LayerNorm, RMSNorm, GroupNorm) run forward and backward on blocks of rows of
+# about this many values, so that the several passes over a block hit the CPU cache instead
+# of main memory. BatchNorm's statistics span all rows: it runs on the whole array at once.
+BLOCK_VALUES = 2 ** 17
 
 
 class _Norm(Module):
@@ -51,44 +61,70 @@ class _Norm(Module):
         """The shape gamma and beta take to broadcast against x (e.g. (1, C, 1) for BatchNorm1d)."""
         raise NotImplementedError
 
-    def _normalize(self, x):
-        """x -> (x_hat, stats): stats is what _normalize_backward needs besides x_hat."""
+    def _rows(self, x):
+        """x as an array of rows (axis 0) normalised independently of each other, e.g. LayerNorm's
+        (N, normalized_shape), or None when the statistics tie all of x together (BatchNorm).
+        Row-wise norms run in blocks of rows; gamma and beta must broadcast against the rows."""
+        return None
+
+    def _normalize(self, x, out):
+        """x -> x_hat, written into ``out``; returns stats, what _normalize_backward needs besides x_hat."""
         raise NotImplementedError
 
-    def _normalize_backward(self, dx_hat, x_hat, stats):
-        """dL/dx_hat -> dL/dx."""
+    def _normalize_backward(self, dx_hat, x_hat, stats, out):
+        """dL/dx_hat -> dL/dx, written into ``out``."""
         raise NotImplementedError
 
     # --- forward and backward ------------------------------------------------------------------
+    def _gamma_beta(self, ctype, view):
+        """gamma and beta (or None) in the compute dtype, cast once, shaped to broadcast."""
+        return tuple(None if p is None else p.data.astype(ctype, copy=False).reshape(view)
+                     for p in (self.weight, self.bias))
+
     def forward(self, x):
         name = type(self).__name__
         x = float_input(x, name)
         self._check_shape(x)
         ctype = compute_dtype(x.dtype)
-        x_hat, stats = self._normalize(x.astype(ctype, copy=False))
+        xc = x.astype(ctype, copy=False)
+        rows = self._rows(xc)
+        blocks = [slice(None)] if rows is None else row_blocks(rows)
+        rows = xc if rows is None else rows  # (R, ...)
         view = self._param_view(x)
-        # y = x_hat * gamma + beta, in a new array (the cached x_hat stays private to the layer)
-        if self.weight is not None:
-            y = x_hat * self.weight.data.astype(ctype, copy=False).reshape(view)
-        else:
-            y = x_hat.copy()
-        if self.bias is not None:
-            y += self.bias.data.astype(ctype, copy=False).reshape(view)
-        self._cache = (x_hat, stats, x.dtype, view)
-        return y.astype(x.dtype, copy=False)
+        gamma, beta = self._gamma_beta(ctype, view)
+        x_hat, y = np.empty_like(rows), np.empty_like(rows)
+        stats = []
+        for blk in blocks:  # each block's passes stay in the CPU cache
+            stats.append(self._normalize(rows[blk], out=x_hat[blk]))
+            # y = x_hat * gamma + beta, in its own array (the cached x_hat stays private)
+            if gamma is not None:
+                np.multiply(x_hat[blk], gamma, out=y[blk])
+            else:
+                y[blk] = x_hat[blk]
+            if beta is not None:
+                y[blk] += beta
+        self._cache = (x_hat, blocks, stats, x.shape, x.dtype, view)
+        return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     def backward(self, dy):
-        x_hat, stats, in_dtype, view = self._cached()
-        dy = check_upstream(dy, x_hat.shape, type(self).__name__).astype(x_hat.dtype, copy=False)
+        x_hat, blocks, stats, shape, in_dtype, view = self._cached()
+        dy = check_upstream(dy, shape, type(self).__name__).astype(x_hat.dtype, copy=False).reshape(x_hat.shape)
+        gamma, _ = self._gamma_beta(x_hat.dtype, view)
         if self.bias is not None:
             self.bias.grad += sum_to_shape(dy, view).reshape(self.bias.shape)
-        if self.weight is not None:
+        if gamma is not None:
             self.weight.grad += sum_to_shape(dy, view, times=x_hat).reshape(self.weight.shape)
-            dx_hat = dy * self.weight.data.astype(x_hat.dtype, copy=False).reshape(view)
-        else:
-            dx_hat = dy
-        dx = self._normalize_backward(dx_hat, x_hat, stats)
-        return dx.astype(in_dtype, copy=False)
+        dx = np.empty_like(x_hat)
+        for blk, block_stats in zip(blocks, stats):
+            dx_hat = dy[blk] if gamma is None else dy[blk] * gamma
+            self._normalize_backward(dx_hat, x_hat[blk], block_stats, out=dx[blk])
+        return dx.reshape(shape).astype(in_dtype, copy=False)
+
+
+def row_blocks(rows):
+    """Slices of axis 0 of ``rows``, each holding about BLOCK_VALUES values (at least one row)."""
+    step = max(1, BLOCK_VALUES // max(1, rows[0].size))
+    return [slice(start, start + step) for start in range(0, rows.shape[0], step)]
 
 
 def channel_view(num_channels, ndim):
@@ -126,3 +162,6 @@ class _TrailingAxesNorm(_Norm):
 
     def _param_view(self, x):
         return self.normalized_shape
+
+    def _rows(self, x):
+        return x.reshape((-1,) + self.normalized_shape)  # (N, *normalized_shape)

@@ -83,12 +83,13 @@ class _BatchNorm(_Norm):
     def _uses_batch_stats(self):
         return self.training or not self.track_running_stats
 
-    def _normalize(self, x):
+    def _normalize(self, x, out):
         if not self._uses_batch_stats():
             view = self._param_view(x)
             mean = self.running_mean.astype(x.dtype).reshape(view)
             rstd = 1.0 / np.sqrt(self.running_var.astype(x.dtype).reshape(view) + self.eps)
-            return (x - mean) * rstd, (rstd, None)
+            np.multiply(np.subtract(x, mean, out=out), rstd, out=out)  # x_hat = (x - mean) * rstd
+            return rstd, None
         axes = self._stat_axes(x)
         n = int(np.prod([x.shape[a] for a in axes]))
         if n <= 1:
@@ -97,10 +98,10 @@ class _BatchNorm(_Norm):
             )
         if self.eps <= 0:
             raise ValueError(f"batch_norm eps must be positive during training, got eps={self.eps}")
-        x_hat, mean, var, rstd = standardize(x, axes, self.eps)
+        _, mean, var, rstd = standardize(x, axes, self.eps, out=out)
         if self.training and self.track_running_stats:
             self._update_running_stats(mean, var, n)
-        return x_hat, (rstd, axes)
+        return rstd, axes
 
     def _update_running_stats(self, mean, var, n):
         """running = (1 - m) * running + m * batch, with the unbiased variance var * n / (n - 1)."""
@@ -112,11 +113,12 @@ class _BatchNorm(_Norm):
         self.running_mean[...] = (1 - m) * self.running_mean + m * batch_mean
         self.running_var[...] = (1 - m) * self.running_var + m * batch_var
 
-    def _normalize_backward(self, dx_hat, x_hat, stats):
+    def _normalize_backward(self, dx_hat, x_hat, stats, out):
         rstd, axes = stats
         if axes is None:  # evaluation: the running statistics are constants
-            return rstd * dx_hat
-        return standardize_backward(dx_hat, x_hat, rstd, axes)
+            np.multiply(dx_hat, rstd, out=out)
+        else:
+            standardize_backward(dx_hat, x_hat, rstd, axes, out=out)
 
 
 class BatchNorm1d(_BatchNorm):

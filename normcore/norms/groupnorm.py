@@ -52,16 +52,20 @@ class GroupNorm(_Norm):
     def _param_view(self, x):
         return channel_view(self.num_channels, x.ndim)
 
+    def _rows(self, x):
+        return x  # each sample (N, C, *) is normalised on its own
+
     def _grouped(self, a):
+        """(n, C, *) -> (n, G, (C/G) * spatial). The ``out`` blocks are row slices of fresh arrays,
+        hence contiguous, so their reshapes are views and writes land in place."""
         return a.reshape(a.shape[0], self.num_groups, -1)
 
-    def _normalize(self, x):
-        x_hat, _, _, rstd = standardize(self._grouped(x), -1, self.eps)
-        return x_hat.reshape(x.shape), rstd
+    def _normalize(self, x, out):
+        _, _, _, rstd = standardize(self._grouped(x), -1, self.eps, out=self._grouped(out))
+        return rstd
 
-    def _normalize_backward(self, dx_hat, x_hat, rstd):
-        dx = standardize_backward(self._grouped(dx_hat), self._grouped(x_hat), rstd, -1)
-        return dx.reshape(dx_hat.shape)
+    def _normalize_backward(self, dx_hat, x_hat, rstd, out):
+        standardize_backward(self._grouped(dx_hat), self._grouped(x_hat), rstd, -1, out=self._grouped(out))
 
 
 class _InstanceNorm(_BatchNorm):

@@ -11,7 +11,7 @@ from .._array import sum_over
 from .base import _TrailingAxesNorm
 
 
-def standardize(x, axes, eps):
+def standardize(x, axes, eps, out=None):
     """x_hat = (x - mean) * rstd over ``axes``; returns (x_hat, mean, var, rstd), kept dims.
 
         mean = mean(x)                       over axes
@@ -21,31 +21,32 @@ def standardize(x, axes, eps):
 
     The variance is taken of the centred values (two passes), which stays accurate when the
     mean is large compared with the spread, where E[x**2] - E[x]**2 cancels catastrophically.
-    Four passes over x: the mean, the centring (into a new array that becomes x_hat), the
-    variance (a sum of products, no squared temporary) and the scaling, in place.
+    Four passes over x: the mean, the centring (into ``out`` or a new array, which becomes
+    x_hat), the variance (a sum of products, no squared temporary) and the scaling, in place.
     """
     n = _count(x, axes)
     mean = sum_over(x, axes) / n
-    x_hat = x - mean                              # centred for now; scaled in place below
+    x_hat = np.subtract(x, mean, out=out)         # centred for now; scaled in place below
     var = sum_over(x_hat, axes, times=x_hat) / n
     rstd = 1.0 / np.sqrt(var + eps)
     x_hat *= rstd
     return x_hat, mean, var, rstd
 
 
-def standardize_backward(dx_hat, x_hat, rstd, axes):
+def standardize_backward(dx_hat, x_hat, rstd, axes, out=None):
     """dL/dx from dL/dx_hat when mean and rstd were computed from x over ``axes``:
 
         dx = rstd * (dx_hat - mean(dx_hat) - x_hat * mean(dx_hat * x_hat))
 
     The three terms are the three paths from x to x_hat: directly, through the mean, and
     through the variance. The result sums to zero over ``axes`` and is orthogonal to x_hat.
-    Two reductions and four elementwise passes, all into one new array (dx_hat is only read).
+    Two reductions and four elementwise passes, all into ``out`` or one new array (dx_hat is
+    only read).
     """
     n = _count(x_hat, axes)
     mean_dx_hat = sum_over(dx_hat, axes) / n
     mean_dx_hat_x_hat = sum_over(dx_hat, axes, times=x_hat) / n
-    dx = x_hat * mean_dx_hat_x_hat
+    dx = np.multiply(x_hat, mean_dx_hat_x_hat, out=out)
     np.subtract(dx_hat, dx, out=dx)
     dx -= mean_dx_hat
     dx *= rstd
@@ -84,9 +85,9 @@ class LayerNorm(_TrailingAxesNorm):
         self.elementwise_affine = elementwise_affine
         self._make_affine(self.normalized_shape, elementwise_affine, elementwise_affine and bias, dtype)
 
-    def _normalize(self, x):
-        x_hat, _, _, rstd = standardize(x, self._axes, self.eps)
-        return x_hat, rstd
+    def _normalize(self, x, out):
+        _, _, _, rstd = standardize(x, self._axes, self.eps, out=out)
+        return rstd
 
-    def _normalize_backward(self, dx_hat, x_hat, rstd):
-        return standardize_backward(dx_hat, x_hat, rstd, self._axes)
+    def _normalize_backward(self, dx_hat, x_hat, rstd, out):
+        standardize_backward(dx_hat, x_hat, rstd, self._axes, out=out)

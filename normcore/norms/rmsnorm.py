@@ -35,15 +35,15 @@ class RMSNorm(_TrailingAxesNorm):
         self.elementwise_affine = elementwise_affine
         self._make_affine(self.normalized_shape, elementwise_affine, False, dtype)
 
-    def _normalize(self, x):
+    def _normalize(self, x, out):
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
         ms = sum_over(x, self._axes, times=x) / _count(x, self._axes)
         rrms = 1.0 / np.sqrt(ms + eps)
-        return x * rrms, rrms
+        np.multiply(x, rrms, out=out)  # x_hat
+        return rrms
 
-    def _normalize_backward(self, dx_hat, x_hat, rrms):
+    def _normalize_backward(self, dx_hat, x_hat, rrms, out):
         mean_dx_hat_x_hat = sum_over(dx_hat, self._axes, times=x_hat) / _count(x_hat, self._axes)
-        dx = x_hat * mean_dx_hat_x_hat
+        dx = np.multiply(x_hat, mean_dx_hat_x_hat, out=out)
         np.subtract(dx_hat, dx, out=dx)
         dx *= rrms
-        return dx
