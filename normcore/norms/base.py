@@ -28,7 +28,7 @@ from ..module import Module, Parameter
 # Row-wise norms (LayerNorm, RMSNorm, GroupNorm) run forward and backward on blocks of rows of
 # about this many values, so that the several passes over a block hit the CPU cache instead
 # of main memory. BatchNorm's statistics span all rows: it runs on the whole array at once.
-BLOCK_VALUES = 2 ** 17
+BLOCK_VALUES = 2 ** 18
 
 
 class _Norm(Module):
@@ -115,8 +115,9 @@ class _Norm(Module):
         if gamma is not None:
             self.weight.grad += sum_to_shape(dy, view, times=x_hat).reshape(self.weight.shape)
         dx = np.empty_like(x_hat)
+        scratch = None if gamma is None else np.empty_like(x_hat[blocks[0]])
         for blk, block_stats in zip(blocks, stats):
-            dx_hat = dy[blk] if gamma is None else dy[blk] * gamma
+            dx_hat = dy[blk] if gamma is None else np.multiply(dy[blk], gamma, out=scratch[:len(dy[blk])])
             self._normalize_backward(dx_hat, x_hat[blk], block_stats, out=dx[blk])
         return dx.reshape(shape).astype(in_dtype, copy=False)
 
