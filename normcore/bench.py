@@ -376,7 +376,8 @@ class StepResult:
     error: str = ""  # why the step could not be measured, if it could not
 
 
-def bench_transformer(repeats, torch=None, cfg=TRANSFORMER):
+def bench_transformer(repeats, torch=None, cfg=None):
+    cfg = TRANSFORMER if cfg is None else cfg
     threads = os.cpu_count() or 1
     try:
         steps = {"normcore 1t": _NumpyTransformerStep(cfg, 1), "normcore Nt": _NumpyTransformerStep(cfg, threads)}
