@@ -108,18 +108,31 @@ class _Norm(Module):
 
     def backward(self, dy):
         x_hat, blocks, stats, shape, in_dtype, view = self._cached()
-        dy = check_upstream(dy, shape, type(self).__name__).astype(x_hat.dtype, copy=False).reshape(x_hat.shape)
+        dy = self._upstream(dy, x_hat, shape)
+        self._affine_backward(dy, x_hat, view)
         gamma, _ = self._gamma_beta(x_hat.dtype, view)
-        if self.bias is not None:
-            self.bias.grad += sum_to_shape(dy, view).reshape(self.bias.shape)
-        if gamma is not None:
-            self.weight.grad += sum_to_shape(dy, view, times=x_hat).reshape(self.weight.shape)
         dx = np.empty_like(x_hat)
         scratch = None if gamma is None else np.empty_like(x_hat[blocks[0]])
         for blk, block_stats in zip(blocks, stats):
             dx_hat = dy[blk] if gamma is None else np.multiply(dy[blk], gamma, out=scratch[:len(dy[blk])])
             self._normalize_backward(dx_hat, x_hat[blk], block_stats, out=dx[blk])
         return dx.reshape(shape).astype(in_dtype, copy=False)
+
+    def _upstream(self, dy, x_hat, shape):
+        """dy checked against the output's shape, in the compute dtype, shaped like the cached x_hat."""
+        dy = check_upstream(dy, shape, type(self).__name__)
+        return dy.astype(x_hat.dtype, copy=False).reshape(x_hat.shape)
+
+    def _affine_backward(self, dy, x_hat, view):
+        """dbeta = sum(dy), dgamma = sum(dy * x_hat) over the axes gamma is broadcast on, added
+        (+=) to the parameters' grads; returns both sums with ``view``'s shape (None if absent)."""
+        dbeta = None if self.bias is None else sum_to_shape(dy, view)
+        dgamma = None if self.weight is None else sum_to_shape(dy, view, times=x_hat)
+        if dbeta is not None:
+            self.bias.grad += dbeta.reshape(self.bias.shape)
+        if dgamma is not None:
+            self.weight.grad += dgamma.reshape(self.weight.shape)
+        return dbeta, dgamma
 
 
 def row_blocks(rows):

@@ -121,11 +121,35 @@ class _BatchNorm(_Norm):
             standardize_backward(dx_hat, x_hat, rstd, axes, out=out)
 
 
-class BatchNorm1d(_BatchNorm):
+class _BatchStatsNorm(_BatchNorm):
+    """BatchNorm proper: statistics over every axis but the channels, the axes gamma is broadcast on."""
+
+    def backward(self, dy):
+        r"""In training, gamma and rstd are constant over the axes B the statistics run over, so
+        the sums the parameters' gradients need are the ones the input's gradient needs::
+
+            mean_B(dx_hat) = gamma * dbeta / n,   mean_B(dx_hat * x_hat) = gamma * dgamma / n
+            dx = (gamma * rstd) * (dy - dbeta / n - x_hat * dgamma / n)
+
+        the general backward with gamma folded into rstd: no dx_hat = dy * gamma pass and no
+        second pair of reductions over the batch.
+        """
+        x_hat, _, [(rstd, axes)], shape, in_dtype, view = self._cached()
+        if axes is None or self.weight is None or self.bias is None:  # evaluation or no affine: general path
+            return super().backward(dy)
+        dy = self._upstream(dy, x_hat, shape)
+        dbeta, dgamma = self._affine_backward(dy, x_hat, view)  # (1, C, 1...) each
+        n = x_hat.size // self.num_features
+        gamma = self.weight.data.astype(x_hat.dtype, copy=False).reshape(view)
+        dx = standardize_backward(dy, x_hat, gamma * rstd, axes, means=(dbeta / n, dgamma / n))
+        return dx.astype(in_dtype, copy=False)
+
+
+class BatchNorm1d(_BatchStatsNorm):
     __doc__ = "BatchNorm for (N, C) or (N, C, L) input; statistics over N (and L).\n" + _BatchNorm.__doc__
     _dims = (2, 3)
 
 
-class BatchNorm2d(_BatchNorm):
+class BatchNorm2d(_BatchStatsNorm):
     __doc__ = "BatchNorm for (N, C, H, W) input; statistics over N, H and W.\n" + _BatchNorm.__doc__
     _dims = (4,)

@@ -33,7 +33,7 @@ def standardize(x, axes, eps, out=None):
     return x_hat, mean, var, rstd
 
 
-def standardize_backward(dx_hat, x_hat, rstd, axes, out=None):
+def standardize_backward(dx_hat, x_hat, rstd, axes, out=None, means=None):
     """dL/dx from dL/dx_hat when mean and rstd were computed from x over ``axes``:
 
         dx = rstd * (dx_hat - mean(dx_hat) - x_hat * mean(dx_hat * x_hat))
@@ -41,11 +41,12 @@ def standardize_backward(dx_hat, x_hat, rstd, axes, out=None):
     The three terms are the three paths from x to x_hat: directly, through the mean, and
     through the variance. The result sums to zero over ``axes`` and is orthogonal to x_hat.
     Two reductions and four elementwise passes, all into ``out`` or one new array (dx_hat is
-    only read).
+    only read). ``means``: the pair (mean(dx_hat), mean(dx_hat * x_hat)), when the caller has it.
     """
-    n = _count(x_hat, axes)
-    mean_dx_hat = sum_over(dx_hat, axes) / n
-    mean_dx_hat_x_hat = sum_over(dx_hat, axes, times=x_hat) / n
+    if means is None:
+        n = _count(x_hat, axes)
+        means = sum_over(dx_hat, axes) / n, sum_over(dx_hat, axes, times=x_hat) / n
+    mean_dx_hat, mean_dx_hat_x_hat = means
     dx = np.multiply(x_hat, mean_dx_hat_x_hat, out=out)
     np.subtract(dx_hat, dx, out=dx)
     dx -= mean_dx_hat
