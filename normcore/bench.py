@@ -230,7 +230,7 @@ def _time(runner, phase):
 
 
 def time_interleaved(runners, phases, repeats, warmup=1):
-    """{(name, phase): median seconds}: every runner and phase once per round, ``repeats`` rounds."""
+    """{(name, phase): [seconds of each round]}: every runner and phase once per round."""
     times = {(name, phase): [] for name in runners for phase in phases}
     for round_ in range(warmup + repeats):
         for phase in phases:
@@ -238,7 +238,13 @@ def time_interleaved(runners, phases, repeats, warmup=1):
                 t = _time(runner, phase)
                 if round_ >= warmup:
                     times[name, phase].append(t)
-    return {key: statistics.median(ts) for key, ts in times.items()}
+    return times
+
+
+def paired_ratio(a, b):
+    """The median over rounds of a[i] / b[i]: the two runs of one round saw the same machine
+    load, so their ratio is steadier than the ratio of the two medians on a busy machine."""
+    return statistics.median(x / y for x, y in zip(a, b))
 
 
 def cache_bytes(obj):
@@ -255,25 +261,39 @@ class NormResult:
     layer: str
     shape: tuple
     dtype: str
-    seconds: dict  # (implementation, phase) -> median seconds
+    times: dict  # (implementation, phase) -> seconds of each round
     cache_ratio: float  # bytes of normcore's forward cache / bytes of the input
 
+    def median_ms(self, impl, phase):
+        return statistics.median(self.times[impl, phase]) * 1e3
 
-def bench_norm(kind, shape, dtype, repeats, torch=None):
+    def ratio(self, other, phase):
+        """normcore's time / the other implementation's, paired by round."""
+        return paired_ratio(self.times["normcore", phase], self.times[other, phase])
+
+
+def bench_shape(shape, dtype, repeats, torch=None):
+    """A NormResult per layer in LAYERS: all layers and implementations interleaved in each round."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(dtype)
     dy = rng.standard_normal(shape).astype(dtype)
-    layer = make_normcore(kind, shape, dtype)
-    runners = {"normcore": _NumpyRunner(layer, x, dy),
-               "textbook": _NumpyRunner(TextbookNorm(kind, _channels(kind, shape), dtype), x, dy)}
-    if torch is not None:
-        module = make_torch_norm(torch, kind, shape, dtype)
-        runners["torch 1t"] = _TorchRunner(torch, module, x, dy, 1)
-        runners["torch Nt"] = _TorchRunner(torch, module, x, dy, _default_threads(torch))
-    seconds = time_interleaved(runners, PHASES, repeats)
-    layer.forward(x)
-    cache_ratio = cache_bytes(layer._cache) / x.nbytes
-    return NormResult(kind, shape, np.dtype(dtype).name, seconds, cache_ratio)
+    runners = {}
+    for kind in LAYERS:
+        runners[kind, "normcore"] = _NumpyRunner(make_normcore(kind, shape, dtype), x, dy)
+        runners[kind, "textbook"] = _NumpyRunner(TextbookNorm(kind, _channels(kind, shape), dtype), x, dy)
+        if torch is not None:
+            module = make_torch_norm(torch, kind, shape, dtype)
+            runners[kind, "torch 1t"] = _TorchRunner(torch, module, x, dy, 1)
+            runners[kind, "torch Nt"] = _TorchRunner(torch, module, x, dy, _default_threads(torch))
+    times = time_interleaved(runners, PHASES, repeats)
+    results = []
+    for kind in LAYERS:
+        layer = runners[kind, "normcore"].layer
+        layer.forward(x)
+        results.append(NormResult(kind, shape, np.dtype(dtype).name,
+                                  {(impl, phase): ts for ((k, impl), phase), ts in times.items() if k == kind},
+                                  cache_bytes(layer._cache) / x.nbytes))
+    return results
 
 
 _DEFAULT_THREADS = []
@@ -372,8 +392,15 @@ def _torch_transformer(torch, cfg):
 
 @dataclass
 class StepResult:
-    seconds: dict = field(default_factory=dict)  # implementation -> median seconds per step
+    times: dict = field(default_factory=dict)  # implementation -> seconds of the step in each round
     error: str = ""  # why the step could not be measured, if it could not
+
+    def median_ms(self, impl):
+        return statistics.median(self.times[impl]) * 1e3
+
+    def ratio(self, threads):
+        """normcore's step time / torch's, both on one thread ("1t") or on all ("Nt"), paired by round."""
+        return paired_ratio(self.times["normcore " + threads], self.times["torch " + threads])
 
 
 def bench_transformer(repeats, torch=None, cfg=None):
@@ -394,7 +421,7 @@ def bench_transformer(repeats, torch=None, cfg=None):
                 s.step()
                 if round_:
                     times[name].append(time.perf_counter() - start)
-    return StepResult({name: statistics.median(ts) for name, ts in times.items()})
+    return StepResult(times)
 
 
 # --- the whole benchmark -----------------------------------------------------------------------
@@ -416,16 +443,16 @@ def run_bench(quick=False, torch="auto", out=print):
     if torch is not None:
         _default_threads(torch)
     shapes, dtypes = (SHAPES[:1], DTYPES[:1]) if quick else (SHAPES, DTYPES)
-    repeats, step_repeats = (5, 3) if quick else (15, 10)
+    repeats, step_repeats = (7, 5) if quick else (15, 12)
     out(machine_line(torch))
     out(_norm_header(torch))
     results = []
     for shape in shapes:
         for dtype in dtypes:
-            for kind in LAYERS:
-                with blas_threads(1):
-                    r = bench_norm(kind, shape, dtype, repeats, torch)
-                results.append(r)
+            with blas_threads(1):
+                rows = bench_shape(shape, dtype, repeats, torch)
+            results += rows
+            for r in rows:
                 for line in _norm_rows(r, torch):
                     out(line)
     out("")
@@ -447,7 +474,7 @@ def machine_line(torch):
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     tv = f"torch {torch.__version__} ({_default_threads(torch)} default threads)" if torch else "torch not installed"
     return (f"machine: {model}, {os.cpu_count()} logical cores, load average {load}; numpy {np.__version__}; {tv}\n"
-            "times: median ms of interleaved runs; ratios: normcore's median / the other's; "
+            "times: median ms of interleaved rounds; ratios: median over rounds of normcore's time / the other's; "
             "norms: NumPy's BLAS on one thread")
 
 
@@ -462,8 +489,8 @@ def _norm_header(torch):
 def _norm_rows(r, torch):
     others = ["textbook"] + (["torch 1t", "torch Nt"] if torch else [])
     for phase in PHASES:
-        ms = [r.seconds["normcore", phase] * 1e3] + [r.seconds[o, phase] * 1e3 for o in others]
-        ratios = [r.seconds["normcore", phase] / r.seconds[o, phase] for o in others]
+        ms = [r.median_ms(impl, phase) for impl in ["normcore"] + others]
+        ratios = [r.ratio(o, phase) for o in others]
         cache = f"{r.cache_ratio:>5.3f}x" if phase == "forward" else ""
         yield (f"{r.layer:<12} {str(r.shape):<15} {r.dtype:<8} {phase:<8} " + " ".join(f"{m:>9.2f}" for m in ms)
                + "  " + " ".join(f"{q:>9.2f}x" for q in ratios) + f"  {cache:>6}")
@@ -478,10 +505,10 @@ def _step_table(step):
     if step.error:
         return title + f"\n  unavailable: {step.error}"
     lines = [title]
-    for name, s in step.seconds.items():
-        mine = "normcore " + name.split()[-1]
-        ratio = f"  {mine} / {name}: {step.seconds[mine] / s:.2f}x" if name.startswith("torch") else ""
-        lines.append(f"  {name:<12} {s * 1e3:8.1f} ms{ratio}")
+    for name in step.times:
+        threads = name.split()[-1]
+        ratio = f"  normcore {threads} / {name}: {step.ratio(threads):.2f}x" if name.startswith("torch") else ""
+        lines.append(f"  {name:<12} {step.median_ms(name):8.1f} ms{ratio}")
     return "\n".join(lines)
 
 
@@ -492,23 +519,22 @@ def compute_targets(results, step, torch):
     targets = []
     for layer in ("LayerNorm", "RMSNorm", "BatchNorm1d"):
         r = by.get(key(layer))
-        ratio = r.seconds["normcore", "fwd+bwd"] / r.seconds["torch 1t", "fwd+bwd"] if r and torch else nan
+        ratio = r.ratio("torch 1t", "fwd+bwd") if r and torch else nan
         targets.append(Target(f"{layer} fwd+bwd float32 {SHAPES[0]} vs torch 1 thread", ratio, NORM_VS_TORCH_TARGET,
                               "" if torch else "torch not installed"))
     ln, rms = by.get(key("LayerNorm")), by.get(key("RMSNorm"))
     targets.append(Target(f"RMSNorm fwd+bwd vs LayerNorm's, float32 {SHAPES[0]}",
-                          rms.seconds["normcore", "fwd+bwd"] / ln.seconds["normcore", "fwd+bwd"], RMS_VS_LN_TARGET))
+                          paired_ratio(rms.times["normcore", "fwd+bwd"], ln.times["normcore", "fwd+bwd"]),
+                          RMS_VS_LN_TARGET))
     worst = max(results, key=lambda r: r.cache_ratio)
     targets.append(Target("forward cache / input bytes, largest over the float32/float64 cases", worst.cache_ratio,
                           CACHE_TARGET, f"{worst.layer} {worst.shape} {worst.dtype}"))
-    if step.error or "torch 1t" not in step.seconds:
+    if step.error or "torch 1t" not in step.times:
         targets.append(Target("Transformer training step vs torch, 1 thread each", nan, TRANSFORMER_TARGET,
                               step.error or "torch not installed"))
     else:
-        sec = step.seconds
-        targets.append(Target("Transformer training step vs torch, 1 thread each",
-                              sec["normcore 1t"] / sec["torch 1t"], TRANSFORMER_TARGET,
-                              f"all threads each: {sec['normcore Nt'] / sec['torch Nt']:.2f}x"))
+        targets.append(Target("Transformer training step vs torch, 1 thread each", step.ratio("1t"),
+                              TRANSFORMER_TARGET, f"all threads each: {step.ratio('Nt'):.2f}x"))
     return targets
 
 
