@@ -1,0 +1,360 @@
+"""The practice grader: import the user's file, run every probe, compare, diagnose, report.
+
+For each probe the same inputs go to normcore's own layer (the reference) and to the user's
+class; every recorded observation becomes one check. When checks fail, the catalogued
+mistakes' mutants (``catalog.py``) run the same probe, and a failure is diagnosed as the
+mistake whose numbers the user's numbers match: first a mutant that reproduces *every*
+observation of the probe, otherwise one that reproduces that failing observation. The user's
+source is never read; only their numbers are compared.
+"""
+
+import importlib.resources
+import importlib.util
+import sys
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..gradcheck import rel_error
+from .catalog import mistakes_for
+from .driver import ContractError, Driver, NotApplicable
+from .exercises import EXERCISES
+
+
+class CannotGrade(Exception):
+    """The file cannot be graded (missing, does not import, no suitable class); says why."""
+
+
+# --- loading ------------------------------------------------------------------------------------
+def load_module(path):
+    """Import a Python file as a fresh module; a syntax or import error becomes CannotGrade."""
+    path = Path(path)
+    if not path.is_file():
+        raise CannotGrade(f"{path}: no such file")
+    name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
+        code = (e.text or "").rstrip("\n")
+        raise CannotGrade(
+            f"{path} does not compile: {type(e).__name__} at {where}: {e.msg}"
+            + (f"\n    {code}" if code.strip() else "")
+        ) from None
+    except Exception as e:  # anything raised while the file's top level runs
+        raise CannotGrade(f"importing {path} raised {_describe(e, path)}") from None
+    return module
+
+
+def find_class(module, name=None):
+    """The class to grade: ``name``, or the one class defined in the file with forward and backward."""
+    if name is not None:
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            raise CannotGrade(f"the file defines no class named {name}")
+        return cls
+    found = [c for c in vars(module).values()
+             if isinstance(c, type) and c.__module__ == module.__name__
+             and callable(getattr(c, "forward", None)) and callable(getattr(c, "backward", None))]
+    if not found:
+        raise CannotGrade("the file defines no class with forward and backward methods")
+    if len(found) > 1:
+        names = ", ".join(c.__name__ for c in found)
+        raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
+    return found[0]
+
+
+def exercise_for(cls, layer=None):
+    """The exercise a class is graded as: ``layer``, or the one its name says."""
+    if layer is not None:
+        if layer not in EXERCISES:
+            raise CannotGrade(f"unknown exercise {layer!r}; choose one of {', '.join(EXERCISES)}")
+        return EXERCISES[layer]
+    key = cls.__name__.lower()
+    for name, exercise in EXERCISES.items():
+        if name in key or exercise.class_name.lower() in key:
+            return exercise
+    if "rms" in key:
+        return EXERCISES["rmsnorm"]
+    raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
+                      f"({', '.join(EXERCISES)})")
+
+
+def _describe(exc, path=None):
+    """'ValueError: message (file.py line 12, in forward)': the innermost frame in ``path``."""
+    text = f"{type(exc).__name__}: {exc}"
+    where = _user_frame(exc, path)
+    if where is not None:
+        text += f" ({Path(where.filename).name} line {where.lineno}, in {where.name})"
+    return text
+
+
+def _user_frame(exc, path):
+    if path is None:
+        return None
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve() == Path(path).resolve()]
+    return frames[-1] if frames else None
+
+
+# --- running probes -----------------------------------------------------------------------------
+@dataclass
+class Observation:
+    value: object
+    tol: float
+    metric: str  # "rel", "abs" or "equal"
+
+
+@dataclass
+class ProbeRun:
+    rows: dict  # label -> Observation, in the order recorded
+    error: BaseException = None
+
+
+def run_probe(probe, make):
+    rows = {}
+
+    def rec(label, value, tol, metric="rel"):
+        rows[label] = Observation(value, tol, metric)
+
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.run(rec, make, np.random.default_rng(sum(map(ord, probe.label))))
+    except Exception as e:  # the layer under test may raise anything
+        return ProbeRun(rows, e)
+    return ProbeRun(rows)
+
+
+def maker(cls):
+    """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
+    def make(*args, **kwargs):
+        try:
+            return Driver(cls(*args, **kwargs))
+        except TypeError as e:
+            if "rng" not in kwargs or "rng" not in str(e):
+                raise
+            kwargs.pop("rng")
+            return Driver(cls(*args, **kwargs))
+    return make
+
+
+def distance(a, b, metric):
+    """How far observation a is from b (0 = the same); nan and inf count as equal to themselves."""
+    if metric == "equal":
+        return 0.0 if a == b else float("inf")
+    if a is None or b is None:
+        return 0.0 if a is b else float("inf")
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        if a.size != b.size:
+            return float("inf")
+        a = a.reshape(b.shape)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    if not same.all() and not (np.isfinite(a[~same]).all() and np.isfinite(b[~same]).all()):
+        return float("inf")
+    a, b = np.where(same, 0.0, a), np.where(same, 0.0, b)
+    if metric == "abs":
+        return float(np.max(np.abs(a - b))) if a.size else 0.0
+    return rel_error(a, b)
+
+
+def _mismatch_note(user, ref):
+    """A short note for an observation that cannot be compared number for number."""
+    if user is None:
+        return "returned None"
+    if isinstance(ref, str):
+        return f"{user}, expected {ref}"
+    u, r = np.asarray(user), np.asarray(ref)
+    if u.shape != r.shape and u.size != r.size:
+        return f"shape {u.shape}, expected {r.shape}"
+    if not np.isfinite(np.asarray(u, dtype=np.float64)).all():
+        return "contains nan or inf"
+    return ""
+
+
+# --- grading ------------------------------------------------------------------------------------
+@dataclass
+class Check:
+    label: str
+    status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a"
+    error: float = None  # distance to the reference
+    note: str = ""
+    diagnoses: list = field(default_factory=list)  # catalog ids
+    whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
+
+
+@dataclass
+class Report:
+    file: str
+    class_name: str
+    exercise: object
+    checks: list
+    not_implemented: list  # method names still raising NotImplementedError
+
+    @property
+    def passed(self):
+        return all(c.status in ("pass", "n/a") for c in self.checks)
+
+    @property
+    def diagnosis_ids(self):
+        return sorted({d for c in self.checks for d in c.diagnoses})
+
+
+class _Mutants:
+    """Every catalogued mutant of an exercise, built from the reference answer once, run lazily."""
+
+    def __init__(self, exercise):
+        self.exercise = exercise
+        self.source = solution_source(exercise.name)
+        self._runs = {}
+
+    def classes(self):
+        for mistake in mistakes_for(self.exercise.name):
+            for k, variant in enumerate(mistake.variants[self.exercise.name]):
+                yield mistake.id, k, variant
+
+    def run(self, mistake_id, k, variant, probe):
+        key = (mistake_id, k, probe.label)
+        if key not in self._runs:
+            cls = mutant_class(self.exercise, self.source, variant, f"{mistake_id}.{k}")
+            self._runs[key] = run_probe(probe, maker(cls))
+        return self._runs[key]
+
+
+def solution_source(name):
+    return importlib.resources.files("normcore.practice.solutions").joinpath(f"{name}.py").read_text()
+
+
+def apply_variant(source, variant):
+    """The reference answer's source with each (line, replacement) of a variant applied once."""
+    for old, new in variant:
+        if source.count(old) != 1:
+            raise AssertionError(f"a catalog line is not exactly once in the reference answer: {old!r}")
+        source = source.replace(old, new)
+    return source
+
+
+def mutant_class(exercise, source, variant, tag):
+    module = types.ModuleType(f"normcore.practice._mutant_{exercise.name}_{tag}")
+    exec(compile(apply_variant(source, variant), f"<mutant {tag}>", "exec"), module.__dict__)
+    return module.__dict__[exercise.class_name]
+
+
+def _method_todo(cls, exercise, path):
+    """The methods of the user's class that still raise NotImplementedError."""
+    todo = []
+    make = maker(cls)
+    probe = exercise.probes[0]
+    for method in ("forward", "backward"):
+        try:
+            def call(rec, make_, rng, method=method):
+                layer = make_(*_first_args(exercise))
+                x = rng.standard_normal(_first_shape(exercise))
+                if method == "backward":
+                    try:
+                        layer.forward(x)
+                    except NotImplementedError:
+                        pass
+                getattr(layer, method)(x)
+            run = run_probe(type(probe)(probe.label, call), make)
+        except Exception:  # noqa: BLE001 - construction problems are reported by the checks
+            continue
+        if isinstance(run.error, NotImplementedError) and _raised_in(run.error, path, method):
+            todo.append(method)
+    return todo
+
+
+def _first_args(exercise):
+    return {"batchnorm": (4,), "layernorm": (6,), "rmsnorm": (6,), "groupnorm": (2, 6),
+            "dropout": (0.3,)}[exercise.name]
+
+
+def _first_shape(exercise):
+    return {"groupnorm": (3, 6, 2), "batchnorm": (5, 4)}.get(exercise.name, (4, 6))
+
+
+def _raised_in(exc, path, method):
+    frame = _user_frame(exc, path)
+    return frame is not None and frame.name == method
+
+
+def grade(cls, exercise, path=None):
+    """Grade a class as an exercise; returns a Report."""
+    make_user, make_ref = maker(cls), maker(exercise.reference)
+    mutants = _Mutants(exercise)
+    todo = _method_todo(cls, exercise, path)
+    checks = []
+    for probe in exercise.probes:
+        ref = run_probe(probe, make_ref)
+        if ref.error is not None:
+            raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
+        user = run_probe(probe, make_user)
+        probe_checks = []
+        for label, r in ref.rows.items():
+            full = f"{probe.label}: {label}"
+            if label in user.rows:
+                u = user.rows[label].value
+                err = distance(u, r.value, r.metric)
+                status = "pass" if err <= r.tol else "FAIL"
+                probe_checks.append(Check(full, status, err, "" if status == "pass" else _mismatch_note(u, r.value)))
+            else:
+                probe_checks.append(_unfinished(full, user.error, path))
+        failing = {c.label.split(": ", 1)[1]: c for c in probe_checks if c.status == "FAIL"}
+        if failing:
+            _diagnose(probe, ref, user, failing, mutants)
+        checks += probe_checks
+    return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+
+
+def _unfinished(label, error, path):
+    if isinstance(error, NotApplicable):
+        return Check(label, "n/a", note=str(error))
+    if isinstance(error, NotImplementedError):
+        frame = _user_frame(error, path)
+        return Check(label, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
+    if isinstance(error, ContractError):
+        return Check(label, "ERROR", note=str(error))
+    return Check(label, "ERROR", note=_describe(error, path) if error else "not recorded")
+
+
+def _diagnose(probe, ref, user, failing, mutants):
+    """Name the catalogued mistakes whose mutant reproduces the user's failing numbers."""
+    whole, partial = [], {label: [] for label in failing}
+    for mistake_id, k, variant in mutants.classes():
+        run = mutants.run(mistake_id, k, variant, probe)
+
+        def agrees(label):
+            if label not in run.rows:
+                return False
+            m, u = run.rows[label], user.rows[label]
+            return distance(u.value, m.value, m.metric) <= m.tol
+
+        def visible(label):  # the mistake changes this observation
+            return agrees(label) and distance(run.rows[label].value, ref.rows[label].value,
+                                              ref.rows[label].metric) > ref.rows[label].tol
+
+        if all(agrees(label) for label in user.rows) and any(visible(label) for label in failing):
+            whole.append(mistake_id)
+        for label in failing:
+            if visible(label):
+                partial[label].append(mistake_id)
+    for label, check in failing.items():
+        ids = whole if whole else partial[label]
+        check.diagnoses = list(dict.fromkeys(ids))
+        check.whole_probe = bool(whole)
+
+
+def grade_file(path, name=None, layer=None):
+    """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
+    module = load_module(path)
+    cls = find_class(module, name)
+    exercise = exercise_for(cls, layer)
+    sys.modules.pop(module.__name__, None)
+    return grade(cls, exercise, path)
