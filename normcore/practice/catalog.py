@@ -173,8 +173,8 @@ CATALOG = [
         "backward without the x_hat * mean(dx_hat * x_hat) term",
         "dx sums to zero over the normalised axes but is not orthogonal to x_hat: the path "
         "through the variance is missing",
-        "The variance depends on x too: dx = rstd * (dx_hat - mean(dx_hat) - x_hat * "
-        "mean(dx_hat * x_hat)); check that your dx is orthogonal to x_hat.",
+        "The variance depends on x too: add the path through the variance. A correct dx is "
+        "orthogonal to x_hat over the normalised axes; test yours.",
         {
             **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
@@ -185,8 +185,8 @@ CATALOG = [
         "RMSNorm backward with LayerNorm's mean term",
         "the forward is right but dx sums to zero over the normalised axes, as LayerNorm's "
         "would: the - mean(dx_hat) term was copied from LayerNorm's backward",
-        "RMSNorm subtracts no mean, so its backward has no mean path: dx = rrms * (dx_hat - "
-        "x_hat * mean(dx_hat * x_hat)).",
+        "RMSNorm subtracts no mean, so its backward has no path through a mean: keep only the "
+        "direct term and the one through the RMS.",
         {"rmsnorm": [((DX_RMS, "dx = rrms * (dx_hat - dx_hat.mean(axis=axes, keepdims=True) "
                                "- x_hat * mean_dx_hat_x_hat)"),)]},
     ),
@@ -286,7 +286,8 @@ CATALOG = [
         "then eps goes inside that square root.",
         {"rmsnorm": [
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True)"),),
-            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / (np.prod([x.shape[a] for a in axes]) - 1)"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) "
+                           "/ (np.prod([x.shape[a] for a in axes]) - 1)"),),
         ]},
     ),
     Mistake(

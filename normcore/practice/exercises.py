@@ -32,6 +32,8 @@ class Exercise:
     params: tuple  # ("gamma", "beta"), ("gamma",) or ()
     summary: str
     probes: tuple
+    example_args: tuple  # constructor arguments and an input shape for a quick first call
+    example_shape: tuple
 
 
 def _tol(x):
@@ -142,6 +144,7 @@ BATCHNORM = Exercise(
         bn_running_probe("running stats momentum=None", (8, 3), 3, kwargs={"momentum": None}),
         accumulation_probe((4,), (4,), (8, 4), BN),
     ),
+    (4,), (5, 4),
 )
 
 # --- LayerNorm and RMSNorm --------------------------------------------------------------------
@@ -170,6 +173,7 @@ LAYERNORM = Exercise(
     "layernorm", "LayerNorm", norms.LayerNorm, ("gamma", "beta"),
     "LayerNorm(normalized_shape, eps): input (*, *normalized_shape)",
     trailing_norm_probes(("gamma", "beta"), {"eps": 1e-5}),
+    (6,), (4, 6),
 )
 
 RMSNORM = Exercise(
@@ -180,6 +184,7 @@ RMSNORM = Exercise(
         norm_probe("zero row (3, 6)", (6,), (6,), (3, 6), ("gamma",), edit=_constant(1, 0.0),
                    kwargs={"eps": 1e-5}),
     ),
+    (6,), (4, 6),
 )
 
 # --- GroupNorm --------------------------------------------------------------------------------
@@ -199,6 +204,7 @@ GROUPNORM = Exercise(
         norm_probe("small variance (2, 6, 5), G=2", (2, 6), (6,), (2, 6, 5), GN, scale=3e-3),
         accumulation_probe((2, 6), (6,), (2, 6, 5), GN),
     ),
+    (2, 6), (3, 6, 2),
 )
 
 # --- Dropout ----------------------------------------------------------------------------------
@@ -271,6 +277,7 @@ DROPOUT = Exercise(
         dropout_extreme(1.0),
         Probe("seeded rng", dropout_seeded),
     ),
+    (P,), (4, 6),
 )
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT)}

@@ -11,6 +11,7 @@ source is never read; only their numbers are compared.
 import importlib.resources
 import importlib.util
 import sys
+import textwrap
 import traceback
 import types
 import warnings
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..gradcheck import rel_error
-from .catalog import mistakes_for
+from .catalog import BY_ID, mistakes_for
 from .driver import ContractError, Driver, NotApplicable
 from .exercises import EXERCISES
 
@@ -182,12 +183,17 @@ def _mismatch_note(user, ref):
 # --- grading ------------------------------------------------------------------------------------
 @dataclass
 class Check:
-    label: str
+    probe: str
+    row: str
     status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a"
     error: float = None  # distance to the reference
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
     whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
+
+    @property
+    def label(self):
+        return f"{self.probe}: {self.row}"
 
 
 @dataclass
@@ -247,37 +253,27 @@ def mutant_class(exercise, source, variant, tag):
     return module.__dict__[exercise.class_name]
 
 
-def _method_todo(cls, exercise, path):
-    """The methods of the user's class that still raise NotImplementedError."""
+def _not_implemented(cls, exercise, path):
+    """The methods of the user's class that still raise NotImplementedError (the skeleton's TODOs)."""
     todo = []
-    make = maker(cls)
-    probe = exercise.probes[0]
+    x = np.random.default_rng(0).standard_normal(exercise.example_shape)
     for method in ("forward", "backward"):
         try:
-            def call(rec, make_, rng, method=method):
-                layer = make_(*_first_args(exercise))
-                x = rng.standard_normal(_first_shape(exercise))
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                layer = cls(*exercise.example_args)
                 if method == "backward":
                     try:
                         layer.forward(x)
-                    except NotImplementedError:
+                    except Exception:  # noqa: BLE001 - only backward's own TODO matters here
                         pass
                 getattr(layer, method)(x)
-            run = run_probe(type(probe)(probe.label, call), make)
-        except Exception:  # noqa: BLE001 - construction problems are reported by the checks
-            continue
-        if isinstance(run.error, NotImplementedError) and _raised_in(run.error, path, method):
-            todo.append(method)
+        except NotImplementedError as e:
+            if _raised_in(e, path, method):
+                todo.append(method)
+        except Exception:  # noqa: BLE001 - other problems are reported by the checks
+            pass
     return todo
-
-
-def _first_args(exercise):
-    return {"batchnorm": (4,), "layernorm": (6,), "rmsnorm": (6,), "groupnorm": (2, 6),
-            "dropout": (0.3,)}[exercise.name]
-
-
-def _first_shape(exercise):
-    return {"groupnorm": (3, 6, 2), "batchnorm": (5, 4)}.get(exercise.name, (4, 6))
 
 
 def _raised_in(exc, path, method):
@@ -289,7 +285,7 @@ def grade(cls, exercise, path=None):
     """Grade a class as an exercise; returns a Report."""
     make_user, make_ref = maker(cls), maker(exercise.reference)
     mutants = _Mutants(exercise)
-    todo = _method_todo(cls, exercise, path)
+    todo = _not_implemented(cls, exercise, path)
     checks = []
     for probe in exercise.probes:
         ref = run_probe(probe, make_ref)
@@ -298,30 +294,31 @@ def grade(cls, exercise, path=None):
         user = run_probe(probe, make_user)
         probe_checks = []
         for label, r in ref.rows.items():
-            full = f"{probe.label}: {label}"
             if label in user.rows:
                 u = user.rows[label].value
                 err = distance(u, r.value, r.metric)
                 status = "pass" if err <= r.tol else "FAIL"
-                probe_checks.append(Check(full, status, err, "" if status == "pass" else _mismatch_note(u, r.value)))
+                note = "" if status == "pass" else _mismatch_note(u, r.value)
+                probe_checks.append(Check(probe.label, label, status, err, note))
             else:
-                probe_checks.append(_unfinished(full, user.error, path))
-        failing = {c.label.split(": ", 1)[1]: c for c in probe_checks if c.status == "FAIL"}
+                probe_checks.append(_unfinished(probe.label, label, user.error, path))
+        failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
         if failing:
             _diagnose(probe, ref, user, failing, mutants)
         checks += probe_checks
     return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
 
 
-def _unfinished(label, error, path):
+def _unfinished(probe, row, error, path):
+    """The check of an observation the user's layer never produced: why not."""
     if isinstance(error, NotApplicable):
-        return Check(label, "n/a", note=str(error))
+        return Check(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = _user_frame(error, path)
-        return Check(label, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
+        return Check(probe, row, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
     if isinstance(error, ContractError):
-        return Check(label, "ERROR", note=str(error))
-    return Check(label, "ERROR", note=_describe(error, path) if error else "not recorded")
+        return Check(probe, row, "ERROR", note=str(error))
+    return Check(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
 
 
 def _diagnose(probe, ref, user, failing, mutants):
@@ -358,3 +355,90 @@ def grade_file(path, name=None, layer=None):
     exercise = exercise_for(cls, layer)
     sys.modules.pop(module.__name__, None)
     return grade(cls, exercise, path)
+
+
+# --- the printed report -------------------------------------------------------------------------
+GENERIC_HINTS = [
+    ("dtype", "Return y in the input's dtype: compute, then cast the result back once at the end."),
+    ("running", "Check the running-average update step by step on one channel: which batch "
+                "statistic goes in, with which weight."),
+    ("dgamma", "gamma's gradient is the sum of dy * x_hat over every axis gamma is broadcast "
+               "over, one entry per parameter."),
+    ("dbeta", "beta's gradient is the sum of dy over every axis beta is broadcast over."),
+    ("dx", "Derive dx through every path from x to the output (x_hat, and each statistic "
+           "computed from x); a mean-and-variance norm's dx sums to zero over the normalised "
+           "axes and is orthogonal to x_hat."),
+    ("", "Work one tiny input (2 x 3) through your forward by hand and compare it with "
+         "normcore's layer."),
+]
+
+
+def _generic_hint(rows):
+    for key, hint in GENERIC_HINTS:
+        if any(key in r for r in rows):
+            return hint
+    return GENERIC_HINTS[-1][1]
+
+
+def _collapse(checks):
+    """Table rows: a probe whose remaining checks all stopped for the same reason becomes one row."""
+    rows, i = [], 0
+    while i < len(checks):
+        c = checks[i]
+        j = i
+        while (j + 1 < len(checks) and checks[j + 1].probe == c.probe and c.status in ("TODO", "ERROR", "n/a")
+               and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
+            j += 1
+        if j > i:
+            rows.append((f"{c.probe}: {j - i + 1} checks", c.status, None, c.note))
+        else:
+            rows.append((c.label, c.status, c.error, ", ".join(c.diagnoses) or c.note))
+        i = j + 1
+    return rows
+
+
+def _wrap(text, indent):
+    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def format_report(report):
+    """The report as printed by ``normcore practice check``."""
+    ex = report.exercise
+    out = [f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
+           f"(reference: normcore.{ex.reference.__name__})", ""]
+    rows = _collapse(report.checks)
+    width = min(64, max(len(r[0]) for r in rows))
+    out.append(f"{'check':<{width}}  {'result':<6}  {'vs ref':>7}  diagnosis / note")
+    out.append("-" * (width + 45))
+    for label, status, err, note in rows:
+        err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
+        out.append(f"{label:<{width}}  {status:<6}  {err_text:>7}  {note}".rstrip())
+    out.append("-" * (width + 45))
+    counts = {s: sum(c.status == s for c in report.checks) for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
+    out.append(f"{len(report.checks)} checks: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    if report.not_implemented:
+        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} (the TODOs of the skeleton).")
+    failing = [c for c in report.checks if c.status == "FAIL"]
+    if failing:
+        out += ["", "Diagnosis"]
+        for mistake_id in report.diagnosis_ids:
+            mistake = BY_ID[mistake_id]
+            hits = [c for c in failing if mistake_id in c.diagnoses]
+            how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
+            out.append(f"  [{mistake.id}] {mistake.title}")
+            out.append(_wrap(f"{how} your numbers in {len(hits)} failing check(s), e.g. {hits[0].label}", "    "))
+            out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
+            out.append(_wrap(f"hint: {mistake.hint}", "    "))
+        unexplained = [c for c in failing if not c.diagnoses]
+        if unexplained:
+            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} failing check(s):")
+            for c in unexplained[:6]:
+                out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
+            if len(unexplained) > 6:
+                out.append(f"    ... and {len(unexplained) - 6} more")
+            out.append(_wrap(f"hint: {_generic_hint([c.row for c in unexplained])}", "    "))
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    if errors:
+        out += ["", f"Your layer raised an error in {len(errors)} check(s); the first: {errors[0].note}"]
+    out += ["", "All checks pass." if report.passed else "Not all checks pass yet."]
+    return "\n".join(out)
