@@ -67,9 +67,10 @@ CATALOG = [
     Mistake(
         "bn-momentum-flipped",
         "momentum weights the old running value instead of the new batch",
-        "running statistics barely move from their initial 0 and 1: after one step they are "
-        "0.9 * initial + 0.1 * batch too few, i.e. the 'decay' (0.9) convention written with "
-        "PyTorch's momentum=0.1; evaluation then normalises with nearly the initial values",
+        "the running statistics follow the latest batch almost entirely: after one step they "
+        "are 0.1 * initial + 0.9 * batch instead of 0.9 * initial + 0.1 * batch (the 'decay' "
+        "convention, where 0.9 weights the old value, written with PyTorch's momentum=0.1), so "
+        "evaluation depends mostly on the last training batch",
         "In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
         "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch.",
         {"batchnorm": [(
@@ -159,7 +160,8 @@ CATALOG = [
         "backward-stats-constant",
         "backward without the mean terms (statistics treated as constants)",
         "the forward is right, dgamma and dbeta are right, but dx = rstd * dy * gamma: it "
-        "ignores that the mean and the variance (RMS) depend on x, so dx does not sum to zero",
+        "ignores that the mean and the variance (RMS) depend on x (for LayerNorm, BatchNorm and "
+        "GroupNorm: dx does not sum to zero over the normalised axes)",
         "The statistics are functions of x: dx gets a term through the mean and one through "
         "the variance (RMS). Differentiate x_hat through all three paths.",
         {

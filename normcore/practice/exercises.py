@@ -228,8 +228,7 @@ def dropout_train(rec, make, rng):
     rec("factor on the kept units", _factor(y, x), F64)
     dy = rng.standard_normal(SHAPE)
     dx = np.asarray(layer.backward(dy))
-    rec("fraction of gradients whose mask differs from the forward's", ((dx == 0) != dropped).mean(),
-        FRACTION, "abs")
+    rec("gradients masked unlike the forward (fraction)", ((dx == 0) != dropped).mean(), FRACTION, "abs")
     rec("factor on the kept gradients", _factor(dx, dy), F64)
 
 

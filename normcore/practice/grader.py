@@ -39,16 +39,19 @@ def load_module(path):
     name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # some code (dataclasses, for one) looks its module up while it runs
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
         where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
         code = (e.text or "").rstrip("\n")
+        sys.modules.pop(name, None)
         raise CannotGrade(
             f"{path} does not compile: {type(e).__name__} at {where}: {e.msg}"
             + (f"\n    {code}" if code.strip() else "")
         ) from None
     except Exception as e:  # anything raised while the file's top level runs
+        sys.modules.pop(name, None)
         raise CannotGrade(f"importing {path} raised {_describe(e, path)}") from None
     return module
 
@@ -351,10 +354,11 @@ def _diagnose(probe, ref, user, failing, mutants):
 def grade_file(path, name=None, layer=None):
     """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
     module = load_module(path)
-    cls = find_class(module, name)
-    exercise = exercise_for(cls, layer)
-    sys.modules.pop(module.__name__, None)
-    return grade(cls, exercise, path)
+    try:
+        cls = find_class(module, name)
+        return grade(cls, exercise_for(cls, layer), path)
+    finally:
+        sys.modules.pop(module.__name__, None)
 
 
 # --- the printed report -------------------------------------------------------------------------
