@@ -78,10 +78,11 @@ class Driver:
 
     # --- computation and modes ---------------------------------------------------------------
     def forward(self, x):
-        return self.layer.forward(x)
+        return self.layer.forward(x.copy())  # a copy: a layer that edits its input in place
+                                             # must not change the probe's next input
 
     def backward(self, dy):
-        return self.layer.backward(dy)
+        return self.layer.backward(dy.copy())
 
     def _mode(self, method, training):
         if callable(getattr(self.layer, method, None)):

@@ -122,9 +122,12 @@ class ProbeRun:
 
 
 def run_probe(probe, make):
+    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised."""
     rows = {}
 
     def rec(label, value, tol, metric="rel"):
+        if isinstance(value, np.ndarray):
+            value = value.copy()  # the layer may change its arrays in place later
         rows[label] = Observation(value, tol, metric)
 
     try:
@@ -155,7 +158,10 @@ def distance(a, b, metric):
         return 0.0 if a == b else float("inf")
     if a is None or b is None:
         return 0.0 if a is b else float("inf")
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):  # not an array of numbers (e.g. a tuple of gradients)
+        return float("inf")
     if a.shape != b.shape:
         if a.size != b.size:
             return float("inf")
@@ -175,10 +181,14 @@ def _mismatch_note(user, ref):
         return "returned None"
     if isinstance(ref, str):
         return f"{user}, expected {ref}"
-    u, r = np.asarray(user), np.asarray(ref)
+    try:
+        u = np.asarray(user, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"a {type(user).__name__}, expected an array"
+    r = np.asarray(ref)
     if u.shape != r.shape and u.size != r.size:
         return f"shape {u.shape}, expected {r.shape}"
-    if not np.isfinite(np.asarray(u, dtype=np.float64)).all():
+    if not np.isfinite(u).all():
         return "contains nan or inf"
     return ""
 
@@ -377,11 +387,12 @@ GENERIC_HINTS = [
 ]
 
 
-def _generic_hint(rows):
-    for key, hint in GENERIC_HINTS:
-        if any(key in r for r in rows):
-            return hint
-    return GENERIC_HINTS[-1][1]
+def _generic_hints(rows):
+    """One hint per kind of observation among ``rows`` (the forward's when none is specific)."""
+    hints = [hint for key, hint in GENERIC_HINTS[:-1] if any(key in r for r in rows)]
+    if not hints or any(not any(key in r for key, _ in GENERIC_HINTS[:-1]) for r in rows):
+        hints.append(GENERIC_HINTS[-1][1])
+    return hints
 
 
 def _collapse(checks):
@@ -440,7 +451,8 @@ def format_report(report):
                 out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
             if len(unexplained) > 6:
                 out.append(f"    ... and {len(unexplained) - 6} more")
-            out.append(_wrap(f"hint: {_generic_hint([c.row for c in unexplained])}", "    "))
+            for hint in _generic_hints([c.row for c in unexplained]):
+                out.append(_wrap(f"hint: {hint}", "    "))
     errors = [c for c in report.checks if c.status == "ERROR"]
     if errors:
         out += ["", f"Your layer raised an error in {len(errors)} check(s); the first: {errors[0].note}"]
