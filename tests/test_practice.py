@@ -98,6 +98,23 @@ def test_half_done_skeleton_reports_backward_only(tmp_path):
     assert {c.note for c in report.checks if c.status == "TODO"} == {"not implemented yet (backward)"}
 
 
+def test_two_mistakes_at_once_are_both_named(tmp_path):
+    """The write-up mistake: the 0.9 momentum convention *and* the biased variance in the
+    running update. No single mistake reproduces running_var; the pair does."""
+    source = solution_source("batchnorm")
+    for old, new in [("(1 - m) * self.running_mean + m * mean.ravel()", "m * self.running_mean + (1 - m) * mean.ravel()"),
+                     ("(1 - m) * self.running_var + m * var.ravel() * n / (n - 1)",
+                      "m * self.running_var + (1 - m) * var.ravel()")]:
+        source = source.replace(old, new)
+    path = tmp_path / "two.py"
+    path.write_text(source)
+    report = grade_file(path)
+    failing = {c.row: c.diagnoses for c in report.checks if c.status == "FAIL"}
+    assert failing["running_mean after 1 step"] == ["bn-momentum-flipped"]
+    assert failing["running_var after 5 steps"] == ["bn-momentum-flipped", "bn-running-var-biased"]
+    assert report.diagnosis_ids == ["bn-momentum-flipped", "bn-running-var-biased"]
+
+
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     source = solution_source("layernorm").replace("rstd = 1.0 / np.sqrt(var + self.eps)",
                                                   "rstd = 2.0 / np.sqrt(var + self.eps)")

@@ -18,7 +18,7 @@ def add_arguments(parser):
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     p = sub.add_parser("list", help="the exercises (and the catalog of mistakes with --mistakes)")
     p.add_argument("--mistakes", action="store_true", help="also list every catalogued mistake with its symptom")
-    p = sub.add_parser("new", help="write a skeleton to fill in: NAME.py becomes my_NAME.py")
+    p = sub.add_parser("new", help="write my_NAME.py, a skeleton to fill in")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
