@@ -91,7 +91,8 @@ def test_half_done_skeleton_reports_backward_only(tmp_path):
     answer = solution_source("layernorm")
     forward = answer[answer.index("    def forward"):answer.index("    def backward")]
     path = tmp_path / "half.py"
-    path.write_text(source[:source.index("    def forward")] + forward + source[source.index("    def backward"):])
+    before, after = source[:source.index("    def forward")], source[source.index("    def backward"):]
+    path.write_text(before + forward + after)
     report = grade_file(path)
     assert report.not_implemented == ["backward"]
     assert any(c.status == "pass" and c.row == "forward" for c in report.checks)
@@ -102,7 +103,8 @@ def test_two_mistakes_at_once_are_both_named(tmp_path):
     """The write-up mistake: the 0.9 momentum convention *and* the biased variance in the
     running update. No single mistake reproduces running_var; the pair does."""
     source = solution_source("batchnorm")
-    for old, new in [("(1 - m) * self.running_mean + m * mean.ravel()", "m * self.running_mean + (1 - m) * mean.ravel()"),
+    for old, new in [("(1 - m) * self.running_mean + m * mean.ravel()",
+                      "m * self.running_mean + (1 - m) * mean.ravel()"),
                      ("(1 - m) * self.running_var + m * var.ravel() * n / (n - 1)",
                       "m * self.running_var + (1 - m) * var.ravel()")]:
         source = source.replace(old, new)
@@ -145,7 +147,7 @@ def test_a_file_that_cannot_be_graded_gets_a_clear_message(tmp_path, capsys, tex
 
 
 def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
-    source = solution_source("rmsnorm").replace("        x_hat = x * rrms ", "        x_hat = x * rrms[0, 0, 0] ")
+    source = solution_source("rmsnorm").replace("x_hat = x * rrms ", "x_hat = x * rrms[0, 0, 0] ")
     path = tmp_path / "raises.py"
     path.write_text(source)
     report = grade_file(path)

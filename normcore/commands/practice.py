@@ -17,15 +17,16 @@ from ..practice.grader import format_report, solution_source
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     p = sub.add_parser("list", help="the exercises (and the catalog of mistakes with --mistakes)")
-    p.add_argument("--mistakes", action="store_true", help="also list every catalogued mistake with its symptom")
+    p.add_argument("--mistakes", action="store_true", 
+                   help="also list every catalogued mistake with its symptom")
     p = sub.add_parser("new", help="write my_NAME.py, a skeleton to fill in")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p = sub.add_parser("check", help="grade your file against normcore's own layer; exit status 1 on a failure")
+    p = sub.add_parser("check", help="grade your file against normcore's own layer (exit status 1 on a failure)")
     p.add_argument("file", help="your Python file")
-    p.add_argument("--name", metavar="CLASS", help="the class to grade (default: the one layer class in the file)")
-    p.add_argument("--layer", choices=list(EXERCISES), help="the exercise to grade it as (default: from the class name)")
+    p.add_argument("--name", metavar="CLASS", help="the class to grade (default: the file's one layer class)")
+    p.add_argument("--layer", choices=list(EXERCISES), help="the exercise it is (default: from the class name)")
     p = sub.add_parser("solution", help="print a reference answer")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     parser.set_defaults(_parser=parser)
@@ -59,7 +60,8 @@ def _new(args):
         print(f"{target} already exists: not overwritten (use --force to replace it)")
         return 1
     target.parent.mkdir(parents=True, exist_ok=True)
-    skeleton = importlib.resources.files("normcore.practice.skeletons").joinpath(f"{args.name}.py").read_text()
+    skeletons = importlib.resources.files("normcore.practice.skeletons")
+    skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
     target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
     print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}")
     return 0

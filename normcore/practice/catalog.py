@@ -255,7 +255,8 @@ CATALOG = [
         "updates the running averages with them); the running values are for evaluation.",
         {"batchnorm": [
             ((BN_AFTER_UPDATE, "        if self.training:\n"
-                               "            mean, var = self.running_mean.reshape(view), self.running_var.reshape(view)\n"
+                               "            mean = self.running_mean.reshape(view)\n"
+                               "            var = self.running_var.reshape(view)\n"
                                + BN_AFTER_UPDATE),),
             (("if self.training and self.track_running_stats:",
               "mean_batch, var_batch = mean, var\n"

@@ -250,9 +250,11 @@ class _Mutants:
     def run(self, key, probe):
         """The probe's run on mutant ``key``, or None when its replacements do not combine."""
         if key not in self._classes:
-            variant = tuple(r for mistake_id, k in key for r in BY_ID[mistake_id].variants[self.exercise.name][k])
+            name = self.exercise.name
+            variant = tuple(r for mistake_id, k in key for r in BY_ID[mistake_id].variants[name][k])
+            tag = "+".join(f"{mistake_id}.{k}" for mistake_id, k in key)
             try:
-                self._classes[key] = mutant_class(self.exercise, self.source, variant, "+".join(f"{i}.{k}" for i, k in key))
+                self._classes[key] = mutant_class(self.exercise, self.source, variant, tag)
             except AssertionError:
                 self._classes[key] = None
         if self._classes[key] is None:
@@ -343,7 +345,7 @@ def _unfinished(probe, row, error, path):
         return Check(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = _user_frame(error, path)
-        return Check(probe, row, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
+        return Check(probe, row, "TODO", note="not implemented yet" + (f" ({frame.name})" if frame else ""))
     if isinstance(error, ContractError):
         return Check(probe, row, "ERROR", note=str(error))
     return Check(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
@@ -366,7 +368,8 @@ def _diagnose(probe, ref, user, failing, mutants):
         return agrees(run, label) and distance(run.rows[label].value, r.value, r.metric) > r.tol
 
     def explains(run):
-        return all(agrees(run, label) for label in user.rows) and any(visible(run, label) for label in failing)
+        return (all(agrees(run, label) for label in user.rows)
+                and any(visible(run, label) for label in failing))
 
     whole, pair = [], None
     for key in mutants.singles:
@@ -479,7 +482,8 @@ def format_report(report):
             out.append(_wrap(f"hint: {mistake.hint}", "    "))
         unexplained = [c for c in failing if not c.diagnoses]
         if unexplained:
-            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} failing check(s):")
+            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
+                       "failing check(s):")
             for c in unexplained[:6]:
                 out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
             if len(unexplained) > 6:
