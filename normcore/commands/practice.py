@@ -5,6 +5,9 @@ mistake you made.
     normcore practice new NAME [--dir DIR] [--force]
     normcore practice check FILE [--name CLASS] [--layer NAME]
     normcore practice solution NAME
+
+``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
+and 2 when the file cannot be graded (missing, does not import, no layer class).
 """
 
 import importlib.resources

@@ -276,6 +276,15 @@ CATALOG = [
         {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)]},
     ),
     Mistake(
+        "bn-eval-backward-batch-formula",
+        "evaluation backward with the training formula",
+        "everything is right except dx in evaluation mode: it has the mean and variance terms of "
+        "training, as if the running statistics depended on the batch",
+        "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
+        "and dx is just the direct term; remember in forward which statistics were used.",
+        {"batchnorm": [(("if not batch_stats:", "if False:"),)]},
+    ),
+    Mistake(
         "rms-subtracts-mean",
         "RMSNorm that subtracts the mean",
         "outputs have zero mean over the normalised axes, as LayerNorm's would: the input was "
