@@ -11,6 +11,7 @@ and 2 when the file cannot be graded (missing, does not import, no layer class).
 """
 
 import importlib.resources
+import textwrap
 from pathlib import Path
 
 from ..practice import CATALOG, EXERCISES, CannotGrade, grade_file, mistakes_for
@@ -51,7 +52,7 @@ def _list(args):
         print(f"\nCatalogued mistakes ({len(CATALOG)}):")
         for m in CATALOG:
             print(f"  {m.id}: {m.title}  [{', '.join(m.exercises)}]")
-            print(f"      symptom: {m.symptom}")
+            print(textwrap.fill(f"symptom: {m.symptom}", 100, initial_indent=" " * 6, subsequent_indent=" " * 6))
     else:
         print(f"\n{len(CATALOG)} catalogued mistakes: normcore practice list --mistakes")
     return 0
