@@ -76,7 +76,8 @@ class _InstanceNorm(_BatchNorm):
     This is GroupNorm with one channel per group. With ``track_running_stats=True`` it keeps
     BatchNorm's running statistics (the per-instance statistics averaged over the batch,
     unbiased variance) and uses them in evaluation. Defaults follow PyTorch: ``affine=False``,
-    ``track_running_stats=False``. An unbatched input (C, *spatial) is accepted. Unlike
+    ``track_running_stats=False``. As in PyTorch, ``num_batches_tracked`` stays 0 and
+    ``momentum=None`` leaves the running statistics unchanged. An unbatched input (C, *spatial) is accepted. Unlike
     PyTorch, which only warns, a channel count other than ``num_features`` raises.
     """
 
@@ -88,6 +89,10 @@ class _InstanceNorm(_BatchNorm):
 
     def _stat_axes(self, x):
         return tuple(range(2, x.ndim))
+
+    def _next_momentum(self):
+        # As in PyTorch: InstanceNorm never counts batches, and momentum=None means m = 0.
+        return 0.0 if self.momentum is None else self.momentum
 
     def forward(self, x):
         x = float_input(x, type(self).__name__)
