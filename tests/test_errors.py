@@ -10,7 +10,7 @@ import normcore as nc
     (nc.BatchNorm1d(3), np.ones(3), r"expected 2D or 3D input \(got 1D input\)"),
     (nc.BatchNorm1d(3), np.ones((2, 3, 4, 5)), r"expected 2D or 3D input \(got 4D input\)"),
     (nc.BatchNorm2d(3), np.ones((2, 3, 4)), r"expected 4D input \(got 3D input\)"),
-    (nc.InstanceNorm2d(3), np.ones((2, 3)), r"expected 4D input \(got 2D input\)"),
+    (nc.InstanceNorm2d(3), np.ones((2, 3)), r"expected 4D or unbatched 3D input \(got 2D input\)"),
 ])
 def test_wrong_number_of_dimensions(layer, x, message):
     with pytest.raises(ValueError, match=message):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore.zoo import randomize_parameters
 
 
 class Scale(nc.Module):
@@ -136,3 +137,15 @@ def test_backward_before_forward_is_a_clear_error():
 def test_repr_reads_like_pytorch():
     assert repr(nc.LayerNorm(4)) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)"
     assert "(0): BatchNorm1d(3" in repr(nc.Sequential(nc.BatchNorm1d(3)))
+
+
+def test_gradcheck_leaves_the_module_alone_and_checks_float32_layers_in_float64():
+    rng = np.random.default_rng(3)
+    bn = nc.BatchNorm1d(3, dtype=np.float32)
+    randomize_parameters(bn, rng)
+    before = bn.state_dict()
+    report = nc.gradcheck(bn, rng.standard_normal((4, 3)).astype(np.float32))
+    assert report.passed, report
+    assert bn.gamma.data.dtype == np.float32 and int(bn.num_batches_tracked) == 0
+    for k, v in bn.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])

@@ -39,6 +39,7 @@ class _BatchNorm(_Norm):
 
     _dims = ()  # allowed input ranks, set by subclasses
     _statistic_unit = "value per channel"
+    _unbatched_note = ""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  dtype=np.float64):
@@ -65,7 +66,7 @@ class _BatchNorm(_Norm):
 
     def _check_shape(self, x):
         if x.ndim not in self._dims:
-            dims = " or ".join(f"{d}D" for d in self._dims)
+            dims = " or ".join(f"{d}D" for d in self._dims) + self._unbatched_note
             raise ValueError(f"{type(self).__name__} expected {dims} input (got {x.ndim}D input)")
         if x.shape[1] != self.num_features:
             raise ValueError(

@@ -83,6 +83,10 @@ class _InstanceNorm(_BatchNorm):
 
     _statistic_unit = "spatial element"
 
+    @property
+    def _unbatched_note(self):
+        return f" or unbatched {min(self._dims) - 1}D"
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
                  dtype=np.float64):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
