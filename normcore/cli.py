@@ -8,6 +8,7 @@ import sys
 # name -> (module under normcore.commands, one-line help)
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+    "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
     "bench": ("bench", "time the norms and a Transformer training step against NumPy and PyTorch"),
 }
 

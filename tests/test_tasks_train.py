@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -141,3 +142,14 @@ if __name__ == "__main__":  # the child process of the learning test
     print(json.dumps({"steps": len(hist["loss"]), "seconds": seconds, "accuracy": accuracy,
                       "first_loss": float(hist["loss"][:10].mean()),
                       "final_loss": float(hist["loss"][-10:].mean())}))
+
+
+def test_readme_transformer_example_runs_in_a_few_steps():
+    """The README's Transformer example, shortened to 3 steps, runs and returns its history."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(r"## The Transformer stack\n.*?```python\n(.*?)```", readme, flags=re.S).group(1)
+    code = code.replace("steps=250", "steps=3").replace("batch_size=64)", "batch_size=4, progress=False)")
+    namespace = {}
+    exec(compile(code, "README Transformer example", "exec"), namespace)
+    assert namespace["history"]["loss"].shape == (3,)
+    assert namespace["history"]["block_grad_norm"].shape == (3, 4)

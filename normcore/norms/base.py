@@ -103,25 +103,27 @@ class _Norm(Module):
                 y[blk] = x_hat[blk]
             if beta is not None:
                 y[blk] += beta
-        self._cache = (x_hat, blocks, stats, x.shape, x.dtype, view)
+        self._cache = (x_hat.reshape(x.shape), blocks, stats, x.dtype, view)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     def backward(self, dy):
-        x_hat, blocks, stats, shape, in_dtype, view = self._cached()
-        dy = self._upstream(dy, x_hat, shape)
+        x_hat, blocks, stats, in_dtype, view = self._cached()
+        dy = self._upstream(dy, x_hat)
         self._affine_backward(dy, x_hat, view)
         gamma, _ = self._gamma_beta(x_hat.dtype, view)
-        dx = np.empty_like(x_hat)
-        scratch = None if gamma is None else np.empty_like(x_hat[blocks[0]])
+        rows = self._rows(x_hat)
+        x_hat_rows, dy_rows = (x_hat, dy) if rows is None else (rows, self._rows(dy))  # (R, ...)
+        dx = np.empty_like(x_hat_rows)
+        scratch = None if gamma is None else np.empty_like(x_hat_rows[blocks[0]])
         for blk, block_stats in zip(blocks, stats):
-            dx_hat = dy[blk] if gamma is None else np.multiply(dy[blk], gamma, out=scratch[:len(dy[blk])])
-            self._normalize_backward(dx_hat, x_hat[blk], block_stats, out=dx[blk])
-        return dx.reshape(shape).astype(in_dtype, copy=False)
+            dy_blk = dy_rows[blk]
+            dx_hat = dy_blk if gamma is None else np.multiply(dy_blk, gamma, out=scratch[:len(dy_blk)])
+            self._normalize_backward(dx_hat, x_hat_rows[blk], block_stats, out=dx[blk])
+        return dx.reshape(x_hat.shape).astype(in_dtype, copy=False)
 
-    def _upstream(self, dy, x_hat, shape):
-        """dy checked against the output's shape, in the compute dtype, shaped like the cached x_hat."""
-        dy = check_upstream(dy, shape, type(self).__name__)
-        return dy.astype(x_hat.dtype, copy=False).reshape(x_hat.shape)
+    def _upstream(self, dy, x_hat):
+        """dy checked against the output's shape (x_hat's), in the compute dtype."""
+        return check_upstream(dy, x_hat.shape, type(self).__name__).astype(x_hat.dtype, copy=False)
 
     def _affine_backward(self, dy, x_hat, view):
         """dbeta = sum(dy), dgamma = sum(dy * x_hat) over the axes gamma is broadcast on, added
