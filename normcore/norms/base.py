@@ -96,13 +96,15 @@ class _Norm(Module):
         stats = []
         for blk in blocks:  # each block's passes stay in the CPU cache
             stats.append(self._normalize(rows[blk], out=x_hat[blk]))
-            # y = x_hat * gamma + beta, in its own array (the cached x_hat stays private)
-            if gamma is not None:
-                np.multiply(x_hat[blk], gamma, out=y[blk])
-            else:
-                y[blk] = x_hat[blk]
-            if beta is not None:
-                y[blk] += beta
+            x_hat_blk, y_blk = x_hat[blk], y[blk]
+            for sub in row_blocks(x_hat_blk):  # one block, or (BatchNorm) the whole array in blocks
+                # y = x_hat * gamma + beta, in its own array (the cached x_hat stays private)
+                if gamma is not None:
+                    np.multiply(x_hat_blk[sub], gamma, out=y_blk[sub])
+                else:
+                    y_blk[sub] = x_hat_blk[sub]
+                if beta is not None:
+                    y_blk[sub] += beta
         self._cache = (x_hat.reshape(x.shape), blocks, stats, x.dtype, view)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 

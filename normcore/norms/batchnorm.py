@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .base import _Norm, channel_view
+from .base import _Norm, channel_view, row_blocks
 from .layernorm import standardize, standardize_backward
 
 
@@ -146,7 +146,9 @@ class _BatchStatsNorm(_BatchNorm):
         dbeta, dgamma = self._affine_backward(dy, x_hat, view)  # (1, C, 1...) each
         n = x_hat.size // self.num_features
         gamma = self.weight.data.astype(x_hat.dtype, copy=False).reshape(view)
-        dx = standardize_backward(dy, x_hat, gamma * rstd, axes, means=(dbeta / n, dgamma / n))
+        dx = np.empty_like(x_hat)
+        for blk in row_blocks(x_hat):  # with the means known, what is left is elementwise: in blocks
+            standardize_backward(dy[blk], x_hat[blk], gamma * rstd, axes, out=dx[blk], means=(dbeta / n, dgamma / n))
         return dx.astype(in_dtype, copy=False)
 
 
