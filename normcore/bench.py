@@ -229,7 +229,7 @@ def _time(runner, phase):
     return time.perf_counter() - start
 
 
-def time_interleaved(runners, phases, repeats, warmup=1):
+def time_interleaved(runners, phases, repeats, warmup=2):
     """{(name, phase): [seconds of each round]}: every runner and phase once per round."""
     times = {(name, phase): [] for name in runners for phase in phases}
     for round_ in range(warmup + repeats):
