@@ -69,11 +69,12 @@ def sum_over(a, axes, times=None):
     (q, b, ...) view), and the q block sums are added in float64: the error grows like sqrt(n).
     The result has ``a``'s dtype and keeps the reduced axes as size 1.
     """
-    axes = tuple(sorted(ax % a.ndim for ax in np.atleast_1d(axes)))
+    axes = tuple(sorted(ax % a.ndim for ax in ((axes,) if isinstance(axes, (int, np.integer)) else axes)))
     operands = (a,) if times is None else (a, times)
     if 0 not in axes:
-        if axes == tuple(range(a.ndim - len(axes), a.ndim)):  # trailing axes: a dot product per row
-            rows = a.shape[:a.ndim - len(axes)]
+        lead = a.ndim - len(axes)
+        if axes == tuple(range(lead, a.ndim)):  # trailing axes: a dot product per row
+            rows = a.shape[:lead]
             a = a.reshape(rows + (-1,))  # (*rows, n)
             times = np.ones(a.shape[-1], a.dtype) if times is None else times.reshape(a.shape)
             return np.vecdot(a, times).reshape(rows + (1,) * len(axes))

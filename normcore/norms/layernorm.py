@@ -5,6 +5,8 @@ last axes; BatchNorm the batch and spatial axes; GroupNorm and InstanceNorm resh
 last axis. The formulas are written here once.
 """
 
+import math
+
 import numpy as np
 
 from .._array import sum_over
@@ -56,7 +58,7 @@ def standardize_backward(dx_hat, x_hat, rstd, axes, out=None, means=None):
 
 def _count(x, axes):
     """n: how many values each statistic is taken over."""
-    return int(np.prod([x.shape[a] for a in np.atleast_1d(axes)]))
+    return math.prod(x.shape[a] for a in ((axes,) if isinstance(axes, int) else axes))
 
 
 class LayerNorm(_TrailingAxesNorm):
