@@ -96,7 +96,7 @@ def plot(result, outdir):
         for ax in (ax1, ax2):
             ax.set_xscale("log", base=2)
             ax.set_xticks(b, [str(v) for v in b])
-            ax.minorticks_off()
+            ax.xaxis.set_minor_locator(_plot.matplotlib.ticker.NullLocator())
             ax.invert_xaxis()
             ax.legend(loc="upper left")
         fig.suptitle(f"Batch size at a fixed budget of {result['budget']} samples (Wu & He 2018), "
