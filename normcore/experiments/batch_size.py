@@ -100,6 +100,6 @@ def plot(result, outdir):
             ax.invert_xaxis()
             ax.legend(loc="upper left")
         fig.suptitle(f"Batch size at a fixed budget of {result['budget']} samples (Wu & He 2018), "
-                     f"{GROUPS} groups of {WIDTH // GROUPS}")
+                     f"GroupNorm: {GROUPS} groups of {WIDTH // GROUPS}")
         paths.append(_plot.save(fig, outdir, "batch_size_error"))
     return paths

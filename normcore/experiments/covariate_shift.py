@@ -113,7 +113,8 @@ def plot(result, outdir):
             for i, q in enumerate(result["percentiles_q"]):
                 label = "median" if q == 50 else ("15th / 85th percentile" if i == 0 else None)
                 ax.plot(steps, p[:, i], color=color, lw=4 if q == 50 else 2, ls="-" if q == 50 else "--", label=label)
-            ax.set(title=f"{_plot.LABELS[name]}: drift {result[f'{name}/drift'].mean():.2f} widths per checkpoint",
+            per_100 = result[f"{name}/drift"].mean() * 100 / (steps[1] - steps[0])
+            ax.set(title=f"{_plot.LABELS[name]}: moves {per_100:.2f} widths per 100 steps",
                    xlabel="training step", ylabel="input of one last-layer sigmoid")
             ax.legend(loc="best")
         fig.suptitle("The distribution a sigmoid sees during training (Ioffe & Szegedy 2015, Fig. 1)")
