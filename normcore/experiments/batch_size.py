@@ -18,7 +18,7 @@ import numpy as np
 from .. import BatchNorm1d, GroupNorm, LayerNorm
 from . import _plot
 from ._blas import single_thread
-from ._nn import mlp, teacher_task, train_step
+from ._nn import mlp, sgd, teacher_task, train_step
 
 NAME = "batch_size"
 TITLE = "BatchNorm vs GroupNorm vs LayerNorm across batch sizes"
@@ -41,10 +41,10 @@ def train_and_measure(norm, batch, budget, data, rng):
     x, y, x_test, y_test = data
     rng = np.random.default_rng(rng)
     model = mlp([x.shape[1], WIDTH, WIDTH, 10], "relu", norm, rng=rng)
-    lr = BASE_LR * batch / BASE_BATCH
+    optimizer = sgd(model, BASE_LR * batch / BASE_BATCH)
     for _ in range(budget // batch):
         idx = rng.integers(0, len(x), batch)
-        train_step(model, x[idx], y[idx], lr)
+        train_step(model, optimizer, x[idx], y[idx])
     n = len(x_test) // batch * batch
     logits_eval = model.eval()(x_test[:n])  # (n, 10), running statistics
     model.train()

@@ -13,10 +13,10 @@ faster, and it still learns at a learning rate where the plain network does not.
 
 import numpy as np
 
-from .. import BatchNorm1d
+from .. import BatchNorm1d, Sigmoid
 from . import _plot
 from ._blas import single_thread
-from ._nn import Sigmoid, accuracy, mlp, teacher_task, train_step
+from ._nn import accuracy, forward_recording, mlp, sgd, teacher_task, train_step
 
 NAME = "covariate_shift"
 TITLE = "Internal covariate shift in a 3x100 sigmoid MLP"
@@ -44,18 +44,20 @@ def train(norm, lr, steps, checkpoints, data, rng, on_step=None):
     x, y, x_test, y_test = data
     rng = np.random.default_rng(rng)
     model = mlp([x.shape[1], 100, 100, 100, 10], "sigmoid", norm, rng=rng)
-    last_sigmoid = [m for m in model if isinstance(m, Sigmoid)][-1]
+    optimizer = sgd(model, lr)
     at = set(np.linspace(0, steps, checkpoints).astype(int))
     record = {"steps": [], "accuracy": [], "percentiles": [], "loss": []}
     for step in range(steps + 1):
         if step in at:
             record["steps"].append(step)
             record["accuracy"].append(accuracy(model, x_test, y_test))  # evaluation mode
-            z = last_sigmoid._cached()[0][:500]  # (500, 100) sigmoid inputs of the held-out batch
+            model.eval()
+            z = forward_recording(model, x_test[:500], Sigmoid)[1][-1]  # (500, 100) last sigmoids' inputs
+            model.train()
             record["percentiles"].append(np.percentile(z, PERCENTILES, axis=0))
         if step < steps:
             idx = rng.integers(0, len(x), BATCH)
-            record["loss"].append(train_step(model, x[idx], y[idx], lr))
+            record["loss"].append(train_step(model, optimizer, x[idx], y[idx]))
         if on_step:
             on_step()
     return {k: np.array(v) for k, v in record.items()}

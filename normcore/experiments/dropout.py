@@ -12,11 +12,10 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 
 import numpy as np
 
-from .. import Dropout
+from .. import Dropout, MSELoss, ReLU, Sequential
 from . import _plot
 from ._blas import single_thread
-from ._nn import Linear, ReLU
-from ..module import Sequential
+from ._nn import linear, sgd
 
 NAME = "dropout"
 TITLE = "Inverted dropout keeps the expectation; without 1/(1-p) train and eval disagree"
@@ -57,15 +56,15 @@ def train_regression(dropout, p, steps, rng, width=128, lr=0.05, batch=64):
     rng = np.random.default_rng(rng)
     x, t = regression_task(4000, rng)
     x_test, t_test = regression_task(1000, rng)
-    model = Sequential(Linear(x.shape[1], width, x.shape[1] ** -0.5, rng), ReLU(), DROPOUTS[dropout](p, rng=rng),
-                       Linear(width, 1, width ** -0.5, rng))
+    model = Sequential(linear(x.shape[1], width, x.shape[1] ** -0.5, rng), ReLU(), DROPOUTS[dropout](p, rng=rng),
+                       linear(width, 1, width ** -0.5, rng))
+    optimizer, loss = sgd(model, lr), MSELoss()
     for _ in range(steps):
         idx = rng.integers(0, len(x), batch)
-        err = model(x[idx]) - t[idx]  # (batch, 1)
-        model.backward(2.0 * err / batch)  # d mean(err**2) / d prediction
-        for param in model.parameters():
-            param.data -= lr * param.grad
-        model.zero_grad()
+        loss(model(x[idx]), t[idx])
+        model.backward(loss.backward())
+        optimizer.step()
+        optimizer.zero_grad()
     return model.eval()(x_test)[:, 0], t_test[:, 0]
 
 
