@@ -17,8 +17,9 @@ def add_arguments(parser):
 class ProgressLine:
     """A one-line progress display on stderr: ``[2/7] covariate_shift  |#####     | 50%  label``."""
 
-    def __init__(self, prefix, stream=sys.stderr, width=24):
-        self.prefix, self.stream, self.width = prefix, stream, width
+    def __init__(self, prefix, stream=None, width=24):
+        self.prefix, self.width = prefix, width
+        self.stream = sys.stderr if stream is None else stream  # looked up now: tests replace sys.stderr
         self.interactive = getattr(stream, "isatty", lambda: False)()
         self._last = -1
 
