@@ -34,16 +34,7 @@ def measure(norm, depth=10, width=128, batch=256, weight_std=1.0, norm_after=Fal
     saturated units, ``grad_norm`` (depth + 1,) Frobenius norm of each Linear weight's gradient.
     """
     rng = np.random.default_rng(rng)
-    if norm_after:
-        model = mlp([20] + [width] * depth + [10], "tanh", None, std=weight_std, rng=rng)
-        layers = []
-        for m in model:
-            layers.append(m)
-            if isinstance(m, Tanh) and norm is not None:
-                layers.append(norm(width))
-        model = type(model)(*layers)
-    else:
-        model = mlp([20] + [width] * depth + [10], "tanh", norm, std=weight_std, rng=rng)
+    model = mlp([20] + [width] * depth + [10], "tanh", norm, std=weight_std, rng=rng, norm_after=norm_after)
     x, labels = teacher_task(batch, rng=rng)
     logits, pre = forward_recording(model, x, Tanh)
     loss = CrossEntropyLoss()
