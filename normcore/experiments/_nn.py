@@ -62,15 +62,6 @@ def sgd(model, lr):
     return SGD(model.parameters(), lr=lr)
 
 
-def accuracy(model, x, labels):
-    """Fraction of rows whose largest logit is the label, in evaluation mode."""
-    model.eval()
-    with np.errstate(over="ignore", invalid="ignore"):
-        acc = float(np.mean(np.argmax(model(x), axis=1) == labels))
-    model.train()
-    return acc
-
-
 def teacher_task(n, dim=20, classes=10, rng=None, teacher_seed=1234):
     """A synthetic classification task: x ~ N(0, I), label = argmax of a fixed random 2-layer tanh
     network (the same teacher for every call with the same teacher_seed). Returns (x, labels)."""

@@ -97,7 +97,8 @@ def plot(result, outdir):
             ax1.plot(np.arange(1, depth + 1), 100 * result[f"{name}/saturated"], **kw)
             g = result[f"{name}/grad_norm"]
             ax2.semilogy(np.arange(1, len(g) + 1), g, **kw)
-        ax1.set(title="Saturated units", xlabel="hidden layer", ylabel="% units with |tanh(z)| > 0.99", ylim=(-3, 100))
+        ax1.set(title="Saturated units", xlabel="hidden layer", ylabel="% units with |tanh(z)| > 0.99",
+                ylim=(-3, 100))
         ax2.set(title="Gradient norm per layer", xlabel="Linear layer (1 = input side)",
                 ylabel="||dL/dW|| (log scale)")
         ax1.legend()
