@@ -8,6 +8,7 @@ import sys
 # name -> (module under normcore.commands, one-line help)
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+    "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
 }
 
 
