@@ -19,6 +19,8 @@ committed figures in ``figures/``. Data are synthetic; nothing is downloaded.
 import importlib
 import pathlib
 
+from ._blas import single_thread
+
 # The order ``normcore figures`` runs them in.
 EXPERIMENTS = [
     "saturation",
@@ -58,5 +60,6 @@ def run_and_plot(name, quick=False, outdir="figures", seed=0, progress=None):
     module = load(name)
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    result = module.run(quick=quick, seed=seed, progress=progress)
+    with single_thread():
+        result = module.run(quick=quick, seed=seed, progress=progress)
     return result, [pathlib.Path(p) for p in module.plot(result, outdir)]

@@ -133,7 +133,7 @@ def teacher_task(n, dim=20, classes=10, rng=None, teacher_seed=1234):
     """A synthetic classification task: x ~ N(0, I), label = argmax of a fixed random 2-layer tanh
     network (the same teacher for every call with the same teacher_seed). Returns (x, labels)."""
     t = np.random.default_rng(teacher_seed)
-    w1 = t.normal(0, dim ** -0.5 * 2.0, (dim, 64))
+    w1 = t.normal(0, dim ** -0.5, (dim, 64))
     w2 = t.normal(0, 64 ** -0.5, (64, classes))
     x = make_rng(rng).normal(size=(n, dim))
     return x, np.argmax(np.tanh(x @ w1) @ w2, axis=1)

@@ -9,6 +9,8 @@ import pathlib
 
 import matplotlib
 import matplotlib.colors  # noqa: F401  (colormaps for the experiments)
+import matplotlib.patches  # noqa: F401  (legend handles for the experiments)
+import matplotlib.ticker  # noqa: F401  (tick locators for the experiments)
 from matplotlib.figure import Figure
 
 STYLE = {

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import BatchNorm1d, LayerNorm
 from . import _plot
+from ._blas import single_thread
 from ._nn import Linear, Tanh, cross_entropy, mlp, teacher_task
 
 NAME = "saturation"
@@ -53,6 +54,7 @@ def measure(norm, depth=10, width=128, batch=256, weight_std=1.0, norm_after=Fal
     return {"pre": pre, "saturated": saturated, "grad_norm": grad_norm}
 
 
+@single_thread()
 def run(quick=False, seed=0, progress=None):
     depth, width, batch, seeds = (10, 128, 256, 1) if quick else (16, 256, 512, 4)
     result = {"depth": depth, "width": width, "bins": BINS}
