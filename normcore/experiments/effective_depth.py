@@ -26,6 +26,7 @@ import numpy as np
 from ..nn import Linear
 from ..norms import LayerNorm
 from . import _plot
+from ._blas import single_thread
 from ._positions import COLORS, LABELS
 
 NAME = "effective_depth"
@@ -60,6 +61,7 @@ def stream_statistics(xs):
     return weight, cosine, rms
 
 
+@single_thread()
 def run(quick=False, seed=0, progress=None):
     n_layers = 16
     n_tokens = 256 if quick else 1024

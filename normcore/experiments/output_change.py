@@ -20,6 +20,7 @@ Lines: a fit c * L to Post-LN and a + b * ln(L) to Pre-LN.
 import numpy as np
 
 from . import _plot
+from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, labelling_task, tiny_model
 
 NAME = "output_change"
@@ -32,6 +33,7 @@ EMBEDDING_STD = 0.1
 BATCH_SIZE = 16
 
 
+@single_thread()
 def output_change(position, n_layers, seed, eps=EPS):
     """Mean squared change of the logits, divided by eps**2, when every block weight moves by N(0, eps**2)."""
     task = labelling_task()
@@ -59,6 +61,7 @@ def r_squared(y, fitted):
     return float(1.0 - np.sum((y - fitted) ** 2) / np.sum((y - np.mean(y)) ** 2))
 
 
+@single_thread()
 def run(quick=False, seed=0, progress=None):
     depths = np.array([1, 2, 4, 8, 16, 32] if quick else [1, 2, 4, 8, 16, 32, 64])
     n_seeds = 4 if quick else 8

@@ -28,6 +28,7 @@ decides whether its top or its bottom blocks get the larger gradient.
 import numpy as np
 
 from . import _plot
+from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, block_grad_norms, labelling_task, loglog_slope, tiny_model
 
 NAME = "pre_post_gradients"
@@ -52,6 +53,7 @@ def top_to_bottom(profile):
     return float(np.mean(profile[-k:]) / np.mean(profile[:k]))
 
 
+@single_thread()
 def run(quick=False, seed=0, progress=None):
     n_seeds = 4 if quick else 8
     depths = np.array([1, 2, 4, 8, 16, 32] if quick else [1, 2, 4, 8, 16, 32, 64])

@@ -20,6 +20,7 @@ from .. import tasks
 from ..optim import Adam, constant, linear_warmup
 from ..train import fit
 from . import _plot
+from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, tiny_model
 
 NAME = "warmup"
@@ -37,6 +38,7 @@ def copy_task():
     return tasks.CopyTask(n_tokens=8, n_symbols=10)
 
 
+@single_thread()
 def train(position, steps, warmup, seed):
     """Train one model from ``seed``; ``warmup`` steps of linear warmup (0: none). Returns fit's history."""
     task = copy_task()
@@ -47,6 +49,7 @@ def train(position, steps, warmup, seed):
                seed=seed + 1000)
 
 
+@single_thread()
 def run(quick=False, seed=0, progress=None):
     steps = 100 if quick else 400
     warmups = (0, int(WARMUP_FRACTION * steps))
