@@ -90,7 +90,8 @@ def plot(result, outdir):
                 ax.axvspan(0, warmup, color="gold", alpha=0.2, label=f"warmup ({warmup} steps)")
             ax.set(xlabel="training step", title=(f"linear warmup over {warmup} steps" if warmup
                                                   else "no warmup (constant learning rate)"))
-            ax.legend(loc="lower left")
+        axes[0].legend(loc="center right")  # the curves, once
+        axes[1].legend(handles=axes[1].patches, loc="upper right")  # the warmup span
         axes[0].set_ylabel("training loss (cross-entropy)")
         fig.suptitle(f"{result['n_layers']}-block Transformer on the copy task, Adam lr = {result['peak_lr']:g}")
         return [_plot.save(fig, outdir, NAME)]
