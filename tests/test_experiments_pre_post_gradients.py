@@ -1,5 +1,5 @@
-"""Gradients at initialisation: Post-LN's are large near the output and grow with depth, Pre-LN's
-last-layer gradient shrinks with depth, DeepNorm's profile is flat."""
+"""Gradients at initialisation: Post-LN's grow toward the output and its last block's grows with
+depth, Pre-LN's last-layer gradient shrinks with depth, DeepNorm's profile is flat."""
 
 import numpy as np
 import pytest
@@ -17,11 +17,12 @@ def _rows(result):
     return {p: i for i, p in enumerate(positions)}
 
 
-def test_post_ln_is_more_top_heavy_than_pre_ln(result):
+def test_post_ln_gradients_grow_toward_the_output_and_pre_ln_do_not(result):
     row = _rows(result)
     ratio = result["top_to_bottom"]
+    assert ratio[row["post"]] > 1.1, f"Post-LN's top blocks should get the larger gradients: {ratio}"
     assert ratio[row["pre"]] < 0.9, f"Pre-LN's top blocks should not get the larger gradients: {ratio}"
-    assert ratio[row["post"]] > 1.2 * ratio[row["pre"]], f"top/bottom gradient ratios {ratio}"
+    assert ratio[row["post"]] > 1.5 * ratio[row["pre"]], f"top/bottom gradient ratios {ratio}"
 
 
 def test_post_ln_gradients_near_the_output_are_several_times_pre_ln(result):
@@ -33,7 +34,7 @@ def test_post_ln_gradients_near_the_output_are_several_times_pre_ln(result):
 def test_last_block_gradient_shrinks_with_depth_for_pre_ln_only(result):
     row, last = _rows(result), result["last_block_mean"]
     slope = result["last_block_slope"]
-    assert slope[row["pre"]] < -0.1, f"Pre-LN last-block gradient ~ L**{slope[row['pre']]:.2f}"
+    assert slope[row["pre"]] < -0.15, f"Pre-LN last-block gradient ~ L**{slope[row['pre']]:.2f}"
     assert last[row["pre"], -1] < 0.75 * last[row["pre"], 0]
     assert last[row["post"], -1] > last[row["post"], 0], "Post-LN's last-block gradient should not shrink"
 

@@ -7,22 +7,30 @@ LayerNorm divides the gradient by |x_L|. Measured by layer, Post-LN's gradients 
 the output, where without warmup the first Adam steps do the most damage.
 
 Measured here, with one forward and backward of the cross-entropy loss at initialisation
-(TinyTransformer, d_model 32, 4 heads, float64, a labelling task scored at all 16 positions,
-batches of 16), averaged over several random initialisations:
+(TinyTransformer, d_model 32, 4 heads, float64, a ReLU feed-forward as in the Transformer Xiong
+et al. analyse, a labelling task scored at all 16 positions, batches of 16), averaged over
+random initialisations:
 
     by layer   the gradient norm of every block of a 12-block model
     by depth   the gradient norm of the last block for L = 1, 2, 4, ... blocks, on log-log axes
                beside the theory's slope -1/2 for Pre-LN
 
-What this toy scale shows, across initialisations: Post-LN's gradients near the output are
-several times Pre-LN's, and its last block's gradient grows with depth, while Pre-LN's shrinks,
-its log-log slope heading for -1/2 as the stream comes to be dominated by the blocks' outputs
-rather than by the embeddings (about -0.25 between 8 and 64 blocks here). By layer, Pre-LN's
-profile falls toward the output (lower blocks also receive the gradient through every later
-block's branch), Post-LN's is flat to rising and so more top-heavy than Pre-LN's, and DeepNorm's
-is flat. The steady rise of Post-LN's profile that Xiong et al. measured in an encoder-decoder
-does not appear reliably in this small decoder-only model: which initialisation you draw
-decides whether its top or its bottom blocks get the larger gradient.
+What this toy scale shows: Post-LN's gradients rise toward the output (the top quarter of the
+blocks gets about 1.3 times the bottom quarter's, on average over initialisations; a single
+initialisation can go either way), are several times Pre-LN's near the output, and its last
+block's gradient grows with depth. Pre-LN's last-block gradient shrinks with depth, its
+log-log slope heading for -1/2 as the stream comes to be dominated by the blocks' outputs
+rather than by the embeddings (about -0.3 between 8 and 64 blocks here). Pre-LN's profile is
+not quite flat: it falls gently toward the output, because lower blocks also receive the
+gradient through every later block's branch. DeepNorm's profile is flat.
+
+Where the rise comes from: part of a sub-layer's output does not depend on its input (here the
+positive mean of the ReLU units, sent through the second projection, about a third of the
+feed-forward's output variance). The norm after the sum divides that variance out in the
+forward pass, and its backward shrinks the gradient by the same factor, but no matching
+gradient comes back through the branch, so the gradient shrinks block by block toward the
+input. With normcore's default GELU feed-forward that part is smaller, and the rise is weaker
+and less reliable across initialisations.
 """
 
 import numpy as np
@@ -37,6 +45,7 @@ TAKEAWAY = ("At initialisation Post-LN's gradients near the output are several t
             "with depth, while Pre-LN's last-layer gradient shrinks with depth toward O(1/sqrt(L)).")
 
 PROFILE_LAYERS = 12
+ACTIVATION = "relu"  # the feed-forward of the Transformer Xiong et al. analyse
 BATCH_SIZE = 16
 
 
@@ -44,7 +53,7 @@ def gradients_at_init(position, n_layers, seed):
     """The gradient norm of every block (n_layers,) of a freshly initialised model on one batch."""
     task = labelling_task()
     tokens, targets = task.batch(BATCH_SIZE, seed + 500)
-    return block_grad_norms(tiny_model(task, position, n_layers, seed), tokens, targets)
+    return block_grad_norms(tiny_model(task, position, n_layers, seed, activation=ACTIVATION), tokens, targets)
 
 
 def top_to_bottom(profile):
@@ -55,20 +64,24 @@ def top_to_bottom(profile):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
-    n_seeds = 4 if quick else 8
+    n_profile_seeds, n_depth_seeds = (16, 3) if quick else (32, 8)
     depths = np.array([1, 2, 4, 8, 16, 32] if quick else [1, 2, 4, 8, 16, 32, 64])
-    seeds = [seed * 1000 + s for s in range(n_seeds)]
-    by_layer = np.zeros((len(POSITIONS), n_seeds, PROFILE_LAYERS))
-    last_block = np.zeros((len(POSITIONS), len(depths), n_seeds))
-    total, done = len(POSITIONS) * n_seeds * (1 + len(depths)), 0
+    by_layer = np.zeros((len(POSITIONS), n_profile_seeds, PROFILE_LAYERS))
+    last_block = np.zeros((len(POSITIONS), len(depths), n_depth_seeds))
+    total = len(POSITIONS) * (n_profile_seeds * PROFILE_LAYERS + n_depth_seeds * int(depths.sum()))
+    done = 0
     for i, position in enumerate(POSITIONS):
-        for k, s in enumerate(seeds):
-            by_layer[i, k] = gradients_at_init(position, PROFILE_LAYERS, s)
-            for j, depth in enumerate(depths):
-                last_block[i, j, k] = gradients_at_init(position, depth, s)[-1]
-            done += 1 + len(depths)
+        for k in range(n_profile_seeds):
+            by_layer[i, k] = gradients_at_init(position, PROFILE_LAYERS, seed * 1000 + k)
+            done += PROFILE_LAYERS
             if progress is not None:
-                progress(done, total, f"{position} seed {k}")
+                progress(done, total, f"{position} by layer, seed {k}")
+        for j, depth in enumerate(depths):
+            for k in range(n_depth_seeds):
+                last_block[i, j, k] = gradients_at_init(position, depth, seed * 1000 + k)[-1]
+            done += n_depth_seeds * depth
+            if progress is not None:
+                progress(done, total, f"{position} L={depth}")
     last_mean = last_block.mean(axis=2)
     return {
         "positions": np.array(POSITIONS), "layer": np.arange(1, PROFILE_LAYERS + 1), "depths": depths,
@@ -78,9 +91,8 @@ def run(quick=False, seed=0, progress=None):
         "last_block_slope": np.array([loglog_slope(depths[len(depths) // 2:], m[len(depths) // 2:])
                                       for m in last_mean]),
         "top_to_bottom": np.array([top_to_bottom(m) for m in by_layer.mean(axis=1)]),
-        "n_seeds": n_seeds,
+        "n_profile_seeds": n_profile_seeds, "n_depth_seeds": n_depth_seeds, "activation": ACTIVATION,
     }
-
 
 def plot(result, outdir):
     positions = list(result["positions"])
@@ -106,5 +118,6 @@ def plot(result, outdir):
         ax_d.set_xticks(depths, [str(d) for d in depths])
         ax_l.legend(loc="best")
         ax_d.legend(loc="lower left")
-        fig.suptitle(f"Gradients at initialisation (mean and range of {result['n_seeds']} initialisations)")
+        fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and range of "
+                     f"{result['n_profile_seeds']} and {result['n_depth_seeds']} initialisations)")
         return [_plot.save(fig, outdir, NAME)]
