@@ -97,10 +97,10 @@ def plot(result, outdir):
         for i, position in enumerate(positions):
             color, label = COLORS[position], LABELS[position]
             runs = result["by_layer"][i]
-            ax_l.fill_between(layer, runs.min(axis=0), runs.max(axis=0), color=color, alpha=0.15)
+            ax_l.fill_between(layer, *np.percentile(runs, [25, 75], axis=0), color=color, alpha=0.15)
             ax_l.plot(layer, result["by_layer_mean"][i], color=color, marker="o", label=label)
             runs = result["last_block"][i]
-            ax_d.fill_between(depths, runs.min(axis=1), runs.max(axis=1), color=color, alpha=0.15)
+            ax_d.fill_between(depths, *np.percentile(runs, [25, 75], axis=1), color=color, alpha=0.15)
             ax_d.plot(depths, result["last_block_mean"][i], color=color, marker="o",
                       label=f"{label} (slope {result['last_block_slope'][i]:+.2f})")
         pre = positions.index("pre")
@@ -112,8 +112,12 @@ def plot(result, outdir):
         ax_d.set(xscale="log", yscale="log", xlabel="number of blocks L",
                  ylabel="gradient norm of the last block", title="Last block against depth (log-log)")
         ax_d.set_xticks(depths, [str(d) for d in depths])
+        ticks = [0.1, 0.2, 0.5, 1, 2, 5, 10]
+        ax_d.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax_d.set_yticks([], minor=True)
+        ax_d.set_ylim(0.5 * result["last_block_mean"].min(), 2 * result["last_block_mean"].max())
         ax_l.legend(loc="best")
         ax_d.legend(loc="lower left")
-        fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and range of "
-                     f"{result['n_profile_seeds']} and {result['n_depth_seeds']} initialisations)")
+        fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and interquartile "
+                     f"range of {result['n_profile_seeds']} and {result['n_depth_seeds']} initialisations)")
         return [_plot.save(fig, outdir, NAME)]
