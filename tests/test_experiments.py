@@ -1,6 +1,8 @@
 """The experiments package and the ``normcore figures`` command: registry, loading, progress, skipping."""
 
 import importlib
+import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -26,35 +28,29 @@ def test_each_module_follows_the_protocol(name):
     assert callable(module.run) and callable(module.plot)
 
 
-def test_unknown_and_missing_experiments_raise_a_clear_error(monkeypatch):
-    with pytest.raises(experiments.ExperimentNotFound, match="unknown experiment 'nope'"):
-        experiments.load("nope")
-
+@pytest.fixture
+def warmup_missing(monkeypatch):
+    """Pretend normcore/experiments/warmup.py is not there."""
     real_import = importlib.import_module
 
-    def missing(name, *args):
+    def import_module(name, *args):
         if name == "normcore.experiments.warmup":
             err = ModuleNotFoundError(f"No module named {name!r}")
             err.name = name
             raise err
         return real_import(name, *args)
 
-    monkeypatch.setattr(importlib, "import_module", missing)
+    monkeypatch.setattr(importlib, "import_module", import_module)
+
+
+def test_unknown_and_missing_experiments_raise_a_clear_error(warmup_missing):
+    with pytest.raises(experiments.ExperimentNotFound, match="unknown experiment 'nope'"):
+        experiments.load("nope")
     with pytest.raises(experiments.ExperimentNotFound, match="warmup.py is missing"):
         experiments.load("warmup")
 
 
-def test_figures_command_skips_a_missing_module_and_writes_the_others(tmp_path, monkeypatch, capsys):
-    real_import = importlib.import_module
-
-    def missing(name, *args):
-        if name == "normcore.experiments.warmup":
-            err = ModuleNotFoundError(f"No module named {name!r}")
-            err.name = name
-            raise err
-        return real_import(name, *args)
-
-    monkeypatch.setattr(importlib, "import_module", missing)
+def test_figures_command_skips_a_missing_module_and_writes_the_others(tmp_path, warmup_missing, capsys):
     status = main(["figures", "warmup", "invariance", "--quick", "--outdir", str(tmp_path)])
     err = capsys.readouterr().err
     assert status == 0
@@ -79,3 +75,15 @@ def test_single_thread_restores_the_blas_thread_count():
         assert get_threads() == 1
         np.ones((50, 50)) @ np.ones((50, 50))
     assert get_threads() == before
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_readme_shows_committed_figures_with_each_takeaway():
+    readme = (ROOT / "README.md").read_text()
+    linked = re.findall(r"\((figures/[\w.-]+\.png)\)", readme)
+    assert linked and all((ROOT / path).is_file() for path in linked)
+    for name in MINE:
+        module = experiments.load(name)
+        assert module.TAKEAWAY in readme, f"README lacks the takeaway of {name}"

@@ -22,10 +22,10 @@ def test_without_the_scale_the_expectation_shrinks_to_1_minus_p(result):
 def test_without_the_scale_evaluation_outputs_are_too_large(result):
     p = result["train_ps"]
     unscaled, inverted = result["unscaled/eval_slope"], result["inverted/eval_slope"]
-    # about 1/(1-p) too large (a little less: training also shrinks what it can)
-    assert np.all(unscaled > 0.75 / (1 - p)) and np.all(unscaled > 1.25)
-    assert np.all(np.abs(inverted - 1) < 0.2)
-    assert np.all(result["unscaled/eval_mse"] > 3 * result["inverted/eval_mse"])
+    # evaluated, the unscaled network's outputs are 1/(1-p) times the inverted one's
+    np.testing.assert_allclose(unscaled / inverted, 1 / (1 - p), rtol=0.15)
+    assert np.all(np.abs(inverted - 1) < 0.25)  # close to the targets (dropout shrinks a little)
+    assert np.all(result["unscaled/eval_mse"] > 2 * result["inverted/eval_mse"])
 
 
 def test_the_unscaled_layer_is_the_identity_in_evaluation():

@@ -9,7 +9,8 @@ from .. import experiments
 def add_arguments(parser):
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
-    parser.add_argument("--quick", action="store_true", help="the small configuration the tests use (seconds each)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small configuration the tests use (seconds each)")
     parser.add_argument("--outdir", default="figures", help="folder the PNGs are written to (default: figures)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data and the initialisations")
 
@@ -17,8 +18,9 @@ def add_arguments(parser):
 class ProgressLine:
     """A one-line progress display on stderr: ``[2/7] covariate_shift  |#####     | 50%  label``."""
 
-    def __init__(self, prefix, stream=sys.stderr, width=24):
-        self.prefix, self.stream, self.width = prefix, stream, width
+    def __init__(self, prefix, stream=None, width=24):
+        self.prefix, self.width = prefix, width
+        self.stream = sys.stderr if stream is None else stream  # looked up now: tests replace sys.stderr
         self.interactive = getattr(stream, "isatty", lambda: False)()
         self._last = -1
 

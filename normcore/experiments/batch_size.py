@@ -18,7 +18,7 @@ import numpy as np
 from .. import BatchNorm1d, GroupNorm, LayerNorm
 from . import _plot
 from ._blas import single_thread
-from ._nn import mlp, teacher_task, train_step
+from ._nn import mlp, sgd, teacher_task, train_step
 
 NAME = "batch_size"
 TITLE = "BatchNorm vs GroupNorm vs LayerNorm across batch sizes"
@@ -41,10 +41,10 @@ def train_and_measure(norm, batch, budget, data, rng):
     x, y, x_test, y_test = data
     rng = np.random.default_rng(rng)
     model = mlp([x.shape[1], WIDTH, WIDTH, 10], "relu", norm, rng=rng)
-    lr = BASE_LR * batch / BASE_BATCH
+    optimizer = sgd(model, BASE_LR * batch / BASE_BATCH)
     for _ in range(budget // batch):
         idx = rng.integers(0, len(x), batch)
-        train_step(model, x[idx], y[idx], lr)
+        train_step(model, optimizer, x[idx], y[idx])
     n = len(x_test) // batch * batch
     logits_eval = model.eval()(x_test[:n])  # (n, 10), running statistics
     model.train()
@@ -81,7 +81,8 @@ def plot(result, outdir):
     paths = []
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for name in NORMS:
-            ax1.plot(b, 100 * result[f"{name}/error"], marker="o", color=_plot.COLORS[name], label=_plot.LABELS[name])
+            ax1.plot(b, 100 * result[f"{name}/error"], marker="o", color=_plot.COLORS[name],
+                     label=_plot.LABELS[name])
         ax1.set(title="Held-out error (evaluation mode)", xlabel="batch size (samples per step)",
                 ylabel="error (%)")
         bn = "batchnorm"
@@ -100,6 +101,6 @@ def plot(result, outdir):
             ax.invert_xaxis()
             ax.legend(loc="upper left")
         fig.suptitle(f"Batch size at a fixed budget of {result['budget']} samples (Wu & He 2018), "
-                     f"{GROUPS} groups of {WIDTH // GROUPS}")
+                     f"GroupNorm: {GROUPS} groups of {WIDTH // GROUPS}")
         paths.append(_plot.save(fig, outdir, "batch_size_error"))
     return paths

@@ -12,11 +12,10 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 
 import numpy as np
 
-from .. import Dropout
+from .. import Dropout, MSELoss, ReLU, Sequential
 from . import _plot
 from ._blas import single_thread
-from ._nn import Linear, ReLU
-from ..module import Sequential
+from ._nn import linear, sgd
 
 NAME = "dropout"
 TITLE = "Inverted dropout keeps the expectation; without 1/(1-p) train and eval disagree"
@@ -57,21 +56,22 @@ def train_regression(dropout, p, steps, rng, width=128, lr=0.05, batch=64):
     rng = np.random.default_rng(rng)
     x, t = regression_task(4000, rng)
     x_test, t_test = regression_task(1000, rng)
-    model = Sequential(Linear(x.shape[1], width, x.shape[1] ** -0.5, rng), ReLU(), DROPOUTS[dropout](p, rng=rng),
-                       Linear(width, 1, width ** -0.5, rng))
+    model = Sequential(linear(x.shape[1], width, x.shape[1] ** -0.5, rng), ReLU(), DROPOUTS[dropout](p, rng=rng),
+                       linear(width, 1, width ** -0.5, rng))
+    optimizer, loss = sgd(model, lr), MSELoss()
     for _ in range(steps):
         idx = rng.integers(0, len(x), batch)
-        err = model(x[idx]) - t[idx]  # (batch, 1)
-        model.backward(2.0 * err / batch)  # d mean(err**2) / d prediction
-        for param in model.parameters():
-            param.data -= lr * param.grad
-        model.zero_grad()
+        loss(model(x[idx]), t[idx])
+        model.backward(loss.backward())
+        optimizer.step()
+        optimizer.zero_grad()
     return model.eval()(x_test)[:, 0], t_test[:, 0]
 
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
-    draws, steps, train_ps = (50, 600, (0.3, 0.5, 0.7)) if quick else (500, 3000, PS)
+    draws, steps, train_ps = ((50, 600, (0.3, 0.5, 0.7)) if quick
+                              else (500, 3000, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)))
     rng = np.random.default_rng([seed, 3])
     result = {"ps": np.array(PS), "train_ps": np.array(train_ps)}
     total, done = 2 * (len(PS) + len(train_ps)), 0
