@@ -27,7 +27,7 @@ def test_post_ln_change_grows_about_linearly(result):
 def test_pre_ln_change_grows_about_logarithmically(result):
     assert _growth(result, "pre") < 5
     assert result["pre_log_r2"] > 0.75
-    assert result["pre_log_r2"] > result["pre_linear_r2"], "ln L should fit Pre-LN better than a line through 0"
+    assert result["pre_log_r2"] > result["pre_linear_r2"], "ln L should fit Pre-LN better than a line"
     assert _growth(result, "post") > 2 * _growth(result, "pre")
 
 

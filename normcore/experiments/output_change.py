@@ -112,7 +112,8 @@ def plot(result, outdir):
                 ax.plot(depths, result["typical"][i], color=color, marker="o", label=LABELS[position])
                 if position in fits:
                     curve, text = fits[position]
-                    ax.plot(fine, curve, color=color, linestyle="--", linewidth=2.5, label=f"{LABELS[position]} {text}")
+                    ax.plot(fine, curve, color=color, linestyle="--", linewidth=2.5,
+                            label=f"{LABELS[position]} {text}")
             ax.set_xlabel("number of blocks L")
             ax.legend(loc="upper left")
         shown = [i for i, p in enumerate(result["positions"]) if p != "post"]

@@ -49,7 +49,8 @@ def gradients_at_init(position, n_layers, seed):
     """The gradient norm of every block (n_layers,) of a freshly initialised model on one batch."""
     task = labelling_task()
     tokens, targets = task.batch(BATCH_SIZE, seed + 500)
-    return block_grad_norms(tiny_model(task, position, n_layers, seed, activation=ACTIVATION), tokens, targets)
+    model = tiny_model(task, position, n_layers, seed, activation=ACTIVATION)
+    return block_grad_norms(model, tokens, targets)
 
 
 def top_to_bottom(profile):
@@ -118,6 +119,7 @@ def plot(result, outdir):
         ax_d.set_ylim(0.5 * result["last_block_mean"].min(), 2 * result["last_block_mean"].max())
         ax_l.legend(loc="best")
         ax_d.legend(loc="lower left")
-        fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and interquartile "
-                     f"range of {result['n_profile_seeds']} and {result['n_depth_seeds']} initialisations)")
+        fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and "
+                     f"interquartile range of {result['n_profile_seeds']} and {result['n_depth_seeds']} "
+                     "initialisations)")
         return [_plot.save(fig, outdir, NAME)]

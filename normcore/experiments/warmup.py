@@ -93,5 +93,6 @@ def plot(result, outdir):
         axes[0].legend(loc="center right")  # the curves, once
         axes[1].legend(handles=axes[1].patches, loc="upper right")  # the warmup span
         axes[0].set_ylabel("training loss (cross-entropy)")
-        fig.suptitle(f"{result['n_layers']}-block Transformer on the copy task, Adam lr = {result['peak_lr']:g}")
+        fig.suptitle(f"{result['n_layers']}-block Transformer on the copy task, "
+                     f"Adam lr = {result['peak_lr']:g}")
         return [_plot.save(fig, outdir, NAME)]
