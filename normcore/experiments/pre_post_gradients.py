@@ -37,8 +37,8 @@ from ._positions import COLORS, LABELS, POSITIONS, block_grad_norms, labelling_t
 
 NAME = "pre_post_gradients"
 TITLE = "Gradient norms at initialisation: Post-LN, Pre-LN, DeepNorm"
-TAKEAWAY = ("At initialisation Post-LN's gradients near the output are several times Pre-LN's and grow "
-            "with depth, while Pre-LN's last-layer gradient shrinks with depth toward O(1/sqrt(L)).")
+TAKEAWAY = ("At initialisation Post-LN's gradients grow toward the output and its last block's grows with "
+            "depth; Pre-LN's do not, and its last block's gradient shrinks with depth toward O(1/sqrt(L)).")
 
 PROFILE_LAYERS = 12
 ACTIVATION = "relu"  # the feed-forward of the Transformer Xiong et al. analyse
