@@ -13,7 +13,6 @@ import numpy as np
 
 from .. import tasks
 from ..nn import CrossEntropyLoss, TinyTransformer
-from ..nn.activations import ACTIVATIONS
 from ..optim import grad_norm
 
 POSITIONS = ("post", "pre", "deepnorm")
@@ -30,22 +29,16 @@ def labelling_task():
     return tasks.TeacherLabellingTask(seq_len=16, n_symbols=16, n_labels=16)
 
 
-def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1.0, activation=None):
+def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1.0, activation="gelu"):
     """The TinyTransformer every experiment here uses: d_model 32, 4 heads, the norm at ``position``.
 
-    ``embedding_std`` rescales the token and position embeddings (drawn with standard deviation
-    1) to that standard deviation; a small one (GPT-2 uses 0.02) leaves the residual stream to
-    the blocks' outputs from the first block on. ``activation`` (a name in ``ACTIVATIONS``)
-    replaces the feed-forward's GELU, e.g. by the ReLU of the original Transformer.
+    ``embedding_std``: the standard deviation of the token and position embeddings; a small one
+    (GPT-2 uses 0.02) leaves the residual stream to the blocks' outputs from the first block on.
+    ``activation``: the feed-forward's (default GELU), e.g. the ReLU of the original Transformer.
     """
-    model = TinyTransformer(task.vocab_size, D_MODEL, n_layers, N_HEADS, task.seq_len, position=position,
-                            rng=seed, dtype=dtype)
-    for p in model.tok_emb.parameters() + model.pos_emb.parameters():
-        p.data *= embedding_std
-    if activation is not None:
-        for block in model.blocks:
-            block.ffn.act = ACTIVATIONS[activation]()
-    return model
+    return TinyTransformer(task.vocab_size, D_MODEL, n_layers, N_HEADS, task.seq_len, position=position,
+                           rng=seed, dtype=dtype, activation=activation,
+                           embedding_std=embedding_std)
 
 
 def block_grad_norms(model, tokens, targets):
