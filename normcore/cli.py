@@ -9,6 +9,7 @@ import sys
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
     "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
+    "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
     "bench": ("bench", "time the norms and a Transformer training step against NumPy and PyTorch"),
 }
 

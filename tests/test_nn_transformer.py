@@ -149,3 +149,11 @@ def test_float32_model_stays_float32():
     ref = nc.TinyTransformer(6, 8, 2, 2, 5, rng=0)
     ref.load_state_dict(model.state_dict())
     np.testing.assert_allclose(logits, ref(tokens), rtol=1e-4, atol=1e-4)
+
+
+def test_activation_and_embedding_std_reach_every_block():
+    model = nc.TinyTransformer(7, 8, 2, 2, 5, activation="relu", embedding_std=0.02, rng=0)
+    assert all(isinstance(block.ffn.act, nc.ReLU) for block in model.blocks)
+    assert 0.01 < model.tok_emb.weight.data.std() < 0.03
+    with pytest.raises(ValueError, match="activation must be one of"):
+        nc.TransformerBlock(8, 2, activation="swish")

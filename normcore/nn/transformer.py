@@ -75,12 +75,13 @@ class TransformerBlock(Module):
     beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm").
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
-    or "rmsnorm". Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
+    or "rmsnorm"; ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the
+    original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
     """
 
     def __init__(self, d_model, n_heads, d_ff=None, norm="layernorm", position="pre", dropout=0.0,
-                 n_layers=None, rng=None, dtype=np.float64):
+                 n_layers=None, rng=None, dtype=np.float64, activation="gelu"):
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {sorted(NORMS)}, got {norm!r}")
         if position not in POSITIONS:
@@ -96,7 +97,7 @@ class TransformerBlock(Module):
         self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
         if position != "none":
             self.norm2 = NORMS[norm](self.d_model, dtype=dtype)
-        self.ffn = FeedForward(self.d_model, self.d_ff, gain=beta, rng=rng, dtype=dtype)
+        self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
@@ -155,19 +156,23 @@ class TinyTransformer(Module):
     final norm because its residual stream is never normalised otherwise; Post-Norm and
     DeepNorm blocks already end in a norm. ``model.blocks`` is a ``Sequential`` whose children
     are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
+    ``activation`` is each feed-forward's; ``embedding_std`` the standard deviation the token and
+    position embeddings are drawn with (small values, e.g. 0.02, leave the residual stream to
+    the blocks from the first block on).
     """
 
     def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
-                 position="pre", dropout=0.0, rng=None, dtype=np.float64):
+                 position="pre", dropout=0.0, rng=None, dtype=np.float64, activation="gelu",
+                 embedding_std=1.0):
         if n_layers < 1:
             raise ValueError(f"n_layers must be >= 1, got {n_layers}")
         self.vocab_size, self.max_len = int(vocab_size), int(max_len)
         self.position = position
         rng = make_rng(rng)
-        self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype)
-        self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype)
+        self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.blocks = Sequential(*[
-            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype)
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation)
             for _ in range(n_layers)
         ])
         if position == "pre":
