@@ -5,8 +5,8 @@ across their models: it skips the mean (no re-centring, no beta). Here each laye
 an (N, H) input for H from 64 up to 4096 (the median of interleaved repeats of one forward and
 one backward), and, independently of the machine's speed and load, the *number of passes over
 the (N, H) data* in the normalisation's forward and backward is counted by running it on an
-array that counts every full-size NumPy operation (LayerNorm: mean, centring, square, mean,
-scale; RMSNorm: square, mean, scale; and their backward passes).
+array that counts every full-size NumPy operation (LayerNorm: mean, centring, sum of squares,
+scale; RMSNorm: sum of squares, scale; and their backward passes).
 
 Timings depend on the machine and its load; the pass counts do not.
 """
@@ -21,7 +21,7 @@ from ._blas import single_thread
 
 NAME = "speed"
 TITLE = "Forward + backward time of LayerNorm, RMSNorm and BatchNorm"
-TAKEAWAY = ("RMSNorm makes a third fewer passes over the data than LayerNorm (no mean, no centring, no beta) "
+TAKEAWAY = ("RMSNorm makes 40% fewer passes over the data than LayerNorm (no mean, no centring, no beta) "
             "and here runs about a third faster, within the 7%-64% savings the RMSNorm paper reports.")
 
 NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "batchnorm": BatchNorm1d}
@@ -43,14 +43,24 @@ class _PassCounter(np.ndarray):
             _PassCounter.counter["passes"] += 1
         return result.view(_PassCounter) if isinstance(result, np.ndarray) else result
 
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions that are not ufuncs (``np.einsum``, a sum of products in one pass)
+        count the same way."""
+        plain = [np.asarray(a) if isinstance(a, _PassCounter) else a for a in args]
+        result = func(*plain, **kwargs)
+        if max((np.size(a) for a in plain if isinstance(a, np.ndarray)), default=0) >= _PassCounter.counter["full"]:
+            _PassCounter.counter["passes"] += 1
+        return result.view(_PassCounter) if isinstance(result, np.ndarray) else result
+
 
 def count_passes(norm, x, dy):
     """How many full-size operations a norm's normalisation makes in forward + backward
     (``_normalize`` and ``_normalize_backward``, the part in which the norms differ)."""
     _PassCounter.counter = {"full": x.size, "passes": 0}
+    x_hat, dx = np.empty_like(x).view(_PassCounter), np.empty_like(dy).view(_PassCounter)
     try:
-        x_hat, stats = norm._normalize(x.view(_PassCounter))
-        norm._normalize_backward(dy.view(_PassCounter), x_hat, stats)
+        stats = norm._normalize(x.view(_PassCounter), out=x_hat)
+        norm._normalize_backward(dy.view(_PassCounter), x_hat, stats, out=dx)
         return _PassCounter.counter["passes"]
     finally:
         _PassCounter.counter = None
