@@ -58,7 +58,7 @@ def standardize_backward(dx_hat, x_hat, rstd, axes, out=None, means=None):
 
 def _count(x, axes):
     """n: how many values each statistic is taken over."""
-    return math.prod(x.shape[a] for a in ((axes,) if isinstance(axes, int) else axes))
+    return math.prod(x.shape[a] for a in ((axes,) if isinstance(axes, (int, np.integer)) else axes))
 
 
 class LayerNorm(_TrailingAxesNorm):
