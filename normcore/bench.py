@@ -110,7 +110,7 @@ class TextbookNorm:
         self.beta = (0.1 * rng.standard_normal(channels)).astype(dtype) if kind != "RMSNorm" else None
 
     def _stats_view(self, x):
-        """x reshaped so that the statistics run over ``self._axes``; the parameters' view."""
+        """(x reshaped for the statistics, the axes they run over, the view gamma and beta take)."""
         if self.kind in ("LayerNorm", "RMSNorm"):
             return x, (-1,), self.gamma.shape
         view = (1, x.shape[1]) + (1,) * (x.ndim - 2)
