@@ -472,7 +472,7 @@ def machine_line(torch):
     except (OSError, StopIteration):
         pass
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    tv = f"torch {torch.__version__} ({_default_threads(torch)} default threads)" if torch else "torch not installed"
+    tv = f"torch {torch.__version__} ({_default_threads(torch)} default threads)" if torch else "without PyTorch: not installed, or --no-torch"
     return (f"machine: {model}, {os.cpu_count()} logical cores, load average {load}; numpy {np.__version__}; {tv}\n"
             "times: median ms of interleaved rounds; ratios: median over rounds of normcore's time / the other's; "
             "norms: NumPy's BLAS on one thread")
@@ -521,7 +521,7 @@ def compute_targets(results, step, torch):
         r = by.get(key(layer))
         ratio = r.ratio("torch 1t", "fwd+bwd") if r and torch else nan
         targets.append(Target(f"{layer} fwd+bwd float32 {SHAPES[0]} vs torch 1 thread", ratio, NORM_VS_TORCH_TARGET,
-                              "" if torch else "torch not installed"))
+                              "" if torch else "without PyTorch: not installed, or --no-torch"))
     ln, rms = by.get(key("LayerNorm")), by.get(key("RMSNorm"))
     targets.append(Target(f"RMSNorm fwd+bwd vs LayerNorm's, float32 {SHAPES[0]}",
                           paired_ratio(rms.times["normcore", "fwd+bwd"], ln.times["normcore", "fwd+bwd"]),
@@ -531,7 +531,7 @@ def compute_targets(results, step, torch):
                           CACHE_TARGET, f"{worst.layer} {worst.shape} {worst.dtype}"))
     if step.error or "torch 1t" not in step.times:
         targets.append(Target("Transformer training step vs torch, 1 thread each", nan, TRANSFORMER_TARGET,
-                              step.error or "torch not installed"))
+                              step.error or "without PyTorch: not installed, or --no-torch"))
     else:
         targets.append(Target("Transformer training step vs torch, 1 thread each", step.ratio("1t"),
                               TRANSFORMER_TARGET, f"all threads each: {step.ratio('Nt'):.2f}x"))
