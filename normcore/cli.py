@@ -8,6 +8,8 @@ import sys
 # name -> (module under normcore.commands, one-line help)
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+    "explain": ("explain", "step through a norm's backward one node at a time, with numbers"),
+    "tour": ("tour", "start here: the gradient checks, one derivation, the notebooks and figures"),
 }
 
 
