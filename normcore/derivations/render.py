@@ -29,7 +29,25 @@ def _received(tape, node):
     return " + ".join(f"share from {c.name}" for c in tape.consumers(node))
 
 
-def render_text(st, width=80, latex=True):
+PARTS = ("forward", "backward", "checks")
+
+
+def render_text(st, width=80, latex=True, parts=PARTS):
+    """The step-through as text: ``parts`` picks among the forward, backward and checks sections."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"parts must be among {PARTS}, got {sorted(unknown)}")
+    out = []
+    if "forward" in parts:
+        out += _forward(st, width, latex)
+    if "backward" in parts:
+        out += _backward(st, width, latex)
+    if "checks" in parts:
+        out += _checks(st, width)
+    return "\n".join(out).strip("\n")
+
+
+def _forward(st, width, latex):
     tape, out = st.tape, []
     x = tape.nodes[0]
     out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, "
@@ -48,7 +66,11 @@ def render_text(st, width=80, latex=True):
             out.append(_wrap(f"TeX: {node.formula_tex}", width, indent=4, hang=9))
         out.append(_array(node.value, 4, width))
     out.append("")
+    return out
 
+
+def _backward(st, width, latex):
+    tape, out = st.tape, []
     out.append(_rule(f"Backward: from dL/d{tape.output.name} to the inputs, one node at a time", width))
     out.append(_wrap("Each node receives dL/d(node) from the nodes that used it, multiplies by "
                      "its local derivative and passes one share to each of its inputs. A value "
@@ -66,7 +88,12 @@ def render_text(st, width=80, latex=True):
             out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
             out.append(_array(share, 8, width))
     out.append("")
+    return out
 
+
+def _checks(st, width):
+    tape, out = st.tape, []
+    x = tape.nodes[0]
     out.append(_rule("Checks", width))
     out.append(_wrap(f"The staged gradients against {st.reference} (compact) and against "
                      f"central differences of L (numerical, every node replayed from a nudged "
@@ -96,7 +123,7 @@ def render_text(st, width=80, latex=True):
     out.append(_wrap(f"All {len(st.checks)} checks are exact or close." if not bad else
                      f"{len(bad)} of {len(st.checks)} checks DIFFER: "
                      + ", ".join(f"{c.node} ({c.against})" for c in bad), width))
-    return "\n".join(out)
+    return out
 
 
 def render_markdown(st):

@@ -61,9 +61,10 @@ class StepThrough:
                 return c
         raise KeyError(f"no {against} check of node {node!r}")
 
-    def text(self, width=80, latex=True):
+    def text(self, width=80, latex=True, parts=("forward", "backward", "checks")):
+        """The step-through as text at most ``width`` columns wide; ``parts`` picks sections."""
         from .render import render_text
-        return render_text(self, width=width, latex=latex)
+        return render_text(self, width=width, latex=latex, parts=parts)
 
     def markdown(self):
         from .render import render_markdown
@@ -93,7 +94,7 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
     xc = t.sub(x, mean, "xc", "centre", "x_c", over=over)
     sq = t.square(xc, "xc2", "square", "q")
     var = t.mean(sq, axes, "var", "variance", over, r"\sigma^2")
-    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", r"(\sigma^2{+}\epsilon)", r"\epsilon")
+    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
     rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
     x_hat = t.mul(xc, rstd, "x_hat", "normalise", r"\hat{x}", over_b=over)
     _affine(t, x_hat, g, b, over_params)
@@ -107,7 +108,7 @@ def rms_tape(x, gamma, eps, axes, over, over_params):
     g = t.leaf("gamma", gamma, r"\gamma")
     sq = t.square(x, "x2", "square", "q")
     ms = t.mean(sq, axes, "ms", "mean square", over, "m")
-    ms_eps = t.add_constant(ms, eps, "eps", "ms_eps", "add eps", r"(m{+}\epsilon)", r"\epsilon")
+    ms_eps = t.add_constant(ms, eps, "eps", "ms_eps", "add eps", "v", r"\epsilon")
     rrms = t.rsqrt(ms_eps, "rrms", "rsqrt", "r")
     x_hat = t.mul(x, rrms, "x_hat", "normalise", r"\hat{x}", over_b=over)
     _affine(t, x_hat, g, None, over_params)

@@ -57,6 +57,13 @@ class Node:
     def is_leaf(self):
         return self.fn is None
 
+    def share(self, name):
+        """The share of this node's gradient that backward sent to its input ``name``."""
+        for source, share in self.shares:
+            if source.name == name:
+                return share
+        raise KeyError(f"{self.name} sent no share to {name!r}; its inputs: {[e.source.name for e in self.edges]}")
+
 
 class Tape:
     """A list of nodes in forward order; the builders below append one node per elementary step."""
