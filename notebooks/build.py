@@ -79,13 +79,21 @@ def kernel_env():
 
 
 def execute(nb, timeout=120):
-    """Run every cell top to bottom in a fresh kernel of this interpreter; raises on any error."""
+    """Run every cell top to bottom in a fresh kernel of this interpreter; raises on any error.
+
+    The kernel is ipykernel's own ``python3`` spec, which runs ``sys.executable``: kernel specs
+    installed elsewhere (in the user's Jupyter folders) are not consulted, so the notebooks run
+    against exactly the interpreter and packages of the caller.
+    """
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
     from nbclient import NotebookClient
 
     saved = dict(os.environ)
     os.environ.update(kernel_env())  # the kernel process inherits it
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
                        resources={"metadata": {"path": str(HERE)}}).execute()
     finally:
         os.environ.clear()
