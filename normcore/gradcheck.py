@@ -85,7 +85,8 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     Parameters
     ----------
     module : Module
-        Any module with ``forward`` and ``backward``; its parameters should be float64.
+        Any module with ``forward`` and ``backward``. It is checked on a copy whose parameters
+        and floating-point buffers are cast to float64 (finite differences need the precision).
     *inputs : arrays
         The forward's inputs. Floating-point inputs are cast to float64 and checked; integer
         inputs (token ids, class targets) are passed through and not differentiated.
@@ -105,7 +106,7 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     inputs = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
               else np.asarray(x) for x in inputs]
     diff = [i for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)]
-    base = copy.deepcopy(module)
+    base = _in_float64(copy.deepcopy(module))
 
     # Analytic gradients, on a fresh copy.
     m = copy.deepcopy(base)
@@ -153,6 +154,18 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
         num = numerical(value, lambda: loss(inputs, pname, value))
         report.checks.append(_verdict(pname, analytic[pname], num, tol))
     return report
+
+
+def _in_float64(module):
+    """Cast every parameter and floating-point buffer to float64 (in place); returns the module."""
+    for p in module.parameters():
+        p.data, p.grad = p.data.astype(np.float64), p.grad.astype(np.float64)
+    for _, mod in module.named_modules():
+        buffers = mod.__dict__.get("_buffers", {})
+        for name, b in buffers.items():
+            if b is not None and np.issubdtype(b.dtype, np.floating):
+                mod.register_buffer(name, b.astype(np.float64))
+    return module
 
 
 def _verdict(name, analytic, numerical, tol):

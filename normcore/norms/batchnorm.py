@@ -39,6 +39,7 @@ class _BatchNorm(_Norm):
 
     _dims = ()  # allowed input ranks, set by subclasses
     _statistic_unit = "value per channel"
+    _unbatched_note = ""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  dtype=np.float64):
@@ -65,7 +66,7 @@ class _BatchNorm(_Norm):
 
     def _check_shape(self, x):
         if x.ndim not in self._dims:
-            dims = " or ".join(f"{d}D" for d in self._dims)
+            dims = " or ".join(f"{d}D" for d in self._dims) + self._unbatched_note
             raise ValueError(f"{type(self).__name__} expected {dims} input (got {x.ndim}D input)")
         if x.shape[1] != self.num_features:
             raise ValueError(
@@ -104,13 +105,17 @@ class _BatchNorm(_Norm):
 
     def _update_running_stats(self, mean, var, n):
         """running = (1 - m) * running + m * batch, with the unbiased variance var * n / (n - 1)."""
-        self.num_batches_tracked += 1
-        m = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        m = self._next_momentum()
         # mean and var have kept dims; average any per-sample statistics (InstanceNorm) over N.
         batch_mean = mean.reshape(-1, self.num_features).mean(axis=0)
         batch_var = var.reshape(-1, self.num_features).mean(axis=0) * (n / (n - 1))
         self.running_mean[...] = (1 - m) * self.running_mean + m * batch_mean
         self.running_var[...] = (1 - m) * self.running_var + m * batch_var
+
+    def _next_momentum(self):
+        """Count this batch and return its weight m: momentum, or 1 / num_batches_tracked."""
+        self.num_batches_tracked += 1
+        return 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
 
     def _normalize_backward(self, dx_hat, x_hat, stats):
         rstd, axes = stats

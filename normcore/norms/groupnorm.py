@@ -76,11 +76,16 @@ class _InstanceNorm(_BatchNorm):
     This is GroupNorm with one channel per group. With ``track_running_stats=True`` it keeps
     BatchNorm's running statistics (the per-instance statistics averaged over the batch,
     unbiased variance) and uses them in evaluation. Defaults follow PyTorch: ``affine=False``,
-    ``track_running_stats=False``. An unbatched input (C, *spatial) is accepted. Unlike
+    ``track_running_stats=False``. As in PyTorch, ``num_batches_tracked`` stays 0 and
+    ``momentum=None`` leaves the running statistics unchanged. An unbatched input (C, *spatial) is accepted. Unlike
     PyTorch, which only warns, a channel count other than ``num_features`` raises.
     """
 
     _statistic_unit = "spatial element"
+
+    @property
+    def _unbatched_note(self):
+        return f" or unbatched {min(self._dims) - 1}D"
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
                  dtype=np.float64):
@@ -88,6 +93,10 @@ class _InstanceNorm(_BatchNorm):
 
     def _stat_axes(self, x):
         return tuple(range(2, x.ndim))
+
+    def _next_momentum(self):
+        # As in PyTorch: InstanceNorm never counts batches, and momentum=None means m = 0.
+        return 0.0 if self.momentum is None else self.momentum
 
     def forward(self, x):
         x = float_input(x, type(self).__name__)

@@ -1,0 +1,151 @@
+"""The autograd-free stack: Parameter, Module bookkeeping, Sequential, state dicts."""
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore.zoo import randomize_parameters
+
+
+class Scale(nc.Module):
+    """y = x * w, to test the stack without a norm in the way."""
+
+    def __init__(self, n):
+        self.w = nc.Parameter(np.arange(1.0, n + 1))
+
+    def forward(self, x):
+        self._cache = x
+        return x * self.w.data
+
+    def backward(self, dy):
+        x = self._cached()
+        self.w.grad += (dy * x).sum(axis=0)
+        return dy * self.w.data
+
+
+def test_parameter_grad_starts_at_zero_and_matches_shape_and_dtype():
+    p = nc.Parameter(np.ones((2, 3)), dtype=np.float32)
+    assert p.grad.shape == (2, 3) and p.grad.dtype == np.float32 and not p.grad.any()
+    with pytest.raises(TypeError, match="floating point"):
+        nc.Parameter(np.arange(3), dtype=np.int64)
+
+
+def test_parameters_and_named_parameters_in_registration_order():
+    seq = nc.Sequential(nc.LayerNorm(3), Scale(3), nc.BatchNorm1d(3))
+    names = [n for n, _ in seq.named_parameters()]
+    assert names == ["0.weight", "0.bias", "1.w", "2.weight", "2.bias"]
+    assert len(seq.parameters()) == 5
+
+
+def test_shared_parameter_is_listed_once():
+    a, b = Scale(3), Scale(3)
+    b.w = a.w
+    seq = nc.Sequential(a, b)
+    assert [n for n, _ in seq.named_parameters()] == ["0.w"]
+
+
+def test_sequential_backward_runs_children_in_reverse_and_accumulates():
+    rng = np.random.default_rng(0)
+    seq = nc.Sequential(Scale(4), nc.LayerNorm(4), Scale(4))
+    for p in seq.parameters():
+        p.data[...] = rng.standard_normal(p.shape)
+    x = rng.standard_normal((3, 4))
+    report = nc.gradcheck(seq, x)
+    assert report.passed, report
+    # A second backward without zero_grad doubles every parameter gradient.
+    seq.zero_grad()
+    seq(x)
+    dy = rng.standard_normal((3, 4))
+    seq.backward(dy)
+    once = [p.grad.copy() for p in seq.parameters()]
+    seq.backward(dy)
+    for g1, p in zip(once, seq.parameters()):
+        np.testing.assert_allclose(p.grad, 2 * g1)
+    seq.zero_grad()
+    assert all(not p.grad.any() for p in seq.parameters())
+
+
+def test_parameter_used_twice_gets_both_shares():
+    a, b = Scale(3), Scale(3)
+    b.w = a.w  # one Parameter in two modules (weight tying)
+    seq = nc.Sequential(a, b)  # y = x * w * w, dy/dw = 2 x w
+    x = np.ones((1, 3))
+    seq(x)
+    seq.backward(np.ones((1, 3)))
+    np.testing.assert_allclose(a.w.grad, 2 * a.w.data)
+
+
+def test_train_and_eval_recurse_and_return_the_module():
+    seq = nc.Sequential(nc.BatchNorm1d(2), nc.Sequential(nc.Dropout(0.5)))
+    assert seq.eval() is seq
+    assert all(not m.training for _, m in seq.named_modules())
+    assert seq.train() is seq
+    assert all(m.training for _, m in seq.named_modules())
+
+
+def test_state_dict_keys_and_order_follow_pytorch():
+    bn = nc.BatchNorm1d(3)
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    assert list(nc.BatchNorm1d(3, affine=False).state_dict()) == ["running_mean", "running_var",
+                                                                  "num_batches_tracked"]
+    assert list(nc.BatchNorm1d(3, track_running_stats=False).state_dict()) == ["weight", "bias"]
+    assert list(nc.LayerNorm(3, bias=False).state_dict()) == ["weight"]
+    assert list(nc.RMSNorm(3).state_dict()) == ["weight"]
+    assert nc.Dropout().state_dict() == {} and nc.InstanceNorm1d(3).state_dict() == {}
+    sd = nc.Sequential(nc.LayerNorm(2), nc.GroupNorm(1, 2)).state_dict()
+    assert list(sd) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    nbt = bn.state_dict()["num_batches_tracked"]
+    assert nbt.shape == () and nbt.dtype == np.int64
+
+
+def test_state_dict_round_trip_and_copies():
+    rng = np.random.default_rng(1)
+    bn = nc.BatchNorm1d(3)
+    bn(rng.standard_normal((5, 3)))
+    sd = bn.state_dict()
+    sd["running_mean"][0] = 123.0  # a copy: the layer is not changed
+    assert bn.running_mean[0] != 123.0
+    other = nc.BatchNorm1d(3).load_state_dict(sd)
+    assert other.running_mean[0] == 123.0
+    np.testing.assert_array_equal(other.running_var, bn.running_var)
+    assert int(other.num_batches_tracked) == 1
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda sd: sd.pop("bias"), KeyError, "missing keys \\['bias'\\]"),
+    (lambda sd: sd.update(extra=np.zeros(1)), KeyError, "unexpected keys \\['extra'\\]"),
+    (lambda sd: sd.update(running_var=np.ones(4)), ValueError, "'running_var' expected shape \\(3,\\), got \\(4,\\)"),
+])
+def test_load_state_dict_rejects_bad_entries_and_loads_nothing(change, error, message):
+    bn = nc.BatchNorm1d(3)
+    sd = {k: v + 7 if k != "num_batches_tracked" else v + 1 for k, v in bn.state_dict().items()}
+    change(sd)
+    before = bn.state_dict()
+    with pytest.raises(error, match=message):
+        bn.load_state_dict(sd)
+    for k, v in bn.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])
+
+
+def test_backward_before_forward_is_a_clear_error():
+    for layer in [nc.LayerNorm(3), nc.RMSNorm(3), nc.BatchNorm1d(3), nc.GroupNorm(1, 3), nc.Dropout(),
+                  nc.InstanceNorm1d(3), nc.Sequential(nc.LayerNorm(3))]:
+        with pytest.raises(RuntimeError, match="before forward"):
+            layer.backward(np.ones((2, 3, 4)))
+
+
+def test_repr_reads_like_pytorch():
+    assert repr(nc.LayerNorm(4)) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)"
+    assert "(0): BatchNorm1d(3" in repr(nc.Sequential(nc.BatchNorm1d(3)))
+
+
+def test_gradcheck_leaves_the_module_alone_and_checks_float32_layers_in_float64():
+    rng = np.random.default_rng(3)
+    bn = nc.BatchNorm1d(3, dtype=np.float32)
+    randomize_parameters(bn, rng)
+    before = bn.state_dict()
+    report = nc.gradcheck(bn, rng.standard_normal((4, 3)).astype(np.float32))
+    assert report.passed, report
+    assert bn.gamma.data.dtype == np.float32 and int(bn.num_batches_tracked) == 0
+    for k, v in bn.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])

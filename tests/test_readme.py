@@ -1,0 +1,27 @@
+"""The README's commands and example stay true."""
+
+import pathlib
+import re
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def bash_blocks():
+    return re.findall(r"```bash\n(.*?)```", README, flags=re.S)
+
+
+def test_ci_runs_the_readme_test_command():
+    test_command = [line for line in bash_blocks()[1].splitlines() if line and not line.startswith("#")]
+    assert len(test_command) == 1 and "pytest" in test_command[0]
+    assert test_command[0] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_ten_line_example_runs():
+    code = re.search(r"## Ten lines\n\n```python\n(.*?)```", README, flags=re.S).group(1)
+    assert len(code.strip().splitlines()) <= 11
+    namespace = {}
+    exec(compile(code, "README example", "exec"), namespace)
+    np.testing.assert_allclose(namespace["dx"].sum(axis=-1), 0, atol=1e-12)
