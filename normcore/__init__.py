@@ -13,6 +13,12 @@ from .module import Module, Parameter, Sequential
 from .norms import (BatchNorm1d, BatchNorm2d, Dropout, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                     LayerNorm, RMSNorm)
 
+from . import nn, optim, tasks
+from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Embedding, FeedForward, Linear, MSELoss,
+                 PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh, TinyTransformer, TransformerBlock)
+from .optim import SGD, Adam, AdamW, clip_grad_norm
+from .train import fit
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -20,4 +26,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",
+    "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Embedding",
+    "PositionalEmbedding", "CausalSelfAttention", "FeedForward", "TransformerBlock", "TinyTransformer",
+    "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
 ]

@@ -72,6 +72,73 @@ def norm_cases(seed=0):
     return cases
 
 
+def perturb_parameters(module, rng, scale=0.5):
+    """Add N(0, scale**2) noise to every parameter (in place); returns the module.
+
+    For deep stacks this beats ``randomize_parameters``: the layers keep their initialised
+    scale (so softmax and the residual stream do not saturate, which would make gradients too
+    small to measure against rounding), while gamma, beta and the biases move away from the
+    ones and zeros they start at.
+    """
+    for p in module.parameters():
+        p.data += scale * rng.standard_normal(p.shape)
+    return module
+
+
+class FixedTarget(Module):
+    """``loss(pred, target)`` with the target held fixed, so only ``pred`` is differentiated."""
+
+    def __init__(self, loss, target):
+        self.loss, self.target = loss, target
+
+    def forward(self, pred):
+        return self.loss(pred, self.target)
+
+    def backward(self, dloss):
+        return self.loss.backward(dloss)
+
+
+def transformer_cases(seed=0):
+    """The Transformer stack: Linear, activations, embeddings, attention, feed-forward, every
+    block position with both norms, a 2-block model, and the losses. Sizes are tiny so that
+    central differences over every parameter stay fast."""
+    from . import nn  # the layers above the norms
+
+    rng = np.random.default_rng(seed)
+    x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
+    ids = lambda high, *shape: rng.integers(0, high, shape)  # noqa: E731
+    cases = [
+        Case("Linear (N,in)", nn.Linear(4, 3, rng=seed), (x(5, 4),)),
+        Case("Linear (B,T,in) no bias", nn.Linear(3, 2, bias=False, rng=seed), (x(2, 3, 3),)),
+        Case("ReLU", nn.ReLU(), (x(3, 5),)),
+        Case("GELU (tanh)", nn.GELU(), (x(3, 5),)),
+        Case("Sigmoid", nn.Sigmoid(), (x(3, 5),)),
+        Case("Tanh", nn.Tanh(), (x(3, 5),)),
+        Case("Softmax axis=-1", nn.Softmax(), (x(3, 5),)),
+        Case("Softmax axis=0", nn.Softmax(axis=0), (x(3, 4, 2),)),
+        Case("Embedding repeated ids", nn.Embedding(5, 3, rng=seed), (np.array([[1, 3, 1], [1, 0, 4]]),)),
+        Case("PositionalEmbedding", nn.PositionalEmbedding(5, 3, rng=seed), (x(2, 4, 3),)),
+        Case("CausalSelfAttention H=2", nn.CausalSelfAttention(4, 2, rng=seed), (x(2, 3, 4),)),
+        Case("FeedForward gelu", nn.FeedForward(3, 5, rng=seed), (x(2, 2, 3),)),
+        Case("FeedForward relu", nn.FeedForward(3, 5, activation="relu", rng=seed), (x(2, 2, 3),)),
+    ]
+    for position in ("pre", "post", "deepnorm", "none"):
+        for norm in ("layernorm", "rmsnorm"):
+            if position == "none" and norm == "rmsnorm":
+                continue  # no norm: the same block as with layernorm
+            block = nn.TransformerBlock(4, 2, 6, norm=norm, position=position, n_layers=2, rng=seed)
+            cases.append(Case(f"TransformerBlock {position} {norm}", block, (x(2, 3, 4),)))
+    cases += [
+        Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed), (x(2, 3, 4),)),
+        Case("TinyTransformer 2 blocks pre", nn.TinyTransformer(5, 4, 2, 2, 4, d_ff=6, rng=seed), (ids(5, 2, 3),)),
+        Case("CrossEntropyLoss ignore_index", nn.CrossEntropyLoss(), (x(2, 3, 4), np.array([[0, 3, -100], [2, 1, 3]]))),
+        Case("MSELoss", FixedTarget(nn.MSELoss(), x(3, 4)), (x(3, 4),)),
+    ]
+    for c in cases:
+        perturb_parameters(c.module, rng)
+    return cases
+
+
 def all_cases(seed=0):
     """Every case ``normcore gradcheck`` runs."""
-    return norm_cases(seed)
+    return norm_cases(seed) + transformer_cases(seed)

@@ -1,0 +1,101 @@
+"""``Embedding`` (a lookup table for integer ids) and the learned ``PositionalEmbedding``."""
+
+import numpy as np
+
+from .._array import check_upstream, float_input, make_rng, sum_to_shape
+from ..module import Module, Parameter
+
+
+def index_input(idx, size, who, what="index", allowed=None):
+    """Return ``idx`` as an integer array, or raise if it is not integer or not in [0, size).
+
+    ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).
+    """
+    idx = np.asarray(idx)
+    if not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError(f"{who} expects integer {what}s, got dtype {idx.dtype}")
+    bad = (idx < 0) | (idx >= size)
+    if allowed is not None:
+        bad &= idx != allowed
+    if np.any(bad):
+        raise ValueError(
+            f"{who}: every {what} must lie in [0, {size}) for a vocabulary of size {size}, "
+            f"got {idx[bad].ravel()[0]}" + ("" if allowed is None else f" (or {allowed}, ignored)")
+        )
+    return idx
+
+
+class Embedding(Module):
+    r"""A learned lookup table: row ``i`` of ``weight`` is the vector of token id ``i``.
+
+    Shapes: idx integer (*), weight (num_embeddings, dim), y (*, dim)::
+
+        y[...] = weight[idx[...]]
+        dweight[i] = sum of dy[...] over every position where idx[...] == i
+
+    The backward is a scatter-add, ``np.add.at(dweight, idx, dy)``: a token that appears twice
+    receives both gradients. (``dweight[idx] += dy`` would be wrong: with repeated indices
+    NumPy's buffered fancy assignment keeps only one of them.) The integer input has no
+    gradient; ``backward`` returns None. ``weight`` starts N(0, std**2), std=1 as in
+    PyTorch. Cache: idx.
+    """
+
+    def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
+        if num_embeddings < 1 or dim < 1:
+            raise ValueError(f"Embedding needs num_embeddings >= 1 and dim >= 1, got {num_embeddings}, {dim}")
+        self.num_embeddings, self.dim = int(num_embeddings), int(dim)
+        self.weight = Parameter(make_rng(rng).normal(0.0, std, (self.num_embeddings, self.dim)), dtype=dtype)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.dim}"
+
+    def forward(self, idx):
+        idx = index_input(idx, self.num_embeddings, "Embedding", "id")
+        self._cache = idx
+        return self.weight.data[idx]  # (*, dim)
+
+    def backward(self, dy):
+        idx = self._cached()
+        dy = check_upstream(dy, idx.shape + (self.dim,), "Embedding")
+        np.add.at(self.weight.grad, idx, dy)  # (num_embeddings, dim); repeated ids accumulate
+        return None
+
+
+class PositionalEmbedding(Module):
+    r"""Learned absolute positions: add row t of ``weight`` to the vector at position t.
+
+    Shapes: x (*, T, dim) with T <= max_len, weight (max_len, dim), y like x::
+
+        y[..., t, :] = x[..., t, :] + weight[t]
+        dx = dy
+        dweight[t] = sum over the leading axes of dy[..., t, :]    (rows t >= T get nothing)
+
+    It is what ``torch.nn.Embedding(max_len, dim)`` applied to ``arange(T)`` and added to x
+    computes. ``weight`` starts N(0, std**2). Cache: the input's shape.
+    """
+
+    def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
+        if max_len < 1 or dim < 1:
+            raise ValueError(f"PositionalEmbedding needs max_len >= 1 and dim >= 1, got {max_len}, {dim}")
+        self.max_len, self.dim = int(max_len), int(dim)
+        self.weight = Parameter(make_rng(rng).normal(0.0, std, (self.max_len, self.dim)), dtype=dtype)
+
+    def extra_repr(self):
+        return f"{self.max_len}, {self.dim}"
+
+    def forward(self, x):
+        x = float_input(x, "PositionalEmbedding")
+        if x.ndim < 2 or x.shape[-1] != self.dim:
+            raise ValueError(f"PositionalEmbedding expects input of shape (*, T, {self.dim}), got {x.shape}")
+        T = x.shape[-2]
+        if T > self.max_len:
+            raise ValueError(f"sequence length T={T} exceeds max_len={self.max_len} of the positional embedding")
+        self._cache = x.shape
+        return x + self.weight.data[:T].astype(x.dtype, copy=False)
+
+    def backward(self, dy):
+        shape = self._cached()
+        dy = check_upstream(dy, shape, "PositionalEmbedding")
+        T = shape[-2]
+        self.weight.grad[:T] += sum_to_shape(dy, (T, self.dim))  # (T, dim)
+        return dy

@@ -1,0 +1,104 @@
+"""``Linear``: the fully connected layer, and the weight initialisations it offers."""
+
+import math
+
+import numpy as np
+
+from .._array import check_upstream, compute_dtype, float_input, make_rng
+from ..module import Module, Parameter
+
+INITS = ("xavier", "xavier_normal", "kaiming", "kaiming_uniform", "torch")
+
+
+def init_weight(fan_out, fan_in, init="xavier", gain=1.0, rng=None):
+    """A (fan_out, fan_in) weight drawn by the named scheme and scaled by ``gain``::
+
+        init                 distribution                                        variance
+        "xavier"             U(-a, a),   a = gain * sqrt(6 / (fan_in + fan_out))     gain**2 * 2 / (fan_in + fan_out)
+        "xavier_normal"      N(0, s**2), s = gain * sqrt(2 / (fan_in + fan_out))     the same
+        "kaiming"            N(0, s**2), s = gain * sqrt(2 / fan_in)                 gain**2 * 2 / fan_in
+        "kaiming_uniform"    U(-a, a),   a = gain * sqrt(6 / fan_in)                 the same
+        "torch"              U(-a, a),   a = gain / sqrt(fan_in)                     gain**2 / (3 * fan_in)
+
+    Xavier (Glorot and Bengio, 2010) keeps the variance of activations and of gradients about
+    constant through a linear layer; Kaiming (He et al., 2015) doubles it to make up for the half
+    of the units a ReLU zeroes (the factor 2 is PyTorch's ``calculate_gain("relu")``, built in
+    here). ``"torch"`` is what ``torch.nn.Linear`` draws by default. ``gain`` rescales any of
+    them; DeepNorm uses it to shrink some projections by beta = (8N)**(-1/4).
+    """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    rng = make_rng(rng)
+    shape = (fan_out, fan_in)
+    if init == "xavier":
+        a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    elif init == "kaiming_uniform":
+        a = gain * math.sqrt(6.0 / fan_in)
+    elif init == "torch":
+        a = gain / math.sqrt(fan_in)
+    elif init == "xavier_normal":
+        return rng.normal(0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), shape)
+    else:  # kaiming
+        return rng.normal(0.0, gain * math.sqrt(2.0 / fan_in), shape)
+    return rng.uniform(-a, a, shape)
+
+
+class Linear(Module):
+    r"""Fully connected layer: ``y = x W^T + b`` on the last axis.
+
+    Shapes: x (*, in_features), W = ``weight`` (out_features, in_features), b = ``bias``
+    (out_features,), y (*, out_features). Forward and backward, with N = prod(*) rows::
+
+        y  = x @ W.T + b                   (*, out)
+        dW = dy.reshape(N, out).T @ x.reshape(N, in)     (out, in)   summed over all rows
+        db = sum over rows of dy           (out,)
+        dx = dy @ W                        (*, in)
+
+    ``init`` names the weight distribution (see ``init_weight``: "xavier" (default),
+    "xavier_normal", "kaiming", "kaiming_uniform", "torch") and ``gain`` scales it. The bias
+    starts at zero, except with ``init="torch"`` where it is U(-1/sqrt(in), 1/sqrt(in)) as in
+    PyTorch. ``rng`` is None, an int seed or a ``np.random.Generator``. Parameter names and
+    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: x.
+    """
+
+    def __init__(self, in_features, out_features, bias=True, init="xavier", gain=1.0, rng=None,
+                 dtype=np.float64):
+        for name, n in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(n, (int, np.integer)) or n < 1:
+                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.init, self.gain = init, float(gain)
+        rng = make_rng(rng)
+        self.weight = Parameter(init_weight(self.out_features, self.in_features, init, gain, rng), dtype=dtype)
+        if bias:
+            bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
+            self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
+        else:
+            self.bias = None
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+    def forward(self, x):
+        x = float_input(x, "Linear")
+        if x.ndim < 1 or x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"Linear({self.in_features}, {self.out_features}) expects input of shape "
+                f"(*, {self.in_features}), got {x.shape}"
+            )
+        xc = x.astype(compute_dtype(x.dtype), copy=False)
+        y = xc @ self.weight.data.astype(xc.dtype, copy=False).T  # (*, out)
+        if self.bias is not None:
+            y = y + self.bias.data.astype(xc.dtype, copy=False)
+        self._cache = (xc, x.dtype)
+        return y.astype(x.dtype, copy=False)
+
+    def backward(self, dy):
+        x, in_dtype = self._cached()
+        dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), "Linear").astype(x.dtype, copy=False)
+        dy_rows = dy.reshape(-1, self.out_features)  # (N, out)
+        self.weight.grad += dy_rows.T @ x.reshape(-1, self.in_features)  # (out, in)
+        if self.bias is not None:
+            self.bias.grad += dy_rows.sum(axis=0)  # (out,)
+        dx = dy @ self.weight.data.astype(x.dtype, copy=False)  # (*, in)
+        return dx.astype(in_dtype, copy=False)

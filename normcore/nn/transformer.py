@@ -1,0 +1,197 @@
+"""The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
+small decoder-only language model built from them."""
+
+import numpy as np
+
+from .._array import check_upstream, float_input, make_rng
+from ..module import Module, Sequential
+from ..norms import Dropout, LayerNorm, RMSNorm
+from .activations import ACTIVATIONS
+from .attention import CausalSelfAttention
+from .embedding import Embedding, PositionalEmbedding, index_input
+from .linear import Linear
+
+NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+POSITIONS = ("pre", "post", "deepnorm", "none")
+
+
+class FeedForward(Module):
+    r"""The position-wise feed-forward sub-layer: expand, activate, project back.
+
+    Shapes: x (*, d_model), h (*, d_ff), y (*, d_model)::
+
+        h  = act(x W1^T + b1)            fc1, act
+        y  = h W2^T + b2                 fc2
+        backward: dx = fc1.backward(act.backward(fc2.backward(dy)))
+
+    ``activation`` is "gelu" (tanh approximation, default), "relu", "tanh" or "sigmoid";
+    ``gain`` scales the initialisation of both projections (DeepNorm's beta).
+    """
+
+    def __init__(self, d_model, d_ff, activation="gelu", bias=True, init="xavier", gain=1.0, rng=None,
+                 dtype=np.float64):
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        rng = make_rng(rng)
+        self.fc1 = Linear(d_model, d_ff, bias, init, gain, rng, dtype)
+        self.act = ACTIVATIONS[activation]()
+        self.fc2 = Linear(d_ff, d_model, bias, init, gain, rng, dtype)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+    def backward(self, dy):
+        return self.fc1.backward(self.act.backward(self.fc2.backward(dy)))
+
+
+def deepnorm_constants(n_layers):
+    """DeepNet's constants for a decoder-only stack of N blocks: alpha = (2N)**(1/4), beta = (8N)**(-1/4).
+
+    alpha up-weights the residual branch x inside the norm, Norm(alpha * x + F(x)); beta
+    shrinks the initialisation of the feed-forward and of the attention value and output
+    projections. Together they bound how much one update can change the output, which lets
+    Post-Norm-style blocks train at depths where plain Post-Norm diverges (Wang et al., 2022).
+    """
+    return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
+
+
+class TransformerBlock(Module):
+    r"""A Transformer block: causal self-attention then a feed-forward, each wrapped with a residual
+    connection and a norm placed by ``position``.
+
+    For each sub-layer F (first ``attn`` with ``norm1``, then ``ffn`` with ``norm2``), with
+    ``drop`` the residual dropout applied to F's output::
+
+        position     forward                               backward (dy = dL/dy)
+        "pre"        y = x + drop(F(Norm(x)))              dx = dy + Norm'(F'(drop'(dy)))
+        "post"       y = Norm(x + drop(F(x)))              dz = Norm'(dy);  dx = dz + F'(drop'(dz))
+        "deepnorm"   y = Norm(alpha * x + drop(F(x)))      dz = Norm'(dy);  dx = alpha * dz + F'(drop'(dz))
+        "none"       y = x + drop(F(x))                    dx = dy + F'(drop'(dy))
+
+    where G'(g) is G's backward applied to the gradient g. In Pre-Norm the identity path
+    x -> y carries dy to the input untouched; in Post-Norm and DeepNorm every gradient first
+    goes through the norm's backward, after the residual add. DeepNorm uses alpha = (2N)**(1/4)
+    and initialises the feed-forward and the attention value and output projections with gain
+    beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm").
+
+    Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
+    or "rmsnorm". Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
+    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
+    """
+
+    def __init__(self, d_model, n_heads, d_ff=None, norm="layernorm", position="pre", dropout=0.0,
+                 n_layers=None, rng=None, dtype=np.float64):
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {sorted(NORMS)}, got {norm!r}")
+        if position not in POSITIONS:
+            raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
+        if position == "deepnorm" and (n_layers is None or n_layers < 1):
+            raise ValueError(f"position='deepnorm' needs n_layers, the number of blocks N >= 1, got {n_layers}")
+        self.d_model, self.position, self.norm_kind, self.n_layers = int(d_model), position, norm, n_layers
+        self.d_ff = 4 * self.d_model if d_ff is None else int(d_ff)
+        self.alpha, beta = deepnorm_constants(n_layers) if position == "deepnorm" else (1.0, 1.0)
+        rng = make_rng(rng)
+        if position != "none":
+            self.norm1 = NORMS[norm](self.d_model, dtype=dtype)
+        self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
+        if position != "none":
+            self.norm2 = NORMS[norm](self.d_model, dtype=dtype)
+        self.ffn = FeedForward(self.d_model, self.d_ff, gain=beta, rng=rng, dtype=dtype)
+        self.drop1 = Dropout(dropout, rng=rng)
+        self.drop2 = Dropout(dropout, rng=rng)
+
+    def extra_repr(self):
+        return f"position={self.position!r}, norm={self.norm_kind!r}"
+
+    def _sublayers(self):
+        """(F, Norm, drop) for the two sub-layers, in forward order."""
+        norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
+        return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
+
+    def _residual(self, x, f, norm, drop):
+        if self.position == "pre":
+            return x + drop(f(norm(x)))
+        if self.position == "none":
+            return x + drop(f(x))
+        return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
+
+    def _residual_backward(self, dy, f, norm, drop):
+        if self.position == "pre":
+            return dy + norm.backward(f.backward(drop.backward(dy)))  # (B, T, C)
+        if self.position == "none":
+            return dy + f.backward(drop.backward(dy))  # (B, T, C)
+        dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
+        return self.alpha * dz + f.backward(drop.backward(dz))  # (B, T, C)
+
+    def forward(self, x):
+        x = float_input(x, "TransformerBlock")
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
+        self._cache = x.shape
+        for f, norm, drop in self._sublayers():
+            x = self._residual(x, f, norm, drop)
+        return x
+
+    def backward(self, dy):
+        dy = check_upstream(dy, self._cached(), "TransformerBlock")
+        for f, norm, drop in reversed(self._sublayers()):
+            dy = self._residual_backward(dy, f, norm, drop)
+        return dy
+
+
+class TinyTransformer(Module):
+    r"""A small decoder-only Transformer language model: integer tokens in, next-token logits out.
+
+    Shapes: tokens (B, T) integers in [0, vocab_size), T <= max_len; logits (B, T, vocab_size)::
+
+        x = tok_emb(tokens)                  (B, T, d_model)   Embedding
+        x = pos_emb(x)                       (B, T, d_model)   x + learned position vectors
+        x = blocks(x)                        (B, T, d_model)   n_layers TransformerBlocks
+        x = norm_f(x)                        (B, T, d_model)   only for position="pre"
+        logits = head(x)                     (B, T, vocab_size)
+
+    ``backward(dlogits)`` runs the same steps in reverse and accumulates every parameter's
+    gradient; the integer tokens have none, so it returns None. A Pre-Norm stack needs the
+    final norm because its residual stream is never normalised otherwise; Post-Norm and
+    DeepNorm blocks already end in a norm. ``model.blocks`` is a ``Sequential`` whose children
+    are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
+    """
+
+    def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
+                 position="pre", dropout=0.0, rng=None, dtype=np.float64):
+        if n_layers < 1:
+            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        self.vocab_size, self.max_len = int(vocab_size), int(max_len)
+        self.position = position
+        rng = make_rng(rng)
+        self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype)
+        self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype)
+        self.blocks = Sequential(*[
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype)
+            for _ in range(n_layers)
+        ])
+        if position == "pre":
+            self.norm_f = NORMS[norm](d_model, dtype=dtype)
+        self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
+
+    def _stages(self):
+        """The modules a forward pass runs through, in order."""
+        return [m for m in (self.tok_emb, self.pos_emb, self.blocks, getattr(self, "norm_f", None), self.head)
+                if m is not None]
+
+    def forward(self, tokens):
+        tokens = np.asarray(tokens)
+        if tokens.ndim != 2:
+            raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
+        index_input(tokens, self.vocab_size, "TinyTransformer", "token id")
+        if tokens.shape[1] > self.max_len:
+            raise ValueError(f"sequence length T={tokens.shape[1]} exceeds max_len={self.max_len}")
+        x = tokens
+        for m in self._stages():
+            x = m(x)
+        return x  # (B, T, vocab_size)
+
+    def backward(self, dlogits):
+        for m in reversed(self._stages()):
+            dlogits = m.backward(dlogits)
+        return None  # tok_emb.backward returned None: integer tokens have no gradient

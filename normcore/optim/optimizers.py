@@ -1,0 +1,150 @@
+"""SGD, Adam and AdamW with PyTorch's update rules, and clipping by the global gradient norm.
+
+An optimizer holds a list of ``Parameter`` and updates ``p.data`` in place from ``p.grad`` on
+``step()``. ``lr`` is a plain attribute, so a schedule can set it before each step.
+"""
+
+import numpy as np
+
+from ..module import Module, Parameter
+
+
+def _param_list(params, who):
+    """A Module's parameters, or a list of Parameter without repeats, in order."""
+    if isinstance(params, Module):
+        return params.parameters()
+    out, seen = [], set()
+    for i, p in enumerate(params):
+        if not isinstance(p, Parameter):
+            raise TypeError(f"{who} takes Parameters (e.g. model.parameters()), got {type(p).__name__} at position {i}")
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    if not out:
+        raise ValueError(f"{who} got an empty parameter list")
+    return out
+
+
+def grad_norm(params):
+    """The global gradient norm sqrt(sum over every parameter of sum(grad**2))."""
+    return float(np.sqrt(sum(float(np.sum(np.square(p.grad, dtype=np.float64))) for p in _param_list(params, "grad_norm"))))
+
+
+def clip_grad_norm(params, max_norm):
+    """Scale every gradient by max_norm / (total_norm + 1e-6) when that is below 1; return total_norm.
+
+    total_norm is the global norm before clipping (as ``torch.nn.utils.clip_grad_norm_``
+    returns it). Clipping rescales all gradients together, so the update keeps its direction.
+    """
+    params = _param_list(params, "clip_grad_norm")
+    if max_norm <= 0:
+        raise ValueError(f"max_norm must be positive, got {max_norm}")
+    total = grad_norm(params)
+    coef = max_norm / (total + 1e-6)
+    if coef < 1.0:
+        for p in params:
+            p.grad *= coef
+    return total
+
+
+class Optimizer:
+    """Bookkeeping shared by the optimizers: the parameter list, ``lr``, the step count, state."""
+
+    def __init__(self, params, lr, weight_decay=0.0):
+        name = type(self).__name__
+        if lr < 0:
+            raise ValueError(f"{name}: lr must be >= 0, got {lr}")
+        if weight_decay < 0:
+            raise ValueError(f"{name}: weight_decay must be >= 0, got {weight_decay}")
+        self.params = _param_list(params, name)
+        self.lr = float(lr)
+        self.weight_decay = float(weight_decay)
+        self.step_count = 0
+        self.state = [{} for _ in self.params]
+
+    def zero_grad(self):
+        """Reset the gradient of every parameter to zero."""
+        for p in self.params:
+            p.grad[...] = 0
+
+    def step(self):
+        """Update every parameter once from its current gradient."""
+        self.step_count += 1
+        for p, state in zip(self.params, self.state):
+            self._update(p, p.grad, state)
+
+    def _update(self, p, g, state):
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent with momentum and (coupled) weight decay, as ``torch.optim.SGD``::
+
+        g   = grad + weight_decay * p
+        buf = g                        on the first step
+        buf = momentum * buf + g       afterwards           (momentum > 0 only)
+        p   = p - lr * buf             (p - lr * g without momentum)
+    """
+
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+        super().__init__(params, lr, weight_decay)
+        if momentum < 0:
+            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        self.momentum = float(momentum)
+
+    def _update(self, p, g, state):
+        g = g + self.weight_decay * p.data
+        if self.momentum:
+            state["buf"] = g.copy() if "buf" not in state else self.momentum * state["buf"] + g
+            g = state["buf"]
+        p.data -= self.lr * g
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``; t counts steps from 1::
+
+        g     = grad + weight_decay * p                     weight decay added to the gradient
+        m     = beta1 * m + (1 - beta1) * g                 first moment, starts at 0
+        v     = beta2 * v + (1 - beta2) * g**2              second moment, starts at 0
+        m_hat = m / (1 - beta1**t),  v_hat = v / (1 - beta2**t)    bias corrections
+        p     = p - lr * m_hat / (sqrt(v_hat) + eps)
+
+    With weight decay added to g, Adam divides the decay by sqrt(v_hat) too, so parameters
+    with large gradients are barely decayed; AdamW fixes that.
+    """
+
+    decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, lr, weight_decay)
+        if not all(0.0 <= b < 1.0 for b in betas):
+            raise ValueError(f"{type(self).__name__}: betas must lie in [0, 1), got {betas}")
+        self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
+
+    def _update(self, p, g, state):
+        beta1, beta2 = self.betas
+        t = self.step_count
+        if self.decoupled:
+            p.data *= 1.0 - self.lr * self.weight_decay
+        else:
+            g = g + self.weight_decay * p.data
+        m = state["m"] = beta1 * state.get("m", 0.0) + (1.0 - beta1) * g
+        v = state["v"] = beta2 * state.get("v", 0.0) + (1.0 - beta2) * g * g
+        m_hat = m / (1.0 - beta1**t)
+        v_hat = v / (1.0 - beta2**t)
+        p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov and Hutter, 2019), as ``torch.optim.AdamW``::
+
+        p = p * (1 - lr * weight_decay)          decay first, not through the gradient
+        then Adam's update with g = grad         (m, v, m_hat, v_hat as in ``Adam``)
+
+    The decay shrinks every weight by the same factor whatever its gradient history.
+    """
+
+    decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        super().__init__(params, lr, betas, eps, weight_decay)

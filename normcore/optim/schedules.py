@@ -1,0 +1,71 @@
+"""Learning-rate schedules: small callables ``schedule(step) -> lr``, with step counted from 0.
+
+    constant(lr)                                   lr
+    linear_warmup(lr, warmup)                      lr * min(1, (step + 1) / warmup)
+    warmup_inverse_sqrt(lr, warmup)                lr * min((step + 1) / warmup, sqrt(warmup / (step + 1)))
+    warmup_cosine(lr, warmup, total, min_lr=0)     linear warmup, then
+                                                   min_lr + (lr - min_lr) * (1 + cos(pi * progress)) / 2,
+                                                   progress = (step + 1 - warmup) / (total - warmup), at most 1
+
+Each reaches ``lr`` at step warmup - 1. Warmup matters most for Post-Norm: at initialisation
+its gradients near the output are large, and a full-size first step can throw it off.
+"""
+
+import math
+
+
+class Schedule:
+    """A named ``step -> lr`` function; ``repr`` gives the name, e.g. for a plot's legend."""
+
+    def __init__(self, name, fn):
+        self.name, self._fn = name, fn
+
+    def __call__(self, step):
+        if step < 0:
+            raise ValueError(f"schedule step must be >= 0, got {step}")
+        return float(self._fn(step))
+
+    def __repr__(self):
+        return self.name
+
+
+def _check_warmup(warmup):
+    if warmup < 1:
+        raise ValueError(f"warmup must be >= 1 step, got {warmup}")
+
+
+def _warmup_factor(step, warmup):
+    return min(1.0, (step + 1) / warmup)
+
+
+def constant(lr):
+    """lr at every step."""
+    return Schedule(f"constant(lr={lr:g})", lambda step: lr)
+
+
+def linear_warmup(lr, warmup):
+    """lr * min(1, (step + 1) / warmup): a linear ramp over ``warmup`` steps, then constant."""
+    _check_warmup(warmup)
+    return Schedule(f"linear_warmup(lr={lr:g}, warmup={warmup})", lambda step: lr * _warmup_factor(step, warmup))
+
+
+def warmup_inverse_sqrt(lr, warmup):
+    """Linear warmup, then lr * sqrt(warmup / (step + 1)) (the original Transformer's schedule)."""
+    _check_warmup(warmup)
+    return Schedule(f"warmup_inverse_sqrt(lr={lr:g}, warmup={warmup})",
+                    lambda step: lr * min((step + 1) / warmup, math.sqrt(warmup / (step + 1))))
+
+
+def warmup_cosine(lr, warmup, total, min_lr=0.0):
+    """Linear warmup, then a half cosine from lr down to min_lr, reached at step total - 1."""
+    _check_warmup(warmup)
+    if total <= warmup:
+        raise ValueError(f"warmup_cosine needs total > warmup, got total={total}, warmup={warmup}")
+
+    def fn(step):
+        if step < warmup:
+            return lr * _warmup_factor(step, warmup)
+        progress = min(1.0, (step + 1 - warmup) / (total - warmup))
+        return min_lr + (lr - min_lr) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return Schedule(f"warmup_cosine(lr={lr:g}, warmup={warmup}, total={total}, min_lr={min_lr:g})", fn)

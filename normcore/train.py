@@ -1,0 +1,110 @@
+"""The training loop: ``fit`` trains a model on a task and returns its per-step history as arrays."""
+
+import sys
+import time
+
+import numpy as np
+
+from .nn.losses import CrossEntropyLoss
+from .optim.optimizers import clip_grad_norm, grad_norm
+from .tasks import Task, token_accuracy
+
+
+class ProgressBar:
+    """A one-line text progress bar, redrawn in place at most every ``interval`` seconds."""
+
+    def __init__(self, total, stream=None, width=30, interval=0.1):
+        self.total, self.width, self.interval = total, width, interval
+        self.stream = sys.stderr if stream is None else stream
+        self.start = self._last = time.perf_counter()
+
+    def update(self, done, text=""):
+        now = time.perf_counter()
+        if done < self.total and now - self._last < self.interval:
+            return
+        self._last = now
+        filled = int(self.width * done / max(self.total, 1))
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {done}/{self.total} {now - self.start:5.1f}s {text}")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _block_params(model):
+    blocks = getattr(model, "blocks", None)
+    return [b.parameters() for b in blocks] if blocks is not None else []
+
+
+def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, progress=True,
+        loss_fn=None, batch_size=32, seed=0):
+    """Train ``model`` for ``steps`` optimizer steps; return the history as NumPy arrays.
+
+    Each step::
+
+        tokens, targets = next batch
+        optimizer.lr = schedule(step)              if a schedule is given
+        zero_grad; logits = model(tokens); loss = loss_fn(logits, targets)
+        model.backward(loss_fn.backward())
+        record the gradient norms (before clipping)
+        clip_grad_norm(params, clip)               if clip is given
+        optimizer.step()
+
+    Parameters
+    ----------
+    batches_or_task : Task or iterable of (tokens, targets)
+        A ``Task`` is sampled with ``batch_size`` and ``seed``; an iterable must supply at
+        least ``steps`` batches.
+    loss_fn : a loss module, default ``CrossEntropyLoss()``.
+    progress : bool
+        Draw a progress bar on stderr.
+
+    Returns
+    -------
+    dict of arrays: ``loss`` (steps,), ``accuracy`` (steps,) token accuracy on the training
+    batch (before the step; NaN for float targets), ``lr`` (steps,), ``grad_norm`` (steps,) the global gradient
+    norm, ``block_grad_norm`` (steps, n_blocks) the gradient norm of each ``model.blocks[i]``
+    (0 columns if the model has no ``blocks``), and ``seconds`` the wall time of the run.
+    A loss that turns NaN or inf is recorded as it is; training goes on.
+    """
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    loss_fn = CrossEntropyLoss() if loss_fn is None else loss_fn
+    batches = batches_or_task.batches(batch_size, seed) if isinstance(batches_or_task, Task) else iter(batches_or_task)
+    params = model.parameters()
+    blocks = _block_params(model)
+    history = {
+        "loss": np.zeros(steps), "accuracy": np.zeros(steps), "lr": np.zeros(steps),
+        "grad_norm": np.zeros(steps), "block_grad_norm": np.zeros((steps, len(blocks))),
+    }
+    bar = ProgressBar(steps) if progress else None
+    start = time.perf_counter()
+    model.train()
+    for step in range(steps):
+        try:
+            tokens, targets = next(batches)
+        except StopIteration:
+            raise ValueError(f"fit: the batches ran out after {step} of {steps} steps") from None
+        if schedule is not None:
+            optimizer.lr = schedule(step)
+        optimizer.zero_grad()
+        logits = model(tokens)
+        loss = float(loss_fn(logits, targets))
+        model.backward(loss_fn.backward())
+        history["loss"][step] = loss
+        history["accuracy"][step] = (token_accuracy(logits, targets, getattr(loss_fn, "ignore_index", -100))
+                                     if np.issubdtype(np.asarray(targets).dtype, np.integer) else np.nan)
+        history["lr"][step] = optimizer.lr
+        history["grad_norm"][step] = grad_norm(params)
+        history["block_grad_norm"][step] = [grad_norm(b) for b in blocks]
+        if clip is not None:
+            clip_grad_norm(params, clip)
+        optimizer.step()
+        if bar is not None:
+            bar.update(step + 1, f"loss {loss:.4f} lr {optimizer.lr:.2e}")
+    if bar is not None:
+        bar.close()
+    history["seconds"] = np.array(time.perf_counter() - start)
+    return history

@@ -1,0 +1,247 @@
+"""PyTorch as an oracle: attention, a block in every position, the whole model and the optimizers.
+
+The PyTorch modules below are written independently of normcore (attention through
+``F.scaled_dot_product_attention``), with the same parameter names, so normcore's state dict
+loads into them with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+import normcore as nc  # noqa: E402
+from normcore import optim  # noqa: E402
+from normcore.zoo import perturb_parameters  # noqa: E402
+
+torch.set_default_dtype(torch.float64)
+POSITIONS = ["pre", "post", "deepnorm", "none"]
+NORMS = ["layernorm", "rmsnorm"]
+
+
+class TorchAttention(torch.nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.q = torch.nn.Linear(d_model, d_model)
+        self.k = torch.nn.Linear(d_model, d_model, bias=False)
+        self.v = torch.nn.Linear(d_model, d_model)
+        self.o = torch.nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        heads = lambda t: t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)  # noqa: E731
+        a = F.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)), heads(self.v(x)), is_causal=True)
+        return self.o(a.transpose(1, 2).reshape(B, T, C))
+
+
+class TorchFeedForward(torch.nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d_model, d_ff)
+        self.act = torch.nn.GELU(approximate="tanh")
+        self.fc2 = torch.nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def torch_norm(kind, d):
+    return torch.nn.LayerNorm(d) if kind == "layernorm" else torch.nn.RMSNorm(d)
+
+
+class TorchBlock(torch.nn.Module):
+    def __init__(self, d_model, n_heads, d_ff, norm, position, n_layers):
+        super().__init__()
+        self.position = position
+        self.alpha = (2 * n_layers) ** 0.25 if position == "deepnorm" else 1.0
+        if position != "none":
+            self.norm1 = torch_norm(norm, d_model)
+        self.attn = TorchAttention(d_model, n_heads)
+        if position != "none":
+            self.norm2 = torch_norm(norm, d_model)
+        self.ffn = TorchFeedForward(d_model, d_ff)
+
+    def forward(self, x):
+        for f, norm in ((self.attn, getattr(self, "norm1", None)), (self.ffn, getattr(self, "norm2", None))):
+            if self.position == "pre":
+                x = x + f(norm(x))
+            elif self.position == "none":
+                x = x + f(x)
+            else:
+                x = norm(self.alpha * x + f(x))
+        return x
+
+
+class TorchTinyTransformer(torch.nn.Module):
+    def __init__(self, vocab, d_model, n_layers, n_heads, max_len, d_ff, norm, position):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(vocab, d_model)
+        self.pos_emb = torch.nn.Embedding(max_len, d_model)
+        self.blocks = torch.nn.ModuleList(
+            [TorchBlock(d_model, n_heads, d_ff, norm, position, n_layers) for _ in range(n_layers)])
+        self.norm_f = torch_norm(norm, d_model) if position == "pre" else None
+        self.head = torch.nn.Linear(d_model, vocab)
+
+    def forward(self, tokens):
+        x = self.tok_emb(tokens) + self.pos_emb(torch.arange(tokens.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        if self.norm_f is not None:
+            x = self.norm_f(x)
+        return self.head(x)
+
+
+def load_into_torch(tmodule, module):
+    tmodule.load_state_dict({k: torch.from_numpy(v) for k, v in module.state_dict().items()}, strict=True)
+    return tmodule
+
+
+def assert_grads_match(module, tmodule, tol=1e-9):
+    tgrads = dict(tmodule.named_parameters())
+    names = [n for n, _ in module.named_parameters()]
+    assert sorted(names) == sorted(tgrads), "parameter names differ"
+    for name, p in module.named_parameters():
+        err = nc.rel_error(p.grad, tgrads[name].grad.numpy())
+        assert err < tol, f"{name}: relative error {err:.1e}"
+
+
+def test_attention_matches_torch():
+    rng = np.random.default_rng(0)
+    attn = perturb_parameters(nc.CausalSelfAttention(12, 3, rng=0), rng)
+    tattn = load_into_torch(TorchAttention(12, 3), attn)
+    x, dy = rng.standard_normal((2, 7, 12)), rng.standard_normal((2, 7, 12))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = tattn(tx)
+    ty.backward(torch.from_numpy(dy))
+    y = attn(x)
+    dx = attn.backward(dy)
+    assert nc.rel_error(y, ty.detach().numpy()) < 1e-12
+    assert nc.rel_error(dx, tx.grad.numpy()) < 1e-9
+    assert_grads_match(attn, tattn)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("position", POSITIONS)
+def test_block_matches_torch(position, norm):
+    rng = np.random.default_rng(1)
+    block = perturb_parameters(nc.TransformerBlock(8, 2, 16, norm, position, n_layers=3, rng=0), rng)
+    tblock = load_into_torch(TorchBlock(8, 2, 16, norm, position, 3), block)
+    x, dy = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = tblock(tx)
+    ty.backward(torch.from_numpy(dy))
+    y = block(x)
+    dx = block.backward(dy)
+    assert nc.rel_error(y, ty.detach().numpy()) < 1e-12
+    assert nc.rel_error(dx, tx.grad.numpy()) < 1e-9
+    assert_grads_match(block, tblock)
+
+
+def make_pair(position, norm, seed=0):
+    args = dict(vocab_size=9, d_model=8, n_layers=3, n_heads=2, max_len=6)
+    model = nc.TinyTransformer(**args, d_ff=12, norm=norm, position=position, rng=seed)
+    perturb_parameters(model, np.random.default_rng(seed), scale=0.2)
+    tmodel = TorchTinyTransformer(9, 8, 3, 2, 6, 12, norm, position)
+    return model, load_into_torch(tmodel, model)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("position", POSITIONS)
+def test_whole_model_logits_loss_and_every_gradient_match_torch(position, norm):
+    model, tmodel = make_pair(position, norm)
+    rng = np.random.default_rng(2)
+    tokens = rng.integers(0, 9, (4, 6))
+    targets = rng.integers(0, 9, (4, 6))
+    targets[0, :2] = -100
+    ce = nc.CrossEntropyLoss()
+    logits = model(tokens)
+    loss = ce(logits, targets)
+    model.backward(ce.backward())
+    tlogits = tmodel(torch.from_numpy(tokens))
+    tloss = F.cross_entropy(tlogits.reshape(-1, 9), torch.from_numpy(targets).reshape(-1))
+    tloss.backward()
+    assert nc.rel_error(logits, tlogits.detach().numpy()) < 1e-12
+    assert abs(float(loss) - tloss.item()) < 1e-12
+    assert_grads_match(model, tmodel)
+
+
+def test_adamw_several_steps_match_torch():
+    rng = np.random.default_rng(0)
+    shapes = [(4, 3), (3,), (2, 2, 2)]
+    params = [nc.Parameter(rng.standard_normal(s)) for s in shapes]
+    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
+    opt = nc.AdamW(params, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
+    topt = torch.optim.AdamW(tparams, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
+    sched = optim.warmup_cosine(0.05, 2, 8)
+    for step in range(8):
+        opt.lr = sched(step)
+        for g in topt.param_groups:
+            g["lr"] = sched(step)
+        for p, tp in zip(params, tparams):
+            g = rng.standard_normal(p.shape)
+            p.grad[...] = g
+            tp.grad = torch.from_numpy(g.copy())
+        opt.step()
+        topt.step()
+        for p, tp in zip(params, tparams):
+            assert nc.rel_error(p.data, tp.detach().numpy()) < 1e-12, f"step {step}"
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps, nc_: (nc_.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01), torch.optim.SGD),
+    lambda ps, nc_: (nc_.Adam(ps, lr=0.01, weight_decay=0.05), torch.optim.Adam),
+], ids=["SGD", "Adam"])
+def test_sgd_and_adam_match_torch(make):
+    rng = np.random.default_rng(1)
+    params = [nc.Parameter(rng.standard_normal((3, 2))), nc.Parameter(rng.standard_normal(4))]
+    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
+    opt, tcls = make(params, nc)
+    kwargs = {"lr": opt.lr, "weight_decay": opt.weight_decay}
+    if isinstance(opt, nc.SGD):
+        kwargs["momentum"] = opt.momentum
+    topt = tcls(tparams, **kwargs)
+    for _ in range(5):
+        for p, tp in zip(params, tparams):
+            g = rng.standard_normal(p.shape)
+            p.grad[...] = g
+            tp.grad = torch.from_numpy(g.copy())
+        opt.step()
+        topt.step()
+    for p, tp in zip(params, tparams):
+        assert nc.rel_error(p.data, tp.detach().numpy()) < 1e-12
+
+
+def test_clip_grad_norm_matches_torch():
+    rng = np.random.default_rng(2)
+    params = [nc.Parameter(rng.standard_normal((3, 3))), nc.Parameter(rng.standard_normal(5))]
+    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
+    for p, tp in zip(params, tparams):
+        p.grad[...] = 3 * rng.standard_normal(p.shape)
+        tp.grad = torch.from_numpy(p.grad.copy())
+    total = nc.clip_grad_norm(params, 1.5)
+    ttotal = torch.nn.utils.clip_grad_norm_(tparams, 1.5)
+    assert math.isclose(total, float(ttotal), rel_tol=1e-12)
+    for p, tp in zip(params, tparams):
+        assert nc.rel_error(p.grad, tp.grad.numpy()) < 1e-12
+
+
+def test_a_few_training_steps_match_torch():
+    model, tmodel = make_pair("pre", "layernorm", seed=3)
+    task = nc.tasks.ReverseTask(n_tokens=3, n_symbols=8)
+    batches = [task.batch(4, seed=s) for s in range(3)]
+    history = nc.fit(model, batches, nc.AdamW(model.parameters(), lr=1e-2), steps=3, clip=0.5, progress=False)
+    topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-2)
+    for tokens, targets in batches:
+        topt.zero_grad()
+        loss = F.cross_entropy(tmodel(torch.from_numpy(tokens)).reshape(-1, 9), torch.from_numpy(targets).reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(tmodel.parameters(), 0.5)
+        topt.step()
+    assert abs(history["loss"][-1] - loss.item()) < 1e-10
+    tstate = tmodel.state_dict()
+    for key, value in model.state_dict().items():
+        assert nc.rel_error(value, tstate[key].numpy()) < 1e-9, key

@@ -1,0 +1,151 @@
+"""The Transformer block in every norm position and the TinyTransformer model."""
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore import nn
+from normcore.zoo import perturb_parameters
+
+POSITIONS = ["pre", "post", "deepnorm", "none"]
+NORMS = ["layernorm", "rmsnorm"]
+
+
+def tiny_model(position, norm, seed=0, **kw):
+    model = nc.TinyTransformer(vocab_size=5, d_model=4, n_layers=2, n_heads=2, max_len=4, d_ff=6,
+                               norm=norm, position=position, rng=seed, **kw)
+    return perturb_parameters(model, np.random.default_rng(seed + 100))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("position", POSITIONS)
+def test_gradcheck_two_block_model(position, norm):
+    model = tiny_model(position, norm)
+    tokens = np.random.default_rng(1).integers(0, 5, (2, 4))
+    report = nc.gradcheck(model, tokens, seed=2)
+    assert report.passed, report.table()
+    assert len(report.checks) == len(model.parameters())
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_gradcheck_block_with_dropout_uses_its_cached_masks(position):
+    block = perturb_parameters(nc.TransformerBlock(4, 2, 6, position=position, dropout=0.4, n_layers=3, rng=0),
+                               np.random.default_rng(0))
+    x = np.random.default_rng(1).standard_normal((2, 3, 4))
+    report = nc.gradcheck(block, x, seed=3)
+    assert report.passed, report.table()
+    # Two forwards draw different masks, so the output changes in training and not in eval.
+    assert not np.allclose(block(x), block(x))
+    block.eval()
+    np.testing.assert_array_equal(block(x), block(x))
+
+
+def test_block_forward_formulas_by_position():
+    """Rebuild each position's output from the block's own sub-modules, as in the docstring."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8))
+    for position in POSITIONS:
+        b = perturb_parameters(nc.TransformerBlock(8, 2, position=position, n_layers=4, rng=1), rng)
+        y = b(x)
+        a = b.alpha
+        if position == "pre":
+            h = x + b.attn(b.norm1(x))
+            expect = h + b.ffn(b.norm2(h))
+        elif position == "none":
+            h = x + b.attn(x)
+            expect = h + b.ffn(h)
+        else:
+            h = b.norm1(a * x + b.attn(x))
+            expect = b.norm2(a * h + b.ffn(h))
+        np.testing.assert_allclose(y, expect, rtol=1e-12, err_msg=position)
+
+
+def test_deepnorm_constants_and_initial_gain():
+    alpha, beta = nn.deepnorm_constants(6)
+    assert np.isclose(alpha, 12 ** 0.25) and np.isclose(beta, 48 ** -0.25)
+    deep = nc.TransformerBlock(64, 4, position="deepnorm", n_layers=6, rng=0)
+    post = nc.TransformerBlock(64, 4, position="post", n_layers=6, rng=0)
+    assert deep.alpha == alpha and post.alpha == 1.0
+    for name in ["attn.v.weight", "attn.o.weight", "ffn.fc1.weight", "ffn.fc2.weight"]:
+        ratio = dict(deep.named_parameters())[name].data.std() / dict(post.named_parameters())[name].data.std()
+        assert np.isclose(ratio, beta, rtol=1e-12), name
+    for name in ["attn.q.weight", "attn.k.weight"]:
+        np.testing.assert_array_equal(dict(deep.named_parameters())[name].data,
+                                      dict(post.named_parameters())[name].data)
+    with pytest.raises(ValueError, match="n_layers"):
+        nc.TransformerBlock(8, 2, position="deepnorm")
+
+
+def test_pre_norm_identity_path_carries_the_gradient_through():
+    """With the sub-layers' outputs zeroed, a Pre-Norm block is the identity and so is its backward;
+    a Post-Norm block with the same zeroing is a norm, whose backward is not the identity."""
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 3, 8))
+    for position, identity in [("pre", True), ("post", False)]:
+        b = nc.TransformerBlock(8, 2, position=position, rng=0)
+        for lin in (b.attn.o, b.ffn.fc2):
+            lin.weight.data[...] = 0
+        y = b(x)
+        dx = b.backward(dy)
+        assert np.allclose(y, x) == identity and np.allclose(dx, dy) == identity, position
+
+
+def test_block_argument_errors():
+    with pytest.raises(ValueError, match="position must be one of"):
+        nc.TransformerBlock(8, 2, position="middle")
+    with pytest.raises(ValueError, match="norm must be one of"):
+        nc.TransformerBlock(8, 2, norm="batchnorm")
+    with pytest.raises(ValueError, match="divisible"):
+        nc.TransformerBlock(10, 3)
+    with pytest.raises(ValueError, match=r"\(B, T, 8\)"):
+        nc.TransformerBlock(8, 2)(np.zeros((2, 3, 7)))
+
+
+def test_model_shapes_state_dict_and_blocks():
+    model = nc.TinyTransformer(11, 8, 3, 2, 16, rng=0)
+    tokens = np.random.default_rng(0).integers(0, 11, (4, 10))
+    logits = model(tokens)
+    assert logits.shape == (4, 10, 11) and logits.dtype == np.float64
+    assert len(model.blocks) == 3 and all(isinstance(b, nc.TransformerBlock) for b in model.blocks)
+    keys = list(model.state_dict())
+    assert keys[:3] == ["tok_emb.weight", "pos_emb.weight", "blocks.0.norm1.weight"]
+    assert "blocks.2.attn.q.weight" in keys and keys[-2:] == ["head.weight", "head.bias"]
+    assert "norm_f.weight" in keys
+    assert "norm_f.weight" not in nc.TinyTransformer(11, 8, 3, 2, 16, position="post").state_dict()
+    assert model.backward(np.random.default_rng(1).standard_normal(logits.shape)) is None
+    assert all(np.any(p.grad != 0) for p in model.parameters())
+
+
+def test_model_state_dict_round_trip_gives_the_same_logits():
+    tokens = np.random.default_rng(0).integers(0, 7, (2, 5))
+    a = nc.TinyTransformer(7, 8, 2, 2, 8, position="deepnorm", norm="rmsnorm", rng=0)
+    b = nc.TinyTransformer(7, 8, 2, 2, 8, position="deepnorm", norm="rmsnorm", rng=1)
+    assert not np.allclose(a(tokens), b(tokens))
+    b.load_state_dict(a.state_dict())
+    np.testing.assert_array_equal(a(tokens), b(tokens))
+
+
+def test_model_input_errors():
+    model = nc.TinyTransformer(6, 8, 1, 2, 5, rng=0)
+    with pytest.raises(ValueError, match="vocabulary of size 6"):
+        model(np.array([[0, 6]]))
+    with pytest.raises(ValueError, match="size 6"):
+        model(np.array([[-1, 2]]))
+    with pytest.raises(ValueError, match="max_len=5"):
+        model(np.zeros((1, 6), dtype=int))
+    with pytest.raises(ValueError, match=r"\(B, T\)"):
+        model(np.zeros(3, dtype=int))
+    with pytest.raises(TypeError, match="integer"):
+        model(np.zeros((1, 3)))
+
+
+def test_float32_model_stays_float32():
+    model = nc.TinyTransformer(6, 8, 2, 2, 5, dtype=np.float32, rng=0)
+    tokens = np.random.default_rng(0).integers(0, 6, (2, 5))
+    logits = model(tokens)
+    assert logits.dtype == np.float32
+    model.backward(np.ones_like(logits))
+    assert all(p.grad.dtype == np.float32 for p in model.parameters())
+    ref = nc.TinyTransformer(6, 8, 2, 2, 5, rng=0)
+    ref.load_state_dict(model.state_dict())
+    np.testing.assert_allclose(logits, ref(tokens), rtol=1e-4, atol=1e-4)
