@@ -68,9 +68,10 @@ def run(args):
          "checked against numbers measured without any derivative.")
 
     _heading("1. Every gradient, checked")
-    _say("Each layer below runs in float64 with random gamma and beta and a random upstream "
-         "gradient dy; its hand-derived gradients (of x and of each parameter) are compared "
-         "with central differences of L = sum(y * dy).")
+    _say("Each layer below runs in float64 with random parameters (never the ones and zeros "
+         "they start at) and a random upstream gradient dy; its hand-derived gradients, of the "
+         "input and of each parameter, are compared with central differences of "
+         "L = sum(y * dy).")
     print()
     total, failed = _gradcheck_table(args.seed)
     print()

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import norms
 from ..gradcheck import rel_error
+from ..nn import Softmax
 from ..zoo import randomize_parameters
 from .tape import Tape
 
@@ -128,14 +129,6 @@ def softmax_tape(s, axis, over):
     return t
 
 
-def softmax_compact(s, dp, axis=-1):
-    """The compact softmax and its backward: p = exp(s - max) / sum(exp(s - max)) and
-    ds = p * (dp - sum(dp * p)) over ``axis``; returns (p, ds)."""
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    p = e / e.sum(axis=axis, keepdims=True)
-    return p, p * (dp - np.sum(dp * p, axis=axis, keepdims=True))
-
-
 # --- the four step-throughs ------------------------------------------------------------------
 def _letters(kind, ndim):
     """A letter per axis for the text: (N, C, L) for BatchNorm, (N, D) or (B, T, D) otherwise."""
@@ -158,7 +151,7 @@ COMPACT = {
     "layernorm": "dx = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat)),"
                  " dx_hat = dy * gamma",
     "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
-    "softmax": "ds = p * (dp - sum_D(dp * p))",
+    "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
 }
 
 
@@ -203,16 +196,18 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         axes = (0,) + tuple(range(2, x.ndim))
         layer = (norms.BatchNorm1d if x.ndim < 4 else norms.BatchNorm2d)(x.shape[1])
         view = (x.shape[1],) if x.ndim == 2 else (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    elif kind == "softmax":
+        axes, layer = (x.ndim - 1,), Softmax(axis=-1)
     else:
         axes = (x.ndim - 1,)
-        layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm}.get(kind, lambda d: None)(x.shape[-1])
+        layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm}[kind](x.shape[-1])
         view = (x.shape[-1],)
     over = ",".join(letters[a] for a in axes)
     # gamma and beta are shared along the statistics' axes (BatchNorm) or the leading axes
     param_axes = axes if kind == "batchnorm" else range(x.ndim - 1)
     over_params = ",".join(letters[a] for a in param_axes) or None
 
-    if layer is not None:
+    if kind != "softmax":
         randomize_parameters(layer, rng)
         if gamma is not None:
             layer.weight.data[...] = np.asarray(gamma, dtype=np.float64).reshape(layer.weight.shape)
@@ -225,9 +220,6 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if kind == "softmax":
         eps = 0.0
         tape = softmax_tape(x, axes[0], over)
-        y_ref, dx_ref = softmax_compact(x, dy, axis=axes[0])
-        reference = {"s": dx_ref}
-        reference_name = "softmax_compact"
     else:
         eps = layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)  # RMSNorm(eps=None)
         gamma_v = layer.weight.data.reshape(view)
@@ -235,12 +227,12 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
             tape = rms_tape(x, gamma_v, eps, axes, over, over_params)
         else:
             tape = standardize_tape(x, gamma_v, layer.bias.data.reshape(view), eps, axes, over, over_params)
-        layer.zero_grad()
-        y_ref = layer.forward(x)
-        reference = {"x": layer.backward(dy), "gamma": layer.weight.grad}
-        if layer.bias is not None:
-            reference["beta"] = layer.bias.grad
-        reference_name = f"{type(layer).__name__}.backward"
+    # the reference: the layer's own forward and compact backward
+    layer.zero_grad()
+    y_ref = layer.forward(x)
+    reference = {tape.nodes[0].name: layer.backward(dy)}
+    reference.update({{"weight": "gamma", "bias": "beta"}[n]: p.grad for n, p in layer.named_parameters()})
+    reference_name = f"{type(layer).__name__}.backward"
 
     tape.backward(dy)
     st = StepThrough(kind, title, tape, dy, eps, over, reference_name, COMPACT[kind])
