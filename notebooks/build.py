@@ -93,7 +93,7 @@ def execute(nb, timeout=120):
     os.environ.update(kernel_env())  # the kernel process inherits it
     try:
         km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
-        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", record_timing=False,
                        resources={"metadata": {"path": str(HERE)}}).execute()
     finally:
         os.environ.clear()
