@@ -181,6 +181,12 @@ def test_explain_prints_at_most_80_columns(kind):
     assert "TeX" not in _run(["explain", kind, "--no-latex"])[1]
 
 
+@pytest.mark.parametrize("shape", ["2x12", "2x2x3x3"])
+def test_explain_wraps_wide_and_deep_inputs_at_80_columns(shape):
+    status, text = _run(["explain", "batchnorm", "--shape", shape])
+    assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
+
+
 def test_explain_rejects_bad_shapes():
     with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()):
         main(["explain", "layernorm", "--shape", "2y4"])
