@@ -10,6 +10,7 @@ COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
     "explain": ("explain", "step through a norm's backward one node at a time, with numbers"),
     "tour": ("tour", "start here: the gradient checks, one derivation, the notebooks and figures"),
+    "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
 }
 
 

@@ -1,0 +1,103 @@
+"""Driving a layer written to the practice contract: the user's, normcore's, or a mutant.
+
+The contract (stated in every skeleton): ``forward(x) -> y``; ``backward(dy) -> dx``, which
+accumulates into ``gamma.grad`` / ``beta.grad``; ``gamma`` / ``beta`` objects with ``.data``
+and ``.grad``; ``train()`` / ``eval()``; BatchNorm's ``running_mean`` / ``running_var``.
+Where it is cheap the driver is forgiving: ``weight`` / ``bias`` are accepted for ``gamma`` /
+``beta``, plain arrays are accepted for the parameters with their gradients in ``dgamma`` /
+``dbeta``, and a missing ``train()`` / ``eval()`` is replaced by setting ``training``.
+"""
+
+import numpy as np
+
+ALIASES = {"gamma": ("gamma", "weight"), "beta": ("beta", "bias")}
+
+
+class ContractError(Exception):
+    """The layer does not follow the practice contract; the message says what was expected."""
+
+
+class NotApplicable(Exception):
+    """The check does not apply to this layer (e.g. accumulation with plain-array parameters)."""
+
+
+def _is_parameter(value):
+    return hasattr(value, "data") and hasattr(value, "grad")
+
+
+class Driver:
+    """Uniform access to one layer instance."""
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    # --- parameters ------------------------------------------------------------------------
+    def _param(self, name):
+        """(attribute name, object) of gamma or beta: a Parameter-like object or an array."""
+        for attr in ALIASES[name]:
+            value = getattr(self.layer, attr, None)
+            if _is_parameter(value) or isinstance(value, np.ndarray):
+                return attr, value
+        raise ContractError(
+            f"the layer has no {name}: expected an attribute {name} (or {ALIASES[name][1]}) with "
+            f".data and .grad, or a NumPy array"
+        )
+
+    def set_param(self, name, value):
+        """Give gamma or beta the values ``value`` (same number of elements, any shape)."""
+        attr, p = self._param(name)
+        current = np.asarray(p.data if _is_parameter(p) else p)
+        if current.size != value.size:
+            raise ContractError(f"{attr} has shape {current.shape}, expected {value.shape}")
+        new = np.array(value.reshape(current.shape), dtype=current.dtype)
+        if _is_parameter(p):
+            p.data = new
+        else:
+            setattr(self.layer, attr, new)
+
+    def zero_grad(self, names):
+        for name in names:
+            _, p = self._param(name)
+            if _is_parameter(p):
+                p.grad = np.zeros_like(np.asarray(p.data))
+
+    def grad(self, name):
+        """dL/dgamma or dL/dbeta as the layer stored it."""
+        attr, p = self._param(name)
+        if _is_parameter(p):
+            return p.grad
+        for key in (f"d{attr}", f"d{name}", f"{attr}_grad"):
+            if hasattr(self.layer, key):
+                return getattr(self.layer, key)
+        raise ContractError(f"{attr} is a plain array but the layer has no d{attr} holding its gradient")
+
+    def check_accumulates(self, names):
+        """Raise NotApplicable unless every parameter keeps its gradient in ``.grad``."""
+        if not all(_is_parameter(self._param(n)[1]) for n in names):
+            raise NotApplicable("parameters are plain arrays: gradient accumulation is not checked")
+
+    # --- computation and modes ---------------------------------------------------------------
+    def forward(self, x):
+        return self.layer.forward(x.copy())  # a copy: a layer that edits its input in place
+                                             # must not change the probe's next input
+
+    def backward(self, dy):
+        return self.layer.backward(dy.copy())
+
+    def _mode(self, method, training):
+        if callable(getattr(self.layer, method, None)):
+            getattr(self.layer, method)()
+        else:
+            self.layer.training = training
+
+    def train(self):
+        self._mode("train", True)
+
+    def eval(self):
+        self._mode("eval", False)
+
+    def running(self, stat):
+        """running_mean or running_var, as a float64 copy."""
+        if not hasattr(self.layer, f"running_{stat}"):
+            raise ContractError(f"the layer has no running_{stat}")
+        return np.array(getattr(self.layer, f"running_{stat}"), dtype=np.float64)

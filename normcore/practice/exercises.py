@@ -1,0 +1,282 @@
+"""The five exercises and the checks (probes) the grader runs on each.
+
+A probe builds a layer with ``make(*args, **kwargs)`` (a ``Driver`` around the user's class,
+normcore's layer, or a catalogued mutant), feeds it inputs drawn from its own seeded
+generator, and records named observations with ``rec(label, value, tol, metric)``. Every
+implementation sees exactly the same inputs, so observations can be compared one to one.
+Parameters are random (never the initial ones and zeros) and upstream gradients are random
+(never ones), in float64 unless the probe is about float32.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import norms
+
+F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
+FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
+
+
+@dataclass(frozen=True)
+class Probe:
+    label: str
+    run: callable  # run(rec, make, rng)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str  # "batchnorm"
+    class_name: str  # the class the skeleton defines
+    reference: type  # normcore's layer, the grader's reference
+    params: tuple  # ("gamma", "beta"), ("gamma",) or ()
+    summary: str
+    probes: tuple
+    example_args: tuple  # constructor arguments and an input shape for a quick first call
+    example_shape: tuple
+
+
+def _tol(x):
+    return F32 if x.dtype == np.float32 else F64
+
+
+def _randomize(layer, rng, shape, params):
+    for name in params:
+        layer.set_param(name, rng.standard_normal(shape))
+
+
+def _step(rec, layer, x, rng, params, prefix=""):
+    """One forward and one backward with a random upstream gradient: rows forward, dx, dgamma, dbeta."""
+    y = layer.forward(x)
+    rec(prefix + "forward", y, _tol(x))
+    if x.dtype != np.float64:
+        rec(prefix + "output dtype", str(np.asarray(y).dtype), 0, "equal")
+    dy = rng.standard_normal(x.shape).astype(x.dtype)
+    layer.zero_grad(params)
+    rec(prefix + "dx", layer.backward(dy), _tol(x))
+    for name in params:
+        rec(prefix + "d" + name, layer.grad(name), _tol(x))
+
+
+def norm_probe(label, args, pshape, xshape, params, dtype=np.float64, scale=1.0, shift=0.0,
+               edit=None, kwargs=None, evaluation=False):
+    """A forward and backward of a norm built as ``make(*args, **kwargs)`` on a random input.
+
+    ``edit(x)`` changes the input in place (e.g. makes a row constant); ``evaluation`` runs the
+    layer in eval mode after one training forward.
+    """
+    def run(rec, make, rng):
+        layer = make(*args, **(kwargs or {}))
+        _randomize(layer, rng, pshape, params)
+        x = rng.standard_normal(xshape) * scale + shift
+        if edit is not None:
+            edit(x)
+        x = x.astype(dtype)
+        if evaluation:
+            layer.eval()
+        _step(rec, layer, x, rng, params)
+    return Probe(label, run)
+
+
+def accumulation_probe(args, pshape, xshape, params, kwargs=None):
+    """Two backward calls after one forward: the parameter gradients must be their sum."""
+    def run(rec, make, rng):
+        layer = make(*args, **(kwargs or {}))
+        _randomize(layer, rng, pshape, params)
+        layer.check_accumulates(params)
+        x = rng.standard_normal(xshape)
+        layer.forward(x)
+        layer.zero_grad(params)
+        layer.backward(rng.standard_normal(xshape))
+        layer.backward(rng.standard_normal(xshape))
+        for name in params:
+            rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    return Probe(f"gradients accumulate {xshape}", run)
+
+
+def _constant(index, value=2.5):
+    def edit(x):
+        x[index] = value
+    return edit
+
+
+# --- BatchNorm1d ------------------------------------------------------------------------------
+BN = ("gamma", "beta")
+CHANNEL_MEANS = np.array([1.0, -2.0, 3.0])
+
+
+def bn_running_probe(label, xshape, steps, kwargs=None, then_eval=False):
+    """Several training steps on batches with per-channel means 1, -2, 3 and std 2: the running
+    statistics after the first and the last step; then (optionally) evaluation and train() again."""
+    def run(rec, make, rng):
+        layer = make(3, **(kwargs or {}))
+        _randomize(layer, rng, (3,), BN)
+        loc = CHANNEL_MEANS.reshape((1, 3) + (1,) * (len(xshape) - 2))
+        for step in range(1, steps + 1):
+            layer.forward(rng.standard_normal(xshape) * 2 + loc)
+            if step in (1, steps):
+                rec(f"running_mean after {step} step{'s' * (step > 1)}", layer.running("mean"), F64)
+                rec(f"running_var after {step} step{'s' * (step > 1)}", layer.running("var"), F64)
+        if not then_eval:
+            return
+        x = rng.standard_normal(xshape) * 2 + loc
+        layer.eval()
+        _step(rec, layer, x, rng, BN, prefix="eval: ")
+        rec("running_mean after the eval forward", layer.running("mean"), F64)
+        rec("running_var after the eval forward", layer.running("var"), F64)
+        layer.train()
+        rec("train() again: forward", layer.forward(x), F64)
+    return Probe(label, run)
+
+
+BATCHNORM = Exercise(
+    "batchnorm", "BatchNorm1d", norms.BatchNorm1d, BN,
+    "BatchNorm1d(num_features, eps, momentum): input (N, C) or (N, C, L); running statistics",
+    (
+        norm_probe("train (8, 4)", (4,), (4,), (8, 4), BN, scale=2.0, shift=1.0),
+        norm_probe("train (4, 3, 5), rank 3", (3,), (3,), (4, 3, 5), BN, scale=2.0, shift=1.0),
+        norm_probe("train (8, 4) float32", (4,), (4,), (8, 4), BN, dtype=np.float32, scale=2.0),
+        norm_probe("train batch of 2 (2, 4)", (4,), (4,), (2, 4), BN),
+        norm_probe("train constant channel (6, 3)", (3,), (3,), (6, 3), BN, edit=_constant((slice(None), 1))),
+        norm_probe("train small variance (8, 4)", (4,), (4,), (8, 4), BN, scale=3e-3),
+        bn_running_probe("running stats (16, 3)", (16, 3), 5, then_eval=True),
+        bn_running_probe("running stats (4, 3, 5)", (4, 3, 5), 3),
+        bn_running_probe("running stats momentum=None", (8, 3), 3, kwargs={"momentum": None}),
+        accumulation_probe((4,), (4,), (8, 4), BN),
+    ),
+    (4,), (5, 4),
+)
+
+# --- LayerNorm and RMSNorm --------------------------------------------------------------------
+
+
+def trailing_norm_probes(params, kwargs):
+    """The probes LayerNorm and RMSNorm share: ranks 2 to 4, a multi-axis normalized_shape,
+    float32, one sample, a constant row, a small-variance input, eval mode, accumulation."""
+    return (
+        norm_probe("(4, 6)", (6,), (6,), (4, 6), params, kwargs=kwargs),
+        norm_probe("(2, 3, 5), rank 3", (5,), (5,), (2, 3, 5), params, kwargs=kwargs),
+        norm_probe("(2, 3, 4, 5), rank 4", (5,), (5,), (2, 3, 4, 5), params, kwargs=kwargs),
+        norm_probe("(2, 3, 4, 5), normalized_shape (4, 5)", ((4, 5),), (4, 5), (2, 3, 4, 5), params,
+                   kwargs=kwargs),
+        norm_probe("(4, 6) float32", (6,), (6,), (4, 6), params, dtype=np.float32, kwargs=kwargs),
+        norm_probe("one sample (1, 6)", (6,), (6,), (1, 6), params, kwargs=kwargs),
+        norm_probe("constant row (3, 6)", (6,), (6,), (3, 6), params, edit=_constant(1), kwargs=kwargs),
+        norm_probe("small variance (4, 6)", (6,), (6,), (4, 6), params, scale=3e-3, shift=2e-3,
+                   kwargs=kwargs),
+        norm_probe("eval mode (4, 6)", (6,), (6,), (4, 6), params, kwargs=kwargs, evaluation=True),
+        accumulation_probe((6,), (6,), (4, 6), params, kwargs=kwargs),
+    )
+
+
+LAYERNORM = Exercise(
+    "layernorm", "LayerNorm", norms.LayerNorm, ("gamma", "beta"),
+    "LayerNorm(normalized_shape, eps): input (*, *normalized_shape)",
+    trailing_norm_probes(("gamma", "beta"), {"eps": 1e-5}),
+    (6,), (4, 6),
+)
+
+RMSNORM = Exercise(
+    "rmsnorm", "RMSNorm", norms.RMSNorm, ("gamma",),
+    "RMSNorm(normalized_shape, eps=None): input (*, *normalized_shape); no beta",
+    trailing_norm_probes(("gamma",), {"eps": 1e-5}) + (
+        norm_probe("default eps (4, 6)", (6,), (6,), (4, 6), ("gamma",), scale=1e-7),
+        norm_probe("zero row (3, 6)", (6,), (6,), (3, 6), ("gamma",), edit=_constant(1, 0.0),
+                   kwargs={"eps": 1e-5}),
+    ),
+    (6,), (4, 6),
+)
+
+# --- GroupNorm --------------------------------------------------------------------------------
+GN = ("gamma", "beta")
+GROUPNORM = Exercise(
+    "groupnorm", "GroupNorm", norms.GroupNorm, GN,
+    "GroupNorm(num_groups, num_channels, eps): input (N, C, *spatial)",
+    (
+        norm_probe("(3, 6), G=3", (3, 6), (6,), (3, 6), GN),
+        norm_probe("(2, 6, 5), G=2, rank 3", (2, 6), (6,), (2, 6, 5), GN),
+        norm_probe("(2, 6, 3, 2), G=3, rank 4", (3, 6), (6,), (2, 6, 3, 2), GN),
+        norm_probe("(2, 4, 3), G=1", (1, 4), (4,), (2, 4, 3), GN),
+        norm_probe("(2, 4, 3), G=C=4", (4, 4), (4,), (2, 4, 3), GN),
+        norm_probe("(2, 6, 5) float32", (2, 6), (6,), (2, 6, 5), GN, dtype=np.float32),
+        norm_probe("constant group (2, 4, 3), G=2", (2, 4), (4,), (2, 4, 3), GN,
+                   edit=_constant((0, slice(0, 2)))),
+        norm_probe("small variance (2, 6, 5), G=2", (2, 6), (6,), (2, 6, 5), GN, scale=3e-3),
+        accumulation_probe((2, 6), (6,), (2, 6, 5), GN),
+    ),
+    (2, 6), (3, 6, 2),
+)
+
+# --- Dropout ----------------------------------------------------------------------------------
+P = 0.3  # not 0.5, so that p and 1 - p can be told apart
+SHAPE = (200, 100)
+
+
+def _factor(out, inp):
+    """The median of out / inp over the nonzero outputs (nan when every output is zero)."""
+    out, inp = np.asarray(out, dtype=np.float64), np.asarray(inp, dtype=np.float64)
+    kept = out != 0
+    return float(np.median(out[kept] / inp[kept])) if kept.any() else float("nan")
+
+
+def dropout_train(rec, make, rng):
+    layer = make(P, rng=0)
+    x = rng.standard_normal(SHAPE)
+    y = np.asarray(layer.forward(x))
+    dropped = y == 0
+    rec("fraction of units dropped", dropped.mean(), FRACTION, "abs")
+    rec("factor on the kept units", _factor(y, x), F64)
+    dy = rng.standard_normal(SHAPE)
+    dx = np.asarray(layer.backward(dy))
+    rec("gradients masked unlike the forward (fraction)", ((dx == 0) != dropped).mean(), FRACTION, "abs")
+    rec("factor on the kept gradients", _factor(dx, dy), F64)
+
+
+def dropout_eval(rec, make, rng):
+    layer = make(P, rng=0)
+    layer.eval()
+    x = rng.standard_normal(SHAPE)
+    y = np.asarray(layer.forward(x))
+    rec("fraction of units dropped", (y == 0).mean(), FRACTION, "abs")
+    rec("output / input", _factor(y, x), F64)
+    dy = rng.standard_normal(SHAPE)
+    rec("dx / dy", _factor(layer.backward(dy), dy), F64)
+
+
+def dropout_float32(rec, make, rng):
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    y = make(P, rng=0).forward(x)
+    rec("output dtype", str(np.asarray(y).dtype), 0, "equal")
+    rec("factor on the kept units", _factor(y, x), F32)
+
+
+def dropout_extreme(p):
+    def run(rec, make, rng):
+        layer = make(p, rng=0)
+        x = rng.standard_normal((4, 5))
+        rec("forward", layer.forward(x), F64)
+        rec("dx", layer.backward(rng.standard_normal((4, 5))), F64)
+    return Probe(f"p={p:g} (4, 5)", run)
+
+
+def dropout_seeded(rec, make, rng):
+    x = rng.standard_normal((20, 10))
+    y1, y2 = (np.asarray(make(P, rng=7).forward(x)) for _ in range(2))
+    rec("two layers with rng=7 drop the same units", float(np.array_equal(y1 == 0, y2 == 0)), 0, "abs")
+
+
+DROPOUT = Exercise(
+    "dropout", "Dropout", norms.Dropout, (),
+    "Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks",
+    (
+        Probe(f"train p={P} {SHAPE}", dropout_train),
+        Probe(f"eval p={P} {SHAPE}", dropout_eval),
+        Probe(f"train float32 p={P}", dropout_float32),
+        dropout_extreme(0.0),
+        dropout_extreme(1.0),
+        Probe("seeded rng", dropout_seeded),
+    ),
+    (P,), (4, 6),
+)
+
+EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT)}

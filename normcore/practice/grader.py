@@ -1,0 +1,460 @@
+"""The practice grader: import the user's file, run every probe, compare, diagnose, report.
+
+For each probe the same inputs go to normcore's own layer (the reference) and to the user's
+class; every recorded observation becomes one check. When checks fail, the catalogued
+mistakes' mutants (``catalog.py``) run the same probe, and a failure is diagnosed as the
+mistake whose numbers the user's numbers match: first a mutant that reproduces *every*
+observation of the probe, otherwise one that reproduces that failing observation. The user's
+source is never read; only their numbers are compared.
+"""
+
+import importlib.resources
+import importlib.util
+import sys
+import textwrap
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..gradcheck import rel_error
+from .catalog import BY_ID, mistakes_for
+from .driver import ContractError, Driver, NotApplicable
+from .exercises import EXERCISES
+
+
+class CannotGrade(Exception):
+    """The file cannot be graded (missing, does not import, no suitable class); says why."""
+
+
+# --- loading ------------------------------------------------------------------------------------
+def load_module(path):
+    """Import a Python file as a fresh module; a syntax or import error becomes CannotGrade."""
+    path = Path(path)
+    if not path.is_file():
+        raise CannotGrade(f"{path}: no such file")
+    name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # some code (dataclasses, for one) looks its module up while it runs
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
+        code = (e.text or "").rstrip("\n")
+        sys.modules.pop(name, None)
+        raise CannotGrade(
+            f"{path} does not compile: {type(e).__name__} at {where}: {e.msg}"
+            + (f"\n    {code}" if code.strip() else "")
+        ) from None
+    except Exception as e:  # anything raised while the file's top level runs
+        sys.modules.pop(name, None)
+        raise CannotGrade(f"importing {path} raised {_describe(e, path)}") from None
+    return module
+
+
+def find_class(module, name=None):
+    """The class to grade: ``name``, or the one class defined in the file with forward and backward."""
+    if name is not None:
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            raise CannotGrade(f"the file defines no class named {name}")
+        return cls
+    found = [c for c in vars(module).values()
+             if isinstance(c, type) and c.__module__ == module.__name__
+             and callable(getattr(c, "forward", None)) and callable(getattr(c, "backward", None))]
+    if not found:
+        raise CannotGrade("the file defines no class with forward and backward methods")
+    if len(found) > 1:
+        names = ", ".join(c.__name__ for c in found)
+        raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
+    return found[0]
+
+
+def exercise_for(cls, layer=None):
+    """The exercise a class is graded as: ``layer``, or the one its name says."""
+    if layer is not None:
+        if layer not in EXERCISES:
+            raise CannotGrade(f"unknown exercise {layer!r}; choose one of {', '.join(EXERCISES)}")
+        return EXERCISES[layer]
+    key = cls.__name__.lower()
+    for name, exercise in EXERCISES.items():
+        if name in key or exercise.class_name.lower() in key:
+            return exercise
+    if "rms" in key:
+        return EXERCISES["rmsnorm"]
+    raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
+                      f"({', '.join(EXERCISES)})")
+
+
+def _describe(exc, path=None):
+    """'ValueError: message (file.py line 12, in forward)': the innermost frame in ``path``."""
+    text = f"{type(exc).__name__}: {exc}"
+    where = _user_frame(exc, path)
+    if where is not None:
+        text += f" ({Path(where.filename).name} line {where.lineno}, in {where.name})"
+    return text
+
+
+def _user_frame(exc, path):
+    if path is None:
+        return None
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve() == Path(path).resolve()]
+    return frames[-1] if frames else None
+
+
+# --- running probes -----------------------------------------------------------------------------
+@dataclass
+class Observation:
+    value: object
+    tol: float
+    metric: str  # "rel", "abs" or "equal"
+
+
+@dataclass
+class ProbeRun:
+    rows: dict  # label -> Observation, in the order recorded
+    error: BaseException = None
+
+
+def run_probe(probe, make):
+    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised."""
+    rows = {}
+
+    def rec(label, value, tol, metric="rel"):
+        if isinstance(value, np.ndarray):
+            value = value.copy()  # the layer may change its arrays in place later
+        rows[label] = Observation(value, tol, metric)
+
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.run(rec, make, np.random.default_rng(sum(map(ord, probe.label))))
+    except Exception as e:  # the layer under test may raise anything
+        return ProbeRun(rows, e)
+    return ProbeRun(rows)
+
+
+def maker(cls):
+    """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
+    def make(*args, **kwargs):
+        try:
+            return Driver(cls(*args, **kwargs))
+        except TypeError as e:
+            if "rng" not in kwargs or "rng" not in str(e):
+                raise
+            kwargs.pop("rng")
+            return Driver(cls(*args, **kwargs))
+    return make
+
+
+def distance(a, b, metric):
+    """How far observation a is from b (0 = the same); nan and inf count as equal to themselves."""
+    if metric == "equal":
+        return 0.0 if a == b else float("inf")
+    if a is None or b is None:
+        return 0.0 if a is b else float("inf")
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):  # not an array of numbers (e.g. a tuple of gradients)
+        return float("inf")
+    if a.shape != b.shape:
+        if a.size != b.size:
+            return float("inf")
+        a = a.reshape(b.shape)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    if not same.all() and not (np.isfinite(a[~same]).all() and np.isfinite(b[~same]).all()):
+        return float("inf")
+    a, b = np.where(same, 0.0, a), np.where(same, 0.0, b)
+    if metric == "abs":
+        return float(np.max(np.abs(a - b))) if a.size else 0.0
+    return rel_error(a, b)
+
+
+def _mismatch_note(user, ref):
+    """A short note for an observation that cannot be compared number for number."""
+    if user is None:
+        return "returned None"
+    if isinstance(ref, str):
+        return f"{user}, expected {ref}"
+    try:
+        u = np.asarray(user, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"a {type(user).__name__}, expected an array"
+    r = np.asarray(ref)
+    if u.shape != r.shape and u.size != r.size:
+        return f"shape {u.shape}, expected {r.shape}"
+    if not np.isfinite(u).all():
+        return "contains nan or inf"
+    return ""
+
+
+# --- grading ------------------------------------------------------------------------------------
+@dataclass
+class Check:
+    probe: str
+    row: str
+    status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a"
+    error: float = None  # distance to the reference
+    note: str = ""
+    diagnoses: list = field(default_factory=list)  # catalog ids
+    whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
+
+    @property
+    def label(self):
+        return f"{self.probe}: {self.row}"
+
+
+@dataclass
+class Report:
+    file: str
+    class_name: str
+    exercise: object
+    checks: list
+    not_implemented: list  # method names still raising NotImplementedError
+
+    @property
+    def passed(self):
+        return all(c.status in ("pass", "n/a") for c in self.checks)
+
+    @property
+    def diagnosis_ids(self):
+        return sorted({d for c in self.checks for d in c.diagnoses})
+
+
+class _Mutants:
+    """Every catalogued mutant of an exercise, built from the reference answer once, run lazily."""
+
+    def __init__(self, exercise):
+        self.exercise = exercise
+        self.source = solution_source(exercise.name)
+        self._runs = {}
+
+    def classes(self):
+        for mistake in mistakes_for(self.exercise.name):
+            for k, variant in enumerate(mistake.variants[self.exercise.name]):
+                yield mistake.id, k, variant
+
+    def run(self, mistake_id, k, variant, probe):
+        key = (mistake_id, k, probe.label)
+        if key not in self._runs:
+            cls = mutant_class(self.exercise, self.source, variant, f"{mistake_id}.{k}")
+            self._runs[key] = run_probe(probe, maker(cls))
+        return self._runs[key]
+
+
+def solution_source(name):
+    return importlib.resources.files("normcore.practice.solutions").joinpath(f"{name}.py").read_text()
+
+
+def apply_variant(source, variant):
+    """The reference answer's source with each (line, replacement) of a variant applied once."""
+    for old, new in variant:
+        if source.count(old) != 1:
+            raise AssertionError(f"a catalog line is not exactly once in the reference answer: {old!r}")
+        source = source.replace(old, new)
+    return source
+
+
+def mutant_class(exercise, source, variant, tag):
+    module = types.ModuleType(f"normcore.practice._mutant_{exercise.name}_{tag}")
+    exec(compile(apply_variant(source, variant), f"<mutant {tag}>", "exec"), module.__dict__)
+    return module.__dict__[exercise.class_name]
+
+
+def _not_implemented(cls, exercise, path):
+    """The methods of the user's class that still raise NotImplementedError (the skeleton's TODOs)."""
+    todo = []
+    x = np.random.default_rng(0).standard_normal(exercise.example_shape)
+    for method in ("forward", "backward"):
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                layer = cls(*exercise.example_args)
+                if method == "backward":
+                    try:
+                        layer.forward(x)
+                    except Exception:  # noqa: BLE001 - only backward's own TODO matters here
+                        pass
+                getattr(layer, method)(x)
+        except NotImplementedError as e:
+            if _raised_in(e, path, method):
+                todo.append(method)
+        except Exception:  # noqa: BLE001 - other problems are reported by the checks
+            pass
+    return todo
+
+
+def _raised_in(exc, path, method):
+    frame = _user_frame(exc, path)
+    return frame is not None and frame.name == method
+
+
+def grade(cls, exercise, path=None):
+    """Grade a class as an exercise; returns a Report."""
+    make_user, make_ref = maker(cls), maker(exercise.reference)
+    mutants = _Mutants(exercise)
+    todo = _not_implemented(cls, exercise, path)
+    checks = []
+    for probe in exercise.probes:
+        ref = run_probe(probe, make_ref)
+        if ref.error is not None:
+            raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
+        user = run_probe(probe, make_user)
+        probe_checks = []
+        for label, r in ref.rows.items():
+            if label in user.rows:
+                u = user.rows[label].value
+                err = distance(u, r.value, r.metric)
+                status = "pass" if err <= r.tol else "FAIL"
+                note = "" if status == "pass" else _mismatch_note(u, r.value)
+                probe_checks.append(Check(probe.label, label, status, err, note))
+            else:
+                probe_checks.append(_unfinished(probe.label, label, user.error, path))
+        failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
+        if failing:
+            _diagnose(probe, ref, user, failing, mutants)
+        checks += probe_checks
+    return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+
+
+def _unfinished(probe, row, error, path):
+    """The check of an observation the user's layer never produced: why not."""
+    if isinstance(error, NotApplicable):
+        return Check(probe, row, "n/a", note=str(error))
+    if isinstance(error, NotImplementedError):
+        frame = _user_frame(error, path)
+        return Check(probe, row, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
+    if isinstance(error, ContractError):
+        return Check(probe, row, "ERROR", note=str(error))
+    return Check(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
+
+
+def _diagnose(probe, ref, user, failing, mutants):
+    """Name the catalogued mistakes whose mutant reproduces the user's failing numbers."""
+    whole, partial = [], {label: [] for label in failing}
+    for mistake_id, k, variant in mutants.classes():
+        run = mutants.run(mistake_id, k, variant, probe)
+
+        def agrees(label):
+            if label not in run.rows:
+                return False
+            m, u = run.rows[label], user.rows[label]
+            return distance(u.value, m.value, m.metric) <= m.tol
+
+        def visible(label):  # the mistake changes this observation
+            return agrees(label) and distance(run.rows[label].value, ref.rows[label].value,
+                                              ref.rows[label].metric) > ref.rows[label].tol
+
+        if all(agrees(label) for label in user.rows) and any(visible(label) for label in failing):
+            whole.append(mistake_id)
+        for label in failing:
+            if visible(label):
+                partial[label].append(mistake_id)
+    for label, check in failing.items():
+        ids = whole if whole else partial[label]
+        check.diagnoses = list(dict.fromkeys(ids))
+        check.whole_probe = bool(whole)
+
+
+def grade_file(path, name=None, layer=None):
+    """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
+    module = load_module(path)
+    try:
+        cls = find_class(module, name)
+        return grade(cls, exercise_for(cls, layer), path)
+    finally:
+        sys.modules.pop(module.__name__, None)
+
+
+# --- the printed report -------------------------------------------------------------------------
+GENERIC_HINTS = [
+    ("dtype", "Return y in the input's dtype: compute, then cast the result back once at the end."),
+    ("running", "Check the running-average update step by step on one channel: which batch "
+                "statistic goes in, with which weight."),
+    ("dgamma", "gamma's gradient is the sum of dy * x_hat over every axis gamma is broadcast "
+               "over, one entry per parameter."),
+    ("dbeta", "beta's gradient is the sum of dy over every axis beta is broadcast over."),
+    ("dx", "Derive dx through every path from x to the output (x_hat, and each statistic "
+           "computed from x); a mean-and-variance norm's dx sums to zero over the normalised "
+           "axes and is orthogonal to x_hat."),
+    ("", "Work one tiny input (2 x 3) through your forward by hand and compare it with "
+         "normcore's layer."),
+]
+
+
+def _generic_hints(rows):
+    """One hint per kind of observation among ``rows`` (the forward's when none is specific)."""
+    hints = [hint for key, hint in GENERIC_HINTS[:-1] if any(key in r for r in rows)]
+    if not hints or any(not any(key in r for key, _ in GENERIC_HINTS[:-1]) for r in rows):
+        hints.append(GENERIC_HINTS[-1][1])
+    return hints
+
+
+def _collapse(checks):
+    """Table rows: a probe whose remaining checks all stopped for the same reason becomes one row."""
+    rows, i = [], 0
+    while i < len(checks):
+        c = checks[i]
+        j = i
+        while (j + 1 < len(checks) and checks[j + 1].probe == c.probe and c.status in ("TODO", "ERROR", "n/a")
+               and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
+            j += 1
+        if j > i:
+            rows.append((f"{c.probe}: {j - i + 1} checks", c.status, None, c.note))
+        else:
+            rows.append((c.label, c.status, c.error, ", ".join(c.diagnoses) or c.note))
+        i = j + 1
+    return rows
+
+
+def _wrap(text, indent):
+    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
+
+def format_report(report):
+    """The report as printed by ``normcore practice check``."""
+    ex = report.exercise
+    out = [f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
+           f"(reference: normcore.{ex.reference.__name__})", ""]
+    rows = _collapse(report.checks)
+    width = min(64, max(len(r[0]) for r in rows))
+    out.append(f"{'check':<{width}}  {'result':<6}  {'vs ref':>7}  diagnosis / note")
+    out.append("-" * (width + 45))
+    for label, status, err, note in rows:
+        err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
+        out.append(f"{label:<{width}}  {status:<6}  {err_text:>7}  {note}".rstrip())
+    out.append("-" * (width + 45))
+    counts = {s: sum(c.status == s for c in report.checks) for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
+    out.append(f"{len(report.checks)} checks: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    if report.not_implemented:
+        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} (the TODOs of the skeleton).")
+    failing = [c for c in report.checks if c.status == "FAIL"]
+    if failing:
+        out += ["", "Diagnosis"]
+        for mistake_id in report.diagnosis_ids:
+            mistake = BY_ID[mistake_id]
+            hits = [c for c in failing if mistake_id in c.diagnoses]
+            how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
+            out.append(f"  [{mistake.id}] {mistake.title}")
+            out.append(_wrap(f"{how} your numbers in {len(hits)} failing check(s), e.g. {hits[0].label}", "    "))
+            out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
+            out.append(_wrap(f"hint: {mistake.hint}", "    "))
+        unexplained = [c for c in failing if not c.diagnoses]
+        if unexplained:
+            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} failing check(s):")
+            for c in unexplained[:6]:
+                out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
+            if len(unexplained) > 6:
+                out.append(f"    ... and {len(unexplained) - 6} more")
+            for hint in _generic_hints([c.row for c in unexplained]):
+                out.append(_wrap(f"hint: {hint}", "    "))
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    if errors:
+        out += ["", f"Your layer raised an error in {len(errors)} check(s); the first: {errors[0].note}"]
+    out += ["", "All checks pass." if report.passed else "Not all checks pass yet."]
+    return "\n".join(out)

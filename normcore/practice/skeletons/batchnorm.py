@@ -1,0 +1,75 @@
+"""Practice: BatchNorm1d, forward and backward, by hand in NumPy.
+
+The task
+--------
+Fill in ``forward`` and ``backward`` (the TODOs) so that this layer behaves exactly like
+torch.nn.BatchNorm1d, for input (N, C) and (N, C, L), in training and in evaluation. Then:
+
+    normcore practice check THIS_FILE.py
+
+The grader compares your numbers with normcore.BatchNorm1d on many inputs (several shapes,
+float32, a batch of 2, a constant channel, tiny variances, running statistics over several
+steps, eval mode) and, when a check fails, names the well-known mistake that produces exactly
+your numbers. NumPy only: do not import normcore or torch here.
+"""
+
+import numpy as np
+
+
+class Parameter:
+    """A learnable array ``data`` and its gradient ``grad`` (same shape)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+
+class BatchNorm1d:
+    """Batch normalisation: each channel standardised with statistics taken over the batch.
+
+    The contract the grader relies on (keep these names):
+
+    - ``forward(x) -> y``: x of shape (N, C) or (N, C, L); y has x's shape and dtype.
+    - ``backward(dy) -> dx``: dL/dx for the last forward; *adds* (+=) dL/dgamma to
+      ``self.gamma.grad`` and dL/dbeta to ``self.beta.grad`` (the caller zeroes them).
+    - ``self.gamma``, ``self.beta``: Parameters of shape (C,) (the grader sets random values).
+    - ``self.training``: switched by ``train()`` / ``eval()``; in evaluation the layer uses
+      ``self.running_mean`` and ``self.running_var``, which every training forward updates
+      with ``momentum`` (``momentum=None``: the plain average of all batches so far).
+    - ``backward`` must also work in evaluation mode.
+
+    Semantics are PyTorch's: which variance, where eps goes, what momentum weights. If you are
+    unsure, decide, and let the grader tell you.
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 dtype=np.float64):
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.track_running_stats = track_running_stats
+        self.training = True
+        self.gamma = Parameter(np.ones(num_features, dtype)) if affine else None
+        self.beta = Parameter(np.zeros(num_features, dtype)) if affine else None
+        self.running_mean = np.zeros(num_features, dtype)
+        self.running_var = np.ones(num_features, dtype)
+        self.num_batches_tracked = 0
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        # TODO: choose the axes the statistics run over (every axis but the channel axis 1).
+        # TODO: training: the batch's mean and variance, and update the running statistics;
+        #       evaluation: the running statistics.
+        # TODO: x_hat, then y = gamma * x_hat + beta; cache what backward needs.
+        raise NotImplementedError("TODO: BatchNorm1d.forward")
+
+    def backward(self, dy):
+        # TODO: dgamma and dbeta (accumulate with +=), then dx through x_hat, the mean and the
+        #       variance (training) or through x_hat only (evaluation).
+        raise NotImplementedError("TODO: BatchNorm1d.backward")

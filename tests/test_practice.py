@@ -1,0 +1,184 @@
+"""Interview practice: the catalog, the grader's verdicts and diagnoses, and the command line.
+
+Every catalogued mistake has a buggy implementation under tests/practice_bugs/ (a copy of a
+reference answer with exactly that mistake, written independently of the catalog's own
+mutant); the grader must fail it and diagnose exactly that mistake on every failing check.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from normcore.cli import main
+from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
+from normcore.practice.grader import apply_variant, format_report, mutant_class, solution_source
+
+HERE = Path(__file__).parent
+BUGS = sorted((HERE / "practice_bugs").glob("*.py"))
+SOLUTIONS = Path(__file__).parents[1] / "normcore" / "practice" / "solutions"
+SKELETONS = Path(__file__).parents[1] / "normcore" / "practice" / "skeletons"
+
+
+def expected_id(path):
+    """practice_bugs/eps-outside-sqrt@batchnorm.py -> eps-outside-sqrt"""
+    return path.stem.split("@")[0]
+
+
+# --- the catalog ------------------------------------------------------------------------------
+def test_catalog_has_at_least_15_distinct_documented_mistakes():
+    ids = [m.id for m in CATALOG]
+    assert len(ids) >= 15 and len(set(ids)) == len(ids)
+    for m in CATALOG:
+        assert m.title and len(m.symptom) > 30 and len(m.hint) > 30, m.id
+        assert m.variants and set(m.variants) <= set(EXERCISES), m.id
+
+
+@pytest.mark.parametrize("mistake", CATALOG, ids=lambda m: m.id)
+def test_every_mutant_is_a_real_mistake(mistake):
+    """Each variant applies to its reference answer (its lines occur exactly once) and fails
+    at least one check, so that the mistake has a signature to be recognised by."""
+    for name, variants in mistake.variants.items():
+        exercise, source = EXERCISES[name], solution_source(name)
+        for k, variant in enumerate(variants):
+            assert apply_variant(source, variant) != source
+            report = grade(mutant_class(exercise, source, variant, f"test{k}"), exercise)
+            assert not report.passed, (mistake.id, name, k)
+            assert mistake.id in report.diagnosis_ids
+
+
+def test_every_catalogued_mistake_has_a_buggy_file():
+    assert {m.id for m in CATALOG} <= {expected_id(p) for p in BUGS}
+
+
+# --- verdicts and diagnoses -------------------------------------------------------------------
+@pytest.mark.parametrize("path", BUGS, ids=lambda p: p.stem)
+def test_buggy_file_fails_with_exactly_its_diagnosis(path):
+    report = grade_file(path)
+    failing = [c for c in report.checks if c.status != "pass"]
+    assert failing, "the grader passed a buggy implementation"
+    assert {c.status for c in failing} == {"FAIL"}, [(c.label, c.note) for c in failing if c.status != "FAIL"]
+    assert {tuple(c.diagnoses) for c in failing} == {(expected_id(path),)}
+    assert f"[{expected_id(path)}]" in format_report(report)
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_reference_solution_passes_every_check(name):
+    report = grade_file(SOLUTIONS / f"{name}.py")
+    assert report.passed and not report.not_implemented
+    assert {c.status for c in report.checks} == {"pass"}
+
+
+@pytest.mark.parametrize("path", sorted((HERE / "practice_alt").glob("*.py")), ids=lambda p: p.stem)
+def test_correct_answers_in_another_style_pass(path):
+    """Other variance formulas, backward forms, parameter names (weight/bias, plain arrays with
+    dgamma) and a missing train()/eval() are all accepted."""
+    report = grade_file(path)
+    assert report.passed, [(c.label, c.note) for c in report.checks if c.status not in ("pass", "n/a")]
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_untouched_skeleton_is_reported_not_implemented(name):
+    report = grade_file(SKELETONS / f"{name}.py")
+    assert report.not_implemented == ["forward", "backward"]
+    assert {c.status for c in report.checks} == {"TODO"}
+    text = format_report(report)
+    assert "Not implemented yet: forward, backward" in text and "Traceback" not in text
+
+
+def test_half_done_skeleton_reports_backward_only(tmp_path):
+    source = (SKELETONS / "layernorm.py").read_text()
+    answer = solution_source("layernorm")
+    forward = answer[answer.index("    def forward"):answer.index("    def backward")]
+    path = tmp_path / "half.py"
+    path.write_text(source[:source.index("    def forward")] + forward + source[source.index("    def backward"):])
+    report = grade_file(path)
+    assert report.not_implemented == ["backward"]
+    assert any(c.status == "pass" and c.row == "forward" for c in report.checks)
+    assert {c.note for c in report.checks if c.status == "TODO"} == {"not implemented yet (backward)"}
+
+
+def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
+    source = solution_source("layernorm").replace("rstd = 1.0 / np.sqrt(var + self.eps)",
+                                                  "rstd = 2.0 / np.sqrt(var + self.eps)")
+    path = tmp_path / "odd.py"
+    path.write_text(source)
+    report = grade_file(path)
+    assert not report.passed and report.diagnosis_ids == []
+    assert "No catalogued mistake produces your numbers" in format_report(report)
+
+
+# --- files that cannot be graded --------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    ("import numpy as np\nclass LayerNorm:\n    def forward(self, x)\n        return x\n",
+     "does not compile: SyntaxError at line 3"),
+    ("import numpy_that_does_not_exist\n", "raised ModuleNotFoundError"),
+    ("x = 1 / 0\n", "raised ZeroDivisionError: division by zero (bad.py line 1"),
+    ("import numpy as np\n", "no class with forward and backward"),
+])
+def test_a_file_that_cannot_be_graded_gets_a_clear_message(tmp_path, capsys, text, message):
+    path = tmp_path / "bad.py"
+    path.write_text(text)
+    with pytest.raises(CannotGrade) as raised:
+        grade_file(path)
+    assert message in str(raised.value)
+    assert main(["practice", "check", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert message in out and "Traceback" not in out
+
+
+def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
+    source = solution_source("rmsnorm").replace("        x_hat = x * rrms ", "        x_hat = x * rrms[0, 0, 0] ")
+    path = tmp_path / "raises.py"
+    path.write_text(source)
+    report = grade_file(path)
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    assert errors and all("IndexError" in c.note and "raises.py line" in c.note for c in errors)
+
+
+# --- the command line -------------------------------------------------------------------------
+def test_cli_list(capsys):
+    assert main(["practice", "list", "--mistakes"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in EXERCISES) and all(m.id in out for m in CATALOG)
+
+
+def test_cli_new_writes_a_skeleton_and_refuses_to_overwrite(tmp_path, capsys):
+    assert main(["practice", "new", "groupnorm", "--dir", str(tmp_path)]) == 0
+    path = tmp_path / "my_groupnorm.py"
+    assert "raise NotImplementedError" in path.read_text()
+    path.write_text("# my work\n")
+    assert main(["practice", "new", "groupnorm", "--dir", str(tmp_path)]) == 1
+    assert path.read_text() == "# my work\n" and "already exists" in capsys.readouterr().out
+    assert main(["practice", "new", "groupnorm", "--dir", str(tmp_path), "--force"]) == 0
+    assert main(["practice", "check", str(path)]) == 1
+    assert "Not implemented yet" in capsys.readouterr().out
+
+
+def test_cli_solution_prints_the_reference_answer(capsys):
+    assert main(["practice", "solution", "rmsnorm"]) == 0
+    assert capsys.readouterr().out == (SOLUTIONS / "rmsnorm.py").read_text()
+
+
+def test_cli_check_exit_status_and_diagnosis(capsys):
+    assert main(["practice", "check", str(SOLUTIONS / "batchnorm.py")]) == 0
+    assert "All checks pass." in capsys.readouterr().out
+    assert main(["practice", "check", str(HERE / "practice_bugs" / "bn-momentum-flipped.py")]) == 1
+    out = capsys.readouterr().out
+    assert "[bn-momentum-flipped]" in out and "hint:" in out
+
+
+def test_solutions_are_standalone():
+    """An interview answer: numpy only, nothing from normcore."""
+    for path in SOLUTIONS.glob("*.py"):
+        imports = [line for line in path.read_text().splitlines() if line.startswith(("import", "from"))]
+        assert all(line == "import numpy as np" for line in imports), (path.name, imports)
+
+
+def test_grader_reference_matches_solution_numbers():
+    """The grader's reference is normcore's own layer; the answer gives the same numbers."""
+    ns = {}
+    exec(solution_source("layernorm"), ns)
+    import normcore as nc
+    x = np.random.default_rng(1).standard_normal((3, 5))
+    assert np.allclose(ns["LayerNorm"](5).forward(x), nc.LayerNorm(5).forward(x), atol=1e-12)
