@@ -66,44 +66,54 @@ CELLS = [
 
     ## 3. A ten-minute LayerNorm, forward in code
 
-    A `Module` with two `Parameter`s, a forward that caches exactly $\hat{x}$ and $r$, and a
-    backward with a shape comment on every line. The `mistake` argument switches in one of the
-    classic slips, for section 7; `None` is the correct layer.
+    The answer, in the shape `normcore practice` grades (the same constructor and attributes as
+    `torch.nn.LayerNorm`): two parameters, a forward that caches exactly $\hat{x}$ and $r$, and a
+    backward with a shape comment on every line. In an interview you would write it with NumPy
+    alone; here it derives from `nc.Module` so that `nc.gradcheck` can take it apart. The class
+    attribute `mistake` switches in one of the classic slips, for section 7; `None` is the
+    correct layer.
     """),
     code(r"""
-    class MyLayerNorm(nc.Module):
-        # LayerNorm over the last axis, written from scratch. x: (N, D); gamma, beta: (D,)
+    class LayerNorm(nc.Module):
+        # LayerNorm over the last len(normalized_shape) axes D, written from scratch.
+        # x: (*, D); gamma, beta: D
+        mistake = None
 
-        def __init__(self, d, eps=1e-5, mistake=None):
-            self.gamma = nc.Parameter(np.ones(d))
-            self.beta = nc.Parameter(np.zeros(d))
-            self.eps, self.mistake = eps, mistake
+        def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            self.axes = tuple(range(-len(shape), 0))                                     # D
+            self.eps = eps
+            self.gamma = nc.Parameter(np.ones(shape), dtype=dtype)
+            self.beta = nc.Parameter(np.zeros(shape), dtype=dtype)
 
         def forward(self, x):
-            mean = x.mean(axis=-1, keepdims=True)                                        # (N, 1)
+            mean = x.mean(axis=self.axes, keepdims=True)                                 # (*, 1)
             ddof = 1 if self.mistake == "unbiased variance" else 0
-            var = x.var(axis=-1, ddof=ddof, keepdims=True)                               # (N, 1)
+            var = x.var(axis=self.axes, ddof=ddof, keepdims=True)                        # (*, 1)
             if self.mistake == "eps outside the root":
-                rstd = 1.0 / (np.sqrt(var) + self.eps)                                   # (N, 1)
+                rstd = 1.0 / (np.sqrt(var) + self.eps)                                   # (*, 1)
             else:
-                rstd = 1.0 / np.sqrt(var + self.eps)                                     # (N, 1)
-            x_hat = (x - mean) * rstd                                                    # (N, D)
+                rstd = 1.0 / np.sqrt(var + self.eps)                                     # (*, 1)
+            x_hat = (x - mean) * rstd                                                    # (*, D)
             self._cache = (x_hat, rstd)
-            return x_hat * self.gamma.data + self.beta.data                              # (N, D)
+            return (x_hat * self.gamma.data + self.beta.data).astype(x.dtype)            # (*, D)
 
         def backward(self, dy):
             x_hat, rstd = self._cached()
+            lead = tuple(range(dy.ndim - len(self.axes)))                                # the * axes
             reduce = np.mean if self.mistake == "dgamma averaged" else np.sum
-            self.gamma.grad += reduce(dy * x_hat, axis=0)                                # (D,)
-            self.beta.grad += dy.sum(axis=0)                                             # (D,)
-            g = dy * self.gamma.data                                                     # (N, D)
-            mean_g = 0.0 if self.mistake == "no mean term" else g.mean(-1, keepdims=True)          # (N, 1)
-            proj = 0.0 if self.mistake == "no x_hat term" else (g * x_hat).mean(-1, keepdims=True)  # (N, 1)
-            return rstd * (g - mean_g - x_hat * proj)                                    # (N, D)
+            self.gamma.grad += reduce(dy * x_hat, axis=lead)                             # D
+            self.beta.grad += dy.sum(axis=lead)                                          # D
+            g = dy * self.gamma.data                                                     # (*, D)
+            if self.mistake == "statistics held constant":
+                return (rstd * g).astype(dy.dtype)                                       # (*, D)
+            mean_g = 0.0 if self.mistake == "no mean term" else g.mean(self.axes, keepdims=True)       # (*, 1)
+            proj = 0.0 if self.mistake == "no x_hat term" else (g * x_hat).mean(self.axes, keepdims=True)  # (*, 1)
+            return (rstd * (g - mean_g - x_hat * proj)).astype(dy.dtype)                 # (*, D)
 
     rng = np.random.default_rng(42)
     x = rng.normal(1.0, 2.0, size=(3, 4))
-    mine, ref = MyLayerNorm(4), nc.LayerNorm(4)
+    mine, ref = LayerNorm(4), nc.LayerNorm(4)
     for p_mine, p_ref in zip(mine.parameters(), ref.parameters()):
         p_mine.data[...] = p_ref.data[...] = rng.standard_normal(4)
     print("forward, largest difference from nc.LayerNorm:", np.abs(mine(x) - ref(x)).max())
@@ -133,13 +143,13 @@ CELLS = [
 
     Direct path $r g$; through the variance $-r\hat{x}\operatorname{mean}(g\hat{x})$; through the
     mean $-r\operatorname{mean}(g)$ (the variance path contributes nothing there, since the
-    centred values sum to zero). Their sum is the one-line backward in `MyLayerNorm`. The
+    centred values sum to zero). Their sum is the one-line backward of our `LayerNorm`. The
     step-through checks the staged gradient against `nc.LayerNorm.backward` node by node:
     """),
     code(r"""
     print(st.text(parts=("checks",)))
     mine.zero_grad(); mine(x)
-    print("\nMyLayerNorm.backward vs the tape:", np.abs(mine.backward(dy) - t["x"].grad).max())
+    print("\nour LayerNorm.backward vs the tape:", np.abs(mine.backward(dy) - t["x"].grad).max())
     """),
     md(r"""
     ## 6. The gradient check that proves it
@@ -153,7 +163,7 @@ CELLS = [
     report = nc.gradcheck(mine, x)
     print(report)
     assert report.passed
-    fresh = MyLayerNorm(4)                     # gamma = 1, beta = 0
+    fresh = LayerNorm(4)                       # gamma = 1, beta = 0
     fresh(x)
     print("\nwith dy = ones and gamma = ones, the input gradient is\n", fresh.backward(np.ones_like(x)))
     """),
@@ -165,35 +175,67 @@ CELLS = [
 
     * forward wrong: a mistake in the statistics (unbiased variance, eps outside the root);
     * forward right, $\bar{x}$ wrong, $\bar{\gamma}, \bar{\beta}$ right: a missing term of the
-      input backward; if $\sum_j \bar{x}_j \ne 0$ it is the mean term;
-    * $\bar{\gamma}$ wrong: reduced wrongly (averaged instead of summed over the samples, or
-      over the wrong axis).
+      input backward; if $\sum_j \bar{x}_j \ne 0$, the mean term is among the missing;
+    * $\bar{\gamma}$ wrong: reduced wrongly (averaged instead of summed over the samples).
+
+    `normcore practice` turns this reading into a diagnosis: it runs your class and normcore's
+    layer on the same inputs (ranks 2 to 4, float32, one sample, a constant row, tiny
+    variances), and when a check fails it runs each catalogued mistake on the same inputs and
+    names the one whose numbers match yours. It never reads your source. The last column below
+    is its verdict; a slip it has no entry for (here, dropping only the mean term) gets no name,
+    only hints.
     """),
     code(r"""
-    MISTAKES = [None, "unbiased variance", "eps outside the root", "no mean term", "no x_hat term",
-                "dgamma averaged"]
+    from normcore.practice import EXERCISES, grade
+
+    MISTAKES = [None, "unbiased variance", "eps outside the root", "statistics held constant",
+                "no x_hat term", "no mean term", "dgamma averaged"]
+
+    def with_mistake(mistake):
+        return type("LayerNorm", (LayerNorm,), {"mistake": mistake})
 
     def fingerprint(mistake, x, seed=0):
-        # forward error, gradient errors for x, gamma and beta, and the largest row sum of dx
-        layer = MyLayerNorm(x.shape[-1], mistake=mistake)
+        # relative errors of the forward and of the gradients of x, gamma and beta
+        layer = with_mistake(mistake)(x.shape[-1])
         layer.gamma.data[...], layer.beta.data[...] = ref.gamma.data, ref.beta.data
-        forward = nc.rel_error(layer(x), ref(x))
         report = nc.gradcheck(layer, x, seed=seed)
-        layer.zero_grad(); layer(x)
-        row_sum = np.abs(layer.backward(np.random.default_rng(seed).standard_normal(x.shape)).sum(-1)).max()
-        return [forward] + [report[name].rel_error for name in ("x", "gamma", "beta")] + [row_sum]
+        return [nc.rel_error(layer(x), ref(x))] + [report[name].rel_error for name in ("x", "gamma", "beta")]
 
-    print(f"{'mistake':<26} {'forward':>9} {'dx':>9} {'dgamma':>9} {'dbeta':>9} {'max|sum dx|':>12}")
+    print(f"{'mistake':<25} {'forward':>8} {'dx':>8} {'dgamma':>8} {'dbeta':>8}  normcore practice says")
     table = {}
     for mistake in MISTAKES:
         table[mistake] = fingerprint(mistake, x)
-        print(f"{str(mistake):<26} " + " ".join(f"{v:>9.1e}" for v in table[mistake][:4]) + f" {table[mistake][4]:>12.1e}")
+        report = grade(with_mistake(mistake), EXERCISES["layernorm"])
+        verdict = "pass" if report.passed else ", ".join(report.diagnosis_ids) or "FAIL (no catalogued match)"
+        print(f"{str(mistake):<25} " + " ".join(f"{v:>8.0e}" for v in table[mistake]) + f"  {verdict}")
+    """),
+    md(r"""
+    The grader's full report for one of them, as `normcore practice check FILE` prints it:
+    """),
+    code(r"""
+    from normcore.practice.grader import format_report
+
+    print(format_report(grade(with_mistake("no x_hat term"), EXERCISES["layernorm"])))
+    """),
+    md(r"""
+    **Practise at the terminal.** `normcore practice new layernorm` writes `my_layernorm.py`, a
+    skeleton with the contract and TODOs; fill it in and run `normcore practice check
+    my_layernorm.py`. The same for `batchnorm`, `rmsnorm`, `groupnorm` and `dropout`;
+    `normcore practice list --mistakes` prints the whole catalog with each mistake's symptom, and
+    `normcore practice solution NAME` a reference answer.
+    """),
+    code(r"""
+    from normcore.cli import main
+
+    main(["practice", "list"]);
     """),
     md(r"""
     The same habits catch the BatchNorm-specific slips: compare the running statistics after a
-    few steps with `nc.BatchNorm1d`'s (a flipped momentum or a biased running variance shows up
-    there, not in the gradient), and compare evaluation outputs (batch statistics in eval, or
-    $\sqrt{\text{running var}^2 + \epsilon}$, show up only there).
+    few steps with `nc.BatchNorm1d`'s (a flipped momentum, `bn-momentum-flipped`, or a biased
+    running variance, `bn-running-var-biased`, shows up there and not in any gradient), and
+    compare evaluation outputs (batch statistics in eval, `bn-eval-batch-stats`, or
+    $\sqrt{\text{running var}^2 + \epsilon}$, `bn-eval-squared-var`, show up only there). The
+    grader's BatchNorm exercise runs exactly these probes. By hand, for the running statistics:
     """),
     code(r"""
     stream = np.random.default_rng(5)
@@ -215,7 +257,7 @@ CELLS = [
     """),
     code(r"""
     columns = ["forward", "dx", "dgamma", "dbeta"]
-    grid = np.array([table[m][:4] for m in MISTAKES])
+    grid = np.array([table[m] for m in MISTAKES])
     fig, ax = plt.subplots(figsize=(6, 3.2))
     im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="RdYlGn_r", vmin=-12, vmax=0)
     ax.set_xticks(range(len(columns)), columns)
