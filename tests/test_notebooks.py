@@ -3,6 +3,7 @@ interpreter, from a clone (the repository on PYTHONPATH, nothing installed); and
 notebooks are the ones their sources in notebooks/src/ build, saved with their outputs."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -36,3 +37,13 @@ def test_committed_notebooks_carry_their_outputs(topic):
     assert code_cells and all(c.execution_count is not None for c in code_cells)
     assert not [o for c in code_cells for o in c.outputs if o.output_type == "error"]
     assert sum(bool(c.outputs) for c in code_cells) >= len(code_cells) // 2
+
+
+@pytest.mark.parametrize("topic", build.TOPICS)
+def test_notebooks_are_valid_and_their_images_exist(topic):
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", cell.source):
+                assert (ROOT / "notebooks" / target).resolve().is_file(), f"{topic}: missing image {target}"
