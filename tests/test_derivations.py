@@ -187,6 +187,19 @@ def test_explain_wraps_wide_and_deep_inputs_at_80_columns(shape):
     assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
 
 
+def test_causal_softmax_masks_the_future():
+    st = step_through("softmax", shape=(2, 4, 4), seed=1, causal=True)
+    assert st.passed
+    future = np.triu(np.ones((4, 4), dtype=bool), 1)
+    assert np.all(st.tape["p"].value[..., future] == 0) and np.all(st.tape["s"].grad[..., future] == 0)
+    assert np.allclose(st.tape["p"].value.sum(-1), 1)
+    status, text = _run(["explain", "softmax", "--shape", "4x4", "--causal"])
+    assert status == 0 and "-inf" in text and "causal mask" in text
+    with pytest.raises(ValueError, match="square last two axes"):
+        step_through("layernorm", shape=(4, 4), causal=True)
+    assert _run(["explain", "softmax", "--shape", "3x4", "--causal"])[0] == 2
+
+
 def test_explain_rejects_bad_shapes():
     with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()):
         main(["explain", "layernorm", "--shape", "2y4"])

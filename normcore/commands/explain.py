@@ -22,12 +22,15 @@ def add_arguments(parser):
                         help="input shape, e.g. 2x4 (default 3x4). BatchNorm: (N, C[, L]); the others "
                              "work over the last axis")
     parser.add_argument("--seed", type=int, default=0, help="seed of x, gamma, beta and dy (default 0)")
+    parser.add_argument("--causal", action="store_true",
+                        help="softmax only: mask the scores above the diagonal with -inf, as causal "
+                             "attention does (needs a square shape such as 4x4)")
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
 
 
 def run(args):
     try:
-        st = step_through(args.norm, shape=args.shape, seed=args.seed)
+        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal)
     except ValueError as err:
         print(f"normcore explain: {err}")
         return 2

@@ -107,11 +107,11 @@ def run(args):
     examples = [
         ("normcore explain batchnorm --shape 4x3", "BatchNorm: statistics over the batch"),
         ("normcore explain rmsnorm --shape 2x4", "RMSNorm: no mean, no beta"),
-        ("normcore explain softmax --shape 2x5", "the softmax inside attention"),
+        ("normcore explain softmax --shape 4x4 --causal", "the softmax inside causal attention"),
     ]
     examples += [(f"normcore {name}", help_) for name, (_, help_) in COMMANDS.items()
                  if name not in ("tour", "explain")]
     for command, what in examples:
-        print(textwrap.fill(f"{command:<40} {what}", WIDTH, subsequent_indent=" " * 41))
-    print(textwrap.fill(f"{'normcore COMMAND --help':<40} the options of any command", WIDTH))
+        print(textwrap.fill(f"{command:<46} {what}", WIDTH, subsequent_indent=" " * 47))
+    print(textwrap.fill(f"{'normcore COMMAND --help':<46} the options of any command", WIDTH))
     return 1 if failed or not st.passed else 0

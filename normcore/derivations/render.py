@@ -54,7 +54,11 @@ def _forward(st, width, latex):
                   f"{'softmax' if st.kind == 'softmax' else 'statistics'} over {st.over}"
                   + ("" if st.kind == "softmax" else f", eps = {st.eps:.3g}"), width),
             _wrap(f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
-                  f"dL/d{tape.output.name} = dy.", width), ""]
+                  f"dL/d{tape.output.name} = dy.", width)]
+    if np.isneginf(x.value).any():
+        out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
+                         "no gradient.", width))
+    out.append("")
 
     out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))
     for node in tape:

@@ -171,7 +171,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
     return Check(node, against, diff, err, verdict)
 
 
-def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, h=1e-6):
+def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6):
     """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm or softmax), run its backward
     and check it; returns a ``StepThrough``.
 
@@ -181,6 +181,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
     dy : the upstream gradient dL/dy (default: random); the loss is L = sum(y * dy).
+    causal : softmax only: set the scores above the diagonal of the last two (square) axes to
+        -inf, as attention's causal mask does (query i may not look at key j > i).
     """
     kind = _kind(kind)
     title, ranks = KINDS[kind]
@@ -189,6 +191,12 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if x.ndim not in ranks:
         raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ranks))}, "
                          f"got shape {x.shape}")
+    if causal:
+        if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"causal=True needs the softmax step-through and square last two axes "
+                             f"(attention scores T x T), got {title} on shape {x.shape}")
+        above = np.triu_indices(x.shape[-1], 1)
+        x[..., above[0], above[1]] = -np.inf
     letters = _letters(kind, x.ndim)
     if kind == "batchnorm":
         if x.size // x.shape[1] < 2:

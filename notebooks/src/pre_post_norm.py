@@ -238,7 +238,8 @@ CELLS = [
     md(r"""
     ## Where next
 
-    * `normcore explain softmax --shape 4x4` and `normcore explain layernorm` print the two tapes above.
+    * `normcore explain softmax --shape 4x4 --causal` and `normcore explain layernorm` print the
+      two tapes above.
     * `normcore gradcheck --only TransformerBlock` checks every block position.
     """),
 ]
