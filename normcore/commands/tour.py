@@ -94,6 +94,7 @@ def run(args):
         for name, title in notebooks:
             print(textwrap.fill(f"{name}: {title}", WIDTH, initial_indent="  ",
                                 subsequent_indent="    "))
+        _say("New to the topic? Start with batchnorm.ipynb, then layernorm.ipynb.")
     else:
         _say("The notebooks are in the notebooks/ folder of the normcore repository.")
     figures = sorted((ROOT / "figures").glob("*.png"))
@@ -111,7 +112,8 @@ def run(args):
     ]
     examples += [(f"normcore {name}", help_) for name, (_, help_) in COMMANDS.items()
                  if name not in ("tour", "explain")]
+    examples.append(("normcore COMMAND --help", "the options of any command"))
     for command, what in examples:
-        print(textwrap.fill(f"{command:<46} {what}", WIDTH, subsequent_indent=" " * 47))
-    print(textwrap.fill(f"{'normcore COMMAND --help':<46} the options of any command", WIDTH))
+        print(command)
+        print(textwrap.fill(what, WIDTH, initial_indent="    ", subsequent_indent="    "))
     return 1 if failed or not st.passed else 0
