@@ -64,7 +64,8 @@ class _SeqToSeq(Task):
 
     def __init__(self, n_tokens=8, n_symbols=10):
         if n_tokens < 1 or n_symbols < 2:
-            raise ValueError(f"{type(self).__name__} needs n_tokens >= 1 and n_symbols >= 2, got {n_tokens}, {n_symbols}")
+            raise ValueError(f"{type(self).__name__} needs n_tokens >= 1 and n_symbols >= 2, "
+                             f"got {n_tokens}, {n_symbols}")
         self.n_tokens, self.n_symbols = int(n_tokens), int(n_symbols)
         self.vocab_size = self.n_symbols + 1  # + SEP
         self.seq_len = 2 * self.n_tokens

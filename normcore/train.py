@@ -67,12 +67,16 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     batch (before the step; NaN for float targets), ``lr`` (steps,), ``grad_norm`` (steps,) the global gradient
     norm, ``block_grad_norm`` (steps, n_blocks) the gradient norm of each ``model.blocks[i]``
     (0 columns if the model has no ``blocks``), and ``seconds`` the wall time of the run.
-    A loss that turns NaN or inf is recorded as it is; training goes on.
+    The model is put in training mode first (Dropout active). A loss that turns NaN or inf
+    is recorded as it is; training goes on.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     loss_fn = CrossEntropyLoss() if loss_fn is None else loss_fn
-    batches = batches_or_task.batches(batch_size, seed) if isinstance(batches_or_task, Task) else iter(batches_or_task)
+    if isinstance(batches_or_task, Task):
+        batches = batches_or_task.batches(batch_size, seed)
+    else:
+        batches = iter(batches_or_task)
     params = model.parameters()
     blocks = _block_params(model)
     history = {

@@ -129,9 +129,11 @@ def transformer_cases(seed=0):
             block = nn.TransformerBlock(4, 2, 6, norm=norm, position=position, n_layers=2, rng=seed)
             cases.append(Case(f"TransformerBlock {position} {norm}", block, (x(2, 3, 4),)))
     cases += [
-        Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed), (x(2, 3, 4),)),
+        Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed),
+             (x(2, 3, 4),)),
         Case("TinyTransformer 2 blocks pre", nn.TinyTransformer(5, 4, 2, 2, 4, d_ff=6, rng=seed), (ids(5, 2, 3),)),
-        Case("CrossEntropyLoss ignore_index", nn.CrossEntropyLoss(), (x(2, 3, 4), np.array([[0, 3, -100], [2, 1, 3]]))),
+        Case("CrossEntropyLoss ignore_index", nn.CrossEntropyLoss(),
+             (x(2, 3, 4), np.array([[0, 3, -100], [2, 1, 3]]))),
         Case("MSELoss", FixedTarget(nn.MSELoss(), x(3, 4)), (x(3, 4),)),
     ]
     for c in cases:

@@ -18,6 +18,7 @@ from normcore import optim  # noqa: E402
 from normcore.zoo import perturb_parameters  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
+torch.set_num_threads(1)  # tiny tensors: threads only add synchronisation
 POSITIONS = ["pre", "post", "deepnorm", "none"]
 NORMS = ["layernorm", "rmsnorm"]
 
@@ -109,19 +110,23 @@ def assert_grads_match(module, tmodule, tol=1e-9):
         assert err < tol, f"{name}: relative error {err:.1e}"
 
 
+def assert_same_forward_and_backward(module, tmodule, shape, rng):
+    """Same output for a random x, same dx and parameter gradients for a random upstream dy."""
+    x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = tmodule(tx)
+    ty.backward(torch.from_numpy(dy))
+    y = module(x)
+    dx = module.backward(dy)
+    assert nc.rel_error(y, ty.detach().numpy()) < 1e-12
+    assert nc.rel_error(dx, tx.grad.numpy()) < 1e-9
+    assert_grads_match(module, tmodule)
+
+
 def test_attention_matches_torch():
     rng = np.random.default_rng(0)
     attn = perturb_parameters(nc.CausalSelfAttention(12, 3, rng=0), rng)
-    tattn = load_into_torch(TorchAttention(12, 3), attn)
-    x, dy = rng.standard_normal((2, 7, 12)), rng.standard_normal((2, 7, 12))
-    tx = torch.tensor(x, requires_grad=True)
-    ty = tattn(tx)
-    ty.backward(torch.from_numpy(dy))
-    y = attn(x)
-    dx = attn.backward(dy)
-    assert nc.rel_error(y, ty.detach().numpy()) < 1e-12
-    assert nc.rel_error(dx, tx.grad.numpy()) < 1e-9
-    assert_grads_match(attn, tattn)
+    assert_same_forward_and_backward(attn, load_into_torch(TorchAttention(12, 3), attn), (2, 7, 12), rng)
 
 
 @pytest.mark.parametrize("norm", NORMS)
@@ -130,15 +135,7 @@ def test_block_matches_torch(position, norm):
     rng = np.random.default_rng(1)
     block = perturb_parameters(nc.TransformerBlock(8, 2, 16, norm, position, n_layers=3, rng=0), rng)
     tblock = load_into_torch(TorchBlock(8, 2, 16, norm, position, 3), block)
-    x, dy = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
-    tx = torch.tensor(x, requires_grad=True)
-    ty = tblock(tx)
-    ty.backward(torch.from_numpy(dy))
-    y = block(x)
-    dx = block.backward(dy)
-    assert nc.rel_error(y, ty.detach().numpy()) < 1e-12
-    assert nc.rel_error(dx, tx.grad.numpy()) < 1e-9
-    assert_grads_match(block, tblock)
+    assert_same_forward_and_backward(block, tblock, (3, 5, 8), rng)
 
 
 def make_pair(position, norm, seed=0):
@@ -169,18 +166,18 @@ def test_whole_model_logits_loss_and_every_gradient_match_torch(position, norm):
     assert_grads_match(model, tmodel)
 
 
-def test_adamw_several_steps_match_torch():
-    rng = np.random.default_rng(0)
-    shapes = [(4, 3), (3,), (2, 2, 2)]
+def twin_parameters(rng, shapes):
     params = [nc.Parameter(rng.standard_normal(s)) for s in shapes]
-    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
-    opt = nc.AdamW(params, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
-    topt = torch.optim.AdamW(tparams, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
-    sched = optim.warmup_cosine(0.05, 2, 8)
-    for step in range(8):
-        opt.lr = sched(step)
-        for g in topt.param_groups:
-            g["lr"] = sched(step)
+    return params, [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
+
+
+def step_both(opt, topt, params, tparams, rng, steps, schedule=None):
+    """Give both optimizers the same random gradients for ``steps`` steps; compare after each."""
+    for step in range(steps):
+        if schedule is not None:
+            opt.lr = schedule(step)
+            for group in topt.param_groups:
+                group["lr"] = schedule(step)
         for p, tp in zip(params, tparams):
             g = rng.standard_normal(p.shape)
             p.grad[...] = g
@@ -191,28 +188,21 @@ def test_adamw_several_steps_match_torch():
             assert nc.rel_error(p.data, tp.detach().numpy()) < 1e-12, f"step {step}"
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps, nc_: (nc_.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01), torch.optim.SGD),
-    lambda ps, nc_: (nc_.Adam(ps, lr=0.01, weight_decay=0.05), torch.optim.Adam),
-], ids=["SGD", "Adam"])
-def test_sgd_and_adam_match_torch(make):
+def test_adamw_several_steps_match_torch():
+    rng = np.random.default_rng(0)
+    params, tparams = twin_parameters(rng, [(4, 3), (3,), (2, 2, 2)])
+    opt = nc.AdamW(params, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
+    topt = torch.optim.AdamW(tparams, lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1)
+    step_both(opt, topt, params, tparams, rng, steps=8, schedule=optim.warmup_cosine(0.05, 2, 8))
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_sgd_and_adam_match_torch(name):
     rng = np.random.default_rng(1)
-    params = [nc.Parameter(rng.standard_normal((3, 2))), nc.Parameter(rng.standard_normal(4))]
-    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in params]
-    opt, tcls = make(params, nc)
-    kwargs = {"lr": opt.lr, "weight_decay": opt.weight_decay}
-    if isinstance(opt, nc.SGD):
-        kwargs["momentum"] = opt.momentum
-    topt = tcls(tparams, **kwargs)
-    for _ in range(5):
-        for p, tp in zip(params, tparams):
-            g = rng.standard_normal(p.shape)
-            p.grad[...] = g
-            tp.grad = torch.from_numpy(g.copy())
-        opt.step()
-        topt.step()
-    for p, tp in zip(params, tparams):
-        assert nc.rel_error(p.data, tp.detach().numpy()) < 1e-12
+    params, tparams = twin_parameters(rng, [(3, 2), (4,)])
+    kwargs = dict(lr=0.1, momentum=0.9, weight_decay=0.01) if name == "SGD" else dict(lr=0.01, weight_decay=0.05)
+    opt, topt = getattr(nc, name)(params, **kwargs), getattr(torch.optim, name)(tparams, **kwargs)
+    step_both(opt, topt, params, tparams, rng, steps=5)
 
 
 def test_clip_grad_norm_matches_torch():
@@ -237,7 +227,8 @@ def test_a_few_training_steps_match_torch():
     topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-2)
     for tokens, targets in batches:
         topt.zero_grad()
-        loss = F.cross_entropy(tmodel(torch.from_numpy(tokens)).reshape(-1, 9), torch.from_numpy(targets).reshape(-1))
+        logits = tmodel(torch.from_numpy(tokens))
+        loss = F.cross_entropy(logits.reshape(-1, 9), torch.from_numpy(targets).reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(tmodel.parameters(), 0.5)
         topt.step()

@@ -25,6 +25,13 @@ def index_input(idx, size, who, what="index", allowed=None):
     return idx
 
 
+def learned_table(rows, dim, rng, dtype, std, who):
+    """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive."""
+    if rows < 1 or dim < 1:
+        raise ValueError(f"{who} needs a table of at least 1 row and 1 column, got ({rows}, {dim})")
+    return Parameter(make_rng(rng).normal(0.0, std, (int(rows), int(dim))), dtype=dtype)
+
+
 class Embedding(Module):
     r"""A learned lookup table: row ``i`` of ``weight`` is the vector of token id ``i``.
 
@@ -41,10 +48,8 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
-        if num_embeddings < 1 or dim < 1:
-            raise ValueError(f"Embedding needs num_embeddings >= 1 and dim >= 1, got {num_embeddings}, {dim}")
-        self.num_embeddings, self.dim = int(num_embeddings), int(dim)
-        self.weight = Parameter(make_rng(rng).normal(0.0, std, (self.num_embeddings, self.dim)), dtype=dtype)
+        self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding")
+        self.num_embeddings, self.dim = self.weight.shape
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.dim}"
@@ -75,10 +80,8 @@ class PositionalEmbedding(Module):
     """
 
     def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
-        if max_len < 1 or dim < 1:
-            raise ValueError(f"PositionalEmbedding needs max_len >= 1 and dim >= 1, got {max_len}, {dim}")
-        self.max_len, self.dim = int(max_len), int(dim)
-        self.weight = Parameter(make_rng(rng).normal(0.0, std, (self.max_len, self.dim)), dtype=dtype)
+        self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding")
+        self.max_len, self.dim = self.weight.shape
 
     def extra_repr(self):
         return f"{self.max_len}, {self.dim}"

@@ -13,12 +13,12 @@ INITS = ("xavier", "xavier_normal", "kaiming", "kaiming_uniform", "torch")
 def init_weight(fan_out, fan_in, init="xavier", gain=1.0, rng=None):
     """A (fan_out, fan_in) weight drawn by the named scheme and scaled by ``gain``::
 
-        init                 distribution                                        variance
-        "xavier"             U(-a, a),   a = gain * sqrt(6 / (fan_in + fan_out))     gain**2 * 2 / (fan_in + fan_out)
-        "xavier_normal"      N(0, s**2), s = gain * sqrt(2 / (fan_in + fan_out))     the same
-        "kaiming"            N(0, s**2), s = gain * sqrt(2 / fan_in)                 gain**2 * 2 / fan_in
-        "kaiming_uniform"    U(-a, a),   a = gain * sqrt(6 / fan_in)                 the same
-        "torch"              U(-a, a),   a = gain / sqrt(fan_in)                     gain**2 / (3 * fan_in)
+        init               distribution                                     variance
+        "xavier"           U(-a, a),   a = gain * sqrt(6 / (fan_in + fan_out))  gain**2 * 2 / (fan_in + fan_out)
+        "xavier_normal"    N(0, s**2), s = gain * sqrt(2 / (fan_in + fan_out))  the same
+        "kaiming"          N(0, s**2), s = gain * sqrt(2 / fan_in)              gain**2 * 2 / fan_in
+        "kaiming_uniform"  U(-a, a),   a = gain * sqrt(6 / fan_in)              the same
+        "torch"            U(-a, a),   a = gain / sqrt(fan_in)                  gain**2 / (3 * fan_in)
 
     Xavier (Glorot and Bengio, 2010) keeps the variance of activations and of gradients about
     constant through a linear layer; Kaiming (He et al., 2015) doubles it to make up for the half

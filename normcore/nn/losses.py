@@ -6,15 +6,16 @@ gradient of ``dloss * loss`` with respect to the prediction, to hand to the mode
 
 import numpy as np
 
-from .._array import float_input
+from .._array import compute_dtype, float_input
 from ..module import Module
 from .embedding import index_input
 
 
 def _scalar_upstream(dloss, who):
     dloss = np.asarray(dloss)
-    if dloss.shape != () or not np.issubdtype(dloss.dtype, np.floating):
-        raise ValueError(f"{who}.backward expects a scalar float upstream gradient (the loss is a scalar), got {dloss!r}")
+    if dloss.shape != () or not np.issubdtype(dloss.dtype, np.number) or np.iscomplexobj(dloss):
+        raise ValueError(f"{who}.backward expects a real scalar upstream gradient (the loss is a scalar), "
+                         f"got {dloss!r}")
     return dloss
 
 
@@ -48,20 +49,22 @@ class CrossEntropyLoss(Module):
                              f"(the logits' shape without the class axis), got {targets.shape}")
         keep = targets != self.ignore_index  # (*)
         n = int(keep.sum())
-        z = logits - logits.max(axis=-1, keepdims=True)  # (*, V)
+        x = logits.astype(compute_dtype(logits.dtype), copy=False)  # float16 is computed in float32
+        z = x - x.max(axis=-1, keepdims=True)  # (*, V)
         logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (*, V)
         safe = np.where(keep, targets, 0)  # (*), any valid index for ignored rows
         picked = np.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]  # (*)
         loss = -np.sum(picked * keep) / n if n else np.nan
-        self._cache = (np.exp(logp), safe, keep, n)
+        self._cache = (np.exp(logp), safe, keep, n, logits.dtype)
         return np.asarray(loss, dtype=logits.dtype)
 
     def backward(self, dloss=1.0):
-        p, safe, keep, n = self._cached()
+        p, safe, keep, n, in_dtype = self._cached()
         dloss = _scalar_upstream(dloss, "CrossEntropyLoss")
-        dlogits = p.copy()  # (*, V)
-        np.put_along_axis(dlogits, safe[..., None], np.take_along_axis(p, safe[..., None], -1) - 1.0, axis=-1)
-        return dlogits * (keep[..., None] * (dloss / max(n, 1)))  # (*, V)
+        onehot = np.zeros_like(p)  # (*, V)
+        np.put_along_axis(onehot, safe[..., None], 1.0, axis=-1)
+        dlogits = (p - onehot) * keep[..., None] * (dloss / max(n, 1))  # (*, V), 0 on ignored rows
+        return dlogits.astype(in_dtype, copy=False)
 
 
 class MSELoss(Module):
@@ -79,7 +82,8 @@ class MSELoss(Module):
         pred = float_input(pred, "MSELoss")
         target = float_input(target, "MSELoss")
         if pred.shape != target.shape:
-            raise ValueError(f"MSELoss: pred and target must have the same shape, got {pred.shape} and {target.shape}")
+            raise ValueError(f"MSELoss: pred and target must have the same shape, "
+                             f"got {pred.shape} and {target.shape}")
         diff = pred - target
         self._cache = diff
         return np.asarray(np.mean(diff * diff), dtype=pred.dtype)

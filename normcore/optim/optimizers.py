@@ -16,7 +16,8 @@ def _param_list(params, who):
     out, seen = [], set()
     for i, p in enumerate(params):
         if not isinstance(p, Parameter):
-            raise TypeError(f"{who} takes Parameters (e.g. model.parameters()), got {type(p).__name__} at position {i}")
+            raise TypeError(f"{who} takes Parameters (e.g. model.parameters()), "
+                            f"got {type(p).__name__} at position {i}")
         if id(p) not in seen:
             seen.add(id(p))
             out.append(p)
@@ -27,7 +28,8 @@ def _param_list(params, who):
 
 def grad_norm(params):
     """The global gradient norm sqrt(sum over every parameter of sum(grad**2))."""
-    return float(np.sqrt(sum(float(np.sum(np.square(p.grad, dtype=np.float64))) for p in _param_list(params, "grad_norm"))))
+    params = _param_list(params, "grad_norm")
+    return float(np.sqrt(sum(float(np.sum(np.square(p.grad, dtype=np.float64))) for p in params)))
 
 
 def clip_grad_norm(params, max_norm):
