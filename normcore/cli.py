@@ -11,6 +11,7 @@ COMMANDS = {
     "explain": ("explain", "step through a norm's backward one node at a time, with numbers"),
     "tour": ("tour", "start here: the gradient checks, one derivation, the notebooks and figures"),
     "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
+    "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
 }
 
 

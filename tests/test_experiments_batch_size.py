@@ -1,0 +1,40 @@
+"""Batch size (Wu & He 2018): BatchNorm degrades at small batches, GroupNorm and LayerNorm do not."""
+
+import numpy as np
+import pytest
+
+from normcore.experiments import batch_size
+
+
+@pytest.fixture(scope="module")
+def result():
+    return batch_size.run(quick=True)
+
+
+def col(result, b):
+    return list(result["batch_sizes"]).index(b)
+
+
+def test_batchnorm_error_climbs_at_batch_size_2(result):
+    bn = result["batchnorm/error"]
+    assert bn[col(result, 2)] > bn[col(result, 32)] + 0.2
+    for other in ("groupnorm", "layernorm"):
+        assert bn[col(result, 2)] > result[f"{other}/error"][col(result, 2)] + 0.2
+
+
+@pytest.mark.parametrize("norm", ["groupnorm", "layernorm"])
+def test_per_sample_norms_do_not_degrade_at_small_batches(result, norm):
+    err = result[f"{norm}/error"]
+    assert err[col(result, 2)] < err[col(result, 32)] + 0.05
+    np.testing.assert_array_equal(result[f"{norm}/mode_gap"], 0)  # same answer in train and eval mode
+
+
+def test_batchnorm_train_eval_gap_grows_as_the_batch_shrinks(result):
+    gap = result["batchnorm/mode_gap"]  # batch sizes in decreasing order
+    assert np.all(np.diff(gap) > 0)
+    assert gap[col(result, 2)] > 2 * gap[col(result, 32)]
+
+
+def test_plot_writes_a_png(result, tmp_path):
+    paths = batch_size.plot(result, tmp_path)
+    assert len(paths) == 1 and paths[0].stat().st_size > 10_000
