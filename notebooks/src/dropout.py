@@ -197,6 +197,19 @@ CELLS = [
     plt.show()
     """),
     md(r"""
+    **From the experiments** (`normcore figures`; each claim is asserted by a test). Inverted
+    dropout keeps $\mathbb{E}[y] = x$ for every $p$; without the $1/(1-p)$ the expectation shrinks
+    to $(1-p)\,x$ in training, and a trained network's evaluation outputs come out about
+    $1/(1-p)$ too large.
+
+    ![Expectation of the dropout output with and without the 1/(1-p) scale](../figures/dropout_expectation.png)
+
+    A small regression network trained with $p = 0.5$, then evaluated: with inverted dropout its
+    predictions follow the targets; without the scale they come out about twice as large.
+
+    ![Evaluation predictions of a network trained with and without the 1/(1-p) scale](../figures/dropout_train_eval.png)
+    """),
+    md(r"""
     ## Where next
 
     * `normcore gradcheck --only Dropout` checks Dropout in both modes.

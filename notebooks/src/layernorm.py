@@ -263,6 +263,21 @@ CELLS = [
     plt.tight_layout(); plt.show()
     """),
     md(r"""
+    **From the experiments** (`normcore figures`; each claim is asserted by a test).
+
+    *Invariances* (Zhang & Sennrich 2019, Table 1), measured: LayerNorm's output ignores a
+    re-scaling or re-centring of the weight matrix in front of it, a re-scaling of the whole
+    dataset and of any single example, but not a re-scaling of one weight vector (one output
+    feature) or a re-centring of the data, which BatchNorm absorbs instead.
+
+    ![Measured invariance table of BatchNorm, LayerNorm and RMSNorm](../figures/invariance_table.png)
+
+    *No batch statistics*: at a fixed sample budget LayerNorm's error does not move as the batch
+    shrinks to 2, where BatchNorm's climbs.
+
+    ![Error against batch size for BatchNorm, GroupNorm and LayerNorm](../figures/batch_size_error.png)
+    """),
+    md(r"""
     ## Where next
 
     * `normcore explain layernorm --shape 2x4` prints the step-through in a terminal.
