@@ -3,6 +3,7 @@ backward and against finite differences, and the ``explain`` and ``tour`` comman
 
 import contextlib
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -218,3 +219,6 @@ def test_tour_runs_and_fits_in_80_columns():
         assert section in lines
     assert "all gradients pass" in text
     assert "normcore explain batchnorm" in text
+    root = Path(__file__).resolve().parents[1]
+    for path in list((root / "notebooks").glob("*.ipynb")) + list((root / "figures").glob("*.png")):
+        assert path.name in text  # the tour points at every notebook and figure of the clone

@@ -57,6 +57,22 @@ def _notebooks():
     return found
 
 
+def _figures():
+    """[(title, [png paths])]: the committed figures, grouped by the experiment that drew them."""
+    pngs = sorted((ROOT / "figures").glob("*.png"))
+    groups = []
+    try:
+        from .. import experiments
+        for name in experiments.EXPERIMENTS:
+            mine = [p for p in pngs if p.stem == name or p.stem.startswith(name + "_")]
+            if mine:
+                groups.append((experiments.load(name).TITLE, mine))
+                pngs = [p for p in pngs if p not in mine]
+    except (ImportError, LookupError, AttributeError):
+        pass  # no experiments package here: list the files as they are
+    return groups + ([("Other figures", pngs)] if pngs else [])
+
+
 def run(args):
     from ..cli import COMMANDS
 
@@ -97,12 +113,14 @@ def run(args):
         _say("New to the topic? Start with batchnorm.ipynb, then layernorm.ipynb.")
     else:
         _say("The notebooks are in the notebooks/ folder of the normcore repository.")
-    figures = sorted((ROOT / "figures").glob("*.png"))
+    figures = _figures()
     if figures:
         print()
-        _say("The figures (in figures/, drawn by the experiments):")
-        for path in figures:
-            print(f"  figures/{path.name}")
+        _say("The figures (in figures/, drawn by the experiments of normcore figures):")
+        for title, paths in figures:
+            print(textwrap.fill(title, WIDTH, initial_indent="  ", subsequent_indent="    "))
+            for path in paths:
+                print(f"      figures/{path.name}")
 
     _heading("4. What to run next")
     examples = [
