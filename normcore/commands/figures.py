@@ -9,7 +9,8 @@ from .. import experiments
 def add_arguments(parser):
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
-    parser.add_argument("--quick", action="store_true", help="the small configuration the tests use (seconds each)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small configuration the tests use (seconds each)")
     parser.add_argument("--outdir", default="figures", help="folder the PNGs are written to (default: figures)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data and the initialisations")
 

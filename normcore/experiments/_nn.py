@@ -18,20 +18,21 @@ def linear(n_in, n_out, std, rng):
     return Linear(n_in, n_out, init="kaiming", gain=std / math.sqrt(2.0 / n_in), rng=rng)
 
 
-def mlp(sizes, activation, norm=None, std=None, rng=None):
+def mlp(sizes, activation, norm=None, std=None, rng=None, norm_after=False):
     """Linear -> [norm] -> activation for each hidden size in ``sizes[1:-1]``, then a Linear head.
 
     ``norm`` is None or a callable ``width -> Module`` (e.g. ``nc.BatchNorm1d``); ``std`` is the
-    standard deviation of the weights (default 1/sqrt(fan_in)).
+    standard deviation of the weights (default 1/sqrt(fan_in)). ``norm_after=True`` puts the
+    norm after the activation instead (Linear -> activation -> norm), for comparison.
     """
     rng = make_rng(rng)
     layers = []
     for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers.append(linear(n_in, n_out, std if std is not None else n_in ** -0.5, rng))
         if i < len(sizes) - 2:
-            if norm is not None:
-                layers.append(norm(n_out))
-            layers.append(ACTIVATIONS[activation]())
+            block = [norm(n_out)] if norm is not None else []
+            act = [ACTIVATIONS[activation]()]
+            layers += act + block if norm_after else block + act
     return Sequential(*layers)
 
 
@@ -59,15 +60,6 @@ def train_step(model, optimizer, x, labels):
 def sgd(model, lr):
     """Plain SGD (no momentum) over the model's parameters."""
     return SGD(model.parameters(), lr=lr)
-
-
-def accuracy(model, x, labels):
-    """Fraction of rows whose largest logit is the label, in evaluation mode."""
-    model.eval()
-    with np.errstate(over="ignore", invalid="ignore"):
-        acc = float(np.mean(np.argmax(model(x), axis=1) == labels))
-    model.train()
-    return acc
 
 
 def teacher_task(n, dim=20, classes=10, rng=None, teacher_seed=1234):

@@ -81,7 +81,8 @@ def plot(result, outdir):
     paths = []
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for name in NORMS:
-            ax1.plot(b, 100 * result[f"{name}/error"], marker="o", color=_plot.COLORS[name], label=_plot.LABELS[name])
+            ax1.plot(b, 100 * result[f"{name}/error"], marker="o", color=_plot.COLORS[name],
+                     label=_plot.LABELS[name])
         ax1.set(title="Held-out error (evaluation mode)", xlabel="batch size (samples per step)",
                 ylabel="error (%)")
         bn = "batchnorm"

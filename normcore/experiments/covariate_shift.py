@@ -16,7 +16,7 @@ import numpy as np
 from .. import BatchNorm1d, Sigmoid
 from . import _plot
 from ._blas import single_thread
-from ._nn import accuracy, forward_recording, mlp, sgd, teacher_task, train_step
+from ._nn import forward_recording, mlp, sgd, teacher_task, train_step
 
 NAME = "covariate_shift"
 TITLE = "Internal covariate shift in a 3x100 sigmoid MLP"
@@ -51,10 +51,11 @@ def train(norm, lr, steps, checkpoints, data, rng, on_step=None):
     for step in range(steps + 1):
         if step in at:
             record["steps"].append(step)
-            record["accuracy"].append(accuracy(model, x_test, y_test))  # evaluation mode
             model.eval()
-            z = forward_recording(model, x_test[:500], Sigmoid)[1][-1]  # (500, 100) last sigmoids' inputs
+            logits, sigmoid_inputs = forward_recording(model, x_test, Sigmoid)
             model.train()
+            record["accuracy"].append(np.mean(np.argmax(logits, axis=1) == y_test))
+            z = sigmoid_inputs[-1]  # (n_test, 100) the last sigmoids' inputs
             record["percentiles"].append(np.percentile(z, PERCENTILES, axis=0))
         if step < steps:
             idx = rng.integers(0, len(x), BATCH)
@@ -91,7 +92,8 @@ def run(quick=False, seed=0, progress=None):
 
     result = {"lr": lr, "lrs": np.array(lrs), "percentiles_q": np.array(PERCENTILES)}
     for name, norm in NORMS.items():
-        runs = [train(norm, lr, steps, checkpoints, data, [seed, s], tick(f"{name}, lr {lr}, seed {s}")) for s in range(seeds)]
+        runs = [train(norm, lr, steps, checkpoints, data, [seed, s], tick(f"{name}, lr {lr}, seed {s}"))
+                for s in range(seeds)]
         result["steps"] = runs[0]["steps"]
         result[f"{name}/percentiles"] = runs[0]["percentiles"]  # (K, 3, 100), first seed
         result[f"{name}/accuracy"] = np.array([r["accuracy"] for r in runs])  # (seeds, K)
@@ -115,7 +117,8 @@ def plot(result, outdir):
             ax.fill_between(steps, p[:, 0], p[:, 2], color=color, alpha=0.2)
             for i, q in enumerate(result["percentiles_q"]):
                 label = "median" if q == 50 else ("15th / 85th percentile" if i == 0 else None)
-                ax.plot(steps, p[:, i], color=color, lw=4 if q == 50 else 2, ls="-" if q == 50 else "--", label=label)
+                ax.plot(steps, p[:, i], color=color, lw=4 if q == 50 else 2, ls="-" if q == 50 else "--",
+                        label=label)
             per_100 = result[f"{name}/drift"].mean() * 100 / (steps[1] - steps[0])
             ax.set(title=f"{_plot.LABELS[name]}: moves {per_100:.2f} widths per 100 steps",
                    xlabel="training step", ylabel="input of one last-layer sigmoid")

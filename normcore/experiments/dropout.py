@@ -70,7 +70,8 @@ def train_regression(dropout, p, steps, rng, width=128, lr=0.05, batch=64):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
-    draws, steps, train_ps = (50, 600, (0.3, 0.5, 0.7)) if quick else (500, 3000, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7))
+    draws, steps, train_ps = ((50, 600, (0.3, 0.5, 0.7)) if quick
+                              else (500, 3000, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)))
     rng = np.random.default_rng([seed, 3])
     result = {"ps": np.array(PS), "train_ps": np.array(train_ps)}
     total, done = 2 * (len(PS) + len(train_ps)), 0

@@ -95,7 +95,8 @@ def run(quick=False, seed=0, progress=None):
     result = {"transforms": np.array(TRANSFORMS), "tolerance": TOLERANCE}
     for i, (name, make_norm) in enumerate(NORMS.items()):
         # the largest change over several random layers and transformations
-        result[f"{name}/change"] = np.max([relative_changes(make_norm, rng=[seed, t]) for t in range(trials)], axis=0)
+        changes = [relative_changes(make_norm, rng=[seed, t]) for t in range(trials)]
+        result[f"{name}/change"] = np.max(changes, axis=0)
         result[f"{name}/invariant"] = result[f"{name}/change"] < TOLERANCE
         if progress:
             progress(i + 1, len(NORMS), name)
@@ -114,8 +115,8 @@ def plot(result, outdir):
                 ax.text(j, i - 0.12, "\u2713" if invariant[i, j] else "\u2717", ha="center", va="center",
                         fontsize=40, color="darkgreen" if invariant[i, j] else "darkred", fontweight="bold")
                 ax.text(j, i + 0.3, f"change {change[i, j]:.0e}", ha="center", va="center", fontsize=13)
-        ax.set_xticks(range(len(TRANSFORMS)), [t.replace(" re-", "\nre-").replace("training case", "training\ncase")
-                                               for t in TRANSFORMS])
+        labels = [t.replace(" re-", "\nre-").replace("training case", "training\ncase") for t in TRANSFORMS]
+        ax.set_xticks(range(len(TRANSFORMS)), labels)
         ax.set_yticks(range(len(names)), [_plot.LABELS[n] for n in names])
         ax.set_xticks(np.arange(-0.5, len(TRANSFORMS)), minor=True)
         ax.set_yticks(np.arange(-0.5, len(names)), minor=True)
@@ -124,9 +125,10 @@ def plot(result, outdir):
         ax.tick_params(which="both", length=0)
         ax.set_xlabel("transformation of the weights W or the data x (h = Norm(x W^T))")
         ax.set_ylabel("norm")
-        handles = [_plot.matplotlib.patches.Patch(color=(0.80, 0.93, 0.80),
-                                                  label=f"\u2713 invariant: output change < {result['tolerance']:.0e}"),
-                   _plot.matplotlib.patches.Patch(color=(0.98, 0.82, 0.82), label="\u2717 not invariant")]
+        patch = _plot.matplotlib.patches.Patch
+        handles = [patch(color=(0.80, 0.93, 0.80),
+                         label=f"\u2713 invariant: output change < {result['tolerance']:.0e}"),
+                   patch(color=(0.98, 0.82, 0.82), label="\u2717 not invariant")]
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, frameon=False)
         agree = all(list(result[f"{n}/invariant"]) == PAPER[n] for n in names)
         ax.set_title("Measured invariance table" + (" (matches Zhang & Sennrich 2019, Table 1)" if agree

@@ -34,16 +34,7 @@ def measure(norm, depth=10, width=128, batch=256, weight_std=1.0, norm_after=Fal
     saturated units, ``grad_norm`` (depth + 1,) Frobenius norm of each Linear weight's gradient.
     """
     rng = np.random.default_rng(rng)
-    if norm_after:
-        model = mlp([20] + [width] * depth + [10], "tanh", None, std=weight_std, rng=rng)
-        layers = []
-        for m in model:
-            layers.append(m)
-            if isinstance(m, Tanh) and norm is not None:
-                layers.append(norm(width))
-        model = type(model)(*layers)
-    else:
-        model = mlp([20] + [width] * depth + [10], "tanh", norm, std=weight_std, rng=rng)
+    model = mlp([20] + [width] * depth + [10], "tanh", norm, std=weight_std, rng=rng, norm_after=norm_after)
     x, labels = teacher_task(batch, rng=rng)
     logits, pre = forward_recording(model, x, Tanh)
     loss = CrossEntropyLoss()
@@ -106,7 +97,8 @@ def plot(result, outdir):
             ax1.plot(np.arange(1, depth + 1), 100 * result[f"{name}/saturated"], **kw)
             g = result[f"{name}/grad_norm"]
             ax2.semilogy(np.arange(1, len(g) + 1), g, **kw)
-        ax1.set(title="Saturated units", xlabel="hidden layer", ylabel="% units with |tanh(z)| > 0.99", ylim=(-3, 100))
+        ax1.set(title="Saturated units", xlabel="hidden layer", ylabel="% units with |tanh(z)| > 0.99",
+                ylim=(-3, 100))
         ax2.set(title="Gradient norm per layer", xlabel="Linear layer (1 = input side)",
                 ylabel="||dL/dW|| (log scale)")
         ax1.legend()
