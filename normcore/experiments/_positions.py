@@ -1,0 +1,62 @@
+"""What the Transformer experiments share: the norm positions compared, their colours, the small
+model and task they measure, and the gradient norms of a model's blocks at initialisation.
+
+Every experiment about where the norm sits (pre_post_gradients, warmup, output_change,
+effective_depth) compares the same three positions with the same colours::
+
+    "post"      x_{l+1} = LN(x_l + F(x_l))                 the original Transformer
+    "pre"       x_{l+1} = x_l + F(LN(x_l))                 GPT-2 and most models since
+    "deepnorm"  x_{l+1} = LN(alpha * x_l + F(x_l))         DeepNet: alpha = (2N)**(1/4)
+"""
+
+import numpy as np
+
+from .. import tasks
+from ..nn import CrossEntropyLoss, TinyTransformer
+from ..nn.activations import ACTIVATIONS
+from ..optim import grad_norm
+
+POSITIONS = ("post", "pre", "deepnorm")
+COLORS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green"}
+LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm"}
+
+D_MODEL = 32
+N_HEADS = 4
+
+
+def labelling_task():
+    """A task scored at every position (16 tokens, 16 symbols, 16 labels), so that the loss and
+    its gradient at initialisation average over many predictions."""
+    return tasks.TeacherLabellingTask(seq_len=16, n_symbols=16, n_labels=16)
+
+
+def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1.0, activation=None):
+    """The TinyTransformer every experiment here uses: d_model 32, 4 heads, the norm at ``position``.
+
+    ``embedding_std`` rescales the token and position embeddings (drawn with standard deviation
+    1) to that standard deviation; a small one (GPT-2 uses 0.02) leaves the residual stream to
+    the blocks' outputs from the first block on. ``activation`` (a name in ``ACTIVATIONS``)
+    replaces the feed-forward's GELU, e.g. by the ReLU of the original Transformer.
+    """
+    model = TinyTransformer(task.vocab_size, D_MODEL, n_layers, N_HEADS, task.seq_len, position=position,
+                            rng=seed, dtype=dtype)
+    for p in model.tok_emb.parameters() + model.pos_emb.parameters():
+        p.data *= embedding_std
+    if activation is not None:
+        for block in model.blocks:
+            block.ffn.act = ACTIVATIONS[activation]()
+    return model
+
+
+def block_grad_norms(model, tokens, targets):
+    """One forward and backward of the cross-entropy loss; the gradient norm of each block, (L,)."""
+    loss_fn = CrossEntropyLoss()
+    loss_fn(model(tokens), targets)
+    model.zero_grad()
+    model.backward(loss_fn.backward())
+    return np.array([grad_norm(block.parameters()) for block in model.blocks])
+
+
+def loglog_slope(x, y):
+    """The least-squares slope of log(y) against log(x): the exponent p in y ~ x**p."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
