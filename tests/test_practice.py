@@ -91,11 +91,30 @@ def test_half_done_skeleton_reports_backward_only(tmp_path):
     answer = solution_source("layernorm")
     forward = answer[answer.index("    def forward"):answer.index("    def backward")]
     path = tmp_path / "half.py"
-    path.write_text(source[:source.index("    def forward")] + forward + source[source.index("    def backward"):])
+    before, after = source[:source.index("    def forward")], source[source.index("    def backward"):]
+    path.write_text(before + forward + after)
     report = grade_file(path)
     assert report.not_implemented == ["backward"]
     assert any(c.status == "pass" and c.row == "forward" for c in report.checks)
     assert {c.note for c in report.checks if c.status == "TODO"} == {"not implemented yet (backward)"}
+
+
+def test_two_mistakes_at_once_are_both_named(tmp_path):
+    """The write-up mistake: the 0.9 momentum convention *and* the biased variance in the
+    running update. No single mistake reproduces running_var; the pair does."""
+    source = solution_source("batchnorm")
+    for old, new in [("(1 - m) * self.running_mean + m * mean.ravel()",
+                      "m * self.running_mean + (1 - m) * mean.ravel()"),
+                     ("(1 - m) * self.running_var + m * var.ravel() * n / (n - 1)",
+                      "m * self.running_var + (1 - m) * var.ravel()")]:
+        source = source.replace(old, new)
+    path = tmp_path / "two.py"
+    path.write_text(source)
+    report = grade_file(path)
+    failing = {c.row: c.diagnoses for c in report.checks if c.status == "FAIL"}
+    assert failing["running_mean after 1 step"] == ["bn-momentum-flipped"]
+    assert failing["running_var after 5 steps"] == ["bn-momentum-flipped", "bn-running-var-biased"]
+    assert report.diagnosis_ids == ["bn-momentum-flipped", "bn-running-var-biased"]
 
 
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
@@ -128,7 +147,7 @@ def test_a_file_that_cannot_be_graded_gets_a_clear_message(tmp_path, capsys, tex
 
 
 def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
-    source = solution_source("rmsnorm").replace("        x_hat = x * rrms ", "        x_hat = x * rrms[0, 0, 0] ")
+    source = solution_source("rmsnorm").replace("x_hat = x * rrms ", "x_hat = x * rrms[0, 0, 0] ")
     path = tmp_path / "raises.py"
     path.write_text(source)
     report = grade_file(path)
@@ -182,3 +201,20 @@ def test_grader_reference_matches_solution_numbers():
     import normcore as nc
     x = np.random.default_rng(1).standard_normal((3, 5))
     assert np.allclose(ns["LayerNorm"](5).forward(x), nc.LayerNorm(5).forward(x), atol=1e-12)
+
+
+def test_readme_practice_commands_run(tmp_path, monkeypatch, capsys):
+    """The README's interview-practice block, command by command, in an empty directory."""
+    import re
+    import shlex
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Interview practice"):]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    statuses = {}
+    for line in block.splitlines():
+        argv = shlex.split(line.split("#")[0])
+        assert argv[:2] == ["normcore", "practice"], line
+        statuses[argv[2]] = main(argv[1:])
+    assert statuses == {"list": 0, "new": 0, "check": 1, "solution": 0}  # check: the skeleton's TODOs
+    assert "Not implemented yet: forward, backward" in capsys.readouterr().out

@@ -11,13 +11,16 @@ never reads the user's source.
 from dataclasses import dataclass, field
 
 # The lines of the reference answers that the mutants replace, named once here.
-BN_RUNNING_MEAN = "self.running_mean = (1 - m) * self.running_mean + m * mean.ravel()"
-BN_RUNNING_VAR = "self.running_var = (1 - m) * self.running_var + m * var.ravel() * n / (n - 1)"
+# Mutants replace the smallest piece they can, so that two mistakes can be combined.
+BN_RUNNING_MEAN = "(1 - m) * self.running_mean + m * mean.ravel()"
+BN_RUNNING_VAR = "(1 - m) * self.running_var + m * var.ravel()"
+BN_UNBIASED = "var.ravel() * n / (n - 1)"
+BN_AFTER_UPDATE = "        rstd = "  # the first line after the running update
 BN_EVAL_VAR = "var = self.running_var.reshape(view)"
 VAR = "var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)"
 VAR_GROUPED = "var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)"
-RSTD = "rstd = 1.0 / np.sqrt(var + self.eps)"
-RRMS = "rrms = 1.0 / np.sqrt(ms + eps)"
+RSTD = "np.sqrt(var + self.eps)"
+RRMS = "np.sqrt(ms + eps)"
 MEAN_SQUARE = "ms = (x ** 2).mean(axis=axes, keepdims=True)"
 AXES_TRAILING = "axes = tuple(range(-len(self.normalized_shape), 0))"
 DX = "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)"
@@ -74,8 +77,8 @@ CATALOG = [
         "In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
         "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch.",
         {"batchnorm": [(
-            (BN_RUNNING_MEAN, "self.running_mean = m * self.running_mean + (1 - m) * mean.ravel()"),
-            (BN_RUNNING_VAR, "self.running_var = m * self.running_var + (1 - m) * var.ravel() * n / (n - 1)"),
+            (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
+            (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()"),
         )]},
     ),
     Mistake(
@@ -87,7 +90,7 @@ CATALOG = [
         "batch variance (divide by n - 1), even though the normalisation itself uses the "
         "biased one.",
         {"batchnorm": [(
-            (BN_RUNNING_VAR, "self.running_var = (1 - m) * self.running_var + m * var.ravel()"),
+            (BN_UNBIASED, "var.ravel()"),
         )]},
     ),
     Mistake(
@@ -101,7 +104,7 @@ CATALOG = [
             **_same(("layernorm",), ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),)),
             "batchnorm": [
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),
-                 (BN_RUNNING_VAR, "self.running_var = (1 - m) * self.running_var + m * var.ravel()")),
+                 (BN_UNBIASED, "var.ravel()")),
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
             ],
             "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),)],
@@ -116,8 +119,8 @@ CATALOG = [
         "eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
         "sqrt(mean(x**2) + eps), not RMS + eps).",
         {
-            **_same(MEAN_VAR_NORMS, ((RSTD, "rstd = 1.0 / (np.sqrt(var) + self.eps)"),)),
-            "rmsnorm": [((RRMS, "rrms = 1.0 / (np.sqrt(ms) + eps)"),)],
+            **_same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
+            "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
         },
     ),
     Mistake(
@@ -251,8 +254,10 @@ CATALOG = [
         "In training BatchNorm normalises with the statistics of the current batch (and only "
         "updates the running averages with them); the running values are for evaluation.",
         {"batchnorm": [
-            ((BN_RUNNING_VAR, BN_RUNNING_VAR + "\n            mean = self.running_mean.reshape(view)"
-                                               "\n            var = self.running_var.reshape(view)"),),
+            ((BN_AFTER_UPDATE, "        if self.training:\n"
+                               "            mean = self.running_mean.reshape(view)\n"
+                               "            var = self.running_var.reshape(view)\n"
+                               + BN_AFTER_UPDATE),),
             (("if self.training and self.track_running_stats:",
               "mean_batch, var_batch = mean, var\n"
               "        mean, var = self.running_mean.reshape(view), self.running_var.reshape(view)\n"
@@ -269,6 +274,15 @@ CATALOG = [
         "running_var already is a variance (sigma squared): evaluation divides by "
         "sqrt(running_var + eps).",
         {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)]},
+    ),
+    Mistake(
+        "bn-eval-backward-batch-formula",
+        "evaluation backward with the training formula",
+        "everything is right except dx in evaluation mode: it has the mean and variance terms of "
+        "training, as if the running statistics depended on the batch",
+        "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
+        "and dx is just the direct term; remember in forward which statistics were used.",
+        {"batchnorm": [(("if not batch_stats:", "if False:"),)]},
     ),
     Mistake(
         "rms-subtracts-mean",

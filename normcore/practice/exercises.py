@@ -29,7 +29,6 @@ class Exercise:
     name: str  # "batchnorm"
     class_name: str  # the class the skeleton defines
     reference: type  # normcore's layer, the grader's reference
-    params: tuple  # ("gamma", "beta"), ("gamma",) or ()
     summary: str
     probes: tuple
     example_args: tuple  # constructor arguments and an input shape for a quick first call
@@ -62,8 +61,8 @@ def norm_probe(label, args, pshape, xshape, params, dtype=np.float64, scale=1.0,
                edit=None, kwargs=None, evaluation=False):
     """A forward and backward of a norm built as ``make(*args, **kwargs)`` on a random input.
 
-    ``edit(x)`` changes the input in place (e.g. makes a row constant); ``evaluation`` runs the
-    layer in eval mode after one training forward.
+    ``edit(x)`` changes the input in place (e.g. makes a row constant); ``evaluation`` switches the
+    layer to eval mode first (for the norms that behave the same in both modes).
     """
     def run(rec, make, rng):
         layer = make(*args, **(kwargs or {}))
@@ -130,7 +129,7 @@ def bn_running_probe(label, xshape, steps, kwargs=None, then_eval=False):
 
 
 BATCHNORM = Exercise(
-    "batchnorm", "BatchNorm1d", norms.BatchNorm1d, BN,
+    "batchnorm", "BatchNorm1d", norms.BatchNorm1d,
     "BatchNorm1d(num_features, eps, momentum): input (N, C) or (N, C, L); running statistics",
     (
         norm_probe("train (8, 4)", (4,), (4,), (8, 4), BN, scale=2.0, shift=1.0),
@@ -170,14 +169,14 @@ def trailing_norm_probes(params, kwargs):
 
 
 LAYERNORM = Exercise(
-    "layernorm", "LayerNorm", norms.LayerNorm, ("gamma", "beta"),
+    "layernorm", "LayerNorm", norms.LayerNorm,
     "LayerNorm(normalized_shape, eps): input (*, *normalized_shape)",
     trailing_norm_probes(("gamma", "beta"), {"eps": 1e-5}),
     (6,), (4, 6),
 )
 
 RMSNORM = Exercise(
-    "rmsnorm", "RMSNorm", norms.RMSNorm, ("gamma",),
+    "rmsnorm", "RMSNorm", norms.RMSNorm,
     "RMSNorm(normalized_shape, eps=None): input (*, *normalized_shape); no beta",
     trailing_norm_probes(("gamma",), {"eps": 1e-5}) + (
         norm_probe("default eps (4, 6)", (6,), (6,), (4, 6), ("gamma",), scale=1e-7),
@@ -190,7 +189,7 @@ RMSNORM = Exercise(
 # --- GroupNorm --------------------------------------------------------------------------------
 GN = ("gamma", "beta")
 GROUPNORM = Exercise(
-    "groupnorm", "GroupNorm", norms.GroupNorm, GN,
+    "groupnorm", "GroupNorm", norms.GroupNorm,
     "GroupNorm(num_groups, num_channels, eps): input (N, C, *spatial)",
     (
         norm_probe("(3, 6), G=3", (3, 6), (6,), (3, 6), GN),
@@ -266,7 +265,7 @@ def dropout_seeded(rec, make, rng):
 
 
 DROPOUT = Exercise(
-    "dropout", "Dropout", norms.Dropout, (),
+    "dropout", "Dropout", norms.Dropout,
     "Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks",
     (
         Probe(f"train p={P} {SHAPE}", dropout_train),

@@ -203,6 +203,7 @@ class Check:
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
     whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
+    combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
 
     @property
     def label(self):
@@ -227,24 +228,40 @@ class Report:
 
 
 class _Mutants:
-    """Every catalogued mutant of an exercise, built from the reference answer once, run lazily."""
+    """Every catalogued mutant of an exercise (and every pair of them), built once, run lazily.
+
+    A mutant is keyed by a tuple of (mistake id, variant number); a pair combines the
+    replacements of two mistakes, when they do not touch the same piece of the answer.
+    """
 
     def __init__(self, exercise):
         self.exercise = exercise
         self.source = solution_source(exercise.name)
-        self._runs = {}
+        self.singles = [((m.id, k),) for m in mistakes_for(exercise.name)
+                        for k in range(len(m.variants[exercise.name]))]
+        self._classes, self._runs = {}, {}
 
-    def classes(self):
-        for mistake in mistakes_for(self.exercise.name):
-            for k, variant in enumerate(mistake.variants[self.exercise.name]):
-                yield mistake.id, k, variant
+    def pairs(self):
+        for i, a in enumerate(self.singles):
+            for b in self.singles[i + 1:]:
+                if a[0][0] != b[0][0]:
+                    yield a + b
 
-    def run(self, mistake_id, k, variant, probe):
-        key = (mistake_id, k, probe.label)
-        if key not in self._runs:
-            cls = mutant_class(self.exercise, self.source, variant, f"{mistake_id}.{k}")
-            self._runs[key] = run_probe(probe, maker(cls))
-        return self._runs[key]
+    def run(self, key, probe):
+        """The probe's run on mutant ``key``, or None when its replacements do not combine."""
+        if key not in self._classes:
+            name = self.exercise.name
+            variant = tuple(r for mistake_id, k in key for r in BY_ID[mistake_id].variants[name][k])
+            tag = "+".join(f"{mistake_id}.{k}" for mistake_id, k in key)
+            try:
+                self._classes[key] = mutant_class(self.exercise, self.source, variant, tag)
+            except AssertionError:
+                self._classes[key] = None
+        if self._classes[key] is None:
+            return None
+        if (key, probe.label) not in self._runs:
+            self._runs[key, probe.label] = run_probe(probe, maker(self._classes[key]))
+        return self._runs[key, probe.label]
 
 
 def solution_source(name):
@@ -328,37 +345,53 @@ def _unfinished(probe, row, error, path):
         return Check(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = _user_frame(error, path)
-        return Check(probe, row, "TODO", note=f"not implemented yet ({frame.name})" if frame else "not implemented yet")
+        return Check(probe, row, "TODO", note="not implemented yet" + (f" ({frame.name})" if frame else ""))
     if isinstance(error, ContractError):
         return Check(probe, row, "ERROR", note=str(error))
     return Check(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
 
 
 def _diagnose(probe, ref, user, failing, mutants):
-    """Name the catalogued mistakes whose mutant reproduces the user's failing numbers."""
-    whole, partial = [], {label: [] for label in failing}
-    for mistake_id, k, variant in mutants.classes():
-        run = mutants.run(mistake_id, k, variant, probe)
+    """Name the catalogued mistakes whose mutant reproduces the user's failing numbers.
 
-        def agrees(label):
-            if label not in run.rows:
-                return False
-            m, u = run.rows[label], user.rows[label]
-            return distance(u.value, m.value, m.metric) <= m.tol
+    First a single mistake that reproduces every observation of the probe; then a pair of
+    mistakes that does; otherwise, per failing check, every single mistake that reproduces it.
+    """
+    partial = {label: [] for label in failing}
 
-        def visible(label):  # the mistake changes this observation
-            return agrees(label) and distance(run.rows[label].value, ref.rows[label].value,
-                                              ref.rows[label].metric) > ref.rows[label].tol
+    def agrees(run, label):
+        m = run.rows.get(label)
+        return m is not None and distance(user.rows[label].value, m.value, m.metric) <= m.tol
 
-        if all(agrees(label) for label in user.rows) and any(visible(label) for label in failing):
-            whole.append(mistake_id)
+    def visible(run, label):  # the mistake reproduces this observation, which differs from the reference
+        r = ref.rows[label]
+        return agrees(run, label) and distance(run.rows[label].value, r.value, r.metric) > r.tol
+
+    def explains(run):
+        return (all(agrees(run, label) for label in user.rows)
+                and any(visible(run, label) for label in failing))
+
+    whole, pair = [], None
+    for key in mutants.singles:
+        run = mutants.run(key, probe)
+        if explains(run):
+            whole.append(key[0][0])
         for label in failing:
-            if visible(label):
-                partial[label].append(mistake_id)
+            if visible(run, label):
+                partial[label].append(key[0][0])
+    if not whole:
+        for key in mutants.pairs():
+            run = mutants.run(key, probe)
+            if run is not None and explains(run):
+                pair = [mistake_id for mistake_id, _ in key]
+                break
     for label, check in failing.items():
-        ids = whole if whole else partial[label]
-        check.diagnoses = list(dict.fromkeys(ids))
-        check.whole_probe = bool(whole)
+        if pair:  # each check gets the mistake it shows alone, or both when it takes the two
+            check.diagnoses = [i for i in pair if i in partial[label]] or pair
+            check.combined_with = pair
+        else:
+            check.diagnoses = list(dict.fromkeys(whole or partial[label]))
+        check.whole_probe = bool(whole or pair)
 
 
 def grade_file(path, name=None, layer=None):
@@ -440,13 +473,17 @@ def format_report(report):
             mistake = BY_ID[mistake_id]
             hits = [c for c in failing if mistake_id in c.diagnoses]
             how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
+            others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
+            together = f" (together with {', '.join(others)})" if others else ""
             out.append(f"  [{mistake.id}] {mistake.title}")
-            out.append(_wrap(f"{how} your numbers in {len(hits)} failing check(s), e.g. {hits[0].label}", "    "))
+            out.append(_wrap(f"{how} your numbers{together} in {len(hits)} failing check(s), "
+                             f"e.g. {hits[0].label}", "    "))
             out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
             out.append(_wrap(f"hint: {mistake.hint}", "    "))
         unexplained = [c for c in failing if not c.diagnoses]
         if unexplained:
-            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} failing check(s):")
+            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
+                       "failing check(s):")
             for c in unexplained[:6]:
                 out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
             if len(unexplained) > 6:
