@@ -270,6 +270,14 @@ CELLS = [
     plt.tight_layout(); plt.show()
     """),
     md(r"""
+    And the BatchNorm slip that no gradient check sees, from the experiments (`normcore
+    figures`): with the momentum convention flipped, the running statistics never settle; they
+    stay as noisy as a single batch (red), where PyTorch's `momentum=0.1` settles within about
+    30 batches (blue).
+
+    ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
     ## Where next
 
     * Write your own BatchNorm and RMSNorm the same way, and check them with `nc.gradcheck`.
