@@ -32,12 +32,25 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python
 TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
 
 
+# The class's test scores several notebooks start from: rows are students (the batch), columns
+# subjects (the features).
+CLASS_SCORES = """
+students = ["Ana", "Ben", "Chen", "Dina"]          # the rows: samples, the batch
+subjects = ["maths", "physics", "literature"]      # the columns: features
+scores = np.array([[90.0, 80.0, 70.0],
+                   [60.0, 50.0, 40.0],
+                   [70.0, 95.0, 60.0],
+                   [85.0, 65.0, 90.0]])
+"""
+
+
 def md(text):
     return nbformat.v4.new_markdown_cell(textwrap.dedent(text).strip("\n"))
 
 
-def code(text):
-    return nbformat.v4.new_code_cell(textwrap.dedent(text).strip("\n"))
+def code(*texts):
+    """A code cell from one or more pieces of source, each dedented on its own, a blank line apart."""
+    return nbformat.v4.new_code_cell("\n\n".join(textwrap.dedent(t).strip("\n") for t in texts))
 
 
 def _tape_table(match):

@@ -1,6 +1,6 @@
 """Source of notebooks/batchnorm.ipynb (build with: python notebooks/build.py batchnorm)."""
 
-from build import code, md
+from build import CLASS_SCORES, code, md
 
 CELLS = [
     md(r"""
@@ -43,13 +43,7 @@ CELLS = [
     * **LayerNorm** looks along a row: *which subject is each student's best?* It needs nothing
       but the student's own scores.
     """),
-    code(r"""
-    students = ["Ana", "Ben", "Chen", "Dina"]
-    subjects = ["maths", "physics", "literature"]
-    scores = np.array([[90.0, 80.0, 70.0],
-                       [60.0, 50.0, 40.0],
-                       [70.0, 95.0, 60.0],
-                       [85.0, 65.0, 90.0]])
+    code(CLASS_SCORES, r"""
 
     by_subject = nc.BatchNorm1d(3, affine=False)(scores)          # each column over the 4 students
     by_student = nc.LayerNorm(3, elementwise_affine=False)(scores)  # each row over its 3 subjects

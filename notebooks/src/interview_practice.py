@@ -1,6 +1,6 @@
 """Source of notebooks/interview_practice.ipynb (python notebooks/build.py interview_practice)."""
 
-from build import code, md
+from build import CLASS_SCORES, code, md
 
 CELLS = [
     md(r"""
@@ -43,8 +43,7 @@ CELLS = [
     | RMSNorm | the feature axes, per sample, no mean | each student's scores divided by their size | no | no |
     | GroupNorm | groups of channels, per sample | each student within sciences, within humanities | no | no |
     """),
-    code(r"""
-    scores = np.array([[90.0, 80.0, 70.0], [60.0, 50.0, 40.0], [70.0, 95.0, 60.0], [85.0, 65.0, 90.0]])
+    code(CLASS_SCORES, r"""
     print("BatchNorm (columns):\n", nc.BatchNorm1d(3, affine=False)(scores))
     print("LayerNorm (rows):\n", nc.LayerNorm(3, elementwise_affine=False)(scores))
     """),

@@ -1,6 +1,6 @@
 """Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm)."""
 
-from build import code, md
+from build import CLASS_SCORES, code, md
 
 CELLS = [
     md(r"""
@@ -37,12 +37,7 @@ CELLS = [
     *which subject is this student's best, and by how much?* It needs no other student, so it
     works the same for a class of one.
     """),
-    code(r"""
-    students = ["Ana", "Ben", "Chen", "Dina"]
-    scores = np.array([[90.0, 80.0, 70.0],
-                       [60.0, 50.0, 40.0],
-                       [70.0, 95.0, 60.0],
-                       [85.0, 65.0, 90.0]])
+    code(CLASS_SCORES, r"""
     ln = nc.LayerNorm(3, elementwise_affine=False)
     for name, row in zip(students, ln(scores)):
         print(f"{name:<5} {row}")

@@ -1,6 +1,6 @@
 """Source of notebooks/rmsnorm.ipynb (build with: python notebooks/build.py rmsnorm)."""
 
-from build import code, md
+from build import CLASS_SCORES, code, md
 
 CELLS = [
     md(r"""
@@ -37,12 +37,7 @@ CELLS = [
     sign and their offset from zero, and Ben's row, whose spread is large compared with its
     size, keeps more of its slope.
     """),
-    code(r"""
-    students = ["Ana", "Ben", "Chen", "Dina"]
-    scores = np.array([[90.0, 80.0, 70.0],
-                       [60.0, 50.0, 40.0],
-                       [70.0, 95.0, 60.0],
-                       [85.0, 65.0, 90.0]])
+    code(CLASS_SCORES, r"""
     rms = nc.RMSNorm(3, elementwise_affine=False)
     ln = nc.LayerNorm(3, elementwise_affine=False)
     print("       RMSNorm                     LayerNorm")
