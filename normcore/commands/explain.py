@@ -19,8 +19,8 @@ def parse_shape(text):
 def add_arguments(parser):
     parser.add_argument("norm", choices=list(KINDS), help="which computation to step through")
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
-                        help="input shape, e.g. 2x4 (default 3x4). BatchNorm: (N, C[, L]); the others "
-                             "work over the last axis")
+                        help="input shape, e.g. 2x4 (default 3x4). BatchNorm takes (N, C), (N, C, L) or "
+                             "(N, C, H, W); the others work over the last axis")
     parser.add_argument("--seed", type=int, default=0, help="seed of x, gamma, beta and dy (default 0)")
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
