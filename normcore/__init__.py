@@ -8,6 +8,7 @@
 """
 
 from .gradcheck import GradcheckReport, gradcheck, rel_error
+from . import derivations  # nc.derivations.step_through("layernorm"): the backward node by node
 from .module import Module, Parameter, Sequential
 from .norms import (BatchNorm1d, BatchNorm2d, Dropout, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                     LayerNorm, RMSNorm)

@@ -3,11 +3,14 @@
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module under normcore.commands, one-line help)
 COMMANDS = {
     "gradcheck": ("gradcheck", "check every layer's backward against numerical gradients"),
+    "tour": ("tour", "start here: the gradient checks, one derivation, the notebooks and figures"),
+    "explain": ("explain", "step through a norm's backward one node at a time, with numbers"),
     "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
     "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
     "bench": ("bench", "time the norms and a Transformer training step against NumPy and PyTorch"),
@@ -33,7 +36,11 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 0
-    return int(importlib.import_module(f"normcore.commands.{args._module}").run(args) or 0)
+    try:
+        return int(importlib.import_module(f"normcore.commands.{args._module}").run(args) or 0)
+    except BrokenPipeError:  # the reader went away (e.g. `normcore tour | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Numerical gradient checking for any ``Module``: the proof that a hand-derived backward is right.
 
 The scalar being differentiated is ``L = sum(forward(*inputs) * dy)`` with a *random* upstream
-gradient ``dy``. (With ``dy = 1``, i.e. ``L = sum(y)``, a norm's input gradient is exactly zero
-and a wrong backward that also returns zero would pass.) Every analytic gradient, of each
+gradient ``dy``. (With ``dy = 1``, i.e. ``L = sum(y)``, the input gradient of a LayerNorm or
+BatchNorm with constant gamma, as at initialisation, is exactly zero, and a wrong backward that
+also returns zero would pass.) Every analytic gradient, of each
 floating-point input and of each parameter, is compared with central differences
 
     dL/dz_i ~ (L(z + h e_i) - L(z - h e_i)) / (2 h)
@@ -91,7 +92,8 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
         The forward's inputs. Floating-point inputs are cast to float64 and checked; integer
         inputs (token ids, class targets) are passed through and not differentiated.
     dy : array, optional
-        The upstream gradient; by default standard normal of the output's shape, from ``seed``.
+        The upstream gradient; by default standard normal of the output's shape, drawn from
+        ``seed`` (from a stream other than ``default_rng(seed)``'s).
     h : float
         The central-difference step.
     tol : float
@@ -113,7 +115,9 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     m.zero_grad()
     y = np.asarray(m.forward(*inputs))
     if dy is None:
-        dy = np.random.default_rng(seed).standard_normal(y.shape)
+        # A stream of its own: with default_rng(seed), an input drawn from the same seed would
+        # equal dy, and LayerNorm's input gradient would nearly vanish for gamma = 1.
+        dy = np.random.default_rng([seed, 1]).standard_normal(y.shape)
     dy = np.asarray(dy, dtype=np.float64)
     grads = m.backward(dy)
     if not isinstance(grads, tuple):  # one gradient: that of the one floating-point input

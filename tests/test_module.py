@@ -149,3 +149,10 @@ def test_gradcheck_leaves_the_module_alone_and_checks_float32_layers_in_float64(
     assert bn.gamma.data.dtype == np.float32 and int(bn.num_batches_tracked) == 0
     for k, v in bn.state_dict().items():
         np.testing.assert_array_equal(v, before[k])
+
+
+def test_gradcheck_upstream_gradient_differs_from_an_input_drawn_with_the_same_seed():
+    # With dy == x a LayerNorm with gamma = 1 has a nearly vanishing input gradient.
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    report = nc.gradcheck(nc.LayerNorm(4), x)
+    assert report.passed, report

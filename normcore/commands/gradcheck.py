@@ -22,8 +22,7 @@ def run(args):
             failed += not c.passed
             print(f"{case.label:<{width}}  {c.name:<8} {str(c.shape):<14} {c.rel_error:>9.1e}  "
                   f"{'pass' if c.passed else 'FAIL'}")
-    total = sum(1 for _ in cases)
     print("-" * (width + 44))
-    print(f"{total} layers checked in float64 with a random upstream gradient; "
-          f"{'all gradients pass' if not failed else f'{failed} gradient(s) FAIL'} (tolerance {args.tol:g})")
+    print(f"{len(cases)} layers checked in float64 with a random upstream gradient:")
+    print(f"{'all gradients pass' if not failed else f'{failed} gradient(s) FAIL'} (tolerance {args.tol:g})")
     return 1 if failed else 0

@@ -1,0 +1,137 @@
+"""``normcore tour``: the first command to run. It proves every backward pass (the gradient
+check table), walks through one derivation node by node, and says where the notebooks and
+figures are and what to run next. Every line fits in 80 columns."""
+
+import json
+import textwrap
+from pathlib import Path
+
+from ..derivations import step_through
+from ..gradcheck import gradcheck
+from ..zoo import all_cases
+
+WIDTH = 80
+ROOT = Path(__file__).resolve().parents[2]  # the repository, when run from a clone
+
+
+def add_arguments(parser):
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+
+
+def _say(text=""):
+    print(textwrap.fill(text, WIDTH) if text else "")
+
+
+def _heading(text):
+    print()
+    print(text)
+    print("-" * len(text))
+
+
+def _gradcheck_table(seed):
+    """One line per layer: its worst relative error over the input and parameter gradients."""
+    cases = all_cases(seed)
+    width = min(40, max(len(c.label) for c in cases))
+    print(f"{'layer':<{width}}  {'gradients':>9}  {'worst rel error':>15}  result")
+    failed = 0
+    for case in cases:
+        report = gradcheck(case.module, *case.inputs, seed=seed)
+        worst = max(c.rel_error for c in report.checks)
+        failed += not report.passed
+        print(f"{case.label[:width]:<{width}}  {len(report.checks):>9}  {worst:>15.1e}  "
+              f"{'pass' if report.passed else 'FAIL'}")
+    return len(cases), failed
+
+
+def _notebooks():
+    """(file name, title) of each notebook in the clone; the title is its first heading."""
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            first = next(c for c in cells if c["cell_type"] == "markdown")
+            title = "".join(first["source"]).splitlines()[0].lstrip("# ").strip()
+        except (ValueError, KeyError, IndexError, StopIteration):
+            title = ""
+        found.append((path.name, title))
+    return found
+
+
+def _figures():
+    """[(title, [png paths])]: the committed figures, grouped by the experiment that drew them."""
+    pngs = sorted((ROOT / "figures").glob("*.png"))
+    groups = []
+    try:
+        from .. import experiments
+        for name in experiments.EXPERIMENTS:
+            mine = [p for p in pngs if p.stem == name or p.stem.startswith(name + "_")]
+            if mine:
+                groups.append((experiments.load(name).TITLE, mine))
+                pngs = [p for p in pngs if p not in mine]
+    except (ImportError, LookupError, AttributeError):
+        pass  # no experiments package here: list the files as they are
+    return groups + ([("Other figures", pngs)] if pngs else [])
+
+
+def run(args):
+    from ..cli import COMMANDS
+
+    print("normcore tour".center(WIDTH).rstrip())
+    print("=" * WIDTH)
+    _say("normcore is normalization in deep networks written out in NumPy: BatchNorm, "
+         "LayerNorm, RMSNorm, GroupNorm and InstanceNorm, Dropout, and where a norm sits "
+         "in a Transformer block. Every backward pass is derived by hand, and every one is "
+         "checked against numbers measured without any derivative.")
+
+    _heading("1. Every gradient, checked")
+    _say("Each layer below runs in float64 with random parameters (never the ones and zeros "
+         "they start at) and a random upstream gradient dy; its hand-derived gradients, of the "
+         "input and of each parameter, are compared with central differences of "
+         "L = sum(y * dy).")
+    print()
+    total, failed = _gradcheck_table(args.seed)
+    print()
+    _say(f"{total} layers, " + ("all gradients pass." if not failed else f"{failed} FAIL.")
+         + " For the per-tensor table: normcore gradcheck")
+
+    _heading("2. One gradient, one node at a time")
+    _say("Where does LayerNorm's compact backward come from? The forward is a chain of "
+         "elementary steps; the backward visits them in reverse, each passing a share of the "
+         "gradient to its inputs. The numbers below are for a 2x3 input.")
+    print()
+    st = step_through("layernorm", shape=(2, 3), seed=args.seed)
+    print(st.text(width=WIDTH, latex=False))
+
+    _heading("3. Notebooks and figures")
+    notebooks = _notebooks()
+    if notebooks:
+        _say("The notebooks (in notebooks/, saved with their outputs, so they read on a web "
+             "page; run them with Jupyter to change the numbers):")
+        for name, title in notebooks:
+            print(textwrap.fill(f"{name}: {title}", WIDTH, initial_indent="  ",
+                                subsequent_indent="    "))
+        _say("New to the topic? Start with batchnorm.ipynb, then layernorm.ipynb.")
+    else:
+        _say("The notebooks are in the notebooks/ folder of the normcore repository.")
+    figures = _figures()
+    if figures:
+        print()
+        _say("The figures (in figures/, drawn by the experiments of normcore figures):")
+        for title, paths in figures:
+            print(textwrap.fill(title, WIDTH, initial_indent="  ", subsequent_indent="    "))
+            for path in paths:
+                print(f"      figures/{path.name}")
+
+    _heading("4. What to run next")
+    examples = [
+        ("normcore explain batchnorm --shape 4x3", "BatchNorm: statistics over the batch"),
+        ("normcore explain rmsnorm --shape 2x4", "RMSNorm: no mean, no beta"),
+        ("normcore explain softmax --shape 4x4 --causal", "the softmax inside causal attention"),
+    ]
+    examples += [(f"normcore {name}", help_) for name, (_, help_) in COMMANDS.items()
+                 if name not in ("tour", "explain")]
+    examples.append(("normcore COMMAND --help", "the options of any command"))
+    for command, what in examples:
+        print(command)
+        print(textwrap.fill(what, WIDTH, initial_indent="    ", subsequent_indent="    "))
+    return 1 if failed or not st.passed else 0

@@ -1,0 +1,144 @@
+"""Printing a step-through: plain text for a terminal (at most ``width`` columns) and Markdown
+with LaTeX for the notebooks."""
+
+import textwrap
+
+import numpy as np
+
+
+def _array(a, indent, width):
+    """An array as text, every line indented and at most ``width`` columns."""
+    text = np.array2string(np.asarray(a), precision=4, floatmode="fixed", sign=" ", suppress_small=True,
+                           max_line_width=width - indent, threshold=60, edgeitems=2)
+    return textwrap.indent(text, " " * indent)
+
+
+def _wrap(text, width, indent=0, hang=0):
+    return textwrap.fill(text, width, initial_indent=" " * indent,
+                         subsequent_indent=" " * (indent + hang), break_on_hyphens=False)
+
+
+def _rule(title, width):
+    return f"== {title} " + "=" * max(0, width - len(title) - 4)
+
+
+def _received(tape, node):
+    """'share from a + share from b': where a node's gradient comes from."""
+    if node is tape.output:
+        return "dy, the upstream gradient"
+    return " + ".join(f"share from {c.name}" for c in tape.consumers(node))
+
+
+PARTS = ("forward", "backward", "checks")
+
+
+def render_text(st, width=80, latex=True, parts=PARTS):
+    """The step-through as text: ``parts`` picks among the forward, backward and checks sections."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"parts must be among {PARTS}, got {sorted(unknown)}")
+    out = []
+    if "forward" in parts:
+        out += _forward(st, width, latex)
+    if "backward" in parts:
+        out += _backward(st, width, latex)
+    if "checks" in parts:
+        out += _checks(st, width)
+    return "\n".join(out).strip("\n")
+
+
+def _forward(st, width, latex):
+    tape, out = st.tape, []
+    x = tape.nodes[0]
+    out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, "
+                  f"{'softmax' if st.kind == 'softmax' else 'statistics'} over {st.over}"
+                  + ("" if st.kind == "softmax" else f", eps = {st.eps:.3g}"), width),
+            _wrap(f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
+                  f"dL/d{tape.output.name} = dy.", width)]
+    if np.isneginf(x.value).any():
+        out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
+                         "no gradient.", width))
+    out.append("")
+
+    out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))
+    for node in tape:
+        head = f"[{node.index:>2}] {node.name:<8} {node.step:<11} "
+        shape = str(node.value.shape)
+        formula = "" if node.is_leaf else node.formula
+        out.append(f"{head}{formula:<{max(1, width - len(head) - len(shape) - 1)}} {shape}")
+        if latex and not node.is_leaf:
+            out.append(_wrap(f"TeX: {node.formula_tex}", width, indent=4, hang=9))
+        out.append(_array(node.value, 4, width))
+    out.append("")
+    return out
+
+
+def _backward(st, width, latex):
+    tape, out = st.tape, []
+    out.append(_rule(f"Backward: from dL/d{tape.output.name} to the inputs, one node at a time", width))
+    out.append(_wrap("Each node receives dL/d(node) from the nodes that used it, multiplies by "
+                     "its local derivative and passes one share to each of its inputs. A value "
+                     "used twice adds up both shares.", width))
+    for node in reversed(tape.nodes):
+        out.append("")
+        out.append(f"[{node.index:>2}] {node.name}: " + ("input" if node.is_leaf else f"{node.step}, {node.formula}"))
+        out.append(_wrap(f"dL/d{node.name} = {_received(tape, node)}", width, indent=4, hang=4))
+        out.append(_array(node.grad, 6, width))
+        for edge, (_, share) in zip(node.edges, node.shares):
+            out.append(f"    to {edge.source.name}:")
+            out.append(_wrap(f"local  {edge.local}", width, indent=6, hang=7))
+            if latex:
+                out.append(_wrap(f"TeX    {edge.local_tex}", width, indent=6, hang=7))
+            out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
+            out.append(_array(share, 8, width))
+    out.append("")
+    return out
+
+
+def _checks(st, width):
+    tape, out = st.tape, []
+    x = tape.nodes[0]
+    out.append(_rule("Checks", width))
+    out.append(_wrap(f"The staged gradients against {st.reference} (compact) and against "
+                     f"central differences of L (numerical, every node replayed from a nudged "
+                     f"value). The compact formula:", width))
+    out.append(_wrap(st.compact, width, indent=4, hang=5))
+    out.append("")
+    out.append(f"{'node':<10}{'shape':<12}{'vs compact':<24}vs numerical")
+    checks = {(c.node, c.against): c for c in st.checks}
+    for node in tape:
+        cells = []
+        for against in ("compact", "numerical"):
+            c = checks.get((node.name, against))
+            diff = "0" if c and c.max_diff == 0 else f"{c.max_diff:.1e}" if c else ""
+            cells.append(f"{c.verdict:<8}{diff:<16}" if c else f"{'-':<24}")
+        label = node.name + (" (fwd)" if node is tape.output else "")
+        out.append(f"{label:<10}{str(node.value.shape):<12}{cells[0]}{cells[1]}".rstrip())
+    out.append(_wrap("(exact: bit for bit; close: relative error within tolerance, or an "
+                     "absolute difference at rounding level where the gradient is about 0; the "
+                     "numbers are the largest absolute differences. The output row compares "
+                     "the forward values.)", width))
+    out.append("")
+    out.append(f"Properties of dL/d{x.name} (each about 0):")
+    for description, value in st.properties:
+        out.append(_wrap(f"{description}: max |.| = {value:.1e}", width, indent=2, hang=4))
+    bad = [c for c in st.checks if c.verdict == "DIFFERS"]
+    out.append("")
+    out.append(_wrap(f"All {len(st.checks)} checks are exact or close." if not bad else
+                     f"{len(bad)} of {len(st.checks)} checks DIFFER: "
+                     + ", ".join(f"{c.node} ({c.against})" for c in bad), width))
+    return out
+
+
+def render_markdown(st):
+    """The tape as a Markdown table with LaTeX: forward formula, local derivatives, rules."""
+    rows = ["| # | step | node | forward | local derivative | backward rule |",
+            "|---|---|---|---|---|---|"]
+    for node in st.tape:
+        if node.is_leaf:
+            rows.append(f"| {node.index} | input | `{node.name}` | ${node.tex}$ | | |")
+            continue
+        local = "<br>".join(f"${e.local_tex}$" for e in node.edges)
+        rule = "<br>".join(f"`{e.rule}`" for e in node.edges)
+        rows.append(f"| {node.index} | {node.step} | `{node.name}` | ${node.formula_tex}$ | {local} | {rule} |")
+    return "\n".join(rows)

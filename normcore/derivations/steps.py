@@ -1,0 +1,269 @@
+"""Step-throughs: BatchNorm, LayerNorm, RMSNorm and softmax as tapes of elementary nodes, with
+the staged gradient checked against the layer's compact backward and central differences.
+
+    st = step_through("layernorm", shape=(3, 4), seed=0)
+    print(st.text())               # the forward, the backward node by node, the checks
+    st.tape["rstd"].grad           # dL/d rstd, from the elementary rules alone
+    st.passed                      # every check exact or close
+
+The tape uses the layer's own parameters (random gamma and beta) and eps, so the comparison is
+with exactly the computation ``layer.forward`` / ``layer.backward`` perform.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import norms
+from ..gradcheck import rel_error
+from ..nn import Softmax
+from ..zoo import randomize_parameters
+from .tape import Tape
+
+COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
+COMPACT_ATOL = 1e-13  # relative error, or absolute difference where the gradient is about 0
+NUMERICAL_TOL = 1e-6  # staged vs central differences with h = 1e-6: relative error, or
+NUMERICAL_ATOL = 1e-8  # absolute difference where the gradient itself is about 0 (softmax's max)
+
+
+@dataclass
+class Check:
+    """One comparison of a staged value with a reference: ``verdict`` is exact, close or DIFFERS."""
+
+    node: str
+    against: str  # "compact" or "numerical"
+    max_diff: float
+    rel_error: float
+    verdict: str
+
+
+@dataclass
+class StepThrough:
+    """A tape with its backward done, and the checks of its gradients."""
+
+    kind: str  # "layernorm"
+    title: str  # "LayerNorm"
+    tape: Tape
+    dy: np.ndarray  # the upstream gradient dL/dy
+    eps: float
+    over: str  # the normalised axes, e.g. "D" or "N"
+    reference: str  # what the staged gradient is compared with, e.g. "LayerNorm.backward"
+    compact: str  # the compact backward formula, in plain text
+    checks: list = field(default_factory=list)
+    properties: list = field(default_factory=list)  # (description, value) that should be ~0
+
+    @property
+    def passed(self):
+        return all(c.verdict != "DIFFERS" for c in self.checks)
+
+    def check(self, node, against):
+        for c in self.checks:
+            if c.node == node and c.against == against:
+                return c
+        raise KeyError(f"no {against} check of node {node!r}")
+
+    def text(self, width=80, latex=True, parts=("forward", "backward", "checks")):
+        """The step-through as text at most ``width`` columns wide; ``parts`` picks sections."""
+        from .render import render_text
+        return render_text(self, width=width, latex=latex, parts=parts)
+
+    def markdown(self):
+        from .render import render_markdown
+        return render_markdown(self)
+
+    def __str__(self):
+        return self.text()
+
+
+# --- the tapes -------------------------------------------------------------------------------
+def _affine(tape, x_hat, gamma, beta, over_params):
+    """scale then shift: y = x_hat * gamma + beta (beta may be None)."""
+    y = tape.mul(x_hat, gamma, "y" if beta is None else "scaled", "scale", "y" if beta is None else "s",
+                 over_b=over_params)
+    if beta is not None:
+        y = tape.add(y, beta, "y", "shift", "y", over_b=over_params)
+    return y
+
+
+def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
+    """mean, centre, square, variance, add eps, rsqrt, normalise, scale, shift (BN and LN)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    g = t.leaf("gamma", gamma, r"\gamma")
+    b = t.leaf("beta", beta, r"\beta")
+    mean = t.mean(x, axes, "mean", "mean", over, r"\mu")
+    xc = t.sub(x, mean, "xc", "centre", "x_c", over=over)
+    sq = t.square(xc, "xc2", "square", "q")
+    var = t.mean(sq, axes, "var", "variance", over, r"\sigma^2")
+    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
+    rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
+    x_hat = t.mul(xc, rstd, "x_hat", "normalise", r"\hat{x}", over_b=over)
+    _affine(t, x_hat, g, b, over_params)
+    return t
+
+
+def rms_tape(x, gamma, eps, axes, over, over_params):
+    """square, mean, add eps, rsqrt, normalise, scale (RMSNorm: no centring, no beta)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    g = t.leaf("gamma", gamma, r"\gamma")
+    sq = t.square(x, "x2", "square", "q")
+    ms = t.mean(sq, axes, "ms", "mean square", over, "m")
+    ms_eps = t.add_constant(ms, eps, "eps", "ms_eps", "add eps", "v", r"\epsilon")
+    rrms = t.rsqrt(ms_eps, "rrms", "rsqrt", "r")
+    x_hat = t.mul(x, rrms, "x_hat", "normalise", r"\hat{x}", over_b=over)
+    _affine(t, x_hat, g, None, over_params)
+    return t
+
+
+def softmax_tape(s, axis, over):
+    """max, shift, exp, sum, reciprocal, normalise: p = exp(s - max) / sum(exp(s - max))."""
+    t = Tape()
+    s = t.leaf("s", s)
+    m = t.max(s, (axis,), "m", "max", over, "m")
+    z = t.sub(s, m, "z", "shift", "z", over=over)
+    e = t.exp(z, "e", "exp", "e")
+    total = t.sum(e, (axis,), "total", "sum", over, "S")
+    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
+    t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    return t
+
+
+# --- the four step-throughs ------------------------------------------------------------------
+def _letters(kind, ndim):
+    """A letter per axis for the text: (N, C, L) for BatchNorm, (N, D) or (B, T, D) otherwise."""
+    if kind == "batchnorm":
+        return ("N", "C", "H", "W")[:ndim] if ndim == 4 else ("N", "C", "L")[:ndim]
+    return {1: ("D",), 2: ("N", "D"), 3: ("B", "T", "D"), 4: ("A", "B", "T", "D")}[ndim]
+
+
+KINDS = {
+    # kind: (title, allowed ranks)
+    "batchnorm": ("BatchNorm", (2, 3, 4)),
+    "layernorm": ("LayerNorm", (1, 2, 3, 4)),
+    "rmsnorm": ("RMSNorm", (1, 2, 3, 4)),
+    "softmax": ("softmax", (1, 2, 3, 4)),
+}
+
+COMPACT = {
+    "batchnorm": "dx = rstd * (dx_hat - mean_N(dx_hat) - x_hat * mean_N(dx_hat * x_hat)),"
+                 " dx_hat = dy * gamma",
+    "layernorm": "dx = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat)),"
+                 " dx_hat = dy * gamma",
+    "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
+    "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
+}
+
+
+def _kind(kind):
+    key = str(kind).lower().replace("-", "").replace("_", "")
+    if key not in KINDS:
+        raise ValueError(f"unknown step-through {kind!r}; choose one of {', '.join(KINDS)}")
+    return key
+
+
+def _verdict(node, against, staged, reference, tol, atol=0.0):
+    staged = np.asarray(staged, dtype=np.float64).ravel()
+    reference = np.asarray(reference, dtype=np.float64).ravel()
+    diff = float(np.max(np.abs(staged - reference))) if staged.size else 0.0
+    err = rel_error(staged, reference)
+    verdict = "exact" if diff == 0 else "close" if err <= tol or diff <= atol else "DIFFERS"
+    return Check(node, against, diff, err, verdict)
+
+
+def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6):
+    """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm or softmax), run its backward
+    and check it; returns a ``StepThrough``.
+
+    x : the input (default: random of ``shape``, mean about 1, spread about 2, from ``seed``).
+        BatchNorm takes (N, C), (N, C, L) or (N, C, H, W) and normalises each channel over the
+        other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it.
+    gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
+        would hide mistakes in their gradients).
+    dy : the upstream gradient dL/dy (default: random); the loss is L = sum(y * dy).
+    causal : softmax only: set the scores above the diagonal of the last two (square) axes to
+        -inf, as attention's causal mask does (query i may not look at key j > i).
+    """
+    kind = _kind(kind)
+    title, ranks = KINDS[kind]
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
+    if x.ndim not in ranks:
+        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ranks))}, "
+                         f"got shape {x.shape}")
+    if causal:
+        if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"causal=True needs the softmax step-through and square last two axes "
+                             f"(attention scores T x T), got {title} on shape {x.shape}")
+        above = np.triu_indices(x.shape[-1], 1)
+        x[..., above[0], above[1]] = -np.inf
+    letters = _letters(kind, x.ndim)
+    if kind == "batchnorm":
+        if x.size // x.shape[1] < 2:
+            raise ValueError(f"BatchNorm needs more than one value per channel, got input of shape {x.shape}")
+        axes = (0,) + tuple(range(2, x.ndim))
+        layer = (norms.BatchNorm1d if x.ndim < 4 else norms.BatchNorm2d)(x.shape[1])
+        view = (x.shape[1],) if x.ndim == 2 else (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    elif kind == "softmax":
+        axes, layer = (x.ndim - 1,), Softmax(axis=-1)
+    else:
+        axes = (x.ndim - 1,)
+        layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm}[kind](x.shape[-1])
+        view = (x.shape[-1],)
+    over = ",".join(letters[a] for a in axes)
+    # gamma and beta are shared along the statistics' axes (BatchNorm) or the leading axes
+    param_axes = axes if kind == "batchnorm" else range(x.ndim - 1)
+    over_params = ",".join(letters[a] for a in param_axes) or None
+
+    if kind != "softmax":
+        randomize_parameters(layer, rng)
+        if gamma is not None:
+            layer.weight.data[...] = np.asarray(gamma, dtype=np.float64).reshape(layer.weight.shape)
+        if beta is not None and layer.bias is not None:
+            layer.bias.data[...] = np.asarray(beta, dtype=np.float64).reshape(layer.bias.shape)
+    dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
+    if dy.shape != x.shape:
+        raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
+
+    if kind == "softmax":
+        eps = 0.0
+        tape = softmax_tape(x, axes[0], over)
+    else:
+        eps = layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)  # RMSNorm(eps=None)
+        gamma_v = layer.weight.data.reshape(view)
+        if kind == "rmsnorm":
+            tape = rms_tape(x, gamma_v, eps, axes, over, over_params)
+        else:
+            tape = standardize_tape(x, gamma_v, layer.bias.data.reshape(view), eps, axes, over, over_params)
+    # the reference: the layer's own forward and compact backward
+    layer.zero_grad()
+    y_ref = layer.forward(x)
+    reference = {tape.nodes[0].name: layer.backward(dy)}
+    reference.update({{"weight": "gamma", "bias": "beta"}[n]: p.grad for n, p in layer.named_parameters()})
+    reference_name = f"{type(layer).__name__}.backward"
+
+    tape.backward(dy)
+    st = StepThrough(kind, title, tape, dy, eps, over, reference_name, COMPACT[kind])
+    st.checks.append(_verdict(tape.output.name, "compact", tape.output.value, y_ref, COMPACT_TOL, COMPACT_ATOL))
+    for name, grad in reference.items():
+        st.checks.append(_verdict(name, "compact", tape[name].grad, grad, COMPACT_TOL, COMPACT_ATOL))
+    for node in tape:
+        st.checks.append(_verdict(node.name, "numerical", node.grad, tape.numerical_grad(node, dy, h),
+                                  NUMERICAL_TOL, NUMERICAL_ATOL))
+    st.properties = _properties(kind, tape, axes, over)
+    return st
+
+
+def _properties(kind, tape, axes, over):
+    """What the input gradient must satisfy, measured: each value should be 0 up to rounding."""
+    first = tape.nodes[0]
+    dx = first.grad
+    worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
+    if kind == "softmax":
+        return [(f"sum_{over}(ds): softmax ignores a shift of its row", worst(dx.sum(axis=axes)))]
+    x_hat = tape["x_hat"].value
+    props = [(f"sum_{over}(dx * x_hat): the output ignores a rescaling of x (up to eps)",
+              worst(np.sum(dx * x_hat, axis=axes)))]
+    if kind != "rmsnorm":
+        props.insert(0, (f"sum_{over}(dx): the output ignores a shift of x", worst(dx.sum(axis=axes))))
+    return props

@@ -1,0 +1,264 @@
+"""A tape of elementary operations: the forward one node at a time, the backward one node back.
+
+Each ``Node`` is one small step (a mean, a subtraction, a square root...) with its value, its
+formula and, for each of its inputs, the local derivative (plain text and LaTeX) and the rule
+that turns the node's gradient into that input's share (its vector-Jacobian product).
+
+``Tape.backward(dy)`` walks the nodes in reverse and applies each node's own rule, adding
+(``+=``) every share into the input's gradient, so a value used twice (x in LayerNorm feeds
+the mean and the centring) receives both shares. Nothing here knows any layer's compact
+backward formula: the staged gradient is built from the elementary rules alone, which is what
+makes comparing it with the compact one meaningful.
+
+``Tape.numerical_grad(node, dy)`` perturbs one node's value, replays the nodes after it and
+takes finite differences of ``L = sum(y * dy)``: the gradient of the loss with respect to that
+node, measured without any derivative at all.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._array import sum_to_shape
+
+
+@dataclass
+class Edge:
+    """How a node depends on one of its inputs: the local derivative and the backward rule."""
+
+    source: "Node"
+    local: str  # plain text, e.g. "d xc/d mean = -1"
+    local_tex: str  # LaTeX, e.g. r"\partial x_c / \partial \mu = -1"
+    rule: str  # plain text, e.g. "d_mean += -sum_N(d_xc)"
+    vjp: object  # (g, out, *input values) -> this input's share of the gradient
+
+
+@dataclass
+class Node:
+    """One value on the tape: a leaf (input or parameter) or the result of one elementary step."""
+
+    name: str  # "xc"
+    step: str  # "centre"; "input" for a leaf
+    value: np.ndarray
+    tex: str = ""  # its LaTeX symbol, e.g. r"x_c"
+    formula: str = ""  # "xc = x - mean"
+    formula_tex: str = ""
+    edges: list = field(default_factory=list)
+    fn: object = None  # forward: input values -> value (None for a leaf)
+    index: int = 0
+    grad: np.ndarray = None  # dL/d(this node), filled by Tape.backward
+    shares: list = field(default_factory=list)  # [(input node, share)] sent by backward
+
+    @property
+    def inputs(self):
+        return [e.source for e in self.edges]
+
+    @property
+    def is_leaf(self):
+        return self.fn is None
+
+    def share(self, name):
+        """The share of this node's gradient that backward sent to its input ``name``."""
+        for source, share in self.shares:
+            if source.name == name:
+                return share
+        raise KeyError(f"{self.name} sent no share to {name!r}; its inputs: {[e.source.name for e in self.edges]}")
+
+
+class Tape:
+    """A list of nodes in forward order; the builders below append one node per elementary step."""
+
+    def __init__(self):
+        self.nodes = []
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __getitem__(self, name):
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"no node named {name!r} on the tape; nodes: {[n.name for n in self.nodes]}")
+
+    @property
+    def output(self):
+        return self.nodes[-1]
+
+    def consumers(self, node):
+        """The nodes that take ``node`` as an input, in forward order."""
+        return [n for n in self.nodes if any(e.source is node for e in n.edges)]
+
+    # --- building ----------------------------------------------------------------------------
+    def leaf(self, name, value, tex=None):
+        """An input or parameter: a value with no formula; its gradient is the end of the road."""
+        tex = tex or name
+        return self._append(Node(name, "input", np.array(value, dtype=np.float64), tex, name, tex))
+
+    def _op(self, name, step, tex, fn, edges, formula, formula_tex):
+        value = fn(*(e.source.value for e in edges))
+        return self._append(Node(name, step, value, tex, formula, formula_tex, edges, fn))
+
+    def _append(self, node):
+        node.index = len(self.nodes)
+        self.nodes.append(node)
+        return node
+
+    # --- the elementary operations -----------------------------------------------------------
+    # Each returns the new node. ``over`` names the reduced axes in the text (e.g. "N" or "D"),
+    # ``tex`` is the node's LaTeX symbol; the input symbols come from the input nodes.
+    def mean(self, a, axes, name, step, over, tex):
+        n = int(np.prod([a.value.shape[i] for i in axes]))
+        return self._op(
+            name, step, tex, lambda v: v.mean(axis=axes, keepdims=True),
+            [Edge(a, f"d {name}/d {a.name}_i = 1/n = 1/{n}",
+                  rf"\frac{{\partial {tex}}}{{\partial {{{a.tex}}}_{{i}}}} = \frac{{1}}{{{n}}}",
+                  f"d_{a.name} += broadcast(d_{name}) / {n}",
+                  lambda g, out, v: np.broadcast_to(g, v.shape) / n)],
+            f"{name} = mean_{over}({a.name})", rf"{tex} = \frac{{1}}{{{n}}}\sum_{{{over}}} {a.tex}")
+
+    def sum(self, a, axes, name, step, over, tex):
+        return self._op(
+            name, step, tex, lambda v: v.sum(axis=axes, keepdims=True),
+            [Edge(a, f"d {name}/d {a.name}_i = 1", rf"\frac{{\partial {tex}}}{{\partial {{{a.tex}}}_{{i}}}} = 1",
+                  f"d_{a.name} += broadcast(d_{name})", lambda g, out, v: np.broadcast_to(g, v.shape).copy())],
+            f"{name} = sum_{over}({a.name})", rf"{tex} = \sum_{{{over}}} {a.tex}")
+
+    def max(self, a, axes, name, step, over, tex):
+        def first_argmax(v, out):  # 1 where v is the maximum (the first one on a tie), else 0
+            hit = (v == out)
+            first = np.cumsum(hit, axis=axes[0]) == 1
+            return (hit & first).astype(v.dtype)
+
+        return self._op(
+            name, step, tex, lambda v: v.max(axis=axes, keepdims=True),
+            [Edge(a, f"d {name}/d {a.name}_i = 1 at the argmax, 0 elsewhere",
+                  rf"\frac{{\partial {tex}}}{{\partial {{{a.tex}}}_{{i}}}} = [\,i = \arg\max\,]",
+                  f"d_{a.name} += d_{name} at the argmax", lambda g, out, v: g * first_argmax(v, out))],
+            f"{name} = max_{over}({a.name})", rf"{tex} = \max_{{{over}}} {a.tex}")
+
+    def sub(self, a, b, name, step, tex, over=None):
+        """a - b, with b broadcast over the axes named ``over`` (if any)."""
+        red = f"sum_{over}(d_{name})" if over else f"d_{name}"
+        return self._op(
+            name, step, tex, lambda u, v: u - v,
+            [Edge(a, f"d {name}/d {a.name} = 1", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += d_{name}", lambda g, out, u, v: sum_to_shape(g, u.shape)),
+             Edge(b, f"d {name}/d {b.name} = -1", rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = -1",
+                  f"d_{b.name} += -{red}", lambda g, out, u, v: -sum_to_shape(g, v.shape))],
+            f"{name} = {a.name} - {b.name}", rf"{tex} = {a.tex} - {b.tex}")
+
+    def square(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, lambda v: v * v,
+            [Edge(a, f"d {name}/d {a.name} = 2 * {a.name}",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 2\,{a.tex}",
+                  f"d_{a.name} += d_{name} * 2 * {a.name}", lambda g, out, v: g * 2.0 * v)],
+            f"{name} = {a.name}**2", rf"{tex} = {a.tex}^2")
+
+    def add_constant(self, a, c, cname, name, step, tex, ctex=None):
+        return self._op(
+            name, step, tex, lambda v: v + c,
+            [Edge(a, f"d {name}/d {a.name} = 1", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += d_{name}", lambda g, out, v: g)],
+            f"{name} = {a.name} + {cname}", rf"{tex} = {a.tex} + {ctex or cname}")
+
+    def rsqrt(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, lambda v: 1.0 / np.sqrt(v),
+            [Edge(a, f"d {name}/d {a.name} = -1/2 * {a.name}**(-3/2)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = -\tfrac{{1}}{{2}}\,{a.tex}^{{-3/2}}",
+                  f"d_{a.name} += d_{name} * (-1/2) * {a.name}**(-3/2)",
+                  lambda g, out, v: g * -0.5 * v ** -1.5)],
+            f"{name} = 1 / sqrt({a.name})", rf"{tex} = 1/\sqrt{{{a.tex}}}")
+
+    def reciprocal(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, lambda v: 1.0 / v,
+            [Edge(a, f"d {name}/d {a.name} = -1 / {a.name}**2",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = -1/{a.tex}^2",
+                  f"d_{a.name} += d_{name} * (-1) / {a.name}**2", lambda g, out, v: -g / (v * v))],
+            f"{name} = 1 / {a.name}", rf"{tex} = 1/{a.tex}")
+
+    def exp(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, np.exp,
+            [Edge(a, f"d {name}/d {a.name} = exp({a.name}) = {name}",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = e^{{{a.tex}}} = {tex}",
+                  f"d_{a.name} += d_{name} * {name}", lambda g, out, v: g * out)],
+            f"{name} = exp({a.name})", rf"{tex} = e^{{{a.tex}}}")
+
+    def mul(self, a, b, name, step, tex, over_a=None, over_b=None):
+        """a * b with broadcasting; ``over_a``/``over_b`` name the axes a's / b's share is summed over."""
+        ra = f"sum_{over_a}(d_{name} * {b.name})" if over_a else f"d_{name} * {b.name}"
+        rb = f"sum_{over_b}(d_{name} * {a.name})" if over_b else f"d_{name} * {a.name}"
+        return self._op(
+            name, step, tex, lambda u, v: u * v,
+            [Edge(a, f"d {name}/d {a.name} = {b.name}", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {b.tex}",
+                  f"d_{a.name} += {ra}", lambda g, out, u, v: sum_to_shape(g * v, u.shape)),
+             Edge(b, f"d {name}/d {b.name} = {a.name}", rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = {a.tex}",
+                  f"d_{b.name} += {rb}", lambda g, out, u, v: sum_to_shape(g * u, v.shape))],
+            f"{name} = {a.name} * {b.name}", rf"{tex} = {a.tex}\,{b.tex}")
+
+    def add(self, a, b, name, step, tex, over_b=None):
+        rb = f"sum_{over_b}(d_{name})" if over_b else f"d_{name}"
+        return self._op(
+            name, step, tex, lambda u, v: u + v,
+            [Edge(a, f"d {name}/d {a.name} = 1", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += d_{name}", lambda g, out, u, v: sum_to_shape(g, u.shape)),
+             Edge(b, f"d {name}/d {b.name} = 1", rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = 1",
+                  f"d_{b.name} += {rb}", lambda g, out, u, v: sum_to_shape(g, v.shape))],
+            f"{name} = {a.name} + {b.name}", rf"{tex} = {a.tex} + {b.tex}")
+
+    # --- backward, replay and the numerical gradient -------------------------------------------
+    def backward(self, dy):
+        """Fill every node's ``grad`` (dL/d node) for L = sum(output * dy), one node at a time."""
+        dy = np.asarray(dy, dtype=np.float64)
+        if dy.shape != self.output.value.shape:
+            raise ValueError(f"the upstream gradient must have the output's shape "
+                             f"{self.output.value.shape}, got {dy.shape}")
+        for node in self.nodes:
+            node.grad = np.zeros_like(node.value)
+            node.shares = []
+        self.output.grad = dy.copy()
+        for node in reversed(self.nodes):
+            values = [e.source.value for e in node.edges]
+            for edge in node.edges:
+                share = np.asarray(edge.vjp(node.grad, node.value, *values), dtype=np.float64)
+                edge.source.grad += share  # a value used twice receives both shares
+                node.shares.append((edge.source, share))
+        return {n.name: n.grad for n in self.nodes if n.is_leaf}
+
+    def replay(self, overrides):
+        """The output when the nodes named in ``overrides`` take the given values instead."""
+        values = {}
+        for node in self.nodes:
+            if node.name in overrides:
+                values[node.name] = overrides[node.name]
+            elif node.is_leaf:
+                values[node.name] = node.value
+            else:
+                values[node.name] = node.fn(*(values[e.source.name] for e in node.edges))
+        return values[self.output.name]
+
+    def numerical_grad(self, node, dy, h=1e-6):
+        """dL/d node, measured: nudge one element at a time, replay the nodes after it and take
+        differences of L = sum(output * dy).
+
+        The five-point stencil (L(z-2h) - 8 L(z-h) + 8 L(z+h) - L(z+2h)) / (12 h) has an error of
+        order h**4, so it stays accurate where plain central differences, with an error of order
+        h**2, are not: a small variance (say 2e-4) bends 1/sqrt(var + eps) sharply within 1e-6.
+        """
+        dy = np.asarray(dy, dtype=np.float64)
+        z = node.value.astype(np.float64).copy()
+        grad = np.zeros_like(z)
+
+        def loss_at(idx, value):
+            z[idx] = value
+            return float(np.sum(self.replay({node.name: z}) * dy))
+
+        for idx in np.ndindex(z.shape):
+            old = z[idx]
+            grad[idx] = (loss_at(idx, old - 2 * h) - 8 * loss_at(idx, old - h)
+                         + 8 * loss_at(idx, old + h) - loss_at(idx, old + 2 * h)) / (12 * h)
+            z[idx] = old
+        return grad

@@ -1,0 +1,149 @@
+"""Build the classroom notebooks from their sources in ``notebooks/src/``.
+
+    python notebooks/build.py              # every notebook, executed, written with its outputs
+    python notebooks/build.py batchnorm    # just one
+    python notebooks/build.py --check      # exit 1 if a committed notebook differs from its source
+
+Each source ``notebooks/src/<topic>.py`` defines ``CELLS``, a list of ``md(...)`` and
+``code(...)`` cells. A Markdown cell may contain ``<<tape KIND SHAPE>>`` (e.g. ``<<tape
+batchnorm 4x3>>``): it is replaced by that step-through's node table (forward formula, local
+derivatives, backward rules), generated from ``normcore.derivations`` so it never drifts from
+the code. The notebooks are executed with the ``python3`` kernel of the running interpreter,
+from the ``notebooks/`` folder, with the repository on ``PYTHONPATH``, so they run from a
+fresh clone without installing anything.
+"""
+
+import argparse
+import importlib.util
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SOURCES = HERE / "src"
+TOPICS = ["batchnorm", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout", "pre_post_norm",
+          "interview_practice"]
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
+
+
+# The class's test scores several notebooks start from: rows are students (the batch), columns
+# subjects (the features).
+CLASS_SCORES = """
+students = ["Ana", "Ben", "Chen", "Dina"]          # the rows: samples, the batch
+subjects = ["maths", "physics", "literature"]      # the columns: features
+scores = np.array([[90.0, 80.0, 70.0],
+                   [60.0, 50.0, 40.0],
+                   [70.0, 95.0, 60.0],
+                   [85.0, 65.0, 90.0]])
+"""
+
+
+def md(text):
+    return nbformat.v4.new_markdown_cell(textwrap.dedent(text).strip("\n"))
+
+
+def code(*texts):
+    """A code cell from one or more pieces of source, each dedented on its own, a blank line apart."""
+    return nbformat.v4.new_code_cell("\n\n".join(textwrap.dedent(t).strip("\n") for t in texts))
+
+
+def _tape_table(match):
+    sys.path.insert(0, str(ROOT))
+    from normcore.derivations import step_through
+
+    shape = tuple(int(n) for n in match.group(2).split("x"))
+    return step_through(match.group(1), shape=shape).markdown()
+
+
+def cells(topic):
+    """The notebook's cells from its source, with the tape tables filled in."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))  # the sources import md and code from this module
+    spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{topic}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = []
+    for cell in module.CELLS:
+        if cell.cell_type == "markdown":
+            cell.source = TAPE.sub(_tape_table, cell.source)
+        out.append(cell)
+    return out
+
+
+def notebook(topic):
+    nb = nbformat.v4.new_notebook(cells=cells(topic))
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def kernel_env():
+    """The environment the kernel runs in: the repository importable, no GUI backend."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    return env
+
+
+def execute(nb, timeout=120):
+    """Run every cell top to bottom in a fresh kernel of this interpreter; raises on any error.
+
+    The kernel is ipykernel's own ``python3`` spec, which runs ``sys.executable``: kernel specs
+    installed elsewhere (in the user's Jupyter folders) are not consulted, so the notebooks run
+    against exactly the interpreter and packages of the caller.
+    """
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    saved = dict(os.environ)
+    os.environ.update(kernel_env())  # the kernel process inherits it
+    try:
+        km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", record_timing=False,
+                       resources={"metadata": {"path": str(HERE)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return nb
+
+
+def _sources(nb):
+    return [(c.cell_type, c.source) for c in nb.cells]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("topics", nargs="*", metavar="TOPIC",
+                        help=f"which notebooks (default: all of {', '.join(TOPICS)})")
+    parser.add_argument("--check", action="store_true",
+                        help="only compare the committed notebooks' cells with their sources")
+    args = parser.parse_args(argv)
+    unknown = [t for t in args.topics if t not in TOPICS]
+    if unknown:
+        parser.error(f"unknown topic(s) {', '.join(unknown)}; choose from {', '.join(TOPICS)}")
+    stale = []
+    for topic in args.topics or TOPICS:
+        path = HERE / f"{topic}.ipynb"
+        nb = notebook(topic)
+        if args.check:
+            if not path.exists() or _sources(nbformat.read(path, as_version=4)) != _sources(nb):
+                stale.append(path.name)
+            continue
+        execute(nb)
+        nbformat.write(nb, path)
+        print(f"wrote {path.relative_to(ROOT)}")
+    if stale:
+        print("out of date (run python notebooks/build.py): " + ", ".join(stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,400 @@
+"""Source of notebooks/batchnorm.ipynb (build with: python notebooks/build.py batchnorm)."""
+
+from build import CLASS_SCORES, code, md
+
+CELLS = [
+    md(r"""
+    # BatchNorm, one node at a time
+
+    BatchNorm standardises every feature (channel) over the batch: each column of an `(N, C)`
+    input gets mean 0 and variance 1, then a learned scale $\gamma$ and shift $\beta$. This
+    notebook builds it up from a table of test scores to the backward pass, node by node, with
+    numbers at every step:
+
+    1. the intuition: test scores normalised by subject (BatchNorm) or by student (LayerNorm)
+    2. the formulas
+    3. the forward in code
+    4. the backward, derived step by step, and the step-through tape
+    5. the compact backward formula and why it equals the staged one
+    6. the gradient check
+    7. the pitfalls: momentum convention, biased vs unbiased variance, where eps goes,
+       training vs evaluation
+    8. figures
+
+    Everything below runs in a few seconds with `normcore` importable (`pip install -e .` in the
+    repository, or run `python notebooks/build.py batchnorm` to rebuild this notebook).
+    """),
+    code(r"""
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import normcore as nc
+    from normcore.derivations import step_through
+
+    np.set_printoptions(precision=4, suppress=True)
+    """),
+    md(r"""
+    ## 1. Intuition: test scores, by subject or by student
+
+    Four students sat three tests. Each row is a student (a *sample*; the rows together are the
+    *batch*), each column a subject (a *feature*).
+
+    * **BatchNorm** looks down a column: *how did each student do in maths compared with the
+      class?* It needs the whole class (the batch) to answer.
+    * **LayerNorm** looks along a row: *which subject is each student's best?* It needs nothing
+      but the student's own scores.
+    """),
+    code(CLASS_SCORES, r"""
+
+    by_subject = nc.BatchNorm1d(3, affine=False)(scores)          # each column over the 4 students
+    by_student = nc.LayerNorm(3, elementwise_affine=False)(scores)  # each row over its 3 subjects
+
+    print("BatchNorm, by subject        LayerNorm, by student")
+    for name, b, l in zip(students, by_subject, by_student):
+        print(f"{name:<5} {b}    {l}")
+    print("\ncolumn means after BatchNorm:", by_subject.mean(axis=0))
+    print("column variances after BatchNorm:", by_subject.var(axis=0))
+    print("row means after LayerNorm:", by_student.mean(axis=1))
+    """),
+    md(r"""
+    Ben scored 30 points below Ana in every subject. BatchNorm keeps that (his column entries
+    are all negative), LayerNorm forgets it: his row `60 50 40` has the same shape as Ana's
+    `90 80 70`, so both become about `(1.22, 0, -1.22)`. (The variances are 1 up to the $\epsilon$ in
+    the denominator.)
+
+    **A batch of two.** BatchNorm's statistics come from the batch, so a tiny batch makes them
+    crude. With two students every standardised score is $\pm 1$ (up to $\epsilon$), whatever
+    the scores were: the output says only who was higher.
+    """),
+    code(r"""
+    print(nc.BatchNorm1d(3, affine=False)(scores[:2]))
+    print(nc.BatchNorm1d(3, affine=False)(scores[2:]))
+    """),
+    md(r"""
+    ## 2. The formulas
+
+    For an input $x$ of shape $(N, C)$, channel $c$ is standardised over the $N$ samples (for
+    $(N, C, L)$ or $(N, C, H, W)$ over every axis but $C$; $n$ is the number of values per
+    channel):
+
+    $$\mu_c = \frac{1}{n}\sum_{i} x_{ic}, \qquad
+      \sigma_c^2 = \frac{1}{n}\sum_{i} (x_{ic} - \mu_c)^2, \qquad
+      r_c = \frac{1}{\sqrt{\sigma_c^2 + \epsilon}}$$
+
+    $$\hat{x}_{ic} = (x_{ic} - \mu_c)\, r_c, \qquad y_{ic} = \gamma_c\, \hat{x}_{ic} + \beta_c$$
+
+    The variance used to normalise is the **biased** one (divide by $n$). During training the
+    layer also keeps running estimates for evaluation, with momentum $m = 0.1$ weighting the
+    *new* batch and the **unbiased** variance:
+
+    $$\text{running mean} \leftarrow (1 - m)\,\text{running mean} + m\,\mu, \qquad
+      \text{running var} \leftarrow (1 - m)\,\text{running var} + m\,\tfrac{n}{n-1}\sigma^2$$
+
+    In evaluation the running statistics replace the batch's:
+    $\hat{x} = (x - \text{running mean}) / \sqrt{\text{running var} + \epsilon}$.
+    """),
+    md(r"""
+    ## 3. The forward in code
+
+    A layer with random $\gamma$ and $\beta$ (never the initial ones and zeros when checking
+    gradients: those hide mistakes), on an input whose mean is far from 0.
+    """),
+    code(r"""
+    rng = np.random.default_rng(42)
+    x = rng.normal(loc=3.0, scale=2.0, size=(4, 3))
+    bn = nc.BatchNorm1d(3)
+    bn.gamma.data[...] = rng.standard_normal(3)
+    bn.beta.data[...] = rng.standard_normal(3)
+
+    y = bn(x)
+    print(bn)
+    print("y =\n", y)
+
+    # the same by hand, from the formulas
+    mean, var = x.mean(axis=0), x.var(axis=0)                # var: biased, divides by N
+    x_hat = (x - mean) / np.sqrt(var + bn.eps)
+    print("largest difference from the formulas:", np.abs(x_hat * bn.gamma.data + bn.beta.data - y).max())
+
+    print("running_mean:", bn.running_mean, "= 0.1 * batch mean:", 0.1 * mean)
+    print("running_var: ", bn.running_var, "= 0.9 + 0.1 * unbiased var:", 0.9 + 0.1 * x.var(axis=0, ddof=1))
+    """),
+    md(r"""
+    ## 4. The backward, derived step by step
+
+    Take the loss $L = \sum_{ic} y_{ic}\, dy_{ic}$ with a random upstream gradient $dy$, so
+    $\partial L / \partial y = dy$. The forward is nine elementary steps; the backward visits them
+    in reverse, and each step needs only its own local derivative. Write $\bar{v}$ for
+    $\partial L / \partial v$.
+
+    | step | forward | backward |
+    |---|---|---|
+    | shift | $y = s + \beta$ | $\bar{s} = \bar{y}$, $\ \bar{\beta}_c = \sum_i \bar{y}_{ic}$ |
+    | scale | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$, $\ \bar{\gamma}_c = \sum_i \bar{s}_{ic}\,\hat{x}_{ic}$ |
+    | normalise | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$, $\ \bar{r}_c = \sum_i \bar{\hat{x}}_{ic}\, x_{c,ic}$ |
+    | rsqrt | $r = v^{-1/2}$ | $\bar{v} = -\tfrac{1}{2} v^{-3/2}\, \bar{r} = -\tfrac{1}{2} r^3\, \bar{r}$ |
+    | add eps | $v = \sigma^2 + \epsilon$ | $\overline{\sigma^2} = \bar{v}$ |
+    | variance | $\sigma^2_c = \frac{1}{n}\sum_i q_{ic}$ | $\bar{q}_{ic} = \overline{\sigma^2_c} / n$ |
+    | square | $q = x_c^2$ | $\bar{x}_c \mathrel{+}= 2\, x_c\, \bar{q}$ |
+    | centre | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$, $\ \bar{\mu}_c = -\sum_i \bar{x}_{c,ic}$ |
+    | mean | $\mu_c = \frac{1}{n}\sum_i x_{ic}$ | $\bar{x} \mathrel{+}= \bar{\mu} / n$ |
+
+    $x_c$ feeds two steps (square and normalise) and $x$ feeds two (mean and centre), so each
+    receives two shares that add up (the $\mathrel{+}=$). `normcore.derivations` builds exactly
+    this tape. Its node table, generated from the code:
+
+    <<tape batchnorm 4x3>>
+
+    Now the numbers. The step-through uses the same $x$, $\gamma$, $\beta$ and a random $dy$:
+    """),
+    code(r"""
+    dy = rng.standard_normal(x.shape)
+    st = step_through("batchnorm", x, gamma=bn.gamma.data, beta=bn.beta.data, dy=dy)
+    print(st.text(latex=False, parts=("forward",)))
+    """),
+    md(r"""
+    The backward, from $dy$ back to $x$. At each node: where its gradient came from, its local
+    derivative, the rule, and the share it sends to each input.
+    """),
+    code(r"""
+    print(st.text(latex=False, parts=("backward",)))
+    """),
+    md(r"""
+    Every node's staged gradient is then checked twice: against `BatchNorm1d.backward` (for $x$,
+    $\gamma$, $\beta$) and against a numerical gradient, obtained by nudging that node's value,
+    replaying the nodes after it and measuring the change in $L$.
+    """),
+    code(r"""
+    print(st.text(parts=("checks",)))
+    """),
+    md(r"""
+    ## 5. The compact formula, and why it equals the staged one
+
+    Collect the three paths from $x$ to $\hat{x}$ with $g = \bar{\hat{x}} = dy\,\gamma$, per channel,
+    with means over the $n$ values:
+
+    * **directly** through the centring: $r\, g$
+    * **through the variance**: $2 x_c \cdot \frac{1}{n} \cdot \left(-\tfrac{1}{2} r^3 \sum_i g_i\, x_{c,i}\right)
+      = -r\, \hat{x}\, \operatorname{mean}(g\, \hat{x})$
+    * **through the mean**: $-\frac{1}{n}\sum_i \bar{x}_{c,i} = -r \operatorname{mean}(g)$; the
+      variance path adds nothing here because $\sum_i x_{c,i} = 0$.
+
+    Added up:
+
+    $$\bar{x} = r\left(g - \operatorname{mean}(g) - \hat{x}\,\operatorname{mean}(g\,\hat{x})\right)$$
+
+    which is what `BatchNorm1d.backward` computes in one line. The tape's shares are exactly
+    these three terms:
+    """),
+    code(r"""
+    t = st.tape
+    g, r, x_hat = t["x_hat"].grad, t["rstd"].value, t["x_hat"].value
+
+    direct = t["x_hat"].share("xc")            # x_hat -> xc, then xc -> x passes it on unchanged
+    through_var = t["xc2"].share("xc")         # x_hat -> rstd -> var_eps -> var -> xc2 -> xc
+    through_mean = t["mean"].share("x")        # ... -> xc -> mean -> x
+
+    print("direct       == r * g:                     ", np.allclose(direct, r * g))
+    print("through var  == -r * x_hat * mean(g x_hat):", np.allclose(through_var, -r * x_hat * (g * x_hat).mean(axis=0)))
+    print("through mean == -r * mean(g):              ", np.allclose(through_mean, -r * g.mean(axis=0)))
+
+    bn.zero_grad()
+    bn.forward(x)
+    dx_compact = bn.backward(dy)
+    print("sum of the three == BatchNorm1d.backward:  ", np.abs(direct + through_var + through_mean - dx_compact).max())
+    """),
+    md(r"""
+    Two consequences you can see in the numbers: each column of $\bar{x}$ sums to zero (shifting
+    a channel changes nothing after BatchNorm) and is orthogonal to $\hat{x}$ up to $\epsilon$
+    (scaling a channel changes nothing either).
+    """),
+    code(r"""
+    print("column sums of dx:        ", dx_compact.sum(axis=0))
+    print("column sums of dx * x_hat:", (dx_compact * x_hat).sum(axis=0))
+    """),
+    md(r"""
+    ## 6. The gradient check
+
+    `nc.gradcheck` compares every analytic gradient (of $x$, $\gamma$ and $\beta$) with central
+    differences, in float64 and with a random upstream gradient. It checks a copy, so the
+    layer's running statistics are left alone. In evaluation the running statistics are
+    constants and the backward is just $\bar{x} = g\, r$; that is checked too.
+    """),
+    code(r"""
+    report = nc.gradcheck(bn, x)
+    print(report)
+    assert report.passed
+
+    print(nc.gradcheck(bn.eval(), x))
+    bn.train();
+    """),
+    md(r"""
+    **Why a random upstream gradient?** With $L = \sum y$ (every $dy = 1$) the input gradient of
+    a norm is exactly zero: $g$ is constant per channel, so $g - \operatorname{mean}(g) = 0$ and
+    $\operatorname{mean}(g\hat{x}) = 0$. A broken backward that returns zeros would pass.
+    """),
+    code(r"""
+    bn.forward(x)
+    print(bn.backward(np.ones_like(x)))
+    """),
+    md(r"""
+    ## 7. Pitfalls
+
+    ### Momentum: which side does it weight?
+
+    In normcore and PyTorch `momentum=0.1` is the weight of the **new** batch:
+    `running = 0.9 * running + 0.1 * batch`. Other frameworks (and some write-ups) use the
+    opposite convention, `running = momentum * running + (1 - momentum) * batch` with
+    `momentum=0.9` or `0.99`. Both are fine; mixing them is not. Plugging `0.1` into the second
+    formula turns the running mean into little more than the last batch's mean.
+    """),
+    code(r"""
+    rng_stream = np.random.default_rng(1)
+    layer = nc.BatchNorm1d(1)
+    ours, flipped, batch_means = [], [], []
+    r_flip = 0.0
+    for step in range(60):
+        batch = rng_stream.normal(5.0, 2.0, size=(8, 1))
+        layer(batch)
+        r_flip = 0.1 * r_flip + 0.9 * batch.mean()     # momentum=0.1 read as the weight of the past
+        ours.append(layer.running_mean[0]); flipped.append(r_flip); batch_means.append(batch.mean())
+
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot(batch_means, ".", color="0.6", label="batch mean")
+    ax.plot(ours, label="(1 - m) running + m batch, m = 0.1")
+    ax.plot(flipped, label="m running + (1 - m) batch, m = 0.1 (mixed up)")
+    ax.axhline(5.0, color="k", lw=0.8)
+    ax.set_xlabel("training step"); ax.set_ylabel("running mean"); ax.legend(fontsize=8)
+    plt.show()
+    print("spread over the last 30 steps: ours %.3f, mixed up %.3f" % (np.std(ours[30:]), np.std(flipped[30:])))
+    """),
+    md(r"""
+    ### Biased vs unbiased variance
+
+    The batch is normalised with the **biased** variance (divide by $n$); the running variance
+    stores the **unbiased** one (divide by $n - 1$), because it estimates the population
+    variance. A hand-written layer that calls `torch.var(x)` (unbiased by default) to normalise,
+    or NumPy's `x.var()` (biased) for the running estimate, is off by a factor $n/(n-1)$: large
+    for small batches.
+    """),
+    code(r"""
+    layer = nc.BatchNorm1d(3, momentum=1.0)          # momentum 1: running = this batch
+    layer(x)
+    print("biased   x.var(axis=0):        ", x.var(axis=0))
+    print("unbiased x.var(axis=0, ddof=1):", x.var(axis=0, ddof=1))
+    print("running_var:                   ", layer.running_var)
+    wrong = (x - x.mean(0)) / np.sqrt(x.var(axis=0, ddof=1) + 1e-5)
+    print("x_hat with the unbiased variance is too small by sqrt(3/4):", (wrong / ((x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)))[0])
+    """),
+    md(r"""
+    ### Where eps goes
+
+    $\epsilon$ belongs **inside** the square root: $r = 1/\sqrt{\sigma^2 + \epsilon}$. Written as
+    $1/(\sqrt{\sigma^2} + \epsilon)$ it is a different layer: the outputs differ when the variance
+    is small, and for a constant channel ($\sigma^2 = 0$) the derivative of $\sqrt{\sigma^2}$ is
+    infinite, so the backward produces `inf`/`nan`, where $\sqrt{\sigma^2 + \epsilon}$ gives the
+    finite $1/\sqrt{\epsilon} \approx 316$.
+    """),
+    code(r"""
+    eps = 1e-5
+    for var in [4.0, 1e-4, 1e-6, 0.0]:
+        inside, outside = 1 / np.sqrt(var + eps), 1 / (np.sqrt(var) + eps)
+        with np.errstate(divide="ignore"):
+            slope_outside = -0.5 / np.sqrt(var) / (np.sqrt(var) + eps) ** 2   # d outside / d var
+        print(f"var={var:<7g} 1/sqrt(var+eps)={inside:<10.4g} 1/(sqrt(var)+eps)={outside:<10.4g} "
+              f"d/dvar of the second: {slope_outside:.3g}")
+    """),
+    md(r"""
+    ### The running variance is a variance
+
+    At evaluation the denominator is $\sqrt{\text{running var} + \epsilon}$. Squaring the running
+    variance (as if it were a standard deviation) shrinks or inflates every output. Train a layer
+    on data with variance 4, then evaluate on the same distribution: the right formula gives
+    outputs with spread about 1, the squared one about 0.5.
+    """),
+    code(r"""
+    stream = np.random.default_rng(2)
+    layer = nc.BatchNorm1d(1, affine=False)
+    for _ in range(200):
+        layer(stream.normal(1.0, 2.0, size=(32, 1)))
+    test = stream.normal(1.0, 2.0, size=(1000, 1))
+    right = layer.eval()(test)
+    squared = (test - layer.running_mean) / np.sqrt(layer.running_var ** 2 + layer.eps)
+    print("running_var %.3f; output std: right %.3f, squared running_var %.3f" % (layer.running_var[0], right.std(), squared.std()))
+    """),
+    md(r"""
+    ### Training vs evaluation
+
+    In training a sample's output depends on the other samples of its batch; in evaluation it
+    does not. Forgetting `model.eval()` makes predictions depend on what they are batched with,
+    and a batch of one cannot be normalised at all.
+    """),
+    code(r"""
+    sample = x[:1]
+    layer = nc.BatchNorm1d(3)
+    for _ in range(20):
+        layer(rng.normal(3.0, 2.0, size=(16, 3)))
+    print("train, batched with x[1:3]:", layer(np.vstack([sample, x[1:3]]))[0])
+    print("train, batched with x[2:4]:", layer(np.vstack([sample, x[2:4]]))[0])
+    layer.eval()
+    print("eval, either batch:        ", layer(np.vstack([sample, x[1:3]]))[0], layer(np.vstack([sample, x[2:4]]))[0])
+    try:
+        layer.train()(sample)
+    except ValueError as err:
+        print("train, batch of one:", err)
+    """),
+    md(r"""
+    ## 8. Figures
+
+    How noisy are the batch statistics? The mean of a batch of $N$ samples from a unit-variance
+    feature has a standard deviation of $1/\sqrt{N}$, so a small batch normalises each sample
+    with a noticeably wrong mean and variance. (The experiments in `figures/` go further; see the
+    README.)
+    """),
+    code(r"""
+    sizes = [2, 4, 8, 16, 32, 64, 128]
+    draws = np.random.default_rng(3).standard_normal((2000, max(sizes)))
+    spread_mean = [draws[:, :n].mean(axis=1).std() for n in sizes]
+    spread_var = [draws[:, :n].var(axis=1).std() for n in sizes]
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.loglog(sizes, spread_mean, "o-", label="std of the batch mean")
+    ax.loglog(sizes, spread_var, "s-", label="std of the batch variance")
+    ax.loglog(sizes, 1 / np.sqrt(sizes), "k:", label="1 / sqrt(N)")
+    ax.set_xlabel("batch size N"); ax.legend(fontsize=8)
+    plt.show()
+    """),
+    md(r"""
+    **From the experiments** (`normcore figures` draws them; each is backed by a test that
+    asserts its claim on the measured numbers).
+
+    *Why normalise at all.* A deep tanh network with large weights: without a norm most units sit
+    in the flat tails of tanh and the weight gradients span seven orders of magnitude from the
+    first layer to the last; with BatchNorm (or LayerNorm) before every activation almost no unit
+    saturates and every layer gets gradients of about the same size.
+
+    ![Saturated units and gradient norm per layer, no norm vs BatchNorm vs LayerNorm](../figures/saturation_gradients.png)
+
+    *Internal covariate shift* (Ioffe & Szegedy 2015, Fig. 1): the 15th, 50th and 85th
+    percentiles of one last-layer sigmoid input over training. Without BatchNorm they drift as
+    the layers below change; with it they stay put.
+
+    ![Percentiles of a last-layer sigmoid input over training, with and without BatchNorm](../figures/covariate_shift_percentiles.png)
+
+    *Batch size* (Wu & He 2018): at a fixed budget of samples, BatchNorm's error climbs as the
+    batch shrinks, and its training-mode and evaluation-mode outputs part ways; GroupNorm and
+    LayerNorm do not care.
+
+    ![Error against batch size for BatchNorm, GroupNorm and LayerNorm](../figures/batch_size_error.png)
+
+    *Running statistics* under momentum 0.1, the mixed-up 0.9, and `None` (the cumulative
+    average): 0.1 settles within about 30 batches, 0.9 stays as noisy as a single batch, `None`
+    keeps improving like an average of all batches seen.
+
+    ![Error of running_mean and running_var against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
+    ## Where next
+
+    * `normcore explain batchnorm --shape 4x3` prints the step-through above in a terminal.
+    * The LayerNorm notebook does the same along the other axis; GroupNorm and InstanceNorm sit
+      in between.
+    """),
+]

@@ -1,0 +1,285 @@
+"""Source of notebooks/interview_practice.ipynb (python notebooks/build.py interview_practice)."""
+
+from build import CLASS_SCORES, code, md
+
+CELLS = [
+    md(r"""
+    # Interview practice: hand-write a norm, forward and backward
+
+    "Write LayerNorm (or BatchNorm, or RMSNorm) in NumPy, forward and backward" is a standard
+    interview question. It tests whether you know the formulas, keep the right cache, get the
+    shapes right, can derive the three-term backward, and can *prove* it with a gradient check.
+    This notebook is a worked answer and a drill:
+
+    1. the intuition in one table: which axis, which statistics
+    2. the formulas to have at your fingertips
+    3. a ten-minute LayerNorm from scratch, forward in code
+    4. its backward, derived with the step-through tape
+    5. the compact formula, and why it equals the staged one
+    6. the gradient check that proves it
+    7. the pitfalls: the classic mistakes, each with the fingerprint it leaves in the numbers
+    8. figures: the fingerprints side by side
+
+    Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
+    """),
+    code(r"""
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import normcore as nc
+    from normcore.derivations import step_through
+
+    np.set_printoptions(precision=4, suppress=True)
+    """),
+    md(r"""
+    ## 1. Intuition: which axis
+
+    The first question to settle out loud, with the class's test scores (rows are students,
+    columns subjects):
+
+    | norm | statistics over | scores analogy | batch needed? | running stats? |
+    |---|---|---|---|---|
+    | BatchNorm | the batch (and spatial) axes, per channel | each subject across the class | yes | yes, for eval |
+    | LayerNorm | the feature axes, per sample | each student across their subjects | no | no |
+    | RMSNorm | the feature axes, per sample, no mean | each student's scores divided by their size | no | no |
+    | GroupNorm | groups of channels, per sample | each student within sciences, within humanities | no | no |
+    """),
+    code(CLASS_SCORES, r"""
+    print("BatchNorm (columns):\n", nc.BatchNorm1d(3, affine=False)(scores))
+    print("LayerNorm (rows):\n", nc.LayerNorm(3, elementwise_affine=False)(scores))
+    """),
+    md(r"""
+    ## 2. The formulas
+
+    With $g = dy\,\gamma$, means over the normalised axes, $r = 1/\sqrt{\operatorname{var} + \epsilon}$:
+
+    | | forward | backward to x |
+    |---|---|---|
+    | LayerNorm / BatchNorm (train) | $\hat{x} = (x - \mu)\,r$, $\ y = \gamma\hat{x} + \beta$ | $\bar{x} = r\,(g - \operatorname{mean}(g) - \hat{x}\operatorname{mean}(g\hat{x}))$ |
+    | RMSNorm | $\hat{x} = x\,r$, $r = 1/\sqrt{\operatorname{mean}(x^2) + \epsilon}$, $\ y = \gamma\hat{x}$ | $\bar{x} = r\,(g - \hat{x}\operatorname{mean}(g\hat{x}))$ |
+    | BatchNorm (eval) | $\hat{x} = (x - \text{running mean}) / \sqrt{\text{running var} + \epsilon}$ | $\bar{x} = g / \sqrt{\text{running var} + \epsilon}$ |
+
+    and for every one of them $\bar{\gamma} = \sum dy\,\hat{x}$, $\bar{\beta} = \sum dy$, summed over
+    every axis $\gamma$ is broadcast along. Say also: biased variance to normalise; BatchNorm's
+    running variance is the unbiased one; $\epsilon$ inside the root; `momentum` weights the new
+    batch (PyTorch's convention).
+
+    ## 3. A ten-minute LayerNorm, forward in code
+
+    The answer, in the shape `normcore practice` grades (the same constructor and attributes as
+    `torch.nn.LayerNorm`): two parameters, a forward that caches exactly $\hat{x}$ and $r$, and a
+    backward with a shape comment on every line. In an interview you would write it with NumPy
+    alone; here it derives from `nc.Module` so that `nc.gradcheck` can take it apart. The class
+    attribute `mistake` switches in one of the classic slips, for section 7; `None` is the
+    correct layer.
+    """),
+    code(r"""
+    class LayerNorm(nc.Module):
+        # LayerNorm over the last len(normalized_shape) axes D, written from scratch.
+        # x: (*, D); gamma, beta: D
+        mistake = None
+
+        def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            self.axes = tuple(range(-len(shape), 0))                                     # D
+            self.eps = eps
+            self.gamma = nc.Parameter(np.ones(shape), dtype=dtype)
+            self.beta = nc.Parameter(np.zeros(shape), dtype=dtype)
+
+        def forward(self, x):
+            mean = x.mean(axis=self.axes, keepdims=True)                                 # (*, 1)
+            ddof = 1 if self.mistake == "unbiased variance" else 0
+            var = x.var(axis=self.axes, ddof=ddof, keepdims=True)                        # (*, 1)
+            if self.mistake == "eps outside the root":
+                rstd = 1.0 / (np.sqrt(var) + self.eps)                                   # (*, 1)
+            else:
+                rstd = 1.0 / np.sqrt(var + self.eps)                                     # (*, 1)
+            x_hat = (x - mean) * rstd                                                    # (*, D)
+            self._cache = (x_hat, rstd)
+            return (x_hat * self.gamma.data + self.beta.data).astype(x.dtype)            # (*, D)
+
+        def backward(self, dy):
+            x_hat, rstd = self._cached()
+            lead = tuple(range(dy.ndim - len(self.axes)))                                # the * axes
+            reduce = np.mean if self.mistake == "dgamma averaged" else np.sum
+            self.gamma.grad += reduce(dy * x_hat, axis=lead)                             # D
+            self.beta.grad += dy.sum(axis=lead)                                          # D
+            g = dy * self.gamma.data                                                     # (*, D)
+            if self.mistake == "statistics held constant":
+                return (rstd * g).astype(dy.dtype)                                       # (*, D)
+            mean_g = 0.0 if self.mistake == "no mean term" else g.mean(self.axes, keepdims=True)       # (*, 1)
+            proj = 0.0 if self.mistake == "no x_hat term" else (g * x_hat).mean(self.axes, keepdims=True)  # (*, 1)
+            return (rstd * (g - mean_g - x_hat * proj)).astype(dy.dtype)                 # (*, D)
+
+    rng = np.random.default_rng(42)
+    x = rng.normal(1.0, 2.0, size=(3, 4))
+    mine, ref = LayerNorm(4), nc.LayerNorm(4)
+    for p_mine, p_ref in zip(mine.parameters(), ref.parameters()):
+        p_mine.data[...] = p_ref.data[...] = rng.standard_normal(4)
+    print("forward, largest difference from nc.LayerNorm:", np.abs(mine(x) - ref(x)).max())
+    """),
+    md(r"""
+    ## 4. The backward, derived with the tape
+
+    If the compact formula does not come to mind, derive it: write the forward as elementary
+    steps and take each step's local derivative, last step first. The table below is what
+    `normcore.derivations` builds for LayerNorm; `normcore explain layernorm` prints it with
+    numbers.
+
+    <<tape layernorm 3x4>>
+
+    Following the gradient into $x$ along its three paths:
+    """),
+    code(r"""
+    dy = rng.standard_normal(x.shape)
+    st = step_through("layernorm", x, gamma=mine.gamma.data, beta=mine.beta.data, dy=dy)
+    t = st.tape
+    for node, to in [("x_hat", "xc"), ("xc2", "xc"), ("xc", "x"), ("mean", "x")]:
+        print(f"share {node:>5} -> {to:<3}", t[node].share(to)[0])
+    print("dL/dx, row 0:          ", t["x"].grad[0])
+    """),
+    md(r"""
+    ## 5. The compact formula, and why it equals the staged one
+
+    Direct path $r g$; through the variance $-r\hat{x}\operatorname{mean}(g\hat{x})$; through the
+    mean $-r\operatorname{mean}(g)$ (the variance path contributes nothing there, since the
+    centred values sum to zero). Their sum is the one-line backward of our `LayerNorm`. The
+    step-through checks the staged gradient against `nc.LayerNorm.backward` node by node:
+    """),
+    code(r"""
+    print(st.text(parts=("checks",)))
+    mine.zero_grad(); mine(x)
+    print("\nour LayerNorm.backward vs the tape:", np.abs(mine.backward(dy) - t["x"].grad).max())
+    """),
+    md(r"""
+    ## 6. The gradient check that proves it
+
+    In an interview, finish with this: central differences in float64, a **random** upstream
+    gradient and random $\gamma$ and $\beta$. With $dy = 1$ and $\gamma$ at its initial ones,
+    $g = dy\,\gamma$ is constant along the row, both correction terms cancel it, and the input
+    gradient is exactly zero: a backward that returns zeros would pass.
+    """),
+    code(r"""
+    report = nc.gradcheck(mine, x)
+    print(report)
+    assert report.passed
+    fresh = LayerNorm(4)                       # gamma = 1, beta = 0
+    fresh(x)
+    print("\nwith dy = ones and gamma = ones, the input gradient is\n", fresh.backward(np.ones_like(x)))
+    """),
+    md(r"""
+    ## 7. The pitfalls: each mistake leaves a fingerprint
+
+    Each classic slip breaks a different check. Reading *which* checks fail tells you which
+    mistake it was, before reading the code:
+
+    * forward wrong: a mistake in the statistics (unbiased variance, eps outside the root);
+    * forward right, $\bar{x}$ wrong, $\bar{\gamma}, \bar{\beta}$ right: a missing term of the
+      input backward; if $\sum_j \bar{x}_j \ne 0$, the mean term is among the missing;
+    * $\bar{\gamma}$ wrong: reduced wrongly (averaged instead of summed over the samples).
+
+    `normcore practice` turns this reading into a diagnosis: it runs your class and normcore's
+    layer on the same inputs (ranks 2 to 4, float32, one sample, a constant row, tiny
+    variances), and when a check fails it runs each catalogued mistake on the same inputs and
+    names the one whose numbers match yours. It never reads your source. The last column below
+    is its verdict; a slip it has no entry for (here, dropping only the mean term) gets no name,
+    only hints.
+    """),
+    code(r"""
+    from normcore.practice import EXERCISES, grade
+
+    MISTAKES = [None, "unbiased variance", "eps outside the root", "statistics held constant",
+                "no x_hat term", "no mean term", "dgamma averaged"]
+
+    def with_mistake(mistake):
+        return type("LayerNorm", (LayerNorm,), {"mistake": mistake})
+
+    def fingerprint(mistake, x, seed=0):
+        # relative errors of the forward and of the gradients of x, gamma and beta
+        layer = with_mistake(mistake)(x.shape[-1])
+        layer.gamma.data[...], layer.beta.data[...] = ref.gamma.data, ref.beta.data
+        report = nc.gradcheck(layer, x, seed=seed)
+        return [nc.rel_error(layer(x), ref(x))] + [report[name].rel_error for name in ("x", "gamma", "beta")]
+
+    print(f"{'mistake':<25} {'forward':>8} {'dx':>8} {'dgamma':>8} {'dbeta':>8}  normcore practice says")
+    table = {}
+    for mistake in MISTAKES:
+        table[mistake] = fingerprint(mistake, x)
+        report = grade(with_mistake(mistake), EXERCISES["layernorm"])
+        verdict = "pass" if report.passed else ", ".join(report.diagnosis_ids) or "FAIL (no catalogued match)"
+        print(f"{str(mistake):<25} " + " ".join(f"{v:>8.0e}" for v in table[mistake]) + f"  {verdict}")
+    """),
+    md(r"""
+    The grader's full report for one of them, as `normcore practice check FILE` prints it:
+    """),
+    code(r"""
+    from normcore.practice.grader import format_report
+
+    print(format_report(grade(with_mistake("no x_hat term"), EXERCISES["layernorm"])))
+    """),
+    md(r"""
+    **Practise at the terminal.** `normcore practice new layernorm` writes `my_layernorm.py`, a
+    skeleton with the contract and TODOs; fill it in and run `normcore practice check
+    my_layernorm.py`. The same for `batchnorm`, `rmsnorm`, `groupnorm` and `dropout`;
+    `normcore practice list --mistakes` prints the whole catalog with each mistake's symptom, and
+    `normcore practice solution NAME` a reference answer.
+    """),
+    code(r"""
+    from normcore.cli import main
+
+    main(["practice", "list"]);
+    """),
+    md(r"""
+    The same habits catch the BatchNorm-specific slips: compare the running statistics after a
+    few steps with `nc.BatchNorm1d`'s (a flipped momentum, `bn-momentum-flipped`, or a biased
+    running variance, `bn-running-var-biased`, shows up there and not in any gradient), and
+    compare evaluation outputs (batch statistics in eval, `bn-eval-batch-stats`, or
+    $\sqrt{\text{running var}^2 + \epsilon}$, `bn-eval-squared-var`, show up only there). The
+    grader's BatchNorm exercise runs exactly these probes. By hand, for the running statistics:
+    """),
+    code(r"""
+    stream = np.random.default_rng(5)
+    ref_bn = nc.BatchNorm1d(2)
+    flipped_mean, biased_var = np.zeros(2), np.ones(2)
+    for _ in range(5):
+        batch = stream.normal(3.0, 2.0, size=(8, 2))
+        ref_bn(batch)
+        flipped_mean = 0.1 * flipped_mean + 0.9 * batch.mean(0)       # momentum weighting the old value
+        biased_var = 0.9 * biased_var + 0.1 * batch.var(0)            # ddof=0 in the running update
+    print("running_mean, nc.BatchNorm1d:", ref_bn.running_mean, " flipped momentum:", flipped_mean)
+    print("running_var,  nc.BatchNorm1d:", ref_bn.running_var, " biased update:   ", biased_var)
+    """),
+    md(r"""
+    ## 8. Figures: the fingerprints side by side
+
+    The relative errors of section 7 on a log scale (a correct layer sits around $10^{-10}$, a
+    mistake near $10^{-1}$ to $1$). One row per mistake, one column per check.
+    """),
+    code(r"""
+    columns = ["forward", "dx", "dgamma", "dbeta"]
+    grid = np.array([table[m] for m in MISTAKES])
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="RdYlGn_r", vmin=-12, vmax=0)
+    ax.set_xticks(range(len(columns)), columns)
+    ax.set_yticks(range(len(MISTAKES)), [str(m) if m else "correct" for m in MISTAKES])
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            ax.text(j, i, f"{grid[i, j]:.0e}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, label="log10 relative error")
+    ax.set_title("Which check each mistake breaks")
+    plt.tight_layout(); plt.show()
+    """),
+    md(r"""
+    And the BatchNorm slip that no gradient check sees, from the experiments (`normcore
+    figures`): with the momentum convention flipped, the running statistics never settle; they
+    stay as noisy as a single batch (red), where PyTorch's `momentum=0.1` settles within about
+    30 batches (blue).
+
+    ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
+    ## Where next
+
+    * Write your own BatchNorm and RMSNorm the same way, and check them with `nc.gradcheck`.
+    * `normcore explain batchnorm` and `normcore explain rmsnorm` show their tapes with numbers.
+    """),
+]

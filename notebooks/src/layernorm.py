@@ -1,0 +1,281 @@
+"""Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm)."""
+
+from build import CLASS_SCORES, code, md
+
+CELLS = [
+    md(r"""
+    # LayerNorm, one node at a time
+
+    LayerNorm standardises every sample over its own features: each token vector of a
+    Transformer gets mean 0 and variance 1 across its $D$ features, then a learned per-feature
+    scale $\gamma$ and shift $\beta$. No batch statistics, no running averages: training and
+    evaluation are the same computation.
+
+    1. the intuition: test scores normalised by student
+    2. the formulas
+    3. the forward in code
+    4. the backward, derived step by step, and the step-through tape
+    5. the compact backward formula, why it equals the staged one, and the Jacobian
+    6. the gradient check
+    7. the pitfalls: where eps goes, biased vs unbiased variance, which axes, train vs eval
+    8. figures
+
+    Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
+    """),
+    code(r"""
+    import numpy as np
+    import matplotlib.pyplot as plt
+    import normcore as nc
+    from normcore.derivations import step_through
+
+    np.set_printoptions(precision=4, suppress=True)
+    """),
+    md(r"""
+    ## 1. Intuition: each student against themself
+
+    The same four students and three tests as in the BatchNorm notebook. LayerNorm reads a row:
+    *which subject is this student's best, and by how much?* It needs no other student, so it
+    works the same for a class of one.
+    """),
+    code(CLASS_SCORES, r"""
+    ln = nc.LayerNorm(3, elementwise_affine=False)
+    for name, row in zip(students, ln(scores)):
+        print(f"{name:<5} {row}")
+    print("Chen alone:", ln(scores[2:3]), "(the same row: no other student involved)")
+    """),
+    md(r"""
+    Ana and Ben get identical rows: LayerNorm keeps the *pattern* of a row and forgets its
+    level and spread. In a Transformer the rows are token vectors. A batch of sentences of
+    different lengths is no problem, because each token is normalised by itself.
+    """),
+    code(r"""
+    rng = np.random.default_rng(42)
+    tokens = rng.normal(2.0, 3.0, size=(2, 5, 8))      # (batch B, sequence T, features D)
+    y = nc.LayerNorm(8, elementwise_affine=False)(tokens)
+    print("per-token means:", y.mean(axis=-1).round(6))
+    print("per-token variances:", y.var(axis=-1).round(4))
+    print("token (1, 3) normalised alone gives the same:", np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
+    """),
+    md(r"""
+    ## 2. The formulas
+
+    For a sample $x \in \mathbb{R}^D$ (one token; a leading batch and sequence axes just repeat
+    this):
+
+    $$\mu = \frac{1}{D}\sum_{j} x_j, \qquad \sigma^2 = \frac{1}{D}\sum_{j} (x_j - \mu)^2, \qquad
+      r = \frac{1}{\sqrt{\sigma^2 + \epsilon}}$$
+
+    $$\hat{x}_j = (x_j - \mu)\, r, \qquad y_j = \gamma_j\, \hat{x}_j + \beta_j$$
+
+    The variance is the biased one (divide by $D$), $\epsilon$ is inside the square root
+    (default $10^{-5}$), and $\gamma, \beta$ have the shape of the normalised axes
+    (`normalized_shape`), shared by every sample.
+    """),
+    md(r"""
+    ## 3. The forward in code
+    """),
+    code(r"""
+    x = rng.normal(1.0, 2.0, size=(3, 4))
+    layer = nc.LayerNorm(4)
+    layer.gamma.data[...] = rng.standard_normal(4)
+    layer.beta.data[...] = rng.standard_normal(4)
+    y = layer(x)
+    print(layer)
+    print("y =\n", y)
+
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)   # biased
+    x_hat = (x - mean) / np.sqrt(var + layer.eps)
+    print("largest difference from the formulas:", np.abs(x_hat * layer.gamma.data + layer.beta.data - y).max())
+    """),
+    md(r"""
+    `normalized_shape` can name several trailing axes: `LayerNorm((C, H, W))` standardises each
+    sample of an image batch over all its channels and pixels at once.
+    """),
+    code(r"""
+    images = rng.normal(size=(2, 3, 4, 4))
+    y_img = nc.LayerNorm((3, 4, 4), elementwise_affine=False)(images)
+    print("per-sample mean and variance:", y_img.mean(axis=(1, 2, 3)).round(6), y_img.var(axis=(1, 2, 3)).round(4))
+    """),
+    md(r"""
+    ## 4. The backward, derived step by step
+
+    The loss is $L = \sum y\, dy$ with a random $dy$. The steps are BatchNorm's, with the means
+    taken along a row instead of down a column ($\bar{v}$ is $\partial L / \partial v$, sums over
+    the $D$ features of one sample):
+
+    | step | forward | backward |
+    |---|---|---|
+    | shift | $y = s + \beta$ | $\bar{s} = \bar{y}$, $\ \bar{\beta}_j = \sum_{\text{samples}} \bar{y}_j$ |
+    | scale | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$, $\ \bar{\gamma}_j = \sum_{\text{samples}} \bar{s}_j\,\hat{x}_j$ |
+    | normalise | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$, $\ \bar{r} = \sum_j \bar{\hat{x}}_j\, x_{c,j}$ |
+    | rsqrt | $r = v^{-1/2}$ | $\bar{v} = -\tfrac{1}{2} v^{-3/2}\, \bar{r}$ |
+    | add eps | $v = \sigma^2 + \epsilon$ | $\overline{\sigma^2} = \bar{v}$ |
+    | variance | $\sigma^2 = \frac{1}{D}\sum_j q_j$ | $\bar{q}_j = \overline{\sigma^2} / D$ |
+    | square | $q = x_c^2$ | $\bar{x}_c \mathrel{+}= 2\, x_c\, \bar{q}$ |
+    | centre | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$, $\ \bar{\mu} = -\sum_j \bar{x}_{c,j}$ |
+    | mean | $\mu = \frac{1}{D}\sum_j x_j$ | $\bar{x} \mathrel{+}= \bar{\mu} / D$ |
+
+    The tape `normcore.derivations` builds for LayerNorm over 4 features:
+
+    <<tape layernorm 3x4>>
+
+    The numbers, for the layer above and a random $dy$:
+    """),
+    code(r"""
+    dy = rng.standard_normal(x.shape)
+    st = step_through("layernorm", x, gamma=layer.gamma.data, beta=layer.beta.data, dy=dy)
+    print(st.text(latex=False, parts=("backward",)))
+    """),
+    code(r"""
+    print(st.text(parts=("checks",)))
+    """),
+    md(r"""
+    ## 5. The compact formula, and why it equals the staged one
+
+    With $g = \bar{\hat{x}} = dy\,\gamma$ and means over the row, the three paths from $x$ are
+    the direct one $r g$, the one through the variance $-r\,\hat{x}\operatorname{mean}(g\hat{x})$
+    and the one through the mean $-r\operatorname{mean}(g)$ (the variance path adds nothing to
+    the mean's gradient since $\sum_j x_{c,j} = 0$). Together:
+
+    $$\bar{x} = r\left(g - \operatorname{mean}(g) - \hat{x}\,\operatorname{mean}(g\,\hat{x})\right)$$
+
+    In NumPy that is one line, `dx = rstd * (g - g.mean(-1, keepdims=True) - x_hat * (g * x_hat).mean(-1, keepdims=True))`,
+    and the cache it needs is only $\hat{x}$ and $r$. The tape's shares are the three terms:
+    """),
+    code(r"""
+    t = st.tape
+    g, r, x_hat = t["x_hat"].grad, t["rstd"].value, t["x_hat"].value
+    direct = t["x_hat"].share("xc")
+    through_var = t["xc2"].share("xc")
+    through_mean = t["mean"].share("x")
+    compact = r * (g - g.mean(-1, keepdims=True) - x_hat * (g * x_hat).mean(-1, keepdims=True))
+
+    print("direct == r g:", np.allclose(direct, r * g))
+    print("through the variance == -r x_hat mean(g x_hat):", np.allclose(through_var, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
+    print("through the mean == -r mean(g):", np.allclose(through_mean, -r * g.mean(-1, keepdims=True)))
+    layer.zero_grad(); layer.forward(x)
+    print("staged - LayerNorm.backward:", np.abs(direct + through_var + through_mean - layer.backward(dy)).max())
+    """),
+    md(r"""
+    **The Jacobian.** For one row, $\partial \hat{x}_i / \partial x_j = \frac{r}{D}\left(D\,\delta_{ij} - 1 - \hat{x}_i \hat{x}_j\right)$:
+    a symmetric matrix, so $\bar{x} = J g$. Its null space explains the properties of the
+    gradient: $J\mathbf{1} = 0$ (a shift of the row changes nothing, so $\sum_j \bar{x}_j = 0$)
+    and $J\hat{x} \approx 0$ (a rescaling changes nothing, up to $\epsilon$).
+    """),
+    code(r"""
+    D, row = 4, 0
+    J = r[row] / D * (D * np.eye(D) - 1 - np.outer(x_hat[row], x_hat[row]))
+    print("J g == the tape's dL/dx:", np.allclose(J @ g[row], t["x"].grad[row]))
+    print("eigenvalues of J:", np.linalg.eigvalsh(J))
+    print("sum of dL/dx per row:", t["x"].grad.sum(axis=-1))
+    """),
+    md(r"""
+    ## 6. The gradient check
+
+    Float64, random $\gamma$, $\beta$ and upstream gradient, central differences, for a
+    `(B, T, D)` input and for a `LayerNorm((C, H, W))`:
+    """),
+    code(r"""
+    for layer_, input_ in [(nc.LayerNorm(8), tokens), (nc.LayerNorm((3, 4, 4)), images)]:
+        for p in layer_.parameters():
+            p.data[...] = rng.standard_normal(p.shape)
+        report = nc.gradcheck(layer_, input_)
+        print(report, "\n")
+        assert report.passed
+    """),
+    md(r"""
+    ## 7. Pitfalls
+
+    ### eps inside the square root
+
+    $\hat{x} = (x - \mu)/\sqrt{\sigma^2 + \epsilon}$, not $(x - \mu)/(\sigma + \epsilon)$. The second
+    is a different layer (PyTorch's `LayerNorm` is the first). They agree when $\sigma$ is large
+    and part ways for nearly constant rows, such as a padding token: inside the root, $\epsilon$
+    damps rounding noise towards 0; outside, the noise is blown up to unit size, and the slope
+    $1/(\sigma + \epsilon)$ grows to $1/\epsilon = 10^5$.
+    """),
+    code(r"""
+    eps = 1e-5
+    for spread in [1.0, 1e-2, 1e-4, 0.0]:
+        row = np.array([1.0, 1.0 + spread, 1.0 - spread, 1.0])
+        xc = row - row.mean()
+        inside = xc / np.sqrt(xc.var() + eps)
+        outside = xc / (xc.std() + eps)
+        print(f"spread {spread:<6g} inside: {inside}  outside: {outside}")
+    """),
+    md(r"""
+    A constant row ($\sigma^2 = 0$) has $\hat{x} = 0$, so $y = \beta$, and its gradient is
+    $(g - \operatorname{mean}(g))/\sqrt{\epsilon}$: large, but finite.
+    """),
+    code(r"""
+    const = nc.LayerNorm(4)
+    const.beta.data[...] = [0.1, 0.2, 0.3, 0.4]
+    print("y =", const(np.full((1, 4), 7.0)))
+    g_const = np.array([[1.0, -2.0, 0.5, 0.0]])
+    print("dx =", const.backward(g_const), " = (g - mean g) / sqrt(eps):", (g_const - g_const.mean()) / np.sqrt(1e-5))
+    """),
+    md(r"""
+    ### Biased variance
+
+    LayerNorm divides by $D$. `torch.var` divides by $D - 1$ unless told `unbiased=False`, so a
+    hand-written layer built on it normalises to a variance of $(D-1)/D$: 25% off for $D = 4$,
+    0.13% for $D = 768$, easy to miss in a test with wide rows.
+    """),
+    code(r"""
+    for D in [4, 768]:
+        row = rng.standard_normal(D)
+        wrong = (row - row.mean()) / np.sqrt(row.var(ddof=1) + 1e-5)
+        print(f"D={D:<4} variance of the output with the unbiased variance: {wrong.var():.4f}")
+    """),
+    md(r"""
+    ### Which axes, and train vs eval
+
+    `LayerNorm(D)` normalises the **last** axis of each sample; `LayerNorm((C, H, W))` the last
+    three. It never looks across samples, keeps no running statistics, and gives the same output
+    in `train()` and `eval()`. (BatchNorm is the opposite on every count.)
+    """),
+    code(r"""
+    layer_ = nc.LayerNorm(8)
+    print("train == eval:", np.array_equal(layer_.train()(tokens), layer_.eval()(tokens)))
+    print("state dict keys:", list(layer_.state_dict()))
+    """),
+    md(r"""
+    ## 8. Figures
+
+    Rows with very different scales and offsets all come out of LayerNorm with the same spread;
+    the per-row offset and scale are gone (the learned $\gamma$ and $\beta$ then set one scale
+    and offset for every row).
+    """),
+    code(r"""
+    rows = rng.standard_normal((200, 16)) * rng.uniform(0.1, 10, size=(200, 1)) + rng.uniform(-20, 20, size=(200, 1))
+    out = nc.LayerNorm(16, elementwise_affine=False)(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+    axes[0].scatter(rows.mean(1), rows.std(1), s=8); axes[0].set_title("rows before")
+    axes[1].scatter(out.mean(1), out.std(1), s=8); axes[1].set_title("rows after LayerNorm")
+    axes[1].set_xlim(-1, 1); axes[1].set_ylim(0, 2)
+    for ax in axes:
+        ax.set_xlabel("row mean"); ax.set_ylabel("row std")
+    plt.tight_layout(); plt.show()
+    """),
+    md(r"""
+    **From the experiments** (`normcore figures`; each claim is asserted by a test).
+
+    *Invariances* (Zhang & Sennrich 2019, Table 1), measured: LayerNorm's output ignores a
+    re-scaling or re-centring of the weight matrix in front of it, a re-scaling of the whole
+    dataset and of any single example, but not a re-scaling of one weight vector (one output
+    feature) or a re-centring of the data, which BatchNorm absorbs instead.
+
+    ![Measured invariance table of BatchNorm, LayerNorm and RMSNorm](../figures/invariance_table.png)
+
+    *No batch statistics*: at a fixed sample budget LayerNorm's error does not move as the batch
+    shrinks to 2, where BatchNorm's climbs.
+
+    ![Error against batch size for BatchNorm, GroupNorm and LayerNorm](../figures/batch_size_error.png)
+    """),
+    md(r"""
+    ## Where next
+
+    * `normcore explain layernorm --shape 2x4` prints the step-through in a terminal.
+    * RMSNorm drops the centring (and $\beta$): its tape is this one without the mean.
+    """),
+]

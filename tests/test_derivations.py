@@ -1,0 +1,224 @@
+"""The step-through derivations: every node's staged gradient against the layer's compact
+backward and against finite differences, and the ``explain`` and ``tour`` commands."""
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore.cli import main
+from normcore.derivations import KINDS, step_through
+from normcore.derivations import steps as steps_module
+from normcore.derivations.steps import standardize_tape
+from normcore.nn import softmax, softmax_backward
+
+SHAPES = {
+    "batchnorm": [(3, 4), (5, 2), (2, 3, 4), (2, 2, 2, 3)],
+    "layernorm": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+    "rmsnorm": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+    "softmax": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+}
+CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
+
+
+def _compact(kind, st):
+    """The compact backward of the layer, computed here independently of the step-through."""
+    x, dy = st.tape.nodes[0].value, st.dy
+    if kind == "softmax":
+        return {"s": softmax_backward(dy, softmax(x))}
+    if kind == "batchnorm":
+        layer = (nc.BatchNorm1d if x.ndim < 4 else nc.BatchNorm2d)(x.shape[1])
+    else:
+        layer = {"layernorm": nc.LayerNorm, "rmsnorm": nc.RMSNorm}[kind](x.shape[-1])
+    layer.weight.data[...] = st.tape["gamma"].value.reshape(layer.weight.shape)
+    if layer.bias is not None:
+        layer.bias.data[...] = st.tape["beta"].value.reshape(layer.bias.shape)
+    layer.forward(x)
+    grads = {"x": layer.backward(dy), "gamma": layer.weight.grad}
+    if layer.bias is not None:
+        grads["beta"] = layer.bias.grad
+    return grads
+
+
+@pytest.mark.parametrize("kind,shape,seed", CASES)
+def test_staged_gradient_matches_compact_and_numerical(kind, shape, seed):
+    st = step_through(kind, shape=shape, seed=seed)
+    assert st.passed, [c for c in st.checks if c.verdict == "DIFFERS"]
+    # every node was checked numerically, the inputs and the output also against the compact
+    assert {c.node for c in st.checks if c.against == "numerical"} == {n.name for n in st.tape}
+    for name, grad in _compact(kind, st).items():
+        staged = st.tape[name].grad.reshape(grad.shape)
+        assert nc.rel_error(staged, grad) < 1e-12, name
+        assert st.check(name, "compact").verdict in ("exact", "close")
+    # the upstream gradient is random, not ones: the input gradient is far from zero
+    assert np.abs(st.tape.nodes[0].grad).max() > 1e-3
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_input_gradient_agrees_with_gradcheck_of_the_layer(kind):
+    # the step-through's numerical gradient of x matches nc.gradcheck's for the same layer
+    st = step_through(kind, shape=(4, 3), seed=3)
+    staged = st.tape.nodes[0].grad
+    numerical = st.tape.numerical_grad(st.tape.nodes[0], st.dy)
+    assert nc.rel_error(staged, numerical) < 1e-8
+
+
+def test_the_tape_does_not_use_the_compact_formula(monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the tape must not call the compact backward")
+
+    monkeypatch.setattr("normcore.norms.layernorm.standardize_backward", forbidden)
+    monkeypatch.setattr("normcore.norms.batchnorm.standardize_backward", forbidden)
+    rng = np.random.default_rng(0)
+    x, g, b, dy = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(4), \
+        rng.standard_normal((3, 4))
+    tape = standardize_tape(x, g, b, 1e-5, (1,), "D", "N")
+    grads = tape.backward(dy)
+    # and yet it lands on the compact formula's value
+    x_hat = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    dx_hat = dy * g
+    rstd = 1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    compact = rstd * (dx_hat - dx_hat.mean(1, keepdims=True)
+                      - x_hat * (dx_hat * x_hat).mean(1, keepdims=True))
+    assert nc.rel_error(grads["x"], compact) < 1e-12
+
+
+def test_a_wrong_local_derivative_is_caught(monkeypatch):
+    # Break one node's rule (d rstd / d var_eps with the wrong sign): the checks must say so.
+    original = steps_module.Tape.rsqrt
+
+    def wrong_rsqrt(self, *args, **kwargs):
+        node = original(self, *args, **kwargs)
+        vjp = node.edges[0].vjp
+        node.edges[0].vjp = lambda g, out, v: -vjp(g, out, v)
+        return node
+
+    monkeypatch.setattr(steps_module.Tape, "rsqrt", wrong_rsqrt)
+    st = step_through("layernorm", shape=(3, 4), seed=0)
+    assert not st.passed
+    assert st.check("x", "compact").verdict == "DIFFERS"
+    assert st.check("var", "numerical").verdict == "DIFFERS"
+    assert st.check("rstd", "numerical").verdict in ("exact", "close")  # above the broken node
+    assert "DIFFER" in st.text()
+
+
+def test_a_value_used_twice_receives_both_shares():
+    st = step_through("layernorm", shape=(2, 5), seed=1)
+    x = st.tape["x"]
+    shares = [share for node in st.tape for src, share in node.shares if src is x]
+    assert len(shares) == 2  # through the mean and through the centring
+    assert np.allclose(shares[0] + shares[1], x.grad, rtol=0, atol=1e-15)
+
+
+def test_class_scores_by_subject_and_by_student():
+    # students A and B, subjects (90 80 70) and (60 50 40): LayerNorm compares each student
+    # with themself, BatchNorm each subject across students.
+    scores = np.array([[90.0, 80.0, 70.0], [60.0, 50.0, 40.0]])
+    ln = step_through("layernorm", scores, gamma=np.ones(3), beta=np.zeros(3))
+    bn = step_through("batchnorm", scores, gamma=np.ones(3), beta=np.zeros(3))
+    z = 10 / np.sqrt(200 / 3 + 1e-5)
+    assert np.allclose(ln.tape["y"].value, [[z, 0, -z], [z, 0, -z]])
+    w = 15 / np.sqrt(225 + 1e-5)
+    assert np.allclose(bn.tape["y"].value, [[w, w, w], [-w, -w, -w]])
+    # with two students every standardised score is +-1 whatever the scores, so BatchNorm's
+    # input gradient is almost nothing: a change of x barely changes y
+    assert np.abs(bn.tape["x"].grad).max() < 1e-6 < np.abs(ln.tape["x"].grad).max()
+    assert ln.passed and bn.passed
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_properties_of_the_input_gradient(kind):
+    st = step_through(kind, shape=(3, 5), seed=2)
+    shift, *rescale = st.properties if kind != "rmsnorm" else [None] + st.properties
+    if shift is not None:
+        assert shift[1] < 1e-12, shift[0]
+    if rescale:
+        # sum(dx * x_hat) = r * sum(dx_hat * x_hat) * eps / (v + eps) exactly: zero only when eps
+        # is, because then mean(x_hat**2) = v / (v + eps) would be 1
+        t, axis = st.tape, 0 if kind == "batchnorm" else 1
+        r, v = (t["rstd"], t["var"]) if kind != "rmsnorm" else (t["rrms"], t["ms"])
+        s = np.sum(t["x_hat"].grad * t["x_hat"].value, axis=axis, keepdims=True)
+        predicted = np.max(np.abs(r.value * s * st.eps / (v.value + st.eps)))
+        assert rescale[0][1] == pytest.approx(predicted, rel=1e-6, abs=1e-15), rescale[0][0]
+
+
+def test_latex_is_well_formed():
+    for kind in KINDS:
+        for node in step_through(kind, shape=(2, 3)).tape:
+            for tex in [node.formula_tex] + [e.local_tex for e in node.edges]:
+                assert tex.count("{") == tex.count("}"), tex
+                assert "^2_" not in tex, tex  # a double script, e.g. x_c^2_i
+
+
+def test_bad_requests_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown step-through 'groupnorm'"):
+        step_through("groupnorm")
+    with pytest.raises(ValueError, match="more than one value per channel"):
+        step_through("batchnorm", shape=(1, 4))
+    with pytest.raises(ValueError, match="rank 2 or 3 or 4"):
+        step_through("batchnorm", shape=(4,))
+    with pytest.raises(ValueError, match=r"dy must have the input's shape \(2, 3\)"):
+        step_through("layernorm", shape=(2, 3), dy=np.ones((3, 2)))
+
+
+def _run(argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(argv)
+    return status, out.getvalue()
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_explain_prints_at_most_80_columns(kind):
+    status, text = _run(["explain", kind, "--shape", "2x4", "--seed", "3"])
+    assert status == 0
+    lines = text.splitlines()
+    assert len(lines) > 50 and max(len(line) for line in lines) <= 80
+    assert "checks are exact or close" in lines[-1]
+    assert "TeX" in text
+    assert "TeX" not in _run(["explain", kind, "--no-latex"])[1]
+
+
+@pytest.mark.parametrize("shape", ["2x12", "2x2x3x3"])
+def test_explain_wraps_wide_and_deep_inputs_at_80_columns(shape):
+    status, text = _run(["explain", "batchnorm", "--shape", shape])
+    assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_causal_softmax_masks_the_future():
+    st = step_through("softmax", shape=(2, 4, 4), seed=1, causal=True)
+    assert st.passed
+    future = np.triu(np.ones((4, 4), dtype=bool), 1)
+    assert np.all(st.tape["p"].value[..., future] == 0) and np.all(st.tape["s"].grad[..., future] == 0)
+    assert np.allclose(st.tape["p"].value.sum(-1), 1)
+    status, text = _run(["explain", "softmax", "--shape", "4x4", "--causal"])
+    assert status == 0 and "-inf" in text and "causal mask" in text
+    with pytest.raises(ValueError, match="square last two axes"):
+        step_through("layernorm", shape=(4, 4), causal=True)
+    assert _run(["explain", "softmax", "--shape", "3x4", "--causal"])[0] == 2
+
+
+def test_explain_rejects_bad_shapes():
+    with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()):
+        main(["explain", "layernorm", "--shape", "2y4"])
+    assert exc.value.code == 2
+    status, text = _run(["explain", "batchnorm", "--shape", "1x4"])
+    assert status == 2 and "more than one value per channel" in text
+
+
+def test_tour_runs_and_fits_in_80_columns():
+    status, text = _run(["tour"])
+    assert status == 0
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for section in ("1. Every gradient, checked", "2. One gradient, one node at a time",
+                    "3. Notebooks and figures", "4. What to run next"):
+        assert section in lines
+    assert "all gradients pass" in text
+    assert "normcore explain batchnorm" in text
+    root = Path(__file__).resolve().parents[1]
+    for path in list((root / "notebooks").glob("*.ipynb")) + list((root / "figures").glob("*.png")):
+        assert path.name in text  # the tour points at every notebook and figure of the clone
