@@ -147,8 +147,9 @@ class _BatchStatsNorm(_BatchNorm):
         n = x_hat.size // self.num_features
         gamma = self.weight.data.astype(x_hat.dtype, copy=False).reshape(view)
         dx = np.empty_like(x_hat)
+        means = (dbeta / n, dgamma / n)  # mean_B(dx_hat) and mean_B(dx_hat * x_hat), divided by gamma
         for blk in row_blocks(x_hat):  # with the means known, what is left is elementwise: in blocks
-            standardize_backward(dy[blk], x_hat[blk], gamma * rstd, axes, out=dx[blk], means=(dbeta / n, dgamma / n))
+            standardize_backward(dy[blk], x_hat[blk], gamma * rstd, axes, out=dx[blk], means=means)
         return dx.astype(in_dtype, copy=False)
 
 

@@ -81,8 +81,9 @@ class _InstanceNorm(_BatchNorm):
     BatchNorm's running statistics (the per-instance statistics averaged over the batch,
     unbiased variance) and uses them in evaluation. Defaults follow PyTorch: ``affine=False``,
     ``track_running_stats=False``. As in PyTorch, ``num_batches_tracked`` stays 0 and
-    ``momentum=None`` leaves the running statistics unchanged. An unbatched input (C, *spatial) is accepted. Unlike
-    PyTorch, which only warns, a channel count other than ``num_features`` raises.
+    ``momentum=None`` leaves the running statistics unchanged. An unbatched input
+    (C, *spatial) is accepted. Unlike PyTorch, which only warns, a channel count other than
+    ``num_features`` raises.
     """
 
     _statistic_unit = "spatial element"
