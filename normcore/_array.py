@@ -6,12 +6,55 @@ dtype never turns into a silent wrong answer or a NumPy broadcasting traceback.
 
 import numpy as np
 
+import numbers
+
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+
+
+def as_array(x, who, what="input"):
+    """``np.asarray(x)``, or a ``TypeError`` naming ``who`` when x is no rectangular array
+    (a ragged list, a string, None, ...)."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{who} expects its {what} as an array of numbers, got {type(x).__name__} "
+                        f"that NumPy cannot make into one ({exc})") from None
+    if a.dtype == object or a.dtype.kind in "USV":
+        raise TypeError(f"{who} expects its {what} as an array of numbers, got {type(x).__name__} "
+                        f"of dtype {a.dtype}")
+    return a
+
+
+def positive_int(value, name, who):
+    """``value`` as an int >= 1; ``TypeError`` for anything that is not an integer (2.5, "8",
+    True), ``ValueError`` for an integer below 1. Sizes are never silently truncated."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{who}: {name} must be an int, got {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise ValueError(f"{who}: {name} must be a positive int, got {value}")
+    return int(value)
+
+
+def real_number(value, name, who, low=None, high=None, allow_none=False):
+    """``value`` as a finite float in [low, high] (either bound may be None); ``None`` passes
+    through when ``allow_none``. ``TypeError`` for a non-number ("0.1", None, True),
+    ``ValueError`` for a number out of range."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        expected = "a number" + (" or None" if allow_none else "")
+        raise TypeError(f"{who}: {name} must be {expected}, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if not np.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
+        span = {(True, True): f"in [{low:g}, {high:g}]", (True, False): f">= {low:g}",
+                (False, True): f"<= {high:g}", (False, False): "finite"}[(low is not None, high is not None)]
+        raise ValueError(f"{who}: {name} must be {span}, got {value}")
+    return value
 
 
 def float_input(x, who):
     """Return ``x`` as a floating-point NumPy array, or raise ``TypeError`` saying what is accepted."""
-    x = np.asarray(x)
+    x = as_array(x, who)
     if x.dtype.type not in FLOAT_DTYPES:
         raise TypeError(
             f"{who} expects a floating-point input (float16, float32 or float64), "
