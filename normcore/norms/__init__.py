@@ -1,10 +1,15 @@
-"""The norm layers and Dropout, one file per family."""
+"""The norm layers, one file per family: the reference tier, readable first.
+
+``standardization`` holds the arithmetic LayerNorm, BatchNorm, GroupNorm and InstanceNorm
+share; ``base`` the bookkeeping every norm shares. The fast tier is ``normcore.fast``.
+"""
 
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .dropout import Dropout
 from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d
-from .layernorm import LayerNorm, standardize, standardize_backward
+from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
+from .standardization import mean_over, moments, standardize, standardize_backward
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "Dropout", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "LayerNorm", "RMSNorm", "standardize", "standardize_backward"]
+           "LayerNorm", "RMSNorm", "mean_over", "moments", "standardize", "standardize_backward"]

@@ -1,127 +1,175 @@
 """GroupNorm and InstanceNorm: LayerNorm's arithmetic on groups of channels, by reshaping."""
 
+import math
+
 import numpy as np
 
-from .._array import float_input
-from .base import _Norm, channel_view
-from .batchnorm import _BatchNorm
-from .layernorm import standardize, standardize_backward
+from .._array import positive_int
+from .base import _Norm, channel_shape, eps_arg, flag
+from .standardization import moments, standardize, standardize_backward
 
 
 class GroupNorm(_Norm):
     r"""Group normalisation: each sample's C channels are split into G contiguous groups of C/G
-    channels, and each group is standardised over its channels and spatial positions.
+    channels, and each group is standardised over its channels and spatial positions S.
 
-    With xg = x.reshape(N, G, (C/G) * spatial) and its last axis as the normalised axis::
+    On the reshape xg = x.reshape(N, G, C/G, *S), with A = its axes 2, 3, ... (a group)::
 
-        mean  = mean(xg),  var = mean((xg - mean)**2),  rstd = 1 / sqrt(var + eps)   (N, G, 1)
-        x_hat = ((xg - mean) * rstd).reshape(x.shape)                                (N, C, *)
+        mean  = mean_A(xg),  var = mean_A((xg - mean)**2)        (N, G, 1, 1...)
+        rstd  = 1 / sqrt(var + eps)                              (N, G, 1, 1...)
+        x_hat = ((xg - mean) * rstd).reshape(x.shape)            (N, C, *S)
         y     = x_hat * gamma + beta                  gamma, beta: (C,), one per channel
 
-    Backward (dx_hat = dy * gamma), LayerNorm's backward on the same reshape::
+    Backward, LayerNorm's on the same reshape (dx_hat = dy * gamma)::
 
-        dgamma = sum over N and spatial of dy * x_hat,   dbeta = sum of dy
-        dx = rstd * (dx_hat - mean(dx_hat) - x_hat * mean(dx_hat * x_hat))   per group
+        dgamma = sum over N and S of dy * x_hat,   dbeta = the same sum of dy      (C,)
+        dx = rstd * (dx_hat - mean_A(dx_hat) - x_hat * mean_A(dx_hat * x_hat))     per group
 
-    G = 1 is LayerNorm over (C, *spatial) with per-channel affine; G = C is InstanceNorm.
-    Training and evaluation behave the same. Cache: x_hat and rstd.
+    G = 1 is LayerNorm over (C, *S) with a per-channel affine; G = C is InstanceNorm.
+    Training and evaluation behave the same. As in PyTorch, an input with one value per
+    channel over the whole batch (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=np.float64):
-        self.num_groups, self.num_channels = int(num_groups), int(num_channels)
-        if self.num_groups < 1 or self.num_channels < 1:
-            raise ValueError(f"num_groups and num_channels must be positive, got {num_groups} and {num_channels}")
+        self.num_groups = positive_int(num_groups, "num_groups", "GroupNorm")
+        self.num_channels = positive_int(num_channels, "num_channels", "GroupNorm")
         if self.num_channels % self.num_groups:
             raise ValueError(
                 f"num_channels ({self.num_channels}) must be divisible by num_groups ({self.num_groups})"
             )
-        self.eps = float(eps)
-        self.affine = affine
-        self._make_affine((self.num_channels,), affine, affine, dtype)
+        self.eps = eps_arg(eps, "GroupNorm")
+        self.affine = flag(affine, "affine", "GroupNorm")
+        self._make_affine((self.num_channels,), self.affine, self.affine, dtype)
 
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
     def _check_shape(self, x):
         if x.ndim < 2 or x.shape[1] != self.num_channels:
-            raise ValueError(
-                f"GroupNorm({self.num_groups}, {self.num_channels}) expected input of shape "
-                f"(N, {self.num_channels}, *), got {x.shape}"
-            )
-
-    def _param_view(self, x):
-        return channel_view(self.num_channels, x.ndim)
-
-    def _rows(self, x):
-        return x  # each sample (N, C, *) is normalised on its own
+            raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) expected input of shape "
+                             f"(N, {self.num_channels}, *), got {x.shape}")
+        if x.shape[0] * (self.num_channels // self.num_groups) * math.prod(x.shape[2:]) == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")
 
     def _grouped(self, a):
-        """(n, C, *) -> (n, G, (C/G) * spatial). The ``out`` blocks are row slices of fresh arrays,
-        hence contiguous, so their reshapes are views and writes land in place."""
-        return a.reshape(a.shape[0], self.num_groups, -1)
+        """(N, C, *S) -> (N, G, C/G, *S): one group of channels per row of axis 1."""
+        return a.reshape(a.shape[0], self.num_groups, self.num_channels // self.num_groups, *a.shape[2:])
 
-    def _normalize(self, x, out):
-        _, _, _, rstd = standardize(self._grouped(x), -1, self.eps, out=self._grouped(out))
-        return rstd
+    def forward(self, x):
+        x, in_dtype = self._input(x)                               # (N, C, *S)  float16 -> float32
+        xg = self._grouped(x)                                      # (N, G, C/G, *S)
+        A = tuple(range(2, xg.ndim))                               # a group: its channels and positions
+        mean, var = moments(xg, A)                                 # (N, G, 1, 1...)
+        x_hat, rstd = standardize(xg, mean, var, self.eps)         # (N, G, C/G, *S), (N, G, 1, 1...)
+        x_hat = x_hat.reshape(x.shape)                             # (N, C, *S)
+        gamma, beta = self._gamma_beta(x.dtype, channel_shape(self.num_channels, x.ndim))  # (1, C, 1...)
+        y = x_hat * gamma + beta                                   # (N, C, *S)
+        self._cache = (x_hat, rstd, in_dtype)
+        return y.astype(in_dtype, copy=False)
 
-    def _normalize_backward(self, dx_hat, x_hat, rstd, out):
-        standardize_backward(self._grouped(dx_hat), self._grouped(x_hat), rstd, -1, out=self._grouped(out))
+    def backward(self, dy):
+        x_hat, rstd, in_dtype = self._cached()
+        dy = self._upstream(dy, x_hat)                             # (N, C, *S)
+        NS = (0,) + tuple(range(2, x_hat.ndim))                    # every axis but the channels
+        dgamma = (dy * x_hat).sum(axis=NS, dtype=np.float64)       # (C,)
+        dbeta = dy.sum(axis=NS, dtype=np.float64)                  # (C,)
+        self._add_grads(dgamma, dbeta)
+        gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_channels, x_hat.ndim))
+        dx_hat = self._grouped(dy * gamma)                         # (N, G, C/G, *S)
+        A = tuple(range(2, dx_hat.ndim))                           # a group
+        dx = standardize_backward(dx_hat, self._grouped(x_hat), rstd, A)  # (N, G, C/G, *S)
+        return dx.reshape(x_hat.shape).astype(in_dtype, copy=False)
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_Norm):
     r"""Instance normalisation: each (sample, channel) pair standardised over its spatial axes S.
 
-    Training (or ``track_running_stats=False``)::
+    Training (or ``track_running_stats=False``), GroupNorm with one channel per group::
 
-        mean = mean_S(x), var = mean_S((x - mean)**2)             (N, C, 1...)
-        x_hat = (x - mean) / sqrt(var + eps),  y = x_hat * gamma + beta   (affine=True)
-        dx = rstd * (dx_hat - mean_S(dx_hat) - x_hat * mean_S(dx_hat * x_hat))
+        mean  = mean_S(x),  var = mean_S((x - mean)**2)          (N, C, 1...)
+        x_hat = (x - mean) / sqrt(var + eps)                     (N, C, *S)
+        y     = x_hat * gamma + beta                             (affine=True)
+        dx    = rstd * (dx_hat - mean_S(dx_hat) - x_hat * mean_S(dx_hat * x_hat))
 
-    This is GroupNorm with one channel per group. With ``track_running_stats=True`` it keeps
-    BatchNorm's running statistics (the per-instance statistics averaged over the batch,
-    unbiased variance) and uses them in evaluation. Defaults follow PyTorch: ``affine=False``,
+    With ``track_running_stats=True`` it keeps BatchNorm's running statistics (the
+    per-sample statistics averaged over the batch, unbiased variance) and uses them in
+    evaluation, where dx = rstd * dx_hat. Defaults follow PyTorch: ``affine=False``,
     ``track_running_stats=False``. As in PyTorch, ``num_batches_tracked`` stays 0 and
     ``momentum=None`` leaves the running statistics unchanged. An unbatched input
-    (C, *spatial) is accepted. Unlike PyTorch, which only warns, a channel count other than
-    ``num_features`` raises.
+    (C, *S) is accepted. Unlike PyTorch, which only warns, a channel count other than
+    ``num_features`` raises; and an empty batch leaves the running statistics unchanged
+    where PyTorch makes them NaN. Cache: x_hat, rstd, and whether the instance statistics were used.
     """
 
-    _statistic_unit = "spatial element"
-
-    @property
-    def _unbatched_note(self):
-        return f" or unbatched {min(self._dims) - 1}D"
+    _counts_batches = False
+    _ndim = 0  # the batched input's rank, set by each subclass
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
                  dtype=np.float64):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+        who = type(self).__name__
+        self.num_features = positive_int(num_features, "num_features", who)
+        self.eps = eps_arg(eps, who)
+        self.affine = flag(affine, "affine", who)
+        self._make_affine((self.num_features,), self.affine, self.affine, dtype)
+        self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
 
-    def _stat_axes(self, x):
-        return tuple(range(2, x.ndim))
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
 
-    def _next_momentum(self):
-        # As in PyTorch: InstanceNorm never counts batches, and momentum=None means m = 0.
-        return 0.0 if self.momentum is None else self.momentum
+    def _check_shape(self, x):
+        who, d = type(self).__name__, self._ndim
+        if x.ndim not in (d - 1, d):
+            raise ValueError(f"{who} expected {d}D or unbatched {d - 1}D input (got {x.ndim}D input)")
+        axis = x.ndim - d + 1  # 1, or 0 for an unbatched input
+        if x.shape[axis] != self.num_features:
+            raise ValueError(f"{who}({self.num_features}) expected input with {self.num_features} "
+                             f"channels on axis {axis}, got input of shape {x.shape}")
 
     def forward(self, x):
-        x = float_input(x, type(self).__name__)
-        self._unbatched = x.ndim == min(self._dims) - 1
-        if self._unbatched:
-            return super().forward(x[None])[0]
-        return super().forward(x)
+        x, in_dtype = self._input(x)                               # (N, C, *S) or unbatched (C, *S)
+        xb = x if x.ndim == self._ndim else x[None]                # (N, C, *S)
+        S = tuple(range(2, xb.ndim))                               # the spatial axes
+        shape = channel_shape(self.num_features, xb.ndim)          # (1, C, 1...)
+        instance_stats = self.training or not self.track_running_stats
+        n = math.prod(xb.shape[2:])                                # values per instance
+        if instance_stats and n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
+        if instance_stats:
+            mean, var = moments(xb, S)                             # (N, C, 1...)
+        else:
+            mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
+        x_hat, rstd = standardize(xb, mean, var, self.eps)         # (N, C, *S), (N or 1, C, 1...)
+        gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
+        y = x_hat * gamma + beta                                   # (N, C, *S)
+        if self.training and self.track_running_stats:
+            self._update_running_stats(mean, var, n)
+        self._cache = (x_hat.reshape(x.shape), rstd, instance_stats, in_dtype)
+        return y.reshape(x.shape).astype(in_dtype, copy=False)
 
     def backward(self, dy):
-        self._cached()
-        if self._unbatched:
-            return super().backward(np.asarray(dy)[None])[0]
-        return super().backward(dy)
+        x_hat, rstd, instance_stats, in_dtype = self._cached()
+        dy = self._upstream(dy, x_hat)                             # x's shape
+        if x_hat.ndim < self._ndim:                                # unbatched: a batch of one
+            x_hat, dy = x_hat[None], dy[None]                      # (1, C, *S)
+        NS = (0,) + tuple(range(2, x_hat.ndim))                    # every axis but the channels
+        dgamma = (dy * x_hat).sum(axis=NS, dtype=np.float64)       # (C,)
+        dbeta = dy.sum(axis=NS, dtype=np.float64)                  # (C,)
+        self._add_grads(dgamma, dbeta)
+        gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_features, x_hat.ndim))
+        dx_hat = dy * gamma                                        # (N, C, *S)
+        if instance_stats:
+            dx = standardize_backward(dx_hat, x_hat, rstd, NS[1:])  # (N, C, *S)
+        else:
+            dx = rstd * dx_hat                                     # (N, C, *S)  constant statistics
+        return dx.reshape(self._cache[0].shape).astype(in_dtype, copy=False)
 
 
 class InstanceNorm1d(_InstanceNorm):
-    __doc__ = "InstanceNorm for (N, C, L) or unbatched (C, L) input.\n" + _InstanceNorm.__doc__
-    _dims = (3,)
+    __doc__ = "InstanceNorm for (N, C, L) or unbatched (C, L) input.\n\n" + _InstanceNorm.__doc__
+    _ndim = 3
 
 
 class InstanceNorm2d(_InstanceNorm):
-    __doc__ = "InstanceNorm for (N, C, H, W) or unbatched (C, H, W) input.\n" + _InstanceNorm.__doc__
-    _dims = (4,)
+    __doc__ = "InstanceNorm for (N, C, H, W) or unbatched (C, H, W) input.\n\n" + _InstanceNorm.__doc__
+    _ndim = 4

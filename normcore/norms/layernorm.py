@@ -1,96 +1,61 @@
-"""LayerNorm, and the standardisation arithmetic every mean-and-variance norm reuses.
-
-``standardize`` / ``standardize_backward`` normalise over any set of axes. LayerNorm uses the
-last axes; BatchNorm the batch and spatial axes; GroupNorm and InstanceNorm reshape and use the
-last axis. The formulas are written here once.
-"""
-
-import math
+"""LayerNorm: each sample standardised over its last axes."""
 
 import numpy as np
 
-from .._array import sum_over
-from .base import _TrailingAxesNorm
-
-
-def standardize(x, axes, eps, out=None):
-    """x_hat = (x - mean) * rstd over ``axes``; returns (x_hat, mean, var, rstd), kept dims.
-
-        mean = mean(x)                       over axes
-        var  = mean((x - mean)**2)           biased: divide by n, not n - 1
-        rstd = 1 / sqrt(var + eps)           eps inside the square root
-        x_hat = (x - mean) * rstd
-
-    The variance is taken of the centred values (two passes), which stays accurate when the
-    mean is large compared with the spread, where E[x**2] - E[x]**2 cancels catastrophically.
-    Four passes over x: the mean, the centring (into ``out`` or a new array, which becomes
-    x_hat), the variance (a sum of products, no squared temporary) and the scaling, in place.
-    """
-    n = _count(x, axes)
-    mean = sum_over(x, axes) / n
-    x_hat = np.subtract(x, mean, out=out)         # centred for now; scaled in place below
-    var = sum_over(x_hat, axes, times=x_hat) / n
-    rstd = 1.0 / np.sqrt(var + eps)
-    x_hat *= rstd
-    return x_hat, mean, var, rstd
-
-
-def standardize_backward(dx_hat, x_hat, rstd, axes, out=None, means=None):
-    """dL/dx from dL/dx_hat when mean and rstd were computed from x over ``axes``:
-
-        dx = rstd * (dx_hat - mean(dx_hat) - x_hat * mean(dx_hat * x_hat))
-
-    The three terms are the three paths from x to x_hat: directly, through the mean, and
-    through the variance. The result sums to zero over ``axes`` and is orthogonal to x_hat.
-    Two reductions and four elementwise passes, all into ``out`` or one new array (dx_hat is
-    only read). ``means``: the pair (mean(dx_hat), mean(dx_hat * x_hat)), when the caller has it.
-    """
-    if means is None:
-        n = _count(x_hat, axes)
-        means = sum_over(dx_hat, axes) / n, sum_over(dx_hat, axes, times=x_hat) / n
-    mean_dx_hat, mean_dx_hat_x_hat = means
-    dx = np.multiply(x_hat, mean_dx_hat_x_hat, out=out)
-    np.subtract(dx_hat, dx, out=dx)
-    dx -= mean_dx_hat
-    dx *= rstd
-    return dx
-
-
-def _count(x, axes):
-    """n: how many values each statistic is taken over."""
-    return math.prod(x.shape[a] for a in ((axes,) if isinstance(axes, (int, np.integer)) else axes))
+from .base import _TrailingAxesNorm, eps_arg, flag
+from .standardization import moments, standardize, standardize_backward
 
 
 class LayerNorm(_TrailingAxesNorm):
-    r"""Layer normalisation: each sample is standardised over its last ``len(normalized_shape)`` axes.
+    r"""Layer normalisation: each sample is standardised over its last ``len(normalized_shape)`` axes D.
 
-    Forward, with D = the normalised axes (n = prod(normalized_shape) values per sample)::
+    Forward (n = prod(normalized_shape) values per sample; ``*`` the leading axes)::
 
-        mean  = mean_D(x)                              (*, 1, ..., 1)
-        var   = mean_D((x - mean)**2)                  (*, 1, ..., 1)  biased
-        rstd  = 1 / sqrt(var + eps)                    (*, 1, ..., 1)
-        x_hat = (x - mean) * rstd                      (*, normalized_shape)
-        y     = x_hat * gamma + beta                   gamma, beta: normalized_shape
+        mean  = mean_D(x)                         (*, 1, ..., 1)
+        var   = mean_D((x - mean)**2)             (*, 1, ..., 1)   biased: divide by n
+        rstd  = 1 / sqrt(var + eps)               (*, 1, ..., 1)   eps inside the square root
+        x_hat = (x - mean) * rstd                 (*, normalized_shape)
+        y     = x_hat * gamma + beta              gamma, beta: normalized_shape
 
-    Backward, with dx_hat = dy * gamma::
+    Backward (dy = dL/dy, the shape of y)::
 
-        dgamma = sum over the leading axes of dy * x_hat
-        dbeta  = sum over the leading axes of dy
+        dgamma = sum_*(dy * x_hat)                normalized_shape
+        dbeta  = sum_*(dy)                        normalized_shape
+        dx_hat = dy * gamma                       (*, normalized_shape)
         dx     = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat))
 
-    Training and evaluation behave the same. ``bias=False`` drops beta,
-    ``elementwise_affine=False`` drops both. Cache: x_hat and rstd.
+    The three terms of dx are the three paths from x to x_hat: directly, through the mean and
+    through the variance (derivation: ``normcore explain layernorm``). Training and evaluation
+    behave the same. ``bias=False`` drops beta, ``elementwise_affine=False`` drops both.
+    Cache: x_hat and rstd.
     """
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
         self._set_normalized_shape(normalized_shape)
-        self.eps = float(eps)
-        self.elementwise_affine = elementwise_affine
-        self._make_affine(self.normalized_shape, elementwise_affine, elementwise_affine and bias, dtype)
+        self.eps = eps_arg(eps, "LayerNorm")
+        self.elementwise_affine = flag(elementwise_affine, "elementwise_affine", "LayerNorm")
+        bias = flag(bias, "bias", "LayerNorm")
+        self._make_affine(self.normalized_shape, self.elementwise_affine, self.elementwise_affine and bias, dtype)
 
-    def _normalize(self, x, out):
-        _, _, _, rstd = standardize(x, self._axes, self.eps, out=out)
-        return rstd
+    def forward(self, x):
+        x, in_dtype = self._input(x)                               # (*, ns)  float16 -> float32
+        D = self._axes                                             # the last len(ns) axes
+        mean, var = moments(x, D)                                  # (*, 1)
+        x_hat, rstd = standardize(x, mean, var, self.eps)          # (*, ns), (*, 1)
+        gamma, beta = self._gamma_beta(x.dtype, self.normalized_shape)  # (ns), (ns)
+        y = x_hat * gamma + beta                                   # (*, ns)
+        self._cache = (x_hat, rstd, in_dtype)
+        return y.astype(in_dtype, copy=False)
 
-    def _normalize_backward(self, dx_hat, x_hat, rstd, out):
-        standardize_backward(dx_hat, x_hat, rstd, self._axes, out=out)
+    def backward(self, dy):
+        x_hat, rstd, in_dtype = self._cached()
+        dy = self._upstream(dy, x_hat)                             # (*, ns)
+        D = self._axes
+        lead = tuple(range(x_hat.ndim - len(D)))                   # the axes * gamma is shared over
+        dgamma = (dy * x_hat).sum(axis=lead, dtype=np.float64)     # (ns)
+        dbeta = dy.sum(axis=lead, dtype=np.float64)                # (ns)
+        self._add_grads(dgamma, dbeta)
+        gamma, _ = self._gamma_beta(x_hat.dtype, self.normalized_shape)  # (ns)
+        dx_hat = dy * gamma                                        # (*, ns)
+        dx = standardize_backward(dx_hat, x_hat, rstd, D)          # (*, ns)
+        return dx.astype(in_dtype, copy=False)
