@@ -34,7 +34,8 @@ class _BatchNorm(_Norm):
         evaluation: dx = rstd * dx_hat         (the statistics do not depend on x)
 
     ``track_running_stats=False`` keeps no running statistics and uses the batch's in
-    evaluation too. Note the momentum convention: ``momentum`` weights the *new* batch (0.1
+    evaluation too, so there, as in training (and in PyTorch), one value per channel or
+    eps <= 0 raises. Note the momentum convention: ``momentum`` weights the *new* batch (0.1
     here is 0.9 in the "decay" convention of some other frameworks). An empty batch (n = 0)
     gives an empty output and is counted in num_batches_tracked without changing the running
     statistics, as in PyTorch. Cache: x_hat, rstd, and whether the batch's statistics were used.
@@ -65,7 +66,8 @@ class _BatchNorm(_Norm):
                              f"channels on axis 1, got input of shape {x.shape}")
 
     def _check_batch(self, x, n):
-        """The errors PyTorch raises in training: one value per channel, or eps <= 0."""
+        """The errors PyTorch raises whenever the batch's statistics are used (training, or
+        evaluation with track_running_stats=False): one value per channel, or eps <= 0."""
         if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")
         if self.eps <= 0:
@@ -77,9 +79,8 @@ class _BatchNorm(_Norm):
         shape = channel_shape(self.num_features, x.ndim)           # (1, C, 1...)
         batch_stats = self.training or not self.track_running_stats
         n = x.size // self.num_features                            # values per channel
-        if self.training:
-            self._check_batch(x, n)
         if batch_stats:
+            self._check_batch(x, n)
             mean, var = moments(x, B)                              # (1, C, 1...)
         else:
             mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
