@@ -10,6 +10,8 @@ import importlib
 import importlib.util
 
 import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 import normcore
 from normcore.module import Module, Parameter
@@ -26,6 +28,83 @@ TIERS = _tiers()
 TIER_IDS = [tier.__name__ for tier in TIERS]
 
 NORMS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d")
+
+def suite_settings(max_examples):
+    """Hypothesis bounded and reproducible: the same examples on every run, nothing saved."""
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# --- the cases hypothesis draws --------------------------------------------------------------
+
+size = st.integers  # st.integers(lo, hi): an axis length
+EPS = st.sampled_from([1e-5, 1e-3, 0.1])
+MOMENTUM = st.sampled_from([0.1, 0.5, 0.0, 1.0, None])
+
+
+@st.composite
+def configs(draw, name):
+    """(constructor args, kwargs, input shape, the axes the layer does not normalise over)."""
+    if name in ("LayerNorm", "RMSNorm"):
+        ns = tuple(draw(st.lists(size(1, 4), min_size=1, max_size=3)))
+        lead = tuple(draw(st.lists(size(0, 3), max_size=2)))
+        arg = draw(st.sampled_from([ns[0], ns, list(ns)] if len(ns) == 1 else [ns, list(ns)]))
+        kwargs = {"elementwise_affine": draw(st.booleans())}
+        if name == "LayerNorm":
+            kwargs.update(eps=draw(EPS), bias=draw(st.booleans()))
+        else:
+            kwargs.update(eps=draw(st.sampled_from([None, 1e-6, 1e-3])))
+        return (arg,), kwargs, lead + ns, tuple(range(len(lead)))
+    if name == "GroupNorm":
+        g, k = draw(size(1, 3)), draw(size(1, 3))
+        spatial = tuple(draw(st.lists(size(0, 3), max_size=2)))
+        kwargs = {"eps": draw(EPS), "affine": draw(st.booleans())}
+        return (g, g * k), kwargs, (draw(size(0, 3)), g * k) + spatial, (0,)
+    c = draw(size(1, 4))
+    kwargs = {"eps": draw(st.sampled_from([1e-5, 1e-3])), "momentum": draw(MOMENTUM),
+              "affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
+    if name == "BatchNorm1d":
+        spatial = draw(st.sampled_from([(), (draw(size(0, 4)),)]))
+        return (c,), kwargs, (draw(size(0, 4)), c) + spatial, (1,)
+    if name == "BatchNorm2d":
+        return (c,), kwargs, (draw(size(0, 3)), c, draw(size(0, 3)), draw(size(0, 3))), (1,)
+    # InstanceNorm: PyTorch fails on an empty batch (N = 0) with an IndexError, so N >= 1.
+    spatial = tuple(draw(size(0, 4)) for _ in range(1 if name == "InstanceNorm1d" else 2))
+    if draw(st.booleans()):  # unbatched (C, *S)
+        return (c,), kwargs, (c,) + spatial, (0,)
+    return (c,), kwargs, (draw(size(1, 3)), c) + spatial, (0, 1)
+
+
+def randomized(layer, rng):
+    """``layer`` with a random state, loaded through load_state_dict: gamma near 1, beta,
+    running_mean, running_var > 0 and num_batches_tracked."""
+    state = {}
+    for key, value in layer.state_dict().items():
+        if key == "num_batches_tracked":
+            state[key] = np.array(rng.integers(0, 6), dtype=value.dtype)
+        elif key == "running_var":
+            state[key] = rng.uniform(0.5, 2.0, value.shape).astype(value.dtype)
+        else:
+            state[key] = (rng.standard_normal(value.shape) + (key == "weight")).astype(value.dtype)
+    layer.load_state_dict(state)
+    return layer
+
+
+def channel_axis(name, shape):
+    """The axis whose length the layer fixes: the channels, or the last normalised axis."""
+    if name in ("LayerNorm", "RMSNorm"):
+        return len(shape) - 1
+    unbatched = name.startswith("InstanceNorm") and len(shape) == {"InstanceNorm1d": 2, "InstanceNorm2d": 3}[name]
+    return 0 if unbatched else 1
+
+
+def wrong_shape(name, shape):
+    """``shape`` with one channel (or normalised position) too many."""
+    axis = channel_axis(name, shape)
+    return shape[:axis] + (shape[axis] + 1,) + shape[axis + 1:]
+
+
+# --- inputs and what a layer holds ------------------------------------------------------------
 
 # How an input may sit in memory (see ``in_layout``).
 LAYOUTS = ("C", "F", "transposed", "stepped", "reversed", "broadcast", "readonly")

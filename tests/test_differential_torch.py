@@ -23,10 +23,10 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from norm_tiers import LAYOUTS, NORMS, TIER_IDS, TIERS, in_layout
+from norm_tiers import LAYOUTS, NORMS, TIER_IDS, TIERS, configs, in_layout, suite_settings
 
 torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
 
@@ -38,45 +38,16 @@ TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32, np.float16:
 TOL = {np.float64: 1e-10, np.float32: 1e-5, np.float16: 2e-3}
 AS_GOOD = 4  # in float32 and float16, normcore's error may be up to AS_GOOD times PyTorch's
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = suite_settings(max_examples=50)
 
-size = st.integers  # st.integers(lo, hi): an axis length
-EPS = st.sampled_from([1e-5, 1e-3, 0.1])
-MOMENTUM = st.sampled_from([0.1, 0.5, 0.0, 1.0, None])
-
-
-@st.composite
-def configs(draw, name):
-    """(constructor args, kwargs, input shape, the axes the layer does not normalise over)."""
-    if name in ("LayerNorm", "RMSNorm"):
-        ns = tuple(draw(st.lists(size(1, 4), min_size=1, max_size=3)))
-        lead = tuple(draw(st.lists(size(0, 3), max_size=2)))
-        arg = draw(st.sampled_from([ns[0], ns, list(ns)] if len(ns) == 1 else [ns, list(ns)]))
-        kwargs = {"elementwise_affine": draw(st.booleans())}
-        if name == "LayerNorm":
-            kwargs.update(eps=draw(EPS), bias=draw(st.booleans()))
-        else:
-            kwargs.update(eps=draw(st.sampled_from([None, 1e-6, 1e-3])))
-        return (arg,), kwargs, lead + ns, tuple(range(len(lead)))
-    if name == "GroupNorm":
-        g, k = draw(size(1, 3)), draw(size(1, 3))
-        spatial = tuple(draw(st.lists(size(0, 3), max_size=2)))
-        kwargs = {"eps": draw(EPS), "affine": draw(st.booleans())}
-        return (g, g * k), kwargs, (draw(size(0, 3)), g * k) + spatial, (0,)
-    c = draw(size(1, 4))
-    kwargs = {"eps": draw(st.sampled_from([1e-5, 1e-3])), "momentum": draw(MOMENTUM),
-              "affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
-    if name == "BatchNorm1d":
-        spatial = draw(st.sampled_from([(), (draw(size(0, 4)),)]))
-        return (c,), kwargs, (draw(size(0, 4)), c) + spatial, (1,)
-    if name == "BatchNorm2d":
-        return (c,), kwargs, (draw(size(0, 3)), c, draw(size(0, 3)), draw(size(0, 3))), (1,)
-    # InstanceNorm: PyTorch fails on an empty batch (N = 0) with an IndexError, so N >= 1.
-    spatial = tuple(draw(size(0, 4)) for _ in range(1 if name == "InstanceNorm1d" else 2))
-    if draw(st.booleans()):  # unbatched (C, *S)
-        return (c,), kwargs, (c,) + spatial, (0,)
-    return (c,), kwargs, (draw(size(1, 3)), c) + spatial, (0, 1)
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """The tensors are tiny: PyTorch's threads only wait for each other (on a busy machine,
+    for seconds)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", NORMS)
