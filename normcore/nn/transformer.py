@@ -5,9 +5,10 @@ import numpy as np
 
 from .._array import check_upstream, float_input, make_rng
 from ..module import Module, Sequential
-from ..norms import Dropout, LayerNorm, RMSNorm
+from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
 from .attention import CausalSelfAttention
+from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
 
