@@ -39,6 +39,122 @@ def _arrays(obj):
             yield from _arrays(o)
 
 
+# --- 1. nothing the caller holds aliases a cache -----------------------------------------------
+
+def _block(position, dropout=0.2):
+    return lambda: nc.TransformerBlock(4, 2, d_ff=8, position=position, dropout=dropout, n_layers=2, rng=0)
+
+
+def _model(position):
+    return lambda: nc.TinyTransformer(V, 4, 2, 2, 6, position=position, dropout=0.1, rng=0)
+
+
+# name: (make a fresh module, its inputs). Every make() builds the same module each time.
+CASES = {
+    "Linear": (lambda: nc.Linear(5, 3, rng=0), (_x(4, 5),)),
+    "Linear (B,T,C)": (lambda: nc.Linear(5, 3, rng=0), (_x(2, 3, 5),)),
+    "ReLU": (nc.ReLU, (_x(4, 5),)),
+    "GELU": (nc.GELU, (_x(4, 5),)),
+    "Sigmoid": (nc.Sigmoid, (_x(4, 5),)),
+    "Tanh": (nc.Tanh, (_x(4, 5),)),
+    "Softmax": (nc.Softmax, (_x(4, 5),)),
+    "Softmax axis 0": (lambda: nc.Softmax(0), (_x(4, 5),)),
+    "Dropout train": (lambda: nc.Dropout(0.3, rng=0), (_x(4, 5),)),
+    "Dropout eval": (lambda: nc.Dropout(0.3, rng=0).eval(), (_x(4, 5),)),
+    "Embedding": (lambda: nc.Embedding(V, 4, rng=0), (_tokens(3, 5),)),
+    "PositionalEmbedding": (lambda: nc.PositionalEmbedding(6, 4, rng=0), (_x(2, 5, 4),)),
+    "CausalSelfAttention": (lambda: nc.CausalSelfAttention(4, 2, rng=0), (_x(2, 5, 4),)),
+    "FeedForward": (lambda: nc.FeedForward(4, 8, rng=0), (_x(2, 5, 4),)),
+    "FeedForward sigmoid": (lambda: nc.FeedForward(4, 8, activation="sigmoid", rng=0), (_x(2, 5, 4),)),
+    **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none")},
+    "TransformerBlock post, no dropout": (_block("post", dropout=0.0), (_x(2, 5, 4),)),
+    **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post")},
+    "CrossEntropyLoss": (nc.CrossEntropyLoss, (_x(3, 5, V), _tokens(3, 5))),
+    "MSELoss": (nc.MSELoss, (_x(3, 4), _x(4, 4)[:3])),
+    "Sequential": (lambda: nc.Sequential(nc.Linear(5, 6, rng=0), nc.Tanh(), nc.Dropout(0.2, rng=1),
+                                         nc.Linear(6, 3, rng=2), nc.Softmax()), (_x(4, 5),)),
+}
+
+
+def _as_dtype(inputs, dtype):
+    return [a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a.copy() for a in inputs]
+
+
+def _upstream(y):
+    """A random upstream gradient of y's shape and dtype (a random scalar for a loss)."""
+    return np.random.default_rng(1).standard_normal(np.shape(y)).astype(np.asarray(y).dtype)
+
+
+def _scramble(a):
+    """Overwrite the caller's array in place, as a caller reusing its buffer would."""
+    if np.issubdtype(a.dtype, np.integer):
+        a[...] = (a + 1) % V
+    else:
+        a[...] = np.random.default_rng(2).standard_normal(a.shape) * 3 + 1
+
+
+def _forward_backward(make, inputs, scramble):
+    """Forward and backward, optionally overwriting the inputs and the output in between;
+    returns (module, inputs, y, dx, {parameter name: grad})."""
+    module = make()
+    y = module(*inputs)
+    dy = _upstream(y)
+    dy_held = dy.copy()
+    if scramble:
+        for a in inputs:
+            _scramble(a)
+        _scramble(y)
+    dx = module.backward(dy)
+    np.testing.assert_array_equal(dy, dy_held, err_msg="backward wrote into the upstream gradient dy")
+    return module, inputs, y, dx, {n: p.grad.copy() for n, p in module.named_parameters()}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", CASES)
+def test_overwriting_the_input_or_the_output_after_forward_does_not_change_backward(name, dtype):
+    make, inputs = CASES[name]
+    _, _, _, dx, grads = _forward_backward(make, _as_dtype(inputs, dtype), scramble=False)
+    _, _, _, dx2, grads2 = _forward_backward(make, _as_dtype(inputs, dtype), scramble=True)
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    if dx is None:
+        assert dx2 is None
+    else:
+        np.testing.assert_allclose(dx2, dx, rtol=rtol, atol=0, err_msg="input gradient")
+    assert grads2.keys() == grads.keys()
+    for n in grads:
+        np.testing.assert_allclose(grads2[n], grads[n], rtol=rtol, atol=0, err_msg=n)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("name", CASES)
+def test_no_cache_shares_memory_with_the_input_the_output_or_the_returned_gradient(name, dtype):
+    make, inputs = CASES[name]
+    module, inputs, y, dx, _ = _forward_backward(make, _as_dtype(inputs, dtype), scramble=False)
+    held = {"input": inputs, "output": [y], "returned dx": [] if dx is None else [dx]}
+    for mod_name, mod in module.named_modules():
+        for cached in _arrays(mod.__dict__.get("_cache")):
+            for what, arrays in held.items():
+                for a in arrays:
+                    assert not np.shares_memory(cached, a), \
+                        f"{type(mod).__name__} {mod_name!r} caches an array that shares memory with the {what}"
+
+
+def test_the_cases_above_cover_every_layer_in_normcore_nn():
+    layers = {name for name in nc.nn.__all__
+              if isinstance(getattr(nc.nn, name), type) and issubclass(getattr(nc.nn, name), nc.Module)}
+    covered = {type(make()).__name__ for make, _ in CASES.values()}
+    assert layers <= covered, f"add a case for {sorted(layers - covered)}"
+
+
+def test_linear_example_from_the_issue():
+    lin = nc.Linear(3, 2, rng=0)
+    x = np.ones((4, 3))
+    lin(x)
+    x[:] = 0
+    lin.backward(np.ones((4, 2)))
+    np.testing.assert_array_equal(lin.weight.grad, np.full((2, 3), 4.0))
+
+
 # --- 5. Dropout -------------------------------------------------------------------------------------
 
 def test_dropout_lives_in_nn():

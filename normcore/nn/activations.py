@@ -35,14 +35,20 @@ def softmax_backward(dp, p, axis=-1):
 class _Elementwise(Module):
     """Shared bookkeeping: check the input, compute in float32 for float16, cast back.
 
-    A subclass writes ``_f(x) -> (y, saved)`` and ``_df(dy, saved) -> dx`` only.
+    A subclass writes ``_f(x) -> (y, saved)`` and ``_df(dy, saved) -> dx`` only. What it saves
+    must stay private: a subclass whose ``saved`` holds x sets ``saves_input`` (``_f`` then
+    gets a copy of the caller's array), one whose ``saved`` holds y sets ``saves_output`` (the
+    caller gets a copy of y). A float16 input needs neither: its cast to float32 is a copy.
     """
+
+    saves_input = False
+    saves_output = False
 
     def forward(self, x):
         x = float_input(x, type(self).__name__)
-        y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=False))
+        y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=self.saves_input))
         self._cache = (saved, x.shape, x.dtype)
-        return y.astype(x.dtype, copy=False)
+        return y.astype(x.dtype, copy=self.saves_output)
 
     def backward(self, dy):
         saved, shape, in_dtype = self._cached()
@@ -77,8 +83,10 @@ class GELU(_Elementwise):
 
         dx = dy * (0.5 * (1 + t) + 0.5 * x * (1 - t**2) * k * (1 + 3 * c * x**2))
 
-    Any shape. Cache: x and t.
+    Any shape. Cache: x (a copy) and t.
     """
+
+    saves_input = True  # the cache holds x
 
     k = math.sqrt(2.0 / math.pi)
     c = 0.044715
@@ -96,6 +104,8 @@ class Sigmoid(_Elementwise):
     r"""y = 1 / (1 + exp(-x)), computed as 0.5 * (1 + tanh(x / 2)) so no exp can overflow;
     dx = dy * y * (1 - y).  Any shape. Cache: y."""
 
+    saves_output = True  # the cache holds y
+
     def _f(self, x):
         y = 0.5 * (1.0 + np.tanh(0.5 * x))
         return y, y
@@ -106,6 +116,8 @@ class Sigmoid(_Elementwise):
 
 class Tanh(_Elementwise):
     r"""y = tanh(x);  dx = dy * (1 - y**2).  Any shape. Cache: y."""
+
+    saves_output = True  # the cache holds y
 
     def _f(self, x):
         y = np.tanh(x)
@@ -125,6 +137,8 @@ class Softmax(_Elementwise):
 
     Any shape. Cache: y.
     """
+
+    saves_output = True  # the cache holds y
 
     def __init__(self, axis=-1):
         self.axis = int(axis)

@@ -44,7 +44,7 @@ class Embedding(Module):
     receives both gradients. (``dweight[idx] += dy`` would be wrong: with repeated indices
     NumPy's buffered fancy assignment keeps only one of them.) The integer input has no
     gradient; ``backward`` returns None. ``weight`` starts N(0, std**2), std=1 as in
-    PyTorch. Cache: idx.
+    PyTorch. Cache: a copy of idx.
     """
 
     def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
@@ -56,7 +56,7 @@ class Embedding(Module):
 
     def forward(self, idx):
         idx = index_input(idx, self.num_embeddings, "Embedding", "id")
-        self._cache = idx
+        self._cache = idx.copy()  # private: the caller may overwrite its ids before backward
         return self.weight.data[idx]  # (*, dim)
 
     def backward(self, dy):

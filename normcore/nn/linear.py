@@ -58,7 +58,7 @@ class Linear(Module):
     "xavier_normal", "kaiming", "kaiming_uniform", "torch") and ``gain`` scales it. The bias
     starts at zero, except with ``init="torch"`` where it is U(-1/sqrt(in), 1/sqrt(in)) as in
     PyTorch. ``rng`` is None, an int seed or a ``np.random.Generator``. Parameter names and
-    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: x.
+    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
     """
 
     def __init__(self, in_features, out_features, bias=True, init="xavier", gain=1.0, rng=None,
@@ -86,7 +86,7 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}) expects input of shape "
                 f"(*, {self.in_features}), got {x.shape}"
             )
-        xc = x.astype(compute_dtype(x.dtype), copy=False)
+        xc = x.astype(compute_dtype(x.dtype))  # (*, in), a private copy: the caller may overwrite x
         y = xc @ self.weight.data.astype(xc.dtype, copy=False).T  # (*, out)
         if self.bias is not None:
             y = y + self.bias.data.astype(xc.dtype, copy=False)
