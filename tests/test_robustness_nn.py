@@ -155,6 +155,90 @@ def test_linear_example_from_the_issue():
     np.testing.assert_array_equal(lin.weight.grad, np.full((2, 3), 4.0))
 
 
+# --- 2. load_state_dict loads everything or nothing ----------------------------------------------
+
+def _batchnorm(seed):
+    """A BatchNorm1d(3) whose every state entry differs from a fresh one's (and from other seeds')."""
+    rng = np.random.default_rng(seed)
+    bn = nc.BatchNorm1d(3)
+    for _ in range(seed + 1):
+        bn(rng.standard_normal((5, 3)) * 2 + 1)
+    bn.weight.data[...] = rng.standard_normal(3)
+    bn.bias.data[...] = rng.standard_normal(3)
+    return bn
+
+
+def _assert_same_state(a, b):
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape, k
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+BAD_BATCHNORM_ENTRIES = [
+    ("num_batches_tracked", None, TypeError, r"'num_batches_tracked'.*array of numbers.*NoneType"),
+    ("num_batches_tracked", 2.5, TypeError, r"'num_batches_tracked'.*int64"),
+    ("num_batches_tracked", np.array([3]), ValueError, r"'num_batches_tracked'.*expected shape \(\), got \(1,\)"),
+    ("running_var", "abc", TypeError, r"'running_var'.*array of numbers"),
+    ("running_var", np.array([1 + 1j, 2, 3]), TypeError, r"'running_var'.*real numbers.*complex128"),
+    ("running_mean", np.ones(4), ValueError, r"'running_mean' expected shape \(3,\), got \(4,\)"),
+    ("bias", [[1.0, 2.0], [3.0]], TypeError, r"'bias'.*array of numbers"),
+    ("bias", np.array([True, False, True]), TypeError, r"'bias'.*real numbers.*bool"),
+    ("weight", np.array(["1", "2", "3"]), TypeError, r"'weight'.*array of numbers"),
+]
+
+
+@pytest.mark.parametrize("key, bad, error, message", BAD_BATCHNORM_ENTRIES, ids=lambda v: repr(v)[:30])
+def test_a_bad_entry_loads_nothing(key, bad, error, message):
+    bn = _batchnorm(0)
+    sd = _batchnorm(1).state_dict()  # every other entry is valid and differs from bn's
+    sd[key] = bad
+    before = bn.state_dict()
+    with pytest.raises(error, match=message):
+        bn.load_state_dict(sd)
+    _assert_same_state(bn.state_dict(), before)
+
+
+@pytest.mark.parametrize("bad", [None, [("weight", np.ones(3))], "weight", 3])
+def test_load_state_dict_needs_a_mapping(bad):
+    bn = _batchnorm(0)
+    before = bn.state_dict()
+    with pytest.raises(TypeError, match=r"BatchNorm1d.load_state_dict expects a mapping"):
+        bn.load_state_dict(bad)
+    _assert_same_state(bn.state_dict(), before)
+
+
+def test_load_state_dict_converts_to_the_dtype_of_the_model():
+    bn = nc.BatchNorm1d(3, dtype=np.float32)
+    sd = _batchnorm(2).state_dict()  # float64 arrays
+    sd["num_batches_tracked"] = np.int32(5)
+    sd["bias"] = [1, 2, 3]  # integers are real numbers
+    bn.load_state_dict(sd)
+    loaded = bn.state_dict()
+    assert loaded["weight"].dtype == np.float32 and loaded["running_var"].dtype == np.float32
+    assert loaded["num_batches_tracked"].dtype == np.int64 and loaded["num_batches_tracked"] == 5
+    np.testing.assert_array_equal(loaded["bias"], [1, 2, 3])
+    np.testing.assert_array_equal(loaded["running_mean"], sd["running_mean"].astype(np.float32))
+    sd["weight"][...] = 7.0  # the model holds its own copy, not the caller's array
+    assert not np.any(bn.weight.data == 7.0)
+
+
+@pytest.mark.parametrize("key, bad, error", [
+    ("head.bias", np.array(["a"] * V), TypeError),
+    ("head.bias", np.ones(V) * 1j, TypeError),
+    ("head.bias", None, TypeError),
+    ("blocks.1.ffn.fc2.bias", np.ones(5), ValueError),
+])
+def test_a_bad_entry_in_a_model_loads_nothing(key, bad, error):
+    model = nc.TinyTransformer(V, 4, 2, 2, 6, rng=0)
+    sd = nc.TinyTransformer(V, 4, 2, 2, 6, rng=1).state_dict()
+    sd[key] = bad
+    before = model.state_dict()
+    with pytest.raises(error, match=key.replace(".", r"\.")):
+        model.load_state_dict(sd)
+    _assert_same_state(model.state_dict(), before)
+
+
 # --- 5. Dropout -------------------------------------------------------------------------------------
 
 def test_dropout_lives_in_nn():
