@@ -6,6 +6,7 @@ dtype never turns into a silent wrong answer or a NumPy broadcasting traceback.
 
 import numpy as np
 
+import math
 import numbers
 
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
@@ -124,9 +125,9 @@ def sum_over(a, axes, times=None):
         return _einsum_sum(operands, axes)
     lead = next(i for i in range(a.ndim + 1) if i not in axes)  # axes 0..lead-1 merge into one
     kept_shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
-    flat = [op.reshape((-1,) + a.shape[lead:]) for op in operands]  # (n, *rest)
+    n = math.prod(a.shape[:lead])  # the merged rows (a reshape to -1 fails on a size-0 array)
+    flat = [op.reshape((n,) + a.shape[lead:]) for op in operands]  # (n, *rest)
     rest_axes = tuple(ax - lead + 2 for ax in axes if ax >= lead)  # their place in (q, b, *rest)
-    n = flat[0].shape[0]
     b = max(1, int(np.sqrt(n)))
     q = n // b
     blocks = [op[:q * b].reshape((q, b) + op.shape[1:]) for op in flat]  # (q, b, *rest)

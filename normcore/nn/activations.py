@@ -17,9 +17,11 @@ def softmax(x, axis=-1):
 
     Subtracting the row maximum changes nothing mathematically (it cancels between numerator
     and denominator) but keeps every exponent <= 0, so exp never overflows; a row of -inf
-    entries except one (a causal mask) still gives finite probabilities.
+    entries except one (a causal mask) still gives finite probabilities. ``initial=-inf`` makes
+    the maximum of an empty axis -inf instead of an error: an empty input gives an empty
+    output, as in PyTorch.
     """
-    z = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    z = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     return z / np.sum(z, axis=axis, keepdims=True)
 
 

@@ -76,7 +76,7 @@ class PositionalEmbedding(Module):
         dweight[t] = sum over the leading axes of dy[..., t, :]    (rows t >= T get nothing)
 
     It is what ``torch.nn.Embedding(max_len, dim)`` applied to ``arange(T)`` and added to x
-    computes. ``weight`` starts N(0, std**2). Cache: the input's shape.
+    computes. ``weight`` starts N(0, std**2). Cache: the input's shape and dtype.
     """
 
     def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
@@ -93,12 +93,12 @@ class PositionalEmbedding(Module):
         T = x.shape[-2]
         if T > self.max_len:
             raise ValueError(f"sequence length T={T} exceeds max_len={self.max_len} of the positional embedding")
-        self._cache = x.shape
-        return x + self.weight.data[:T].astype(x.dtype, copy=False)
+        self._cache = (x.shape, x.dtype)
+        return x + self.weight.data[:T].astype(x.dtype, copy=False)  # (*, T, dim)
 
     def backward(self, dy):
-        shape = self._cached()
+        shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "PositionalEmbedding")
         T = shape[-2]
         self.weight.grad[:T] += sum_to_shape(dy, (T, self.dim))  # (T, dim)
-        return dy
+        return dy.astype(in_dtype, copy=False)  # (*, T, dim)

@@ -50,7 +50,7 @@ class CrossEntropyLoss(Module):
         keep = targets != self.ignore_index  # (*)
         n = int(keep.sum())
         x = logits.astype(compute_dtype(logits.dtype), copy=False)  # float16 is computed in float32
-        z = x - x.max(axis=-1, keepdims=True)  # (*, V)
+        z = x - x.max(axis=-1, keepdims=True, initial=-np.inf)  # (*, V); initial: no error for V = 0
         logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (*, V)
         safe = np.where(keep, targets, 0)  # (*), any valid index for ignored rows
         picked = np.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]  # (*)
@@ -75,7 +75,8 @@ class MSELoss(Module):
         loss  = mean((pred - target)**2)                 scalar
         dpred = dloss * 2 * (pred - target) / N          the shape of pred
 
-    ``backward`` returns dpred only (the target is data). Cache: pred - target.
+    ``backward`` returns dpred only (the target is data), in pred's dtype. Over no elements
+    (N = 0) the loss is NaN, as in PyTorch. Cache: pred - target.
     """
 
     def forward(self, pred, target):
@@ -84,11 +85,12 @@ class MSELoss(Module):
         if pred.shape != target.shape:
             raise ValueError(f"MSELoss: pred and target must have the same shape, "
                              f"got {pred.shape} and {target.shape}")
-        diff = pred - target
-        self._cache = diff
-        return np.asarray(np.mean(diff * diff), dtype=pred.dtype)
+        diff = pred - target  # (*)
+        loss = np.sum(diff * diff) / diff.size if diff.size else np.nan
+        self._cache = (diff, pred.dtype)
+        return np.asarray(loss, dtype=pred.dtype)
 
     def backward(self, dloss=1.0):
-        diff = self._cached()
+        diff, pred_dtype = self._cached()
         dloss = _scalar_upstream(dloss, "MSELoss")
-        return dloss * 2.0 * diff / diff.size
+        return (dloss * 2.0 * diff / max(diff.size, 1)).astype(pred_dtype, copy=False)  # (*)

@@ -129,13 +129,14 @@ class TransformerBlock(Module):
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
-        self._cache = x.shape
+        self._cache = (x.shape, x.dtype)
         for f, norm, drop in self._sublayers():
             x = self._residual(x, f, norm, drop)
         return x
 
     def backward(self, dy):
-        dy = check_upstream(dy, self._cached(), "TransformerBlock")
+        shape, in_dtype = self._cached()
+        dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
         for f, norm, drop in reversed(self._sublayers()):
             dy = self._residual_backward(dy, f, norm, drop)
         return dy
