@@ -361,6 +361,42 @@ def test_zero_size_losses_match_torch():
     assert loss.backward().shape == tuple(t.grad.shape)
 
 
+# --- 4. ReLU of inf, -inf and NaN ------------------------------------------------------------------
+
+SPECIAL = np.array([np.inf, -np.inf, np.nan, -1.0, -0.0, 0.0, 2.0])
+
+
+def test_relu_of_inf_and_nan():
+    relu = nc.ReLU()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = relu(SPECIAL)
+        dx = relu.backward(np.array([1.0, np.inf, 3.0, np.inf, np.nan, 6.0, 7.0]))
+    np.testing.assert_array_equal(y, [np.inf, 0.0, np.nan, 0.0, 0.0, 0.0, 2.0])  # NaN propagates
+    # PyTorch's threshold_backward: dy where x > 0 and where x is NaN, exactly 0 where x <= 0
+    np.testing.assert_array_equal(dx, [1.0, 0.0, 3.0, 0.0, 0.0, 0.0, 7.0])
+
+
+@pytest.mark.parametrize("name", ["ReLU", "GELU", "Sigmoid", "Tanh"])
+def test_activations_of_inf_and_nan_match_torch(name):
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle for this test")
+    torch_layer = {"ReLU": torch.nn.ReLU(), "GELU": torch.nn.GELU(approximate="tanh"),
+                   "Sigmoid": torch.nn.Sigmoid(), "Tanh": torch.nn.Tanh()}[name]
+    with np.errstate(all="ignore"):
+        y = getattr(nc, name)()(SPECIAL)
+    np.testing.assert_allclose(y, torch_layer(torch.tensor(SPECIAL)).numpy(), rtol=1e-14, atol=0)
+
+
+def test_relu_gradient_matches_torch_at_inf_and_nan():
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle for this test")
+    dy = np.array([1.0, np.inf, 3.0, np.inf, np.nan, 6.0, 7.0])
+    t = torch.tensor(SPECIAL, requires_grad=True)
+    torch.relu(t).backward(torch.tensor(dy))
+    relu = nc.ReLU()
+    relu(SPECIAL)
+    np.testing.assert_array_equal(relu.backward(dy), t.grad.numpy())
+
+
 # --- 5. Dropout -------------------------------------------------------------------------------------
 
 def test_dropout_lives_in_nn():

@@ -59,17 +59,21 @@ class _Elementwise(Module):
 
 
 class ReLU(_Elementwise):
-    r"""y = max(x, 0);  dx = dy * [x > 0]   (the gradient at exactly 0 is taken as 0, as in PyTorch).
+    r"""y = max(x, 0);  dx = dy where x > 0, and 0 where x <= 0 (at exactly 0 too, as in PyTorch).
 
-    Any shape. Cache: the mask x > 0.
+    As in PyTorch, ReLU(inf) = inf, ReLU(-inf) = 0 and NaN propagates (its gradient passes dy
+    through). ``x * (x > 0)`` would give NaN at -inf (-inf * 0), and ``dy * mask`` NaN where dy
+    is inf and the unit is off; ``np.maximum`` and ``np.where`` pick values instead.
+
+    Any shape. Cache: the mask x <= 0 of the units switched off.
     """
 
     def _f(self, x):
-        mask = x > 0
-        return x * mask, mask
+        off = x <= 0
+        return np.maximum(x, 0), off
 
-    def _df(self, dy, mask):
-        return dy * mask
+    def _df(self, dy, off):
+        return np.where(off, 0, dy)
 
 
 class GELU(_Elementwise):
