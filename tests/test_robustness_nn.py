@@ -442,3 +442,62 @@ def test_dropout_in_eval_returns_its_input_as_pytorch_does_and_caches_none_of_it
         y = drop(x)
         assert y is x  # the identity, without a copy, as torch.nn.Dropout in eval
         assert not any(np.shares_memory(c, x) for c in _arrays(drop._cache))
+
+
+# --- 6. gradcheck at large offsets ------------------------------------------------------------------
+
+def _bn_eval_at(offset):
+    """BatchNorm1d in eval with running_mean near the input: x - running_mean is exact in float64,
+    so the finite differences are exact up to the step, and only the step's rounding is tested."""
+    bn = nc.BatchNorm1d(8).eval()
+    rng = np.random.default_rng(3)
+    bn.running_mean[...] = offset + rng.standard_normal(8)
+    bn.running_var[...] = rng.uniform(0.5, 2.0, 8)
+    bn.weight.data[...] = rng.standard_normal(8)
+    bn.bias.data[...] = rng.standard_normal(8)
+    return bn
+
+
+class _BrokenLayerNorm(nc.LayerNorm):
+    """A LayerNorm whose input gradient is 0.1 % too large."""
+
+    def backward(self, dy):
+        return 1.001 * super().backward(dy)
+
+
+class _BrokenBatchNorm(nc.BatchNorm1d):
+    """A BatchNorm1d whose input gradient is 0.1 % too large."""
+
+    def backward(self, dy):
+        return 1.001 * super().backward(dy)
+
+
+@pytest.mark.parametrize("offset", [1e4, -1e4, 3e5])
+def test_gradcheck_divides_by_the_step_actually_taken(offset):
+    """x + h and x - h are rounded to the float64 grid around x (spacing 1.8e-12 at 1e4); dividing
+    by the nominal 2h instead of their actual difference errs by up to 1e-6 relative."""
+    x = offset + np.random.default_rng(4).standard_normal((5, 8))
+    report = nc.gradcheck(_bn_eval_at(offset), x)
+    assert report.passed, report.table()
+    assert report["x"].rel_error < 1e-8  # about 1e-10; dividing by 2h gave 1.7e-7 at 1e4
+
+
+def test_layernorm_at_a_large_offset_passes_with_the_larger_step_the_docstring_advises():
+    """LayerNorm's x - mean at x ~ 1e4 rounds at 1.8e-12, which the default h = 1e-6 turns into
+    relative errors around 4e-7 whatever the denominator; h = 1e-4 brings them to about 1e-8."""
+    rng = np.random.default_rng(6)
+    ln = nc.LayerNorm(8)
+    ln.weight.data[...] = rng.standard_normal(8)
+    ln.bias.data[...] = rng.standard_normal(8)
+    report = nc.gradcheck(ln, 1e4 + rng.standard_normal((3, 8)), h=1e-4)
+    assert report.passed, report.table()
+
+
+def test_gradcheck_still_fails_a_broken_backward_at_large_offsets():
+    x = 1e4 + np.random.default_rng(5).standard_normal((3, 8))
+    broken = _BrokenBatchNorm(8).eval()
+    broken.load_state_dict(_bn_eval_at(1e4).state_dict())
+    assert not nc.gradcheck(broken, x).passed
+    report = nc.gradcheck(_BrokenLayerNorm(8), x)
+    assert not report["x"].passed and report["x"].rel_error > 1e-4
+    assert report["weight"].passed and report["bias"].passed
