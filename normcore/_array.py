@@ -26,14 +26,21 @@ def as_array(x, who, what="input"):
     return a
 
 
+def integer(value, name, who):
+    """``value`` as an int (an axis, an index: any sign); ``TypeError`` for anything that is not
+    an integer (2.5, "8", True), which is never silently truncated."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{who}: {name} must be an int, got {value!r} ({type(value).__name__})")
+    return int(value)
+
+
 def positive_int(value, name, who):
     """``value`` as an int >= 1; ``TypeError`` for anything that is not an integer (2.5, "8",
     True), ``ValueError`` for an integer below 1. Sizes are never silently truncated."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{who}: {name} must be an int, got {value!r} ({type(value).__name__})")
+    value = integer(value, name, who)
     if value < 1:
         raise ValueError(f"{who}: {name} must be a positive int, got {value}")
-    return int(value)
+    return value
 
 
 def real_number(value, name, who, low=None, high=None, allow_none=False):
@@ -47,8 +54,12 @@ def real_number(value, name, who, low=None, high=None, allow_none=False):
         raise TypeError(f"{who}: {name} must be {expected}, got {value!r} ({type(value).__name__})")
     value = float(value)
     if not np.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
-        span = {(True, True): f"in [{low:g}, {high:g}]", (True, False): f">= {low:g}",
-                (False, True): f"<= {high:g}", (False, False): "finite"}[(low is not None, high is not None)]
+        if low is not None and high is not None:
+            span = f"in [{low:g}, {high:g}]"
+        elif low is not None or high is not None:
+            span = f">= {low:g}" if low is not None else f"<= {high:g}"
+        else:
+            span = "finite"
         raise ValueError(f"{who}: {name} must be {span}, got {value}")
     return value
 
@@ -71,7 +82,7 @@ def compute_dtype(dtype):
 
 def check_upstream(dy, expected_shape, who):
     """Return the upstream gradient ``dy`` as an array, or raise if its shape differs from the output's."""
-    dy = np.asarray(dy)
+    dy = as_array(dy, f"{who}.backward", "upstream gradient")
     if dy.shape != tuple(expected_shape):
         raise ValueError(
             f"{who}.backward expects an upstream gradient of the output's shape "

@@ -501,3 +501,123 @@ def test_gradcheck_still_fails_a_broken_backward_at_large_offsets():
     report = nc.gradcheck(_BrokenLayerNorm(8), x)
     assert not report["x"].passed and report["x"].rel_error > 1e-4
     assert report["weight"].passed and report["bias"].passed
+
+
+# --- 7. argument and input validation ---------------------------------------------------------------
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: nc.Linear(2.0, 3), "in_features"),
+    (lambda: nc.Linear(2, 3.5), "out_features"),
+    (lambda: nc.Linear(True, 3), "in_features"),
+    (lambda: nc.Embedding(2.5, 3), "num_embeddings"),
+    (lambda: nc.Embedding(5, "3"), "dim"),
+    (lambda: nc.PositionalEmbedding(6.0, 4), "max_len"),
+    (lambda: nc.PositionalEmbedding(6, 4.0), "dim"),
+    (lambda: nc.CausalSelfAttention(4.0, 2), "d_model"),
+    (lambda: nc.CausalSelfAttention(4, 2.0), "n_heads"),
+    (lambda: nc.FeedForward(4.0, 8), "d_model"),
+    (lambda: nc.FeedForward(4, 8.5), "d_ff"),
+    (lambda: nc.TransformerBlock(4.0, 2), "d_model"),
+    (lambda: nc.TransformerBlock(4, 2, d_ff=8.7), "d_ff"),
+    (lambda: nc.TransformerBlock(4, 2, position="deepnorm", n_layers=2.5), "n_layers"),
+    (lambda: nc.TinyTransformer(5.5, 4, 1, 2, 8), "vocab_size"),
+    (lambda: nc.TinyTransformer(5, 4.0, 1, 2, 8), "d_model"),
+    (lambda: nc.TinyTransformer(5, 4, 1.0, 2, 8), "n_layers"),
+    (lambda: nc.TinyTransformer(5, 4, 1, "2", 8), "n_heads"),
+    (lambda: nc.TinyTransformer(5, 4, 1, 2, 8.5), "max_len"),
+    (lambda: nc.TinyTransformer(5, 4, 1, 2, 8, d_ff=16.0), "d_ff"),
+    (lambda: nc.Softmax("1"), "axis"),
+    (lambda: nc.Softmax(1.0), "axis"),
+    (lambda: nc.CrossEntropyLoss(ignore_index=-100.5), "ignore_index"),
+    (lambda: optim.linear_warmup(1.0, 2.5), "warmup"),
+    (lambda: optim.warmup_cosine(1.0, 2, 10.5), "total"),
+    (lambda: nc.nn.deepnorm_constants(2.0), "n_layers"),
+])
+def test_sizes_must_be_integers(make, name):
+    with pytest.raises(TypeError, match=rf"{name} must be an int, got"):
+        make()
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: nc.Linear(0, 3), "in_features"),
+    (lambda: nc.Embedding(0, 3), "num_embeddings"),
+    (lambda: nc.PositionalEmbedding(4, 0), "dim"),
+    (lambda: nc.CausalSelfAttention(4, 0), "n_heads"),
+    (lambda: nc.FeedForward(4, 0), "d_ff"),
+    (lambda: nc.TinyTransformer(5, 4, 0, 2, 8), "n_layers"),
+    (lambda: nc.TinyTransformer(5, 4, 1, 2, -3), "max_len"),
+])
+def test_sizes_must_be_positive(make, name):
+    with pytest.raises(ValueError, match=rf"{name} must be a positive int, got"):
+        make()
+
+
+LIN = nc.Linear(2, 3).parameters()
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: nc.TransformerBlock(4, 2, dropout="0.1"), "dropout"),
+    (lambda: nc.TinyTransformer(5, 4, 1, 2, 8, dropout=None), "dropout"),
+    (lambda: nc.Linear(2, 3, gain="1"), "gain"),
+    (lambda: nc.Embedding(5, 3, std="1"), "std"),
+    (lambda: nc.SGD(LIN, lr="0.1"), "lr"),
+    (lambda: nc.SGD(LIN, lr=0.1, momentum=None), "momentum"),
+    (lambda: nc.AdamW(LIN, weight_decay="0.01"), "weight_decay"),
+    (lambda: nc.Adam(LIN, eps="1e-8"), "eps"),
+    (lambda: nc.Adam(LIN, betas=("0.9", 0.999)), "betas"),
+    (lambda: nc.clip_grad_norm(LIN, "1.0"), "max_norm"),
+    (lambda: optim.constant("0.1"), "lr"),
+    (lambda: optim.warmup_cosine(1.0, 2, 10, min_lr="0"), "min_lr"),
+])
+def test_rates_and_probabilities_must_be_numbers(make, name):
+    with pytest.raises(TypeError, match=rf"{name}.* must be a number"):
+        make()
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: nc.TransformerBlock(4, 2, dropout=1.5), r"dropout must be in \[0, 1\]"),
+    (lambda: nc.SGD(LIN, lr=-0.1), r"lr must be >= 0"),
+    (lambda: nc.SGD(LIN, lr=float("nan")), r"lr must be >= 0, got nan"),
+    (lambda: nc.Adam(LIN, betas=(0.9, 1.0)), r"betas must lie in \[0, 1\)"),
+    (lambda: nc.Adam(LIN, betas=(0.9,)), r"betas must be a pair"),
+    (lambda: nc.Embedding(5, 3, std=-1.0), r"std must be >= 0"),
+])
+def test_rates_out_of_range(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+RAGGED = [[1.0, 2.0], [3.0]]
+RAGGED_IDS = [[1, 2], [3]]
+
+
+@pytest.mark.parametrize("make, inputs", [
+    (lambda: nc.Linear(2, 3), (RAGGED,)),
+    (nc.ReLU, (RAGGED,)),
+    (nc.Softmax, (RAGGED,)),
+    (lambda: nc.Dropout(0.5), (RAGGED,)),
+    (lambda: nc.Embedding(5, 3), (RAGGED_IDS,)),
+    (lambda: nc.PositionalEmbedding(5, 2), (RAGGED,)),
+    (lambda: nc.CausalSelfAttention(2, 1), (RAGGED,)),
+    (lambda: nc.FeedForward(2, 4), (RAGGED,)),
+    (lambda: nc.TransformerBlock(2, 1), (RAGGED,)),
+    (lambda: nc.TinyTransformer(5, 2, 1, 1, 4), (RAGGED_IDS,)),
+    (nc.CrossEntropyLoss, (RAGGED, [0, 1])),
+    (nc.CrossEntropyLoss, (np.zeros((2, 5)), RAGGED_IDS)),
+    (nc.MSELoss, (RAGGED, np.zeros((2, 2)))),
+    (nc.MSELoss, (np.zeros((2, 2)), RAGGED)),
+])
+def test_ragged_lists_raise_a_clear_type_error(make, inputs):
+    with pytest.raises(TypeError, match=r"expects its (input|index|id|token id|target)s? as an array of numbers"):
+        make()(*inputs)
+
+
+def test_ragged_upstream_gradient_raises_a_clear_type_error():
+    lin = nc.Linear(2, 2)
+    lin(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match=r"Linear.backward expects its upstream gradient as an array of numbers"):
+        lin.backward(RAGGED)
+    loss = nc.MSELoss()
+    loss(np.zeros(2), np.ones(2))
+    with pytest.raises(TypeError, match=r"MSELoss.backward expects its upstream gradient as an array of numbers"):
+        loss.backward([[1.0], []])

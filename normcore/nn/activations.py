@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._array import check_upstream, compute_dtype, float_input
+from .._array import check_upstream, compute_dtype, float_input, integer
 from ..module import Module
 
 
@@ -147,7 +147,7 @@ class Softmax(_Elementwise):
     saves_output = True  # the cache holds y
 
     def __init__(self, axis=-1):
-        self.axis = int(axis)
+        self.axis = integer(axis, "axis", "Softmax")
 
     def extra_repr(self):
         return f"axis={self.axis}"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._array import check_upstream, float_input, make_rng, sum_to_shape
+from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number, sum_to_shape
 from ..module import Module, Parameter
 
 
@@ -11,7 +11,7 @@ def index_input(idx, size, who, what="index", allowed=None):
 
     ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).
     """
-    idx = np.asarray(idx)
+    idx = as_array(idx, who, f"{what}s")
     if not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"{who} expects integer {what}s, got dtype {idx.dtype}")
     bad = (idx < 0) | (idx >= size)
@@ -25,11 +25,10 @@ def index_input(idx, size, who, what="index", allowed=None):
     return idx
 
 
-def learned_table(rows, dim, rng, dtype, std, who):
-    """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive."""
-    if rows < 1 or dim < 1:
-        raise ValueError(f"{who} needs a table of at least 1 row and 1 column, got ({rows}, {dim})")
-    return Parameter(make_rng(rng).normal(0.0, std, (int(rows), int(dim))), dtype=dtype)
+def learned_table(rows, dim, rng, dtype, std, who, rows_name):
+    """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive ints."""
+    shape = (positive_int(rows, rows_name, who), positive_int(dim, "dim", who))
+    return Parameter(make_rng(rng).normal(0.0, real_number(std, "std", who, low=0.0), shape), dtype=dtype)
 
 
 class Embedding(Module):
@@ -48,7 +47,7 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
-        self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding")
+        self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding", "num_embeddings")
         self.num_embeddings, self.dim = self.weight.shape
 
     def extra_repr(self):
@@ -80,7 +79,7 @@ class PositionalEmbedding(Module):
     """
 
     def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
-        self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding")
+        self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding", "max_len")
         self.max_len, self.dim = self.weight.shape
 
     def extra_repr(self):

@@ -6,13 +6,13 @@ gradient of ``dloss * loss`` with respect to the prediction, to hand to the mode
 
 import numpy as np
 
-from .._array import compute_dtype, float_input
+from .._array import as_array, compute_dtype, float_input, integer
 from ..module import Module
 from .embedding import index_input
 
 
 def _scalar_upstream(dloss, who):
-    dloss = np.asarray(dloss)
+    dloss = as_array(dloss, f"{who}.backward", "upstream gradient")
     if dloss.shape != () or not np.issubdtype(dloss.dtype, np.number) or np.iscomplexobj(dloss):
         raise ValueError(f"{who}.backward expects a real scalar upstream gradient (the loss is a scalar), "
                          f"got {dloss!r}")
@@ -36,7 +36,7 @@ class CrossEntropyLoss(Module):
     """
 
     def __init__(self, ignore_index=-100):
-        self.ignore_index = int(ignore_index)
+        self.ignore_index = integer(ignore_index, "ignore_index", "CrossEntropyLoss")
 
     def forward(self, logits, targets):
         logits = float_input(logits, "CrossEntropyLoss")

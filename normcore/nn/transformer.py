@@ -3,7 +3,7 @@ small decoder-only language model built from them."""
 
 import numpy as np
 
-from .._array import check_upstream, float_input, make_rng
+from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
@@ -33,6 +33,8 @@ class FeedForward(Module):
                  dtype=np.float64):
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        d_model = positive_int(d_model, "d_model", "FeedForward")
+        d_ff = positive_int(d_ff, "d_ff", "FeedForward")
         rng = make_rng(rng)
         self.fc1 = Linear(d_model, d_ff, bias, init, gain, rng, dtype)
         self.act = ACTIVATIONS[activation]()
@@ -53,6 +55,7 @@ def deepnorm_constants(n_layers):
     projections. Together they bound how much one update can change the output, which lets
     Post-Norm-style blocks train at depths where plain Post-Norm diverges (Wang et al., 2022).
     """
+    n_layers = positive_int(n_layers, "n_layers", "deepnorm_constants")
     return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
 
 
@@ -87,10 +90,14 @@ class TransformerBlock(Module):
             raise ValueError(f"norm must be one of {sorted(NORMS)}, got {norm!r}")
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
-        if position == "deepnorm" and (n_layers is None or n_layers < 1):
-            raise ValueError(f"position='deepnorm' needs n_layers, the number of blocks N >= 1, got {n_layers}")
-        self.d_model, self.position, self.norm_kind, self.n_layers = int(d_model), position, norm, n_layers
-        self.d_ff = 4 * self.d_model if d_ff is None else int(d_ff)
+        if n_layers is not None:
+            n_layers = positive_int(n_layers, "n_layers", "TransformerBlock")
+        if position == "deepnorm" and n_layers is None:
+            raise ValueError("position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
+        dropout = real_number(dropout, "dropout", "TransformerBlock", 0.0, 1.0)
+        self.d_model = positive_int(d_model, "d_model", "TransformerBlock")
+        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
+        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", "TransformerBlock")
         self.alpha, beta = deepnorm_constants(n_layers) if position == "deepnorm" else (1.0, 1.0)
         rng = make_rng(rng)
         if position != "none":
@@ -166,9 +173,13 @@ class TinyTransformer(Module):
     def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
                  position="pre", dropout=0.0, rng=None, dtype=np.float64, activation="gelu",
                  embedding_std=1.0):
-        if n_layers < 1:
-            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-        self.vocab_size, self.max_len = int(vocab_size), int(max_len)
+        who = "TinyTransformer"
+        vocab_size = positive_int(vocab_size, "vocab_size", who)
+        d_model = positive_int(d_model, "d_model", who)
+        n_layers = positive_int(n_layers, "n_layers", who)
+        n_heads = positive_int(n_heads, "n_heads", who)
+        max_len = positive_int(max_len, "max_len", who)
+        self.vocab_size, self.max_len = vocab_size, max_len
         self.position = position
         rng = make_rng(rng)
         self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
@@ -187,7 +198,7 @@ class TinyTransformer(Module):
                 if m is not None]
 
     def forward(self, tokens):
-        tokens = np.asarray(tokens)
+        tokens = as_array(tokens, "TinyTransformer", "token ids")
         if tokens.ndim != 2:
             raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
         index_input(tokens, self.vocab_size, "TinyTransformer", "token id")
