@@ -115,14 +115,19 @@ def test_overwriting_the_input_or_the_output_after_forward_does_not_change_backw
     make, inputs = CASES[name]
     _, _, _, dx, grads = _forward_backward(make, _as_dtype(inputs, dtype), scramble=False)
     _, _, _, dx2, grads2 = _forward_backward(make, _as_dtype(inputs, dtype), scramble=True)
-    rtol = 1e-12 if dtype == np.float64 else 1e-6
     if dx is None:
         assert dx2 is None
     else:
-        np.testing.assert_allclose(dx2, dx, rtol=rtol, atol=0, err_msg="input gradient")
+        _assert_same(dx2, dx, dtype, "input gradient")
     assert grads2.keys() == grads.keys()
     for n in grads:
-        np.testing.assert_allclose(grads2[n], grads[n], rtol=rtol, atol=0, err_msg=n)
+        _assert_same(grads2[n], grads[n], dtype, n)
+
+
+def _assert_same(a, b, dtype, what):
+    """Equal up to rounding (the same arithmetic on fresh arrays); an overwritten cache is off by O(1)."""
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * float(np.max(np.abs(b), initial=0.0)), err_msg=what)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
