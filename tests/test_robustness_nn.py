@@ -6,8 +6,6 @@ Dropout keeps the input's dtype, gradcheck divides by the step it actually took,
 bad argument raises an error of the fitting type that says what was expected.
 """
 
-import os
-import traceback
 import warnings
 
 import numpy as np
@@ -256,19 +254,6 @@ def test_a_bad_entry_in_a_model_loads_nothing(key, bad, error):
 
 # --- 3. zero-size inputs ----------------------------------------------------------------------------
 
-def _xfail_if_raised_in_the_norms(fn):
-    """Run fn; if it raises from inside normcore/norms (LayerNorm/RMSNorm, whose zero-size fix is
-    made on its own branch), mark the test as an expected failure. Errors anywhere else fail."""
-    try:
-        return fn()
-    except Exception as exc:
-        ours = [f.filename.replace(os.sep, "/") for f in traceback.extract_tb(exc.__traceback__)
-                if "/normcore/" in f.filename.replace(os.sep, "/")]
-        if ours and "/normcore/norms/" in ours[-1]:
-            pytest.xfail(f"zero-size input fails inside the norm layers ({type(exc).__name__}: {exc})")
-        raise
-
-
 ZERO_SIZE = [
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (0, 3), (0, 2)),
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (2, 0, 3), (2, 0, 2)),
@@ -287,20 +272,19 @@ ZERO_SIZE = [
 ]
 
 
-@pytest.mark.parametrize("name, make, shape, out_shape", ZERO_SIZE, ids=lambda v: str(v) if isinstance(v, (str, tuple)) else "")
+@pytest.mark.parametrize("name, make, shape, out_shape", ZERO_SIZE,
+                         ids=lambda v: str(v) if isinstance(v, (str, tuple)) else "")
 def test_zero_size_input_gives_empty_output_and_gradients(name, make, shape, out_shape):
-    def run():
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no "empty slice" or "invalid value" RuntimeWarning either
-            module = make()
-            x = np.zeros(shape, dtype=np.float32)
-            y = module(x)
-            assert y.shape == out_shape and y.dtype == np.float32
-            dx = module.backward(np.zeros(out_shape))
-            assert dx.shape == shape and dx.dtype == np.float32
-            for n, p in module.named_parameters():  # nothing to learn from no data, as in PyTorch
-                assert not p.grad.any(), n
-    _xfail_if_raised_in_the_norms(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "empty slice" or "invalid value" RuntimeWarning either
+        module = make()
+        x = np.zeros(shape, dtype=np.float32)
+        y = module(x)
+        assert y.shape == out_shape and y.dtype == np.float32
+        dx = module.backward(np.zeros(out_shape))
+        assert dx.shape == shape and dx.dtype == np.float32
+    for n, p in module.named_parameters():  # nothing to learn from no data, as in PyTorch
+        assert not p.grad.any(), n
 
 
 @pytest.mark.parametrize("shape", [(0,), (2, 0)])
@@ -315,15 +299,13 @@ def test_embedding_of_no_ids(shape):
 @pytest.mark.parametrize("position", ["none", "pre", "post", "deepnorm"])
 @pytest.mark.parametrize("shape", [(2, 0), (0, 3)])
 def test_model_on_an_empty_batch_or_empty_sequences(position, shape):
-    def run():
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            model = nc.TinyTransformer(V, 4, 2, 2, 6, position=position, rng=0)
-            logits = model(np.zeros(shape, dtype=np.int64))
-            assert logits.shape == shape + (V,)
-            assert model.backward(np.zeros(shape + (V,))) is None
-            assert not any(p.grad.any() for p in model.parameters())
-    _xfail_if_raised_in_the_norms(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = nc.TinyTransformer(V, 4, 2, 2, 6, position=position, rng=0)
+        logits = model(np.zeros(shape, dtype=np.int64))
+        assert logits.shape == shape + (V,)
+        assert model.backward(np.zeros(shape + (V,))) is None
+    assert not any(p.grad.any() for p in model.parameters())
 
 
 @pytest.mark.parametrize("logits_shape", [(0, V), (2, 0, V), (0, 0)])
