@@ -12,7 +12,22 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
 
-NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+NORMS = ("layernorm", "rmsnorm")
+NORM_TIERS = ("reference", "fast")
+
+
+def norm_class(norm, tier="reference"):
+    """The class of the norm named ``norm`` ("layernorm" or "rmsnorm") in ``tier``: "reference"
+    (``normcore.norms``, the readable layers) or "fast" (``normcore.fast``, the same layers with
+    cache-blocked kernels, for experiments bound by time; imported only when asked for)."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if tier not in NORM_TIERS:
+        raise ValueError(f"norm_tier must be one of {NORM_TIERS}, got {tier!r}")
+    if tier == "fast":
+        from .. import fast
+        return {"layernorm": fast.LayerNorm, "rmsnorm": fast.RMSNorm}[norm]
+    return {"layernorm": LayerNorm, "rmsnorm": RMSNorm}[norm]
 POSITIONS = ("pre", "post", "deepnorm", "none")
 
 
@@ -79,15 +94,15 @@ class TransformerBlock(Module):
     beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm").
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
-    or "rmsnorm"; ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the
-    original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
+    or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
+    ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the original
+    Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
     """
 
     def __init__(self, d_model, n_heads, d_ff=None, norm="layernorm", position="pre", dropout=0.0,
-                 n_layers=None, rng=None, dtype=np.float64, activation="gelu"):
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {sorted(NORMS)}, got {norm!r}")
+                 n_layers=None, rng=None, dtype=np.float64, activation="gelu", norm_tier="reference"):
+        Norm = norm_class(norm, norm_tier)
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
         if n_layers is not None:
@@ -101,10 +116,10 @@ class TransformerBlock(Module):
         self.alpha, beta = deepnorm_constants(n_layers) if position == "deepnorm" else (1.0, 1.0)
         rng = make_rng(rng)
         if position != "none":
-            self.norm1 = NORMS[norm](self.d_model, dtype=dtype)
+            self.norm1 = Norm(self.d_model, dtype=dtype)
         self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
         if position != "none":
-            self.norm2 = NORMS[norm](self.d_model, dtype=dtype)
+            self.norm2 = Norm(self.d_model, dtype=dtype)
         self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
@@ -167,12 +182,13 @@ class TinyTransformer(Module):
     are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
     ``activation`` is each feed-forward's; ``embedding_std`` the standard deviation the token and
     position embeddings are drawn with (small values, e.g. 0.02, leave the residual stream to
-    the blocks from the first block on).
+    the blocks from the first block on). ``norm_tier`` picks the norms' tier, as in
+    ``TransformerBlock``.
     """
 
     def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
                  position="pre", dropout=0.0, rng=None, dtype=np.float64, activation="gelu",
-                 embedding_std=1.0):
+                 embedding_std=1.0, norm_tier="reference"):
         who = "TinyTransformer"
         vocab_size = positive_int(vocab_size, "vocab_size", who)
         d_model = positive_int(d_model, "d_model", who)
@@ -185,11 +201,12 @@ class TinyTransformer(Module):
         self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.blocks = Sequential(*[
-            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation)
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
+                             norm_tier)
             for _ in range(n_layers)
         ])
         if position == "pre":
-            self.norm_f = NORMS[norm](d_model, dtype=dtype)
+            self.norm_f = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
 
     def _stages(self):
