@@ -192,6 +192,27 @@ def test_block_size_does_not_change_the_result(name, kwargs, shape, monkeypatch)
     assert report.passed, report
 
 
+LONG_ROWS = [("BatchNorm1d", dict(num_features=4), (3, 4, 40)), ("GroupNorm", dict(num_groups=2, num_channels=4),
+                                                                   (2, 4, 5, 8)),
+             ("InstanceNorm1d", dict(num_features=3, affine=True), (2, 3, 300)), ("LayerNorm", dict(normalized_shape=300),
+                                                                                   (5, 300))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", [None, dict(CHUNK=4, SUM_ROWS=3, ROW_SUMS=2, BLOCK_BYTES=64),
+                                   dict(CHUNK=5, SUM_ROWS=1, ROW_SUMS=1, BLOCK_BYTES=1)], ids=["default", "4", "5"])
+@pytest.mark.parametrize("name, kwargs, shape", ALL + LONG_ROWS, ids=IDS + [f"{r[0]}-long" for r in LONG_ROWS])
+def test_every_reduction_path_agrees(name, kwargs, shape, sizes, dtype, monkeypatch):
+    """Partial sums by chunks (a multiple of CHUNK or not), column sums in parts, BatchNorm's
+    sums along rows or across samples: small sizes send small inputs down every path."""
+    for attr, value in (sizes or {}).items():
+        monkeypatch.setattr(kernels, attr, value)
+    ref, fst = pair(name, **kwargs)
+    run_both(ref, fst, *data(1, shape, dtype, "C", 2, 2.0))
+    fst.eval(), ref.eval()
+    run_both(ref, fst, *data(2, shape, dtype, "C", 1), train=False)
+
+
 # --- hygiene --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name, kwargs, shape", ALL, ids=IDS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
