@@ -41,7 +41,7 @@ checks it); inputs are only read.
 """
 import numpy as np
 
-BLOCK_BYTES = 2 ** 18  # a quarter of a MiB per block: it and its scratch stay in cache
+BLOCK_BYTES = 2 ** 19  # half a MiB per block (L2 per core); bigger blocks cost fewer NumPy calls
 CHUNK = 256  # float32 sums along a row run over at most this many values
 SUM_ROWS = 128  # column sums add at most this many rows in the compute dtype
 ROW_SUMS = 32  # per-channel sums of rows of at least this many positions run along the rows
@@ -393,146 +393,156 @@ def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
 
 
 # --- BatchNorm (and InstanceNorm in evaluation): one statistic per channel ------------------------
+#
+# These kernels keep xc = x - p, the input shifted by a per-channel value p close to the mean,
+# instead of x_hat: with ``shift`` = mean - p (small), x_hat = (xc - shift) * rstd. gamma, rstd
+# and shift are all per channel, so y = x_hat * gamma + beta is a single pass over xc,
+#     y = xc * (rstd * gamma) + (beta - shift * rstd * gamma),
+# and the backward folds them into its per-channel factors the same way. The cache (xc, shift,
+# rstd) has x_hat's size; two elementwise passes of the forward are saved.
+
+def _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L):
+    """y = (xc - shift) * rstd * gamma + beta, one multiply and one add per block."""
+    dt = xc.dtype
+    scale = rstd * (1.0 if gamma is None else gamma.astype(np.float64))          # (C,)
+    offset = (0.0 if beta is None else beta.astype(np.float64)) - shift * scale   # (C,)
+    scale_tile, offset_tile = _channel_tile(scale, k, L, dt), _channel_tile(offset, k, L, dt)
+    work = _scratch(y, scale_tile.shape, dt)
+    for blk in blocks:
+        m = blk.stop - blk.start
+        out = y[blk] if work is None else work[:m]
+        np.multiply(xc[blk], scale_tile[:m], out=out)
+        np.add(out, offset_tile[:m], out=out)
+        _finish(out, y[blk])
+
+
 def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
-    """BatchNorm's forward with the batch's statistics: x (N, C, L) -> (y, x_hat, rstd, mean,
-    var); rstd (C,) in x's dtype, mean and var (C,) in float64.
+    """BatchNorm's forward with the batch's statistics: x (N, C, L) -> (y, xc, shift, rstd,
+    mean, var); xc = x - p in x's dtype, the rest (C,) in float64 (x_hat = (xc - shift) * rstd).
 
     Two passes over x, plus one block::
 
-        p = the mean of the first block, per channel, rounded to x's dtype   (a pivot)
-        pass 1:  t = x - p (into x_hat);   s = sum(t),  q = sum(t * t)       per channel
+        p = the mean of the first block, per channel, rounded to x's dtype   (the pivot)
+        pass 1:  xc = x - p;   s = sum(xc),  q = sum(xc * xc)                per channel
                  shift = s / n,  mean = p + shift,  var = q / n - shift**2
-        pass 2:  x_hat = t * rstd - shift * rstd;   y = x_hat * gamma + beta
+        pass 2:  y = xc * (rstd * gamma) + (beta - shift * rstd * gamma)
 
-    ``q / n - shift**2`` is the one-pass variance of the *shifted* values t, safe while
-    shift**2 is small against var (here: at most var / 16), since the pivot is near the mean.
+    ``q / n - shift**2`` is the variance of the *shifted* values xc, safe while shift**2 is
+    small against var (here: at most var / 16), as it is when the pivot is near the mean.
     When it is not (the first block was not typical of the batch, or a channel is constant),
-    one more pass centres t on the mean and measures q again, so the variance is never the
-    difference of two large numbers.
+    one more pass centres xc on the mean and measures q again: the variance is never the
+    difference of two large numbers, and a constant channel gives exactly y = beta.
     """
     N, C, L = x.shape
     dt = x.dtype
     n = N * L
     y = np.empty(x.shape, out_dtype or dt)
-    x_hat = np.empty(x.shape, dt)
+    xc = np.empty(x.shape, dt)
+    zeros = np.zeros(C)
     if n == 0:
         with np.errstate(divide="ignore"):
-            rstd = np.full(C, 1.0 / np.sqrt(eps), dt)
-        return y, x_hat, rstd, np.zeros(C), np.zeros(C)
+            return y, xc, zeros, np.full(C, 1.0 / np.sqrt(eps)), zeros, zeros
     k = min(N, _block_len(C * L, dt.itemsize))
     blocks = _blocks(N, k)
     scratch = np.empty((k, C, L), dt)
 
     def shift_and_sum(src, sub):
-        """t = src - sub per block, into x_hat; returns the per-channel sums of t and t * t."""
+        """xc = src - sub per block; the per-channel sums of xc and of xc * xc."""
         s, q = np.zeros(C), np.zeros(C)
+        tile = _channel_tile(sub, k, L, dt)
         for blk in blocks:
-            t = x_hat[blk]
-            np.subtract(src[blk], sub[:len(t)], out=t)
+            t = xc[blk]
+            np.subtract(src[blk], tile[:len(t)], out=t)
             s += _channel_sums(t)
             q += _channel_sums(t, t, scratch)
         return s, q
 
     pivot = (_channel_sums(x[blocks[0]]) / (k * L)).astype(dt).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        s, q = shift_and_sum(x, _channel_tile(pivot, k, L, dt))
+        s, q = shift_and_sum(x, pivot)
         shift = s / n
         var = q / n - shift ** 2
-        if not np.all(shift ** 2 <= var / 16):         # one more pass: centre t on the mean
-            sub = shift.astype(dt)
+        if not np.all(shift ** 2 <= var / 16):         # one more pass: centre xc on the mean
+            sub = shift.astype(dt).astype(np.float64)
             pivot = pivot + sub
-            s, q = shift_and_sum(x_hat, _channel_tile(sub, k, L, dt))
+            s, q = shift_and_sum(xc, sub)
             shift = s / n
             var = q / n - shift ** 2
     mean = pivot + shift
     var = np.maximum(var, 0.0)
-    with np.errstate(divide="ignore"):
-        rstd = 1.0 / np.sqrt(var + eps)
     bad = _needs_float64(var, eps, dt)
     if bad.any():                                      # x**2 overflowed: these channels in float64
         xb = x[:, bad].astype(np.float64)
         mean[bad] = xb.mean(axis=(0, 2))
         d = xb - mean[bad][:, None]
         var[bad] = np.mean(d * d, axis=(0, 2))
-        with np.errstate(divide="ignore"):
-            rstd[bad] = 1.0 / np.sqrt(var[bad] + eps)
-        shift[bad] = 0
-    scale = _channel_tile(rstd, k, L, dt)
-    offset = _channel_tile(-shift * rstd, k, L, dt)
-    g_tile = None if gamma is None else _channel_tile(gamma, k, L, dt)
-    b_tile = None if beta is None else _channel_tile(beta, k, L, dt)
-    work = _scratch(y, (k, C, L), dt)
-    for blk in blocks:
-        t = x_hat[blk]
-        np.multiply(t, scale[:len(t)], out=t)
-        np.add(t, offset[:len(t)], out=t)
-        if bad.any():
-            t[:, bad] = (x[blk][:, bad] - mean[bad][:, None]) * rstd[bad][:, None]
-        _affine(t, g_tile, b_tile, y[blk], work)
-    return y, x_hat, rstd.astype(dt), mean, var
+        shift[bad] = mean[bad] - pivot[bad]
+    with np.errstate(divide="ignore"):
+        rstd = 1.0 / np.sqrt(var + eps)
+    _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
+    return y, xc, shift, rstd, mean, var
 
 
 def normalize_channels(x, mean, rstd, gamma=None, beta=None, out_dtype=None):
     """BatchNorm's forward with given statistics (the running ones, in evaluation):
     x_hat = (x - mean) * rstd per channel, y = x_hat * gamma + beta; x (N, C, L), mean and
-    rstd (C,) in float64. Returns (y, x_hat).
-
-    mean is split into its value in x's dtype and the rest, mean = hi + lo, so that a float64
-    running mean is not rounded to float32 first: x_hat = (x - hi) * rstd - lo * rstd.
+    rstd (C,) in float64. Returns (y, xc, shift) as ``standardize_channels`` does: the pivot
+    is mean rounded to x's dtype (so a float64 running mean is not rounded to float32) and
+    shift what the rounding left.
     """
     N, C, L = x.shape
     dt = x.dtype
     y = np.empty(x.shape, out_dtype or dt)
-    x_hat = np.empty(x.shape, dt)
+    xc = np.empty(x.shape, dt)
+    pivot = mean.astype(dt)
+    shift = mean - pivot
     if x.size == 0:
-        return y, x_hat
+        return y, xc, shift
     k = min(N, _block_len(C * L, dt.itemsize))
-    hi = mean.astype(dt)
-    lo = (mean - hi) * rstd
-    hi_tile, scale = _channel_tile(hi, k, L, dt), _channel_tile(rstd, k, L, dt)
-    lo_tile = _channel_tile(lo, k, L, dt) if np.any(lo) else None
-    g_tile = None if gamma is None else _channel_tile(gamma, k, L, dt)
-    b_tile = None if beta is None else _channel_tile(beta, k, L, dt)
-    work = _scratch(y, (k, C, L), dt)
-    for blk in _blocks(N, k):
-        t = x_hat[blk]
-        np.subtract(x[blk], hi_tile[:len(t)], out=t)
-        np.multiply(t, scale[:len(t)], out=t)
-        if lo_tile is not None:
-            np.subtract(t, lo_tile[:len(t)], out=t)
-        _affine(t, g_tile, b_tile, y[blk], work)
-    return y, x_hat
+    blocks = _blocks(N, k)
+    tile = _channel_tile(pivot, k, L, dt)
+    for blk in blocks:
+        np.subtract(x[blk], tile[:blk.stop - blk.start], out=xc[blk])
+    _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
+    return y, xc, shift
 
 
-def standardize_channels_backward(dy, x_hat, rstd, gamma=None, batch_stats=True, out_dtype=None):
-    """BatchNorm's backward: (dx, dgamma, dbeta), the sums (C,) in float64.
+def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=True, out_dtype=None):
+    """BatchNorm's backward from the forward's (xc, shift, rstd): (dx, dgamma, dbeta), the
+    sums (C,) in float64.
 
-        dgamma = sum(dy * x_hat),  dbeta = sum(dy)         per channel, over N and L
+        dgamma = sum(dy * x_hat) = rstd * (sum(dy * xc) - shift * sum(dy))    per channel
+        dbeta  = sum(dy)
         batch statistics:  dx = gamma * rstd * (dy - dbeta / n - x_hat * dgamma / n)
         given statistics:  dx = gamma * rstd * dy
 
-    The first line is the reference's backward with gamma folded in: gamma and rstd are
-    constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n and
-    mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the two sums, one for dx.
+    The batch-statistics line is the reference's backward with gamma folded in: gamma and
+    rstd are constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n
+    and mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the sums, one for dx::
+
+        dx = dy * K - xc * A + B,   K = gamma * rstd,  A = K * rstd * dgamma / n,
+                                    B = A * shift - K * dbeta / n
     """
-    N, C, L = x_hat.shape
-    dt = x_hat.dtype
+    N, C, L = xc.shape
+    dt = xc.dtype
     n = N * L
-    dx = np.empty(x_hat.shape, out_dtype or dt)
+    dx = np.empty(xc.shape, out_dtype or dt)
     if n == 0:
         return dx, np.zeros(C), np.zeros(C)
     k = min(N, _block_len(C * L, dt.itemsize))
     blocks = _blocks(N, k)
     P = np.empty((k, C, L), dt)
-    dgamma, dbeta = np.zeros(C), np.zeros(C)
+    sum_dy_xc, dbeta = np.zeros(C), np.zeros(C)
     for blk in blocks:
-        dgamma += _channel_sums(dy[blk], x_hat[blk], P)
+        sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
         dbeta += _channel_sums(dy[blk])
-    K = rstd.astype(np.float64) * (1.0 if gamma is None else gamma.astype(np.float64))
+    dgamma = rstd * (sum_dy_xc - shift * dbeta)
+    K = rstd * (1.0 if gamma is None else gamma.astype(np.float64))
     k_tile = _channel_tile(K, k, L, dt)
     if batch_stats:
-        a_tile = _channel_tile(K * dgamma / n, k, L, dt)
-        b_tile = _channel_tile(K * dbeta / n, k, L, dt)
+        A = K * rstd * dgamma / n
+        a_tile = _channel_tile(A, k, L, dt)
+        b_tile = _channel_tile(A * shift - K * dbeta / n, k, L, dt)
     work = _scratch(dx, (k, C, L), dt)
     for blk in blocks:
         m = blk.stop - blk.start
@@ -540,8 +550,8 @@ def standardize_channels_backward(dy, x_hat, rstd, gamma=None, batch_stats=True,
         np.multiply(dy[blk], k_tile[:m], out=o)
         if batch_stats:
             p = P[:m]
-            np.multiply(x_hat[blk], a_tile[:m], out=p)
-            np.add(p, b_tile[:m], out=p)
+            np.multiply(xc[blk], a_tile[:m], out=p)
             np.subtract(o, p, out=o)
+            np.add(o, b_tile[:m], out=o)
         _finish(o, dx[blk])
     return dx, dgamma, dbeta

@@ -89,7 +89,8 @@ class RMSNorm(_FastTrailing, norms.RMSNorm):
 
 class _BatchNorm(_Fast):
     """BatchNorm1d and BatchNorm2d: ``kernels.standardize_channels`` with the batch's
-    statistics, ``kernels.normalize_channels`` with the running ones."""
+    statistics, ``kernels.normalize_channels`` with the running ones. The cache is
+    (xc, shift, rstd) with x_hat = (xc - shift) * rstd per channel (see the kernels)."""
 
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
@@ -99,24 +100,25 @@ class _BatchNorm(_Fast):
             self._check_batch(x, n)
         gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
         if batch_stats:
-            y, x_hat, rstd, mean, var = kernels.standardize_channels(_channels(x), self.eps, gamma, beta, in_dtype)
+            y, xc, shift, rstd, mean, var = kernels.standardize_channels(_channels(x), self.eps, gamma, beta,
+                                                                         in_dtype)
         else:
             rstd = 1.0 / np.sqrt(self.running_var.astype(np.float64) + self.eps)
-            y, x_hat = kernels.normalize_channels(_channels(x), self.running_mean.astype(np.float64), rstd,
-                                                  gamma, beta, in_dtype)
+            y, xc, shift = kernels.normalize_channels(_channels(x), self.running_mean.astype(np.float64), rstd,
+                                                      gamma, beta, in_dtype)
         if self.training and self.track_running_stats:
             self._update_running_stats(mean, var, n)
-        self._cache = (x_hat.reshape(x.shape), rstd, batch_stats, in_dtype)
+        self._cache = (xc.reshape(x.shape), shift, rstd, batch_stats, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
-        x_hat, rstd, batch_stats, in_dtype = self._cached()
-        dy = self._contiguous_upstream(dy, x_hat)
-        gamma = self._vector(self.weight, x_hat.dtype)
-        dx, dgamma, dbeta = kernels.standardize_channels_backward(_channels(dy), _channels(x_hat), rstd, gamma,
+        xc, shift, rstd, batch_stats, in_dtype = self._cached()
+        dy = self._contiguous_upstream(dy, xc)
+        gamma = self._vector(self.weight, xc.dtype)
+        dx, dgamma, dbeta = kernels.standardize_channels_backward(_channels(dy), _channels(xc), shift, rstd, gamma,
                                                                   batch_stats, in_dtype)
         self._add_grads(dgamma, dbeta)
-        return dx.reshape(x_hat.shape)
+        return dx.reshape(xc.shape)
 
 
 class BatchNorm1d(_BatchNorm, norms.BatchNorm1d):
@@ -150,7 +152,8 @@ class GroupNorm(_Fast, norms.GroupNorm):
 
 class _InstanceNorm(_Fast):
     """InstanceNorm1d and InstanceNorm2d: ``kernels.standardize_rows`` with one row per
-    (sample, channel) in training, ``kernels.normalize_channels`` with the running statistics."""
+    (sample, channel) in training (cache: x_hat, rstd), ``kernels.normalize_channels`` with the
+    running statistics (cache: xc, shift, rstd, as BatchNorm's)."""
 
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
@@ -160,26 +163,28 @@ class _InstanceNorm(_Fast):
         if instance_stats and L == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
         gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
+        shift = None
         if instance_stats:
             y, x_hat, rstd, mean, var = kernels.standardize_rows(x3, C, self.eps, gamma, beta, in_dtype)
         else:
             rstd = 1.0 / np.sqrt(self.running_var.astype(np.float64) + self.eps)
-            y, x_hat = kernels.normalize_channels(x3, self.running_mean.astype(np.float64), rstd, gamma, beta,
-                                                  in_dtype)
+            y, x_hat, shift = kernels.normalize_channels(x3, self.running_mean.astype(np.float64), rstd, gamma,
+                                                         beta, in_dtype)
         if self.training and self.track_running_stats:
             self._update_running_stats(mean, var, L)
-        self._cache = (x_hat.reshape(x.shape), rstd, instance_stats, in_dtype)
+        self._cache = (x_hat.reshape(x.shape), shift, rstd, instance_stats, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
-        x_hat, rstd, instance_stats, in_dtype = self._cached()
+        x_hat, shift, rstd, instance_stats, in_dtype = self._cached()
         dy = self._contiguous_upstream(dy, x_hat)
         dy3, x_hat3 = _channels(dy, self._ndim), _channels(x_hat, self._ndim)
         gamma = self._vector(self.weight, x_hat.dtype)
         if instance_stats:
             dx, dgamma, dbeta = kernels.standardize_rows_backward(dy3, x_hat3, rstd, x_hat3.shape[1], gamma, in_dtype)
         else:
-            dx, dgamma, dbeta = kernels.standardize_channels_backward(dy3, x_hat3, rstd, gamma, False, in_dtype)
+            dx, dgamma, dbeta = kernels.standardize_channels_backward(dy3, x_hat3, shift, rstd, gamma, False,
+                                                                      in_dtype)
         self._add_grads(dgamma, dbeta)
         return dx.reshape(x_hat.shape)
 
