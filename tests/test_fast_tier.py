@@ -318,6 +318,22 @@ def test_constant_rows_give_exactly_beta(name, kwargs):
     assert np.all(np.isfinite(layer.backward(np.ones_like(x))))
 
 
+@pytest.mark.parametrize("name, kwargs, shape", ALL + LONG_ROWS, ids=IDS + [f"{r[0]}-long" for r in LONG_ROWS])
+@pytest.mark.parametrize("offset, spread", [(1e4, 1e-2), (-3e5, 1.0)])
+def test_float32_far_from_zero(name, kwargs, shape, offset, spread):
+    """A mean a million times the spread: float32 inputs still give float32-accurate results
+    (the reference computes its statistics in float64)."""
+    ref, fst = pair(name, **kwargs)
+    rng = np.random.default_rng(8)
+    x = (offset + spread * rng.standard_normal(shape)).astype(np.float32)
+    x[:, 0] = x.flat[0]  # constant: BatchNorm's channel 0, LayerNorm's rows x[i, 0], ...
+    dy = rng.standard_normal(shape).astype(np.float32)
+    errors = {}
+    for what, a, b in (("y", fst(x), ref(x)), ("dx", fst.backward(dy), ref.backward(dy))):
+        errors[what] = float(np.linalg.norm(a - b.astype(np.float64)) / np.linalg.norm(b))
+    assert max(errors.values()) < 1e-5, errors
+
+
 OVERFLOW = [("LayerNorm", dict(normalized_shape=64), (8, 64)), ("RMSNorm", dict(normalized_shape=64), (8, 64)),
             ("BatchNorm1d", dict(num_features=8), (64, 8)), ("GroupNorm", dict(num_groups=2, num_channels=8), (4, 8, 8)),
             ("InstanceNorm1d", dict(num_features=8), (4, 8, 8))]

@@ -28,7 +28,7 @@ with a ``..._backward`` for each. Speed comes from four things, none of which ch
 Accuracy (float32 as good as PyTorch's or better, also far from zero):
 
 * a mean is taken in two steps: m1 = sum(x) / n, then the correction sum(x - m1) / n of the
-  small centred values (BatchNorm: around a pivot, the first block's mean), so x - mean is
+  small centred values (BatchNorm: around a pivot, the mean of a few samples), so x - mean is
   as accurate at a mean of 1e4 as at 0, and a constant row gives exactly 0 (y = beta);
 * a variance is the mean square of centred values, never E[x**2] - E[x]**2 of x;
 * float32 sums add partial sums of at most CHUNK values (along a row) or SUM_ROWS rows (down
@@ -422,14 +422,15 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
 
     Two passes over x, plus one block::
 
-        p = the mean of the first block, per channel, rounded to x's dtype   (the pivot)
+        p = the mean of a block of samples spread over the batch, per channel,
+            rounded to x's dtype (the pivot)
         pass 1:  xc = x - p;   s = sum(xc),  q = sum(xc * xc)                per channel
                  shift = s / n,  mean = p + shift,  var = q / n - shift**2
         pass 2:  y = xc * (rstd * gamma) + (beta - shift * rstd * gamma)
 
     ``q / n - shift**2`` is the variance of the *shifted* values xc, safe while shift**2 is
     small against var (here: at most var / 16), as it is when the pivot is near the mean.
-    When it is not (the first block was not typical of the batch, or a channel is constant),
+    When it is not (the sample was not typical of the batch, or a channel is constant),
     one more pass centres xc on the mean and measures q again: the variance is never the
     difference of two large numbers, and a constant channel gives exactly y = beta.
     """
@@ -457,7 +458,8 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
             q += _channel_sums(t, t, scratch)
         return s, q
 
-    pivot = (_channel_sums(x[blocks[0]]) / (k * L)).astype(dt).astype(np.float64)
+    sample = np.ascontiguousarray(x[::max(1, N // k)][:k])  # k samples spread over the batch
+    pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         s, q = shift_and_sum(x, pivot)
         shift = s / n
