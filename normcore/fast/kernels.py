@@ -66,14 +66,6 @@ def _blocks(count, step):
     return [slice(start, min(start + step, count)) for start in range(0, count, step)]
 
 
-def _tile(pattern, reps):
-    """``pattern`` repeated ``reps`` times along a new first axis, as its own contiguous array.
-
-    Multiplying a block by a tile is a plain elementwise pass; multiplying it by a broadcast
-    vector makes NumPy run one short inner loop per row, which is markedly slower."""
-    return np.ascontiguousarray(np.broadcast_to(pattern, (reps,) + pattern.shape))
-
-
 def _row_dots(a, b=None):
     """sum_j a[i, j] * b[i, j] per row of the 2-D block a, in float64; b a block of a's shape,
     or None for the row sums of a (a matrix-vector product with ones).
@@ -128,7 +120,10 @@ def _channel_sums(a, b=None, scratch=None):
 
 
 def _channel_tile(v, k, L, dtype):
-    """A per-channel vector (C,) tiled to a block's shape (k, C, L), in ``dtype``."""
+    """A per-channel vector (C,) tiled to a block's shape (k, C, L), in ``dtype``.
+
+    Multiplying a block by a tile is a plain elementwise pass; multiplying it by a broadcast
+    vector makes NumPy run one short inner loop per row, which is markedly slower."""
     v = np.asarray(v).astype(dtype)
     return np.ascontiguousarray(np.broadcast_to(v[:, None], (k, len(v), L)))
 
@@ -337,7 +332,7 @@ def rms_rows(x, eps, gamma=None, out_dtype=None):
     if x.size == 0:
         return y, x_hat, rrms
     k = min(R, _block_len(n, dt.itemsize))
-    g_tile = None if gamma is None else _tile(gamma, k)
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, 1, dt), (k, n))
     work = _scratch(y, (k, n), dt)
     ms = np.empty(R)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -370,7 +365,7 @@ def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
         return dx, dgamma
     k = min(R, _block_len(n, dt.itemsize))
     w = np.ones(n, dt) if gamma is None else gamma
-    g_tile = None if gamma is None else _tile(gamma, k)
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, 1, dt), (k, n))
     P = np.empty((k, n), dt)
     work = _scratch(dx, (k, n), dt)
     for blk in _blocks(R, k):
