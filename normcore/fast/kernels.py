@@ -129,14 +129,14 @@ def _channel_tile(v, k, L, dtype):
 
 
 def _needs_float64(var, eps, dtype):
-    """Which variances (or mean squares) computed in ``dtype`` cannot be trusted: the sum of
-    squares overflowed (inf or NaN; |x| ~ 1e20 in float32), or var + eps is so small that
-    squares below the normal range (underflow) matter. float64 is the reference tier's own
-    precision: there is nothing better to recompute in."""
-    if dtype == np.float64:
-        return np.zeros(var.shape, bool)
-    tiny = float(np.finfo(dtype).tiny) * 2 ** 24
+    """Which variances (or mean squares) to recompute with the reference tier's arithmetic, in
+    float64: those that are not finite (a NaN or inf in x, or, in float32, squares that
+    overflowed: |x| ~ 1e20), and in float32 those so small beside eps that squares below the
+    normal range (underflow) matter."""
     with np.errstate(invalid="ignore"):
+        if dtype == np.float64:
+            return ~np.isfinite(var)
+        tiny = float(np.finfo(dtype).tiny) * 2 ** 24
         return ~(np.isfinite(var) & (var + eps >= tiny))
 
 
