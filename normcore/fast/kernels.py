@@ -43,7 +43,7 @@ import numpy as np
 
 BLOCK_BYTES = 2 ** 19  # half a MiB per block (L2 per core); bigger blocks cost fewer NumPy calls
 CHUNK = 256  # float32 sums along a row run over at most this many values
-SUM_ROWS = 128  # column sums add at most this many rows in the compute dtype
+SUM_ROWS = 256  # column sums add at most this many rows in the compute dtype
 ROW_SUMS = 32  # per-channel sums of rows of at least this many positions run along the rows
 
 
