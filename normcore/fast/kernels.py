@@ -195,20 +195,22 @@ def standardize_rows(x, groups, eps, gamma=None, beta=None, out_dtype=None):
     g_tile = None if gamma is None else _view(_channel_tile(gamma, k, L, dt), (k * G, n))
     b_tile = None if beta is None else _view(_channel_tile(beta, k, L, dt), (k * G, n))
     work = _scratch(y, (k * G, n), dt)
+    m1, m2 = np.empty(S * G, dt), np.empty(S * G, dt)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for blk in _blocks(S * G, k * G):
             rows, t = X[blk], T[blk]                       # (k G, n)
-            m1 = rows @ ones
-            m1 /= n                                        # (k G,)  the mean, up to rounding
-            np.subtract(rows, m1[:, None], out=t)
-            m2 = t @ ones
-            m2 /= n                                        # (k G,)  the rest of the mean
-            np.subtract(t, m2[:, None], out=t)             # x - mean
-            v = _row_dots(t, t) / n                        # (k G,)  float64
-            r = 1.0 / np.sqrt(v + eps)
-            np.multiply(t, r.astype(dt)[:, None], out=t)   # x_hat
-            mean[blk], var[blk], rstd[blk] = m1.astype(np.float64) + m2, v, r
+            a = np.matmul(rows, ones, out=m1[blk])
+            a /= n                                         # (k G,)  the mean, up to rounding
+            np.subtract(rows, a[:, None], out=t)
+            b = np.matmul(t, ones, out=m2[blk])
+            b /= n                                         # (k G,)  the rest of the mean
+            np.subtract(t, b[:, None], out=t)              # x - mean
+            v = np.divide(_row_dots(t, t), n, out=var[blk])  # (k G,)  float64
+            r = np.divide(1.0, np.sqrt(v + eps), out=rstd[blk], casting="same_kind")
+            np.multiply(t, r[:, None], out=t)              # x_hat
             _affine(t, g_tile, b_tile, Y[blk], work)
+    mean += m1
+    mean += m2
     bad = np.flatnonzero(_needs_float64(var, eps, dt))
     if bad.size:                                           # |x| ~ 1e20 and the like: in float64
         mean[bad], var[bad], rstd[bad], T[bad] = _standardize_float64(X[bad], eps)
@@ -302,8 +304,9 @@ def standardize_rows_backward(dy, x_hat, rstd, groups, gamma=None, out_dtype=Non
         rows = slice(blk.start * G, blk.stop * G)
         d, xh, r = D[rows], XH[rows], R[rows]
         m = len(d)
-        a = (_group_dot(sd, w, G) * (r / n)).astype(dt)    # rstd * mean_row(dx_hat)
-        c = (_group_dot(sp, w, G) * (r / n)).astype(dt)    # rstd * mean_row(dx_hat * x_hat)
+        r_n = r / n
+        a = (_group_dot(sd, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat)
+        c = (_group_dot(sp, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat * x_hat)
         o = DX[rows] if work is None else work[:m]
         if gamma is None:
             np.multiply(d, r[:, None], out=o)
