@@ -9,13 +9,14 @@
 
 from .gradcheck import GradcheckReport, gradcheck, rel_error
 from . import derivations  # nc.derivations.step_through("layernorm"): the backward node by node
+from . import fast  # normcore.fast.LayerNorm etc.: the same layers with blocked, in-place kernels
 from .module import Module, Parameter, Sequential
-from .norms import (BatchNorm1d, BatchNorm2d, Dropout, GroupNorm, InstanceNorm1d, InstanceNorm2d,
-                    LayerNorm, RMSNorm)
+from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
 
 from . import nn, optim, tasks
-from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Embedding, FeedForward, Linear, MSELoss,
-                 PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh, TinyTransformer, TransformerBlock)
+from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
+                 MSELoss, PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh, TinyTransformer,
+                 TransformerBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 

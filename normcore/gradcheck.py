@@ -6,13 +6,20 @@ BatchNorm with constant gamma, as at initialisation, is exactly zero, and a wron
 also returns zero would pass.) Every analytic gradient, of each
 floating-point input and of each parameter, is compared with central differences
 
-    dL/dz_i ~ (L(z + h e_i) - L(z - h e_i)) / (2 h)
+    dL/dz_i ~ (L(z + h e_i) - L(z - h e_i)) / ((z_i + h) - (z_i - h))
 
 in float64, and scored by the relative error
 
     rel_error(a, n) = max|a - n| / max(1e-8, max(|a| + |n|))
 
 which is about 1e-10 for a correct backward and of order 1 for a wrong one.
+
+The denominator is the step actually taken: z_i + h and z_i - h are rounded to the float64
+grid around z_i, whose spacing at |z_i| ~ 1e4 is 1.8e-12, so their difference can miss the
+nominal 2 h by 1e-6 relative, ten times the default tolerance. What no step can fix is the
+module's own rounding: a forward that loses digits at large |z| (LayerNorm computing x - mean
+at x ~ 1e4) makes L(z + h e_i) - L(z - h e_i) noisy by about eps * |z|, so check such inputs
+with a larger h (1e-4 there).
 
 Each evaluation runs on a fresh copy of the module, so the module you pass is never changed
 (BatchNorm's running statistics are not updated) and a Dropout layer draws the same mask every
@@ -141,11 +148,11 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
         for idx in np.ndindex(z.shape):
             old = z[idx]
             z[idx] = old + h
-            fp = f()
+            up, fp = z[idx], f()
             z[idx] = old - h
-            fm = f()
+            down, fm = z[idx], f()
             z[idx] = old
-            g[idx] = (fp - fm) / (2 * h)
+            g[idx] = (fp - fm) / (up - down)  # the step actually taken, not the nominal 2 h
         return g
 
     report = GradcheckReport(name or type(module).__name__, tol=tol)

@@ -9,7 +9,11 @@ buffers, then each child under ``"<child name>."``; so a PyTorch state dict conv
 loads as is.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
+
+from ._array import as_array
 
 
 class Parameter:
@@ -143,31 +147,27 @@ class Module:
     def load_state_dict(self, state_dict):
         """Load arrays saved by ``state_dict`` (or PyTorch tensors / arrays under the same keys).
 
-        Every entry is checked before any is written, so a bad state dict loads nothing:
-        missing or unexpected keys raise ``KeyError``, a shape mismatch raises ``ValueError``.
+        Every entry is checked and converted to the dtype of the array it replaces before any
+        is written, so a bad state dict loads nothing: a state dict that is no mapping raises
+        ``TypeError``, missing or unexpected keys ``KeyError``, a value that is not an array of
+        real numbers castable to that dtype (None, a string, a ragged list, complex numbers,
+        a float for an integer buffer) ``TypeError``, a shape mismatch ``ValueError``.
         """
+        who = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"{who} expects a mapping from key to array (a dict like the one "
+                            f"state_dict() returns), got {type(state_dict).__name__}")
         entries = {key: (mod, name, is_param) for key, mod, name, is_param in self._state_entries()}
         missing = [k for k in entries if k not in state_dict]
         unexpected = [k for k in state_dict if k not in entries]
         if missing or unexpected:
-            raise KeyError(
-                f"{type(self).__name__}.load_state_dict: missing keys {missing}, unexpected keys "
-                f"{unexpected}; expected exactly {list(entries)}"
-            )
-        arrays = {}
+            raise KeyError(f"{who}: missing keys {missing}, unexpected keys {unexpected}; "
+                           f"expected exactly {list(entries)}")
+        converted = []
         for key, (mod, name, is_param) in entries.items():
-            value = state_dict[key]
-            if hasattr(value, "detach"):  # a torch.Tensor
-                value = value.detach().cpu().numpy()
-            value = np.asarray(value)
             target = getattr(mod, name).data if is_param else getattr(mod, name)
-            if value.shape != target.shape:
-                raise ValueError(
-                    f"{type(self).__name__}.load_state_dict: '{key}' expected shape "
-                    f"{target.shape}, got {value.shape}"
-                )
-            arrays[key] = (target, value)
-        for target, value in arrays.values():
+            converted.append((target, _state_value(state_dict[key], target, who, key)))
+        for target, value in converted:  # every entry is valid: now write them all
             target[...] = value
         return self
 
@@ -184,6 +184,21 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
+
+
+def _state_value(value, target, who, key):
+    """``value`` (an array, a list or a torch.Tensor) as an array of ``target``'s shape and dtype,
+    or a ``TypeError`` / ``ValueError`` naming ``key`` and what was expected."""
+    if hasattr(value, "detach"):  # a torch.Tensor
+        value = value.detach().cpu().numpy()
+    value = as_array(value, who, f"entry '{key}'")
+    kind = "integers" if np.issubdtype(target.dtype, np.integer) else "real numbers"
+    if value.dtype.kind not in "iuf" or not np.can_cast(value.dtype, target.dtype, "same_kind"):
+        raise TypeError(f"{who}: '{key}' expected {kind} (a dtype that converts to {target.dtype}), "
+                        f"got dtype {value.dtype}")
+    if value.shape != target.shape:
+        raise ValueError(f"{who}: '{key}' expected shape {target.shape}, got {value.shape}")
+    return value.astype(target.dtype)
 
 
 class Sequential(Module):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import norms
+from . import nn, norms
 from .module import Module
 
 
@@ -64,8 +64,8 @@ def norm_cases(seed=0):
         Case("InstanceNorm2d tracked, eval",
              warmed(norms.InstanceNorm2d(2, affine=True, track_running_stats=True), (2, 2, 2, 2)).eval(),
              (x(2, 2, 3, 2),)),
-        Case("Dropout p=0.3 train", norms.Dropout(0.3, rng=seed), (x(4, 5),)),
-        Case("Dropout p=0.3 eval", norms.Dropout(0.3, rng=seed).eval(), (x(4, 5),)),
+        Case("Dropout p=0.3 train", nn.Dropout(0.3, rng=seed), (x(4, 5),)),
+        Case("Dropout p=0.3 eval", nn.Dropout(0.3, rng=seed).eval(), (x(4, 5),)),
     ]
     for c in cases:
         randomize_parameters(c.module, rng)

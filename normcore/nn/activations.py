@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._array import check_upstream, compute_dtype, float_input
+from .._array import check_upstream, compute_dtype, float_input, integer
 from ..module import Module
 
 
@@ -17,9 +17,11 @@ def softmax(x, axis=-1):
 
     Subtracting the row maximum changes nothing mathematically (it cancels between numerator
     and denominator) but keeps every exponent <= 0, so exp never overflows; a row of -inf
-    entries except one (a causal mask) still gives finite probabilities.
+    entries except one (a causal mask) still gives finite probabilities. ``initial=-inf`` makes
+    the maximum of an empty axis -inf instead of an error: an empty input gives an empty
+    output, as in PyTorch.
     """
-    z = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    z = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     return z / np.sum(z, axis=axis, keepdims=True)
 
 
@@ -35,14 +37,20 @@ def softmax_backward(dp, p, axis=-1):
 class _Elementwise(Module):
     """Shared bookkeeping: check the input, compute in float32 for float16, cast back.
 
-    A subclass writes ``_f(x) -> (y, saved)`` and ``_df(dy, saved) -> dx`` only.
+    A subclass writes ``_f(x) -> (y, saved)`` and ``_df(dy, saved) -> dx`` only. What it saves
+    must stay private: a subclass whose ``saved`` holds x sets ``saves_input`` (``_f`` then
+    gets a copy of the caller's array), one whose ``saved`` holds y sets ``saves_output`` (the
+    caller gets a copy of y). A float16 input needs neither: its cast to float32 is a copy.
     """
+
+    saves_input = False
+    saves_output = False
 
     def forward(self, x):
         x = float_input(x, type(self).__name__)
-        y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=False))
+        y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=self.saves_input))
         self._cache = (saved, x.shape, x.dtype)
-        return y.astype(x.dtype, copy=False)
+        return y.astype(x.dtype, copy=self.saves_output)
 
     def backward(self, dy):
         saved, shape, in_dtype = self._cached()
@@ -51,17 +59,21 @@ class _Elementwise(Module):
 
 
 class ReLU(_Elementwise):
-    r"""y = max(x, 0);  dx = dy * [x > 0]   (the gradient at exactly 0 is taken as 0, as in PyTorch).
+    r"""y = max(x, 0);  dx = dy where x > 0, and 0 where x <= 0 (at exactly 0 too, as in PyTorch).
 
-    Any shape. Cache: the mask x > 0.
+    As in PyTorch, ReLU(inf) = inf, ReLU(-inf) = 0 and NaN propagates (its gradient passes dy
+    through). ``x * (x > 0)`` would give NaN at -inf (-inf * 0), and ``dy * mask`` NaN where dy
+    is inf and the unit is off; ``np.maximum`` and ``np.where`` pick values instead.
+
+    Any shape. Cache: the mask x <= 0 of the units switched off.
     """
 
     def _f(self, x):
-        mask = x > 0
-        return x * mask, mask
+        off = x <= 0
+        return np.maximum(x, 0), off
 
-    def _df(self, dy, mask):
-        return dy * mask
+    def _df(self, dy, off):
+        return np.where(off, 0, dy)
 
 
 class GELU(_Elementwise):
@@ -77,8 +89,10 @@ class GELU(_Elementwise):
 
         dx = dy * (0.5 * (1 + t) + 0.5 * x * (1 - t**2) * k * (1 + 3 * c * x**2))
 
-    Any shape. Cache: x and t.
+    Any shape. Cache: x (a copy) and t.
     """
+
+    saves_input = True  # the cache holds x
 
     k = math.sqrt(2.0 / math.pi)
     c = 0.044715
@@ -96,6 +110,8 @@ class Sigmoid(_Elementwise):
     r"""y = 1 / (1 + exp(-x)), computed as 0.5 * (1 + tanh(x / 2)) so no exp can overflow;
     dx = dy * y * (1 - y).  Any shape. Cache: y."""
 
+    saves_output = True  # the cache holds y
+
     def _f(self, x):
         y = 0.5 * (1.0 + np.tanh(0.5 * x))
         return y, y
@@ -106,6 +122,8 @@ class Sigmoid(_Elementwise):
 
 class Tanh(_Elementwise):
     r"""y = tanh(x);  dx = dy * (1 - y**2).  Any shape. Cache: y."""
+
+    saves_output = True  # the cache holds y
 
     def _f(self, x):
         y = np.tanh(x)
@@ -126,8 +144,10 @@ class Softmax(_Elementwise):
     Any shape. Cache: y.
     """
 
+    saves_output = True  # the cache holds y
+
     def __init__(self, axis=-1):
-        self.axis = int(axis)
+        self.axis = integer(axis, "axis", "Softmax")
 
     def extra_repr(self):
         return f"axis={self.axis}"

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .._array import check_upstream, float_input, make_rng
+from .._array import check_upstream, float_input, make_rng, positive_int
 from ..module import Module
 from .activations import softmax, softmax_backward
 from .linear import Linear
@@ -55,9 +55,11 @@ class CausalSelfAttention(Module):
 
     def __init__(self, d_model, n_heads, bias=True, init="xavier", value_gain=1.0, rng=None,
                  dtype=np.float64):
-        if n_heads < 1 or d_model % n_heads:
+        d_model = positive_int(d_model, "d_model", "CausalSelfAttention")
+        n_heads = positive_int(n_heads, "n_heads", "CausalSelfAttention")
+        if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        self.d_model, self.n_heads, self.head_dim = int(d_model), int(n_heads), int(d_model) // int(n_heads)
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         rng = make_rng(rng)
         self.q = Linear(d_model, d_model, bias, init, 1.0, rng, dtype)
         self.k = Linear(d_model, d_model, False, init, 1.0, rng, dtype)  # no key bias: see the docstring

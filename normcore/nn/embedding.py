@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._array import check_upstream, float_input, make_rng, sum_to_shape
+from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number, sum_to_shape
 from ..module import Module, Parameter
 
 
@@ -11,7 +11,7 @@ def index_input(idx, size, who, what="index", allowed=None):
 
     ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).
     """
-    idx = np.asarray(idx)
+    idx = as_array(idx, who, f"{what}s")
     if not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"{who} expects integer {what}s, got dtype {idx.dtype}")
     bad = (idx < 0) | (idx >= size)
@@ -25,11 +25,10 @@ def index_input(idx, size, who, what="index", allowed=None):
     return idx
 
 
-def learned_table(rows, dim, rng, dtype, std, who):
-    """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive."""
-    if rows < 1 or dim < 1:
-        raise ValueError(f"{who} needs a table of at least 1 row and 1 column, got ({rows}, {dim})")
-    return Parameter(make_rng(rng).normal(0.0, std, (int(rows), int(dim))), dtype=dtype)
+def learned_table(rows, dim, rng, dtype, std, who, rows_name):
+    """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive ints."""
+    shape = (positive_int(rows, rows_name, who), positive_int(dim, "dim", who))
+    return Parameter(make_rng(rng).normal(0.0, real_number(std, "std", who, low=0.0), shape), dtype=dtype)
 
 
 class Embedding(Module):
@@ -44,11 +43,11 @@ class Embedding(Module):
     receives both gradients. (``dweight[idx] += dy`` would be wrong: with repeated indices
     NumPy's buffered fancy assignment keeps only one of them.) The integer input has no
     gradient; ``backward`` returns None. ``weight`` starts N(0, std**2), std=1 as in
-    PyTorch. Cache: idx.
+    PyTorch. Cache: a copy of idx.
     """
 
     def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
-        self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding")
+        self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding", "num_embeddings")
         self.num_embeddings, self.dim = self.weight.shape
 
     def extra_repr(self):
@@ -56,7 +55,7 @@ class Embedding(Module):
 
     def forward(self, idx):
         idx = index_input(idx, self.num_embeddings, "Embedding", "id")
-        self._cache = idx
+        self._cache = idx.copy()  # private: the caller may overwrite its ids before backward
         return self.weight.data[idx]  # (*, dim)
 
     def backward(self, dy):
@@ -76,11 +75,11 @@ class PositionalEmbedding(Module):
         dweight[t] = sum over the leading axes of dy[..., t, :]    (rows t >= T get nothing)
 
     It is what ``torch.nn.Embedding(max_len, dim)`` applied to ``arange(T)`` and added to x
-    computes. ``weight`` starts N(0, std**2). Cache: the input's shape.
+    computes. ``weight`` starts N(0, std**2). Cache: the input's shape and dtype.
     """
 
     def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
-        self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding")
+        self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding", "max_len")
         self.max_len, self.dim = self.weight.shape
 
     def extra_repr(self):
@@ -93,12 +92,12 @@ class PositionalEmbedding(Module):
         T = x.shape[-2]
         if T > self.max_len:
             raise ValueError(f"sequence length T={T} exceeds max_len={self.max_len} of the positional embedding")
-        self._cache = x.shape
-        return x + self.weight.data[:T].astype(x.dtype, copy=False)
+        self._cache = (x.shape, x.dtype)
+        return x + self.weight.data[:T].astype(x.dtype, copy=False)  # (*, T, dim)
 
     def backward(self, dy):
-        shape = self._cached()
+        shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "PositionalEmbedding")
         T = shape[-2]
         self.weight.grad[:T] += sum_to_shape(dy, (T, self.dim))  # (T, dim)
-        return dy
+        return dy.astype(in_dtype, copy=False)  # (*, T, dim)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .._array import check_upstream, compute_dtype, float_input, make_rng
+from .._array import check_upstream, compute_dtype, float_input, make_rng, positive_int, real_number
 from ..module import Module, Parameter
 
 INITS = ("xavier", "xavier_normal", "kaiming", "kaiming_uniform", "torch")
@@ -58,18 +58,17 @@ class Linear(Module):
     "xavier_normal", "kaiming", "kaiming_uniform", "torch") and ``gain`` scales it. The bias
     starts at zero, except with ``init="torch"`` where it is U(-1/sqrt(in), 1/sqrt(in)) as in
     PyTorch. ``rng`` is None, an int seed or a ``np.random.Generator``. Parameter names and
-    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: x.
+    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
     """
 
     def __init__(self, in_features, out_features, bias=True, init="xavier", gain=1.0, rng=None,
                  dtype=np.float64):
-        for name, n in (("in_features", in_features), ("out_features", out_features)):
-            if not isinstance(n, (int, np.integer)) or n < 1:
-                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
-        self.in_features, self.out_features = int(in_features), int(out_features)
-        self.init, self.gain = init, float(gain)
+        self.in_features = positive_int(in_features, "in_features", "Linear")
+        self.out_features = positive_int(out_features, "out_features", "Linear")
+        self.init, self.gain = init, real_number(gain, "gain", "Linear")
         rng = make_rng(rng)
-        self.weight = Parameter(init_weight(self.out_features, self.in_features, init, gain, rng), dtype=dtype)
+        weight = init_weight(self.out_features, self.in_features, init, self.gain, rng)  # (out, in)
+        self.weight = Parameter(weight, dtype=dtype)
         if bias:
             bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
             self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
@@ -86,7 +85,7 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}) expects input of shape "
                 f"(*, {self.in_features}), got {x.shape}"
             )
-        xc = x.astype(compute_dtype(x.dtype), copy=False)
+        xc = x.astype(compute_dtype(x.dtype))  # (*, in), a private copy: the caller may overwrite x
         y = xc @ self.weight.data.astype(xc.dtype, copy=False).T  # (*, out)
         if self.bias is not None:
             y = y + self.bias.data.astype(xc.dtype, copy=False)

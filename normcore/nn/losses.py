@@ -6,13 +6,13 @@ gradient of ``dloss * loss`` with respect to the prediction, to hand to the mode
 
 import numpy as np
 
-from .._array import compute_dtype, float_input
+from .._array import as_array, compute_dtype, float_input, integer
 from ..module import Module
 from .embedding import index_input
 
 
 def _scalar_upstream(dloss, who):
-    dloss = np.asarray(dloss)
+    dloss = as_array(dloss, f"{who}.backward", "upstream gradient")
     if dloss.shape != () or not np.issubdtype(dloss.dtype, np.number) or np.iscomplexobj(dloss):
         raise ValueError(f"{who}.backward expects a real scalar upstream gradient (the loss is a scalar), "
                          f"got {dloss!r}")
@@ -36,7 +36,7 @@ class CrossEntropyLoss(Module):
     """
 
     def __init__(self, ignore_index=-100):
-        self.ignore_index = int(ignore_index)
+        self.ignore_index = integer(ignore_index, "ignore_index", "CrossEntropyLoss")
 
     def forward(self, logits, targets):
         logits = float_input(logits, "CrossEntropyLoss")
@@ -50,7 +50,7 @@ class CrossEntropyLoss(Module):
         keep = targets != self.ignore_index  # (*)
         n = int(keep.sum())
         x = logits.astype(compute_dtype(logits.dtype), copy=False)  # float16 is computed in float32
-        z = x - x.max(axis=-1, keepdims=True)  # (*, V)
+        z = x - x.max(axis=-1, keepdims=True, initial=-np.inf)  # (*, V); initial: no error for V = 0
         logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (*, V)
         safe = np.where(keep, targets, 0)  # (*), any valid index for ignored rows
         picked = np.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]  # (*)
@@ -75,7 +75,8 @@ class MSELoss(Module):
         loss  = mean((pred - target)**2)                 scalar
         dpred = dloss * 2 * (pred - target) / N          the shape of pred
 
-    ``backward`` returns dpred only (the target is data). Cache: pred - target.
+    ``backward`` returns dpred only (the target is data), in pred's dtype. Over no elements
+    (N = 0) the loss is NaN, as in PyTorch. Cache: pred - target.
     """
 
     def forward(self, pred, target):
@@ -84,11 +85,12 @@ class MSELoss(Module):
         if pred.shape != target.shape:
             raise ValueError(f"MSELoss: pred and target must have the same shape, "
                              f"got {pred.shape} and {target.shape}")
-        diff = pred - target
-        self._cache = diff
-        return np.asarray(np.mean(diff * diff), dtype=pred.dtype)
+        diff = pred - target  # (*)
+        loss = np.sum(diff * diff) / diff.size if diff.size else np.nan
+        self._cache = (diff, pred.dtype)
+        return np.asarray(loss, dtype=pred.dtype)
 
     def backward(self, dloss=1.0):
-        diff = self._cached()
+        diff, pred_dtype = self._cached()
         dloss = _scalar_upstream(dloss, "MSELoss")
-        return dloss * 2.0 * diff / diff.size
+        return (dloss * 2.0 * diff / max(diff.size, 1)).astype(pred_dtype, copy=False)  # (*)

@@ -3,15 +3,31 @@ small decoder-only language model built from them."""
 
 import numpy as np
 
-from .._array import check_upstream, float_input, make_rng
+from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number
 from ..module import Module, Sequential
-from ..norms import Dropout, LayerNorm, RMSNorm
+from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
 from .attention import CausalSelfAttention
+from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
 
-NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+NORMS = ("layernorm", "rmsnorm")
+NORM_TIERS = ("reference", "fast")
+
+
+def norm_class(norm, tier="reference"):
+    """The class of the norm named ``norm`` ("layernorm" or "rmsnorm") in ``tier``: "reference"
+    (``normcore.norms``, the readable layers) or "fast" (``normcore.fast``, the same layers with
+    cache-blocked kernels, for experiments bound by time; imported only when asked for)."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if tier not in NORM_TIERS:
+        raise ValueError(f"norm_tier must be one of {NORM_TIERS}, got {tier!r}")
+    if tier == "fast":
+        from .. import fast
+        return {"layernorm": fast.LayerNorm, "rmsnorm": fast.RMSNorm}[norm]
+    return {"layernorm": LayerNorm, "rmsnorm": RMSNorm}[norm]
 POSITIONS = ("pre", "post", "deepnorm", "none")
 
 
@@ -32,6 +48,8 @@ class FeedForward(Module):
                  dtype=np.float64):
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        d_model = positive_int(d_model, "d_model", "FeedForward")
+        d_ff = positive_int(d_ff, "d_ff", "FeedForward")
         rng = make_rng(rng)
         self.fc1 = Linear(d_model, d_ff, bias, init, gain, rng, dtype)
         self.act = ACTIVATIONS[activation]()
@@ -52,6 +70,7 @@ def deepnorm_constants(n_layers):
     projections. Together they bound how much one update can change the output, which lets
     Post-Norm-style blocks train at depths where plain Post-Norm diverges (Wang et al., 2022).
     """
+    n_layers = positive_int(n_layers, "n_layers", "deepnorm_constants")
     return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
 
 
@@ -75,28 +94,32 @@ class TransformerBlock(Module):
     beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm").
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
-    or "rmsnorm"; ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the
-    original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
+    or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
+    ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the original
+    Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
     """
 
     def __init__(self, d_model, n_heads, d_ff=None, norm="layernorm", position="pre", dropout=0.0,
-                 n_layers=None, rng=None, dtype=np.float64, activation="gelu"):
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {sorted(NORMS)}, got {norm!r}")
+                 n_layers=None, rng=None, dtype=np.float64, activation="gelu", norm_tier="reference"):
+        Norm = norm_class(norm, norm_tier)
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
-        if position == "deepnorm" and (n_layers is None or n_layers < 1):
-            raise ValueError(f"position='deepnorm' needs n_layers, the number of blocks N >= 1, got {n_layers}")
-        self.d_model, self.position, self.norm_kind, self.n_layers = int(d_model), position, norm, n_layers
-        self.d_ff = 4 * self.d_model if d_ff is None else int(d_ff)
+        if n_layers is not None:
+            n_layers = positive_int(n_layers, "n_layers", "TransformerBlock")
+        if position == "deepnorm" and n_layers is None:
+            raise ValueError("position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
+        dropout = real_number(dropout, "dropout", "TransformerBlock", 0.0, 1.0)
+        self.d_model = positive_int(d_model, "d_model", "TransformerBlock")
+        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
+        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", "TransformerBlock")
         self.alpha, beta = deepnorm_constants(n_layers) if position == "deepnorm" else (1.0, 1.0)
         rng = make_rng(rng)
         if position != "none":
-            self.norm1 = NORMS[norm](self.d_model, dtype=dtype)
+            self.norm1 = Norm(self.d_model, dtype=dtype)
         self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
         if position != "none":
-            self.norm2 = NORMS[norm](self.d_model, dtype=dtype)
+            self.norm2 = Norm(self.d_model, dtype=dtype)
         self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
@@ -128,13 +151,14 @@ class TransformerBlock(Module):
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
-        self._cache = x.shape
+        self._cache = (x.shape, x.dtype)
         for f, norm, drop in self._sublayers():
             x = self._residual(x, f, norm, drop)
         return x
 
     def backward(self, dy):
-        dy = check_upstream(dy, self._cached(), "TransformerBlock")
+        shape, in_dtype = self._cached()
+        dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
         for f, norm, drop in reversed(self._sublayers()):
             dy = self._residual_backward(dy, f, norm, drop)
         return dy
@@ -158,25 +182,31 @@ class TinyTransformer(Module):
     are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
     ``activation`` is each feed-forward's; ``embedding_std`` the standard deviation the token and
     position embeddings are drawn with (small values, e.g. 0.02, leave the residual stream to
-    the blocks from the first block on).
+    the blocks from the first block on). ``norm_tier`` picks the norms' tier, as in
+    ``TransformerBlock``.
     """
 
     def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
                  position="pre", dropout=0.0, rng=None, dtype=np.float64, activation="gelu",
-                 embedding_std=1.0):
-        if n_layers < 1:
-            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-        self.vocab_size, self.max_len = int(vocab_size), int(max_len)
+                 embedding_std=1.0, norm_tier="reference"):
+        who = "TinyTransformer"
+        vocab_size = positive_int(vocab_size, "vocab_size", who)
+        d_model = positive_int(d_model, "d_model", who)
+        n_layers = positive_int(n_layers, "n_layers", who)
+        n_heads = positive_int(n_heads, "n_heads", who)
+        max_len = positive_int(max_len, "max_len", who)
+        self.vocab_size, self.max_len = vocab_size, max_len
         self.position = position
         rng = make_rng(rng)
         self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.blocks = Sequential(*[
-            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation)
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
+                             norm_tier)
             for _ in range(n_layers)
         ])
         if position == "pre":
-            self.norm_f = NORMS[norm](d_model, dtype=dtype)
+            self.norm_f = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
 
     def _stages(self):
@@ -185,7 +215,7 @@ class TinyTransformer(Module):
                 if m is not None]
 
     def forward(self, tokens):
-        tokens = np.asarray(tokens)
+        tokens = as_array(tokens, "TinyTransformer", "token ids")
         if tokens.ndim != 2:
             raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
         index_input(tokens, self.vocab_size, "TinyTransformer", "token id")

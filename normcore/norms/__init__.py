@@ -5,11 +5,10 @@ share; ``base`` the bookkeeping every norm shares. The fast tier is ``normcore.f
 """
 
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .dropout import Dropout
 from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
 from .standardization import mean_over, moments, standardize, standardize_backward
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "Dropout", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
            "LayerNorm", "RMSNorm", "mean_over", "moments", "standardize", "standardize_backward"]

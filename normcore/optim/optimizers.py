@@ -4,8 +4,11 @@ An optimizer holds a list of ``Parameter`` and updates ``p.data`` in place from 
 ``step()``. ``lr`` is a plain attribute, so a schedule can set it before each step.
 """
 
+import math
+
 import numpy as np
 
+from .._array import real_number
 from ..module import Module, Parameter
 
 
@@ -39,8 +42,10 @@ def clip_grad_norm(params, max_norm):
     returns it). Clipping rescales all gradients together, so the update keeps its direction.
     """
     params = _param_list(params, "clip_grad_norm")
+    if max_norm != math.inf:  # inf only measures the norm, as PyTorch allows
+        max_norm = real_number(max_norm, "max_norm", "clip_grad_norm")
     if max_norm <= 0:
-        raise ValueError(f"max_norm must be positive, got {max_norm}")
+        raise ValueError(f"clip_grad_norm: max_norm must be positive, got {max_norm}")
     total = grad_norm(params)
     coef = max_norm / (total + 1e-6)
     if coef < 1.0:
@@ -54,13 +59,9 @@ class Optimizer:
 
     def __init__(self, params, lr, weight_decay=0.0):
         name = type(self).__name__
-        if lr < 0:
-            raise ValueError(f"{name}: lr must be >= 0, got {lr}")
-        if weight_decay < 0:
-            raise ValueError(f"{name}: weight_decay must be >= 0, got {weight_decay}")
+        self.lr = real_number(lr, "lr", name, low=0.0)
+        self.weight_decay = real_number(weight_decay, "weight_decay", name, low=0.0)
         self.params = _param_list(params, name)
-        self.lr = float(lr)
-        self.weight_decay = float(weight_decay)
         self.step_count = 0
         self.state = [{} for _ in self.params]
 
@@ -90,9 +91,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr, weight_decay)
-        if momentum < 0:
-            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
-        self.momentum = float(momentum)
+        self.momentum = real_number(momentum, "momentum", "SGD", low=0.0)
 
     def _update(self, p, g, state):
         g = g + self.weight_decay * p.data
@@ -119,9 +118,15 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params, lr, weight_decay)
-        if not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"{type(self).__name__}: betas must lie in [0, 1), got {betas}")
-        self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
+        name = type(self).__name__
+        if not isinstance(betas, (tuple, list)):
+            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        if len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        self.betas = tuple(real_number(b, f"betas[{i}]", name, low=0.0) for i, b in enumerate(betas))
+        if not all(b < 1.0 for b in self.betas):
+            raise ValueError(f"{name}: betas must lie in [0, 1), got {betas}")
+        self.eps = real_number(eps, "eps", name, low=0.0)
 
     def _update(self, p, g, state):
         beta1, beta2 = self.betas

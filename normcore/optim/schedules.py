@@ -13,6 +13,8 @@ its gradients near the output are large, and a full-size first step can throw it
 
 import math
 
+from .._array import positive_int, real_number
+
 
 class Schedule:
     """A named ``step -> lr`` function; ``repr`` gives the name, e.g. for a plot's legend."""
@@ -29,9 +31,9 @@ class Schedule:
         return self.name
 
 
-def _check_warmup(warmup):
-    if warmup < 1:
-        raise ValueError(f"warmup must be >= 1 step, got {warmup}")
+def _checked(lr, warmup, who):
+    """lr as a number >= 0 and warmup as a positive int, or an error saying so."""
+    return real_number(lr, "lr", who, low=0.0), positive_int(warmup, "warmup", who)
 
 
 def _warmup_factor(step, warmup):
@@ -40,25 +42,28 @@ def _warmup_factor(step, warmup):
 
 def constant(lr):
     """lr at every step."""
+    lr = real_number(lr, "lr", "constant", low=0.0)
     return Schedule(f"constant(lr={lr:g})", lambda step: lr)
 
 
 def linear_warmup(lr, warmup):
     """lr * min(1, (step + 1) / warmup): a linear ramp over ``warmup`` steps, then constant."""
-    _check_warmup(warmup)
+    lr, warmup = _checked(lr, warmup, "linear_warmup")
     return Schedule(f"linear_warmup(lr={lr:g}, warmup={warmup})", lambda step: lr * _warmup_factor(step, warmup))
 
 
 def warmup_inverse_sqrt(lr, warmup):
     """Linear warmup, then lr * sqrt(warmup / (step + 1)) (the original Transformer's schedule)."""
-    _check_warmup(warmup)
+    lr, warmup = _checked(lr, warmup, "warmup_inverse_sqrt")
     return Schedule(f"warmup_inverse_sqrt(lr={lr:g}, warmup={warmup})",
                     lambda step: lr * min((step + 1) / warmup, math.sqrt(warmup / (step + 1))))
 
 
 def warmup_cosine(lr, warmup, total, min_lr=0.0):
     """Linear warmup, then a half cosine from lr down to min_lr, reached at step total - 1."""
-    _check_warmup(warmup)
+    lr, warmup = _checked(lr, warmup, "warmup_cosine")
+    total = positive_int(total, "total", "warmup_cosine")
+    min_lr = real_number(min_lr, "min_lr", "warmup_cosine", low=0.0)
     if total <= warmup:
         raise ValueError(f"warmup_cosine needs total > warmup, got total={total}, warmup={warmup}")
 

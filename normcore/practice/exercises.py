@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import norms
+from .. import nn, norms
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -265,7 +265,7 @@ def dropout_seeded(rec, make, rng):
 
 
 DROPOUT = Exercise(
-    "dropout", "Dropout", norms.Dropout,
+    "dropout", "Dropout", nn.Dropout,
     "Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks",
     (
         Probe(f"train p={P} {SHAPE}", dropout_train),

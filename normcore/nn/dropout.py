@@ -1,6 +1,6 @@
 """Dropout, in its inverted form: the scaling happens in training, evaluation is the identity."""
 
-from .._array import check_upstream, float_input, make_rng
+from .._array import check_upstream, compute_dtype, float_input, make_rng, real_number
 from ..module import Module
 
 
@@ -17,13 +17,18 @@ class Dropout(Module):
     Without the 1/(1 - p) in training the expected activation shrinks by (1 - p) and the
     network sees larger inputs at evaluation than it was trained on.
 
-    ``rng`` is None, an int seed, or a ``np.random.Generator``. Cache: the mask.
+    As ``torch.nn.Dropout`` does, evaluation (and p = 0) returns the input array itself, not a
+    copy: writing into that output writes into the input. Nothing of it is cached (only its
+    shape and dtype), so that cannot change a later backward. y and dx have the input's dtype
+    (float16 is computed in float32). ``rng`` is None, an int seed, or a ``np.random.Generator``.
+    Cache: the mask.
     """
 
     def __init__(self, p=0.5, rng=None):
+        p = real_number(p, "p", "Dropout")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = float(p)
+        self.p = p
         self.rng = make_rng(rng)
 
     def extra_repr(self):
@@ -37,15 +42,17 @@ class Dropout(Module):
     def forward(self, x):
         x = float_input(x, "Dropout")
         if not self.training or self.p == 0.0:
-            self._cache = (None, x.shape)
-            return x
-        mask = self.rng.random(x.shape) >= self.p
-        self._cache = (mask, x.shape)
-        return x * mask * x.dtype.type(self.scale)
+            self._cache = (None, x.shape, x.dtype)
+            return x  # the identity, as in PyTorch: the very same array
+        mask = self.rng.random(x.shape) >= self.p  # (*), True for the units kept
+        xc = x.astype(compute_dtype(x.dtype), copy=False)
+        self._cache = (mask, x.shape, x.dtype)
+        return (xc * mask * xc.dtype.type(self.scale)).astype(x.dtype, copy=False)
 
     def backward(self, dy):
-        mask, shape = self._cached()
+        mask, shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "Dropout")
         if mask is None:
-            return dy
-        return dy * mask * dy.dtype.type(self.scale)
+            return dy.astype(in_dtype, copy=False)  # dx = dy
+        dy = dy.astype(compute_dtype(in_dtype), copy=False)
+        return (dy * mask * dy.dtype.type(self.scale)).astype(in_dtype, copy=False)
