@@ -262,47 +262,19 @@ def bad_state_dicts(layer):
         ("missing key", {k: v for k, v in good.items() if k != last}, KeyError, rf"missing keys \['{last}'\]"),
         ("unexpected key", {**good, "running_mean_typo": np.zeros(3)}, KeyError, r"unexpected keys \['running_mean_typo'\]"),
         ("prefixed keys", {f"norm.{k}": v for k, v in good.items()}, KeyError, rf"unexpected keys \['norm\.{first}'"),
-        ("wrong shape", {**good, last: np.zeros(shape + (2,))}, ValueError, rf"'{last}' expected shape {re.escape(str(shape))}, got"),
+        ("wrong shape", {**good, last: np.zeros(shape + (2,), good[last].dtype)}, ValueError,
+         rf"'{last}' expected shape {re.escape(str(shape))}, got"),
         ("None value", {**good, last: None}, TypeError, rf"'{last}'"),
         ("string value", {**good, last: np.full(shape, "x")}, TypeError, rf"'{last}'"),
         ("object array", {**good, last: np.full(shape, None, dtype=object)}, TypeError, rf"'{last}'"),
         ("complex value", {**good, last: np.zeros(shape, complex)}, TypeError, rf"'{last}'"),
-        ("a list, not a dict", list(good.values()), TypeError, r"load_state_dict expects a dict"),
-        ("None, not a dict", None, TypeError, r"load_state_dict expects a dict"),
+        ("a list, not a dict", list(good.values()), TypeError, r"load_state_dict expects a mapping .*, got list"),
+        ("None, not a dict", None, TypeError, r"load_state_dict expects a mapping .*, got NoneType"),
     ]
 
 
 STATE_CASES = ["missing key", "unexpected key", "prefixed keys", "wrong shape", "None value", "string value",
                "object array", "complex value", "a list, not a dict", "None, not a dict"]
-# What Module.load_state_dict (normcore/module.py, being reworked on the nn branch) gets wrong today:
-WRONG_ERROR = {  # no error, or not the fitting one
-    "None value": "ValueError about shape (), not a TypeError about the value",
-    "string value": "NumPy's ValueError from the cast, after earlier entries were written",
-    "object array": "loads None as NaN",
-    "complex value": "drops the imaginary part with a ComplexWarning",
-    "a list, not a dict": "NumPy's ValueError about an array's truth value",
-    "None, not a dict": "TypeError: argument of type 'NoneType' is not iterable",
-}
-NOT_ATOMIC = {  # (the layers it happens to, why): loads something, or part of the dict before failing
-    "string value": (lambda name: name != "RMSNorm",  # RMSNorm's only entry is the bad one
-                     "writes the entries before the bad one, then fails on the cast"),
-    "None value": (lambda name: name not in ("LayerNorm", "RMSNorm", "GroupNorm"),
-                   "a None num_batches_tracked passes the shape check (shape ()); the cast fails "
-                   "after the other entries were written"),
-    "object array": (lambda name: True, "loads None as NaN (or fails after the other entries)"),
-    "complex value": (lambda name: True, "loads the real part"),
-}
-
-
-def state_cases(failing):
-    """(name, case) parameters, marked xfail(strict=True) where ``failing`` says module.py fails."""
-    params = []
-    for name in NORMS:
-        for case in STATE_CASES:
-            applies, why = failing.get(case, (lambda name: False, ""))
-            marks = [pytest.mark.xfail(strict=True, reason=f"normcore/module.py: {why}")] if applies(name) else []
-            params.append(pytest.param(name, case, marks=marks, id=f"{name}-{case}"))
-    return params
 
 
 def layer_with_state(tier, name):
@@ -318,7 +290,8 @@ def assert_same_state(after, before, what):
 
 
 @tiers
-@pytest.mark.parametrize("name, case", state_cases({case: (lambda name: True, why) for case, why in WRONG_ERROR.items()}))
+@norms
+@pytest.mark.parametrize("case", STATE_CASES)
 def test_bad_state_dicts_raise_the_fitting_error(tier, name, case):
     layer = layer_with_state(tier, name)
     label, bad, error, message = next(c for c in bad_state_dicts(layer) if c[0] == case)
@@ -327,7 +300,8 @@ def test_bad_state_dicts_raise_the_fitting_error(tier, name, case):
 
 
 @tiers
-@pytest.mark.parametrize("name, case", state_cases(NOT_ATOMIC))
+@norms
+@pytest.mark.parametrize("case", STATE_CASES)
 def test_a_failed_load_loads_nothing(tier, name, case):
     """load_state_dict is atomic: after any failing load, state_dict() is what it was."""
     layer = layer_with_state(tier, name)
@@ -576,6 +550,9 @@ def test_train_and_eval_switch_over_several_steps(tier, name, data):
         other = copy.deepcopy(layer).train(not training)
         y = forward(layer, x)
         after = layer.state_dict()
+        if not tracked:  # the same function in both modes, errors included
+            y_other = forward(other, x)
+            assert (y is None) == (y_other is None), f"step {step}: raises in one mode only"
         if y is None:
             assert all(np.array_equal(after[k], before[k]) for k in before), f"step {step}: a failed forward changed the state"
             continue
@@ -598,6 +575,6 @@ def test_train_and_eval_switch_over_several_steps(tier, name, data):
                                        rtol=1e-12, atol=1e-12, err_msg=f"step {step}: y in evaluation")
             np.testing.assert_allclose(dx, dy * gamma * rstd, rtol=1e-12, atol=1e-12,
                                        err_msg=f"step {step}: dx in evaluation")
-        elif not tracked:  # the same function in both modes
-            np.testing.assert_array_equal(other(x), y, err_msg=f"step {step}: y differs between the modes")
+        elif not tracked:
+            np.testing.assert_array_equal(y_other, y, err_msg=f"step {step}: y differs between the modes")
             np.testing.assert_array_equal(other.backward(dy), dx, err_msg=f"step {step}: dx differs between the modes")
