@@ -16,8 +16,9 @@ import time
 import numpy as np
 
 from .. import BatchNorm1d, LayerNorm, RMSNorm
+from .._threads import single_thread
+from .._timing import keep_freed_memory
 from . import _plot
-from ._blas import keep_freed_memory, single_thread
 
 NAME = "speed"
 TITLE = "Forward + backward time of LayerNorm, RMSNorm and BatchNorm"
