@@ -1,10 +1,10 @@
 """The one timing loop of normcore: ``normcore bench`` and the speed experiment both use it.
 
 Every implementation being compared runs in the same process, interleaved: one run of each in
-turn, repeated for several rounds, so that a change in the machine's load hits all of them
-alike. Results are the seconds of every round; compare medians, or better the median over
-rounds of the ratio of two implementations' times in the same round (``paired_ratio``), which
-stays steady on a busy machine.
+turn, repeated for several rounds (in an order that rotates from round to round), so that a
+change in the machine's load hits all of them alike. Results are the seconds of every round;
+compare medians, or better the median over rounds of the ratio of two implementations' times
+in the same round (``paired_ratio``), which stays steady on a busy machine.
 
 A *runner* is any object with ``forward()`` and ``backward()`` (or ``step()``) and a
 ``context()`` that returns the context manager each timed call runs in (thread counts, say).
@@ -55,12 +55,19 @@ def time_once(runner, phase):
 
 def time_interleaved(runners, phases, repeats, warmup=2):
     """{(name, phase): [seconds of each round]} for the runners {name: runner}: in every round,
-    each phase of each runner once, in turn. The first ``warmup`` rounds are not kept."""
+    each phase of each runner once, in turn. The first ``warmup`` rounds are not kept.
+
+    The order of the runners rotates by one from round to round, so that no runner always
+    follows the same one: what a run leaves behind (PyTorch's idle threads still spinning, the
+    CPU cache full of its arrays) falls on every runner in turn."""
     times = {(name, phase): [] for name in runners for phase in phases}
+    names = list(runners)
     for round_ in range(warmup + repeats):
+        shift = round_ % len(names) if names else 0
+        order = names[shift:] + names[:shift]
         for phase in phases:
-            for name, runner in runners.items():
-                seconds = time_once(runner, phase)
+            for name in order:
+                seconds = time_once(runners[name], phase)
                 if round_ >= warmup:
                     times[name, phase].append(seconds)
     return times

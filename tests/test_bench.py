@@ -155,3 +155,18 @@ def test_cli_bench_has_a_description_and_an_example_and_runs(monkeypatch, capsys
     monkeypatch.setattr("normcore.commands.bench.run_bench", lambda **kw: calls.update(kw))
     assert main(["bench", "--quick", "--no-torch"]) == 0
     assert calls == {"quick": True, "torch": None}
+
+
+def test_the_timing_loop_runs_every_runner_once_per_round_in_a_rotating_order():
+    calls = []
+
+    class Runner(_timing.LayerRunner):
+        def __init__(self, name):
+            self.name = name
+
+        def forward(self):
+            calls.append(self.name)
+
+    times = _timing.time_interleaved({n: Runner(n) for n in "abc"}, ("forward",), repeats=2, warmup=1)
+    assert calls == list("abc" "bca" "cab")
+    assert {k: len(v) for k, v in times.items()} == {(n, "forward"): 2 for n in "abc"}
