@@ -2,8 +2,8 @@
 Transformer training step; ``normcore bench`` prints what this module measures.
 
 Every implementation of a case runs in the same process, interleaved round by round (one run
-of each in turn, repeated: ``normcore._timing``), so that a change in the machine's load hits
-all of them alike. Times are medians; ratios are medians over rounds of the ratio of two times
+of each in turn, repeated, in an order that rotates from round to round: ``normcore._timing``),
+so that a change in the machine's load hits all of them alike. Times are medians; ratios are medians over rounds of the ratio of two times
 taken in the same round. The implementations of each norm:
 
 * ``reference``: ``nc.LayerNorm`` and the others, the readable whole-array tier.
