@@ -9,6 +9,7 @@
 
 from .gradcheck import GradcheckReport, gradcheck, rel_error
 from . import derivations  # nc.derivations.step_through("layernorm"): the backward node by node
+from . import fast  # normcore.fast.LayerNorm etc.: the same layers with blocked, in-place kernels
 from .module import Module, Parameter, Sequential
 from .norms import (BatchNorm1d, BatchNorm2d, Dropout, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                     LayerNorm, RMSNorm)

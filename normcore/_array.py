@@ -90,69 +90,16 @@ def check_upstream(dy, expected_shape, who):
     return dy
 
 
-def sum_to_shape(g, shape, times=None):
-    """Sum ``g`` (or ``g * times``) over the axes along which an array of ``shape`` was broadcast
-    to ``g.shape``.
+def sum_to_shape(g, shape):
+    """Sum ``g`` over the axes along which an array of ``shape`` was broadcast to ``g.shape``.
 
     This is the backward of broadcasting: a parameter of shape (C,) used at every position of
-    an (N, C) input receives the sum of the N gradients. ``times`` gives the sum of a product,
-    e.g. ``sum_to_shape(dy, gamma_shape, times=x_hat)`` for dgamma, without forming it.
+    an (N, C) input receives the sum of the N gradients.
     """
     shape = tuple(shape)
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    if not axes:
-        return (g if times is None else g * times).reshape(shape)
-    return sum_over(g, axes, times).reshape(shape)
-
-
-def sum_over(a, axes, times=None):
-    """``np.sum(a * times, axes, keepdims=True)`` (or of ``a`` alone), fast and accurate.
-
-    The product is never formed: ``np.vecdot`` (a dot product per row, for sums over the trailing
-    axes; a plain sum is the dot product with ones, faster than ``np.sum`` there and as
-    accurate) or ``np.einsum`` multiply and add in one pass.
-
-    A sum over the batch (axis 0, as for dgamma or BatchNorm's mean) would otherwise add the
-    rows one after the other, with a float32 rounding error growing like the number of rows n.
-    The rows are summed in q blocks of b ~ sqrt(n) rows instead (one NumPy call over a
-    (q, b, ...) view), and the q block sums are added in float64: the error grows like sqrt(n).
-    The result has ``a``'s dtype and keeps the reduced axes as size 1.
-    """
-    axes = tuple(sorted(ax % a.ndim for ax in ((axes,) if isinstance(axes, (int, np.integer)) else axes)))
-    operands = (a,) if times is None else (a, times)
-    if 0 not in axes:
-        lead = a.ndim - len(axes)
-        if axes == tuple(range(lead, a.ndim)):  # trailing axes: a dot product per row
-            rows = a.shape[:lead]
-            a = a.reshape(rows + (-1,))  # (*rows, n)
-            times = np.ones(a.shape[-1], a.dtype) if times is None else times.reshape(a.shape)
-            return np.vecdot(a, times).reshape(rows + (1,) * len(axes))
-        return _einsum_sum(operands, axes)
-    lead = next(i for i in range(a.ndim + 1) if i not in axes)  # axes 0..lead-1 merge into one
-    kept_shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
-    flat = [op.reshape((-1,) + a.shape[lead:]) for op in operands]  # (n, *rest)
-    rest_axes = tuple(ax - lead + 2 for ax in axes if ax >= lead)  # their place in (q, b, *rest)
-    n = flat[0].shape[0]
-    b = max(1, int(np.sqrt(n)))
-    q = n // b
-    blocks = [op[:q * b].reshape((q, b) + op.shape[1:]) for op in flat]  # (q, b, *rest)
-    total = _einsum_sum(blocks, (1,) + rest_axes).astype(np.float64).sum(axis=0)
-    if q * b < n:
-        total += _einsum_sum([op[q * b:] for op in flat], (0,) + tuple(x - 1 for x in rest_axes))
-    return total.astype(a.dtype).reshape(kept_shape)
-
-
-def _einsum_sum(operands, axes):
-    """The sum over ``axes`` (kept as size 1) of the product of ``operands``, all of one shape."""
-    ndim = operands[0].ndim
-    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
-    kept = "".join(c for i, c in enumerate(letters) if i not in axes)
-    spec = ",".join([letters] * len(operands)) + "->" + kept
-    shape = tuple(1 if i in axes else n for i, n in enumerate(operands[0].shape))
-    return np.einsum(spec, *operands).reshape(shape)
+    lead = g.ndim - len(shape)                                   # axes broadcasting added in front
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=tuple(range(lead)) + stretched).reshape(shape)
 
 
 def make_rng(rng):

@@ -1,6 +1,7 @@
 """Accuracy of the norms in float32, against a float64 reference and against PyTorch's float32.
 
-The reference is the same layer in float64 on the same (float32-representable) input, gamma,
+Both tiers are checked: the reference tier (``nc.LayerNorm``, ...) and the fast tier
+(``normcore.fast.LayerNorm``, ...). The reference is the reference-tier layer in float64 on the same (float32-representable) input, gamma,
 beta and upstream gradient; its own error (~1e-16) is negligible here, and gradcheck proves
 it right. Errors are normwise: ||a - ref|| / ||ref|| over the whole output or gradient.
 
@@ -17,6 +18,9 @@ import numpy as np
 import pytest
 
 import normcore as nc
+import normcore.fast
+
+TIERS = pytest.mark.parametrize("tier", [nc, normcore.fast], ids=["reference", "fast"])
 
 N, C, GROUPS = 256, 768, 32
 OFFSETS = (0.0, 1e4)
@@ -42,15 +46,16 @@ def make_data(offset, seed=0):
     return x, dy, gamma, beta
 
 
-def normcore_layer(kind, dtype):
-    return {"LayerNorm": lambda: nc.LayerNorm(C, dtype=dtype), "RMSNorm": lambda: nc.RMSNorm(C, eps=1e-5, dtype=dtype),
-            "BatchNorm1d": lambda: nc.BatchNorm1d(C, dtype=dtype),
-            "GroupNorm": lambda: nc.GroupNorm(GROUPS, C, dtype=dtype)}[kind]()
+def normcore_layer(kind, dtype, tier=nc):
+    return {"LayerNorm": lambda: tier.LayerNorm(C, dtype=dtype),
+            "RMSNorm": lambda: tier.RMSNorm(C, eps=1e-5, dtype=dtype),
+            "BatchNorm1d": lambda: tier.BatchNorm1d(C, dtype=dtype),
+            "GroupNorm": lambda: tier.GroupNorm(GROUPS, C, dtype=dtype)}[kind]()
 
 
-def run_normcore(kind, dtype, x, dy, gamma, beta):
-    """{'y', 'dx', 'dgamma'[, 'dbeta']} of normcore's layer in ``dtype``."""
-    layer = normcore_layer(kind, dtype)
+def run_normcore(kind, dtype, x, dy, gamma, beta, tier=nc):
+    """{'y', 'dx', 'dgamma'[, 'dbeta']} of normcore's layer (of ``tier``) in ``dtype``."""
+    layer = normcore_layer(kind, dtype, tier)
     layer.weight.data[...] = gamma
     if layer.bias is not None:
         layer.bias.data[...] = beta
@@ -86,10 +91,10 @@ def errors(result, reference):
             for k in reference}
 
 
-def normcore_errors(kind, offset):
+def normcore_errors(kind, offset, tier=nc):
     data = make_data(offset)
     reference = run_normcore(kind, np.float64, *data)
-    result = run_normcore(kind, np.float32, *data)
+    result = run_normcore(kind, np.float32, *data, tier=tier)
     assert all(v.dtype == np.float32 for v in result.values()), "float32 in, float32 out"
     return errors(result, reference), data, reference
 
@@ -99,16 +104,18 @@ def assert_within(errs, limit, who):
     assert not bad, f"{who}: float32 errors above {limit:.1e}: {bad}"
 
 
+@TIERS
 @pytest.mark.parametrize("offset", OFFSETS)
 @pytest.mark.parametrize("kind", LAYERS)
-def test_float32_error_is_within_the_rounding_floor(kind, offset):
-    errs, _, _ = normcore_errors(kind, offset)
-    assert_within(errs, bound(kind, offset), f"{kind} at offset {offset:g}")
+def test_float32_error_is_within_the_rounding_floor(kind, offset, tier):
+    errs, _, _ = normcore_errors(kind, offset, tier)
+    assert_within(errs, bound(kind, offset), f"{tier.__name__}.{kind} at offset {offset:g}")
 
 
+@TIERS
 @pytest.mark.parametrize("offset", OFFSETS)
 @pytest.mark.parametrize("kind", LAYERS)
-def test_float32_at_least_as_accurate_as_pytorch(kind, offset):
+def test_float32_at_least_as_accurate_as_pytorch(kind, offset, tier):
     """normcore's float32 error <= PyTorch's, for every output and gradient.
 
     Exception allowed for: at offset 0, where both sit at the rounding floor (1e-7), results
@@ -117,12 +124,12 @@ def test_float32_at_least_as_accurate_as_pytorch(kind, offset):
     twice. Where accuracy is really at stake (a large offset) no slack is given.
     """
     torch = pytest.importorskip("torch", reason="PyTorch is the accuracy oracle; not installed")
-    errs, data, reference = normcore_errors(kind, offset)
+    errs, data, reference = normcore_errors(kind, offset, tier)
     torch_errs = errors(run_torch(torch, kind, *data), reference)
     slack = 1.0 if offset and kind in CENTRED else 1.25
     worse = {k: f"normcore {errs[k]:.2e} vs torch {torch_errs[k]:.2e}" for k in errs
              if not errs[k] <= slack * torch_errs[k]}
-    assert not worse, f"{kind} at offset {offset:g} is less accurate than PyTorch: {worse}"
+    assert not worse, f"{tier.__name__}.{kind} at offset {offset:g} is less accurate than PyTorch: {worse}"
 
 
 def one_pass_moments(x, axes):

@@ -100,16 +100,16 @@ class _Norm(Module):
         """
         if self._counts_batches:
             self.num_batches_tracked += 1
-        batch_mean = mean.reshape(-1, self.num_features)           # (1 or N, C)
-        batch_var = var.reshape(-1, self.num_features) * (n / max(n - 1, 1))  # (1 or N, C) unbiased
-        if n == 0 or len(batch_mean) == 0:
+        if mean.size == 0 or n == 0:                               # an empty batch: no statistics
             return
+        batch_mean = mean.reshape(-1, self.num_features).mean(axis=0)               # (C,)
+        batch_var = var.reshape(-1, self.num_features).mean(axis=0) * n / (n - 1)   # (C,) unbiased
         if self.momentum is not None:
             m = self.momentum
         else:
             m = 1.0 / float(self.num_batches_tracked) if self._counts_batches else 0.0
-        self.running_mean[...] = (1 - m) * self.running_mean + m * batch_mean.mean(axis=0)
-        self.running_var[...] = (1 - m) * self.running_var + m * batch_var.mean(axis=0)
+        self.running_mean[...] = (1 - m) * self.running_mean + m * batch_mean
+        self.running_var[...] = (1 - m) * self.running_var + m * batch_var
 
 
 def channel_shape(num_channels, ndim):

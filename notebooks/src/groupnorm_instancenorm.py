@@ -139,9 +139,9 @@ CELLS = [
 
     $$\bar{x} = r\left(g - \operatorname{mean}(g) - \hat{x}\,\operatorname{mean}(g\,\hat{x})\right)$$
 
-    `GroupNorm._normalize_backward` is literally `standardize_backward` (LayerNorm's) applied to
-    the reshaped arrays, and InstanceNorm's is the same formula over the spatial axes. One formula,
-    written once, for four layers.
+    `GroupNorm.backward` calls `standardize_backward`, the function LayerNorm's backward calls,
+    on the reshaped arrays (`normcore/norms/standardization.py`), and InstanceNorm's calls it over
+    the spatial axes. One formula, written once, for four layers.
 
     ## 6. The gradient check
     """),
