@@ -26,7 +26,7 @@ def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--quick", action="store_true",
-                        help="only float32 at (4096, 768), fewer rounds (well under a minute)")
+                        help="only float32 at (4096, 768), and fewer rounds")
     parser.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch even if installed")
 
 
