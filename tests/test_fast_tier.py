@@ -65,17 +65,23 @@ def tolerance(dtype):
 
 
 def assert_close(actual, expected, rtol, what, scale=0.0):
-    """|actual - expected| <= rtol * max(max|expected|, scale), NaNs in the same places.
-    ``scale``: the size of the terms a result is a difference of (dx cancels)."""
+    """|actual - expected| <= rtol * max(max|expected|, scale) where expected is finite; NaN
+    and inf in the same places. ``scale``: the size of the terms a result is a difference of
+    (dx cancels)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     a, e = actual.astype(np.float64), expected.astype(np.float64)
-    assert np.array_equal(np.isnan(a), np.isnan(e)), f"{what}: NaNs differ"
-    ok = ~np.isnan(e)
-    scale = max(float(np.max(np.abs(e[ok]), initial=0.0)), scale, 1e-300)
-    err = float(np.max(np.abs(a[ok] - e[ok]), initial=0.0))
+    finite = np.isfinite(e)
+    assert np.array_equal(a[~finite], e[~finite], equal_nan=True), f"{what}: NaN or inf differ"
+    scale = max(float(np.max(np.abs(e[finite]), initial=0.0)), scale, 1e-300)
+    err = float(np.max(np.abs(a[finite] - e[finite]), initial=0.0))
     assert err <= rtol * scale, f"{what}: max error {err:.3e} > {rtol:g} * {scale:.3e}"
+
+
+def finite_max(a):
+    a = np.abs(np.asarray(a, np.float64))
+    return float(np.max(a[np.isfinite(a)], initial=0.0))
 
 
 def run_both(ref, fst, xs, dys, train=True):
@@ -87,9 +93,9 @@ def run_both(ref, fst, xs, dys, train=True):
         y_ref, y_fast = ref(x), fst(x)
         assert_close(y_fast, y_ref, rtol, f"step {step} y")
         # dx = rstd * (three terms of the size of dy * gamma), which may cancel
-        dy_max = float(np.max(np.abs(dy), initial=0)) * float(np.max(np.abs(ref._cache[1]), initial=0))
-        gamma_max = 1.0 if ref.weight is None else float(np.max(np.abs(ref.weight.data), initial=0))
-        assert_close(fst.backward(dy), ref.backward(dy), rtol, f"step {step} dx", scale=dy_max * gamma_max)
+        gamma_max = 1.0 if ref.weight is None else finite_max(ref.weight.data)
+        dx_terms = finite_max(dy) * finite_max(ref._cache[1]) * gamma_max     # _cache[1]: rstd
+        assert_close(fst.backward(dy), ref.backward(dy), rtol, f"step {step} dx", scale=dx_terms)
         grad_rtol = max(rtol, 2e-5) if x.dtype == np.float16 else rtol
         for (name, p), (_, q) in zip(ref.named_parameters(), fst.named_parameters()):
             terms = float(np.sum(np.abs(dy.astype(np.float64)))) / p.size  # dgamma, dbeta: sums of dy * (x_hat or 1)
@@ -98,7 +104,7 @@ def run_both(ref, fst, xs, dys, train=True):
         assert list(sd_ref) == list(sd_fast)
         for key in sd_ref:
             assert_close(sd_fast[key], sd_ref[key], grad_rtol, f"step {step} {key}")
-        assert np.array_equal(x, x_before) and np.array_equal(dy, dy_before), "inputs must not change"
+        assert np.array_equal(x, x_before, equal_nan=True) and np.array_equal(dy, dy_before), "inputs must not change"
 
 
 def data(seed, shape, dtype, layout, steps, offset=0.0):
@@ -192,6 +198,27 @@ def test_block_size_does_not_change_the_result(name, kwargs, shape, monkeypatch)
     assert report.passed, report
 
 
+LONG_ROWS = [("BatchNorm1d", dict(num_features=4), (3, 4, 40)),
+             ("GroupNorm", dict(num_groups=2, num_channels=4), (2, 4, 5, 8)),
+             ("InstanceNorm1d", dict(num_features=3, affine=True), (2, 3, 300)),
+             ("LayerNorm", dict(normalized_shape=300), (5, 300))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", [None, dict(CHUNK=4, SUM_ROWS=3, ROW_SUMS=2, BLOCK_BYTES=64),
+                                   dict(CHUNK=5, SUM_ROWS=1, ROW_SUMS=1, BLOCK_BYTES=1)], ids=["default", "4", "5"])
+@pytest.mark.parametrize("name, kwargs, shape", ALL + LONG_ROWS, ids=IDS + [f"{r[0]}-long" for r in LONG_ROWS])
+def test_every_reduction_path_agrees(name, kwargs, shape, sizes, dtype, monkeypatch):
+    """Partial sums by chunks (a multiple of CHUNK or not), column sums in parts, BatchNorm's
+    sums along rows or across samples: small sizes send small inputs down every path."""
+    for attr, value in (sizes or {}).items():
+        monkeypatch.setattr(kernels, attr, value)
+    ref, fst = pair(name, **kwargs)
+    run_both(ref, fst, *data(1, shape, dtype, "C", 2, 2.0))
+    fst.eval(), ref.eval()
+    run_both(ref, fst, *data(2, shape, dtype, "C", 1), train=False)
+
+
 # --- hygiene --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name, kwargs, shape", ALL, ids=IDS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -212,6 +239,19 @@ def test_nothing_cached_aliases_the_input_output_or_gradient(name, kwargs, shape
     x += 100.0
     y *= 3.0
     np.testing.assert_array_equal(layer.backward(dy), dx)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name, kwargs, shape", ALL, ids=IDS)
+def test_nan_and_inf_spread_as_in_the_reference(name, kwargs, shape, dtype, bad):
+    """A NaN or inf poisons the same outputs (its row, group or channel, and the running
+    statistics) in both tiers, and nothing else."""
+    ref, fst = pair(name, **kwargs)
+    xs, dys = data(9, shape, dtype, "C", 2)
+    xs[0].flat[7] = bad
+    run_both(ref, fst, xs, dys)
 
 
 @pytest.mark.parametrize("name, kwargs, shape", ALL, ids=IDS)
@@ -297,8 +337,26 @@ def test_constant_rows_give_exactly_beta(name, kwargs):
     assert np.all(np.isfinite(layer.backward(np.ones_like(x))))
 
 
-OVERFLOW = [("LayerNorm", dict(normalized_shape=64), (8, 64)), ("RMSNorm", dict(normalized_shape=64), (8, 64)),
-            ("BatchNorm1d", dict(num_features=8), (64, 8)), ("GroupNorm", dict(num_groups=2, num_channels=8), (4, 8, 8)),
+@pytest.mark.parametrize("name, kwargs, shape", ALL + LONG_ROWS, ids=IDS + [f"{r[0]}-long" for r in LONG_ROWS])
+@pytest.mark.parametrize("offset, spread", [(1e4, 1e-2), (-3e5, 1.0)])
+def test_float32_far_from_zero(name, kwargs, shape, offset, spread):
+    """A mean a million times the spread: float32 inputs still give float32-accurate results
+    (the reference computes its statistics in float64)."""
+    ref, fst = pair(name, **kwargs)
+    rng = np.random.default_rng(8)
+    x = (offset + spread * rng.standard_normal(shape)).astype(np.float32)
+    x[:, 0] = x.flat[0]  # constant: BatchNorm's channel 0, LayerNorm's rows x[i, 0], ...
+    dy = rng.standard_normal(shape).astype(np.float32)
+    errors = {}
+    for what, a, b in (("y", fst(x), ref(x)), ("dx", fst.backward(dy), ref.backward(dy))):
+        errors[what] = float(np.linalg.norm(a - b.astype(np.float64)) / np.linalg.norm(b))
+    assert max(errors.values()) < 1e-5, errors
+
+
+OVERFLOW = [("LayerNorm", dict(normalized_shape=64), (8, 64)),
+            ("RMSNorm", dict(normalized_shape=64), (8, 64)),
+            ("BatchNorm1d", dict(num_features=8), (64, 8)),
+            ("GroupNorm", dict(num_groups=2, num_channels=8), (4, 8, 8)),
             ("InstanceNorm1d", dict(num_features=8), (4, 8, 8))]
 
 

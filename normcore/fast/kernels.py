@@ -1,50 +1,50 @@
 """The fast tier's kernels: the reference tier's formulas, blocked and in place.
 
-Each kernel computes exactly what a reference norm computes (``normcore/norms``), on arrays
-laid out so that the reduction axes are contiguous:
+Each kernel computes what a reference norm computes (``normcore/norms``), on an input laid
+out as (samples, channels, positions), S C L, C-contiguous, in the compute dtype:
 
-    rows        (S, G, n)   G rows of n values per sample, each row standardised on its own
-                            LayerNorm (G = 1), GroupNorm (G groups), InstanceNorm (G = C);
-                            gamma and beta are a (G, n) *pattern* repeated for every sample
-    rms rows    (S, 1, n)   RMSNorm
-    channels    (N, C, L)   BatchNorm (and InstanceNorm in evaluation): one statistic per
-                            channel, over the N samples and the L positions
+    standardize_rows      LayerNorm (x as (R, n, 1)), GroupNorm (groups of channels) and
+                          InstanceNorm in training (one channel per group): each sample's
+                          values split into rows of n = C L / groups, each row standardised
+    rms_rows              RMSNorm, on (R, n)
+    standardize_channels  BatchNorm in training: one mean and variance per channel, over the
+                          samples and positions (normalize_channels: with given statistics)
 
-Speed comes from four things, none of which changes a formula:
+with a ``..._backward`` for each. Speed comes from four things, none of which changes a formula:
 
-* **blocks**: every array is processed a block of about ``BLOCK_BYTES`` at a time (whole
-  samples), so the five to ten NumPy passes a formula needs hit the CPU cache instead of
-  main memory; each block is read from memory once and written once;
+* **blocks**: the input is processed a block of about BLOCK_BYTES (whole samples) at a
+  time, so that the five or six NumPy passes a formula needs find the block in the CPU cache
+  instead of main memory;
 * **in place**: every elementwise step writes into a preallocated block (``out=``), so no
-  temporaries are created; per-column vectors (gamma, beta, per-channel constants) are tiled
-  once to a block's shape, which makes their products plain elementwise passes;
-* **BLAS reductions**: row sums are matrix-vector products with a ones vector (or gamma),
-  row sums of products are ``np.vecdot``, column sums are ``ones @ block``;
-* **BatchNorm's backward with gamma folded in**: the sums dgamma and dbeta are the sums the
-  input gradient needs, so it makes two passes over the data, not four.
+  temporaries are created; per-channel vectors (gamma, beta, BatchNorm's constants) are tiled
+  once to a block's shape, which makes their products plain elementwise passes (a broadcast
+  vector makes NumPy run one short inner loop per row);
+* **BLAS reductions**: row sums are matrix-vector products with a ones vector, row sums of
+  products are ``np.vecdot``, column sums ``ones @ block``; per-channel sums give dgamma,
+  dbeta and the two means of the backward at once;
+* **BatchNorm's backward with gamma folded in**: dgamma and dbeta are, up to gamma / n, the
+  two means the input gradient needs: one pass for the sums and one for dx.
 
 Accuracy (float32 as good as PyTorch's or better, also far from zero):
 
-* a mean is taken in two steps, m1 = sum(x) / n in the compute dtype, then the correction
-  m2 = sum(x - m1) / n of the (small) centred values, so ``x - mean`` is as accurate as if
-  the mean had been summed exactly; a constant row gives x - mean = 0 exactly, so y = beta;
-* the variance is the mean square of the centred values (never E[x**2] - E[x]**2 of x);
-* float32 sums of squares add partial sums of at most ``CHUNK`` values in float64, and
-  column sums add each block's partial sums in float64 (the error grows like the block, not
-  the batch);
+* a mean is taken in two steps: m1 = sum(x) / n, then the correction sum(x - m1) / n of the
+  small centred values (BatchNorm: around a pivot, the mean of a few samples), so x - mean is
+  as accurate at a mean of 1e4 as at 0, and a constant row gives exactly 0 (y = beta);
+* a variance is the mean square of centred values, never E[x**2] - E[x]**2 of x;
+* float32 sums add partial sums of at most CHUNK values (along a row) or SUM_ROWS rows (down
+  a column) in float64: the rounding error grows with those, not with the row or the batch;
 * a row or channel whose float32 sum of squares overflows (|x| ~ 1e20) or underflows is
-  recomputed in float64, as the reference tier computes every statistic.
+  recomputed in float64, which is how the reference tier computes every statistic.
 
-Arguments are C-contiguous arrays in the compute dtype (float32 or float64), which the
-classes in ``normcore.fast.norms`` make sure of; outputs are fresh C-contiguous arrays, so
-every ``reshape`` of them below is a view (``_view`` checks it), and inputs are only read.
+Outputs are fresh C-contiguous arrays, so every reshape of them is a view (``_view``
+checks it); inputs are only read.
 """
-
 import numpy as np
 
-BLOCK_BYTES = 2 ** 18  # about a quarter of a MiB: a block and its scratch stay in the L2 cache
-CHUNK = 256  # float32 partial sums of squares run over at most this many values
-SUM_ROWS = 128  # column sums add at most this many rows in the compute dtype
+BLOCK_BYTES = 2 ** 19  # half a MiB per block (L2 per core); bigger blocks cost fewer NumPy calls
+CHUNK = 256  # float32 sums along a row run over at most this many values
+SUM_ROWS = 256  # column sums add at most this many rows in the compute dtype
+ROW_SUMS = 32  # per-channel sums of rows of at least this many positions run along the rows
 
 
 # --- small helpers ----------------------------------------------------------------------------
@@ -66,25 +66,25 @@ def _blocks(count, step):
     return [slice(start, min(start + step, count)) for start in range(0, count, step)]
 
 
-def _tile(pattern, reps):
-    """``pattern`` repeated ``reps`` times along a new first axis, as its own contiguous array.
-
-    Multiplying a block by a tile is a plain elementwise pass; multiplying it by a broadcast
-    vector makes NumPy run one short inner loop per row, which is markedly slower."""
-    return np.ascontiguousarray(np.broadcast_to(pattern, (reps,) + pattern.shape))
-
-
-def _row_dots(a, b):
-    """sum_j a[i, j] * b[i, j] per row of the 2-D blocks a and b, in float64.
+def _row_dots(a, b=None):
+    """sum_j a[i, j] * b[i, j] per row of the 2-D block a, in float64; b a block of a's shape,
+    or None for the row sums of a (a matrix-vector product with ones).
 
     In float32, partial sums of at most CHUNK values are added in float64: the rounding error
-    of a long float32 dot product grows with its length, and the variance must not carry it."""
+    of a long float32 sum grows with its length, and a mean or a variance must not carry it."""
     rows, n = a.shape
+
+    def dots(a, b):
+        return a @ np.ones(a.shape[-1], a.dtype) if b is None else np.vecdot(a, b)
+
     if a.dtype == np.float64 or n <= CHUNK:
-        return np.vecdot(a, b).astype(np.float64)
+        return dots(a, b).astype(np.float64)
+    if n % CHUNK == 0:                                     # one call on (rows * n / CHUNK, CHUNK)
+        parts = dots(a.reshape(-1, CHUNK), None if b is None else b.reshape(-1, CHUNK))
+        return parts.reshape(rows, n // CHUNK).sum(axis=1, dtype=np.float64)
     total = np.zeros(rows)
     for j in range(0, n, CHUNK):
-        total += np.vecdot(a[:, j:j + CHUNK], b[:, j:j + CHUNK])
+        total += dots(a[:, j:j + CHUNK], None if b is None else b[:, j:j + CHUNK])
     return total
 
 
@@ -101,15 +101,42 @@ def _column_sums(a, acc):
         acc += ones[:len(part)] @ part
 
 
+def _channel_sums(a, b=None, scratch=None):
+    """Per-channel sums of a * b (of a when b is None) over a block's samples and positions:
+    a (k, C, L) -> (C,) float64.
+
+    Long rows (L >= ROW_SUMS) are summed along L first, with ``_row_dots``; short ones (BatchNorm1d
+    on (N, C): L = 1) across the samples first, with ``_column_sums`` (the product a * b is
+    then formed in ``scratch``)."""
+    k, C, L = a.shape
+    if L >= ROW_SUMS:
+        rows = a.reshape(k * C, L)
+        return _row_dots(rows, None if b is None else b.reshape(k * C, L)).reshape(k, C).sum(axis=0)
+    if b is not None:
+        a = np.multiply(a, b, out=scratch[:k])
+    acc = np.zeros(C * L)
+    _column_sums(_view(a, (k, C * L)), acc)
+    return acc.reshape(C, L).sum(axis=1)
+
+
+def _channel_tile(v, k, L, dtype):
+    """A per-channel vector (C,) tiled to a block's shape (k, C, L), in ``dtype``.
+
+    Multiplying a block by a tile is a plain elementwise pass; multiplying it by a broadcast
+    vector makes NumPy run one short inner loop per row, which is markedly slower."""
+    v = np.asarray(v).astype(dtype)
+    return np.ascontiguousarray(np.broadcast_to(v[:, None], (k, len(v), L)))
+
+
 def _needs_float64(var, eps, dtype):
-    """Which variances (or mean squares) computed in ``dtype`` cannot be trusted: the sum of
-    squares overflowed (inf or NaN; |x| ~ 1e20 in float32), or var + eps is so small that
-    squares below the normal range (underflow) matter. float64 is the reference tier's own
-    precision: there is nothing better to recompute in."""
-    if dtype == np.float64:
-        return np.zeros(var.shape, bool)
-    tiny = float(np.finfo(dtype).tiny) * 2 ** 24
+    """Which variances (or mean squares) to recompute with the reference tier's arithmetic, in
+    float64: those that are not finite (a NaN or inf in x, or, in float32, squares that
+    overflowed: |x| ~ 1e20), and in float32 those so small beside eps that squares below the
+    normal range (underflow) matter."""
     with np.errstate(invalid="ignore"):
+        if dtype == np.float64:
+            return ~np.isfinite(var)
+        tiny = float(np.finfo(dtype).tiny) * 2 ** 24
         return ~(np.isfinite(var) & (var + eps >= tiny))
 
 
@@ -127,24 +154,32 @@ def _finish(result, out):
 
 
 # --- LayerNorm, GroupNorm, InstanceNorm: rows standardised on their own ---------------------------
-def standardize_rows(x, eps, gamma=None, beta=None, out_dtype=None):
-    """The forward of LayerNorm over rows: x (S, G, n) -> y, x_hat, rstd, mean, var.
+def standardize_rows(x, groups, eps, gamma=None, beta=None, out_dtype=None):
+    """The forward of LayerNorm over rows: x (S, C, L) -> (y, x_hat, rstd, mean, var).
 
-        mean = mean_n(x),  var = mean_n((x - mean)**2),  rstd = 1 / sqrt(var + eps)
-        x_hat = (x - mean) * rstd,  y = x_hat * gamma + beta
+    Each sample's C channels of L positions are split into ``groups`` rows of n = C L / groups
+    values (LayerNorm: x (R, n, 1), one group; GroupNorm: G groups; InstanceNorm: C groups),
+    and each row is standardised on its own, with a per-channel affine::
 
-    gamma, beta: (G, n) patterns (or None), the same for every sample. y is (S, G, n) in
-    ``out_dtype`` (default x's), x_hat (S, G, n) and rstd (S, G) in x's dtype, mean and var
-    (S, G) in float64. Per block of rows, with t the block of x_hat::
+        mean = mean_row(x),  var = mean_row((x - mean)**2),  rstd = 1 / sqrt(var + eps)
+        x_hat = (x - mean) * rstd,  y = x_hat * gamma + beta          gamma, beta: (C,) or None
 
-        m1 = (x @ 1) / n                  the mean, rounded
-        t  = x - m1                       centred, up to the rounding of m1
-        m2 = (t @ 1) / n                  that rounding, measured on the small centred values
-        t -= m2                           x - mean, accurately (a constant row gives 0)
+    y (S, C, L) in ``out_dtype`` (default x's), x_hat (S, C, L) and rstd (S, groups) in x's
+    dtype, mean and var (S, groups) in float64. Per block of rows, t the block of x_hat::
+
+        m1 = (x @ 1) / n                  the mean, up to the rounding of a float32 sum
+        t  = x - m1                       centred, up to that rounding
+        m2 = (t @ 1) / n                  the rounding, measured on the small centred values
+        t -= m2                           x - mean, accurately
         var = row_dots(t, t) / n          float64 partial sums
         t *= rstd                         x_hat
+
+    m2 is what makes a mean of 1e4 with unit spread as accurate as one of 0 (a float32 sum of
+    768 values near 1e4 is off by about 1e-3), and makes a constant row give x - mean = 0 exactly,
+    so y = beta, as in PyTorch.
     """
-    S, G, n = x.shape
+    S, C, L = x.shape
+    G, n = groups, C * L // groups
     dt = x.dtype
     y = np.empty(x.shape, out_dtype or dt)
     x_hat = np.empty(x.shape, dt)
@@ -154,28 +189,34 @@ def standardize_rows(x, eps, gamma=None, beta=None, out_dtype=None):
         with np.errstate(divide="ignore"):
             rstd[...] = 1.0 / np.sqrt(eps)
         return y, x_hat, rstd.reshape(S, G), mean.reshape(S, G), var.reshape(S, G)
-    k = min(S, _block_len(G * n, dt.itemsize))            # samples per block
-    X, T = _view(x, (S * G, n)), _view(x_hat, (S * G, n))
+    k = min(S, _block_len(C * L, dt.itemsize))            # samples per block
+    X, T, Y = (_view(a, (S * G, n)) for a in (x, x_hat, y))
     ones = np.ones(n, dt)
-    g_tile = None if gamma is None else _view(_tile(gamma, k), (k * G, n))
-    b_tile = None if beta is None else _view(_tile(beta, k), (k * G, n))
-    Y, work = _view(y, (S * G, n)), _scratch(y, (k * G, n), dt)
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, L, dt), (k * G, n))
+    b_tile = None if beta is None else _view(_channel_tile(beta, k, L, dt), (k * G, n))
+    work = _scratch(y, (k * G, n), dt)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for blk in _blocks(S * G, k * G):
             rows, t = X[blk], T[blk]                       # (k G, n)
-            m1 = (rows @ ones) / n                         # (k G,)
+            m1 = rows @ ones
+            m1 /= n                                        # (k G,)  the mean, up to rounding
             np.subtract(rows, m1[:, None], out=t)
-            m2 = (t @ ones) / n                            # (k G,)
-            np.subtract(t, m2[:, None], out=t)
+            m2 = t @ ones
+            m2 /= n                                        # (k G,)  the rest of the mean
+            np.subtract(t, m2[:, None], out=t)             # x - mean
             v = _row_dots(t, t) / n                        # (k G,)  float64
-            r = 1.0 / np.sqrt(v + eps)                     # (k G,)  float64
+            r = 1.0 / np.sqrt(v + eps)
             np.multiply(t, r.astype(dt)[:, None], out=t)   # x_hat
-            m = m1 + m2.astype(np.float64)
-            bad = _needs_float64(v, eps, dt)
-            if bad.any():                                  # |x| ~ 1e20 and the like
-                m[bad], v[bad], r[bad], t[bad] = _standardize_float64(rows[bad], eps)
-            mean[blk], var[blk], rstd[blk] = m, v, r
+            mean[blk], var[blk], rstd[blk] = m1.astype(np.float64) + m2, v, r
             _affine(t, g_tile, b_tile, Y[blk], work)
+    bad = np.flatnonzero(_needs_float64(var, eps, dt))
+    if bad.size:                                           # |x| ~ 1e20 and the like: in float64
+        mean[bad], var[bad], rstd[bad], T[bad] = _standardize_float64(X[bad], eps)
+        for i in bad:                                      # y for these rows (channels of sample i // G)
+            channels = slice(i % G * C // G, (i % G + 1) * C // G)
+            g = 1.0 if gamma is None else gamma[channels, None]
+            b = 0.0 if beta is None else beta[channels, None]
+            y[i // G, channels] = x_hat[i // G, channels] * g + b
     return y, x_hat, rstd.reshape(S, G), mean.reshape(S, G), var.reshape(S, G)
 
 
@@ -204,120 +245,137 @@ def _affine(x_hat, g_tile, b_tile, out, work):
     _finish(y, out)
 
 
-def standardize_rows_backward(dy, x_hat, rstd, gamma=None, out_dtype=None):
-    """The backward of ``standardize_rows``: (dx, dgamma, dbeta).
+def _sample_channel_sums(d, xh, P):
+    """For a block of k samples, d and x_hat (k, C, L): the sums over each channel's L
+    positions of dy * x_hat and of dy, as two (k, C) arrays. Long rows: dot products along
+    L; otherwise P = dy * x_hat is formed (scratch) and summed."""
+    k, C, L = d.shape
+    if L >= ROW_SUMS:
+        rows, xrows = d.reshape(k * C, L), xh.reshape(k * C, L)
+        return _row_dots(rows, xrows).reshape(k, C), _row_dots(rows).reshape(k, C)
+    p = np.multiply(d, xh, out=P[:k])
+    if L == 1:
+        return p.reshape(k, C), d.reshape(k, C)
+    return p.sum(axis=2), d.sum(axis=2)
 
-        dgamma = sum_S(dy * x_hat),  dbeta = sum_S(dy)                     (G, n), float64
+
+def _group_dot(a, w, groups):
+    """sum over each group's channels of a (k, C) weighted by w (C,): (k * groups,)."""
+    k, C = a.shape
+    if groups == 1:
+        return a @ w
+    return (a * w).reshape(k * groups, C // groups).sum(axis=1)
+
+
+def standardize_rows_backward(dy, x_hat, rstd, groups, gamma=None, out_dtype=None):
+    """The backward of ``standardize_rows``: (dx, dgamma, dbeta), the sums (C,) in float64.
+
+        dgamma = sum(dy * x_hat),  dbeta = sum(dy)         per channel, over samples and positions
         dx_hat = dy * gamma
-        dx = rstd * (dx_hat - mean_n(dx_hat) - x_hat * mean_n(dx_hat * x_hat))
+        dx = rstd * (dx_hat - mean_row(dx_hat) - x_hat * mean_row(dx_hat * x_hat))
 
-    The two row means are dot products with gamma, mean_n(dy * gamma) and
-    mean_n((dy * x_hat) * gamma), so dx_hat is only formed in the last step::
+    The per-channel sums give both the parameters' gradients and the two row means, which
+    are their gamma-weighted sums over a row's channels; dx_hat is only formed in the last step::
 
-        P  = dy * x_hat                                  (scratch; its column sums are dgamma)
-        a  = rstd * (dy @ gamma) / n,   c = rstd * (P @ gamma) / n     per row
+        sp, sd = per (sample, channel): sum(dy * x_hat), sum(dy)
+        a = rstd * (sd @ gamma) / n,  c = rstd * (sp @ gamma) / n          per row
         dx = (dy * gamma) * rstd - (x_hat * c + a)
     """
-    S, G, n = x_hat.shape
+    S, C, L = x_hat.shape
+    G, n = groups, C * L // groups
     dt = x_hat.dtype
     dx = np.empty(x_hat.shape, out_dtype or dt)
-    dgamma, dbeta = np.zeros(G * n), np.zeros(G * n)
+    dgamma, dbeta = np.zeros(C), np.zeros(C)
     if x_hat.size == 0:
-        return dx, dgamma.reshape(G, n), dbeta.reshape(G, n)
-    k = min(S, _block_len(G * n, dt.itemsize))            # samples per block
+        return dx, dgamma, dbeta
+    k = min(S, _block_len(C * L, dt.itemsize))            # samples per block
     D, XH, DX = (_view(a, (S * G, n)) for a in (dy, x_hat, dx))
     R = _view(rstd, (S * G,))
-    ones_n = np.ones(n, dt)
-    g_tile = None if gamma is None else _view(_tile(gamma, k), (k * G, n))
-    P = np.empty((k * G, n), dt)
+    w = np.ones(C, dt) if gamma is None else gamma
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, L, dt), (k * G, n))
+    P = np.empty((k, C, L), dt)
     work = _scratch(dx, (k * G, n), dt)
-    for blk in _blocks(S * G, k * G):
-        d, xh, r = D[blk], XH[blk], R[blk]
+    for blk in _blocks(S, k):
+        sp, sd = _sample_channel_sums(dy[blk], x_hat[blk], P)     # (k, C) each
+        _column_sums(sp, dgamma)
+        _column_sums(sd, dbeta)
+        rows = slice(blk.start * G, blk.stop * G)
+        d, xh, r = D[rows], XH[rows], R[rows]
         m = len(d)
-        p = P[:m]
-        np.multiply(d, xh, out=p)                          # dy * x_hat
-        _column_sums(_view(p, (m // G, G * n)), dgamma)
-        _column_sums(_view(d, (m // G, G * n)), dbeta)
-        if gamma is None:
-            a, c = d @ ones_n, p @ ones_n                  # (k G,)
-        elif G == 1:
-            a, c = d @ gamma[0], p @ gamma[0]
-        else:
-            a, c = np.vecdot(d, g_tile[:m]), np.vecdot(p, g_tile[:m])
-        a *= r / n                                         # rstd * mean_n(dx_hat)
-        c *= r / n                                         # rstd * mean_n(dx_hat * x_hat)
-        o = DX[blk] if work is None else work[:m]
+        a = (_group_dot(sd, w, G) * (r / n)).astype(dt)    # rstd * mean_row(dx_hat)
+        c = (_group_dot(sp, w, G) * (r / n)).astype(dt)    # rstd * mean_row(dx_hat * x_hat)
+        o = DX[rows] if work is None else work[:m]
         if gamma is None:
             np.multiply(d, r[:, None], out=o)
         else:
             np.multiply(d, g_tile[:m], out=o)
             np.multiply(o, r[:, None], out=o)
+        p = _view(P[:blk.stop - blk.start], (m, n))
         np.multiply(xh, c[:, None], out=p)
         np.add(p, a[:, None], out=p)
         np.subtract(o, p, out=o)
-        _finish(o, DX[blk])
-    return dx, dgamma.reshape(G, n), dbeta.reshape(G, n)
+        _finish(o, DX[rows])
+    return dx, dgamma, dbeta
 
 
 # --- RMSNorm ------------------------------------------------------------------------------------
 def rms_rows(x, eps, gamma=None, out_dtype=None):
-    """The forward of RMSNorm over rows: x (S, 1, n) -> y, x_hat, rrms (S, 1).
+    """The forward of RMSNorm over rows: x (R, n) -> (y, x_hat, rrms (R,)).
 
         rrms = 1 / sqrt(mean_n(x**2) + eps),  x_hat = x * rrms,  y = x_hat * gamma
     """
-    S, G, n = x.shape
+    R, n = x.shape
     dt = x.dtype
     y = np.empty(x.shape, out_dtype or dt)
     x_hat = np.empty(x.shape, dt)
-    rrms = np.empty(S * G, dt)
+    rrms = np.empty(R, dt)
     if x.size == 0:
-        return y, x_hat, rrms.reshape(S, G)
-    k = min(S, _block_len(G * n, dt.itemsize))
-    X, XH, Y = (_view(a, (S * G, n)) for a in (x, x_hat, y))
-    g_tile = None if gamma is None else _view(_tile(gamma, k), (k * G, n))
-    work = _scratch(y, (k * G, n), dt)
+        return y, x_hat, rrms
+    k = min(R, _block_len(n, dt.itemsize))
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, 1, dt), (k, n))
+    work = _scratch(y, (k, n), dt)
+    ms = np.empty(R)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for blk in _blocks(S * G, k * G):
-            rows, xh = X[blk], XH[blk]
-            ms = _row_dots(rows, rows) / n                 # (k G,)  float64
-            r = 1.0 / np.sqrt(ms + eps)
+        for blk in _blocks(R, k):
+            rows, xh = x[blk], x_hat[blk]
+            ms[blk] = _row_dots(rows, rows) / n            # (k,)  float64
+            r = 1.0 / np.sqrt(ms[blk] + eps)
             np.multiply(rows, r.astype(dt)[:, None], out=xh)
-            bad = _needs_float64(ms, eps, dt)
-            if bad.any():                                  # x**2 overflows float32
-                r64 = rows[bad].astype(np.float64)
-                r[bad] = 1.0 / np.sqrt(np.mean(r64 * r64, axis=1) + eps)
-                xh[bad] = r64 * r[bad][:, None]
             rrms[blk] = r
-            _affine(xh, g_tile, None, Y[blk], work)
-    return y, x_hat, rrms.reshape(S, G)
+            _affine(xh, g_tile, None, y[blk], work)
+    bad = np.flatnonzero(_needs_float64(ms, eps, dt))
+    if bad.size:                                           # x**2 overflowed float32: in float64
+        r64 = x[bad].astype(np.float64)
+        r = 1.0 / np.sqrt(np.mean(r64 * r64, axis=1) + eps)
+        rrms[bad], x_hat[bad] = r, r64 * r[:, None]
+        y[bad] = x_hat[bad] * (1.0 if gamma is None else gamma)
+    return y, x_hat, rrms
 
 
 def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
-    """The backward of ``rms_rows``: (dx, dgamma), dgamma (1, n) in float64.
+    """The backward of ``rms_rows``: (dx, dgamma), dgamma (n,) in float64.
 
         dx = rrms * (dx_hat - x_hat * mean_n(dx_hat * x_hat)),   dx_hat = dy * gamma
     """
-    S, G, n = x_hat.shape
+    R, n = x_hat.shape
     dt = x_hat.dtype
     dx = np.empty(x_hat.shape, out_dtype or dt)
-    dgamma = np.zeros(G * n)
+    dgamma = np.zeros(n)
     if x_hat.size == 0:
-        return dx, dgamma.reshape(G, n)
-    k = min(S, _block_len(G * n, dt.itemsize))
-    D, XH, DX = (_view(a, (S * G, n)) for a in (dy, x_hat, dx))
-    R = _view(rrms, (S * G,))
-    w = np.ones(n, dt) if gamma is None else gamma[0]
-    g_tile = None if gamma is None else _view(_tile(gamma, k), (k * G, n))
-    P = np.empty((k * G, n), dt)
-    work = _scratch(dx, (k * G, n), dt)
-    for blk in _blocks(S * G, k * G):
-        d, xh, r = D[blk], XH[blk], R[blk]
+        return dx, dgamma
+    k = min(R, _block_len(n, dt.itemsize))
+    w = np.ones(n, dt) if gamma is None else gamma
+    g_tile = None if gamma is None else _view(_channel_tile(gamma, k, 1, dt), (k, n))
+    P = np.empty((k, n), dt)
+    work = _scratch(dx, (k, n), dt)
+    for blk in _blocks(R, k):
+        d, xh, r = dy[blk], x_hat[blk], rrms[blk]
         m = len(d)
         p = P[:m]
         np.multiply(d, xh, out=p)
-        _column_sums(_view(p, (m // G, G * n)), dgamma)
+        _column_sums(p, dgamma)
         c = (p @ w) * (r / n)                              # rrms * mean_n(dx_hat * x_hat)
-        o = DX[blk] if work is None else work[:m]
+        o = dx[blk] if work is None else work[:m]
         if gamma is None:
             np.multiply(d, r[:, None], out=o)
         else:
@@ -325,166 +383,163 @@ def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
             np.multiply(o, r[:, None], out=o)
         np.multiply(xh, c[:, None], out=p)
         np.subtract(o, p, out=o)
-        _finish(o, DX[blk])
-    return dx, dgamma.reshape(G, n)
+        _finish(o, dx[blk])
+    return dx, dgamma
 
 
 # --- BatchNorm (and InstanceNorm in evaluation): one statistic per channel ------------------------
-def _per_channel(acc, C):
-    """(C L,) float64 per-position sums -> (C,) per-channel sums."""
-    return acc.reshape(C, -1).sum(axis=1)
+#
+# These kernels keep xc = x - p, the input shifted by a per-channel value p close to the mean,
+# instead of x_hat: with ``shift`` = mean - p (small), x_hat = (xc - shift) * rstd. gamma, rstd
+# and shift are all per channel, so y = x_hat * gamma + beta is a single pass over xc,
+#     y = xc * (rstd * gamma) + (beta - shift * rstd * gamma),
+# and the backward folds them into its per-channel factors the same way. The cache (xc, shift,
+# rstd) has x_hat's size; two elementwise passes of the forward are saved.
 
-
-def _channel_tile(v, k, L, dtype):
-    """A per-channel vector (C,) tiled to a block's shape (k, C, L), in ``dtype``."""
-    v = np.asarray(v).astype(dtype)
-    return np.ascontiguousarray(np.broadcast_to(v[:, None], (k, len(v), L)))
+def _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L):
+    """y = (xc - shift) * rstd * gamma + beta, one multiply and one add per block."""
+    dt = xc.dtype
+    scale = rstd * (1.0 if gamma is None else gamma.astype(np.float64))          # (C,)
+    offset = (0.0 if beta is None else beta.astype(np.float64)) - shift * scale   # (C,)
+    scale_tile, offset_tile = _channel_tile(scale, k, L, dt), _channel_tile(offset, k, L, dt)
+    work = _scratch(y, scale_tile.shape, dt)
+    for blk in blocks:
+        m = blk.stop - blk.start
+        out = y[blk] if work is None else work[:m]
+        np.multiply(xc[blk], scale_tile[:m], out=out)
+        np.add(out, offset_tile[:m], out=out)
+        _finish(out, y[blk])
 
 
 def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
-    """BatchNorm's forward with the batch's statistics: x (N, C, L) -> (y, x_hat, rstd, mean,
-    var); rstd (C,) in x's dtype, mean and var (C,) in float64.
+    """BatchNorm's forward with the batch's statistics: x (N, C, L) -> (y, xc, shift, rstd,
+    mean, var); xc = x - p in x's dtype, the rest (C,) in float64 (x_hat = (xc - shift) * rstd).
 
     Two passes over x, plus one block::
 
-        p = the mean of the first block, per channel, rounded to x's dtype   (a pivot)
-        pass 1:  t = x - p (into x_hat);   s = sum(t),  q = sum(t * t)       per channel
+        p = the mean of a block of samples spread over the batch, per channel,
+            rounded to x's dtype (the pivot)
+        pass 1:  xc = x - p;   s = sum(xc),  q = sum(xc * xc)                per channel
                  shift = s / n,  mean = p + shift,  var = q / n - shift**2
-        pass 2:  x_hat = t * rstd - shift * rstd;   y = x_hat * gamma + beta
+        pass 2:  y = xc * (rstd * gamma) + (beta - shift * rstd * gamma)
 
-    ``q / n - shift**2`` is the one-pass variance of the *shifted* values t, safe while
-    shift**2 is small against var (here: at most var / 16), since the pivot is near the mean.
-    When it is not (the first block was not typical of the batch, or a channel is constant),
-    one more pass centres t on the mean and measures q again, so the variance is never the
-    difference of two large numbers.
+    ``q / n - shift**2`` is the variance of the *shifted* values xc, safe while shift**2 is
+    small against var (here: at most var / 16), as it is when the pivot is near the mean.
+    When it is not (the sample was not typical of the batch, or a channel is constant),
+    one more pass centres xc on the mean and measures q again: the variance is never the
+    difference of two large numbers, and a constant channel gives exactly y = beta.
     """
     N, C, L = x.shape
     dt = x.dtype
     n = N * L
     y = np.empty(x.shape, out_dtype or dt)
-    x_hat = np.empty(x.shape, dt)
+    xc = np.empty(x.shape, dt)
+    zeros = np.zeros(C)
     if n == 0:
         with np.errstate(divide="ignore"):
-            rstd = np.full(C, 1.0 / np.sqrt(eps), dt)
-        return y, x_hat, rstd, np.zeros(C), np.zeros(C)
+            return y, xc, zeros, np.full(C, 1.0 / np.sqrt(eps)), zeros, zeros
     k = min(N, _block_len(C * L, dt.itemsize))
     blocks = _blocks(N, k)
     scratch = np.empty((k, C, L), dt)
 
     def shift_and_sum(src, sub):
-        """t = src - sub per block, into x_hat; returns the per-channel sums of t and t * t."""
-        s, q = np.zeros(C * L), np.zeros(C * L)
+        """xc = src - sub per block; the per-channel sums of xc and of xc * xc."""
+        s, q = np.zeros(C), np.zeros(C)
+        tile = _channel_tile(sub, k, L, dt)
         for blk in blocks:
-            t = x_hat[blk]
-            np.subtract(src[blk], sub[:len(t)], out=t)
-            _column_sums(_view(t, (len(t), -1)), s)
-            _column_sums(_view(np.multiply(t, t, out=scratch[:len(t)]), (len(t), -1)), q)
-        return _per_channel(s, C), _per_channel(q, C)
+            t = xc[blk]
+            np.subtract(src[blk], tile[:len(t)], out=t)
+            s += _channel_sums(t)
+            q += _channel_sums(t, t, scratch)
+        return s, q
 
-    first = np.zeros(C * L)
-    _column_sums(_view(x[blocks[0]], (k, -1)), first)
-    pivot = (_per_channel(first, C) / (k * L)).astype(dt).astype(np.float64)
+    sample = np.ascontiguousarray(x[::max(1, N // k)][:k])  # k samples spread over the batch
+    pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        s, q = shift_and_sum(x, _channel_tile(pivot, k, L, dt))
+        s, q = shift_and_sum(x, pivot)
         shift = s / n
         var = q / n - shift ** 2
-        if not np.all(shift ** 2 <= var / 16):         # one more pass: centre t on the mean
-            sub = shift.astype(dt)
+        if not np.all(shift ** 2 <= var / 16):         # one more pass: centre xc on the mean
+            sub = shift.astype(dt).astype(np.float64)
             pivot = pivot + sub
-            s, q = shift_and_sum(x_hat, _channel_tile(sub, k, L, dt))
+            s, q = shift_and_sum(xc, sub)
             shift = s / n
             var = q / n - shift ** 2
     mean = pivot + shift
     var = np.maximum(var, 0.0)
-    with np.errstate(divide="ignore"):
-        rstd = 1.0 / np.sqrt(var + eps)
     bad = _needs_float64(var, eps, dt)
     if bad.any():                                      # x**2 overflowed: these channels in float64
         xb = x[:, bad].astype(np.float64)
         mean[bad] = xb.mean(axis=(0, 2))
         d = xb - mean[bad][:, None]
         var[bad] = np.mean(d * d, axis=(0, 2))
-        with np.errstate(divide="ignore"):
-            rstd[bad] = 1.0 / np.sqrt(var[bad] + eps)
-        shift[bad] = 0
-    scale = _channel_tile(rstd, k, L, dt)
-    offset = _channel_tile(-shift * rstd, k, L, dt)
-    g_tile = None if gamma is None else _channel_tile(gamma, k, L, dt)
-    b_tile = None if beta is None else _channel_tile(beta, k, L, dt)
-    work = _scratch(y, (k, C, L), dt)
-    for blk in blocks:
-        t = x_hat[blk]
-        np.multiply(t, scale[:len(t)], out=t)
-        np.add(t, offset[:len(t)], out=t)
-        if bad.any():
-            t[:, bad] = (x[blk][:, bad] - mean[bad][:, None]) * rstd[bad][:, None]
-        _affine(t, g_tile, b_tile, y[blk], work)
-    return y, x_hat, rstd.astype(dt), mean, var
+        shift[bad] = mean[bad] - pivot[bad]
+    with np.errstate(divide="ignore"):
+        rstd = 1.0 / np.sqrt(var + eps)
+    _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
+    return y, xc, shift, rstd, mean, var
 
 
 def normalize_channels(x, mean, rstd, gamma=None, beta=None, out_dtype=None):
     """BatchNorm's forward with given statistics (the running ones, in evaluation):
     x_hat = (x - mean) * rstd per channel, y = x_hat * gamma + beta; x (N, C, L), mean and
-    rstd (C,) in float64. Returns (y, x_hat).
-
-    mean is split into its value in x's dtype and the rest, mean = hi + lo, so that a float64
-    running mean is not rounded to float32 first: x_hat = (x - hi) * rstd - lo * rstd.
+    rstd (C,) in float64. Returns (y, xc, shift) as ``standardize_channels`` does: the pivot
+    is mean rounded to x's dtype (so a float64 running mean is not rounded to float32) and
+    shift what the rounding left.
     """
     N, C, L = x.shape
     dt = x.dtype
     y = np.empty(x.shape, out_dtype or dt)
-    x_hat = np.empty(x.shape, dt)
+    xc = np.empty(x.shape, dt)
+    pivot = mean.astype(dt)
+    shift = mean - pivot
     if x.size == 0:
-        return y, x_hat
+        return y, xc, shift
     k = min(N, _block_len(C * L, dt.itemsize))
-    hi = mean.astype(dt)
-    lo = (mean - hi) * rstd
-    hi_tile, scale = _channel_tile(hi, k, L, dt), _channel_tile(rstd, k, L, dt)
-    lo_tile = _channel_tile(lo, k, L, dt) if np.any(lo) else None
-    g_tile = None if gamma is None else _channel_tile(gamma, k, L, dt)
-    b_tile = None if beta is None else _channel_tile(beta, k, L, dt)
-    work = _scratch(y, (k, C, L), dt)
-    for blk in _blocks(N, k):
-        t = x_hat[blk]
-        np.subtract(x[blk], hi_tile[:len(t)], out=t)
-        np.multiply(t, scale[:len(t)], out=t)
-        if lo_tile is not None:
-            np.subtract(t, lo_tile[:len(t)], out=t)
-        _affine(t, g_tile, b_tile, y[blk], work)
-    return y, x_hat
+    blocks = _blocks(N, k)
+    tile = _channel_tile(pivot, k, L, dt)
+    for blk in blocks:
+        np.subtract(x[blk], tile[:blk.stop - blk.start], out=xc[blk])
+    _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
+    return y, xc, shift
 
 
-def standardize_channels_backward(dy, x_hat, rstd, gamma=None, batch_stats=True, out_dtype=None):
-    """BatchNorm's backward: (dx, dgamma, dbeta), the sums (C,) in float64.
+def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=True, out_dtype=None):
+    """BatchNorm's backward from the forward's (xc, shift, rstd): (dx, dgamma, dbeta), the
+    sums (C,) in float64.
 
-        dgamma = sum(dy * x_hat),  dbeta = sum(dy)         per channel, over N and L
+        dgamma = sum(dy * x_hat) = rstd * (sum(dy * xc) - shift * sum(dy))    per channel
+        dbeta  = sum(dy)
         batch statistics:  dx = gamma * rstd * (dy - dbeta / n - x_hat * dgamma / n)
         given statistics:  dx = gamma * rstd * dy
 
-    The first line is the reference's backward with gamma folded in: gamma and rstd are
-    constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n and
-    mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the two sums, one for dx.
+    The batch-statistics line is the reference's backward with gamma folded in: gamma and
+    rstd are constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n
+    and mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the sums, one for dx::
+
+        dx = dy * K - xc * A + B,   K = gamma * rstd,  A = K * rstd * dgamma / n,
+                                    B = A * shift - K * dbeta / n
     """
-    N, C, L = x_hat.shape
-    dt = x_hat.dtype
+    N, C, L = xc.shape
+    dt = xc.dtype
     n = N * L
-    dx = np.empty(x_hat.shape, out_dtype or dt)
+    dx = np.empty(xc.shape, out_dtype or dt)
     if n == 0:
         return dx, np.zeros(C), np.zeros(C)
     k = min(N, _block_len(C * L, dt.itemsize))
     blocks = _blocks(N, k)
     P = np.empty((k, C, L), dt)
-    dg, db = np.zeros(C * L), np.zeros(C * L)
+    sum_dy_xc, dbeta = np.zeros(C), np.zeros(C)
     for blk in blocks:
-        d = dy[blk]
-        _column_sums(_view(np.multiply(d, x_hat[blk], out=P[:len(d)]), (len(d), -1)), dg)
-        _column_sums(_view(d, (len(d), -1)), db)
-    dgamma, dbeta = _per_channel(dg, C), _per_channel(db, C)
-    K = rstd.astype(np.float64) * (1.0 if gamma is None else gamma.astype(np.float64))
+        sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
+        dbeta += _channel_sums(dy[blk])
+    dgamma = rstd * (sum_dy_xc - shift * dbeta)
+    K = rstd * (1.0 if gamma is None else gamma.astype(np.float64))
     k_tile = _channel_tile(K, k, L, dt)
     if batch_stats:
-        a_tile = _channel_tile(K * dgamma / n, k, L, dt)
-        b_tile = _channel_tile(K * dbeta / n, k, L, dt)
+        A = K * rstd * dgamma / n
+        a_tile = _channel_tile(A, k, L, dt)
+        b_tile = _channel_tile(A * shift - K * dbeta / n, k, L, dt)
     work = _scratch(dx, (k, C, L), dt)
     for blk in blocks:
         m = blk.stop - blk.start
@@ -492,8 +547,8 @@ def standardize_channels_backward(dy, x_hat, rstd, gamma=None, batch_stats=True,
         np.multiply(dy[blk], k_tile[:m], out=o)
         if batch_stats:
             p = P[:m]
-            np.multiply(x_hat[blk], a_tile[:m], out=p)
-            np.add(p, b_tile[:m], out=p)
+            np.multiply(xc[blk], a_tile[:m], out=p)
             np.subtract(o, p, out=o)
+            np.add(o, b_tile[:m], out=o)
         _finish(o, dx[blk])
     return dx, dgamma, dbeta

@@ -21,23 +21,30 @@ class _Fast:
     """What every fast layer adds to its reference class."""
 
     def _contiguous_input(self, x):
-        """(x checked, in the compute dtype and C order, x's own dtype). Never the caller's
-        array written to: the kernels only read it."""
+        """(x checked, in the compute dtype and C order, x's own dtype). The caller's array
+        itself when it already is that; the kernels only read it."""
         x, in_dtype = self._input(x)
         return np.ascontiguousarray(x), in_dtype
 
     def _contiguous_upstream(self, dy, x_hat):
         return np.ascontiguousarray(self._upstream(dy, x_hat))
 
-    def _pattern(self, param, dtype, shape):
-        """A parameter's data in ``dtype``, reshaped to ``shape``; None when the layer has none."""
-        return None if param is None else param.data.astype(dtype, copy=False).reshape(shape)
+    def _vector(self, param, dtype):
+        """A parameter's data as a flat vector in ``dtype``; None when the layer has none."""
+        return None if param is None else param.data.astype(dtype, copy=False).reshape(-1)
+
+
+def _channels(a, batched_ndim=None):
+    """(N, C, *S) -> (N, C, L), L = prod(S); an unbatched (C, *S) becomes (1, C, L)."""
+    if batched_ndim is not None and a.ndim < batched_ndim:
+        a = a[None]
+    return a.reshape(a.shape[0], a.shape[1], math.prod(a.shape[2:]))
 
 
 class _FastTrailing(_Fast):
     def _rows(self, a):
-        """(*, normalized_shape) -> (R, 1, n): one row per sample."""
-        return a.reshape(-1, 1, math.prod(self.normalized_shape))
+        """(*, normalized_shape) -> (R, n): one row per sample."""
+        return a.reshape(-1, math.prod(self.normalized_shape))
 
 
 class LayerNorm(_FastTrailing, norms.LayerNorm):
@@ -45,18 +52,18 @@ class LayerNorm(_FastTrailing, norms.LayerNorm):
 
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
-        n = math.prod(self.normalized_shape)
-        gamma, beta = (self._pattern(p, x.dtype, (1, n)) for p in (self.weight, self.bias))
-        y, x_hat, rstd, _, _ = kernels.standardize_rows(self._rows(x), self.eps, gamma, beta, in_dtype)
+        gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
+        rows = self._rows(x)[:, :, None]                   # (R, n, 1): n channels of one value
+        y, x_hat, rstd, _, _ = kernels.standardize_rows(rows, 1, self.eps, gamma, beta, in_dtype)
         self._cache = (x_hat.reshape(x.shape), rstd, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
         x_hat, rstd, in_dtype = self._cached()
         dy = self._contiguous_upstream(dy, x_hat)
-        gamma = self._pattern(self.weight, x_hat.dtype, (1, -1))
-        dx, dgamma, dbeta = kernels.standardize_rows_backward(self._rows(dy), self._rows(x_hat), rstd, gamma,
-                                                              in_dtype)
+        gamma = self._vector(self.weight, x_hat.dtype)
+        dx, dgamma, dbeta = kernels.standardize_rows_backward(self._rows(dy)[:, :, None], self._rows(x_hat)[:, :, None],
+                                                              rstd, 1, gamma, in_dtype)
         self._add_grads(dgamma, dbeta)
         return dx.reshape(x_hat.shape)
 
@@ -67,58 +74,51 @@ class RMSNorm(_FastTrailing, norms.RMSNorm):
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
-        gamma = self._pattern(self.weight, x.dtype, (1, -1))
-        y, x_hat, rrms = kernels.rms_rows(self._rows(x), eps, gamma, in_dtype)
+        y, x_hat, rrms = kernels.rms_rows(self._rows(x), eps, self._vector(self.weight, x.dtype), in_dtype)
         self._cache = (x_hat.reshape(x.shape), rrms, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
         x_hat, rrms, in_dtype = self._cached()
         dy = self._contiguous_upstream(dy, x_hat)
-        gamma = self._pattern(self.weight, x_hat.dtype, (1, -1))
+        gamma = self._vector(self.weight, x_hat.dtype)
         dx, dgamma = kernels.rms_rows_backward(self._rows(dy), self._rows(x_hat), rrms, gamma, in_dtype)
         self._add_grads(dgamma, None)
         return dx.reshape(x_hat.shape)
 
 
-def _channels(a, batched_ndim=None):
-    """(N, C, *S) -> (N, C, L), L = prod(S); an unbatched (C, *S) becomes (1, C, L)."""
-    if batched_ndim is not None and a.ndim < batched_ndim:
-        a = a[None]
-    return a.reshape(a.shape[0], a.shape[1], math.prod(a.shape[2:]))
-
-
 class _BatchNorm(_Fast):
     """BatchNorm1d and BatchNorm2d: ``kernels.standardize_channels`` with the batch's
-    statistics, ``kernels.normalize_channels`` with the running ones."""
+    statistics, ``kernels.normalize_channels`` with the running ones. The cache is
+    (xc, shift, rstd) with x_hat = (xc - shift) * rstd per channel (see the kernels)."""
 
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
-        C = self.num_features
-        n = x.size // C                                    # values per channel
+        n = x.size // self.num_features                    # values per channel
         batch_stats = self.training or not self.track_running_stats
         if self.training:
             self._check_batch(x, n)
-        gamma, beta = (self._pattern(p, x.dtype, (C,)) for p in (self.weight, self.bias))
+        gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
         if batch_stats:
-            y, x_hat, rstd, mean, var = kernels.standardize_channels(_channels(x), self.eps, gamma, beta, in_dtype)
+            y, xc, shift, rstd, mean, var = kernels.standardize_channels(_channels(x), self.eps, gamma, beta,
+                                                                         in_dtype)
         else:
             rstd = 1.0 / np.sqrt(self.running_var.astype(np.float64) + self.eps)
-            y, x_hat = kernels.normalize_channels(_channels(x), self.running_mean.astype(np.float64), rstd,
-                                                  gamma, beta, in_dtype)
+            y, xc, shift = kernels.normalize_channels(_channels(x), self.running_mean.astype(np.float64), rstd,
+                                                      gamma, beta, in_dtype)
         if self.training and self.track_running_stats:
             self._update_running_stats(mean, var, n)
-        self._cache = (x_hat.reshape(x.shape), rstd, batch_stats, in_dtype)
+        self._cache = (xc.reshape(x.shape), shift, rstd, batch_stats, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
-        x_hat, rstd, batch_stats, in_dtype = self._cached()
-        dy = self._contiguous_upstream(dy, x_hat)
-        gamma = self._pattern(self.weight, x_hat.dtype, (-1,))
-        dx, dgamma, dbeta = kernels.standardize_channels_backward(_channels(dy), _channels(x_hat), rstd, gamma,
+        xc, shift, rstd, batch_stats, in_dtype = self._cached()
+        dy = self._contiguous_upstream(dy, xc)
+        gamma = self._vector(self.weight, xc.dtype)
+        dx, dgamma, dbeta = kernels.standardize_channels_backward(_channels(dy), _channels(xc), shift, rstd, gamma,
                                                                   batch_stats, in_dtype)
         self._add_grads(dgamma, dbeta)
-        return dx.reshape(x_hat.shape)
+        return dx.reshape(xc.shape)
 
 
 class BatchNorm1d(_BatchNorm, norms.BatchNorm1d):
@@ -129,42 +129,31 @@ class BatchNorm2d(_BatchNorm, norms.BatchNorm2d):
     __doc__ = "The fast tier's BatchNorm2d.\n\n" + norms.BatchNorm2d.__doc__
 
 
-def _channel_pattern(param, dtype, groups, L):
-    """A per-channel parameter (C,) as the (groups, C / groups * L) pattern of one sample's rows."""
-    return None if param is None else np.repeat(param.data.astype(dtype), L).reshape(groups, -1)
-
-
 class GroupNorm(_Fast, norms.GroupNorm):
     __doc__ = "The fast tier's GroupNorm (``kernels.standardize_rows``, one row per group).\n\n" + \
         norms.GroupNorm.__doc__
 
-    def _rows(self, a):
-        """(N, C, *S) -> (N, G, C/G * prod(S)): one row per group of channels."""
-        return a.reshape(a.shape[0], self.num_groups, math.prod(a.shape[1:]) // self.num_groups)
-
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
-        L = math.prod(x.shape[2:])
-        gamma, beta = (_channel_pattern(p, x.dtype, self.num_groups, L) for p in (self.weight, self.bias))
-        y, x_hat, rstd, _, _ = kernels.standardize_rows(self._rows(x), self.eps, gamma, beta, in_dtype)
+        gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
+        y, x_hat, rstd, _, _ = kernels.standardize_rows(_channels(x), self.num_groups, self.eps, gamma, beta,
+                                                        in_dtype)
         self._cache = (x_hat.reshape(x.shape), rstd, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
         x_hat, rstd, in_dtype = self._cached()
         dy = self._contiguous_upstream(dy, x_hat)
-        L = math.prod(x_hat.shape[2:])
-        gamma = _channel_pattern(self.weight, x_hat.dtype, self.num_groups, L)
-        dx, dgamma, dbeta = kernels.standardize_rows_backward(self._rows(dy), self._rows(x_hat), rstd, gamma,
-                                                              in_dtype)
-        per_channel = (d.reshape(self.num_channels, L).sum(axis=1) for d in (dgamma, dbeta))
-        self._add_grads(*per_channel)
+        dx, dgamma, dbeta = kernels.standardize_rows_backward(_channels(dy), _channels(x_hat), rstd, self.num_groups,
+                                                              self._vector(self.weight, x_hat.dtype), in_dtype)
+        self._add_grads(dgamma, dbeta)
         return dx.reshape(x_hat.shape)
 
 
 class _InstanceNorm(_Fast):
     """InstanceNorm1d and InstanceNorm2d: ``kernels.standardize_rows`` with one row per
-    (sample, channel) in training, ``kernels.normalize_channels`` with the running statistics."""
+    (sample, channel) in training (cache: x_hat, rstd), ``kernels.normalize_channels`` with the
+    running statistics (cache: xc, shift, rstd, as BatchNorm's)."""
 
     def forward(self, x):
         x, in_dtype = self._contiguous_input(x)
@@ -173,31 +162,29 @@ class _InstanceNorm(_Fast):
         instance_stats = self.training or not self.track_running_stats
         if instance_stats and L == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
+        gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
+        shift = None
         if instance_stats:
-            gamma, beta = (_channel_pattern(p, x.dtype, C, L) for p in (self.weight, self.bias))
-            y, x_hat, rstd, mean, var = kernels.standardize_rows(x3, self.eps, gamma, beta, in_dtype)
+            y, x_hat, rstd, mean, var = kernels.standardize_rows(x3, C, self.eps, gamma, beta, in_dtype)
         else:
-            gamma, beta = (self._pattern(p, x.dtype, (C,)) for p in (self.weight, self.bias))
             rstd = 1.0 / np.sqrt(self.running_var.astype(np.float64) + self.eps)
-            y, x_hat = kernels.normalize_channels(x3, self.running_mean.astype(np.float64), rstd, gamma, beta,
-                                                  in_dtype)
+            y, x_hat, shift = kernels.normalize_channels(x3, self.running_mean.astype(np.float64), rstd, gamma,
+                                                         beta, in_dtype)
         if self.training and self.track_running_stats:
             self._update_running_stats(mean, var, L)
-        self._cache = (x_hat.reshape(x.shape), rstd, instance_stats, in_dtype)
+        self._cache = (x_hat.reshape(x.shape), shift, rstd, instance_stats, in_dtype)
         return y.reshape(x.shape)
 
     def backward(self, dy):
-        x_hat, rstd, instance_stats, in_dtype = self._cached()
+        x_hat, shift, rstd, instance_stats, in_dtype = self._cached()
         dy = self._contiguous_upstream(dy, x_hat)
         dy3, x_hat3 = _channels(dy, self._ndim), _channels(x_hat, self._ndim)
-        C, L = x_hat3.shape[1:]
+        gamma = self._vector(self.weight, x_hat.dtype)
         if instance_stats:
-            gamma = _channel_pattern(self.weight, x_hat.dtype, C, L)
-            dx, dgamma, dbeta = kernels.standardize_rows_backward(dy3, x_hat3, rstd, gamma, in_dtype)
-            dgamma, dbeta = dgamma.sum(axis=1), dbeta.sum(axis=1)
+            dx, dgamma, dbeta = kernels.standardize_rows_backward(dy3, x_hat3, rstd, x_hat3.shape[1], gamma, in_dtype)
         else:
-            gamma = self._pattern(self.weight, x_hat.dtype, (C,))
-            dx, dgamma, dbeta = kernels.standardize_channels_backward(dy3, x_hat3, rstd, gamma, False, in_dtype)
+            dx, dgamma, dbeta = kernels.standardize_channels_backward(dy3, x_hat3, shift, rstd, gamma, False,
+                                                                      in_dtype)
         self._add_grads(dgamma, dbeta)
         return dx.reshape(x_hat.shape)
 
