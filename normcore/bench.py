@@ -520,9 +520,9 @@ def targets_table(targets, shape=SHAPES[0]):
         return "n/a" if value != value else ("met" if ok else "MISSED")
 
     lines = [f"targets of the fast tier (norms: float32 {tuple(shape)})",
-             f"{'':<40}{'measured':>8}{'target':>9}  {'result':<7}{'stretch goal':>14}"]
+             f"{'':<39}{'measured':>8}{'target':>9}  {'result':<7}{'stretch goal':>14}"]
     for t in targets:
-        line = f"{t.what:<40}{_num(t.measured, 8, 'x')}{f'<= {t.limit:.1f}x':>9}  {result(t.met, t.measured):<7}"
+        line = f"{t.what:<39}{_num(t.measured, 8, 'x')}{f'<= {t.limit:.1f}x':>9}  {result(t.met, t.measured):<7}"
         if t.stretch == t.stretch:
             line += f"{f'<= {t.stretch:.1f}x':>8} {result(t.stretch_met, t.measured)}"
         lines.append(line.rstrip())

@@ -111,6 +111,8 @@ def test_a_missed_target_says_so():
     assert table[2].count("MISSED") == 2 and "met" not in table[2]  # the target and the stretch goal
     assert table[3].count("met") == 2 and "MISSED" not in table[3]
     assert "3.00x" in table[2] and "1.90x" in table[3]
+    longest = bench.Target("Transformer step / torch, 1 thread each", 123.456, 2.5, 2.0, "a note " * 20)
+    assert max(map(len, bench.targets_table([missed, longest]).splitlines())) <= 80
 
 
 def test_without_the_fast_tier_the_reference_is_timed_and_the_targets_are_unavailable():
