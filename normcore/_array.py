@@ -13,9 +13,9 @@ FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
 def as_array(x, who, what="input"):
     """``np.asarray(x)``, or a ``TypeError`` naming ``who`` when x is no rectangular array
-    (a ragged list, a string, None, ...)."""
+    (a ragged list, a string, None, ...). An instrument (``is_instrument``) passes unchanged."""
     try:
-        a = np.asarray(x)
+        a = x if is_instrument(x) else np.asarray(x)
     except (ValueError, TypeError) as exc:
         raise TypeError(f"{who} expects its {what} as an array of numbers, got {type(x).__name__} "
                         f"that NumPy cannot make into one ({exc})") from None
@@ -31,6 +31,15 @@ def integer(value, name, who):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{who}: {name} must be an int, got {value!r} ({type(value).__name__})")
     return int(value)
+
+
+def is_instrument(x):
+    """True for an ndarray subclass that asks to pass through the layers' input checks
+    unchanged, by ``instrument = True`` on its class: a tool that watches the arithmetic, such
+    as the speed experiment's pass counter, which counts every NumPy operation made on it and
+    on the arrays computed from it. Every other subclass (np.matrix, masked arrays, memmaps)
+    becomes a plain ndarray, so that its own semantics never change a layer's formulas."""
+    return isinstance(x, np.ndarray) and getattr(type(x), "instrument", False) is True
 
 
 def positive_int(value, name, who):

@@ -1,46 +1,57 @@
-"""Timing normcore's norms and a Transformer training step, against a textbook NumPy version
-and PyTorch; ``normcore bench`` prints what this module measures.
+"""Timing normcore's norms, both tiers, against PyTorch and against the memory floor, and a
+Transformer training step; ``normcore bench`` prints what this module measures.
 
-Every implementation of a case runs in the same process, interleaved (one run of each in
-turn, repeated), so that a change in the machine's load hits all of them alike; the table
-gives medians and the ratios of the medians. Three implementations of each norm:
+Every implementation of a case runs in the same process, interleaved round by round (one run
+of each in turn, repeated, in an order that rotates from round to round: ``normcore._timing``),
+so that a change in the machine's load hits all of them alike. Times are medians; ratios are medians over rounds of the ratio of two times
+taken in the same round. The implementations of each norm:
 
-* ``normcore``: the layers of this package.
-* ``textbook``: the BASELINE, ``TextbookNorm`` below: the same formulas written the way a
-  textbook or a first attempt writes them in NumPy, whole-array temporaries everywhere. It
-  shows what the care in normcore's kernels buys.
+* ``reference``: ``nc.LayerNorm`` and the others, the readable whole-array tier.
+* ``fast``: ``normcore.fast.LayerNorm`` and the others, the cache-blocked tier (when present).
 * ``torch 1t`` and ``torch Nt``: PyTorch on the CPU with one thread and with its default
   number of threads, when torch is importable.
+* ``floor``, the MEMORY FLOOR: the passes over the data that no implementation can avoid, as
+  copies into preallocated arrays (``np.copyto``). A forward must read x and write y: a copy
+  of x. A backward must read dy and write dx: a copy of dy (it also reads x or its cache, so
+  this floor is a lower bound). Forward + backward: both copies. Each tier's time is also
+  shown as a multiple of the floor of the same round: how far it is from the limit.
 
 Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
 BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
-channels of length 768).
+channels of length 768). NumPy's BLAS runs on one thread for the norms.
 """
 
 import contextlib
+import importlib
+import math
 import os
-import statistics
-import time
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import nn, optim
-from .norms import BatchNorm1d, GroupNorm, LayerNorm, RMSNorm
+from . import nn, norms, optim
+from ._threads import blas_threads
+from ._timing import LayerRunner, keep_freed_memory, median, paired_ratio, time_interleaved
 
 SHAPES = ((4096, 768), (32, 128, 768))
 DTYPES = (np.float32, np.float64)
 LAYERS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm")
 PHASES = ("forward", "backward", "fwd+bwd")
+TIERS = ("reference", "fast")
 GROUPS = 32
 EPS = 1e-5
+WIDTH = 80  # every line printed fits in 80 columns
 
-# The targets `normcore bench` checks, each against the ratio it is measured by.
-NORM_VS_TORCH_TARGET = 2.5  # LN, RMSNorm, BN fwd+bwd, float32, (4096, 768), vs torch on one thread
-RMS_VS_LN_TARGET = 0.8  # normcore RMSNorm fwd+bwd time / normcore LayerNorm's
-CACHE_TARGET = 1.1  # forward cache bytes / input bytes
-TRANSFORMER_TARGET = 1.5  # training step time vs PyTorch's
+# The targets of the FAST tier, float32 at SHAPES[0], each against the ratio it is measured by.
+FAST_VS_TORCH_TARGET = 2.5  # LayerNorm and BatchNorm1d fwd+bwd time / torch's on one thread
+FAST_VS_TORCH_STRETCH = 2.0  # the stretch goal for the same ratio
+RMS_VS_LN_TARGET = 0.8  # fast RMSNorm fwd+bwd time / fast LayerNorm's
+CACHE_TARGET = 1.1  # fast forward cache bytes / input bytes, the largest over the cases
+TRANSFORMER_TARGET = 1.5  # training step time vs PyTorch's, one thread each
 TRANSFORMER = dict(vocab_size=256, d_model=128, n_layers=4, n_heads=4, batch=32, length=64)
+
+NOT_TORCH = "without PyTorch: not installed, or --no-torch"
 
 
 def _torch():
@@ -52,133 +63,52 @@ def _torch():
     return torch
 
 
-class blas_threads:
-    """Context manager: NumPy's OpenBLAS runs on ``n`` threads inside the ``with`` block.
-
-    A multi-threaded BLAS on a busy machine can be many times slower than one thread, so the
-    comparisons are made thread count for thread count. Found through the loaded library
-    (Linux); does nothing where that is not possible.
-    """
-
-    def __init__(self, n):
-        self.n, self.saved = n, []
-
-    @staticmethod
-    def _libs():
-        import ctypes
-        try:
-            with open("/proc/self/maps") as f:
-                paths = sorted({line.split()[-1] for line in f if "openblas" in line and ".so" in line})
-        except OSError:
-            return []
-        libs = []
-        for path in paths:
-            lib = ctypes.CDLL(path)
-            for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
-                get, set_ = f"{prefix}_get_num_threads{suffix}", f"{prefix}_set_num_threads{suffix}"
-                if hasattr(lib, get) and hasattr(lib, set_):
-                    libs.append((getattr(lib, get), getattr(lib, set_)))
-                    break
-        return libs
-
-    def __enter__(self):
-        for get, set_ in self._libs():
-            self.saved.append((set_, get()))
-            set_(self.n)
-        return self
-
-    def __exit__(self, *exc):
-        for set_, n in self.saved:
-            set_(n)
-        self.saved.clear()
+def _fast():
+    """``normcore.fast``, or None when this installation has no fast tier (imported lazily)."""
+    try:
+        return importlib.import_module("normcore.fast")
+    except ImportError:
+        return None
 
 
-# --- the baseline ------------------------------------------------------------------------------
-class TextbookNorm:
-    """BASELINE for the benchmark, not used by normcore: the textbook NumPy norm.
-
-    The formulas exactly as written on paper, one NumPy expression each, with the temporaries
-    they imply (``(x - mean)**2``, ``dy * x_hat``, ...) and no attention to passes or dtypes.
-    ``kind`` is one of LAYERS; stats are over the last axis (LN, RMSNorm), over every axis but
-    1 (BatchNorm1d), or over the groups of ``x.reshape(N, G, -1)`` (GroupNorm).
-    """
-
-    def __init__(self, kind, channels, dtype):
-        self.kind = kind
-        rng = np.random.default_rng(0)
-        self.gamma = (1 + 0.1 * rng.standard_normal(channels)).astype(dtype)
-        self.beta = (0.1 * rng.standard_normal(channels)).astype(dtype) if kind != "RMSNorm" else None
-
-    def _stats_view(self, x):
-        """(x reshaped for the statistics, the axes they run over, the view gamma and beta take)."""
-        if self.kind in ("LayerNorm", "RMSNorm"):
-            return x, (-1,), self.gamma.shape
-        view = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-        if self.kind == "BatchNorm1d":
-            return x, (0,) + tuple(range(2, x.ndim)), view
-        return x.reshape(x.shape[0], GROUPS, -1), (-1,), view
-
-    def forward(self, x):
-        xs, axes, view = self._stats_view(x)
-        if self.kind == "RMSNorm":
-            rstd = 1 / np.sqrt(np.mean(xs ** 2, axis=axes, keepdims=True) + EPS)
-            x_hat = xs * rstd
-        else:
-            mean = np.mean(xs, axis=axes, keepdims=True)
-            var = np.mean((xs - mean) ** 2, axis=axes, keepdims=True)
-            rstd = 1 / np.sqrt(var + EPS)
-            x_hat = (xs - mean) * rstd
-        x_hat = x_hat.reshape(x.shape)
-        self.cache = (x_hat, rstd, view)
-        y = x_hat * self.gamma.reshape(view)
-        return y if self.beta is None else y + self.beta.reshape(view)
-
-    def backward(self, dy):
-        x_hat, rstd, view = self.cache
-        channel_axis = dy.ndim - 1 if self.kind in ("LayerNorm", "RMSNorm") else 1
-        sum_axes = tuple(i for i in range(dy.ndim) if i != channel_axis)
-        self.dgamma = np.sum(dy * x_hat, axis=sum_axes)
-        self.dbeta = None if self.beta is None else np.sum(dy, axis=sum_axes)
-        dx_hat = dy * self.gamma.reshape(view)
-        dxs, axes, _ = self._stats_view(dx_hat)
-        xs_hat, _, _ = self._stats_view(x_hat)
-        dx = dxs - xs_hat * np.mean(dxs * xs_hat, axis=axes, keepdims=True)
-        if self.kind != "RMSNorm":
-            dx = dx - np.mean(dxs, axis=axes, keepdims=True)
-        return (rstd * dx).reshape(dy.shape)
-
-
-# --- runners: one object per implementation, with forward() and backward() ---------------------
+# --- the implementations: one runner each, with context(), forward() and backward() ------------
 def _channels(kind, shape):
     return shape[-1] if kind in ("LayerNorm", "RMSNorm") else shape[1]
 
 
-def make_normcore(kind, shape, dtype):
-    c = _channels(kind, shape)
-    layer = {"LayerNorm": lambda: LayerNorm(c, dtype=dtype), "RMSNorm": lambda: RMSNorm(c, eps=EPS, dtype=dtype),
-             "BatchNorm1d": lambda: BatchNorm1d(c, dtype=dtype),
-             "GroupNorm": lambda: GroupNorm(GROUPS, c, dtype=dtype)}[kind]()
+def _affine_values(c):
+    """The gamma and beta every implementation of a case gets: the same random values."""
     rng = np.random.default_rng(0)
-    layer.weight.data[...] = 1 + 0.1 * rng.standard_normal(c)
+    return 1 + 0.1 * rng.standard_normal(c), 0.1 * rng.standard_normal(c)
+
+
+def make_norm(tier, kind, shape, dtype):
+    """Layer ``kind`` of ``tier`` (``normcore.norms`` or ``normcore.fast``) for input ``shape``."""
+    c = _channels(kind, shape)
+    layer = {"LayerNorm": lambda: tier.LayerNorm(c, dtype=dtype),
+             "RMSNorm": lambda: tier.RMSNorm(c, eps=EPS, dtype=dtype),
+             "BatchNorm1d": lambda: tier.BatchNorm1d(c, dtype=dtype),
+             "GroupNorm": lambda: tier.GroupNorm(GROUPS, c, dtype=dtype)}[kind]()
+    gamma, beta = _affine_values(c)
+    layer.weight.data[...] = gamma
     if layer.bias is not None:
-        layer.bias.data[...] = 0.1 * rng.standard_normal(c)
+        layer.bias.data[...] = beta
     return layer
 
 
-class _NumpyRunner:
-    """Runs a NumPy layer (normcore's or the textbook one) on a fixed input and gradient."""
-
-    def __init__(self, layer, x, dy):
-        self.layer, self.x, self.dy = layer, x, dy
-
-    def prepare(self):
-        pass
-
-    def forward(self):
-        self.layer.forward(self.x)
-
-    def backward(self):
-        self.layer.backward(self.dy)
+def make_torch_norm(torch, kind, shape, dtype):
+    c = _channels(kind, shape)
+    tdtype = torch.float32 if dtype == np.float32 else torch.float64
+    module = {"LayerNorm": lambda: torch.nn.LayerNorm(c, dtype=tdtype),
+              "RMSNorm": lambda: torch.nn.RMSNorm(c, eps=EPS, dtype=tdtype),
+              "BatchNorm1d": lambda: torch.nn.BatchNorm1d(c, dtype=tdtype),
+              "GroupNorm": lambda: torch.nn.GroupNorm(GROUPS, c, dtype=tdtype)}[kind]()
+    gamma, beta = _affine_values(c)
+    with torch.no_grad():
+        module.weight.copy_(torch.from_numpy(gamma))
+        if getattr(module, "bias", None) is not None:
+            module.bias.copy_(torch.from_numpy(beta))
+    return module
 
 
 class _TorchRunner:
@@ -189,9 +119,10 @@ class _TorchRunner:
         self.x = torch.from_numpy(x).requires_grad_(True)
         self.dy = torch.from_numpy(dy)
 
-    def prepare(self):
+    def context(self):
         self.torch.set_num_threads(self.threads)
         self.x.grad = None
+        return contextlib.nullcontext()
 
     def forward(self):
         self.y = self.module(self.x)
@@ -200,100 +131,22 @@ class _TorchRunner:
         self.y.backward(self.dy)
 
 
-def make_torch_norm(torch, kind, shape, dtype):
-    c = _channels(kind, shape)
-    tdtype = torch.float32 if dtype == np.float32 else torch.float64
-    module = {"LayerNorm": lambda: torch.nn.LayerNorm(c, dtype=tdtype),
-              "RMSNorm": lambda: torch.nn.RMSNorm(c, eps=EPS, dtype=tdtype),
-              "BatchNorm1d": lambda: torch.nn.BatchNorm1d(c, dtype=tdtype),
-              "GroupNorm": lambda: torch.nn.GroupNorm(GROUPS, c, dtype=tdtype)}[kind]()
-    rng = np.random.default_rng(0)
-    with torch.no_grad():
-        module.weight.copy_(torch.from_numpy(1 + 0.1 * rng.standard_normal(c)))
-        if getattr(module, "bias", None) is not None:
-            module.bias.copy_(torch.from_numpy(0.1 * rng.standard_normal(c)))
-    return module
+class FloorRunner:
+    """The memory floor: forward reads x and writes y, backward reads dy and writes dx, as
+    ``np.copyto`` into arrays allocated once. No norm can make fewer passes over the data."""
 
+    def __init__(self, x, dy):
+        self.x, self.dy = x, dy
+        self.y, self.dx = np.empty_like(x), np.empty_like(dy)
 
-# --- timing ------------------------------------------------------------------------------------
-def _time(runner, phase):
-    """Seconds one ``phase`` of ``runner`` takes; a backward is preceded by an untimed forward."""
-    runner.prepare()
-    if phase == "backward":
-        runner.forward()
-    start = time.perf_counter()
-    if phase != "backward":
-        runner.forward()
-    if phase != "forward":
-        runner.backward()
-    return time.perf_counter() - start
+    def context(self):
+        return contextlib.nullcontext()
 
+    def forward(self):
+        np.copyto(self.y, self.x)
 
-def time_interleaved(runners, phases, repeats, warmup=2):
-    """{(name, phase): [seconds of each round]}: every runner and phase once per round."""
-    times = {(name, phase): [] for name in runners for phase in phases}
-    for round_ in range(warmup + repeats):
-        for phase in phases:
-            for name, runner in runners.items():
-                t = _time(runner, phase)
-                if round_ >= warmup:
-                    times[name, phase].append(t)
-    return times
-
-
-def paired_ratio(a, b):
-    """The median over rounds of a[i] / b[i]: the two runs of one round saw the same machine
-    load, so their ratio is steadier than the ratio of the two medians on a busy machine."""
-    return statistics.median(x / y for x, y in zip(a, b))
-
-
-def cache_bytes(obj):
-    """Bytes of the NumPy arrays in ``obj`` (an array, or tuples/lists of them and of scalars)."""
-    if isinstance(obj, np.ndarray):
-        return obj.nbytes
-    if isinstance(obj, (tuple, list)):
-        return sum(cache_bytes(o) for o in obj)
-    return 0
-
-
-@dataclass
-class NormResult:
-    layer: str
-    shape: tuple
-    dtype: str
-    times: dict  # (implementation, phase) -> seconds of each round
-    cache_ratio: float  # bytes of normcore's forward cache / bytes of the input
-
-    def median_ms(self, impl, phase):
-        return statistics.median(self.times[impl, phase]) * 1e3
-
-    def ratio(self, other, phase):
-        """normcore's time / the other implementation's, paired by round."""
-        return paired_ratio(self.times["normcore", phase], self.times[other, phase])
-
-
-def bench_shape(shape, dtype, repeats, torch=None):
-    """A NormResult per layer in LAYERS: all layers and implementations interleaved in each round."""
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal(shape).astype(dtype)
-    dy = rng.standard_normal(shape).astype(dtype)
-    runners = {}
-    for kind in LAYERS:
-        runners[kind, "normcore"] = _NumpyRunner(make_normcore(kind, shape, dtype), x, dy)
-        runners[kind, "textbook"] = _NumpyRunner(TextbookNorm(kind, _channels(kind, shape), dtype), x, dy)
-        if torch is not None:
-            module = make_torch_norm(torch, kind, shape, dtype)
-            runners[kind, "torch 1t"] = _TorchRunner(torch, module, x, dy, 1)
-            runners[kind, "torch Nt"] = _TorchRunner(torch, module, x, dy, _default_threads(torch))
-    times = time_interleaved(runners, PHASES, repeats)
-    results = []
-    for kind in LAYERS:
-        layer = runners[kind, "normcore"].layer
-        layer.forward(x)
-        results.append(NormResult(kind, shape, np.dtype(dtype).name,
-                                  {(impl, phase): ts for ((k, impl), phase), ts in times.items() if k == kind},
-                                  cache_bytes(layer._cache) / x.nbytes))
-    return results
+    def backward(self):
+        np.copyto(self.dx, self.dy)
 
 
 _DEFAULT_THREADS = []
@@ -304,6 +157,76 @@ def _default_threads(torch):
     if not _DEFAULT_THREADS:
         _DEFAULT_THREADS.append(torch.get_num_threads())
     return _DEFAULT_THREADS[0]
+
+
+# --- the norms ---------------------------------------------------------------------------------
+def cache_bytes(obj):
+    """Bytes of the NumPy arrays in ``obj`` (an array, or tuples/lists of them and of scalars)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(cache_bytes(o) for o in obj)
+    return 0
+
+
+def forward_cache_ratio(layer, x):
+    """Bytes a layer keeps from ``forward(x)`` for its backward (``Module``'s ``_cache``), over
+    x's bytes; NaN when the layer keeps no such cache."""
+    layer.forward(x)
+    cache = layer.__dict__.get("_cache")
+    return float("nan") if cache is None else cache_bytes(cache) / x.nbytes
+
+
+@dataclass
+class NormResult:
+    layer: str
+    shape: tuple
+    dtype: str
+    times: dict  # (implementation, phase) -> seconds of each round; "floor" is the memory floor
+    cache: dict  # tier -> bytes of its forward cache / bytes of the input
+
+    def has(self, impl):
+        return (impl, PHASES[0]) in self.times
+
+    def median_ms(self, impl, phase):
+        return median(self.times[impl, phase]) * 1e3 if self.has(impl) else math.nan
+
+    def ratio(self, impl, other, phase):
+        """impl's time / other's, paired by round; NaN when either was not measured."""
+        if not (self.has(impl) and self.has(other)):
+            return math.nan
+        return paired_ratio(self.times[impl, phase], self.times[other, phase])
+
+    def over_floor(self, impl, phase):
+        """impl's time as a multiple of the memory floor's, paired by round."""
+        return self.ratio(impl, "floor", phase)
+
+
+def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2):
+    """A NormResult per layer in LAYERS: every layer, implementation and the floor in each round."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    dy = rng.standard_normal(shape).astype(dtype)
+    tiers = {"reference": norms, "fast": fast}
+    runners = {("floor", "floor"): FloorRunner(x, dy)}
+    for kind in LAYERS:
+        for name, tier in tiers.items():
+            if tier is not None:
+                runners[kind, name] = LayerRunner(make_norm(tier, kind, shape, dtype), x, dy)
+        if torch is not None:
+            module = make_torch_norm(torch, kind, shape, dtype)
+            runners[kind, "torch 1t"] = _TorchRunner(torch, module, x, dy, 1)
+            runners[kind, "torch Nt"] = _TorchRunner(torch, module, x, dy, _default_threads(torch))
+    with blas_threads(1):
+        times = time_interleaved(runners, PHASES, repeats, warmup)
+    floor = {("floor", phase): times[("floor", "floor"), phase] for phase in PHASES}
+    results = []
+    for kind in LAYERS:
+        mine = {(name[1], phase): ts for (name, phase), ts in times.items() if name[0] == kind}
+        cache = {name: forward_cache_ratio(runners[kind, name].layer, x) for name in TIERS
+                 if (kind, name) in runners}
+        results.append(NormResult(kind, tuple(shape), np.dtype(dtype).name, {**mine, **floor}, cache))
+    return results
 
 
 # --- the Transformer training step -------------------------------------------------------------
@@ -324,7 +247,7 @@ class _NumpyTransformerStep:
         self.opt = optim.AdamW(self.model.parameters(), lr=1e-3)
         self.tokens, self.targets = _transformer_data(cfg)
 
-    def prepare(self):
+    def context(self):
         return blas_threads(self.threads)
 
     def step(self):
@@ -344,7 +267,7 @@ class _TorchTransformerStep:
         tokens, targets = _transformer_data(cfg)
         self.tokens, self.targets = torch.from_numpy(tokens), torch.from_numpy(targets)
 
-    def prepare(self):
+    def context(self):
         self.torch.set_num_threads(self.threads)
         return contextlib.nullcontext()
 
@@ -396,7 +319,7 @@ class StepResult:
     error: str = ""  # why the step could not be measured, if it could not
 
     def median_ms(self, impl):
-        return statistics.median(self.times[impl]) * 1e3
+        return median(self.times[impl]) * 1e3
 
     def ratio(self, threads):
         """normcore's step time / torch's, both on one thread ("1t") or on all ("Nt"), paired by round."""
@@ -413,15 +336,8 @@ def bench_transformer(repeats, torch=None, cfg=None):
     if torch is not None:
         steps["torch 1t"] = _TorchTransformerStep(torch, cfg, 1)
         steps["torch Nt"] = _TorchTransformerStep(torch, cfg, _default_threads(torch))
-    times = {name: [] for name in steps}
-    for round_ in range(1 + repeats):
-        for name, s in steps.items():
-            with s.prepare():
-                start = time.perf_counter()
-                s.step()
-                if round_:
-                    times[name].append(time.perf_counter() - start)
-    return StepResult(times)
+    times = time_interleaved(steps, ("step",), repeats, warmup=1)
+    return StepResult({name: ts for (name, _), ts in times.items()})
 
 
 # --- the whole benchmark -----------------------------------------------------------------------
@@ -430,41 +346,64 @@ class Target:
     what: str
     measured: float  # NaN when it could not be measured
     limit: float
+    stretch: float = math.nan  # the stretch goal, when the target has one
     note: str = ""
 
     @property
     def met(self):
         return self.measured <= self.limit
 
+    @property
+    def stretch_met(self):
+        return self.measured <= self.stretch
 
-def run_bench(quick=False, torch="auto", out=print):
-    """Measure everything, print the tables as it goes, and return (norm results, step, targets)."""
+
+def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dtypes=None, repeats=None,
+              step_repeats=None, transformer=None, warmup=2):
+    """Measure everything, print the tables as it goes, and return (norm results, step, targets).
+
+    ``torch`` and ``fast`` are the modules to compare, None to leave them out, or "auto" to
+    import them if they are installed. The keyword arguments after ``out`` replace the sizes
+    ``quick`` picks (the tests use tiny ones); the targets are read at the first shape.
+    """
     torch = _torch() if torch == "auto" else torch
+    fast = _fast() if fast == "auto" else fast
     if torch is not None:
         _default_threads(torch)
-    shapes, dtypes = (SHAPES[:1], DTYPES[:1]) if quick else (SHAPES, DTYPES)
-    repeats, step_repeats = (7, 5) if quick else (15, 12)
-    out(machine_line(torch))
-    out(_norm_header(torch))
+    keep_freed_memory()  # time the arithmetic, not the page faults of fresh arrays
+    shapes = shapes or (SHAPES[:1] if quick else SHAPES)
+    dtypes = dtypes or (DTYPES[:1] if quick else DTYPES)
+    repeats = repeats or (7 if quick else 15)
+    step_repeats = step_repeats or (5 if quick else 12)
+    for line in machine_lines(torch, fast, repeats, warmup):
+        out(line)
+    out("")
+    for line in norm_header(torch, fast):
+        out(line)
     results = []
     for shape in shapes:
         for dtype in dtypes:
-            with blas_threads(1):
-                rows = bench_shape(shape, dtype, repeats, torch)
+            rows = bench_shape(shape, dtype, repeats, torch, fast, warmup)
             results += rows
             for r in rows:
-                for line in _norm_rows(r, torch):
+                for line in norm_rows(r, torch, fast):
                     out(line)
     out("")
-    step = bench_transformer(step_repeats, torch)
-    out(_step_table(step))
-    out("")
-    targets = compute_targets(results, step, torch)
-    out(_targets_table(targets))
+    step = bench_transformer(step_repeats, torch, transformer)
+    for line in step_table(step, transformer).splitlines() + [""]:
+        out(line)
+    targets = compute_targets(results, step, torch, fast, shapes[0])
+    for line in targets_table(targets, shapes[0]).splitlines():
+        out(line)
     return results, step, targets
 
 
-def machine_line(torch):
+def _wrap(text, indent=""):
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def machine_lines(torch, fast, repeats, warmup):
+    """What ran where, and how to read the tables, wrapped to WIDTH columns."""
     model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -472,39 +411,70 @@ def machine_line(torch):
     except (OSError, StopIteration):
         pass
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    tv = f"torch {torch.__version__} ({_default_threads(torch)} default threads)" if torch else "without PyTorch: not installed, or --no-torch"
-    return (f"machine: {model}, {os.cpu_count()} logical cores, load average {load}; numpy {np.__version__}; {tv}\n"
-            "times: median ms of interleaved rounds; ratios: median over rounds of normcore's time / the other's; "
-            "norms: NumPy's BLAS on one thread")
+    tv = f"torch {torch.__version__} ({_default_threads(torch)} default threads)" if torch else NOT_TORCH
+    fv = "normcore.fast" if fast else "fast tier unavailable (normcore.fast is not installed)"
+    lines = _wrap(f"machine: {model}, {os.cpu_count()} logical cores, load average {load}", "  ")
+    lines += _wrap(f"numpy {np.__version__}, its BLAS on 1 thread for the norms; {tv}; {fv}", "  ")
+    lines += _wrap(f"times: median ms of {repeats} interleaved rounds (after {warmup} warm-up rounds). "
+                   "floor: the memory floor measured in the same rounds, the passes over the data no "
+                   "implementation can avoid, as np.copyto: forward = a copy of x (read x, write y), "
+                   "backward = a copy of dy (read dy, write dx), fwd+bwd = both. xF: a time as a "
+                   "multiple of the floor; fast/1t (fast/ref without torch): the fast tier's time over "
+                   "torch's on one thread (over the reference tier's); both are medians over rounds of "
+                   "the ratio of two times of the same round.")
+    return lines
 
 
-def _norm_header(torch):
-    cols = ["normcore", "textbook"] + (["torch 1t", "torch Nt"] if torch else [])
-    ratios = ["/textbook"] + (["/torch 1t", "/torch Nt"] if torch else [])
-    head = f"{'layer':<12} {'shape':<15} {'dtype':<8} {'phase':<8} " + " ".join(f"{c:>9}" for c in cols)
-    head += "  " + " ".join(f"{r:>10}" for r in ratios) + f"  {'cache':>6}"
-    return head + "\n" + "-" * len(head)
+def _columns(torch, fast):
+    return ["reference"] + (["fast"] if fast else []) + (["torch 1t", "torch Nt"] if torch else [])
 
 
-def _norm_rows(r, torch):
-    others = ["textbook"] + (["torch 1t", "torch Nt"] if torch else [])
+def _ratio_against(torch):
+    """(the implementation the fast tier is compared with in the tables, the column's name)."""
+    return ("torch 1t", "fast/1t") if torch else ("reference", "fast/ref")
+
+
+def _num(value, width, suffix="", decimals=2):
+    """``value`` right-aligned in ``width`` columns (suffix included), with as many decimals as
+    fit, at most ``decimals``; "n/a" for NaN."""
+    if value != value:
+        return f"{'n/a':>{width}}"
+    for decimals in range(decimals, -1, -1):
+        text = f"{value:.{decimals}f}{suffix}"
+        if len(text) <= width - 1:  # keep a space before it
+            break
+    return f"{text:>{width}}"
+
+
+def norm_header(torch, fast):
+    cols = _columns(torch, fast)
+    first = f"{'':<8}{'floor':>7}" + "".join(f"{c:>14}" for c in cols)
+    first += f"{_ratio_against(torch)[1]:>9}" if fast else ""
+    second = f"{'phase':<8}{'ms':>7}" + "".join(f"{'ms':>7}{'xF':>7}" for _ in cols)
+    return [first, second, "-" * len(first)]
+
+
+def norm_rows(r, torch, fast):
+    """A title line for the case (with the forward caches), then one line per phase."""
+    cache = ", ".join(f"{tier} {_num(c, 8, 'x').strip()}" for tier, c in r.cache.items())
+    yield f"{r.layer} {r.shape} {r.dtype}: forward cache / x: {cache or 'n/a'}"
+    other = _ratio_against(torch)[0]
     for phase in PHASES:
-        ms = [r.median_ms(impl, phase) for impl in ["normcore"] + others]
-        ratios = [r.ratio(o, phase) for o in others]
-        cache = f"{r.cache_ratio:>5.3f}x" if phase == "forward" else ""
-        yield (f"{r.layer:<12} {str(r.shape):<15} {r.dtype:<8} {phase:<8} " + " ".join(f"{m:>9.2f}" for m in ms)
-               + "  " + " ".join(f"{q:>9.2f}x" for q in ratios) + f"  {cache:>6}")
+        line = f"{phase:<8}{_num(r.median_ms('floor', phase), 7)}"
+        for impl in _columns(torch, fast):
+            line += _num(r.median_ms(impl, phase), 7) + _num(r.over_floor(impl, phase), 7, "x", 1)
+        yield line + (_num(r.ratio("fast", other, phase), 9, "x") if r.has("fast") else "")
 
 
-def _step_table(step):
-    cfg = TRANSFORMER
-    title = (f"Transformer training step (forward, cross-entropy, backward, AdamW), float32: {cfg['n_layers']} "
-             f"pre-norm layers, d_model {cfg['d_model']}, {cfg['n_heads']} heads, batch {cfg['batch']}, "
-             f"length {cfg['length']}, vocab {cfg['vocab_size']}; 1t / Nt: one thread / all threads "
-             "(NumPy's BLAS, torch)")
+def step_table(step, cfg=None):
+    cfg = TRANSFORMER if cfg is None else cfg
+    title = (f"Transformer training step (forward, cross-entropy, backward, AdamW), float32: "
+             f"{cfg['n_layers']} pre-norm layers (reference tier), d_model {cfg['d_model']}, "
+             f"{cfg['n_heads']} heads, batch {cfg['batch']}, length {cfg['length']}, vocab "
+             f"{cfg['vocab_size']}; 1t / Nt: one thread / all threads (NumPy's BLAS, torch)")
+    lines = _wrap(title)
     if step.error:
-        return title + f"\n  unavailable: {step.error}"
-    lines = [title]
+        return "\n".join(lines + _wrap(f"  unavailable: {step.error}", "    "))
     for name in step.times:
         threads = name.split()[-1]
         ratio = f"  normcore {threads} / {name}: {step.ratio(threads):.2f}x" if name.startswith("torch") else ""
@@ -512,38 +482,50 @@ def _step_table(step):
     return "\n".join(lines)
 
 
-def compute_targets(results, step, torch):
-    nan = float("nan")
+def compute_targets(results, step, torch, fast, shape=SHAPES[0]):
+    """The targets of the fast tier, read from the float32 results at ``shape``."""
+    nan = math.nan
     by = {(r.layer, r.shape, r.dtype): r for r in results}
-    key = lambda layer: (layer, SHAPES[0], "float32")  # noqa: E731
+    case = lambda layer: by.get((layer, tuple(shape), "float32"))  # noqa: E731
+    missing = "" if fast else "fast tier unavailable (normcore.fast is not installed)"
     targets = []
-    for layer in ("LayerNorm", "RMSNorm", "BatchNorm1d"):
-        r = by.get(key(layer))
-        ratio = r.ratio("torch 1t", "fwd+bwd") if r and torch else nan
-        targets.append(Target(f"{layer} fwd+bwd float32 {SHAPES[0]} vs torch 1 thread", ratio, NORM_VS_TORCH_TARGET,
-                              "" if torch else "without PyTorch: not installed, or --no-torch"))
-    ln, rms = by.get(key("LayerNorm")), by.get(key("RMSNorm"))
-    targets.append(Target(f"RMSNorm fwd+bwd vs LayerNorm's, float32 {SHAPES[0]}",
-                          paired_ratio(rms.times["normcore", "fwd+bwd"], ln.times["normcore", "fwd+bwd"]),
-                          RMS_VS_LN_TARGET))
-    worst = max(results, key=lambda r: r.cache_ratio)
-    targets.append(Target("forward cache / input bytes, largest over the float32/float64 cases", worst.cache_ratio,
-                          CACHE_TARGET, f"{worst.layer} {worst.shape} {worst.dtype}"))
-    if step.error or "torch 1t" not in step.times:
-        targets.append(Target("Transformer training step vs torch, 1 thread each", nan, TRANSFORMER_TARGET,
-                              step.error or "without PyTorch: not installed, or --no-torch"))
+    for layer in ("LayerNorm", "BatchNorm1d"):
+        r = case(layer)
+        ratio = r.ratio("fast", "torch 1t", "fwd+bwd") if r and torch else nan
+        targets.append(Target(f"{layer} fwd+bwd / torch 1 thread", ratio, FAST_VS_TORCH_TARGET,
+                              FAST_VS_TORCH_STRETCH, missing or ("" if torch else NOT_TORCH)))
+    ln, rms = case("LayerNorm"), case("RMSNorm")
+    ratio = paired_ratio(rms.times["fast", "fwd+bwd"], ln.times["fast", "fwd+bwd"]) if fast and ln and rms else nan
+    targets.append(Target("RMSNorm fwd+bwd / LayerNorm fwd+bwd", ratio, RMS_VS_LN_TARGET, note=missing))
+    caches = [(r.cache.get("fast", nan), r) for r in results]
+    caches = [(c, r) for c, r in caches if c == c]
+    if caches:
+        worst, r = max(caches, key=lambda cr: cr[0])
+        targets.append(Target("forward cache / input bytes, largest", worst, CACHE_TARGET,
+                              note=f"{r.layer} {r.shape} {r.dtype}"))
     else:
-        targets.append(Target("Transformer training step vs torch, 1 thread each", step.ratio("1t"),
-                              TRANSFORMER_TARGET, f"all threads each: {step.ratio('Nt'):.2f}x"))
+        targets.append(Target("forward cache / input bytes, largest", nan, CACHE_TARGET,
+                              note=missing or "the fast tier keeps no _cache"))
+    what = "Transformer step / torch, 1 thread each"
+    if step.error or "torch 1t" not in step.times:
+        targets.append(Target(what, nan, TRANSFORMER_TARGET, note=step.error or NOT_TORCH))
+    else:
+        targets.append(Target(what, step.ratio("1t"), TRANSFORMER_TARGET,
+                              note=f"reference tier; all threads each: {step.ratio('Nt'):.2f}x"))
     return targets
 
 
-def _targets_table(targets):
-    width = max(len(t.what) for t in targets)
-    lines = ["targets", f"{'':<{width}}  {'measured':>8}  {'target':>7}  result"]
+def targets_table(targets, shape=SHAPES[0]):
+    def result(ok, value):
+        return "n/a" if value != value else ("met" if ok else "MISSED")
+
+    lines = [f"targets of the fast tier (norms: float32 {tuple(shape)})",
+             f"{'':<39}{'measured':>8}{'target':>9}  {'result':<7}{'stretch goal':>14}"]
     for t in targets:
-        measured = "n/a" if t.measured != t.measured else f"{t.measured:.2f}x"
-        result = "unavailable" if t.measured != t.measured else ("met" if t.met else "MISSED")
-        note = f"  ({t.note})" if t.note else ""
-        lines.append(f"{t.what:<{width}}  {measured:>8}  {'<= ' + format(t.limit, 'g') + 'x':>7}  {result}{note}")
+        line = f"{t.what:<39}{_num(t.measured, 8, 'x')}{f'<= {t.limit:.1f}x':>9}  {result(t.met, t.measured):<7}"
+        if t.stretch == t.stretch:
+            line += f"{f'<= {t.stretch:.1f}x':>8} {result(t.stretch_met, t.measured)}"
+        lines.append(line.rstrip())
+        if t.note:
+            lines += _wrap(f"    ({t.note})", "     ")
     return "\n".join(lines)

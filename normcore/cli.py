@@ -13,7 +13,7 @@ COMMANDS = {
     "explain": ("explain", "step through a norm's backward one node at a time, with numbers"),
     "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
     "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
-    "bench": ("bench", "time the norms and a Transformer training step against NumPy and PyTorch"),
+    "bench": ("bench", "time both tiers of the norms against PyTorch and the memory floor"),
 }
 
 

@@ -1,53 +1,144 @@
-"""`normcore bench` on tiny shapes: the baseline is right, every table and target is printed.
-No timing is asserted: timings depend on the machine."""
+"""`normcore bench` on tiny shapes and few rounds: every implementation computes the same thing,
+the floor is below every tier, the targets are the measured ratios, every line fits 80 columns.
+No absolute timing is asserted: timings depend on the machine."""
+
+import math
 
 import numpy as np
 import pytest
 
+import normcore as nc
 import normcore.bench as bench
-from normcore.cli import main
+from normcore import _timing
+from normcore.cli import build_parser, main
+
+TINY = dict(shapes=((64, 64), (4, 32, 16)), repeats=3, step_repeats=1, warmup=1,
+            transformer=dict(vocab_size=11, d_model=16, n_layers=1, n_heads=2, batch=2, length=5))
+
+
+def _fast_or_skip():
+    fast = bench._fast()
+    if fast is None:
+        pytest.skip("normcore.fast is not in this installation")
+    return fast
+
+
+@pytest.fixture(scope="module")
+def numpy_only():
+    """One tiny run without torch (and with the fast tier when it is there), and what it printed."""
+    lines = []
+    results, step, targets = bench.run_bench(torch=None, out=lines.append, **TINY)
+    return results, step, targets, "\n".join(lines)
 
 
 @pytest.mark.parametrize("kind", bench.LAYERS)
 @pytest.mark.parametrize("shape", [(16, 64), (4, 32, 8)])
-def test_textbook_baseline_matches_normcore(kind, shape):
-    """The baseline computes the same thing, or its times would compare nothing."""
+def test_every_implementation_computes_the_same(kind, shape):
+    """The tiers and torch get the same gamma and beta and agree, or their times compare nothing."""
     rng = np.random.default_rng(0)
     x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
-    layer = bench.make_normcore(kind, shape, np.float64)
-    textbook = bench.TextbookNorm(kind, bench._channels(kind, shape), np.float64)
-    textbook.gamma, textbook.beta = layer.weight.data.copy(), None if layer.bias is None else layer.bias.data.copy()
-    np.testing.assert_allclose(textbook.forward(x), layer.forward(x), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(textbook.backward(dy), layer.backward(dy), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(textbook.dgamma, layer.weight.grad, rtol=1e-10, atol=1e-12)
+    reference = bench.make_norm(nc.norms, kind, shape, np.float64)
+    y, dx = reference.forward(x), reference.backward(dy)
+    tiers = [bench.make_norm(bench._fast(), kind, shape, np.float64)] if bench._fast() else []
+    for layer in tiers:
+        np.testing.assert_allclose(layer.forward(x), y, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(layer.backward(dy), dx, rtol=1e-9, atol=1e-12)
+    torch = pytest.importorskip("torch", reason="PyTorch is the timing reference; not installed")
+    module = bench.make_torch_norm(torch, kind, shape, np.float64)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    yt = module(xt)
+    yt.backward(torch.from_numpy(dy))
+    np.testing.assert_allclose(yt.detach().numpy(), y, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=1e-7, atol=1e-9)
 
 
-@pytest.fixture
-def tiny(monkeypatch):
-    monkeypatch.setattr(bench, "SHAPES", ((64, 64), (4, 32, 16)))
-    monkeypatch.setattr(bench, "TRANSFORMER", dict(vocab_size=11, d_model=16, n_layers=1, n_heads=2, batch=2,
-                                                   length=5))
+def test_the_floor_copies_and_is_below_every_tier(numpy_only):
+    results = numpy_only[0]
+    assert len(results) == len(TINY["shapes"]) * len(bench.DTYPES) * len(bench.LAYERS)
+    for r in results:
+        for phase in bench.PHASES:
+            for impl in bench.TIERS:
+                if r.has(impl):
+                    assert r.median_ms("floor", phase) < r.median_ms(impl, phase), (r.layer, impl, phase)
+                    assert r.over_floor(impl, phase) > 1
+    floor = bench.FloorRunner(np.arange(6.0), -np.arange(6.0))
+    _timing.time_once(floor, "fwd+bwd")
+    np.testing.assert_array_equal(floor.y, floor.x)
+    np.testing.assert_array_equal(floor.dx, floor.dy)
 
 
-def test_bench_prints_every_row_and_target_without_torch(tiny, capsys):
-    results, step, targets = bench.run_bench(quick=False, torch=None)
-    out = capsys.readouterr().out
-    assert len(results) == len(bench.SHAPES) * len(bench.DTYPES) * len(bench.LAYERS)
-    assert all(r.median_ms("normcore", p) > 0 and r.ratio("textbook", p) > 0 for r in results for p in bench.PHASES)
-    assert not step.error and set(step.times) == {"normcore 1t", "normcore Nt"}
-    assert len(targets) == 6 and "without PyTorch" in out
+def test_every_printed_line_fits_80_columns(numpy_only):
+    out = numpy_only[3]
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "floor" in out and "without PyTorch" in out and "targets" in out
+
+
+def test_a_long_machine_description_is_wrapped(monkeypatch):
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 12345678901234567890)
+    lines = bench.machine_lines(None, None, 3, 1)
+    assert max(map(len, lines)) <= 80 and "fast tier unavailable" in " ".join(lines)
+
+
+def test_targets_are_the_measured_ratios(numpy_only):
+    results, step, targets, out = numpy_only
+    by_what = {t.what: t for t in targets}
+    assert len(targets) == 5
     for t in targets:
         assert t.what in out
+        assert t.met == (t.measured <= t.limit)
+    shape = TINY["shapes"][0]
+    ln, rms = (next(r for r in results if (r.layer, r.shape, r.dtype) == (k, shape, "float32"))
+               for k in ("LayerNorm", "RMSNorm"))
+    rms_vs_ln = by_what["RMSNorm fwd+bwd / LayerNorm fwd+bwd"]
+    if ln.has("fast"):
+        expected = _timing.paired_ratio(rms.times["fast", "fwd+bwd"], ln.times["fast", "fwd+bwd"])
+        assert rms_vs_ln.measured == expected
+        assert f"{expected:.2f}x" in out
+        cache = by_what["forward cache / input bytes, largest"]
+        assert cache.measured == max(r.cache["fast"] for r in results)
+    else:
+        assert math.isnan(rms_vs_ln.measured) and "unavailable" in out
+    # without torch, the ratios to torch are not made up
+    assert math.isnan(by_what["LayerNorm fwd+bwd / torch 1 thread"].measured)
+    assert math.isnan(by_what["Transformer step / torch, 1 thread each"].measured)
+    assert not step.error and set(step.times) == {"normcore 1t", "normcore Nt"}
 
 
-def test_bench_with_torch_measures_the_ratios(tiny, capsys):
+def test_a_missed_target_says_so():
+    missed = bench.Target("x", 3.0, 2.5, 2.0)
+    stretch = bench.Target("y", 1.9, 2.5, 2.0)
+    table = bench.targets_table([missed, stretch]).splitlines()
+    assert table[2].count("MISSED") == 2 and "met" not in table[2]  # the target and the stretch goal
+    assert table[3].count("met") == 2 and "MISSED" not in table[3]
+    assert "3.00x" in table[2] and "1.90x" in table[3]
+    longest = bench.Target("Transformer step / torch, 1 thread each", 123.456, 2.5, 2.0, "a note " * 20)
+    assert max(map(len, bench.targets_table([missed, longest]).splitlines())) <= 80
+
+
+def test_without_the_fast_tier_the_reference_is_timed_and_the_targets_are_unavailable():
+    lines = []
+    results, _, targets = bench.run_bench(torch=None, fast=None, out=lines.append,
+                                          **dict(TINY, shapes=((16, 32),)))
+    assert all(r.has("reference") and not r.has("fast") for r in results)
+    assert all(math.isnan(t.measured) for t in targets)
+    assert "fast tier unavailable" in "\n".join(lines) and max(map(len, lines)) <= 80
+
+
+def test_bench_with_torch_measures_every_ratio():
     torch = pytest.importorskip("torch", reason="PyTorch is the timing reference; not installed")
-    results, step, targets = bench.run_bench(quick=True, torch=torch)
-    out = capsys.readouterr().out
-    assert len(results) == len(bench.LAYERS)
+    lines = []
+    results, step, targets = bench.run_bench(torch=torch, out=lines.append,
+                                             **dict(TINY, shapes=((64, 64),), dtypes=(np.float32,)))
+    out = "\n".join(lines)
+    assert len(results) == len(bench.LAYERS) and all(r.has("torch 1t") and r.has("torch Nt") for r in results)
     assert {"torch 1t", "torch Nt"} <= set(step.times)
-    assert all(t.measured == t.measured for t in targets), "every target has a measured ratio with torch"
-    assert "/torch 1t" in out and all(("MISSED" if not t.met else "met") in out for t in targets)
+    for t in targets:
+        if bench._fast() or t.what.startswith("Transformer"):
+            assert t.measured == t.measured, t.what
+    ln = next(r for r in results if r.layer == "LayerNorm")
+    if ln.has("fast"):
+        assert targets[0].measured == ln.ratio("fast", "torch 1t", "fwd+bwd")
+    assert "fast/1t" in out and max(len(line) for line in out.splitlines()) <= 80
 
 
 def test_transformer_step_reports_a_broken_model_instead_of_crashing(monkeypatch):
@@ -56,9 +147,28 @@ def test_transformer_step_reports_a_broken_model_instead_of_crashing(monkeypatch
     monkeypatch.setattr(bench.nn, "TinyTransformer", broken)
     step = bench.bench_transformer(1, torch=None)
     assert "ImportError: no model" in step.error
-    assert "unavailable" in bench._step_table(step)
+    assert "unavailable" in bench.step_table(step)
 
 
-def test_cli_has_the_bench_command(tiny, capsys):
+def test_cli_bench_has_a_description_and_an_example_and_runs(monkeypatch, capsys):
+    help_text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
+    assert "memory floor" in help_text and "normcore bench --quick" in help_text
+    calls = {}
+    monkeypatch.setattr("normcore.commands.bench.run_bench", lambda **kw: calls.update(kw))
     assert main(["bench", "--quick", "--no-torch"]) == 0
-    assert "targets" in capsys.readouterr().out
+    assert calls == {"quick": True, "torch": None}
+
+
+def test_the_timing_loop_runs_every_runner_once_per_round_in_a_rotating_order():
+    calls = []
+
+    class Runner(_timing.LayerRunner):
+        def __init__(self, name):
+            self.name = name
+
+        def forward(self):
+            calls.append(self.name)
+
+    times = _timing.time_interleaved({n: Runner(n) for n in "abc"}, ("forward",), repeats=2, warmup=1)
+    assert calls == list("abc" "bca" "cab")
+    assert {k: len(v) for k, v in times.items()} == {(n, "forward"): 2 for n in "abc"}

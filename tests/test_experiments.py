@@ -7,9 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from normcore import experiments
+from normcore import _threads, experiments
 from normcore.cli import main
-from normcore.experiments import _blas
 
 ALL = ["saturation", "covariate_shift", "batch_size", "invariance", "pre_post_gradients", "warmup",
        "output_change", "effective_depth", "running_stats", "dropout", "speed"]
@@ -66,12 +65,12 @@ def test_figures_command_rejects_an_unknown_name(tmp_path, capsys):
 
 
 def test_single_thread_restores_the_blas_thread_count():
-    api = _blas._openblas()
-    if api is None:
+    apis = _threads.openblas()
+    if not apis:
         pytest.skip("NumPy is not linked against OpenBLAS here")
-    set_threads, get_threads = api
+    set_threads, get_threads = apis[0]
     before = get_threads()
-    with _blas.single_thread():
+    with _threads.single_thread():
         assert get_threads() == 1
         np.ones((50, 50)) @ np.ones((50, 50))
     assert get_threads() == before

@@ -157,3 +157,35 @@ def test_activation_and_embedding_std_reach_every_block():
     assert 0.01 < model.tok_emb.weight.data.std() < 0.03
     with pytest.raises(ValueError, match="activation must be one of"):
         nc.TransformerBlock(8, 2, activation="swish")
+
+
+@pytest.mark.parametrize("position", ["pre", "post", "deepnorm"])
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+def test_the_fast_norm_tier_gives_the_same_model(position, norm):
+    """norm_tier="fast" builds the same model with normcore.fast's norms: same state dict keys,
+    the same logits and every gradient to float64 rounding."""
+    import normcore.fast
+    rng = np.random.default_rng(3)
+    tokens = rng.integers(0, 11, (2, 5))
+    dlogits = rng.standard_normal((2, 5, 11))
+    models = {tier: nc.TinyTransformer(11, 8, 2, 2, 5, norm=norm, position=position, rng=4, norm_tier=tier)
+              for tier in ("reference", "fast")}
+    fast_norms = [m for _, m in models["fast"].named_modules() if isinstance(m, (nc.LayerNorm, nc.RMSNorm))]
+    assert fast_norms and all(type(m).__module__.startswith("normcore.fast") for m in fast_norms)
+    assert list(models["fast"].state_dict()) == list(models["reference"].state_dict())
+    for m in models.values():
+        for p in m.parameters():  # non-trivial gamma and beta
+            p.data += 0.1 * rng.standard_normal(p.shape)
+    models["fast"].load_state_dict(models["reference"].state_dict())
+    logits = {t: m(tokens) for t, m in models.items()}
+    np.testing.assert_allclose(logits["fast"], logits["reference"], rtol=1e-12, atol=1e-12)
+    for m in models.values():
+        m.backward(dlogits)
+    grads = {t: dict(m.named_parameters()) for t, m in models.items()}
+    for name, p in grads["reference"].items():
+        np.testing.assert_allclose(grads["fast"][name].grad, p.grad, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_norm_tier_must_be_known():
+    with pytest.raises(ValueError, match=r"norm_tier must be one of \('reference', 'fast'\)"):
+        nc.TransformerBlock(8, 2, norm_tier="quick")

@@ -1,11 +1,32 @@
-"""``normcore bench``: time the norms and a Transformer training step against NumPy and PyTorch."""
+"""``normcore bench``: time both tiers of the norms against PyTorch and the memory floor, and a
+Transformer training step against PyTorch."""
+
+import argparse
 
 from ..bench import run_bench
 
+DESCRIPTION = """\
+Time forward, backward and forward+backward of LayerNorm, RMSNorm, BatchNorm1d
+and GroupNorm in both tiers of normcore (the reference tier nc.LayerNorm, ...,
+and the fast tier normcore.fast), against PyTorch on one thread and on all
+threads, and against the memory floor: the copies of x and dy that no
+implementation can avoid. Everything runs interleaved in one process, round by
+round. Then a Transformer training step against the same model in PyTorch, and
+the fast tier's targets beside the measured ratios."""
+
+EPILOG = """\
+examples:
+  normcore bench --quick             float32 at (4096, 768) only, fewer rounds
+  normcore bench --quick --no-torch  without PyTorch, even if it is installed
+  normcore bench                     both shapes, float32 and float64"""
+
 
 def add_arguments(parser):
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--quick", action="store_true",
-                        help="only float32 at (4096, 768), fewer repeats (well under a minute)")
+                        help="only float32 at (4096, 768), and fewer rounds")
     parser.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch even if installed")
 
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..nn import Linear
 from ..norms import LayerNorm
+from .._threads import single_thread
 from . import _plot
-from ._blas import single_thread
 from ._positions import COLORS, LABELS
 
 NAME = "effective_depth"

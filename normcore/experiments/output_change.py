@@ -26,8 +26,8 @@ Post-LN normalises after every block, so the embedding scale hardly matters to i
 
 import numpy as np
 
+from .._threads import single_thread
 from . import _plot
-from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, labelling_task, tiny_model
 
 NAME = "output_change"

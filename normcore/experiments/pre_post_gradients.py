@@ -31,8 +31,8 @@ profile rises less and less reliably across initialisations (its top quarter get
 
 import numpy as np
 
+from .._threads import single_thread
 from . import _plot
-from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, block_grad_norms, labelling_task, loglog_slope, tiny_model
 
 NAME = "pre_post_gradients"

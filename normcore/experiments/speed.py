@@ -1,81 +1,98 @@
 """Speed: forward + backward time of LayerNorm, RMSNorm and BatchNorm across hidden sizes.
 
 Zhang & Sennrich (2019) report that RMSNorm cuts the running time of LayerNorm by 7% to 64%
-across their models: it skips the mean (no re-centring, no beta). Here each layer is timed on
-an (N, H) input for H from 64 up to 4096 (the median of interleaved repeats of one forward and
-one backward), and, independently of the machine's speed and load, the *number of passes over
-the (N, H) data* in the normalisation's forward and backward is counted by running it on an
-array that counts every full-size NumPy operation (LayerNorm: mean, centring, sum of squares,
-scale; RMSNorm: sum of squares, scale; and their backward passes).
+across their models: it skips the mean (no re-centring, no beta). Here each layer of the
+reference tier (``nc.LayerNorm``, ``nc.RMSNorm``, ``nc.BatchNorm1d``) is timed on an (N, H)
+input for H from 64 up to 4096 (the median of interleaved rounds of one forward and one
+backward, ``normcore._timing``), and, independently of the machine's speed and load, the
+*number of passes over the (N, H) data* that its forward and its backward make is counted:
+the layer runs on a ``PassCounter``, an array that counts every NumPy operation reading a
+whole (N, H) array (an elementwise operation, or a sum over it), through the layer's public
+``forward`` and ``backward`` only.
 
-Timings depend on the machine and its load; the pass counts do not.
+Counted in float64, where no pass is a dtype cast. LayerNorm makes more passes than RMSNorm
+because of the mean: forward, the sum for the mean, centring x (twice: once for the variance,
+once for x_hat) and adding beta; backward, dbeta, the mean of dx_hat and its subtraction.
+BatchNorm makes LayerNorm's passes over other axes. Timings depend on the machine and its load;
+the pass counts do not.
 """
-
-import time
 
 import numpy as np
 
 from .. import BatchNorm1d, LayerNorm, RMSNorm
+from .._threads import single_thread
+from .._timing import LayerRunner, keep_freed_memory, median, time_interleaved
 from . import _plot
-from ._blas import keep_freed_memory, single_thread
 
 NAME = "speed"
 TITLE = "Forward + backward time of LayerNorm, RMSNorm and BatchNorm"
-TAKEAWAY = ("RMSNorm makes 40% fewer passes over the data than LayerNorm (no mean, no centring, no beta) "
-            "and here runs about a third faster, within the 7%-64% savings the RMSNorm paper reports.")
+TAKEAWAY = ("RMSNorm makes 37% fewer passes over the data than LayerNorm (12 against 19: no mean, no "
+            "centring, no beta) and here runs about a third faster (30% to 36% across hidden sizes), "
+            "within the 7%-64% savings the RMSNorm paper reports.")
 
 NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "batchnorm": BatchNorm1d}
 ROWS = 256
 
 
-class _PassCounter(np.ndarray):
-    """An ndarray that counts the NumPy operations (ufunc calls and reductions) touching at least
-    ``full`` elements, i.e. one pass over the data each. Results stay counting arrays."""
+class PassCounter(np.ndarray):
+    """An ndarray that counts the NumPy operations that read at least ``full`` values, i.e. one
+    pass over the data each (ufunc calls, reductions such as ``sum``, and functions such as
+    ``np.einsum``). Results are PassCounters too, so the count follows the data through a
+    layer's forward and its backward. ``instrument = True`` lets it through the layers' input
+    checks unchanged (``normcore._array.is_instrument``)."""
 
-    counter = None  # {"full": size, "passes": n}, set by count_passes
+    instrument = True
+    counter = None  # {"full": size, "passes": n} while count_passes counts; None: no counting
+
+    @staticmethod
+    def _count(arrays):
+        if PassCounter.counter is None:
+            return
+        sizes = [np.size(a) for a in arrays if isinstance(a, np.ndarray)]
+        if max(sizes, default=0) >= PassCounter.counter["full"]:
+            PassCounter.counter["passes"] += 1
+
+    @staticmethod
+    def _plain(a):
+        return a.view(np.ndarray) if isinstance(a, PassCounter) else a
+
+    @staticmethod
+    def _counting(result):
+        return result.view(PassCounter) if isinstance(result, np.ndarray) else result
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        plain = [np.asarray(a) if isinstance(a, _PassCounter) else a for a in inputs]
+        inputs = [self._plain(a) for a in inputs]
         if "out" in kwargs:
-            kwargs["out"] = tuple(np.asarray(o) if isinstance(o, _PassCounter) else o for o in kwargs["out"])
-        result = getattr(ufunc, method)(*plain, **kwargs)
-        if max(np.size(a) for a in plain) >= _PassCounter.counter["full"]:
-            _PassCounter.counter["passes"] += 1
-        return result.view(_PassCounter) if isinstance(result, np.ndarray) else result
+            kwargs["out"] = tuple(self._plain(o) for o in kwargs["out"])
+        self._count(inputs)
+        return self._counting(getattr(ufunc, method)(*inputs, **kwargs))
 
     def __array_function__(self, func, types, args, kwargs):
-        """NumPy functions that are not ufuncs (``np.einsum``, a sum of products in one pass)
-        count the same way."""
-        plain = [np.asarray(a) if isinstance(a, _PassCounter) else a for a in args]
-        result = func(*plain, **kwargs)
-        if max((np.size(a) for a in plain if isinstance(a, np.ndarray)), default=0) >= _PassCounter.counter["full"]:
-            _PassCounter.counter["passes"] += 1
-        return result.view(_PassCounter) if isinstance(result, np.ndarray) else result
+        args = [self._plain(a) for a in args]
+        self._count(args)
+        return self._counting(func(*args, **kwargs))
 
 
 def count_passes(norm, x, dy):
-    """How many full-size operations a norm's normalisation makes in forward + backward
-    (``_normalize`` and ``_normalize_backward``, the part in which the norms differ)."""
-    _PassCounter.counter = {"full": x.size, "passes": 0}
-    x_hat, dx = np.empty_like(x).view(_PassCounter), np.empty_like(dy).view(_PassCounter)
+    """(forward passes, backward passes) the layer ``norm`` makes over data of x's size, through
+    its public ``forward(x)`` and ``backward(dy)``; parameter gradients included."""
+    counts = []
+    PassCounter.counter = {"full": x.size, "passes": 0}
     try:
-        stats = norm._normalize(x.view(_PassCounter), out=x_hat)
-        norm._normalize_backward(dy.view(_PassCounter), x_hat, stats, out=dx)
-        return _PassCounter.counter["passes"]
+        norm.forward(x.view(PassCounter))
+        counts.append(PassCounter.counter["passes"])
+        norm.backward(dy.view(PassCounter))
+        counts.append(PassCounter.counter["passes"] - counts[0])
     finally:
-        _PassCounter.counter = None
+        PassCounter.counter = None
+    return tuple(counts)
 
 
 def time_forward_backward(layers, x, dy, repeats):
-    """Median seconds of one forward + backward for each layer, repeats interleaved across layers."""
-    times = {name: [] for name in layers}
-    for _ in range(repeats):
-        for name, layer in layers.items():
-            start = time.perf_counter()
-            layer(x)
-            layer.backward(dy)
-            times[name].append(time.perf_counter() - start)
-    return {name: float(np.median(t)) for name, t in times.items()}
+    """Median seconds of one forward + backward for each layer, in interleaved rounds."""
+    runners = {name: LayerRunner(layer, x, dy) for name, layer in layers.items()}
+    times = time_interleaved(runners, ("fwd+bwd",), repeats, warmup=1)
+    return {name: median(times[name, "fwd+bwd"]) for name in layers}
 
 
 @single_thread()
@@ -97,7 +114,9 @@ def run(quick=False, seed=0, progress=None):
     result["rmsnorm/saving"] = 1 - result["rmsnorm/seconds"] / result["layernorm/seconds"]
     x, dy = rng.normal(size=(8, 16)), rng.normal(size=(8, 16))
     for name, cls in NORMS.items():
-        result[f"{name}/passes"] = count_passes(cls(16), x, dy)
+        forward, backward = count_passes(cls(16), x, dy)
+        result[f"{name}/passes/forward"], result[f"{name}/passes/backward"] = forward, backward
+        result[f"{name}/passes"] = forward + backward
     return result
 
 
@@ -106,8 +125,9 @@ def plot(result, outdir):
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for name in NORMS:
             ax1.loglog(h, 1e3 * result[f"{name}/seconds"], marker="o", color=_plot.COLORS[name],
-                       label=f"{_plot.LABELS[name]} ({result[f'{name}/passes']} passes over the data)")
-        ax1.set(title=f"Forward + backward on ({result['rows']}, H), NumPy, 1 thread",
+                       label=f"{_plot.LABELS[name]} ({result[f'{name}/passes']} passes over the data: "
+                             f"{result[f'{name}/passes/forward']} forward, {result[f'{name}/passes/backward']} backward)")
+        ax1.set(title=f"Forward + backward on ({result['rows']}, H), reference tier, 1 thread",
                 xlabel="hidden size H", ylabel="milliseconds (median)")
         ax1.legend(loc="upper left")
         ax2.semilogx(h, 100 * result["rmsnorm/saving"], marker="o", color=_plot.COLORS["rmsnorm"],

@@ -19,8 +19,8 @@ import numpy as np
 from .. import tasks
 from ..optim import Adam, constant, linear_warmup
 from ..train import fit
+from .._threads import single_thread
 from . import _plot
-from ._blas import single_thread
 from ._positions import COLORS, LABELS, POSITIONS, tiny_model
 
 NAME = "warmup"
