@@ -210,3 +210,18 @@ def same_state(ours, theirs, what):
     for key, value in ours.items():
         assert value.dtype == theirs[key].dtype, f"{what}: {key} dtype {value.dtype}, expected {theirs[key].dtype}"
         np.testing.assert_array_equal(value, theirs[key], err_msg=f"{what}: {key}")
+
+
+@pytest.mark.parametrize("name, shape", [("InstanceNorm1d", (0, 3, 4)), ("InstanceNorm2d", (0, 3, 2, 2))])
+@pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
+def test_instancenorm_of_an_empty_batch_where_pytorch_fails(tier, name, shape):
+    """A documented difference: PyTorch 2.13 raises IndexError on N = 0 (so the hypothesis
+    cases keep N >= 1); normcore gives an empty result and changes no running statistic."""
+    kwargs = {"affine": True, "track_running_stats": True}
+    with pytest.raises(IndexError):
+        getattr(torch.nn, name)(3, **kwargs).double()(torch.zeros(shape, dtype=torch.float64))
+    ours = getattr(tier, name)(3, **kwargs)
+    before = ours.state_dict()
+    assert ours(np.zeros(shape)).shape == ours.backward(np.zeros(shape)).shape == shape
+    for key, value in before.items():
+        np.testing.assert_array_equal(ours.state_dict()[key], value)

@@ -96,9 +96,11 @@ class _InstanceNorm(_Norm):
     evaluation, where dx = rstd * dx_hat. Defaults follow PyTorch: ``affine=False``,
     ``track_running_stats=False``. As in PyTorch, ``num_batches_tracked`` stays 0 and
     ``momentum=None`` leaves the running statistics unchanged. An unbatched input
-    (C, *S) is accepted. Unlike PyTorch, which only warns, a channel count other than
-    ``num_features`` raises; and an empty batch leaves the running statistics unchanged
-    where PyTorch makes them NaN. Cache: x_hat, rstd, and whether the instance statistics were used.
+    (C, *S) is accepted. Empty inputs give empty results; with no spatial positions the
+    running statistics stay unchanged, as in PyTorch. Unlike PyTorch, which only warns, a
+    channel count other than ``num_features`` raises; and an empty batch (N = 0), on which
+    PyTorch 2.13 fails with an IndexError, gives an empty result.
+    Cache: x_hat, rstd, and whether the instance statistics were used.
     """
 
     _counts_batches = False
