@@ -43,40 +43,57 @@ def suite_settings(max_examples):
 
 size = st.integers  # st.integers(lo, hi): an axis length
 EPS = st.sampled_from([1e-5, 1e-3, 0.1])
-MOMENTUM = st.sampled_from([0.1, 0.5, 0.0, 1.0, None])
+MOMENTUM = st.sampled_from([None, 0.1, 0.5, 0.0, 1.0])
+EMPTY = st.sampled_from([False, False, False, True])  # about one case in four has a zero-size axis
 
 
 @st.composite
 def configs(draw, name):
-    """(constructor args, kwargs, input shape, the axes the layer does not normalise over)."""
+    """(constructor args, kwargs, input shape, the axes the layer does not normalise over).
+
+    Axes have lengths 1 to 4; in about one case in four one of them (one PyTorch accepts at
+    zero) is empty instead."""
     if name in ("LayerNorm", "RMSNorm"):
         ns = tuple(draw(st.lists(size(1, 4), min_size=1, max_size=3)))
-        lead = tuple(draw(st.lists(size(0, 3), max_size=2)))
+        lead = tuple(draw(st.lists(size(1, 3), max_size=2)))
         arg = draw(st.sampled_from([ns[0], ns, list(ns)] if len(ns) == 1 else [ns, list(ns)]))
         kwargs = {"elementwise_affine": draw(st.booleans())}
         if name == "LayerNorm":
             kwargs.update(eps=draw(EPS), bias=draw(st.booleans()))
         else:
             kwargs.update(eps=draw(st.sampled_from([None, 1e-6, 1e-3])))
-        return (arg,), kwargs, lead + ns, tuple(range(len(lead)))
-    if name == "GroupNorm":
+        shape, free, may_be_empty = lead + ns, tuple(range(len(lead))), range(len(lead))
+    elif name == "GroupNorm":
         g, k = draw(size(1, 3)), draw(size(1, 3))
-        spatial = tuple(draw(st.lists(size(0, 3), max_size=2)))
-        kwargs = {"eps": draw(EPS), "affine": draw(st.booleans())}
-        return (g, g * k), kwargs, (draw(size(0, 3)), g * k) + spatial, (0,)
-    c = draw(size(1, 4))
-    kwargs = {"eps": draw(st.sampled_from([1e-5, 1e-3])), "momentum": draw(MOMENTUM),
-              "affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
-    if name == "BatchNorm1d":
-        spatial = draw(st.sampled_from([(), (draw(size(0, 4)),)]))
-        return (c,), kwargs, (draw(size(0, 4)), c) + spatial, (1,)
-    if name == "BatchNorm2d":
-        return (c,), kwargs, (draw(size(0, 3)), c, draw(size(0, 3)), draw(size(0, 3))), (1,)
-    # InstanceNorm: PyTorch fails on an empty batch (N = 0) with an IndexError, so N >= 1.
-    spatial = tuple(draw(size(0, 4)) for _ in range(1 if name == "InstanceNorm1d" else 2))
-    if draw(st.booleans()):  # unbatched (C, *S)
-        return (c,), kwargs, (c,) + spatial, (0,)
-    return (c,), kwargs, (draw(size(1, 3)), c) + spatial, (0, 1)
+        spatial = tuple(draw(st.lists(size(1, 3), max_size=2)))
+        args, kwargs = (g, g * k), {"eps": draw(EPS), "affine": draw(st.booleans())}
+        shape, free = (draw(size(1, 3)), g * k) + spatial, (0,)
+        may_be_empty = [0] + list(range(2, len(shape)))
+    else:
+        c = draw(size(1, 4))
+        kwargs = {"eps": draw(st.sampled_from([1e-5, 1e-3])), "momentum": draw(MOMENTUM),
+                  "affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
+        if name == "BatchNorm1d":
+            shape, free = (draw(size(1, 4)), c) + draw(st.sampled_from([(), (draw(size(1, 4)),)])), (1,)
+            may_be_empty = [0] + list(range(2, len(shape)))
+        elif name == "BatchNorm2d":
+            shape, free = (draw(size(1, 3)), c, draw(size(1, 3)), draw(size(1, 3))), (1,)
+            may_be_empty = [0, 2, 3]
+        else:  # InstanceNorm: PyTorch fails on an empty batch (N = 0), so only spatial axes
+            spatial = tuple(draw(size(1, 4)) for _ in range(1 if name == "InstanceNorm1d" else 2))
+            if draw(st.booleans()):  # unbatched (C, *S)
+                shape, free = (c,) + spatial, (0,)
+            else:
+                shape, free = (draw(size(1, 3)), c) + spatial, (0, 1)
+            may_be_empty = range(len(shape) - len(spatial), len(shape))
+    if name in ("LayerNorm", "RMSNorm"):
+        args = (arg,)
+    elif name != "GroupNorm":
+        args = (c,)
+    if may_be_empty and draw(EMPTY):
+        axis = draw(st.sampled_from(list(may_be_empty)))
+        shape = shape[:axis] + (0,) + shape[axis + 1:]
+    return args, kwargs, shape, free
 
 
 def randomized(layer, rng):

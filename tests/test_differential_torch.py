@@ -225,3 +225,29 @@ def test_instancenorm_of_an_empty_batch_where_pytorch_fails(tier, name, shape):
     assert ours(np.zeros(shape)).shape == ours.backward(np.zeros(shape)).shape == shape
     for key, value in before.items():
         np.testing.assert_array_equal(ours.state_dict()[key], value)
+
+
+ZERO_SIZE = [  # every place PyTorch accepts an empty axis, whatever hypothesis happens to draw
+    ("LayerNorm", ((4,), {}), (0, 4), (0,)),
+    ("LayerNorm", (((2, 3),), {"bias": False}), (2, 0, 2, 3), (0, 1)),
+    ("RMSNorm", ((4,), {}), (3, 0, 4), (0, 1)),
+    ("BatchNorm1d", ((3,), {"momentum": None}), (0, 3), (1,)),
+    ("BatchNorm1d", ((3,), {}), (2, 3, 0), (1,)),
+    ("BatchNorm2d", ((3,), {}), (0, 3, 2, 2), (1,)),
+    ("BatchNorm2d", ((3,), {"track_running_stats": False}), (2, 3, 2, 0), (1,)),
+    ("GroupNorm", ((2, 4), {}), (0, 4, 3), (0,)),
+    ("GroupNorm", ((2, 4), {}), (2, 4, 0), (0,)),
+    ("GroupNorm", ((1, 2), {}), (2, 2, 3, 0), (0,)),
+    ("InstanceNorm1d", ((3,), {"affine": True, "track_running_stats": True}), (2, 3, 0), (0, 1)),
+    ("InstanceNorm1d", ((3,), {"affine": True}), (3, 0), (0,)),
+    ("InstanceNorm2d", ((3,), {"affine": True, "track_running_stats": True}), (2, 3, 0, 2), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("name, config, shape, free_axes", ZERO_SIZE, ids=[f"{c[0]}{c[2]}" for c in ZERO_SIZE])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
+def test_zero_size_inputs_match_pytorch(tier, dtype, name, config, shape, free_axes):
+    modes = ["train", "eval", "train", "eval"]
+    layouts = [("C", "C"), ("F", "reversed"), ("stepped", "transposed"), ("readonly", "broadcast")]
+    run_both(tier, dtype, name, *config, shape, free_axes, modes, layouts, seed=len(shape))
