@@ -214,8 +214,9 @@ def test_a_failed_instancenorm_forward_keeps_the_last_cache(tier, name, batched,
     x, dy = rng.standard_normal(good), rng.standard_normal(good)
     _, dx, grads = run(layer, x, dy)
     state = layer.state_dict()
-    one_spatial = other[:len(other) - len(good[len(good) - len(unbatched) + 1:])] + (1,) * (len(unbatched) - 1)
-    wrong_channels = tuple(n + 1 if i == len(other) - len(unbatched) else n for i, n in enumerate(other))
+    s = len(unbatched) - 1  # spatial axes
+    one_spatial = other[:len(other) - s] + (1,) * s
+    wrong_channels = tuple(n + 1 if i == len(other) - s - 1 else n for i, n in enumerate(other))
     with pytest.raises(ValueError, match=rf"Expected more than 1 spatial element when training, "
                                          rf"got input size {re.escape(str(one_spatial))}$"):
         layer(np.ones(one_spatial))

@@ -25,7 +25,7 @@ tiers = pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
 norms = pytest.mark.parametrize("name", NORMS)
 SETTINGS = suite_settings(max_examples=25)
 
-# A working layer and input per norm, for the tables: (name, args, kwargs, input shape).
+# A working layer per norm for the tables: name -> (args, kwargs, input shape).
 BASIC = {
     "LayerNorm": ((4,), {}, (2, 3, 4)),
     "RMSNorm": ((4,), {}, (2, 3, 4)),
@@ -277,11 +277,6 @@ STATE_CASES = ["missing key", "unexpected key", "prefixed keys", "wrong shape", 
                "object array", "complex value", "a list, not a dict", "None, not a dict"]
 
 
-def layer_with_state(tier, name):
-    layer, _ = basic(tier, name)
-    return layer
-
-
 def assert_same_state(after, before, what):
     assert list(after) == list(before), what
     for key in before:
@@ -293,7 +288,7 @@ def assert_same_state(after, before, what):
 @norms
 @pytest.mark.parametrize("case", STATE_CASES)
 def test_bad_state_dicts_raise_the_fitting_error(tier, name, case):
-    layer = layer_with_state(tier, name)
+    layer, _ = basic(tier, name)
     label, bad, error, message = next(c for c in bad_state_dicts(layer) if c[0] == case)
     with pytest.raises(error, match=message):
         layer.load_state_dict(bad)
@@ -304,7 +299,7 @@ def test_bad_state_dicts_raise_the_fitting_error(tier, name, case):
 @pytest.mark.parametrize("case", STATE_CASES)
 def test_a_failed_load_loads_nothing(tier, name, case):
     """load_state_dict is atomic: after any failing load, state_dict() is what it was."""
-    layer = layer_with_state(tier, name)
+    layer, _ = basic(tier, name)
     label, bad, error, message = next(c for c in bad_state_dicts(layer) if c[0] == case)
     before = layer.state_dict()
     try:
