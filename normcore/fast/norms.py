@@ -96,7 +96,7 @@ class _BatchNorm(_Fast):
         x, in_dtype = self._contiguous_input(x)
         n = x.size // self.num_features                    # values per channel
         batch_stats = self.training or not self.track_running_stats
-        if self.training:
+        if batch_stats:
             self._check_batch(x, n)
         gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
         if batch_stats:
