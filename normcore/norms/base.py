@@ -43,6 +43,20 @@ class _Norm(Module):
         if shift:
             self.bias = Parameter(np.zeros(shape), dtype=dtype)
 
+    def _make_channel_norm(self, num_features, eps, momentum, affine, track_running_stats, dtype):
+        """What BatchNorm's and InstanceNorm's constructors do (only their defaults differ):
+        num_features, eps, gamma and beta of shape (C,) when ``affine``, the running statistics."""
+        who = type(self).__name__
+        self.num_features = positive_int(num_features, "num_features", who)
+        self.eps = eps_arg(eps, who)
+        self.affine = flag(affine, "affine", who)
+        self._make_affine((self.num_features,), self.affine, self.affine, dtype)
+        self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
+
+    def extra_repr(self):  # BatchNorm's and InstanceNorm's; the other norms write their own
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
     def _make_running_stats(self, num_features, momentum, track_running_stats, dtype):
         """momentum and, when tracked, the buffers running_mean = 0, running_var = 1 and
         num_batches_tracked = 0 (PyTorch's names, order and initial values)."""

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from .._array import positive_int
-from .base import _Norm, channel_shape, eps_arg, flag
+from .base import _Norm, channel_shape
 from .standardization import moments, standardize, standardize_backward
 
 
@@ -45,16 +44,7 @@ class _BatchNorm(_Norm):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  dtype=np.float64):
-        who = type(self).__name__
-        self.num_features = positive_int(num_features, "num_features", who)
-        self.eps = eps_arg(eps, who)
-        self.affine = flag(affine, "affine", who)
-        self._make_affine((self.num_features,), self.affine, self.affine, dtype)
-        self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def _check_shape(self, x):
         who = type(self).__name__

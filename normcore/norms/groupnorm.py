@@ -108,16 +108,7 @@ class _InstanceNorm(_Norm):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
                  dtype=np.float64):
-        who = type(self).__name__
-        self.num_features = positive_int(num_features, "num_features", who)
-        self.eps = eps_arg(eps, who)
-        self.affine = flag(affine, "affine", who)
-        self._make_affine((self.num_features,), self.affine, self.affine, dtype)
-        self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def _check_shape(self, x):
         who, d = type(self).__name__, self._ndim
