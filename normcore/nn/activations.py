@@ -175,7 +175,8 @@ def log_softmax(x, axis=-1):
     (-10800, 0). The largest z is 0, so the sum is in [1, n] and its log never overflows.
     """
     z = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # initial: an empty axis is no error
-    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+    with np.errstate(divide="ignore"):  # an empty axis sums to 0; its log(0) meets no element
+        return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
 def log_softmax_backward(dlogp, logp, axis=-1):

@@ -107,7 +107,7 @@ class CrossEntropyLoss(Module):
         x = x.astype(dtype, copy=False)  # float16 is computed in float32
         C = x.shape[-1]
         w = np.ones(C, dtype) if self.weight is None else self.weight.astype(dtype)  # (C,)
-        eps = self.label_smoothing
+        eps = self.label_smoothing if C else 0.0  # no classes: nothing to smooth over
         keep = y != self.ignore_index  # (*)
         safe = np.where(keep, y, 0)  # (*), any valid index for ignored positions
         logp = log_softmax(x, axis=-1)  # (*, C)
@@ -132,7 +132,8 @@ class CrossEntropyLoss(Module):
 
     def backward(self, dloss=None):
         logp, safe, keep, w, denom, out_shape, in_shape, in_dtype = self._cached()
-        eps, C = self.label_smoothing, logp.shape[-1]
+        C = logp.shape[-1]
+        eps, C = (self.label_smoothing, C) if C else (0.0, 1)  # no classes: nothing to smooth over
         if self.reduction == "none":
             if dloss is None:
                 raise ValueError("CrossEntropyLoss(reduction='none').backward needs an upstream gradient "
