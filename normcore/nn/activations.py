@@ -49,7 +49,7 @@ _ANCHORS_PER_UNIT = 16
 
 
 def _taylor_table(terms=14):
-    """(33, terms): row j holds erf(a0) and erf^(k)(a0) / k! for k >= 1, at a0 = j / 16."""
+    """(terms, 33): column j holds erf(a0) and erf^(k)(a0) / k! for k >= 1, at a0 = j / 16."""
     rows = []
     for j in range(2 * _ANCHORS_PER_UNIT + 1):
         t = j / _ANCHORS_PER_UNIT
@@ -59,7 +59,7 @@ def _taylor_table(terms=14):
         scale = _TWO_OVER_SQRT_PI * math.exp(-t * t)
         rows.append([math.erf(t)] + [scale * (-1) ** (k - 1) * hermite[k - 1] / math.factorial(k)
                                      for k in range(1, terms)])
-    return np.array(rows)
+    return np.array(rows).T.copy()  # one contiguous row per power of h
 
 
 _TAYLOR = _taylor_table()
@@ -86,10 +86,9 @@ def _erf_middle(a):
     """erf for 0.5 <= a < 2 (a >= 0): Taylor series about the nearest anchor a0 = j/16."""
     j = np.rint(a * _ANCHORS_PER_UNIT).astype(np.intp)  # (n,)
     h = a - j / _ANCHORS_PER_UNIT  # (n,), |h| <= 1/32, exact
-    coef = _TAYLOR[j]  # (n, K): erf(a0), then the k-th derivative of erf at a0 over k!
-    p = coef[:, -1]
-    for k in range(coef.shape[1] - 2, -1, -1):
-        p = p * h + coef[:, k]
+    p = _TAYLOR[-1][j]  # (n,); row k of _TAYLOR: erf(a0) for k = 0, else erf^(k)(a0) / k!
+    for row in _TAYLOR[-2::-1]:
+        p = p * h + row[j]
     return p
 
 
@@ -102,19 +101,16 @@ def _erfc_large(a):
 
 
 def _erf_parts(x):
-    """(erf(|x|), erfc(|x|), |x|) for float64 x, each computed in its accurate region."""
+    """(erf(|x|), erfc(|x|)) for float64 x, each computed in its accurate region; NaN stays NaN."""
     a = np.abs(x)
-    erf_a = np.empty_like(a)
-    erfc_a = np.empty_like(a)
-    small, large = a < 0.5, a >= 2.0
-    middle = ~(small | large | np.isnan(a))
+    erf_a = np.full_like(a, np.nan)
+    small, middle, large = a < 0.5, (a >= 0.5) & (a < 2.0), a >= 2.0  # NaN is in none of them
     erf_a[small] = _erf_small(a[small])
     erf_a[middle] = _erf_middle(a[middle])
-    erfc_a[small | middle] = 1.0 - erf_a[small | middle]
-    erfc_a[large] = _erfc_large(np.minimum(a[large], 40.0))  # erfc(40) = 0 in float64, as erfc(inf)
-    erf_a[large] = 1.0 - erfc_a[large]
-    nan = np.isnan(a)
-    erf_a[nan] = erfc_a[nan] = np.nan
+    erfc_a = np.subtract(1.0, erf_a, out=np.empty_like(a))  # below 2; from 2 on replaced just below
+    erfc_large = _erfc_large(np.minimum(a[large], 40.0))  # erfc(40) = 0 in float64, as erfc(inf)
+    erfc_a[large] = erfc_large
+    erf_a[large] = 1.0 - erfc_large
     return erf_a, erfc_a
 
 
