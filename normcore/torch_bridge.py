@@ -110,11 +110,18 @@ def _rmsnorm(m, sub):
     return _torch().nn.RMSNorm(m.normalized_shape, m.eps, m.elementwise_affine)
 
 
-@converts(norms.BatchNorm1d, norms.BatchNorm2d, norms.InstanceNorm1d, norms.InstanceNorm2d)
-def _batch_or_instance_norm(m, sub):
-    cls = getattr(_torch().nn, next(c.__name__ for c in type(m).__mro__
-                                    if c.__module__.startswith("normcore.norms")))
-    return cls(m.num_features, m.eps, m.momentum, m.affine, m.track_running_stats)
+def _running_norm(torch_name):
+    """BatchNorm and InstanceNorm take the same arguments on both sides."""
+    def convert(m, sub):
+        return getattr(_torch().nn, torch_name)(m.num_features, m.eps, m.momentum, m.affine,
+                                                m.track_running_stats)
+    return convert
+
+
+converts(norms.BatchNorm1d)(_running_norm("BatchNorm1d"))
+converts(norms.BatchNorm2d)(_running_norm("BatchNorm2d"))
+converts(norms.InstanceNorm1d)(_running_norm("InstanceNorm1d"))
+converts(norms.InstanceNorm2d)(_running_norm("InstanceNorm2d"))
 
 
 @converts(norms.GroupNorm)
@@ -127,9 +134,9 @@ def _linear(m, sub):
     return _torch().nn.Linear(m.in_features, m.out_features, bias=m.bias is not None)
 
 
-@converts(nn.ReLU, nn.Sigmoid, nn.Tanh)
-def _elementwise(m, sub):
-    return getattr(_torch().nn, type(m).__name__)()
+converts(nn.ReLU)(lambda m, sub: _torch().nn.ReLU())
+converts(nn.Sigmoid)(lambda m, sub: _torch().nn.Sigmoid())
+converts(nn.Tanh)(lambda m, sub: _torch().nn.Tanh())
 
 
 @converts(nn.GELU)
@@ -341,14 +348,15 @@ class BridgeReport:
 
     def lines(self):
         mode = "train" if self.training else "eval"
-        head = (f"{self.module[:24]} vs torch ({self.dtype}, {mode}): "
-                f"ok where |a-b| <= {self.atol:.0e} + {self.rtol:.0e}|b|")
+        head = [f"{self.module[:40]} against torch.nn, {self.dtype}, {mode} mode",
+                f"ok where |ours - torch| <= atol + rtol |torch|, atol={self.atol:.0e}, "
+                f"rtol={self.rtol:.0e}"]
         cols = (f"{'tensor':<30} {'shape':>9} {'max abs':>8} {'max rel':>8} "
                 f"{'worst index':>14} {'':>4}")
         verdict = "all match" if self.passed else (
             f"{sum(not r.passed for r in self.rows)} of {len(self.rows)} differ")
         rows = "\n".join(r.line() for r in self.rows).splitlines()
-        return [head, cols, "-" * 78, *rows, verdict]
+        return [*head, cols, "-" * 78, *rows, verdict]
 
     def __str__(self):
         return "\n".join(self.lines())
@@ -367,7 +375,8 @@ def _row(name, ours, theirs, atol, rtol):
         return Row(name, a.shape, 0.0, 0.0, (), True)
     excess = diff / (atol + rtol * np.abs(np.nan_to_num(b)))
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
-    rel = diff / np.maximum(np.abs(np.nan_to_num(b)), np.finfo(np.float64).tiny)
+    with np.errstate(over="ignore"):  # |b| near 0: the relative difference may be inf
+        rel = diff / np.maximum(np.abs(np.nan_to_num(b)), np.finfo(np.float64).tiny)
     return Row(name, a.shape, float(diff.max()), float(rel.max()), tuple(map(int, worst)),
                bool(excess.max() <= 1.0))
 

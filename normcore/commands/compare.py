@@ -90,7 +90,7 @@ MODELS = _models()
 def _model_name(text):
     if text not in MODELS:
         raise argparse.ArgumentTypeError(
-            f"unknown model {text!r}; the models are listed by normcore compare --help")
+            f"unknown {text[:20]!r}, see --help")
     return text
 
 
