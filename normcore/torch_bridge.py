@@ -195,7 +195,11 @@ def _sequential(m, sub):
 
 @converts(nn.CrossEntropyLoss)
 def _cross_entropy(m, sub):
-    return _twins().CrossEntropyLoss(m.ignore_index)
+    if not hasattr(m, "reduction"):  # the first CrossEntropyLoss: classes on the last axis
+        return _twins().CrossEntropyLoss(m.ignore_index)
+    weight = None if m.weight is None else _torch().empty(m.weight.shape)  # loaded below
+    return _torch().nn.CrossEntropyLoss(weight, ignore_index=m.ignore_index,
+                                        reduction=m.reduction, label_smoothing=m.label_smoothing)
 
 
 @converts(nn.MSELoss)
@@ -388,13 +392,13 @@ def _numpy(t):
 def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     """Run ``module`` and ``to_torch(module)`` forward and backward on the same inputs.
 
-    Floating inputs get gradients; integer inputs (token ids, class targets) pass through.
-    A loss takes ``(logits, targets)`` and its upstream gradient is a scalar. ``dy`` defaults
-    to a random array (a random scalar for a loss) from ``seed``: never ones, which hide
-    bugs. Rows: the output, the gradient of each floating input that normcore's backward
-    returns, every parameter's gradient (normcore's names) and every buffer after the
-    forward (BatchNorm's running statistics). Modes are copied across, so training and
-    evaluation both work. ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters'
+    Floating inputs get gradients; integer inputs (token ids, class targets) and boolean
+    masks pass through. A loss takes ``(logits, targets)`` and its upstream gradient is a
+    scalar. ``dy`` defaults to a random array of the output's shape (a random scalar for a
+    loss) from ``seed``: never ones, which hide bugs. Rows: the output, the gradient of the
+    first floating input (what normcore's backward returns; None for token ids), every
+    parameter's gradient (normcore's names) and every buffer after the forward (BatchNorm's
+    running statistics). Modes are copied across: training and evaluation both work. ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters'
     dtype (the inputs' when there are none). ``out`` receives each line of the table (None:
     silent). Returns a ``BridgeReport``; normcore's parameter gradients are reset first.
     """
@@ -406,9 +410,9 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     d_atol, d_rtol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
-    tinputs = [torch.tensor(x.copy(), requires_grad=np.issubdtype(x.dtype, np.floating))
-               if np.issubdtype(x.dtype, np.floating) else torch.from_numpy(x.astype(np.int64))
-               for x in arrays]
+    tinputs = [torch.tensor(x.copy(), requires_grad=True) if np.issubdtype(x.dtype, np.floating)
+               else torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))
+               for x in arrays]  # ids and class targets as int64 (torch's long), masks as bool
 
     module.zero_grad()
     y = np.asarray(module(*[x.copy() for x in arrays]))
