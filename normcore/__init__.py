@@ -15,8 +15,8 @@ from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, Instance
 
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
-                 MSELoss, PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh, TinyTransformer,
-                 TransformerBlock)
+                 MSELoss, MultiheadSelfAttention, PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh,
+                 TinyTransformer, TransformerBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -28,6 +28,7 @@ __all__ = [
     "InstanceNorm2d", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Embedding",
-    "PositionalEmbedding", "CausalSelfAttention", "FeedForward", "TransformerBlock", "TinyTransformer",
+    "PositionalEmbedding", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward", "TransformerBlock",
+    "TinyTransformer",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
 ]
