@@ -15,8 +15,8 @@ from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, Instance
 
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
-                 MSELoss, MultiheadSelfAttention, PositionalEmbedding, ReLU, Sigmoid, Softmax, Tanh,
-                 TinyTransformer, TransformerBlock)
+                 LogSoftmax, MSELoss, MultiheadSelfAttention, PositionalEmbedding, ReLU, Sigmoid, Softmax,
+                 Tanh, TinyTransformer, TransformerBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -27,7 +27,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",
-    "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Embedding",
+    "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
     "PositionalEmbedding", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward", "TransformerBlock",
     "TinyTransformer",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",

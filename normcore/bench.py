@@ -252,13 +252,14 @@ class _NumpyTransformerStep:
 
     def step(self):
         self.opt.zero_grad()
-        self.loss(self.model(self.tokens), self.targets)
-        self.model.backward(self.loss.backward())
+        logits = self.model(self.tokens)  # (B, T, V)
+        self.loss(logits.reshape(-1, logits.shape[-1]), self.targets.reshape(-1))  # PyTorch's (N, C) layout
+        self.model.backward(self.loss.backward().reshape(logits.shape))
         self.opt.step()
 
 
 class _TorchTransformerStep:
-    """The same model in PyTorch (pre-norm blocks, causal attention, tanh-GELU), same step."""
+    """The same model in PyTorch (pre-norm blocks, causal attention, exact GELU), same step."""
 
     def __init__(self, torch, cfg, threads):
         self.torch, self.threads = torch, threads
@@ -296,7 +297,7 @@ def _torch_transformer(torch, cfg):
             heads = lambda t: t.view(B, T, h, C // h).transpose(1, 2)  # noqa: E731
             a = F.scaled_dot_product_attention(heads(self.q(z)), heads(self.k(z)), heads(self.v(z)), is_causal=True)
             x = x + self.o(a.transpose(1, 2).reshape(B, T, C))
-            return x + self.fc2(F.gelu(self.fc1(self.norm2(x)), approximate="tanh"))
+            return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
     class Model(torch.nn.Module):
         def __init__(self):

@@ -13,9 +13,9 @@ a layer you derived) use their nearest registered base class. Adding a layer or 
 one entry. Parameter and buffer names are the same on both sides (normcore uses PyTorch's),
 so the weights travel as a state dict with ``strict=True``: a mapping that forgot a parameter
 fails loudly instead of comparing against a default. Where torch has no one-to-one layer
-(learned positions, causal attention with normcore's q/k/v/o, the Transformer block with
-DeepNorm's alpha, the tiny language model, the loss with its class axis last), small
-``torch.nn.Module`` twins are defined in ``_twins()``, built on first use.
+(learned positions, attention with normcore's q/k/v/o, the Transformer block with DeepNorm's
+alpha, the tiny language model), small ``torch.nn.Module`` twins are defined in
+``_twins()``, built on first use.
 
 Dropout: in evaluation both sides are the identity and compare equal. In training the two
 draw their masks from different generators, so outputs differ; ``compare`` then reports a
@@ -139,14 +139,11 @@ converts(nn.Sigmoid)(lambda m, sub: _torch().nn.Sigmoid())
 converts(nn.Tanh)(lambda m, sub: _torch().nn.Tanh())
 
 
-@converts(nn.GELU)
-def _gelu(m, sub):  # today's GELU is the tanh approximation; an ``approximate`` option wins
-    return _torch().nn.GELU(approximate=getattr(m, "approximate", "tanh"))
+converts(nn.GELU)(lambda m, sub: _torch().nn.GELU(approximate=m.approximate))
 
 
-@converts(nn.Softmax)
-def _softmax(m, sub):
-    return _torch().nn.Softmax(dim=m.axis)
+converts(nn.Softmax)(lambda m, sub: _torch().nn.Softmax(dim=m.axis))
+converts(nn.LogSoftmax)(lambda m, sub: _torch().nn.LogSoftmax(dim=m.axis))
 
 
 @converts(nn.Dropout)
@@ -164,9 +161,9 @@ def _positional(m, sub):
     return _twins().PositionalEmbedding(m.max_len, m.dim)
 
 
-@converts(nn.CausalSelfAttention)
+@converts(nn.MultiheadSelfAttention, nn.CausalSelfAttention)
 def _attention(m, sub):
-    t = _twins().CausalSelfAttention(m.n_heads)
+    t = _twins().SelfAttention(m.n_heads, m.causal)
     for name in ("q", "k", "v", "o"):
         setattr(t, name, sub(getattr(m, name)))
     return t
@@ -195,8 +192,6 @@ def _sequential(m, sub):
 
 @converts(nn.CrossEntropyLoss)
 def _cross_entropy(m, sub):
-    if not hasattr(m, "reduction"):  # the first CrossEntropyLoss: classes on the last axis
-        return _twins().CrossEntropyLoss(m.ignore_index)
     weight = None if m.weight is None else _torch().empty(m.weight.shape)  # loaded below
     return _torch().nn.CrossEntropyLoss(weight, ignore_index=m.ignore_index,
                                         reduction=m.reduction, label_smoothing=m.label_smoothing)
@@ -223,20 +218,36 @@ def _twins():
         def forward(self, x):
             return x + self.weight[: x.shape[-2]]
 
-    class CausalSelfAttention(torch.nn.Module):
-        """q, k, v, o projections (set by the converter) around torch's own causal SDPA."""
+    class SelfAttention(torch.nn.Module):
+        """q, k, v, o projections (set by the converter) around torch's own SDPA. Masks in
+        normcore's (and torch.nn.MultiheadAttention's) convention: a boolean mask is True
+        where attending is not allowed, a floating one is added to the scores."""
 
-        def __init__(self, n_heads):
+        def __init__(self, n_heads, causal):
             super().__init__()
-            self.n_heads = n_heads
+            self.n_heads, self.causal = n_heads, causal
 
-        def forward(self, x):
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
             B, T, C = x.shape
 
             def heads(t):
                 return t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
+
+            def additive(mask):
+                if mask.dtype != torch.bool:
+                    return mask.to(x.dtype)
+                return torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask, -torch.inf)
+            M = None
+            if key_padding_mask is not None:
+                M = additive(key_padding_mask)[:, None, None, :]  # (B, 1, 1, T)
+            if attn_mask is not None:
+                M = additive(attn_mask) if M is None else M + additive(attn_mask)
+            causal = self.causal
+            if causal and M is not None:  # SDPA takes a mask or is_causal, not both
+                future = torch.ones(T, T, dtype=torch.bool).triu(1)
+                M, causal = M + additive(future), False
             a = F.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)),
-                                               heads(self.v(x)), is_causal=True)
+                                               heads(self.v(x)), attn_mask=M, is_causal=causal)
             return self.o(a.transpose(1, 2).reshape(B, T, C))
 
     class FeedForward(torch.nn.Module):
@@ -283,22 +294,9 @@ def _twins():
                 x = child(x)
             return x
 
-    class CrossEntropyLoss(torch.nn.Module):
-        """normcore's layout: logits (*, V) with the class axis last, targets (*)."""
-
-        def __init__(self, ignore_index):
-            super().__init__()
-            self.ignore_index = ignore_index
-
-        def forward(self, logits, targets):
-            V = logits.shape[-1]
-            return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1),
-                                   ignore_index=self.ignore_index)
-
     return type("Twins", (), dict(
-        PositionalEmbedding=PositionalEmbedding, CausalSelfAttention=CausalSelfAttention,
-        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages,
-        CrossEntropyLoss=CrossEntropyLoss))
+        PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention,
+        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages))
 
 
 # --- compare --------------------------------------------------------------------------------
@@ -404,18 +402,19 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics
-    arrays = [np.asarray(x) for x in inputs]
-    floats = [x for x in arrays if np.issubdtype(x.dtype, np.floating)]
+    arrays = [None if x is None else np.asarray(x) for x in inputs]  # None: an absent mask
+    floats = [x for x in arrays if x is not None and np.issubdtype(x.dtype, np.floating)]
     dtype = _dtype_of(module) if module.parameters() or not floats else floats[0].dtype
     d_atol, d_rtol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
-    tinputs = [torch.tensor(x.copy(), requires_grad=True) if np.issubdtype(x.dtype, np.floating)
+    tinputs = [None if x is None
+               else torch.tensor(x.copy(), requires_grad=True) if np.issubdtype(x.dtype, np.floating)
                else torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))
                for x in arrays]  # ids and class targets as int64 (torch's long), masks as bool
 
     module.zero_grad()
-    y = np.asarray(module(*[x.copy() for x in arrays]))
+    y = np.asarray(module(*[None if x is None else x.copy() for x in arrays]))
     if dy is None:
         rng = np.random.default_rng(seed)
         dy = rng.standard_normal(y.shape).astype(y.dtype)
@@ -428,7 +427,7 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     report = BridgeReport(type(module).__name__, str(np.dtype(dtype)), atol, rtol,
                           module.training)
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
-    grads = [t for t in tinputs if t.requires_grad]
+    grads = [t for t in tinputs if t is not None and t.requires_grad]
     if dx is not None and grads:
         report.rows.append(_row("input grad", dx, _numpy(grads[0].grad), atol, rtol))
     tparams = dict(tmodule.named_parameters())

@@ -46,8 +46,9 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
 
         tokens, targets = next batch
         optimizer.lr = schedule(step)              if a schedule is given
-        zero_grad; logits = model(tokens); loss = loss_fn(logits, targets)
-        model.backward(loss_fn.backward())
+        zero_grad; logits = model(tokens)                       (B, T, V)
+        loss = loss_fn(logits.reshape(-1, V), targets.reshape(-1))   PyTorch's (N, C) layout
+        model.backward(loss_fn.backward().reshape(B, T, V))
         record the gradient norms (before clipping)
         clip_grad_norm(params, clip)               if clip is given
         optimizer.step()
@@ -57,7 +58,10 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     batches_or_task : Task or iterable of (tokens, targets)
         A ``Task`` is sampled with ``batch_size`` and ``seed``; an iterable must supply at
         least ``steps`` batches.
-    loss_fn : a loss module, default ``CrossEntropyLoss()``.
+    loss_fn : a loss module, default ``CrossEntropyLoss()``. With integer (class) targets it
+        gets the logits flattened to (B*T, V) and the targets to (B*T,), as PyTorch's
+        cross-entropy expects the classes on axis 1; with float targets (e.g. ``MSELoss``)
+        it gets both as they are.
     progress : bool
         Draw a progress bar on stderr.
 
@@ -94,12 +98,16 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         if schedule is not None:
             optimizer.lr = schedule(step)
         optimizer.zero_grad()
-        logits = model(tokens)
-        loss = float(loss_fn(logits, targets))
-        model.backward(loss_fn.backward())
+        logits = model(tokens)  # (B, T, V)
+        classes = np.issubdtype(np.asarray(targets).dtype, np.integer)
+        if classes:  # PyTorch's layout: (B*T, V) logits, (B*T,) targets
+            loss = float(loss_fn(logits.reshape(-1, logits.shape[-1]), np.asarray(targets).reshape(-1)))
+        else:
+            loss = float(loss_fn(logits, targets))
+        model.backward(loss_fn.backward().reshape(logits.shape))
         history["loss"][step] = loss
         history["accuracy"][step] = (token_accuracy(logits, targets, getattr(loss_fn, "ignore_index", -100))
-                                     if np.issubdtype(np.asarray(targets).dtype, np.integer) else np.nan)
+                                     if classes else np.nan)
         history["lr"][step] = optimizer.lr
         history["grad_norm"][step] = grad_norm(params)
         history["block_grad_norm"][step] = [grad_norm(b) for b in blocks]

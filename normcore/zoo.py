@@ -111,7 +111,9 @@ def transformer_cases(seed=0):
         Case("Linear (N,in)", nn.Linear(4, 3, rng=seed), (x(5, 4),)),
         Case("Linear (B,T,in) no bias", nn.Linear(3, 2, bias=False, rng=seed), (x(2, 3, 3),)),
         Case("ReLU", nn.ReLU(), (x(3, 5),)),
-        Case("GELU (tanh)", nn.GELU(), (x(3, 5),)),
+        Case("GELU (exact)", nn.GELU(), (x(3, 5),)),
+        Case("GELU (tanh)", nn.GELU(approximate="tanh"), (x(3, 5),)),
+        Case("LogSoftmax axis=1", nn.LogSoftmax(axis=1), (x(3, 4, 2),)),
         Case("Sigmoid", nn.Sigmoid(), (x(3, 5),)),
         Case("Tanh", nn.Tanh(), (x(3, 5),)),
         Case("Softmax axis=-1", nn.Softmax(), (x(3, 5),)),
@@ -120,6 +122,7 @@ def transformer_cases(seed=0):
         Case("PositionalEmbedding", nn.PositionalEmbedding(5, 3, rng=seed), (x(2, 4, 3),)),
         Case("CausalSelfAttention H=2", nn.CausalSelfAttention(4, 2, rng=seed), (x(2, 3, 4),)),
         Case("FeedForward gelu", nn.FeedForward(3, 5, rng=seed), (x(2, 2, 3),)),
+        Case("FeedForward gelu_tanh", nn.FeedForward(3, 5, activation="gelu_tanh", rng=seed), (x(2, 2, 3),)),
         Case("FeedForward relu", nn.FeedForward(3, 5, activation="relu", rng=seed), (x(2, 2, 3),)),
     ]
     for position in ("pre", "post", "deepnorm", "none"):
@@ -132,8 +135,11 @@ def transformer_cases(seed=0):
         Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed),
              (x(2, 3, 4),)),
         Case("TinyTransformer 2 blocks pre", nn.TinyTransformer(5, 4, 2, 2, 4, d_ff=6, rng=seed), (ids(5, 2, 3),)),
-        Case("CrossEntropyLoss ignore_index", nn.CrossEntropyLoss(),
-             (x(2, 3, 4), np.array([[0, 3, -100], [2, 1, 3]]))),
+        Case("CrossEntropyLoss (N,C,d) ignore_index", nn.CrossEntropyLoss(),
+             (x(2, 4, 3), np.array([[0, 3, -100], [2, 1, 3]]))),
+        Case("CrossEntropyLoss weight, label_smoothing",
+             nn.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 4), label_smoothing=0.2),
+             (x(5, 4), np.array([0, 3, -100, 2, 1]))),
         Case("MSELoss", FixedTarget(nn.MSELoss(), x(3, 4)), (x(3, 4),)),
     ]
     for c in cases:

@@ -86,8 +86,8 @@ def test_whole_model_logits_loss_and_every_gradient_match_torch(position, norm):
     targets[0, :2] = -100
     ce = nc.CrossEntropyLoss()
     logits = model(tokens)
-    loss = ce(logits, targets)
-    model.backward(ce.backward())
+    loss = ce(logits.reshape(-1, 9), targets.reshape(-1))  # PyTorch's (N, C) layout
+    model.backward(ce.backward().reshape(logits.shape))
     tlogits = tmodel(torch.from_numpy(tokens))
     tloss = F.cross_entropy(tlogits.reshape(-1, 9), torch.from_numpy(targets).reshape(-1))
     tloss.backward()

@@ -53,6 +53,8 @@ CASES = {
     "Linear (B,T,C)": (lambda: nc.Linear(5, 3, rng=0), (_x(2, 3, 5),)),
     "ReLU": (nc.ReLU, (_x(4, 5),)),
     "GELU": (nc.GELU, (_x(4, 5),)),
+    "GELU tanh": (lambda: nc.GELU(approximate="tanh"), (_x(4, 5),)),
+    "LogSoftmax": (nc.LogSoftmax, (_x(4, 5),)),
     "Sigmoid": (nc.Sigmoid, (_x(4, 5),)),
     "Tanh": (nc.Tanh, (_x(4, 5),)),
     "Softmax": (nc.Softmax, (_x(4, 5),)),
@@ -71,7 +73,10 @@ CASES = {
     **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none")},
     "TransformerBlock post, no dropout": (_block("post", dropout=0.0), (_x(2, 5, 4),)),
     **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post")},
-    "CrossEntropyLoss": (nc.CrossEntropyLoss, (_x(3, 5, V), _tokens(3, 5))),
+    "CrossEntropyLoss": (nc.CrossEntropyLoss, (_x(3, V, 5), _tokens(3, 5))),
+    "CrossEntropyLoss weighted, smoothed": (lambda: nc.CrossEntropyLoss(weight=np.linspace(0.5, 2.0, V),
+                                                                        label_smoothing=0.1),
+                                            (_x(15, V), _tokens(15))),
     "MSELoss": (nc.MSELoss, (_x(3, 4), _x(4, 4)[:3])),
     "Sequential": (lambda: nc.Sequential(nc.Linear(5, 6, rng=0), nc.Tanh(), nc.Dropout(0.2, rng=1),
                                          nc.Linear(6, 3, rng=2), nc.Softmax()), (_x(4, 5),)),
@@ -261,7 +266,7 @@ def test_a_bad_entry_in_a_model_loads_nothing(key, bad, error):
 ZERO_SIZE = [
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (0, 3), (0, 2)),
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (2, 0, 3), (2, 0, 2)),
-    *[(n, m, s, s) for n, m in [("ReLU", nc.ReLU), ("GELU", nc.GELU), ("Sigmoid", nc.Sigmoid),
+    *[(n, m, s, s) for n, m in [("ReLU", nc.ReLU), ("GELU", nc.GELU), ("LogSoftmax", nc.LogSoftmax), ("Sigmoid", nc.Sigmoid),
                                 ("Tanh", nc.Tanh), ("Softmax", nc.Softmax), ("Softmax axis 0", lambda: nc.Softmax(0)),
                                 ("Dropout", lambda: nc.Dropout(0.5, rng=0))]
       for s in [(0, 3), (2, 0), (0,)]],
@@ -314,12 +319,13 @@ def test_model_on_an_empty_batch_or_empty_sequences(position, shape):
     assert not any(p.grad.any() for p in model.parameters())
 
 
-@pytest.mark.parametrize("logits_shape", [(0, V), (2, 0, V), (0, 0)])
+@pytest.mark.parametrize("logits_shape", [(0, V), (2, V, 0), (0, 0)])
 def test_cross_entropy_over_no_targets_is_nan_with_an_empty_gradient(logits_shape):
     loss = nc.CrossEntropyLoss()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        value = loss(np.zeros(logits_shape, dtype=np.float32), np.zeros(logits_shape[:-1], dtype=np.int64))
+        targets = np.zeros(logits_shape[:1] + logits_shape[2:], dtype=np.int64)  # the class axis is 1
+        value = loss(np.zeros(logits_shape, dtype=np.float32), targets)
         assert value.shape == () and value.dtype == np.float32 and np.isnan(value)
         dlogits = loss.backward()
     assert dlogits.shape == logits_shape and dlogits.dtype == np.float32
@@ -370,13 +376,14 @@ def test_relu_of_inf_and_nan():
     np.testing.assert_array_equal(dx, [1.0, 0.0, 3.0, 0.0, 0.0, 0.0, 7.0])
 
 
-@pytest.mark.parametrize("name", ["ReLU", "GELU", "Sigmoid", "Tanh"])
+@pytest.mark.parametrize("name", ["ReLU", "GELU", "GELU tanh", "Sigmoid", "Tanh"])
 def test_activations_of_inf_and_nan_match_torch(name):
     torch = pytest.importorskip("torch", reason="PyTorch is the oracle for this test")
-    torch_layer = {"ReLU": torch.nn.ReLU(), "GELU": torch.nn.GELU(approximate="tanh"),
+    torch_layer = {"ReLU": torch.nn.ReLU(), "GELU": torch.nn.GELU(), "GELU tanh": torch.nn.GELU(approximate="tanh"),
                    "Sigmoid": torch.nn.Sigmoid(), "Tanh": torch.nn.Tanh()}[name]
+    ours = {"GELU tanh": lambda: nc.GELU(approximate="tanh")}.get(name, getattr(nc, name, None))
     with np.errstate(all="ignore"):
-        y = getattr(nc, name)()(SPECIAL)
+        y = ours()(SPECIAL)
     np.testing.assert_allclose(y, torch_layer(torch.tensor(SPECIAL)).numpy(), rtol=1e-14, atol=0)
 
 

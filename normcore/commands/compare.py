@@ -60,8 +60,15 @@ def _models():
 
     def cross_entropy(ns, rng):
         import normcore as nc
-        return nc.CrossEntropyLoss(), (rng.standard_normal((2, 4, 5)),
-                                       rng.integers(0, 5, (2, 4)))
+        loss = nc.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 5), label_smoothing=0.1)
+        return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
+
+    def masked(ns, rng):
+        import normcore as nc
+        from ..zoo import perturb_parameters
+        m = perturb_parameters(nc.MultiheadSelfAttention(8, 2, rng=rng), rng)
+        padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)
+        return m, (rng.standard_normal((2, 5, 8)), padding)
 
     return {
         "layernorm": ("LayerNorm(6) on (4, 6)", norm("LayerNorm", 6, shape=(4, 6))),
@@ -75,12 +82,15 @@ def _models():
         "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
                          norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
         "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", attention),
+        "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
+                             masked),
         "block-pre": ("TransformerBlock, Pre-Norm", block("pre")),
         "block-post": ("TransformerBlock, Post-Norm", block("post")),
         "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", block("deepnorm")),
         "block-none": ("TransformerBlock without norms", block("none")),
         "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", tiny),
-        "cross-entropy": ("CrossEntropyLoss on (2, 4, 5) logits", cross_entropy),
+        "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
+                          cross_entropy),
     }
 
 

@@ -44,9 +44,10 @@ def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1
 def block_grad_norms(model, tokens, targets):
     """One forward and backward of the cross-entropy loss; the gradient norm of each block, (L,)."""
     loss_fn = CrossEntropyLoss()
-    loss_fn(model(tokens), targets)
+    logits = model(tokens)  # (B, T, V)
+    loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))  # PyTorch's (N, C) layout
     model.zero_grad()
-    model.backward(loss_fn.backward())
+    model.backward(loss_fn.backward().reshape(logits.shape))
     return np.array([grad_norm(block.parameters()) for block in model.blocks])
 
 

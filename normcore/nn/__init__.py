@@ -2,7 +2,8 @@
 Dropout, embeddings, multi-head self-attention (causal or not, with masks), the feed-forward, the Transformer block with its norm
 placed before, after or DeepNorm-style, a tiny language model, and the losses."""
 
-from .activations import GELU, ReLU, Sigmoid, Softmax, Tanh, softmax, softmax_backward
+from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
+                          log_softmax_backward, softmax, softmax_backward)
 from .attention import CausalSelfAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
@@ -12,6 +13,7 @@ from .transformer import FeedForward, TinyTransformer, TransformerBlock, deepnor
 
 __all__ = [
     "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
+    "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
     "Embedding", "PositionalEmbedding", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward", "TransformerBlock",
     "TinyTransformer", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
 ]
