@@ -45,7 +45,7 @@ def converts(*classes):
 def _torch():
     try:
         import torch
-    except ImportError as err:  # pragma: no cover - exercised only without torch
+    except ImportError as err:
         raise ImportError("normcore.torch_bridge needs PyTorch: pip install torch "
                           "(or pip install -e '.[torch]')") from err
     return torch
@@ -102,7 +102,7 @@ def to_torch(module):
 @converts(norms.LayerNorm)
 def _layernorm(m, sub):
     return _torch().nn.LayerNorm(m.normalized_shape, m.eps, m.elementwise_affine,
-                                 bias=m.bias is not None or not m.elementwise_affine)
+                                 bias=m.bias is not None)
 
 
 @converts(norms.RMSNorm)
@@ -343,6 +343,7 @@ class BridgeReport:
     rtol: float
     training: bool
     rows: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # printed above the verdict
 
     @property
     def passed(self):
@@ -357,7 +358,7 @@ class BridgeReport:
                 f"{'worst index':>14} {'':>4}")
         verdict = "all match" if self.passed else (
             f"{sum(not r.passed for r in self.rows)} of {len(self.rows)} differ")
-        rows = "\n".join(r.line() for r in self.rows).splitlines()
+        rows = "\n".join([r.line() for r in self.rows] + self.notes).splitlines()
         return [*head, cols, "-" * 78, *rows, verdict]
 
     def __str__(self):
@@ -377,8 +378,9 @@ def _row(name, ours, theirs, atol, rtol):
         return Row(name, a.shape, 0.0, 0.0, (), True)
     excess = diff / (atol + rtol * np.abs(np.nan_to_num(b)))
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
-    with np.errstate(over="ignore"):  # |b| near 0: the relative difference may be inf
-        rel = diff / np.maximum(np.abs(np.nan_to_num(b)), np.finfo(np.float64).tiny)
+    mag = np.abs(np.nan_to_num(b))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rel = np.where(mag > 0, diff / mag, np.where(diff > 0, np.inf, 0.0))  # inf: b = 0 != a
     return Row(name, a.shape, float(diff.max()), float(rel.max()), tuple(map(int, worst)),
                bool(excess.max() <= 1.0))
 
@@ -426,6 +428,9 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
 
     report = BridgeReport(type(module).__name__, str(np.dtype(dtype)), atol, rtol,
                           module.training)
+    if any(isinstance(m, nn.Dropout) and m.training and m.p > 0 for _, m in module.named_modules()):
+        report.notes.append("note: Dropout in training mode draws different masks in normcore "
+                            "and torch;\n      expect differences (compare in eval mode)")
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
     grads = [t for t in tinputs if t is not None and t.requires_grad]
     if dx is not None and grads:

@@ -280,9 +280,12 @@ def test_compare_finds_a_perturbed_output():
 
 
 @needs_torch
-def test_dropout_in_training_differs_because_the_masks_differ():
-    report = torch_bridge.compare(nc.Dropout(0.5, rng=0), np.ones((20, 20)), out=None)
+def test_dropout_in_training_differs_because_the_masks_differ_and_says_so():
+    lines = []
+    report = torch_bridge.compare(nc.Dropout(0.5, rng=0), np.ones((20, 20)), out=lines.append)
     assert not report.passed
+    assert any("different masks" in line for line in lines)
+    assert all(len(line) <= 80 for line in lines)
 
 
 @needs_torch
