@@ -58,7 +58,8 @@ class CrossEntropyLoss(Module):
     When nothing is kept, the mean is NaN (0/0, as in PyTorch) and its gradient 0.
 
     ``backward(dloss=None)``: for "mean" and "sum" a scalar (None means 1.0); for "none" an
-    array of the loss's shape (required). Cache: logp, the kept-target weights, q's pieces.
+    array of the loss's shape (required). Cache: logp, the targets, the mask of kept positions,
+    the class weights and the mean's denominator.
     """
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -116,8 +117,8 @@ class CrossEntropyLoss(Module):
         loss = (1.0 - eps) * w_y * nll  # (*)
         if eps:
             smooth = -np.sum(logp * w, axis=-1)  # (*)
-            loss = loss + (eps / C) * np.where(keep, smooth, 0.0)
-        loss = np.where(keep, loss, 0.0)  # (*); an ignored position adds exactly 0
+            loss = loss + (eps / C) * smooth
+        loss = np.where(keep, loss, 0.0)  # (*); an ignored position adds exactly 0 (even if its logp is -inf)
         denom = float(np.sum(w_y))
         if self.reduction == "none":
             out = loss.reshape(logits.shape[:1] + logits.shape[2:] if logits.ndim > 1 else ())
@@ -133,7 +134,7 @@ class CrossEntropyLoss(Module):
     def backward(self, dloss=None):
         logp, safe, keep, w, denom, out_shape, in_shape, in_dtype = self._cached()
         C = logp.shape[-1]
-        eps, C = (self.label_smoothing, C) if C else (0.0, 1)  # no classes: nothing to smooth over
+        eps = self.label_smoothing if C else 0.0  # no classes: nothing to smooth over
         if self.reduction == "none":
             if dloss is None:
                 raise ValueError("CrossEntropyLoss(reduction='none').backward needs an upstream gradient "
@@ -144,10 +145,10 @@ class CrossEntropyLoss(Module):
             if self.reduction == "mean":
                 g = g / denom if denom else np.zeros_like(g, dtype=logp.dtype)
         g = np.where(keep, g, 0.0).astype(logp.dtype)  # (*)
-        q = (eps / C) * w * np.ones_like(logp)  # (*, C), the smoothing share
-        np.put_along_axis(q, safe[..., None], np.take_along_axis(q, safe[..., None], axis=-1)
-                          + (1.0 - eps) * w[safe][..., None], axis=-1)
-        dx = g[..., None] * (np.exp(logp) * q.sum(axis=-1, keepdims=True) - q)  # (*, C)
+        onehot = np.zeros_like(logp)  # (*, C)
+        np.put_along_axis(onehot, safe[..., None], 1.0, axis=-1)
+        q = (1.0 - eps) * w[safe][..., None] * onehot + (eps / max(C, 1)) * w  # (*, C), the target weights
+        dx = g[..., None] * (np.exp(logp) * q.sum(axis=-1, keepdims=True) - q)  # (*, C); exp(logp) = softmax
         dx = np.moveaxis(dx, -1, 1)  # (N, C, ...)
         return dx.reshape(in_shape).astype(in_dtype, copy=False)
 

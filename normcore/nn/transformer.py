@@ -40,7 +40,8 @@ class FeedForward(Module):
         y  = h W2^T + b2                 fc2
         backward: dx = fc1.backward(act.backward(fc2.backward(dy)))
 
-    ``activation`` is "gelu" (tanh approximation, default), "relu", "tanh" or "sigmoid";
+    ``activation`` is "gelu" (the exact erf form, PyTorch's default; the default here too),
+    "gelu_tanh" (its tanh approximation), "relu", "tanh" or "sigmoid";
     ``gain`` scales the initialisation of both projections (DeepNorm's beta).
     """
 
@@ -95,8 +96,8 @@ class TransformerBlock(Module):
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
-    ``activation`` is the feed-forward's ("gelu", or e.g. "relu" as in the original
-    Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
+    ``activation`` is the feed-forward's ("gelu" the exact form, "gelu_tanh", or e.g.
+    "relu" as in the original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
     """
 
