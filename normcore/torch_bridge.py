@@ -23,6 +23,7 @@ failure, which is the truth, not a bug of the bridge.
 """
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -206,7 +207,6 @@ def _mse(m, sub):
 def _twins():
     """torch.nn twins of the normcore modules torch has no one-to-one layer for."""
     torch = _torch()
-    F = torch.nn.functional
 
     class PositionalEmbedding(torch.nn.Module):
         """y = x + weight[:T], as normcore.nn.PositionalEmbedding."""
@@ -219,9 +219,11 @@ def _twins():
             return x + self.weight[: x.shape[-2]]
 
     class SelfAttention(torch.nn.Module):
-        """q, k, v, o projections (set by the converter) around torch's own SDPA. Masks in
-        normcore's (and torch.nn.MultiheadAttention's) convention: a boolean mask is True
-        where attending is not allowed, a floating one is added to the scores."""
+        """q, k, v, o projections (set by the converter) around scaled dot-product attention
+        in torch (the math path: a fully masked row gives NaN, as in normcore; torch's fused
+        SDPA kernels give 0 there). Masks in normcore's (and torch.nn.MultiheadAttention's)
+        convention: a boolean mask is True where attending is not allowed, a floating one is
+        added to the scores."""
 
         def __init__(self, n_heads, causal):
             super().__init__()
@@ -229,25 +231,24 @@ def _twins():
 
         def forward(self, x, key_padding_mask=None, attn_mask=None):
             B, T, C = x.shape
+            D = C // self.n_heads
 
             def heads(t):
-                return t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
+                return t.view(B, T, self.n_heads, D).transpose(1, 2)  # (B, H, T, D)
 
             def additive(mask):
                 if mask.dtype != torch.bool:
                     return mask.to(x.dtype)
                 return torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask, -torch.inf)
-            M = None
+            q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+            S = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
             if key_padding_mask is not None:
-                M = additive(key_padding_mask)[:, None, None, :]  # (B, 1, 1, T)
+                S = S + additive(key_padding_mask)[:, None, None, :]
             if attn_mask is not None:
-                M = additive(attn_mask) if M is None else M + additive(attn_mask)
-            causal = self.causal
-            if causal and M is not None:  # SDPA takes a mask or is_causal, not both
-                future = torch.ones(T, T, dtype=torch.bool).triu(1)
-                M, causal = M + additive(future), False
-            a = F.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)),
-                                               heads(self.v(x)), attn_mask=M, is_causal=causal)
+                S = S + additive(attn_mask)
+            if self.causal:
+                S = S + additive(torch.ones(T, T, dtype=torch.bool).triu(1))
+            a = torch.softmax(S, dim=-1) @ v  # (B, H, T, D)
             return self.o(a.transpose(1, 2).reshape(B, T, C))
 
     class FeedForward(torch.nn.Module):
@@ -366,6 +367,8 @@ class BridgeReport:
 
 
 def _row(name, ours, theirs, atol, rtol):
+    """Compare two arrays elementwise: equal values (infinities too) and NaN on both sides
+    agree; a NaN on one side only is an infinite difference."""
     a = np.asarray(ours, dtype=np.float64)
     b = np.asarray(theirs, dtype=np.float64)
     if a.shape != b.shape:

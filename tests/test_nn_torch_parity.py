@@ -1,8 +1,8 @@
 """PyTorch as an oracle: attention, a block in every position, the whole model and the optimizers.
 
-The PyTorch models come from ``normcore.torch_bridge.to_torch``: torch's own layers (attention
-through ``F.scaled_dot_product_attention``), with the same parameter names, loaded from
-normcore's state dict with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
+The PyTorch models come from ``normcore.torch_bridge.to_torch``: torch's own layers and torch
+code for the rest (attention as softmax(q k^T / sqrt(D) + mask) v in torch), with the same
+parameter names, loaded from normcore's state dict with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
 """
 
 import math

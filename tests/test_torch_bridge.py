@@ -197,6 +197,18 @@ def test_to_torch_copies_weights_buffers_dtype_and_mode():
 
 
 @needs_torch
+def test_a_fully_masked_row_is_nan_on_both_sides():
+    rng = np.random.default_rng(9)
+    attn = perturb_parameters(nc.MultiheadSelfAttention(4, 2, rng=0), rng)
+    padding = np.array([[1, 1, 1], [0, 0, 1]], dtype=bool)  # sequence 0: every key masked out
+    report = torch_bridge.compare(attn, x(rng, 2, 3, 4), padding, out=None)
+    assert report.passed, str(report)
+    tattn = torch_bridge.to_torch(attn)
+    y = tattn(torch.from_numpy(x(rng, 2, 3, 4)), torch.from_numpy(padding)).detach().numpy()
+    assert np.isnan(y[0]).all() and not np.isnan(y[1]).any()
+
+
+@needs_torch
 def test_modes_are_copied_per_module():
     model = nc.Sequential(nc.Linear(3, 3), nc.Dropout(0.5))
     model[1].eval()
