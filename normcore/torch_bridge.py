@@ -331,7 +331,7 @@ class Row:
         rest = (f"{shape[-9:]:>9} {self.max_abs:8.1e} {self.max_rel:8.1e} {index:>14} "
                 f"{'ok' if self.passed else 'FAIL':>4}")
         if len(self.name) > 30:
-            return f"{self.name}\n{'':30} {rest}"
+            return f"{self.name[:80]}\n{'':30} {rest}"
         return f"{self.name:<30} {rest}"
 
 
