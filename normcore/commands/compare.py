@@ -5,6 +5,10 @@ import sys
 
 import numpy as np
 
+from .. import fast, nn, norms
+from ..torch_bridge import compare
+from ..zoo import perturb_parameters, randomize_parameters
+
 DESCRIPTION = """\
 Build MODEL in normcore with random parameters, convert it to torch.nn with
 normcore.torch_bridge.to_torch (the same weights and running statistics), run
@@ -26,75 +30,64 @@ examples:
   normcore compare tiny-transformer --dtype float32"""
 
 
-def _models():
-    """name -> (description, build(nc_namespace, rng) -> (module, inputs))."""
-    def norm(name, *args, shape):
-        def build(ns, rng):
-            from ..zoo import randomize_parameters
-            m = randomize_parameters(getattr(ns, name)(*args), rng)
-            return m, (rng.standard_normal(shape) * 2 + 0.5,)
-        return build
+def _norm(name, *args, shape):
+    """A norm with random gamma and beta, from the tier asked for, and its input."""
+    def build(tier, rng):
+        layer = getattr(fast if tier == "fast" else norms, name)(*args)
+        return randomize_parameters(layer, rng), (rng.standard_normal(shape) * 2 + 0.5,)
+    return build
 
-    def block(position):
-        def build(ns, rng):
-            from ..zoo import perturb_parameters
-            tier = "fast" if ns.__name__ == "normcore.fast" else "reference"
-            import normcore as nc
-            m = nc.TransformerBlock(8, 2, 16, position=position, n_layers=3, rng=rng,
+
+def _block(position):
+    def build(tier, rng):
+        block = nn.TransformerBlock(8, 2, 16, position=position, n_layers=3, rng=rng,
                                     norm_tier=tier)
-            return perturb_parameters(m, rng), (rng.standard_normal((2, 5, 8)),)
-        return build
-
-    def attention(ns, rng):
-        import normcore as nc
-        from ..zoo import perturb_parameters
-        m = perturb_parameters(nc.CausalSelfAttention(8, 2, rng=rng), rng)
-        return m, (rng.standard_normal((2, 5, 8)),)
-
-    def tiny(ns, rng):
-        import normcore as nc
-        from ..zoo import perturb_parameters
-        tier = "fast" if ns.__name__ == "normcore.fast" else "reference"
-        m = nc.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=rng, norm_tier=tier)
-        return perturb_parameters(m, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
-
-    def cross_entropy(ns, rng):
-        import normcore as nc
-        loss = nc.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 5), label_smoothing=0.1)
-        return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
-
-    def masked(ns, rng):
-        import normcore as nc
-        from ..zoo import perturb_parameters
-        m = perturb_parameters(nc.MultiheadSelfAttention(8, 2, rng=rng), rng)
-        padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)
-        return m, (rng.standard_normal((2, 5, 8)), padding)
-
-    return {
-        "layernorm": ("LayerNorm(6) on (4, 6)", norm("LayerNorm", 6, shape=(4, 6))),
-        "rmsnorm": ("RMSNorm(6) on (4, 6)", norm("RMSNorm", 6, shape=(4, 6))),
-        "batchnorm": ("BatchNorm1d(3) on (5, 3, 4)",
-                      norm("BatchNorm1d", 3, shape=(5, 3, 4))),
-        "batchnorm2d": ("BatchNorm2d(3) on (4, 3, 2, 2)",
-                        norm("BatchNorm2d", 3, shape=(4, 3, 2, 2))),
-        "groupnorm": ("GroupNorm(2, 4) on (3, 4, 5)",
-                      norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
-        "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
-                         norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
-        "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", attention),
-        "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
-                             masked),
-        "block-pre": ("TransformerBlock, Pre-Norm", block("pre")),
-        "block-post": ("TransformerBlock, Post-Norm", block("post")),
-        "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", block("deepnorm")),
-        "block-none": ("TransformerBlock without norms", block("none")),
-        "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", tiny),
-        "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
-                          cross_entropy),
-    }
+        return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)),)
+    return build
 
 
-MODELS = _models()
+def _attention(tier, rng):
+    attn = perturb_parameters(nn.CausalSelfAttention(8, 2, rng=rng), rng)
+    return attn, (rng.standard_normal((2, 5, 8)),)
+
+
+def _masked_attention(tier, rng):
+    attn = perturb_parameters(nn.MultiheadSelfAttention(8, 2, rng=rng), rng)
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
+    return attn, (rng.standard_normal((2, 5, 8)), padding)
+
+
+def _tiny(tier, rng):
+    model = nn.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=rng, norm_tier=tier)
+    return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
+
+
+def _cross_entropy(tier, rng):
+    loss = nn.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 5), label_smoothing=0.1)
+    return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
+
+
+# name -> (what it is, build(tier, rng) -> (module, inputs)); tier is "reference" or "fast"
+MODELS = {
+    "layernorm": ("LayerNorm(6) on (4, 6)", _norm("LayerNorm", 6, shape=(4, 6))),
+    "rmsnorm": ("RMSNorm(6) on (4, 6)", _norm("RMSNorm", 6, shape=(4, 6))),
+    "batchnorm": ("BatchNorm1d(3) on (5, 3, 4)", _norm("BatchNorm1d", 3, shape=(5, 3, 4))),
+    "batchnorm2d": ("BatchNorm2d(3) on (4, 3, 2, 2)",
+                    _norm("BatchNorm2d", 3, shape=(4, 3, 2, 2))),
+    "groupnorm": ("GroupNorm(2, 4) on (3, 4, 5)", _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
+    "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
+                     _norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
+    "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", _attention),
+    "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
+                         _masked_attention),
+    "block-pre": ("TransformerBlock, Pre-Norm", _block("pre")),
+    "block-post": ("TransformerBlock, Post-Norm", _block("post")),
+    "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
+    "block-none": ("TransformerBlock without norms", _block("none")),
+    "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
+    "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
+                      _cross_entropy),
+}
 
 
 def _model_name(text):
@@ -127,7 +120,7 @@ def _cast(module, dtype):
     for p in module.parameters():
         p.data = p.data.astype(dtype)
         p.grad = np.zeros_like(p.data)
-    for mod_name, mod in module.named_modules():
+    for _, mod in module.named_modules():
         for name, b in list(vars(mod).get("_buffers", {}).items()):
             if b is not None and np.issubdtype(b.dtype, np.floating):
                 setattr(mod, name, b.astype(dtype))
@@ -142,11 +135,8 @@ def run(args):
               "command\ncompares against: pip install torch "
               "(or pip install -e '.[torch]')", file=sys.stderr)
         return 2
-    import normcore
-    from .. import fast
-    from ..torch_bridge import compare
     rng = np.random.default_rng(args.seed)
-    module, inputs = MODELS[args.model][1](fast if args.fast else normcore, rng)
+    module, inputs = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
     dtype = np.dtype(args.dtype)
     _cast(module, dtype)
     inputs = tuple(x.astype(dtype) if np.issubdtype(x.dtype, np.floating) else x
