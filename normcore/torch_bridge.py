@@ -401,9 +401,11 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     loss) from ``seed``: never ones, which hide bugs. Rows: the output, the gradient of the
     first floating input (what normcore's backward returns; None for token ids), every
     parameter's gradient (normcore's names) and every buffer after the forward (BatchNorm's
-    running statistics). Modes are copied across: training and evaluation both work. ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters'
-    dtype (the inputs' when there are none). ``out`` receives each line of the table (None:
-    silent). Returns a ``BridgeReport``; normcore's parameter gradients are reset first.
+    running statistics). Modes are copied across: training and evaluation both work.
+    ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters' dtype (the inputs' when
+    there are none); give floating inputs in that dtype. ``out`` receives each line of the
+    table (None: silent). Returns a ``BridgeReport``; normcore's parameter gradients are
+    reset first.
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics
@@ -413,10 +415,11 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     d_atol, d_rtol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
-    tinputs = [None if x is None
-               else torch.tensor(x.copy(), requires_grad=True) if np.issubdtype(x.dtype, np.floating)
-               else torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))
-               for x in arrays]  # ids and class targets as int64 (torch's long), masks as bool
+    def torch_input(x):  # ids and class targets as int64 (torch's long), masks as bool
+        if x is None or np.issubdtype(x.dtype, np.floating):
+            return None if x is None else torch.tensor(x.copy(), requires_grad=True)
+        return torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))
+    tinputs = [torch_input(x) for x in arrays]
 
     module.zero_grad()
     y = np.asarray(module(*[None if x is None else x.copy() for x in arrays]))
@@ -431,7 +434,8 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
 
     report = BridgeReport(type(module).__name__, str(np.dtype(dtype)), atol, rtol,
                           module.training)
-    if any(isinstance(m, nn.Dropout) and m.training and m.p > 0 for _, m in module.named_modules()):
+    if any(isinstance(m, nn.Dropout) and m.training and m.p > 0
+           for _, m in module.named_modules()):
         report.notes.append("note: Dropout in training mode draws different masks in normcore "
                             "and torch;\n      expect differences (compare in eval mode)")
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
