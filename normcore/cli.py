@@ -14,6 +14,7 @@ COMMANDS = {
     "practice": ("practice", "interview practice: write a norm layer by hand, get graded and diagnosed"),
     "figures": ("figures", "run the experiments and write their figures (PNG) into figures/"),
     "bench": ("bench", "time both tiers of the norms against PyTorch and the memory floor"),
+    "compare": ("compare", "a built-in model in normcore and in PyTorch: every output and gradient"),
 }
 
 

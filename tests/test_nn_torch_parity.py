@@ -1,8 +1,8 @@
 """PyTorch as an oracle: attention, a block in every position, the whole model and the optimizers.
 
-The PyTorch modules below are written independently of normcore (attention through
-``F.scaled_dot_product_attention``), with the same parameter names, so normcore's state dict
-loads into them with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
+The PyTorch models come from ``normcore.torch_bridge.to_torch``: torch's own layers and torch
+code for the rest (attention as softmax(q k^T / sqrt(D) + mask) v in torch), with the same
+parameter names, loaded from normcore's state dict with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
 """
 
 import math
@@ -15,6 +15,7 @@ F = torch.nn.functional
 
 import normcore as nc  # noqa: E402
 from normcore import optim  # noqa: E402
+from normcore.torch_bridge import to_torch  # noqa: E402
 from normcore.zoo import perturb_parameters  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
@@ -23,81 +24,10 @@ POSITIONS = ["pre", "post", "deepnorm", "none"]
 NORMS = ["layernorm", "rmsnorm"]
 
 
-class TorchAttention(torch.nn.Module):
-    def __init__(self, d_model, n_heads):
-        super().__init__()
-        self.n_heads = n_heads
-        self.q = torch.nn.Linear(d_model, d_model)
-        self.k = torch.nn.Linear(d_model, d_model, bias=False)
-        self.v = torch.nn.Linear(d_model, d_model)
-        self.o = torch.nn.Linear(d_model, d_model)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        heads = lambda t: t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)  # noqa: E731
-        a = F.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)), heads(self.v(x)), is_causal=True)
-        return self.o(a.transpose(1, 2).reshape(B, T, C))
-
-
-class TorchFeedForward(torch.nn.Module):
-    def __init__(self, d_model, d_ff):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(d_model, d_ff)
-        self.act = torch.nn.GELU()  # exact, normcore's default too
-        self.fc2 = torch.nn.Linear(d_ff, d_model)
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
-
-
-def torch_norm(kind, d):
-    return torch.nn.LayerNorm(d) if kind == "layernorm" else torch.nn.RMSNorm(d)
-
-
-class TorchBlock(torch.nn.Module):
-    def __init__(self, d_model, n_heads, d_ff, norm, position, n_layers):
-        super().__init__()
-        self.position = position
-        self.alpha = (2 * n_layers) ** 0.25 if position == "deepnorm" else 1.0
-        if position != "none":
-            self.norm1 = torch_norm(norm, d_model)
-        self.attn = TorchAttention(d_model, n_heads)
-        if position != "none":
-            self.norm2 = torch_norm(norm, d_model)
-        self.ffn = TorchFeedForward(d_model, d_ff)
-
-    def forward(self, x):
-        for f, norm in ((self.attn, getattr(self, "norm1", None)), (self.ffn, getattr(self, "norm2", None))):
-            if self.position == "pre":
-                x = x + f(norm(x))
-            elif self.position == "none":
-                x = x + f(x)
-            else:
-                x = norm(self.alpha * x + f(x))
-        return x
-
-
-class TorchTinyTransformer(torch.nn.Module):
-    def __init__(self, vocab, d_model, n_layers, n_heads, max_len, d_ff, norm, position):
-        super().__init__()
-        self.tok_emb = torch.nn.Embedding(vocab, d_model)
-        self.pos_emb = torch.nn.Embedding(max_len, d_model)
-        self.blocks = torch.nn.ModuleList(
-            [TorchBlock(d_model, n_heads, d_ff, norm, position, n_layers) for _ in range(n_layers)])
-        self.norm_f = torch_norm(norm, d_model) if position == "pre" else None
-        self.head = torch.nn.Linear(d_model, vocab)
-
-    def forward(self, tokens):
-        x = self.tok_emb(tokens) + self.pos_emb(torch.arange(tokens.shape[1]))
-        for block in self.blocks:
-            x = block(x)
-        if self.norm_f is not None:
-            x = self.norm_f(x)
-        return self.head(x)
-
-
-def load_into_torch(tmodule, module):
-    tmodule.load_state_dict({k: torch.from_numpy(v) for k, v in module.state_dict().items()}, strict=True)
+def twin(module):
+    """The torch.nn twin of ``module`` with its weights, from the bridge."""
+    tmodule = to_torch(module)
+    assert tmodule.state_dict().keys() == module.state_dict().keys()
     return tmodule
 
 
@@ -126,7 +56,7 @@ def assert_same_forward_and_backward(module, tmodule, shape, rng):
 def test_attention_matches_torch():
     rng = np.random.default_rng(0)
     attn = perturb_parameters(nc.CausalSelfAttention(12, 3, rng=0), rng)
-    assert_same_forward_and_backward(attn, load_into_torch(TorchAttention(12, 3), attn), (2, 7, 12), rng)
+    assert_same_forward_and_backward(attn, twin(attn), (2, 7, 12), rng)
 
 
 @pytest.mark.parametrize("norm", NORMS)
@@ -134,7 +64,8 @@ def test_attention_matches_torch():
 def test_block_matches_torch(position, norm):
     rng = np.random.default_rng(1)
     block = perturb_parameters(nc.TransformerBlock(8, 2, 16, norm, position, n_layers=3, rng=0), rng)
-    tblock = load_into_torch(TorchBlock(8, 2, 16, norm, position, 3), block)
+    tblock = twin(block)
+    assert tblock.alpha == ((2 * 3) ** 0.25 if position == "deepnorm" else 1.0)  # DeepNet's alpha, N = 3
     assert_same_forward_and_backward(block, tblock, (3, 5, 8), rng)
 
 
@@ -142,8 +73,7 @@ def make_pair(position, norm, seed=0):
     args = dict(vocab_size=9, d_model=8, n_layers=3, n_heads=2, max_len=6)
     model = nc.TinyTransformer(**args, d_ff=12, norm=norm, position=position, rng=seed)
     perturb_parameters(model, np.random.default_rng(seed), scale=0.2)
-    tmodel = TorchTinyTransformer(9, 8, 3, 2, 6, 12, norm, position)
-    return model, load_into_torch(tmodel, model)
+    return model, twin(model)
 
 
 @pytest.mark.parametrize("norm", NORMS)

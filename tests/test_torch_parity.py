@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore.torch_bridge import to_torch
 from normcore.zoo import randomize_parameters
 
 torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
@@ -13,11 +14,14 @@ TOL = 1e-10
 
 
 def pair(name, *args, **kwargs):
-    """The same layer in normcore and in torch.nn, with the same random parameters."""
+    """The same layer in normcore and in torch.nn (from the bridge), with the same random
+    parameters. The bridge's layer must be the one torch builds from the same arguments: so
+    normcore's defaults are torch's."""
     ours = getattr(nc, name)(*args, **kwargs)
-    theirs = getattr(torch.nn, name)(*args, **kwargs).double()
     randomize_parameters(ours, np.random.default_rng(len(args) + 7))
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    theirs = to_torch(ours)
+    assert theirs.training and all(p.dtype == torch.float64 for p in theirs.parameters())
+    assert repr(theirs) == repr(getattr(torch.nn, name)(*args, **kwargs))
     return ours, theirs
 
 

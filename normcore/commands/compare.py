@@ -1,0 +1,147 @@
+"""``normcore compare MODEL``: a built-in model in normcore and in PyTorch, side by side."""
+
+import argparse
+import sys
+
+import numpy as np
+
+from .. import fast, nn, norms
+from ..torch_bridge import compare
+from ..zoo import perturb_parameters, randomize_parameters
+
+DESCRIPTION = """\
+Build MODEL in normcore with random parameters, convert it to torch.nn with
+normcore.torch_bridge.to_torch (the same weights and running statistics), run
+both forward and backward on the same random input and upstream gradient,
+and print, for the output, the input gradient, every parameter gradient and
+every buffer, the largest absolute and relative difference, the index where
+they differ most, and ok/FAIL at a tolerance fitting the dtype (float64 1e-9,
+float32 1e-4). Needs PyTorch. Exit status 0 when everything matches, 1 when
+something differs, 2 for a usage error or when PyTorch is not installed."""
+
+EPILOG = """\
+models:
+  {models}
+
+examples:
+  normcore compare layernorm               a LayerNorm, float64, training mode
+  normcore compare block-deepnorm --eval   a DeepNorm block in evaluation mode
+  normcore compare batchnorm --fast        the fast tier's BatchNorm1d
+  normcore compare tiny-transformer --dtype float32"""
+
+
+def _norm(name, *args, shape):
+    """A norm with random gamma and beta, from the tier asked for, and its input."""
+    def build(tier, rng):
+        layer = getattr(fast if tier == "fast" else norms, name)(*args)
+        return randomize_parameters(layer, rng), (rng.standard_normal(shape) * 2 + 0.5,)
+    return build
+
+
+def _block(position):
+    def build(tier, rng):
+        block = nn.TransformerBlock(8, 2, 16, position=position, n_layers=3, rng=rng,
+                                    norm_tier=tier)
+        return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)),)
+    return build
+
+
+def _attention(tier, rng):
+    attn = perturb_parameters(nn.CausalSelfAttention(8, 2, rng=rng), rng)
+    return attn, (rng.standard_normal((2, 5, 8)),)
+
+
+def _masked_attention(tier, rng):
+    attn = perturb_parameters(nn.MultiheadSelfAttention(8, 2, rng=rng), rng)
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
+    return attn, (rng.standard_normal((2, 5, 8)), padding)
+
+
+def _tiny(tier, rng):
+    model = nn.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=rng, norm_tier=tier)
+    return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
+
+
+def _cross_entropy(tier, rng):
+    loss = nn.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 5), label_smoothing=0.1)
+    return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
+
+
+# name -> (what it is, build(tier, rng) -> (module, inputs)); tier is "reference" or "fast"
+MODELS = {
+    "layernorm": ("LayerNorm(6) on (4, 6)", _norm("LayerNorm", 6, shape=(4, 6))),
+    "rmsnorm": ("RMSNorm(6) on (4, 6)", _norm("RMSNorm", 6, shape=(4, 6))),
+    "batchnorm": ("BatchNorm1d(3) on (5, 3, 4)", _norm("BatchNorm1d", 3, shape=(5, 3, 4))),
+    "batchnorm2d": ("BatchNorm2d(3) on (4, 3, 2, 2)",
+                    _norm("BatchNorm2d", 3, shape=(4, 3, 2, 2))),
+    "groupnorm": ("GroupNorm(2, 4) on (3, 4, 5)", _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
+    "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
+                     _norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
+    "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", _attention),
+    "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
+                         _masked_attention),
+    "block-pre": ("TransformerBlock, Pre-Norm", _block("pre")),
+    "block-post": ("TransformerBlock, Post-Norm", _block("post")),
+    "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
+    "block-none": ("TransformerBlock without norms", _block("none")),
+    "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
+    "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
+                      _cross_entropy),
+}
+
+
+def _model_name(text):
+    if text not in MODELS:
+        raise argparse.ArgumentTypeError(
+            f"unknown {text[:20]!r}, see --help")
+    return text
+
+
+def add_arguments(parser):
+    parser.description = DESCRIPTION
+    width = max(map(len, MODELS))
+    parser.epilog = EPILOG.format(models="\n  ".join(
+        f"{name:<{width}}  {desc}" for name, (desc, _) in MODELS.items()))
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("model", metavar="MODEL", type=_model_name,
+                        help="which built-in model (listed below)")
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                        help="parameters and inputs (default float64)")
+    parser.add_argument("--eval", action="store_true",
+                        help="evaluation mode (default: training mode)")
+    parser.add_argument("--fast", action="store_true",
+                        help="the norms of the fast tier, normcore.fast")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of parameters, inputs and dy (default 0)")
+
+
+def _cast(module, dtype):
+    """The module with every floating parameter and buffer in ``dtype``."""
+    for p in module.parameters():
+        p.data = p.data.astype(dtype)
+        p.grad = np.zeros_like(p.data)
+    for _, mod in module.named_modules():
+        for name, b in list(vars(mod).get("_buffers", {}).items()):
+            if b is not None and np.issubdtype(b.dtype, np.floating):
+                setattr(mod, name, b.astype(dtype))
+    return module
+
+
+def run(args):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("normcore compare: PyTorch is not installed; it is the oracle this "
+              "command\ncompares against: pip install torch "
+              "(or pip install -e '.[torch]')", file=sys.stderr)
+        return 2
+    rng = np.random.default_rng(args.seed)
+    module, inputs = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
+    dtype = np.dtype(args.dtype)
+    _cast(module, dtype)
+    inputs = tuple(x.astype(dtype) if np.issubdtype(x.dtype, np.floating) else x
+                   for x in inputs)
+    if args.eval:
+        module.eval()
+    report = compare(module, *inputs, seed=args.seed)
+    return 0 if report.passed else 1
