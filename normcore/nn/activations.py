@@ -333,7 +333,25 @@ class Tanh(_Elementwise):
         return dy * (1.0 - y * y)
 
 
-class Softmax(_Elementwise):
+class _AlongAxis(_Elementwise):
+    """What Softmax and LogSoftmax share: the ``axis`` they normalise along, checked against the
+    input, and a cache holding the output (so the caller gets a copy)."""
+
+    saves_output = True
+
+    def __init__(self, axis=-1):
+        self.axis = integer(axis, "axis", type(self).__name__)
+
+    def extra_repr(self):
+        return f"axis={self.axis}"
+
+    def _check_axis(self, x):
+        if not -x.ndim <= self.axis < x.ndim:
+            raise ValueError(f"{type(self).__name__}(axis={self.axis}) needs an input with that axis, "
+                             f"got shape {x.shape}")
+
+
+class Softmax(_AlongAxis):
     r"""Numerically stable softmax along ``axis`` (default the last).
 
     Forward and backward (sums along ``axis``)::
@@ -344,17 +362,8 @@ class Softmax(_Elementwise):
     Any shape. Cache: y.
     """
 
-    saves_output = True  # the cache holds y
-
-    def __init__(self, axis=-1):
-        self.axis = integer(axis, "axis", "Softmax")
-
-    def extra_repr(self):
-        return f"axis={self.axis}"
-
     def _f(self, x):
-        if not -x.ndim <= self.axis < x.ndim:
-            raise ValueError(f"Softmax(axis={self.axis}) needs an input with that axis, got shape {x.shape}")
+        self._check_axis(x)
         y = softmax(x, self.axis)
         return y, y
 
@@ -362,7 +371,7 @@ class Softmax(_Elementwise):
         return softmax_backward(dy, y, self.axis)
 
 
-class LogSoftmax(_Elementwise):
+class LogSoftmax(_AlongAxis):
     r"""Numerically stable log-softmax along ``axis`` (default the last).
 
     Forward and backward (sums along ``axis``), see ``log_softmax``::
@@ -375,17 +384,8 @@ class LogSoftmax(_Elementwise):
     Cache: logp.
     """
 
-    saves_output = True  # the cache holds logp
-
-    def __init__(self, axis=-1):
-        self.axis = integer(axis, "axis", "LogSoftmax")
-
-    def extra_repr(self):
-        return f"axis={self.axis}"
-
     def _f(self, x):
-        if not -x.ndim <= self.axis < x.ndim:
-            raise ValueError(f"LogSoftmax(axis={self.axis}) needs an input with that axis, got shape {x.shape}")
+        self._check_axis(x)
         logp = log_softmax(x, self.axis)
         return logp, logp
 
