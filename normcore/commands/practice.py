@@ -13,7 +13,9 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 """
 
 import argparse
+import contextlib
 import importlib.resources
+import io
 import sys
 import textwrap
 from pathlib import Path
@@ -126,7 +128,7 @@ def _check(args):
     files = classroom.files_in(args.files)
     single = len(args.files) == 1 and not Path(args.files[0]).is_dir()
     if not single and (args.name or args.layer):
-        print("error: --name and --layer apply to a single file; grade the others without them",
+        print("error: --name and --layer apply to a single FILE, not to several files or a folder",
               file=sys.stderr)
         return 2
     if args.json == args.csv == "-":
@@ -137,8 +139,9 @@ def _check(args):
         return 2
     to_stdout = "-" in (args.json, args.csv)
     if single:
-        try:
-            report = grade_file(files[0], name=args.name, layer=args.layer)
+        try:  # what the file prints must not garble JSON or CSV written to stdout
+            with contextlib.redirect_stdout(io.StringIO()) if to_stdout else contextlib.nullcontext():
+                report = grade_file(files[0], name=args.name, layer=args.layer)
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
