@@ -120,7 +120,9 @@ def _new(args):
     skeletons = importlib.resources.files("normcore.practice.skeletons")
     skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
     target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
-    print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}")
+    ex = EXERCISES[args.name]
+    print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}\n"
+          f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
 
 
