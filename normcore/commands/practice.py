@@ -3,35 +3,78 @@ mistake you made.
 
     normcore practice list [--mistakes]
     normcore practice new NAME [--dir DIR] [--force]
-    normcore practice check FILE [--name CLASS] [--layer NAME]
+    normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
+    normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
     normcore practice solution NAME
 
 ``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
-and 2 when the file cannot be graded (missing, does not import, no layer class).
+and 2 when a file cannot be graded (missing, does not import, no layer class). One file gets
+the detailed report; several (or a folder) one summary table (``practice/classroom.py``).
 """
 
+import argparse
+import contextlib
 import importlib.resources
+import io
+import sys
 import textwrap
 from pathlib import Path
 
-from ..practice import CATALOG, EXERCISES, CannotGrade, grade_file, mistakes_for
+from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
+from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
+
+WIDTH = 80  # every line list and the catalog print fits in 80 columns
+
+
+def _sub(sub, name, help_, description, example):
+    """A subcommand whose --help shows a description and an example."""
+    return sub.add_parser(name, help=help_, description=textwrap.fill(description, WIDTH - 2),
+                          epilog="example:\n" + textwrap.indent(example.strip("\n"), "  "),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def add_arguments(parser):
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("example, from easy to hard:\n  normcore practice list\n"
+                     "  normcore practice new dropout\n  normcore practice check my_dropout.py\n"
+                     "grading a class:\n  normcore practice check submissions/ --csv results.csv")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    p = sub.add_parser("list", help="the exercises (and the catalog of mistakes with --mistakes)")
-    p.add_argument("--mistakes", action="store_true", 
+    p = _sub(sub, "list", "the exercises, easy to hard (and the catalog with --mistakes)",
+             "The exercises in the order to practise them, easy to hard, each with its "
+             "difficulty, its time box and what it asks; with --mistakes, every mistake the "
+             "grader can name, with its symptom.",
+             "normcore practice list\nnormcore practice list --mistakes")
+    p.add_argument("--mistakes", action="store_true",
                    help="also list every catalogued mistake with its symptom")
-    p = sub.add_parser("new", help="write my_NAME.py, a skeleton to fill in")
+    p = _sub(sub, "new", "write my_NAME.py, a skeleton to fill in",
+             "Write my_NAME.py: the exercise's class with its contract, a worked numeric "
+             "example in the docstring, and forward/backward left as TODOs.",
+             "normcore practice new layernorm --dir ~/practice")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p = sub.add_parser("check", help="grade your file against normcore's own layer (exit status 1 on a failure)")
-    p.add_argument("file", help="your Python file")
-    p.add_argument("--name", metavar="CLASS", help="the class to grade (default: the file's one layer class)")
-    p.add_argument("--layer", choices=list(EXERCISES), help="the exercise it is (default: from the class name)")
-    p = sub.add_parser("solution", help="print a reference answer")
+    p = _sub(sub, "check", "grade files against normcore's own layers (exit 1 on a failure)",
+             "Grade a file against normcore's own layer and name the catalogued mistake behind "
+             "each failing check. Several files, or a folder (every *.py in it), give one summary "
+             "table: file, exercise, checks passed, mistakes named; --json and --csv write the "
+             "same rows for a course's records. Exit status: 0 when every file passes, 1 when "
+             "one fails (or is not implemented yet), 2 when one cannot be graded (missing, does "
+             "not import, no layer class).",
+             "normcore practice check my_layernorm.py\n"
+             "normcore practice check submissions/ --json results.json --csv -")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a Python file, or a folder of them")
+    p.add_argument("--name", metavar="CLASS",
+                   help="the class to grade (default: the file's one layer class); one file only")
+    p.add_argument("--layer", choices=list(EXERCISES), metavar="NAME",
+                   help=f"the exercise it is ({', '.join(EXERCISES)}; default: from the class "
+                        "name); one file only")
+    p.add_argument("--json", metavar="FILE|-", help="also write the results as a JSON list (- for stdout)")
+    p.add_argument("--csv", metavar="FILE|-", help="also write the results as CSV (- for stdout)")
+    p = _sub(sub, "solution", "print a reference answer",
+             "Print a reference answer: NumPy only, forward and backward, in the names of the "
+             "skeleton's docstring.",
+             "normcore practice solution rmsnorm > rmsnorm_answer.py")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     parser.set_defaults(_parser=parser)
 
@@ -43,16 +86,26 @@ def run(args):
     return {"list": _list, "new": _new, "check": _check, "solution": _solution}[args.action](args)
 
 
+def _fill(text, indent):
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False)
+
+
 def _list(args):
     width = max(map(len, EXERCISES))
-    print("Exercises (normcore practice new NAME):")
-    for name, ex in EXERCISES.items():
-        print(f"  {name:<{width}}  {ex.summary}  [{len(mistakes_for(name))} catalogued mistakes]")
+    print("The path, easy to hard (normcore practice new NAME):")
+    for step, ex in enumerate(path(), 1):
+        level = f"{ex.difficulty} {DIFFICULTY[ex.difficulty]}"
+        print(f"  {step}. {ex.name:<{width}}  {level:<8}  {ex.minutes:>2} min  "
+              f"{len(mistakes_for(ex.name)):>2} catalogued mistakes")
+        print(_fill(ex.summary, " " * 7))
     if args.mistakes:
         print(f"\nCatalogued mistakes ({len(CATALOG)}):")
         for m in CATALOG:
-            print(f"  {m.id}: {m.title}  [{', '.join(m.exercises)}]")
-            print(textwrap.fill(f"symptom: {m.symptom}", 100, initial_indent=" " * 6, subsequent_indent=" " * 6))
+            print(textwrap.fill(f"{m.id}: {m.title}  [{', '.join(m.exercises)}]", WIDTH,
+                                initial_indent="  ", subsequent_indent=" " * 6,
+                                break_on_hyphens=False))
+            print(_fill(f"symptom: {m.symptom}", " " * 6))
     else:
         print(f"\n{len(CATALOG)} catalogued mistakes: normcore practice list --mistakes")
     return 0
@@ -67,18 +120,48 @@ def _new(args):
     skeletons = importlib.resources.files("normcore.practice.skeletons")
     skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
     target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
-    print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}")
+    ex = EXERCISES[args.name]
+    print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}\n"
+          f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
 
 
 def _check(args):
-    try:
-        report = grade_file(args.file, name=args.name, layer=args.layer)
-    except CannotGrade as e:
-        print(f"cannot grade: {e}")
+    files = classroom.files_in(args.files)
+    single = len(args.files) == 1 and not Path(args.files[0]).is_dir()
+    if not single and (args.name or args.layer):
+        print("error: --name and --layer apply to a single FILE, not to several files or a folder",
+              file=sys.stderr)
         return 2
-    print(format_report(report))
-    return 0 if report.passed else 1
+    if args.json == args.csv == "-":
+        print("error: only one of --json and --csv can write to stdout (-)", file=sys.stderr)
+        return 2
+    if not files:
+        print(f"cannot grade: no *.py files in {', '.join(args.files)}")
+        return 2
+    to_stdout = "-" in (args.json, args.csv)
+    if single:
+        try:  # what the file prints must not garble JSON or CSV written to stdout
+            with contextlib.redirect_stdout(io.StringIO()) if to_stdout else contextlib.nullcontext():
+                report = grade_file(files[0], name=args.name, layer=args.layer)
+        except CannotGrade as e:
+            rows = [classroom.Row(files[0], error=str(e))]
+            if not to_stdout:
+                print(f"cannot grade: {e}")
+        else:
+            rows = [classroom.row_of(report)]
+            if not to_stdout:
+                print(format_report(report))
+    else:
+        rows = classroom.grade_many(files)
+        if not to_stdout:
+            print(classroom.format_table(rows))
+    for option, write in ((args.json, classroom.to_json), (args.csv, classroom.to_csv)):
+        if option == "-":
+            sys.stdout.write(write(rows))
+        elif option:
+            Path(option).write_text(write(rows))
+    return classroom.exit_status(rows)
 
 
 def _solution(args):

@@ -33,6 +33,11 @@ class Exercise:
     probes: tuple
     example_args: tuple  # constructor arguments and an input shape for a quick first call
     example_shape: tuple
+    difficulty: int = 2  # 1 easy, 2 medium, 3 hard: the order of the path through the exercises
+    minutes: int = 30  # the time box an interview would give it
+
+
+DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
 
 
 def _tol(x):
@@ -143,7 +148,7 @@ BATCHNORM = Exercise(
         bn_running_probe("running stats momentum=None", (8, 3), 3, kwargs={"momentum": None}),
         accumulation_probe((4,), (4,), (8, 4), BN),
     ),
-    (4,), (5, 4),
+    (4,), (5, 4), difficulty=3, minutes=40,
 )
 
 # --- LayerNorm and RMSNorm --------------------------------------------------------------------
@@ -172,7 +177,7 @@ LAYERNORM = Exercise(
     "layernorm", "LayerNorm", norms.LayerNorm,
     "LayerNorm(normalized_shape, eps): input (*, *normalized_shape)",
     trailing_norm_probes(("gamma", "beta"), {"eps": 1e-5}),
-    (6,), (4, 6),
+    (6,), (4, 6), difficulty=2, minutes=25,
 )
 
 RMSNORM = Exercise(
@@ -183,7 +188,7 @@ RMSNORM = Exercise(
         norm_probe("zero row (3, 6)", (6,), (6,), (3, 6), ("gamma",), edit=_constant(1, 0.0),
                    kwargs={"eps": 1e-5}),
     ),
-    (6,), (4, 6),
+    (6,), (4, 6), difficulty=1, minutes=20,
 )
 
 # --- GroupNorm --------------------------------------------------------------------------------
@@ -203,7 +208,7 @@ GROUPNORM = Exercise(
         norm_probe("small variance (2, 6, 5), G=2", (2, 6), (6,), (2, 6, 5), GN, scale=3e-3),
         accumulation_probe((2, 6), (6,), (2, 6, 5), GN),
     ),
-    (2, 6), (3, 6, 2),
+    (2, 6), (3, 6, 2), difficulty=3, minutes=35,
 )
 
 # --- Dropout ----------------------------------------------------------------------------------
@@ -275,7 +280,12 @@ DROPOUT = Exercise(
         dropout_extreme(1.0),
         Probe("seeded rng", dropout_seeded),
     ),
-    (P,), (4, 6),
+    (P,), (4, 6), difficulty=1, minutes=15,
 )
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT)}
+
+
+def path():
+    """The exercises from easy to hard (then by time box): the order to practise them in."""
+    return sorted(EXERCISES.values(), key=lambda e: (e.difficulty, e.minutes))

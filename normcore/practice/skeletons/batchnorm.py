@@ -11,6 +11,26 @@ The grader compares your numbers with normcore.BatchNorm1d on many inputs (sever
 float32, a batch of 2, a constant channel, tiny variances, running statistics over several
 steps, eval mode) and, when a check fails, names the well-known mistake that produces exactly
 your numbers. NumPy only: do not import normcore or torch here.
+
+A worked example, to 4 decimals (normcore's own layer gives these numbers; once your
+layer works, ``python -m doctest THIS_FILE.py`` checks them):
+
+    >>> bn = BatchNorm1d(2, momentum=0.1)
+    >>> bn.gamma.data = np.array([1.0, 2.0])
+    >>> bn.beta.data = np.array([0.0, -1.0])
+    >>> x = np.array([[1.0, 2.0], [3.0, 0.0], [2.0, 4.0], [6.0, 2.0]])
+    >>> np.round(bn.forward(x), 4).tolist()
+    [[-1.069, -1.0], [0.0, -3.8284], [-0.5345, 1.8284], [1.6036, -1.0]]
+    >>> np.round(bn.running_mean, 4).tolist(), np.round(bn.running_var, 4).tolist()
+    ([0.3, 0.2], [1.3667, 1.1667])
+    >>> dy = np.array([[1.0, 0.5], [0.0, -1.0], [-1.0, 2.0], [0.5, 0.0]])
+    >>> np.round(bn.backward(dy), 4).tolist()
+    [[0.5059, 0.1768], [-0.0668, 0.1768], [-0.5822, 0.1768], [0.1432, -0.5303]]
+    >>> np.round(bn.gamma.grad, 4).tolist(), np.round(bn.beta.grad, 4).tolist()
+    ([0.2673, 4.2426], [0.5, 1.5])
+    >>> _ = bn.eval()
+    >>> np.round(bn.forward(x[:1]), 4).tolist()
+    [[0.5988, 2.3329]]
 """
 
 import numpy as np

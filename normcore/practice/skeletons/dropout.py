@@ -12,6 +12,25 @@ the mask: the fraction of units dropped, the factor on the kept units, that back
 the forward's mask, evaluation, p = 0 and p = 1, float32, and that a seeded ``rng``
 reproduces its mask. When a check fails it names the well-known mistake that produces
 exactly your numbers. NumPy only: do not import normcore or torch here.
+
+A worked example (normcore's own Dropout gives these; a correct layer passes them
+whatever its mask: ``python -m doctest THIS_FILE.py``):
+
+    >>> drop = Dropout(0.25, rng=0)
+    >>> x = np.array([[1.0, -2.0, 3.0, 0.5], [2.0, 1.0, -1.0, 4.0]])
+    >>> y = drop.forward(x)
+    >>> np.round(np.unique(y[y != 0] / x[y != 0]), 4).tolist()
+    [1.3333]
+    >>> bool(np.all((y == 0) | np.isclose(y, x / 0.75)))
+    True
+    >>> dx = drop.backward(np.ones_like(x))
+    >>> bool(np.array_equal(dx == 0, y == 0))
+    True
+    >>> np.round(np.unique(dx[dx != 0]), 4).tolist()
+    [1.3333]
+    >>> _ = drop.eval()
+    >>> np.round(drop.forward(x), 4).tolist()
+    [[1.0, -2.0, 3.0, 0.5], [2.0, 1.0, -1.0, 4.0]]
 """
 
 import numpy as np

@@ -11,6 +11,21 @@ The grader compares your numbers with normcore.GroupNorm on many inputs (ranks 2
 group, one channel per group, float32, a constant group, tiny variances) and, when a check
 fails, names the well-known mistake that produces exactly your numbers.
 NumPy only: do not import normcore or torch here.
+
+A worked example, to 4 decimals (normcore's own layer gives these numbers; once your
+layer works, ``python -m doctest THIS_FILE.py`` checks them):
+
+    >>> gn = GroupNorm(2, 4)
+    >>> gn.gamma.data = np.array([1.0, 2.0, 0.5, 1.0])
+    >>> gn.beta.data = np.array([0.0, 0.1, -0.2, 0.0])
+    >>> x = np.array([[[1.0, 2.0], [4.0, 0.0], [3.0, 1.0], [2.0, 2.0]]])
+    >>> np.round(gn.forward(x), 4).tolist()
+    [[[-0.5071, 0.169], [3.1425, -2.2664], [0.5071, -0.9071], [0.0, 0.0]]]
+    >>> dy = np.array([[[1.0, 0.0], [-1.0, 0.5], [0.5, -0.5], [2.0, 0.0]]])
+    >>> np.round(gn.backward(dy), 4).tolist()
+    [[[0.2705, 0.1352], [-0.1352, -0.2704], [-0.7071, -0.7071], [2.1213, -0.7071]]]
+    >>> np.round(gn.gamma.grad, 4).tolist(), np.round(gn.beta.grad, 4).tolist()
+    ([-0.5071, -2.1129, 1.4142, 0.0], [1.0, -0.5, 0.0, 2.0])
 """
 
 import numpy as np

@@ -11,6 +11,21 @@ The grader compares your numbers with normcore.LayerNorm on many inputs (ranks 2
 normalized_shape of several axes, float32, one sample, a constant row, tiny variances) and,
 when a check fails, names the well-known mistake that produces exactly your numbers.
 NumPy only: do not import normcore or torch here.
+
+A worked example, to 4 decimals (normcore's own layer gives these numbers; once your
+layer works, ``python -m doctest THIS_FILE.py`` checks them):
+
+    >>> ln = LayerNorm(3)
+    >>> ln.gamma.data = np.array([1.0, 2.0, 0.5])
+    >>> ln.beta.data = np.array([0.0, 0.1, -0.2])
+    >>> x = np.array([[1.0, 2.0, 4.0], [0.0, 0.0, 3.0]])
+    >>> np.round(ln.forward(x), 4).tolist()
+    [[-1.069, -0.4345, 0.4682], [-0.7071, -1.3142, 0.5071]]
+    >>> dy = np.array([[1.0, 0.0, -1.0], [0.5, -0.5, 2.0]])
+    >>> np.round(ln.backward(dy), 4).tolist()
+    [[0.1718, -0.2577, 0.0859], [0.5303, -0.5303, 0.0]]
+    >>> np.round(ln.gamma.grad, 4).tolist(), np.round(ln.beta.grad, 4).tolist()
+    ([-1.4226, 0.3536, 1.4921], [1.5, -0.5, 1.0])
 """
 
 import numpy as np

@@ -12,6 +12,20 @@ The grader compares your numbers with normcore.RMSNorm on many inputs (ranks 2 t
 normalized_shape of several axes, float32, a zero row, tiny inputs, the default eps) and,
 when a check fails, names the well-known mistake that produces exactly your numbers.
 NumPy only: do not import normcore or torch here.
+
+A worked example, to 4 decimals (normcore's own layer gives these numbers; once your
+layer works, ``python -m doctest THIS_FILE.py`` checks them):
+
+    >>> rms = RMSNorm(3)
+    >>> rms.gamma.data = np.array([1.0, 2.0, 0.5])
+    >>> x = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 3.0]])
+    >>> np.round(rms.forward(x), 4).tolist()
+    [[0.378, 1.5119, 0.7559], [0.0, -1.0954, 0.8216]]
+    >>> dy = np.array([[1.0, 0.0, -1.0], [0.5, -0.5, 2.0]])
+    >>> np.round(rms.backward(dy), 4).tolist()
+    [[0.396, 0.036, -0.117], [0.2739, -0.3286, -0.1095]]
+    >>> np.round(rms.gamma.grad, 4).tolist()
+    [0.378, 0.2739, 1.7745]
 """
 
 import numpy as np

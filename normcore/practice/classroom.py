@@ -1,0 +1,182 @@
+"""Grading a class: many files (or a folder of them) graded one by one, one row per file.
+
+    rows = grade_many(["alice.py", "bob.py"])      # or grade_many(files_in(["submissions/"]))
+    print(format_table(rows))                      # file, exercise, checks passed, mistakes named
+    to_json(rows), to_csv(rows)                    # the same rows for a course's records
+    exit_status(rows)                              # 0 all pass, 1 a file fails, 2 one cannot be graded
+
+Each file goes through ``grader.grade_file`` exactly as ``normcore practice check FILE`` would;
+a file that cannot be graded (missing, does not import, no layer class, anything it raises)
+becomes a row with its reason instead of stopping the others.
+"""
+
+import contextlib
+import csv
+import io
+import json
+import textwrap
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .grader import CannotGrade, grade_file
+
+WIDTH = 80
+FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes", "error")
+
+
+@dataclass
+class Row:
+    """One file's result: what a teacher records. ``error`` is set only when it cannot be graded."""
+
+    file: str
+    exercise: str = None
+    class_name: str = None
+    passed: bool = False
+    checks_passed: int = 0
+    checks_total: int = 0
+    mistakes: list = field(default_factory=list)  # catalog ids named by the diagnosis
+    not_implemented: list = field(default_factory=list)  # methods still raising NotImplementedError
+    error: str = None
+
+    def record(self):
+        """The row as a JSON/CSV record, with the keys of FIELDS."""
+        d = asdict(self)
+        d["class"] = d.pop("class_name")
+        if d["error"] is not None:  # one line: a spreadsheet cell, a JSON string
+            d["error"] = " ".join(line.strip() for line in d["error"].splitlines())
+        return {k: d[k] for k in FIELDS}
+
+
+def files_in(args):
+    """The files named: a folder stands for every *.py directly in it, sorted by name."""
+    files = []
+    for arg in args:
+        path = Path(arg)
+        files += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return [str(f) for f in files]
+
+
+def grade_one(path, name=None, layer=None):
+    """Grade one file into a Row; never raises for the file's own faults."""
+    quiet = io.StringIO()  # whatever the file prints would garble the table (or the JSON on stdout)
+    try:
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            report = grade_file(path, name=name, layer=layer)
+    except CannotGrade as e:
+        return Row(str(path), error=str(e))
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - one student's file must not stop the class
+        return Row(str(path), error=f"the grader stopped: {type(e).__name__}: {e}")
+    return row_of(report, path)
+
+
+def row_of(report, path=None):
+    """A grader Report as a Row (n/a checks count as passed, as they do for Report.passed)."""
+    ok = sum(c.status in ("pass", "n/a") for c in report.checks)
+    return Row(str(path if path is not None else report.file), report.exercise.name,
+               report.class_name, report.passed, ok, len(report.checks),
+               list(report.diagnosis_ids), list(report.not_implemented))
+
+
+def grade_many(paths):
+    return [grade_one(p) for p in paths]
+
+
+def exit_status(rows):
+    """2 when a file cannot be graded, else 1 when one fails, else 0."""
+    if any(r.error is not None for r in rows):
+        return 2
+    return 0 if all(r.passed for r in rows) else 1
+
+
+# --- formatting ---------------------------------------------------------------------------------
+def shorten(path, width):
+    """``path`` in at most ``width`` characters: the file name kept, leading folders elided."""
+    if len(path) <= width:
+        return path
+    name = Path(path).name
+    if len(name) + 4 > width:  # the name alone is too long: keep its start and its end
+        keep = width - 3
+        return name[:keep - keep // 2] + "..." + name[len(name) - keep // 2:]
+    tail = path[len(path) - (width - 4):]
+    return ".../" + (tail.split("/", 1)[1] if "/" in tail else tail)
+
+
+def _reason(row):
+    """The first line of why a file cannot be graded, without repeating its path."""
+    text = row.error.splitlines()[0]
+    if text.startswith(row.file):
+        text = text[len(row.file):].lstrip(": ")
+    return "cannot grade: " + text.replace(row.file, Path(row.file).name)
+
+
+def _result(row):
+    if row.error is not None:
+        return _reason(row)
+    text = ", ".join(row.mistakes) or "-"
+    if row.not_implemented:
+        text += f" (todo: {', '.join(row.not_implemented)})"
+    return text
+
+
+def _common_folder(files):
+    """The folder every file is in ('' when they are not all in one, or in the current one)."""
+    parents = {str(Path(f).parent) for f in files}
+    if len(files) < 2 or len(parents) != 1 or parents == {"."}:
+        return ""
+    return parents.pop()
+
+
+def format_table(rows, width=WIDTH):
+    """One line per file (continued, indented, when the mistakes do not fit), then a total.
+
+    Files all in one folder are shown by name under an "in FOLDER/" line; a path longer than
+    the file column keeps its file name and loses its leading folders.
+    """
+    folder = _common_folder([r.file for r in rows])
+    names = [Path(r.file).name if folder else r.file for r in rows]
+    file_w = max(4, min(28, max(map(len, names))))
+    ex_w = max(len("exercise"), max(len(r.exercise or "") for r in rows))
+    checks_w = len("checks")
+    left = file_w + 2 + ex_w + 2 + checks_w + 2
+    head = f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  mistakes named"
+    out = [head, "-" * min(width, max(len(head), 60))]
+    if folder:
+        out.insert(0, "in " + shorten(folder + "/", width - 4) + ":")
+    for r, name in zip(rows, names):
+        checks = f"{r.checks_passed}/{r.checks_total}" if r.error is None else ""
+        start = f"{shorten(name, file_w):<{file_w}}  {r.exercise or '':<{ex_w}}  {checks:>{checks_w}}  "
+        if r.error is not None:  # the reason gets the line from the exercise column on
+            start = f"{shorten(name, file_w):<{file_w}}  "
+        lines = textwrap.wrap(_result(r), width - len(start), break_on_hyphens=False,
+                              break_long_words=True) or [""]
+        out.append((start + lines[0]).rstrip())
+        out += [" " * len(start) + line for line in lines[1:]]
+    out.append("-" * min(width, max(len(head), 60)))
+    out.append(summary(rows))
+    return "\n".join(out)
+
+
+def summary(rows):
+    passed = sum(r.passed for r in rows)
+    broken = sum(r.error is not None for r in rows)
+    failed = len(rows) - passed - broken
+    text = f"{len(rows)} file{'s' * (len(rows) != 1)}: {passed} pass, {failed} fail"
+    return text + (f", {broken} cannot be graded" if broken else "")
+
+
+def to_json(rows):
+    return json.dumps([r.record() for r in rows], indent=2) + "\n"
+
+
+def to_csv(rows):
+    """The records as CSV; ``mistakes`` joined with spaces, ``error`` empty when graded."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for record in (r.record() for r in rows):
+        record["mistakes"] = " ".join(record["mistakes"])
+        record["error"] = record["error"] or ""
+        record["exercise"] = record["exercise"] or ""
+        record["class"] = record["class"] or ""
+        writer.writerow(record)
+    return buffer.getvalue()
