@@ -122,21 +122,51 @@ class ProbeRun:
 
 
 def run_probe(probe, make):
-    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised."""
-    rows = {}
+    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised.
+
+    When the probe's input is not float64 (it then records ``output dtype``), the dtype of
+    dx and of every parameter gradient is recorded too, right after the gradient itself:
+    dx must have the input's dtype, a parameter's gradient the parameter's dtype.
+    """
+    rows, drivers = {}, []
 
     def rec(label, value, tol, metric="rel"):
         if isinstance(value, np.ndarray):
             value = value.copy()  # the layer may change its arrays in place later
         rows[label] = Observation(value, tol, metric)
+        prefix, _, name = label.rpartition(": ")
+        prefix = prefix + ": " if prefix else ""
+        if prefix + "output dtype" in rows and name in GRADIENT_ROWS and drivers:
+            rows[label + " dtype"] = Observation(
+                _grad_dtype(value, drivers[-1], name[1:]), 0, "equal")
+
+    def tracked(*args, **kwargs):
+        drivers.append(make(*args, **kwargs))
+        return drivers[-1]
 
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probe.run(rec, make, np.random.default_rng(sum(map(ord, probe.label))))
+            probe.run(rec, tracked, np.random.default_rng(sum(map(ord, probe.label))))
     except Exception as e:  # the layer under test may raise anything
         return ProbeRun(rows, e)
     return ProbeRun(rows)
+
+
+GRADIENT_ROWS = ("dx", "dgamma", "dbeta")
+
+
+def _grad_dtype(value, driver, name):
+    """'float32' for dx; for a parameter's gradient "the parameter's" when its dtype is the
+    parameter's own, else what it is (a float64 dx for a float32 input is a mistake)."""
+    dtype = getattr(value, "dtype", None)
+    if name == "x":
+        return str(dtype)
+    try:
+        param = driver.param_dtype(name)
+    except ContractError:
+        return str(dtype)
+    return "the parameter's" if dtype == param else f"{dtype} for a {param} parameter"
 
 
 def maker(cls):
