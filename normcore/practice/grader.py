@@ -224,6 +224,12 @@ def _mismatch_note(user, ref):
 
 
 # --- grading ------------------------------------------------------------------------------------
+def is_backward(row):
+    """Whether an observation comes from the backward pass (dx, a parameter gradient, ...)."""
+    name = row.rpartition(": ")[2]
+    return name.startswith(GRADIENT_ROWS) or "gradient" in name
+
+
 @dataclass
 class Check:
     probe: str
@@ -234,6 +240,19 @@ class Check:
     diagnoses: list = field(default_factory=list)  # catalog ids
     whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
     combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
+    follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
+
+    @property
+    def confidence(self):
+        """'reproduces' (a mutant gives every number of the probe), 'matches' (it gives this
+        failing number only), or '' when there is no diagnosis."""
+        if not self.diagnoses:
+            return ""
+        return "reproduces" if self.whole_probe else "matches"
+
+    @property
+    def backward(self):
+        return is_backward(self.row)
 
     @property
     def label(self):
@@ -365,8 +384,24 @@ def grade(cls, exercise, path=None):
         failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
         if failing:
             _diagnose(probe, ref, user, failing, mutants)
+        if any(c.status in ("FAIL", "ERROR") and not c.backward for c in probe_checks):
+            for c in failing.values():
+                c.follows = c.backward and not c.diagnoses
         checks += probe_checks
+    _keep_the_common_diagnosis(checks)
     return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+
+
+def _keep_the_common_diagnosis(checks):
+    """When one mistake explains every diagnosed failure, drop the others that only some
+    probes cannot tell apart from it (e.g. a batch of one hides 1/b versus 1/1)."""
+    solo = [c for c in checks if c.status == "FAIL" and c.diagnoses and not c.combined_with]
+    if len(solo) < 2:
+        return
+    common = set.intersection(*(set(c.diagnoses) for c in solo))
+    if common:
+        for c in solo:
+            c.diagnoses = [d for d in c.diagnoses if d in common]
 
 
 def _unfinished(probe, row, error, path):
