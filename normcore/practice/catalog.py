@@ -446,6 +446,15 @@ CATALOG = [
         {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
                      ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
     ),
+    Mistake(
+        "dropout-backward-no-scale",
+        "Dropout backward without the 1 / (1 - p) scale",
+        "the forward is right and the right units get a zero gradient, but the kept gradients "
+        "pass through unscaled: the backward multiplies by the 0/1 mask only",
+        "y = x * mask / (1 - p), so dy/dx = mask / (1 - p): the backward applies the same mask "
+        "*and* the same scale as the forward (cache the scaled mask once).",
+        {"dropout": [((DROP_BACKWARD, "return (dy * (self.mask != 0)).astype(dy.dtype)"),)]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -479,6 +488,7 @@ TAUGHT_IN = {
     "dropout-fresh-mask": NB.format("dropout", "7 (A new mask in the backward is wrong)"),
     "dropout-p-is-keep": NB.format("dropout", "7 (p is the probability of dropping)"),
     "dropout-scale-1-over-p": NB.format("dropout", "7 (Forgetting the scale)"),
+    "dropout-backward-no-scale": NB.format("dropout", "4 (The backward, step by step)"),
 }
 
 BY_ID = {m.id: m for m in CATALOG}

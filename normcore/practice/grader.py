@@ -644,10 +644,10 @@ def format_report(report):
             out.append(_wrap(f"hint: {mistake.hint}", "    "))
             out.append(_wrap(f"learn: {mistake.taught_in}", "    "))
         follows = [c for c in failing if c.follows]
-        if follows:
+        unexplained = [c for c in failing if not c.diagnoses and not c.follows]
+        if follows and all(c.backward for c in unexplained):  # else a hint says it
             out.append(_wrap(f"{len(follows)} backward check(s) fail in probes whose forward "
                              "fails; fix the forward first, then grade again.", "  "))
-        unexplained = [c for c in failing if not c.diagnoses and not c.follows]
         if unexplained:
             out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
                        "failing check(s):")
