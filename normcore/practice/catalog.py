@@ -5,7 +5,10 @@ the code). Its *signature* is a mutant: the reference answer in ``solutions/`` w
 that mistake, made by replacing one or two lines of the answer's source (``variants``; a
 mistake may be written in more than one way). The grader runs every mutant on the same
 checks as the user's layer and names the mistake whose numbers the user's numbers match. It
-never reads the user's source.
+never reads the user's source, so the same mistake written in another style (a staged
+backward, loops) gets the same name; where styles give different numbers (BatchNorm's
+staged backward in evaluation), the mistake has one variant per style. ``taught_in`` says
+where normcore teaches the right way: a notebook section or ``normcore explain``.
 """
 
 from dataclasses import dataclass, field

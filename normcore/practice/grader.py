@@ -4,8 +4,11 @@ For each probe the same inputs go to normcore's own layer (the reference) and to
 class; every recorded observation becomes one check. When checks fail, the catalogued
 mistakes' mutants (``catalog.py``) run the same probe, and a failure is diagnosed as the
 mistake whose numbers the user's numbers match: first a mutant that reproduces *every*
-observation of the probe, otherwise one that reproduces that failing observation. The user's
-source is never read; only their numbers are compared.
+observation of the probe ("reproduces"), otherwise one that reproduces that failing
+observation ("matches"). The user's source is never read; only their numbers are compared.
+The forward comes before the backward: a backward failure no mistake explains, in a probe
+whose forward fails, is reported as following from the forward. Hints for the failures no
+mistake explains depend on the exercise and on what failed.
 """
 
 import importlib.resources
