@@ -542,15 +542,16 @@ def _generic_hints(exercise, checks):
     if any(r.endswith("dtype") for r in rows):
         hints.append("dx has the input's dtype and each parameter's gradient the parameter's "
                      "dtype: cast dx back once at the end, and add into .grad in place.")
-    if any(r.startswith("dx") or "gradients" in r for r in rows):
+    values = [r for r in rows if not r.endswith("dtype")]
+    if any(r.startswith("dx") or "gradients" in r for r in values):
         kind = exercise if exercise in ("rmsnorm", "dropout") else "mean-var"
         hints.append(DX_HINTS[kind])
     if any("after two backward" in r for r in rows):
         hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
-    elif any(r.startswith("dgamma") for r in rows):
+    elif any(r.startswith("dgamma") for r in values):
         hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
                      "broadcast over, one entry per parameter.")
-    if any(r.startswith("dbeta") and "after two" not in r for r in rows):
+    if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
     return hints
 
@@ -632,8 +633,10 @@ def format_report(report):
                    "(the TODOs of the skeleton).")
     failing = [c for c in report.checks if c.status == "FAIL"]
     if failing:
-        out += ["", "Diagnosis (reproduces: the mistake gives every number of the probe; "
-                "matches: it", "gives the failing number)"]
+        out += ["", "Diagnosis"]
+        if report.diagnosis_ids:
+            out[-1] += (" (reproduces: the mistake gives every number of the probe; matches: "
+                        "it\ngives the failing number)")
         for mistake_id in report.diagnosis_ids:
             mistake = BY_ID[mistake_id]
             hits = [c for c in failing if mistake_id in c.diagnoses]
