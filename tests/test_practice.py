@@ -5,6 +5,7 @@ reference answer with exactly that mistake, written independently of the catalog
 mutant); the grader must fail it and diagnose exactly that mistake on every failing check.
 """
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -218,3 +219,138 @@ def test_readme_practice_commands_run(tmp_path, monkeypatch, capsys):
         statuses[argv[2]] = main(argv[1:])
     assert statuses == {"list": 0, "new": 0, "check": 1, "solution": 0}  # check: the skeleton's TODOs
     assert "Not implemented yet: forward, backward" in capsys.readouterr().out
+
+
+# --- grading: dtypes, forward before backward, hints, confidence, where to learn ---------------
+def _variant_file(tmp_path, name, old, new, stem="answer"):
+    source = solution_source(name)
+    assert source.count(old) == 1, old
+    path = tmp_path / f"{stem}.py"
+    path.write_text(source.replace(old, new))
+    return path
+
+
+def _failing(report):
+    return [c for c in report.checks if c.status == "FAIL"]
+
+
+def test_a_float64_dx_for_a_float32_input_fails(tmp_path):
+    path = _variant_file(tmp_path, "layernorm", "return dx.astype(dy.dtype)", "return dx")
+    report = grade_file(path)
+    failing = _failing(report)
+    assert [c.label for c in failing] == ["(4, 6) float32: dx dtype"]
+    assert failing[0].note == "float64, expected float32"
+    text = format_report(report)
+    assert "dx dtype" in text and "cast dx back" in text and "Derive dx" not in text
+
+
+def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path):
+    path = _variant_file(tmp_path, "rmsnorm", "self.gamma.grad += (dy * x_hat).sum(axis=lead)",
+                         "self.gamma.grad = self.gamma.grad.astype(dy.dtype) + "
+                         "(dy * x_hat).sum(axis=lead)")
+    failing = _failing(grade_file(path))
+    assert {c.label for c in failing} == {"(4, 6) float32: dgamma dtype"}
+    assert failing[0].note.startswith("float32 for a float64 parameter")
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("layernorm", "rstd = 1.0 / np.sqrt(var + self.eps)", "rstd = 2.0 / np.sqrt(var + self.eps)"),
+    ("layernorm", "return dx.astype(dy.dtype)", "return (0.5 * dx).astype(dy.dtype)"),
+    ("rmsnorm", "eps = np.finfo(x.dtype).eps if self.eps is None else self.eps",
+     "eps = 1e-6 if self.eps is None else self.eps"),
+    ("rmsnorm", "y = x_hat if self.gamma is None else x_hat * self.gamma.data",
+     "y = x_hat if self.gamma is None else x_hat * self.gamma.data ** 2"),
+    ("groupnorm", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)",
+     "dx = rstd * (dx_hat_g - mean_dx_hat + x_hat_g * mean_dx_hat_x_hat)"),
+    ("batchnorm", "m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum",
+     "m = 0.2"),
+    ("dropout", "keep = self.rng.random(x.shape) >= self.p",
+     "keep = self.rng.random(x.shape) >= self.p / 2"),
+], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
+        "bn-momentum-0.2", "dropout-p-halved"])
+def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
+    """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
+    report = grade_file(_variant_file(tmp_path, name, old, new))
+    assert not report.passed and report.diagnosis_ids == []
+    text = format_report(report)
+    assert "No catalogued mistake produces your numbers" in text and "learn: " in text
+    assert "reproduces" not in text.split("Diagnosis")[0]
+
+
+def test_backward_failures_follow_a_failing_forward(tmp_path):
+    """A forward that is wrong and a backward consistent with it: fix the forward first."""
+    line = "x_hat = (x - mean) * rstd" + " " * 39 + "#"
+    path = _variant_file(tmp_path, "layernorm", line, line.replace("= (x", "= 2 * (x"))
+    report = grade_file(path)
+    wrong_forward = {c.probe for c in _failing(report) if not c.backward}
+    backward = [c for c in _failing(report) if c.backward and c.probe in wrong_forward]
+    assert backward and all(c.follows and not c.diagnoses for c in backward)
+    text = format_report(report)
+    hints = [line for line in text.splitlines() if "hint:" in line]
+    assert "Fix the forward first" in hints[0]
+    assert "the forward fails first" in text
+    assert "gamma's gradient" not in text and "Derive dx" not in text
+
+
+def _hints(text):
+    return " ".join(text[text.index("No catalogued"):].split())
+
+
+def test_hints_fit_the_exercise(tmp_path):
+    dropout = _variant_file(tmp_path, "dropout", "keep = self.rng.random(x.shape) >= self.p",
+                            "keep = self.rng.random(x.shape) >= self.p / 2", "drop")
+    text = _hints(format_report(grade_file(dropout)))
+    assert "Inverted dropout" in text and "mean-and-variance" not in text
+    assert "notebooks/dropout.ipynb" in text
+
+    rms = _variant_file(tmp_path, "rmsnorm", "return dx.astype(dy.dtype)",
+                        "return (0.5 * dx).astype(dy.dtype)", "rms")
+    text = _hints(format_report(grade_file(rms)))
+    assert "RMSNorm's dx" in text and "mean-and-variance" not in text
+    assert "normcore explain rmsnorm" in text
+
+    eps = _variant_file(tmp_path, "rmsnorm",
+                        "eps = np.finfo(x.dtype).eps if self.eps is None else self.eps",
+                        "eps = 1e-6 if self.eps is None else self.eps", "eps")
+    text = _hints(format_report(grade_file(eps)))
+    assert "eps=None" in text and "machine epsilon" in text
+
+    forward = _variant_file(tmp_path, "batchnorm", "rstd = 1.0 / np.sqrt(var + self.eps)",
+                            "rstd = 2.0 / np.sqrt(var + self.eps)", "bn")
+    text = _hints(format_report(grade_file(forward)))
+    assert "gamma's gradient" not in text and "BatchNorm standardises" in text
+
+
+@pytest.mark.parametrize("path", BUGS, ids=lambda p: p.stem)
+def test_report_shows_how_sure_and_where_to_learn_within_80_columns(path):
+    report = grade_file(path)
+    text = format_report(report)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    mistake = next(m for m in CATALOG if m.id == expected_id(path))
+    assert " ".join(text.split()).count(" ".join(f"learn: {mistake.taught_in}".split())) == 1
+    for c in _failing(report):
+        assert c.confidence in ("reproduces", "matches")
+        first = textwrap.wrap(c.row, 18, break_on_hyphens=False)[0]
+        assert any(first in line and c.confidence in line for line in text.splitlines())
+
+
+def test_every_mistake_says_where_it_is_taught():
+    notebooks = Path(__file__).parents[1] / "notebooks"
+    for m in CATALOG:
+        place = m.taught_in
+        if place.startswith("normcore explain "):
+            assert place.split()[2] in ("batchnorm", "layernorm", "rmsnorm"), m.id
+        else:
+            assert (notebooks / place.split(",")[0].split("/")[1]).exists(), m.id
+
+
+def test_classic_backward_mistakes_are_named_in_every_style():
+    """The same mistake written compact or staged (dvar, dmu) gets the same name."""
+    styles = {}
+    for path in BUGS:
+        styles.setdefault(expected_id(path), []).append(path)
+    for mistake in ("backward-no-mean-term", "bn-eval-backward-batch-formula",
+                    "bn-stats-per-position"):
+        assert len(styles[mistake]) >= 2, mistake
+        for path in styles[mistake]:
+            assert grade_file(path).diagnosis_ids == [mistake], path.name

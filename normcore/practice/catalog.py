@@ -5,7 +5,10 @@ the code). Its *signature* is a mutant: the reference answer in ``solutions/`` w
 that mistake, made by replacing one or two lines of the answer's source (``variants``; a
 mistake may be written in more than one way). The grader runs every mutant on the same
 checks as the user's layer and names the mistake whose numbers the user's numbers match. It
-never reads the user's source.
+never reads the user's source, so the same mistake written in another style (a staged
+backward, loops) gets the same name; where styles give different numbers (BatchNorm's
+staged backward in evaluation), the mistake has one variant per style. ``taught_in`` says
+where normcore teaches the right way: a notebook section or ``normcore explain``.
 """
 
 from dataclasses import dataclass, field
@@ -26,6 +29,9 @@ AXES_TRAILING = "axes = tuple(range(-len(self.normalized_shape), 0))"
 DX = "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)"
 DX_GROUPED = "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)"
 DX_RMS = "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)"
+BN_MEAN = "mean = x.mean(axis=axes, keepdims=True)"
+BN_MEAN_DX_HAT = "mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)"
+BN_MEAN_DX_HAT_X_HAT = "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)"
 DGAMMA_AXES = "self.gamma.grad += (dy * x_hat).sum(axis=axes)"
 DBETA_AXES = "self.beta.grad += dy.sum(axis=axes)"
 DGAMMA_LEAD = "self.gamma.grad += (dy * x_hat).sum(axis=lead)"
@@ -59,6 +65,11 @@ class Mistake:
     @property
     def exercises(self):
         return tuple(self.variants)
+
+    @property
+    def taught_in(self):
+        """Where normcore teaches the right way: a notebook section or ``normcore explain``."""
+        return TAUGHT_IN[self.id]
 
 
 def _same(exercises, *variants):
@@ -282,7 +293,14 @@ CATALOG = [
         "training, as if the running statistics depended on the batch",
         "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
         "and dx is just the direct term; remember in forward which statistics were used.",
-        {"batchnorm": [(("if not batch_stats:", "if False:"),)]},
+        {"batchnorm": [
+            (("if not batch_stats:", "if False:"),),
+            # the staged (dvar, dmu) form: with running statistics x_hat is not centred, and
+            # dmu's dvar * mean(-2 (x - mu)) term no longer vanishes
+            (("if not batch_stats:", "if False:"),
+             (DX, "dx = rstd * (dx_hat - mean_dx_hat - (x_hat - x_hat.mean(axis=axes, "
+                  "keepdims=True)) * mean_dx_hat_x_hat)")),
+        ]},
     ),
     Mistake(
         "rms-subtracts-mean",
@@ -348,7 +366,8 @@ CATALOG = [
     Mistake(
         "dropout-p-is-keep",
         "p taken as the keep probability",
-        "the fraction of zeroed units is 1 - p instead of p",
+        "the fraction of zeroed units is 1 - p instead of p (the units are kept with "
+        "probability p, and the kept ones scaled by 1 / p or by 1 / (1 - p))",
         "In Dropout(p) (PyTorch's convention) p is the probability of *dropping* a unit; each "
         "unit is kept with probability 1 - p.",
         {"dropout": [
@@ -357,7 +376,123 @@ CATALOG = [
             ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),),
         ]},
     ),
+    Mistake(
+        "backward-no-mean-term",
+        "backward without the - mean(dx_hat) term",
+        "dx is orthogonal to x_hat over the normalised axes but does not sum to zero: the path "
+        "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
+        "RMSNorm's backward, or the staged form without its dmu / n term)",
+        "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
+        "(times rstd). A correct dx sums to zero over the normalised axes; test yours.",
+        {
+            **_same(("batchnorm", "layernorm"),
+                    ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
+            "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
+        },
+    ),
+    Mistake(
+        "bn-stats-per-position",
+        "BatchNorm statistics per position, over the batch axis only",
+        "right for (N, C) input, wrong for (N, C, L): each (channel, position) pair is "
+        "standardised over N alone (x.mean(0) on a (B, T, D) input) instead of each channel "
+        "over N and L together",
+        "BatchNorm1d keeps one mean and one variance per channel: reduce over every axis but "
+        "the channel axis, the batch *and* the length (axes (0, 2) of (N, C, L)).",
+        {"batchnorm": [
+            ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
+             (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
+             (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
+             (BN_RUNNING_VAR, "(1 - m) * self.running_var + m * var.mean(axis=axes).ravel()")),
+            ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
+             (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
+             (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
+             (BN_RUNNING_VAR, "(1 - m) * self.running_var + m * var.mean(axis=axes).ravel()"),
+             (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
+             (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
+        ]},
+    ),
+    Mistake(
+        "rms-batch-size-normaliser",
+        "RMSNorm mean square divided by the batch size",
+        "outputs are off by a factor per row that changes with the batch size: the squares "
+        "were summed over the features and divided by b, the number of rows, instead of d, "
+        "the number of features",
+        "The mean square of a row is sum(x**2) / d over its own d normalised values; the "
+        "batch size has nothing to do with it.",
+        {"rmsnorm": [
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),
+             (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).sum(axis=axes, "
+                      "keepdims=True) / dy.shape[0])")),
+        ]},
+    ),
+    Mistake(
+        "rms-over-whole-tensor",
+        "one RMS over the whole input",
+        "a single sample is right, a batch is not: every row is divided by the same number, "
+        "the RMS of the whole (batch, features) array, so rows keep their relative sizes",
+        "RMSNorm takes one root mean square per sample (per token): reduce over the "
+        "normalised axes only, with keepdims, never over the batch.",
+        {"rmsnorm": [
+            ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),
+             (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).mean(keepdims=True))")),
+        ]},
+    ),
+    Mistake(
+        "dropout-scale-1-over-p",
+        "Dropout kept units scaled by 1 / p",
+        "the right fraction of units is dropped, but the kept ones are scaled by 1 / p instead "
+        "of 1 / (1 - p), so the expected output is (1 - p) / p times the input",
+        "The kept units are the fraction 1 - p, so inverted dropout divides them by 1 - p (the "
+        "keep probability), not by p.",
+        {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
+                     ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
+    ),
+    Mistake(
+        "dropout-backward-no-scale",
+        "Dropout backward without the 1 / (1 - p) scale",
+        "the forward is right and the right units get a zero gradient, but the kept gradients "
+        "pass through unscaled: the backward multiplies by the 0/1 mask only",
+        "y = x * mask / (1 - p), so dy/dx = mask / (1 - p): the backward applies the same mask "
+        "*and* the same scale as the forward (cache the scaled mask once).",
+        {"dropout": [((DROP_BACKWARD, "return (dy * (self.mask != 0)).astype(dy.dtype)"),)]},
+    ),
 ]
+
+NB = "notebooks/{}.ipynb, section {}"
+TAUGHT_IN = {
+    "bn-momentum-flipped": NB.format("batchnorm", "7 (Momentum: which side does it weight?)"),
+    "bn-running-var-biased": NB.format("batchnorm", "7 (Biased vs unbiased variance)"),
+    "var-unbiased-in-normalization": NB.format("layernorm", "7 (Biased variance)"),
+    "eps-outside-sqrt": NB.format("layernorm", "7 (eps inside the square root)"),
+    "stats-over-too-few-axes": NB.format("layernorm", "7 (Which axes, and train vs eval)"),
+    "ln-over-batch": NB.format("interview_practice", "1 (Intuition: which axis)"),
+    "gn-strided-groups": NB.format("groupnorm_instancenorm", "7 (groups are contiguous)"),
+    "backward-stats-constant": "normcore explain layernorm (every path from x to y)",
+    "backward-no-xhat-term": "normcore explain layernorm (the path through the variance)",
+    "backward-no-mean-term": "normcore explain layernorm (the path through the mean)",
+    "rms-backward-mean-term": "normcore explain rmsnorm (no mean, no mean term)",
+    "dparam-wrong-reduction": NB.format("interview_practice", "4 (The backward)"),
+    "grad-assigned": NB.format("interview_practice", "4 (The backward)"),
+    "bn-eval-batch-stats": NB.format("batchnorm", "7 (Training vs evaluation)"),
+    "bn-train-running-stats": NB.format("batchnorm", "7 (Training vs evaluation)"),
+    "bn-eval-squared-var": NB.format("batchnorm", "7 (The running variance is a variance)"),
+    "bn-eval-backward-batch-formula": NB.format("batchnorm", "7 (Training vs evaluation)"),
+    "bn-stats-per-position": NB.format("batchnorm", "1 (Intuition) and 2 (The formulas)"),
+    "rms-subtracts-mean": NB.format("rmsnorm", "1 (Intuition: scale without centring)"),
+    "rms-wrong-normaliser": NB.format("rmsnorm", "7 (The normaliser is the number of features)"),
+    "rms-batch-size-normaliser": NB.format("rmsnorm",
+                                           "7 (The normaliser is the number of features)"),
+    "rms-over-whole-tensor": NB.format("rmsnorm", "7 (One RMS per sample, not per batch)"),
+    "dropout-no-scale": NB.format("dropout", "7 (Forgetting the scale)"),
+    "dropout-eval-scaling": NB.format("dropout", "7 (Train vs eval)"),
+    "dropout-active-in-eval": NB.format("dropout", "7 (Train vs eval)"),
+    "dropout-fresh-mask": NB.format("dropout", "7 (A new mask in the backward is wrong)"),
+    "dropout-p-is-keep": NB.format("dropout", "7 (p is the probability of dropping)"),
+    "dropout-scale-1-over-p": NB.format("dropout", "7 (Forgetting the scale)"),
+    "dropout-backward-no-scale": NB.format("dropout", "4 (The backward, step by step)"),
+}
 
 BY_ID = {m.id: m for m in CATALOG}
 

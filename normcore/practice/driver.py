@@ -71,6 +71,11 @@ class Driver:
                 return getattr(self.layer, key)
         raise ContractError(f"{attr} is a plain array but the layer has no d{attr} holding its gradient")
 
+    def param_dtype(self, name):
+        """The dtype of gamma's or beta's values."""
+        _, p = self._param(name)
+        return np.asarray(p.data if _is_parameter(p) else p).dtype
+
     def check_accumulates(self, names):
         """Raise NotApplicable unless every parameter keeps its gradient in ``.grad``."""
         if not all(_is_parameter(self._param(n)[1]) for n in names):

@@ -4,8 +4,11 @@ For each probe the same inputs go to normcore's own layer (the reference) and to
 class; every recorded observation becomes one check. When checks fail, the catalogued
 mistakes' mutants (``catalog.py``) run the same probe, and a failure is diagnosed as the
 mistake whose numbers the user's numbers match: first a mutant that reproduces *every*
-observation of the probe, otherwise one that reproduces that failing observation. The user's
-source is never read; only their numbers are compared.
+observation of the probe ("reproduces"), otherwise one that reproduces that failing
+observation ("matches"). The user's source is never read; only their numbers are compared.
+The forward comes before the backward: a backward failure no mistake explains, in a probe
+whose forward fails, is reported as following from the forward. Hints for the failures no
+mistake explains depend on the exercise and on what failed.
 """
 
 import importlib.resources
@@ -122,21 +125,51 @@ class ProbeRun:
 
 
 def run_probe(probe, make):
-    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised."""
-    rows = {}
+    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised.
+
+    When the probe's input is not float64 (it then records ``output dtype``), the dtype of
+    dx and of every parameter gradient is recorded too, right after the gradient itself:
+    dx must have the input's dtype, a parameter's gradient the parameter's dtype.
+    """
+    rows, drivers = {}, []
 
     def rec(label, value, tol, metric="rel"):
         if isinstance(value, np.ndarray):
             value = value.copy()  # the layer may change its arrays in place later
         rows[label] = Observation(value, tol, metric)
+        prefix, _, name = label.rpartition(": ")
+        prefix = prefix + ": " if prefix else ""
+        if prefix + "output dtype" in rows and name in GRADIENT_ROWS and drivers:
+            rows[label + " dtype"] = Observation(
+                _grad_dtype(value, drivers[-1], name[1:]), 0, "equal")
+
+    def tracked(*args, **kwargs):
+        drivers.append(make(*args, **kwargs))
+        return drivers[-1]
 
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probe.run(rec, make, np.random.default_rng(sum(map(ord, probe.label))))
+            probe.run(rec, tracked, np.random.default_rng(sum(map(ord, probe.label))))
     except Exception as e:  # the layer under test may raise anything
         return ProbeRun(rows, e)
     return ProbeRun(rows)
+
+
+GRADIENT_ROWS = ("dx", "dgamma", "dbeta")
+
+
+def _grad_dtype(value, driver, name):
+    """'float32' for dx; for a parameter's gradient "the parameter's" when its dtype is the
+    parameter's own, else what it is (a float64 dx for a float32 input is a mistake)."""
+    dtype = getattr(value, "dtype", None)
+    if name == "x":
+        return str(dtype)
+    try:
+        param = driver.param_dtype(name)
+    except ContractError:
+        return str(dtype)
+    return "the parameter's" if dtype == param else f"{dtype} for a {param} parameter"
 
 
 def maker(cls):
@@ -194,6 +227,12 @@ def _mismatch_note(user, ref):
 
 
 # --- grading ------------------------------------------------------------------------------------
+def is_backward(row):
+    """Whether an observation comes from the backward pass (dx, a parameter gradient, ...)."""
+    name = row.rpartition(": ")[2]
+    return name.startswith(GRADIENT_ROWS) or "gradient" in name
+
+
 @dataclass
 class Check:
     probe: str
@@ -204,6 +243,19 @@ class Check:
     diagnoses: list = field(default_factory=list)  # catalog ids
     whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
     combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
+    follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
+
+    @property
+    def confidence(self):
+        """'reproduces' (a mutant gives every number of the probe), 'matches' (it gives this
+        failing number only), or '' when there is no diagnosis."""
+        if not self.diagnoses:
+            return ""
+        return "reproduces" if self.whole_probe else "matches"
+
+    @property
+    def backward(self):
+        return is_backward(self.row)
 
     @property
     def label(self):
@@ -335,8 +387,24 @@ def grade(cls, exercise, path=None):
         failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
         if failing:
             _diagnose(probe, ref, user, failing, mutants)
+        if any(c.status in ("FAIL", "ERROR") and not c.backward for c in probe_checks):
+            for c in failing.values():
+                c.follows = c.backward and not c.diagnoses
         checks += probe_checks
+    _keep_the_common_diagnosis(checks)
     return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+
+
+def _keep_the_common_diagnosis(checks):
+    """When one mistake explains every diagnosed failure, drop the others that only some
+    probes cannot tell apart from it (e.g. a batch of one hides 1/b versus 1/1)."""
+    solo = [c for c in checks if c.status == "FAIL" and c.diagnoses and not c.combined_with]
+    if len(solo) < 2:
+        return
+    common = set.intersection(*(set(c.diagnoses) for c in solo))
+    if common:
+        for c in solo:
+            c.diagnoses = [d for d in c.diagnoses if d in common]
 
 
 def _unfinished(probe, row, error, path):
@@ -405,93 +473,202 @@ def grade_file(path, name=None, layer=None):
 
 
 # --- the printed report -------------------------------------------------------------------------
-GENERIC_HINTS = [
-    ("dtype", "Return y in the input's dtype: compute, then cast the result back once at the end."),
-    ("running", "Check the running-average update step by step on one channel: which batch "
-                "statistic goes in, with which weight."),
-    ("dgamma", "gamma's gradient is the sum of dy * x_hat over every axis gamma is broadcast "
-               "over, one entry per parameter."),
-    ("dbeta", "beta's gradient is the sum of dy over every axis beta is broadcast over."),
-    ("dx", "Derive dx through every path from x to the output (x_hat, and each statistic "
-           "computed from x); a mean-and-variance norm's dx sums to zero over the normalised "
-           "axes and is orthogonal to x_hat."),
-    ("", "Work one tiny input (2 x 3) through your forward by hand and compare it with "
-         "normcore's layer."),
-]
+WIDTH = 80  # the printed report fits a terminal of 80 columns
+
+NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rmsnorm",
+             "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
+EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
+
+FORWARD_HINTS = {
+    "batchnorm": "BatchNorm standardises each channel over the batch (and length) axes with "
+                 "the batch's biased mean and variance in training, and with running_mean "
+                 "and running_var in evaluation.",
+    "layernorm": "LayerNorm standardises each sample over its last len(normalized_shape) "
+                 "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta.",
+    "rmsnorm": "RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
+               "normalised axes of each sample, then gamma; no mean, no beta.",
+    "groupnorm": "GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
+                 "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back.",
+    "dropout": "Inverted dropout zeroes each unit with probability p in training and scales "
+               "the kept ones by 1 / (1 - p); in evaluation it returns its input.",
+}
+DX_HINTS = {
+    "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
+                "variance); a mean-and-variance norm's dx sums to zero over the normalised "
+                "axes and is orthogonal to x_hat.",
+    "rmsnorm": "RMSNorm's dx has two paths, the direct one and the one through the RMS: "
+               "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
+               "x_hat but need not sum to zero.",
+    "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
+               "(1 - p) in training, dx = dy in evaluation.",
+}
+RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
+                   "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
+FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose forward "
+                 "fails are graded against the right forward, so they fail with it even "
+                 "when the backward is consistent with yours.")
 
 
-def _generic_hints(rows):
-    """One hint per kind of observation among ``rows`` (the forward's when none is specific)."""
-    hints = [hint for key, hint in GENERIC_HINTS[:-1] if any(key in r for r in rows)]
-    if not hints or any(not any(key in r for key, _ in GENERIC_HINTS[:-1]) for r in rows):
-        hints.append(GENERIC_HINTS[-1][1])
+def _teaching(exercise, backward):
+    """Where normcore teaches the part of ``exercise`` that failed."""
+    notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
+    if backward:
+        explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
+        return f"{explain}{notebook}, sections 4 and 5 (the backward)"
+    return f"{notebook}, sections 2 and 3 (the formulas, the forward)"
+
+
+def _generic_hints(exercise, checks):
+    """Hints for failures no catalogued mistake explains: about this exercise and about what
+    failed, the forward before the backward."""
+    rows = [c.row.rpartition(": ")[2] for c in checks]
+    forward = [c for c in checks if not c.backward]
+    hints = []
+    if forward:
+        if len(forward) < len(checks):
+            hints.append(FORWARD_FIRST)
+        if exercise == "rmsnorm" and any(c.probe.startswith("default eps") for c in forward):
+            hints.append(RMS_DEFAULT_EPS)
+        if any("dtype" in r for r in rows):
+            hints.append("Return y in the input's dtype: compute, then cast the result back "
+                         "once at the end.")
+        if any(r.startswith("running") for r in rows):
+            hints.append("Check the running-average update step by step on one channel: "
+                         "which batch statistic goes in, with which weight.")
+        hints.append(FORWARD_HINTS[exercise])
+        hints.append("Work one tiny input (2 x 3) through your forward by hand and compare it "
+                     "with normcore's layer.")
+        return hints
+    if any(r.endswith("dtype") for r in rows):
+        hints.append("dx has the input's dtype and each parameter's gradient the parameter's "
+                     "dtype: cast dx back once at the end, and add into .grad in place.")
+    values = [r for r in rows if not r.endswith("dtype")]
+    if any(r.startswith("dx") or "gradients" in r for r in values):
+        kind = exercise if exercise in ("rmsnorm", "dropout") else "mean-var"
+        hints.append(DX_HINTS[kind])
+    if any("after two backward" in r for r in rows):
+        hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
+    elif any(r.startswith("dgamma") for r in values):
+        hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
+                     "broadcast over, one entry per parameter.")
+    if any(r.startswith("dbeta") and "after two" not in r for r in values):
+        hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
     return hints
 
 
 def _collapse(checks):
-    """Table rows: a probe whose remaining checks all stopped for the same reason becomes one row."""
+    """Table rows (probe, row, status, error, how sure, note): a probe whose remaining checks
+    all stopped for the same reason becomes one row."""
     rows, i = [], 0
     while i < len(checks):
         c = checks[i]
         j = i
-        while (j + 1 < len(checks) and checks[j + 1].probe == c.probe and c.status in ("TODO", "ERROR", "n/a")
+        while (j + 1 < len(checks) and checks[j + 1].probe == c.probe
+               and c.status in ("TODO", "ERROR", "n/a")
                and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
             j += 1
         if j > i:
-            rows.append((f"{c.probe}: {j - i + 1} checks", c.status, None, c.note))
+            rows.append((c.probe, f"{j - i + 1} checks", c.status, None, "", c.note))
         else:
-            rows.append((c.label, c.status, c.error, ", ".join(c.diagnoses) or c.note))
+            rows.append((c.probe, c.row, c.status, c.error, c.confidence, _cell(c)))
         i = j + 1
     return rows
 
 
-def _wrap(text, indent):
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+def _cell(check):
+    """The diagnosis column: the mistake(s), or a note on why the check did not pass."""
+    if check.diagnoses:
+        return " + ".join(check.diagnoses)
+    if check.follows:
+        return "the forward fails first" + (f"; {check.note}" if check.note else "")
+    if check.status == "FAIL":
+        return "no catalogued mistake" + (f"; {check.note}" if check.note else "")
+    return check.note
+
+
+def _wrap(text, indent, width=WIDTH):
+    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False)
+
+
+def _table(rows):
+    """The checks grouped by probe, at most WIDTH columns; long cells wrap in their column."""
+    name_w, note_at = 18, 50
+    out = [f"{'check':<{name_w + 2}}  {'result':<6}  {'vs ref':>6}  {'how sure':<10}  "
+           "diagnosis / note", "-" * WIDTH]
+    probe = None
+    for this_probe, row, status, err, how, note in rows:
+        if this_probe != probe:
+            out.append(_wrap(this_probe, ""))
+            probe = this_probe
+        err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
+        names = textwrap.wrap(row, name_w, break_on_hyphens=False) or [""]
+        notes = textwrap.wrap(note or "", WIDTH - note_at, break_on_hyphens=False,
+                              break_long_words=False)
+        if len(notes) > 3:
+            notes = notes[:2] + [notes[2][:WIDTH - note_at - 3] + "..."]
+        lines = max(len(names), len(notes))
+        names += [""] * (lines - len(names))
+        notes += [""] * (lines - len(notes))
+        for k in range(lines):
+            cells = (status, err_text, how) if k == 0 else ("", "", "")
+            out.append(f"  {names[k]:<{name_w}}  {cells[0]:<6}  {cells[1]:>6}  {cells[2]:<10}  "
+                       f"{notes[k]}".rstrip())
+    out.append("-" * WIDTH)
+    return out
 
 
 def format_report(report):
-    """The report as printed by ``normcore practice check``."""
+    """The report as printed by ``normcore practice check``: at most 80 columns wide."""
     ex = report.exercise
-    out = [f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-           f"(reference: normcore.{ex.reference.__name__})", ""]
-    rows = _collapse(report.checks)
-    width = min(64, max(len(r[0]) for r in rows))
-    out.append(f"{'check':<{width}}  {'result':<6}  {'vs ref':>7}  diagnosis / note")
-    out.append("-" * (width + 45))
-    for label, status, err, note in rows:
-        err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
-        out.append(f"{label:<{width}}  {status:<6}  {err_text:>7}  {note}".rstrip())
-    out.append("-" * (width + 45))
-    counts = {s: sum(c.status == s for c in report.checks) for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
-    out.append(f"{len(report.checks)} checks: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
+                 f"(reference: normcore.{ex.reference.__name__})", ""), ""]
+    out += _table(_collapse(report.checks))
+    counts = {s: sum(c.status == s for c in report.checks)
+              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
+    out.append(f"{len(report.checks)} checks: "
+               + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     if report.not_implemented:
-        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} (the TODOs of the skeleton).")
+        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} "
+                   "(the TODOs of the skeleton).")
     failing = [c for c in report.checks if c.status == "FAIL"]
     if failing:
         out += ["", "Diagnosis"]
+        if report.diagnosis_ids:
+            out[-1] += (" (reproduces: the mistake gives every number of the probe; matches: "
+                        "it\ngives the failing number)")
         for mistake_id in report.diagnosis_ids:
             mistake = BY_ID[mistake_id]
             hits = [c for c in failing if mistake_id in c.diagnoses]
             how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
             others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
             together = f" (together with {', '.join(others)})" if others else ""
-            out.append(f"  [{mistake.id}] {mistake.title}")
+            out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
             out.append(_wrap(f"{how} your numbers{together} in {len(hits)} failing check(s), "
                              f"e.g. {hits[0].label}", "    "))
             out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
             out.append(_wrap(f"hint: {mistake.hint}", "    "))
-        unexplained = [c for c in failing if not c.diagnoses]
+            out.append(_wrap(f"learn: {mistake.taught_in}", "    "))
+        follows = [c for c in failing if c.follows]
+        unexplained = [c for c in failing if not c.diagnoses and not c.follows]
+        if follows and all(c.backward for c in unexplained):  # else a hint says it
+            out.append(_wrap(f"{len(follows)} backward check(s) fail in probes whose forward "
+                             "fails; fix the forward first, then grade again.", "  "))
         if unexplained:
             out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
                        "failing check(s):")
             for c in unexplained[:6]:
-                out.append(f"    {c.label}" + (f" ({c.note})" if c.note else ""))
+                out.append(_wrap(c.label + (f" ({c.note})" if c.note else ""), "    "))
             if len(unexplained) > 6:
                 out.append(f"    ... and {len(unexplained) - 6} more")
-            for hint in _generic_hints([c.row for c in unexplained]):
+            hints = _generic_hints(ex.name, unexplained + follows)
+            for hint in hints:
                 out.append(_wrap(f"hint: {hint}", "    "))
+            backward = all(c.backward for c in unexplained)
+            out.append(_wrap(f"learn: {_teaching(ex.name, backward)}", "    "))
     errors = [c for c in report.checks if c.status == "ERROR"]
     if errors:
-        out += ["", f"Your layer raised an error in {len(errors)} check(s); the first: {errors[0].note}"]
+        out += ["", _wrap(f"Your layer raised an error in {len(errors)} check(s); the first: "
+                          f"{errors[0].note}", "")]
     out += ["", "All checks pass." if report.passed else "Not all checks pass yet."]
     return "\n".join(out)
