@@ -340,6 +340,8 @@ def test_every_mistake_says_where_it_is_taught():
         place = m.taught_in
         if place.startswith("normcore explain "):
             assert place.split()[2] in ("batchnorm", "layernorm", "rmsnorm"), m.id
+        elif place.startswith("normcore practice solution "):
+            assert place.split()[3] in m.exercises, m.id
         else:
             assert (notebooks / place.split(",")[0].split("/")[1]).exists(), m.id
 

@@ -1,4 +1,5 @@
-"""The catalog of mistakes people make when they hand-write a norm layer or Dropout.
+"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, Softmax or
+cross-entropy.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -43,6 +44,12 @@ DROP_KEEP = "keep = self.rng.random(x.shape) >= self.p"
 DROP_EVAL = "if not self.training or self.p == 0.0:"
 DROP_EVAL_RETURN = "self.mask = None\n            return x\n"
 DROP_BACKWARD = "return (dy * self.mask).astype(dy.dtype)"
+SM_AXIS = "self.axis = axis"
+SM_SHIFT = "z = x - x.max(axis=a, keepdims=True)"
+SM_DX = "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))"
+CE_LOGP = "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))"
+CE_LOSS = "loss = -logp[rows, self.targets].mean()"
+CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -458,6 +465,79 @@ CATALOG = [
         "*and* the same scale as the forward (cache the scaled mask once).",
         {"dropout": [((DROP_BACKWARD, "return (dy * (self.mask != 0)).astype(dy.dtype)"),)]},
     ),
+    Mistake(
+        "softmax-no-max-shift",
+        "softmax without subtracting the max",
+        "right for ordinary logits, nan (or inf) for large ones: exp(1000) overflows to inf "
+        "and inf / inf is nan (in float32 already exp(89) overflows)",
+        "Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
+        "exponent is exp(0) = 1 and nothing can overflow.",
+        {"softmax": [((SM_SHIFT, "z = x"),)]},
+    ),
+    Mistake(
+        "softmax-diagonal-jacobian",
+        "softmax backward with the diagonal of the Jacobian only",
+        "the forward is right, dx is not: dx = dy * y * (1 - y), as if each y_i depended on "
+        "x_i alone (a sigmoid's derivative); the correct dx sums to zero along the axis, "
+        "this one does not",
+        "Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
+        "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
+        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)]},
+    ),
+    Mistake(
+        "softmax-wrong-axis",
+        "softmax along the wrong axis",
+        "right when the axis is the last one, wrong for any other: the slices that sum to 1 "
+        "are the last axis's (or the first axis's), not those of the axis asked for",
+        "Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
+        "self.axis, with keepdims=True so they broadcast back.",
+        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
+    ),
+    Mistake(
+        "ce-summed-not-averaged",
+        "cross-entropy summed over the batch instead of averaged",
+        "right for one sample, N times too large for N samples: the loss, or dlogits, or "
+        "both, miss the 1 / N of the mean reduction",
+        "CrossEntropyLoss() takes the mean over the N samples: loss = -sum(logp[n, y_n]) / N "
+        "and dlogits = dloss * (p - onehot) / N; the forward and the backward agree.",
+        {"cross_entropy": [
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
+             (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
+            ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
+        ]},
+    ),
+    Mistake(
+        "ce-unfused-gradient",
+        "cross-entropy gradient through 1 / p and the softmax Jacobian",
+        "right for ordinary logits, nan for a confident wrong prediction: dL/dp = -1 / p "
+        "overflows when the target's probability underflows to 0, and inf * 0 is nan",
+        "Fuse the two steps: through log-softmax the gradient is dloss * (p - onehot) / N, "
+        "with no division by p; derive it once and use it.",
+        {"cross_entropy": [((CE_DLOGITS,
+                             "dp = np.zeros_like(self.p)\n"
+                             "        dp[rows, self.targets] = -dloss / (n * self.p[rows, self.targets])\n"
+                             "        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))"),)]},
+    ),
+    Mistake(
+        "ce-log-of-softmax",
+        "cross-entropy as log(softmax(x)), which underflows",
+        "right for ordinary logits, an infinite loss for a confident wrong prediction: the "
+        "target's probability underflows to 0 and log(0) = -inf, where the true loss is "
+        "about 800",
+        "Compute log-softmax directly: logp = z - log(sum(exp(z))) with z = x - max(x); it is "
+        "finite however small the probability.",
+        {"cross_entropy": [((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))"),)]},
+    ),
+    Mistake(
+        "ce-no-onehot",
+        "cross-entropy gradient without the onehot",
+        "the loss is right, dlogits is not: it is p / N, which is positive everywhere and sums "
+        "to 1 / N per row, where the right gradient sums to zero",
+        "The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
+        "d logp_y / d x_j = [y == j] - p_j.",
+        {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -493,6 +573,11 @@ TAUGHT_IN = {
     "dropout-scale-1-over-p": NB.format("dropout", "7 (Forgetting the scale)"),
     "dropout-backward-no-scale": NB.format("dropout", "4 (The backward, step by step)"),
 }
+SOLUTION = "normcore practice solution {} (the derivation in its docstring)"
+TAUGHT_IN.update({m: SOLUTION.format("softmax") for m in (
+    "softmax-no-max-shift", "softmax-diagonal-jacobian", "softmax-wrong-axis")})
+TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
+    "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

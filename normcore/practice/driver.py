@@ -82,12 +82,12 @@ class Driver:
             raise NotApplicable("parameters are plain arrays: gradient accumulation is not checked")
 
     # --- computation and modes ---------------------------------------------------------------
-    def forward(self, x):
-        return self.layer.forward(x.copy())  # a copy: a layer that edits its input in place
-                                             # must not change the probe's next input
+    def forward(self, x, *args):  # args: CrossEntropyLoss's targets
+        return self.layer.forward(x.copy(), *args)  # a copy: a layer that edits its input in
+                                                    # place must not change the probe's next input
 
-    def backward(self, dy):
-        return self.layer.backward(dy.copy())
+    def backward(self, dy):  # dy: an array, or a loss's scalar upstream gradient
+        return self.layer.backward(dy.copy() if isinstance(dy, np.ndarray) else dy)
 
     def _mode(self, method, training):
         if callable(getattr(self.layer, method, None)):

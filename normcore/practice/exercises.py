@@ -1,4 +1,4 @@
-"""The five exercises and the checks (probes) the grader runs on each.
+"""The seven exercises and the checks (probes) the grader runs on each.
 
 A probe builds a layer with ``make(*args, **kwargs)`` (a ``Driver`` around the user's class,
 normcore's layer, or a catalogued mutant), feeds it inputs drawn from its own seeded
@@ -35,6 +35,7 @@ class Exercise:
     example_shape: tuple
     difficulty: int = 2  # 1 easy, 2 medium, 3 hard: the order of the path through the exercises
     minutes: int = 30  # the time box an interview would give it
+    example_extra: tuple = ()  # forward's arguments after the input (CrossEntropyLoss's targets)
 
 
 DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
@@ -283,7 +284,60 @@ DROPOUT = Exercise(
     (P,), (4, 6), difficulty=1, minutes=15,
 )
 
-EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT)}
+# --- Softmax ----------------------------------------------------------------------------------
+SOFTMAX = Exercise(
+    "softmax", "Softmax", nn.Softmax,
+    "Softmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    (
+        norm_probe("(4, 6), axis=-1", (-1,), None, (4, 6), ()),
+        norm_probe("(6,), rank 1", (-1,), None, (6,), ()),
+        norm_probe("(2, 3, 5), axis=1", (1,), None, (2, 3, 5), ()),
+        norm_probe("(3, 4, 2), axis=0", (0,), None, (3, 4, 2), ()),
+        norm_probe("(2, 5, 3), axis=-2", (-2,), None, (2, 5, 3), ()),
+        norm_probe("(4, 6) float32", (-1,), None, (4, 6), (), dtype=np.float32),
+        norm_probe("peaked (4, 6), logits * 20", (-1,), None, (4, 6), (), scale=20.0),
+        norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
+        norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
+                   scale=3.0, shift=100.0),
+    ),
+    (-1,), (4, 6), difficulty=1, minutes=15,
+)
+
+
+# --- CrossEntropyLoss -------------------------------------------------------------------------
+def ce_probe(label, n, c, dtype=np.float64, scale=1.0, shift=0.0, wrong_by=0.0):
+    """The loss and dlogits of CrossEntropyLoss() on logits (n, c) and random integer targets,
+    with a random scalar upstream gradient; ``wrong_by`` lowers the target's logit in the first
+    half of the rows, making those predictions confident and wrong."""
+    def run(rec, make, rng):
+        layer = make()
+        logits = rng.standard_normal((n, c)) * scale + shift
+        targets = rng.integers(0, c, n)
+        logits[np.arange(n // 2), targets[:n // 2]] -= wrong_by
+        logits = logits.astype(dtype)
+        rec("loss", layer.forward(logits, targets), _tol(logits))
+        if dtype != np.float64:
+            rec("output dtype", str(np.asarray(layer.forward(logits, targets)).dtype), 0, "equal")
+        rec("dlogits", layer.backward(float(rng.uniform(0.5, 2.0))), _tol(logits))
+    return Probe(label, run)
+
+
+CROSS_ENTROPY = Exercise(
+    "cross_entropy", "CrossEntropyLoss", nn.CrossEntropyLoss,
+    "CrossEntropyLoss(): logits (N, C), integer targets (N,), mean; backward(dloss) -> dlogits",
+    (
+        ce_probe("(8, 5)", 8, 5),
+        ce_probe("one sample (1, 3)", 1, 3),
+        ce_probe("(16, 10)", 16, 10, scale=3.0),
+        ce_probe("(8, 5) float32", 8, 5, dtype=np.float32),
+        ce_probe("logits around 1000 (6, 4)", 6, 4, scale=3.0, shift=1000.0),
+        ce_probe("confident and wrong (6, 4)", 6, 4, wrong_by=800.0),
+    ),
+    (), (4, 3), difficulty=2, minutes=20, example_extra=(np.array([0, 2, 1, 0]),),
+)
+
+EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
+                                 CROSS_ENTROPY)}
 
 
 def path():

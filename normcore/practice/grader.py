@@ -156,14 +156,14 @@ def run_probe(probe, make):
     return ProbeRun(rows)
 
 
-GRADIENT_ROWS = ("dx", "dgamma", "dbeta")
+GRADIENT_ROWS = ("dx", "dgamma", "dbeta", "dlogits")
 
 
 def _grad_dtype(value, driver, name):
     """'float32' for dx; for a parameter's gradient "the parameter's" when its dtype is the
     parameter's own, else what it is (a float64 dx for a float32 input is a mistake)."""
     dtype = getattr(value, "dtype", None)
-    if name == "x":
+    if name in ("x", "logits"):
         return str(dtype)
     try:
         param = driver.param_dtype(name)
@@ -346,10 +346,11 @@ def _not_implemented(cls, exercise, path):
                 layer = cls(*exercise.example_args)
                 if method == "backward":
                     try:
-                        layer.forward(x)
+                        layer.forward(x, *exercise.example_extra)
                     except Exception:  # noqa: BLE001 - only backward's own TODO matters here
                         pass
-                getattr(layer, method)(x)
+                getattr(layer, method)(*((x,) + exercise.example_extra if method == "forward"
+                                         else (x,)))
         except NotImplementedError as e:
             if _raised_in(e, path, method):
                 todo.append(method)
@@ -491,6 +492,10 @@ FORWARD_HINTS = {
                  "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back.",
     "dropout": "Inverted dropout zeroes each unit with probability p in training and scales "
                "the kept ones by 1 / (1 - p); in evaluation it returns its input.",
+    "softmax": "Softmax along the axis: y = exp(x - max(x)) / sum(exp(x - max(x))), the max "
+               "and the sum taken along self.axis with keepdims.",
+    "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
+                     "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -501,6 +506,10 @@ DX_HINTS = {
                "x_hat but need not sum to zero.",
     "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
                "(1 - p) in training, dx = dy in evaluation.",
+    "softmax": "Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
+               "along the axis; it sums to zero along the axis.",
+    "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
+                     "each row sums to zero.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
@@ -511,6 +520,8 @@ FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose fo
 
 def _teaching(exercise, backward):
     """Where normcore teaches the part of ``exercise`` that failed."""
+    if exercise not in NOTEBOOKS:  # no notebook yet: the reference answer's derivation
+        return f"normcore practice solution {exercise} (the derivation in its docstring)"
     notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
     if backward:
         explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
@@ -543,8 +554,8 @@ def _generic_hints(exercise, checks):
         hints.append("dx has the input's dtype and each parameter's gradient the parameter's "
                      "dtype: cast dx back once at the end, and add into .grad in place.")
     values = [r for r in rows if not r.endswith("dtype")]
-    if any(r.startswith("dx") or "gradients" in r for r in values):
-        kind = exercise if exercise in ("rmsnorm", "dropout") else "mean-var"
+    if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
+        kind = exercise if exercise in DX_HINTS else "mean-var"
         hints.append(DX_HINTS[kind])
     if any("after two backward" in r for r in rows):
         hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
