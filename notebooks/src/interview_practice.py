@@ -219,7 +219,8 @@ CELLS = [
     md(r"""
     **Practise at the terminal.** `normcore practice new layernorm` writes `my_layernorm.py`, a
     skeleton with the contract and TODOs; fill it in and run `normcore practice check
-    my_layernorm.py`. The same for `batchnorm`, `rmsnorm`, `groupnorm` and `dropout`;
+    my_layernorm.py`. The same for `batchnorm`, `rmsnorm`, `groupnorm`, `dropout`, `softmax`
+    and `cross_entropy`;
     `normcore practice list --mistakes` prints the whole catalog with each mistake's symptom, and
     `normcore practice solution NAME` a reference answer.
     """),
