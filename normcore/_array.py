@@ -4,9 +4,9 @@ Each check raises an exception whose message says what was expected, so that a w
 dtype never turns into a silent wrong answer or a NumPy broadcasting traceback.
 """
 
-import numpy as np
-
 import numbers
+
+import numpy as np
 
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 

@@ -33,6 +33,7 @@ import numpy as np
 from . import nn, norms, optim
 from ._threads import blas_threads
 from ._timing import LayerRunner, keep_freed_memory, median, paired_ratio, time_interleaved
+from .train import loss_and_backward
 
 SHAPES = ((4096, 768), (32, 128, 768))
 DTYPES = (np.float32, np.float64)
@@ -252,9 +253,7 @@ class _NumpyTransformerStep:
 
     def step(self):
         self.opt.zero_grad()
-        logits = self.model(self.tokens)  # (B, T, V)
-        self.loss(logits.reshape(-1, logits.shape[-1]), self.targets.reshape(-1))  # PyTorch's (N, C) layout
-        self.model.backward(self.loss.backward().reshape(logits.shape))
+        loss_and_backward(self.model, self.loss, self.model(self.tokens), self.targets)
         self.opt.step()
 
 

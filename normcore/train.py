@@ -38,6 +38,22 @@ def _block_params(model):
     return [b.parameters() for b in blocks] if blocks is not None else []
 
 
+def loss_and_backward(model, loss_fn, logits, targets):
+    """``loss_fn(logits, targets)``, then ``model.backward`` from its gradient; returns the loss.
+
+    With integer (class) targets the logits (*, V) go in flattened to (N, V) and the targets
+    to (N,): PyTorch's layout, with the classes on axis 1; dL/dlogits comes back in the
+    logits' shape. Other targets (e.g. ``MSELoss``'s) go in as they are.
+    """
+    targets = np.asarray(targets)
+    if np.issubdtype(targets.dtype, np.integer):  # (B*T, V) logits, (B*T,) targets
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    else:
+        loss = loss_fn(logits, targets)
+    model.backward(loss_fn.backward().reshape(logits.shape))
+    return float(loss)
+
+
 def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, progress=True,
         loss_fn=None, batch_size=32, seed=0):
     """Train ``model`` for ``steps`` optimizer steps; return the history as NumPy arrays.
@@ -100,11 +116,7 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         optimizer.zero_grad()
         logits = model(tokens)  # (B, T, V)
         classes = np.issubdtype(np.asarray(targets).dtype, np.integer)
-        if classes:  # PyTorch's layout: (B*T, V) logits, (B*T,) targets
-            loss = float(loss_fn(logits.reshape(-1, logits.shape[-1]), np.asarray(targets).reshape(-1)))
-        else:
-            loss = float(loss_fn(logits, targets))
-        model.backward(loss_fn.backward().reshape(logits.shape))
+        loss = loss_and_backward(model, loss_fn, logits, targets)
         history["loss"][step] = loss
         history["accuracy"][step] = (token_accuracy(logits, targets, getattr(loss_fn, "ignore_index", -100))
                                      if classes else np.nan)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import tasks
 from ..nn import CrossEntropyLoss, TinyTransformer
 from ..optim import grad_norm
+from ..train import loss_and_backward
 
 POSITIONS = ("post", "pre", "deepnorm")
 COLORS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green"}
@@ -43,11 +44,8 @@ def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1
 
 def block_grad_norms(model, tokens, targets):
     """One forward and backward of the cross-entropy loss; the gradient norm of each block, (L,)."""
-    loss_fn = CrossEntropyLoss()
-    logits = model(tokens)  # (B, T, V)
-    loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))  # PyTorch's (N, C) layout
     model.zero_grad()
-    model.backward(loss_fn.backward().reshape(logits.shape))
+    loss_and_backward(model, CrossEntropyLoss(), model(tokens), targets)
     return np.array([grad_norm(block.parameters()) for block in model.blocks])
 
 
