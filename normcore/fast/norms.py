@@ -160,8 +160,8 @@ class _InstanceNorm(_Fast):
         x3 = _channels(x, self._ndim)                      # (N, C, L)
         C, L = x3.shape[1:]
         instance_stats = self.training or not self.track_running_stats
-        if instance_stats and L == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
+        if instance_stats:
+            self._check_instances(x, L)
         gamma, beta = (self._vector(p, x.dtype) for p in (self.weight, self.bias))
         shift = None
         if instance_stats:

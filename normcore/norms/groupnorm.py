@@ -119,6 +119,11 @@ class _InstanceNorm(_Norm):
             raise ValueError(f"{who}({self.num_features}) expected input with {self.num_features} "
                              f"channels on axis {axis}, got input of shape {x.shape}")
 
+    def _check_instances(self, x, n):
+        """The error PyTorch raises when each instance has one value (n = 1) to take statistics of."""
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
+
     def forward(self, x):
         x, in_dtype = self._input(x)                               # (N, C, *S) or unbatched (C, *S)
         xb = x if x.ndim == self._ndim else x[None]                # (N, C, *S)
@@ -126,9 +131,8 @@ class _InstanceNorm(_Norm):
         shape = channel_shape(self.num_features, xb.ndim)          # (1, C, 1...)
         instance_stats = self.training or not self.track_running_stats
         n = math.prod(xb.shape[2:])                                # values per instance
-        if instance_stats and n == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
         if instance_stats:
+            self._check_instances(x, n)
             mean, var = moments(xb, S)                             # (N, C, 1...)
         else:
             mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
