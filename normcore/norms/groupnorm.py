@@ -147,6 +147,7 @@ class _InstanceNorm(_Norm):
     def backward(self, dy):
         x_hat, rstd, instance_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # x's shape
+        x_shape = x_hat.shape
         if x_hat.ndim < self._ndim:                                # unbatched: a batch of one
             x_hat, dy = x_hat[None], dy[None]                      # (1, C, *S)
         NS = (0,) + tuple(range(2, x_hat.ndim))                    # every axis but the channels
@@ -159,7 +160,7 @@ class _InstanceNorm(_Norm):
             dx = standardize_backward(dx_hat, x_hat, rstd, NS[1:])  # (N, C, *S)
         else:
             dx = rstd * dx_hat                                     # (N, C, *S)  constant statistics
-        return dx.reshape(self._cache[0].shape).astype(in_dtype, copy=False)
+        return dx.reshape(x_shape).astype(in_dtype, copy=False)
 
 
 class InstanceNorm1d(_InstanceNorm):
