@@ -4,7 +4,7 @@ The contract (stated in every skeleton): ``forward(x) -> y``; ``backward(dy) -> 
 accumulates into ``gamma.grad`` / ``beta.grad``; ``gamma`` / ``beta`` objects with ``.data``
 and ``.grad``; ``train()`` / ``eval()``; BatchNorm's ``running_mean`` / ``running_var``.
 Where it is cheap the driver is forgiving: ``weight`` / ``bias`` are accepted for ``gamma`` /
-``beta``, plain arrays are accepted for the parameters with their gradients in ``dgamma`` /
+``beta`` (other exercises name their parameters as they like: ``wq``, ``w1``), plain arrays are accepted for the parameters with their gradients in ``dgamma`` /
 ``dbeta``, and a missing ``train()`` / ``eval()`` is replaced by setting ``training``.
 """
 
@@ -34,13 +34,14 @@ class Driver:
     # --- parameters ------------------------------------------------------------------------
     def _param(self, name):
         """(attribute name, object) of gamma or beta: a Parameter-like object or an array."""
-        for attr in ALIASES[name]:
+        names = ALIASES.get(name, (name,))
+        for attr in names:
             value = getattr(self.layer, attr, None)
             if _is_parameter(value) or isinstance(value, np.ndarray):
                 return attr, value
         raise ContractError(
-            f"the layer has no {name}: expected an attribute {name} (or {ALIASES[name][1]}) with "
-            f".data and .grad, or a NumPy array"
+            f"the layer has no {name}: expected an attribute "
+            + " or ".join(names) + " with .data and .grad, or a NumPy array"
         )
 
     def set_param(self, name, value):

@@ -13,6 +13,7 @@ mistake explains depend on the exercise and on what failed.
 
 import importlib.resources
 import importlib.util
+import re
 import sys
 import textwrap
 import traceback
@@ -84,9 +85,11 @@ def exercise_for(cls, layer=None):
             raise CannotGrade(f"unknown exercise {layer!r}; choose one of {', '.join(EXERCISES)}")
         return EXERCISES[layer]
     key = cls.__name__.lower()
-    for name, exercise in EXERCISES.items():
-        if name in key or exercise.class_name.lower() in key:
-            return exercise
+    named = [(len(word), exercise) for exercise in EXERCISES.values()
+             for word in (exercise.name.replace("_", ""), exercise.class_name.lower())
+             if word in key]
+    if named:  # the longest name that fits: LogSoftmax is not Softmax
+        return max(named, key=lambda n: n[0])[1]
     if "rms" in key:
         return EXERCISES["rmsnorm"]
     raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
@@ -139,7 +142,7 @@ def run_probe(probe, make):
         rows[label] = Observation(value, tol, metric)
         prefix, _, name = label.rpartition(": ")
         prefix = prefix + ": " if prefix else ""
-        if prefix + "output dtype" in rows and name in GRADIENT_ROWS and drivers:
+        if prefix + "output dtype" in rows and GRADIENT.fullmatch(name) and drivers:
             rows[label + " dtype"] = Observation(
                 _grad_dtype(value, drivers[-1], name[1:]), 0, "equal")
 
@@ -156,7 +159,7 @@ def run_probe(probe, make):
     return ProbeRun(rows)
 
 
-GRADIENT_ROWS = ("dx", "dgamma", "dbeta", "dlogits")
+GRADIENT = re.compile(r"d[a-z_0-9]+")  # a gradient's row: dx, dlogits, dgamma, dwq, ...
 
 
 def _grad_dtype(value, driver, name):
@@ -230,7 +233,7 @@ def _mismatch_note(user, ref):
 def is_backward(row):
     """Whether an observation comes from the backward pass (dx, a parameter gradient, ...)."""
     name = row.rpartition(": ")[2]
-    return name.startswith(GRADIENT_ROWS) or "gradient" in name
+    return bool(GRADIENT.match(name.partition(" ")[0])) or "gradient" in name
 
 
 @dataclass
