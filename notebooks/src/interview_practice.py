@@ -19,6 +19,7 @@ CELLS = [
     6. the gradient check that proves it
     7. the pitfalls: the classic mistakes, each with the fingerprint it leaves in the numbers
     8. figures: the fingerprints side by side
+    9. beyond the norms: softmax, cross-entropy, attention and the residual block
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -108,7 +109,8 @@ CELLS = [
                 return (rstd * g).astype(dy.dtype)                                       # (*, D)
             mean_g = 0.0 if self.mistake == "no mean term" else g.mean(self.axes, keepdims=True)       # (*, 1)
             proj = 0.0 if self.mistake == "no x_hat term" else (g * x_hat).mean(self.axes, keepdims=True)  # (*, 1)
-            return (rstd * (g - mean_g - x_hat * proj)).astype(dy.dtype)                 # (*, D)
+            sign = -1.0 if self.mistake == "x_hat term added" else 1.0                 # a sign slip
+            return (rstd * (g - mean_g - sign * x_hat * proj)).astype(dy.dtype)          # (*, D)
 
     rng = np.random.default_rng(42)
     x = rng.normal(1.0, 2.0, size=(3, 4))
@@ -181,14 +183,15 @@ CELLS = [
     layer on the same inputs (ranks 2 to 4, float32, one sample, a constant row, tiny
     variances), and when a check fails it runs each catalogued mistake on the same inputs and
     names the one whose numbers match yours. It never reads your source. The last column below
-    is its verdict; a slip it has no entry for (here, dropping only the mean term) gets no name,
-    only hints.
+    is its verdict. A slip it has no entry for (here, the x_hat term added instead of
+    subtracted) fails with no name, only hints: the grader names a mistake only when a
+    catalogued one gives your numbers.
     """),
     code(r"""
     from normcore.practice import EXERCISES, grade
 
     MISTAKES = [None, "unbiased variance", "eps outside the root", "statistics held constant",
-                "no x_hat term", "no mean term", "dgamma averaged"]
+                "no x_hat term", "no mean term", "dgamma averaged", "x_hat term added"]
 
     def with_mistake(mistake):
         return type("LayerNorm", (LayerNorm,), {"mistake": mistake})
@@ -276,6 +279,118 @@ CELLS = [
     30 batches (blue).
 
     ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
+    ## 9. Beyond the norms: softmax, cross-entropy, attention, the residual block
+
+    Interview banks ask for attention, softmax and cross-entropy more often than for a norm,
+    and a "write a Transformer layer" question ends in a residual block with a norm. Each has a
+    `normcore practice` exercise; here are the facts the grader's mistakes turn on, measured
+    with normcore's own layers.
+
+    ### 9.1 Softmax: the whole Jacobian, and the max shift
+
+    Every $y_i$ depends on every $x_j$ of its slice: $\partial y_i/\partial x_j = y_i([i=j] - y_j)$.
+    Applied to $dy$: $\bar{x} = y\,(dy - \sum dy\,y)$. Because the outputs sum to 1, this
+    $\bar{x}$ sums to zero along the axis; the diagonal alone, $dy\,y(1-y)$ (a sigmoid's
+    derivative), does not.
+    """),
+    code(r"""
+    xs = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
+    sm = nc.Softmax(axis=-1)
+    ys, dys = sm(xs), rng.standard_normal(xs.shape)
+    print("row sums of dx, whole Jacobian:", sm.backward(dys).sum(-1))
+    print("row sums of dx, diagonal only: ", (dys * ys * (1 - ys)).sum(-1))
+    print(nc.gradcheck(nc.Softmax(axis=-1), xs))
+
+    big = np.array([1000.0, 1001.0])
+    with np.errstate(all="ignore"):
+        print("exp(x) / sum(exp(x)) at 1000:", np.exp(big) / np.exp(big).sum(),
+              "  with the max subtracted:", nc.Softmax()(big))
+    """),
+    md(r"""
+    ### 9.2 Cross-entropy: log-softmax, and the fused gradient
+
+    $\log p = z - \log\sum e^{z}$ with $z = x - \max x$ is finite however small $p$ is;
+    $\log(\operatorname{softmax}(x))$ is not. Through log-softmax the gradient fuses to
+    $\partial L/\partial x = (p - \text{onehot}(y)) / N$: no division by $p$, each row sums to
+    zero. Below, the second sample's target logit is 803 below its best one.
+    """),
+    code(r"""
+    logits = np.array([[2.0, -1.0, 0.5], [0.0, -800.0, 3.0]])
+    targets = np.array([0, 1])
+    ce = nc.CrossEntropyLoss()
+    loss = ce(logits, targets)
+    dlogits = ce.backward(1.0)
+    with np.errstate(all="ignore"):
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        as_log_of_softmax = -np.log(p[np.arange(2), targets]).mean()
+        dp = np.zeros_like(p)
+        dp[np.arange(2), targets] = -1.0 / (2 * p[np.arange(2), targets])   # dL/dp = -1 / (N p)
+        unfused = p * (dp - (dp * p).sum(1, keepdims=True))                # then the softmax Jacobian
+    print("loss:", loss, "  as log(softmax(x)):", as_log_of_softmax)
+    print("fused dlogits:\n", dlogits, "\nrow sums:", dlogits.sum(1))
+    print("through 1/p and the Jacobian:\n", unfused)
+    """),
+    md(r"""
+    ### 9.3 Attention: the scale, the mask, three shares of dx
+
+    With unit-variance queries and keys, a score $q \cdot k$ over $D$ channels has standard
+    deviation $\sqrt{D}$; dividing by $\sqrt{D}$ (the *head* dimension) brings it back to 1.
+    Without it, the softmax rows grow peaked as $D$ grows: the mean largest weight over 16 keys
+    is measured below.
+    """),
+    code(r"""
+    for D in (4, 16, 64, 256):
+        q, k = rng.standard_normal((2, 500, 16, D))               # 500 queries, 16 keys each
+        scores = np.einsum("nd,njd->nj", q[:, 0], k)              # (500, 16)
+        top = {s: nc.Softmax()(scores / s).max(-1).mean() for s in (1.0, np.sqrt(D))}
+        print(f"D={D:>3}: std of q.k {scores.std():5.1f}   mean top weight: "
+              f"unscaled {top[1.0]:.2f}, / sqrt(D) {top[np.sqrt(D)]:.2f}")
+    """),
+    md(r"""
+    The causal mask is added to the scores as $-\infty$ *before* the softmax, so each row
+    renormalises over the keys it may see. Zeroing the weights *after* the softmax leaves rows
+    that no longer sum to 1. And since $x$ feeds the query, key and value projections, its
+    gradient is the sum of three shares; the gradient check of normcore's
+    `MultiheadSelfAttention` (causal, two heads) proves all of them and every weight's:
+    """),
+    code(r"""
+    S = rng.standard_normal((4, 4))
+    future = np.triu(np.ones((4, 4), dtype=bool), k=1)
+    before = nc.Softmax()(np.where(future, -np.inf, S))
+    after = np.where(future, 0.0, nc.Softmax()(S))
+    print("row sums, mask before the softmax:", before.sum(-1))
+    print("row sums, mask after the softmax: ", after.sum(-1))
+
+    attention = nc.MultiheadSelfAttention(8, 2, causal=True, rng=0)
+    print(nc.gradcheck(attention, rng.standard_normal((2, 5, 8))))
+    """),
+    md(r"""
+    ### 9.4 The residual block: the identity path carries dy
+
+    Pre-Norm: $y = x + F(\mathrm{LN}(x))$, so $\bar{x} = dy + \mathrm{LN}^\top F^\top dy$: the
+    upstream gradient arrives through the identity path unchanged, plus the branch's share.
+    Post-Norm: $y = \mathrm{LN}(x + F(x))$, so the gradient first goes through the norm's
+    backward, $dz = \mathrm{LN}^\top dy$, and then $\bar{x} = dz + F^\top dz$. Dropping the
+    identity share removes exactly $dy$ (Pre) or $dz$ (Post). With normcore's
+    `TransformerBlock` (attention and feed-forward sub-layers, both checked):
+    """),
+    code(r"""
+    for position in ("pre", "post"):
+        block = nc.TransformerBlock(8, 2, d_ff=16, position=position, rng=1)
+        xb = rng.standard_normal((2, 4, 8))
+        dyb = rng.standard_normal(xb.shape)                       # a random upstream gradient
+        report = nc.gradcheck(block, xb, dy=dyb)
+        worst = max(report.checks, key=lambda c: c.rel_error)
+        print(f"{position:>4}-Norm block: {len(report.checks)} gradients, all pass: {report.passed}; "
+              f"largest relative error {worst.rel_error:.1e} ({worst.name})")
+    """),
+    md(r"""
+    Practise each at the terminal: `normcore practice list` shows the path from easy to hard,
+    `normcore practice new attention` writes a skeleton, and `normcore practice check` names
+    the mistake your numbers match.
     """),
     md(r"""
     ## Where next
