@@ -13,7 +13,8 @@ import pytest
 
 from normcore.cli import main
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
-from normcore.practice.grader import apply_variant, format_report, mutant_class, solution_source
+from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
+                                      solution_source)
 
 HERE = Path(__file__).parent
 BUGS = sorted((HERE / "practice_bugs").glob("*.py"))
@@ -126,6 +127,20 @@ def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     report = grade_file(path)
     assert not report.passed and report.diagnosis_ids == []
     assert "No catalogued mistake produces your numbers" in format_report(report)
+
+
+@pytest.mark.parametrize("class_name, name", [
+    ("LogSoftmax", "log_softmax"), ("Softmax", "softmax"), ("MyLogSoftmax", "log_softmax"),
+    ("CrossEntropyLoss", "cross_entropy"), ("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"),
+])
+def test_a_class_is_graded_as_the_exercise_with_the_longest_name_it_contains(class_name, name):
+    """LogSoftmax contains "softmax" too: the longer "logsoftmax" wins."""
+    assert exercise_for(type(class_name, (), {})).name == name
+
+
+def test_a_log_softmax_file_is_graded_as_log_softmax_not_softmax():
+    assert grade_file(SOLUTIONS / "log_softmax.py").exercise.name == "log_softmax"
+    assert grade_file(SOLUTIONS / "softmax.py").exercise.name == "softmax"
 
 
 # --- files that cannot be graded --------------------------------------------------------------
@@ -266,8 +281,10 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
+    ("log_softmax", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))",
+     "self.logp = z - np.log(np.exp(z).mean(axis=a, keepdims=True))"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved"])
+        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))

@@ -499,6 +499,8 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
+                   "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +515,8 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
+                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
