@@ -450,3 +450,17 @@ def test_classic_backward_mistakes_are_named_in_every_style(mistake):
     assert generated and by_hand, mistake
     for path in generated + by_hand:
         assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
+    """The mutants' and the reference's runs are computed once per exercise and process; a
+    second grading of a file, after other files, gives the same checks and diagnoses."""
+    from normcore.practice.grader import _Mutants
+    exercise = EXERCISES["layernorm"]
+    assert _Mutants.of(exercise) is _Mutants.of(exercise)
+    path = next(p for p in GENERATED if p.name.startswith("backward-no-mean-term@layernorm"))
+    first = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    for other in HAND_WRITTEN:
+        grade_file(other)
+    again = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    assert first == again
