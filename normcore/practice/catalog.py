@@ -51,6 +51,10 @@ CE_LOGP = "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))"
 CE_LOSS = "loss = -logp[rows, self.targets].mean()"
 CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
 
+# --- log_softmax ---
+LSM_LOGP = "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))"
+LSM_DX = "dx = dy - p * dy.sum(axis=a, keepdims=True)"
+
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
 
@@ -491,7 +495,8 @@ CATALOG = [
         "are the last axis's (or the first axis's), not those of the axis asked for",
         "Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
         "self.axis, with keepdims=True so they broadcast back.",
-        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
+        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)],
+         "log_softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
     ),
     Mistake(
         "ce-summed-not-averaged",
@@ -538,6 +543,44 @@ CATALOG = [
         "d logp_y / d x_j = [y == j] - p_j.",
         {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
     ),
+    # --- log_softmax ---
+    Mistake(
+        "lsm-log-of-softmax",
+        "log-softmax as log(softmax(x)), which underflows",
+        "right for ordinary logits, -inf for a logit far below the others: its probability "
+        "exp(-800) underflows to 0 and log(0) = -inf, where the true log-probability is about "
+        "-800",
+        "Never form the probabilities first: logp = z - log(sum(exp(z))) with z = x - max(x) "
+        "takes the log of a sum that is at least 1, so it is finite however small p is.",
+        {"log_softmax": [
+            ((LSM_LOGP, "self.logp = np.log(np.exp(z) / np.exp(z).sum(axis=a, keepdims=True))"),),
+        ]},
+    ),
+    Mistake(
+        "lsm-diagonal-backward",
+        "log-softmax backward with the diagonal of the Jacobian only",
+        "the forward is right, dx is not: dx = dy - p * dy (= dy * (1 - p)), as if logp_i "
+        "depended on x_i alone; the correct dx = dy - p * sum(dy) sums to zero along the "
+        "axis, this one does not",
+        "logp_i = x_i - log(sum_j exp(x_j)) depends on every x_j through the log of the sum: "
+        "d logp_i / d x_j = [i == j] - p_j. Sum that against dy over i.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = dy - p * dy"),),
+        ]},
+    ),
+    Mistake(
+        "lsm-softmax-backward",
+        "log-softmax backward written with softmax's formula",
+        "the forward is right, dx is not: it is softmax's backward y * (dy - sum(dy * y)) "
+        "with the log-probabilities in place of y (or with y = exp(logp)), which is the "
+        "gradient of a different function",
+        "LogSoftmax is not Softmax: differentiate logp = z - log(sum(exp(z))) itself; its "
+        "Jacobian is I - 1 p^T, which gives dx = dy - p * sum(dy) along the axis.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))"),),
+            ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
+        ]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -578,6 +621,8 @@ TAUGHT_IN.update({m: SOLUTION.format("softmax") for m in (
     "softmax-no-max-shift", "softmax-diagonal-jacobian", "softmax-wrong-axis")})
 TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
     "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
+TAUGHT_IN.update({m: SOLUTION.format("log_softmax") for m in (
+    "lsm-log-of-softmax", "lsm-diagonal-backward", "lsm-softmax-backward")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

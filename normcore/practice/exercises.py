@@ -1,4 +1,4 @@
-"""The seven exercises and the checks (probes) the grader runs on each.
+"""The exercises and the checks (probes) the grader runs on each.
 
 A probe builds a layer with ``make(*args, **kwargs)`` (a ``Driver`` around the user's class,
 normcore's layer, or a catalogued mutant), feeds it inputs drawn from its own seeded
@@ -336,8 +336,37 @@ CROSS_ENTROPY = Exercise(
     (), (4, 3), difficulty=2, minutes=20, example_extra=(np.array([0, 2, 1, 0]),),
 )
 
+
+# --- LogSoftmax -------------------------------------------------------------------------------
+def _lowered(index, by):
+    """An edit that lowers x[index] by ``by``: a confidently wrong entry, whose probability
+    exp(-by) underflows to 0 in float64 when by is 800."""
+    def edit(x):
+        x[index] -= by
+    return edit
+
+
+LOG_SOFTMAX = Exercise(
+    "log_softmax", "LogSoftmax", nn.LogSoftmax,
+    "LogSoftmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    (
+        norm_probe("(4, 6), axis=-1", (-1,), None, (4, 6), ()),
+        norm_probe("(6,), rank 1", (-1,), None, (6,), ()),
+        norm_probe("(2, 3, 5), axis=1", (1,), None, (2, 3, 5), ()),
+        norm_probe("(3, 4, 2), axis=0", (0,), None, (3, 4, 2), ()),
+        norm_probe("(2, 5, 3), axis=-2", (-2,), None, (2, 5, 3), ()),
+        norm_probe("(4, 6) float32", (-1,), None, (4, 6), (), dtype=np.float32),
+        norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
+        norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
+                   scale=3.0, shift=100.0),
+        norm_probe("confidently wrong (3, 5), one logit - 800", (-1,), None, (3, 5), (),
+                   edit=_lowered((0, 2), 800.0)),
+    ),
+    (-1,), (4, 6), difficulty=1, minutes=15,
+)
+
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 CROSS_ENTROPY)}
+                                 CROSS_ENTROPY, LOG_SOFTMAX)}
 
 
 def path():

@@ -282,6 +282,9 @@ class Report:
         return sorted({d for c in self.checks for d in c.diagnoses})
 
 
+_SHARED = {}  # (exercise, reference answer, catalog entries) -> _Mutants, see _Mutants.of
+
+
 class _Mutants:
     """Every catalogued mutant of an exercise (and every pair of them), built once, run lazily.
 
@@ -294,7 +297,24 @@ class _Mutants:
         self.source = solution_source(exercise.name)
         self.singles = [((m.id, k),) for m in mistakes_for(exercise.name)
                         for k in range(len(m.variants[exercise.name]))]
-        self._classes, self._runs = {}, {}
+        self._classes, self._runs, self._reference = {}, {}, {}
+
+    @classmethod
+    def of(cls, exercise):
+        """The exercise's mutants, shared by every grade() in this process: their runs (and the
+        reference's) depend only on the probe, whose inputs are seeded, so a class of 30 files
+        runs each mutant once. A new reference answer or catalog entry starts afresh."""
+        key = (exercise.name, id(exercise), solution_source(exercise.name),
+               repr([(m.id, m.variants[exercise.name]) for m in mistakes_for(exercise.name)]))
+        if key not in _SHARED:
+            _SHARED[key] = cls(exercise)
+        return _SHARED[key]
+
+    def reference(self, probe):
+        """The probe's run on normcore's own layer."""
+        if probe.label not in self._reference:
+            self._reference[probe.label] = run_probe(probe, maker(self.exercise.reference))
+        return self._reference[probe.label]
 
     def pairs(self):
         for i, a in enumerate(self.singles):
@@ -369,12 +389,12 @@ def _raised_in(exc, path, method):
 
 def grade(cls, exercise, path=None):
     """Grade a class as an exercise; returns a Report."""
-    make_user, make_ref = maker(cls), maker(exercise.reference)
-    mutants = _Mutants(exercise)
+    make_user = maker(cls)
+    mutants = _Mutants.of(exercise)
     todo = _not_implemented(cls, exercise, path)
     checks = []
     for probe in exercise.probes:
-        ref = run_probe(probe, make_ref)
+        ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
         user = run_probe(probe, make_user)
@@ -499,6 +519,8 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
+                   "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +535,8 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
+                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
