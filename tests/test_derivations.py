@@ -222,3 +222,60 @@ def test_tour_runs_and_fits_in_80_columns():
     root = Path(__file__).resolve().parents[1]
     for path in list((root / "notebooks").glob("*.ipynb")) + list((root / "figures").glob("*.png")):
         assert path.name in text  # the tour points at every notebook and figure of the clone
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_explain_graph_writes_a_png_whose_nodes_are_the_tapes(kind, tmp_path):
+    from PIL import Image
+
+    path = tmp_path / f"{kind}.png"
+    status, text = _run(["explain", kind, "--shape", "4x3", "--graph", str(path)])
+    first, *rest = text.splitlines()
+    assert status == 0 and first == f"wrote {path}" and max(len(line) for line in rest) <= 80
+    tape = step_through(kind, shape=(4, 3)).tape
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.size[0] > 600
+        description = image.text["Description"]
+    nodes, edges = description.removeprefix("nodes: ").split("; edges: ")
+    assert nodes.split(", ") == [n.name for n in tape]
+    assert edges.split(", ") == [f"{e.source.name}->{n.name}" for n in tape for e in n.edges]
+    assert _run(["explain", kind, "--graph", str(tmp_path / "missing" / "g.png")])[0] == 2
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "batchnorm"])
+def test_graph_colours_the_three_routes_from_x_to_x_hat(kind):
+    from matplotlib.text import Annotation
+
+    from normcore.derivations.graph import ROUTE_STYLES
+
+    st = step_through(kind, shape=(4, 3))
+    graph = st.graph()
+    assert list(graph.routes.values()) == [
+        [("x", "xc"), ("xc", "x_hat")],
+        [("x", "mean"), ("mean", "xc")],
+        [("xc", "xc2"), ("xc2", "var"), ("var", "var_eps"), ("var_eps", "rstd"), ("rstd", "x_hat")]]
+    assert [label.split(":")[0] for label in graph.routes] == [
+        "direct", "through the mean", "through the variance"]
+    # each route its own colour and its own line style: readable without colour vision
+    assert len({c for c, _ in ROUTE_STYLES}) == len({s for _, s in ROUTE_STYLES}) == 3
+    fig = graph.figure()
+    ax = fig.axes[0]
+    arrows = [t for t in ax.texts if isinstance(t, Annotation)]
+    boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
+    assert sorted(t.get_text().split("\n")[0] for t in boxes) == sorted(n.name for n in st.tape)
+    assert len(arrows) == len(graph.edges)
+    styles = {(a.arrow_patch.get_edgecolor(), a.arrow_patch.get_linestyle()) for a in arrows}
+    assert len(styles) == 4  # three routes and the grey of the parameters and later steps
+    # the direct route and the variance route are the shares the backward adds up at xc and x
+    assert np.allclose(st.tape["x_hat"].share("xc") + st.tape["xc2"].share("xc"), st.tape["xc"].grad)
+    assert np.allclose(st.tape["xc"].share("x") + st.tape["mean"].share("x"), st.tape["x"].grad)
+
+
+def test_rmsnorm_graph_has_two_routes_and_softmax_no_parameters():
+    rms = step_through("rmsnorm", shape=(3, 4)).graph()
+    assert [label.split(":")[0] for label in rms.routes] == ["direct", "through the mean square"]
+    assert rms.positions["x2"][1] == -1 and rms.positions["gamma"][1] == 1
+    soft = step_through("softmax", shape=(3, 4)).graph()
+    assert soft.target == "p" and [label.split(":")[0] for label in soft.routes] == [
+        "direct", "through the max", "through the sum"]
+    assert all(soft.route_of(edge) for edge in soft.edges)
