@@ -26,7 +26,7 @@ ROUTE_STYLES = [("#0072B2", "-"), ("#E69F00", "--"), ("#009E73", "-.")]  # direc
 OTHER_STYLE = ("#666666", "-")  # parameters and the steps after the target
 
 
-@dataclass
+@dataclass(repr=False)
 class Graph:
     """The layout of a tape's graph: which node sits where and which route each edge is on."""
 
@@ -37,6 +37,9 @@ class Graph:
     positions: dict  # node name -> (column, row); row 0 is the direct route, +1 above, -1 below
     routes: dict = field(default_factory=dict)  # route label -> its edges, direct route first
     target: str = ""
+
+    def __repr__(self):
+        return f"<Graph {self.title.split(':')[0]}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
     def route_of(self, edge):
         """The label of the route an edge is on, or None for a parameter's edge or a later step."""
