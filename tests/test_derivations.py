@@ -279,3 +279,40 @@ def test_rmsnorm_graph_has_two_routes_and_softmax_no_parameters():
     assert soft.target == "p" and [label.split(":")[0] for label in soft.routes] == [
         "direct", "through the max", "through the sum"]
     assert all(soft.route_of(edge) for edge in soft.edges)
+
+
+def _norm_jacobian(v_hat, r):
+    """d v_hat / d v of one standardised vector, as the notebooks write it for both norms."""
+    n = v_hat.size
+    return r / n * (n * np.eye(n) - 1 - np.outer(v_hat, v_hat))
+
+
+def test_batchnorm_jacobian_is_layernorms_over_the_batch_axis():
+    rng = np.random.default_rng(5)
+    x = rng.normal(3.0, 2.0, size=(5, 3))
+    st = step_through("batchnorm", x, seed=5)
+    x_hat, r, g = st.tape["x_hat"].value, st.tape["rstd"].value, st.tape["x_hat"].grad
+    bn, h = nc.BatchNorm1d(3, affine=False), 1e-6
+    numerical = np.zeros((5, 3, 5, 3))
+    for j, d in np.ndindex(5, 3):
+        step = np.zeros_like(x)
+        step[j, d] = h
+        numerical[:, :, j, d] = (bn(x + step) - bn(x - step)) / (2 * h)
+    for c in range(3):
+        J = _norm_jacobian(x_hat[:, c], r[0, c])
+        assert np.abs(J - numerical[:, c, :, c]).max() < 1e-6
+        assert np.allclose(J @ g[:, c], st.tape["x"].grad[:, c], atol=1e-12)
+        for d in set(range(3)) - {c}:
+            assert np.abs(numerical[:, c, :, d]).max() < 1e-9  # no coupling between channels
+    assert np.allclose(nc.LayerNorm(5, elementwise_affine=False)(x.T), x_hat.T)
+
+
+def test_layernorm_jacobian_null_directions_and_scale():
+    st = step_through("layernorm", shape=(3, 4), seed=0)
+    x_hat, r = st.tape["x_hat"].value[0], st.tape["rstd"].value[0, 0]
+    var = st.tape["var"].value[0, 0]
+    J = _norm_jacobian(x_hat, r)
+    assert np.abs(J @ np.ones(4)).max() < 1e-12  # a shift: exactly nothing
+    assert np.allclose(J @ x_hat, r * x_hat * st.eps / (var + st.eps))  # a rescaling: ~eps
+    eig = np.linalg.eigvalsh(J)
+    assert np.abs(eig[:2]).max() < 1e-4 and np.allclose(eig[2:], r)
