@@ -90,6 +90,8 @@ def computation_graph(st):
                 if b not in previous:
                     previous[b] = a
                     step.append(b)
+        if not step:
+            raise ValueError(f"no path from {source.name} to {target} on the tape")
         frontier = step
     direct, name = [], target
     while name is not None:
