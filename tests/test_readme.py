@@ -25,3 +25,14 @@ def test_the_ten_line_example_runs():
     namespace = {}
     exec(compile(code, "README example", "exec"), namespace)
     np.testing.assert_allclose(namespace["dx"].sum(axis=-1), 0, atol=1e-12)
+
+
+def test_readme_says_how_to_open_the_notebooks():
+    import configparser
+
+    extras = configparser.ConfigParser()
+    extras.read(ROOT / "setup.cfg")
+    jupyter = extras["options.extras_require"]["notebooks"].split()
+    assert any(req.startswith("notebook>=") for req in jupyter)
+    command = [block for block in bash_blocks() if ".[notebooks]" in block]
+    assert len(command) == 1 and "jupyter notebook notebooks/" in command[0]

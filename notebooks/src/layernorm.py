@@ -1,6 +1,6 @@
 """Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -55,6 +55,15 @@ CELLS = [
     print("per-token means:", y.mean(axis=-1).round(6))
     print("per-token variances:", y.var(axis=-1).round(4))
     print("token (1, 3) normalised alone gives the same:", np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
+    """),
+    question(r"""
+    Ben's scores are Ana's minus 30 in every subject, and LayerNorm gives the two the same row.
+    Which changes to Ana's row would LayerNorm also forget, and which would it keep?
+    """, r"""
+    It forgets adding one number to the whole row (the mean is subtracted) and multiplying the
+    whole row by a positive number (the spread is divided out, up to $\epsilon$). A negative
+    factor flips the sign of every output. Anything else changes the row's pattern and shows in
+    the output: raising only the maths score, or stretching the gap between two subjects.
     """),
     md(r"""
     ## 2. The formulas
@@ -130,6 +139,18 @@ CELLS = [
     print(st.text(parts=("checks",)))
     """),
     md(r"""
+    **The tape as a picture.** `st.graph()` draws this tape's nodes and edges
+    (`normcore explain layernorm --graph FILE.png` writes the same picture to a file). Each box
+    shows a node's formula and shape: the statistics hold one value per row, shape $(3, 1)$.
+    The routes from $x$ to $\hat{x}$ have a colour and a line style each: straight through the
+    centring (solid), through the mean (dashed), and through the variance (dash-dot), which
+    leaves from $x_c$. The backward adds up what comes back along each; section 5 shows the
+    three shares.
+    """),
+    code(r"""
+    st.graph()
+    """),
+    md(r"""
     ## 5. The compact formula, and why it equals the staged one
 
     With $g = \bar{\hat{x}} = dy\,\gamma$ and means over the row, the three paths from $x$ are
@@ -156,6 +177,16 @@ CELLS = [
     layer.zero_grad(); layer.forward(x)
     print("staged - LayerNorm.backward:", np.abs(direct + through_var + through_mean - layer.backward(dy)).max())
     """),
+    question(r"""
+    Suppose the mean were not computed from $x$ but given (a constant, like BatchNorm's running
+    mean in evaluation). Which route of the picture disappears, which term of the compact
+    formula goes with it, and which property of $\bar{x}$ is lost?
+    """, r"""
+    The route through the mean ($x \to \mu \to x_c$) disappears, and with it the term
+    $-r\operatorname{mean}(g)$. Then $\bar{x}$ no longer sums to zero over the row in general:
+    the output is no longer blind to a shift of $x$, because the given mean does not move with
+    it.
+    """),
     md(r"""
     **The Jacobian.** For one row, $\partial \hat{x}_i / \partial x_j = \frac{r}{D}\left(D\,\delta_{ij} - 1 - \hat{x}_i \hat{x}_j\right)$:
     a symmetric matrix, so $\bar{x} = J g$. Its null space explains the properties of the
@@ -168,6 +199,15 @@ CELLS = [
     print("J g == the tape's dL/dx:", np.allclose(J @ g[row], t["x"].grad[row]))
     print("eigenvalues of J:", np.linalg.eigvalsh(J))
     print("sum of dL/dx per row:", t["x"].grad.sum(axis=-1))
+    """),
+    question(r"""
+    Two eigenvalues of $J$ are (about) zero and the others all equal $r$. Which directions are
+    the first two, and what does $r$ mean for the directions left?
+    """, r"""
+    $\mathbf{1}$ (a shift of the row: $J\mathbf{1} = 0$ exactly) and $\hat{x}$ (a rescaling:
+    $J\hat{x} = r\,\hat{x}\,\epsilon/(\sigma^2 + \epsilon)$, tiny but not zero). In every
+    direction orthogonal to both, $J$ just multiplies by $r = 1/\sqrt{\sigma^2 + \epsilon}$: a
+    row with a small spread passes on a large gradient.
     """),
     md(r"""
     ## 6. The gradient check

@@ -1,6 +1,6 @@
 """Source of notebooks/rmsnorm.ipynb (build with: python notebooks/build.py rmsnorm)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -44,6 +44,15 @@ CELLS = [
     for name, a, b in zip(students, rms(scores), ln(scores)):
         print(f"{name:<5} {a}    {b}")
     print("\nmean square of each RMSNorm row:", (rms(scores) ** 2).mean(axis=1))
+    """),
+    question(r"""
+    Ana's row (90 80 70) and Ben's (60 50 40) have the same spread. Why does Ben's RMSNorm row
+    keep more of its slope than Ana's?
+    """, r"""
+    RMSNorm divides by $\sqrt{\operatorname{mean}(x^2)} = \sqrt{\mu^2 + \sigma^2}$, which
+    includes the row's mean. Both rows have $\sigma^2 = 200/3$, but Ben's mean (50) is smaller
+    than Ana's (80), so his divisor is smaller (about 50.7 against 80.4) and his 10-point steps
+    between subjects shrink less (to about 0.20 against 0.12).
     """),
     md(r"""
     On centred data the two agree: RMSNorm of $x - \operatorname{mean}(x)$ is LayerNorm of $x$
@@ -105,6 +114,15 @@ CELLS = [
     print(st.text(parts=("checks",)))
     """),
     md(r"""
+    **The tape as a picture.** `st.graph()` draws this tape's nodes and edges
+    (`normcore explain rmsnorm --graph FILE.png` writes the same picture to a file). Two routes
+    lead from $x$ to $\hat{x}$ here: straight (solid) and through the mean square (dash-dot).
+    The route through the mean of LayerNorm's picture is missing, and so is $\beta$.
+    """),
+    code(r"""
+    st.graph()
+    """),
+    md(r"""
     ## 5. The compact formula, and why it equals the staged one
 
     With $g = \bar{\hat{x}} = dy\,\gamma$, two paths reach $x$:
@@ -131,6 +149,15 @@ CELLS = [
     print("staged - RMSNorm.backward:", np.abs(direct + through_ms - dx).max())
     print("row sums of dx (not zero):", dx.sum(-1))
     print("dx . x_hat per row (zero): ", (dx * x_hat).sum(-1))
+    """),
+    question(r"""
+    LayerNorm's $\bar{x}$ sums to zero over each row, RMSNorm's does not. Which route of
+    LayerNorm's picture is responsible, and which term of its compact formula?
+    """, r"""
+    The route through the mean ($x \to \mu \to x_c$), which brings back
+    $-r\operatorname{mean}(g)$: it removes the row mean of $r\,g$, so LayerNorm's $\bar{x}$
+    sums to zero. RMSNorm subtracts no mean, has no such route, and its $\bar{x}$ keeps
+    whatever row sum $r\,(g - \hat{x}\operatorname{mean}(g\hat{x}))$ has.
     """),
     md(r"""
     ## 6. The gradient check
