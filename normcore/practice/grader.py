@@ -499,6 +499,9 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
+                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                 "above the diagonal before it when causal; y = merge(attn v) @ wo.",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +516,9 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
+                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
