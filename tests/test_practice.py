@@ -266,8 +266,9 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
+    ("attention", "dv = attn.swapaxes(-1, -2) @ dout", "dv = attn @ dout"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved"])
+        "bn-momentum-0.2", "dropout-p-halved", "attn-dv-untransposed"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -356,3 +357,23 @@ def test_classic_backward_mistakes_are_named_in_every_style():
         assert len(styles[mistake]) >= 2, mistake
         for path in styles[mistake]:
             assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_attention_reference_is_normcore_layer_with_transposed_weights():
+    """The attention exercise's reference is normcore's MultiheadSelfAttention (bias=False):
+    wq is q.weight transposed, and the weight gradients are the layer's, transposed."""
+    from normcore import nn
+    from normcore.practice.references import MultiheadSelfAttention
+    rng = np.random.default_rng(3)
+    ref, layer = MultiheadSelfAttention(6, 3, causal=True), nn.MultiheadSelfAttention(6, 3, causal=True,
+                                                                                      bias=False)
+    for name in "qkvo":
+        w = rng.standard_normal((6, 6))
+        getattr(ref, "w" + name).data = w
+        getattr(layer, name).weight.data = w.T.copy()
+    x, dy = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
+    np.testing.assert_allclose(ref.forward(x), layer.forward(x), rtol=1e-12)
+    np.testing.assert_allclose(ref.backward(dy), layer.backward(dy), rtol=1e-12)
+    for name in "qkvo":
+        np.testing.assert_allclose(getattr(ref, "w" + name).grad, getattr(layer, name).weight.grad.T,
+                                   rtol=1e-12)

@@ -580,9 +580,9 @@ CATALOG = [
         "attn-no-scale",
         "attention scores not divided by sqrt(D)",
         "right for one channel per head (D = 1), wrong otherwise: the softmax is too peaked "
-        "because the scores are sqrt(D) times too large; or the forward is right and dx, dwq "
-        "and dwk are sqrt(D) times too large on the q and k paths (the backward forgot the "
-        "scale)",
+        "because the scores are sqrt(D) times too large; or the forward is right and the "
+        "backward forgot the scale: dwq, dwk and the q and k shares of dx are sqrt(D) times "
+        "too large",
         "scores = q k^T / sqrt(D), D = C / H the head's width: q . k sums D products, so "
         "without the scale its spread grows with D. The same 1 / sqrt(D) multiplies dq and dk.",
         {"attention": [
