@@ -365,8 +365,8 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     from normcore import nn
     from normcore.practice.references import MultiheadSelfAttention
     rng = np.random.default_rng(3)
-    ref, layer = MultiheadSelfAttention(6, 3, causal=True), nn.MultiheadSelfAttention(6, 3, causal=True,
-                                                                                      bias=False)
+    ref = MultiheadSelfAttention(6, 3, causal=True)
+    layer = nn.MultiheadSelfAttention(6, 3, causal=True, bias=False)
     for name in "qkvo":
         w = rng.standard_normal((6, 6))
         getattr(ref, "w" + name).data = w
@@ -375,5 +375,5 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     np.testing.assert_allclose(ref.forward(x), layer.forward(x), rtol=1e-12)
     np.testing.assert_allclose(ref.backward(dy), layer.backward(dy), rtol=1e-12)
     for name in "qkvo":
-        np.testing.assert_allclose(getattr(ref, "w" + name).grad, getattr(layer, name).weight.grad.T,
-                                   rtol=1e-12)
+        np.testing.assert_allclose(getattr(ref, "w" + name).grad,
+                                   getattr(layer, name).weight.grad.T, rtol=1e-12)

@@ -52,7 +52,7 @@ CE_LOSS = "loss = -logp[rows, self.targets].mean()"
 CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
 
 # --- attention ---
-ATT_SPLIT = "t.reshape(B, T, self.n_heads, C // self.n_heads).transpose(0, 2, 1, 3)"
+ATT_SPLIT = "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)"
 ATT_MERGE = "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)"
 ATT_SCORES = "scores = q @ k.swapaxes(-1, -2) / D ** 0.5"
 ATT_MASK = "scores = np.where(future, -np.inf, scores)"
@@ -611,7 +611,7 @@ CATALOG = [
         "Split the channel axis where it is: reshape (B, T, C) to (B, T, H, D), then swap the "
         "T and H axes to (B, H, T, D); to merge, swap back first, then reshape to (B, T, C).",
         {"attention": [
-            ((ATT_SPLIT, "t.reshape(B, self.n_heads, T, C // self.n_heads)"),
+            ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"),
              (ATT_MERGE, "t.reshape(B, T, H * D)")),
             ((ATT_MERGE, "t.reshape(B, T, H * D)"),),
         ]},
@@ -630,7 +630,7 @@ CATALOG = [
         "attn-softmax-over-queries",
         "attention softmax over the queries instead of the keys",
         "the columns of the attention matrix sum to 1 instead of its rows: each key's "
-        "weights are normalised over the queries, so an output is no weighted average of "
+        "weights are normalised over the queries, so an output is not a weighted average of "
         "the values (for one position the two agree)",
         "In scores[..., i, j] row i is query i and column j is key j; each query's weights "
         "over the keys sum to 1: softmax (and its backward's sum) over the last axis.",

@@ -14,11 +14,12 @@ shape (B, T, C), C = d_model, H = n_heads, D = C / H channels per head; the weig
 
     q, k, v = x @ wq, x @ wk, x @ wv                         (B, T, C)
     split_heads: (B, T, C) -> (B, T, H, D) -> (B, H, T, D)   head h owns channels h*D .. h*D + D - 1
-    scores  = q @ k^T / sqrt(D)                              (B, H, T, T)  [.., i, j]: query i, key j
+    scores  = q @ k^T / sqrt(D)                              (B, H, T, T)  [.., i, j]: query i,
+                                                                           key j
     causal: scores[.., i, j] = -inf where j > i              BEFORE the softmax
     attn    = softmax(scores) over the keys (the last axis)  each row sums to 1
     out     = attn @ v                                       (B, H, T, D)
-    y       = merge_heads(out) @ wo                          (B, T, C), merge_heads undoes split_heads
+    y       = merge_heads(out) @ wo                          (B, T, C)  merge_heads: the inverse
 
     dx, dwq, dwk, dwv, dwo = ?     derive them, node by node, from dy (B, T, C)
 

@@ -24,15 +24,22 @@ class MultiheadSelfAttention:
 
         q, k, v = x @ wq, x @ wk, x @ wv                         (B, T, C)    no biases
         q, k, v = split_heads(q), split_heads(k), split_heads(v) (B, H, T, D)
-        scores  = q @ k^T / sqrt(D)                              (B, H, T, T) [.., i, j]: query i, key j
+        scores  = q @ k^T / sqrt(D)                              (B, H, T, T) [.., i, j]: query i,
+                                                                              key j
         scores  = -inf where j > i (causal only)                 masked BEFORE the softmax
         attn    = softmax(scores) over the keys (the last axis)  (B, H, T, T) each row sums to 1
         out     = attn @ v                                       (B, H, T, D)
         y       = merge_heads(out) @ wo                          (B, T, C)
 
-    split_heads reshapes (B, T, C) to (B, T, H, D) (head h owns channels h*D .. h*D + D - 1)
-    and swaps the T and H axes to (B, H, T, D); merge_heads is its inverse. The scale is
-    1 / sqrt(D), the head's own width: q . k sums D products, so its variance grows with D.
+    split_heads reshapes (B, T, C) to (B, T, H, D) (head h owns channels h*D .. h*D + D - 1
+    of every position) and swaps the T and H axes to (B, H, T, D); merge_heads swaps back,
+    then reshapes. A bare reshape of (B, T, C) to (B, H, T, D) reads the memory in the wrong
+    order: "head" 0 would get the first T*D numbers, whole positions' worth of channels.
+
+    The scale is 1 / sqrt(D), the head's own width, not 1 / sqrt(C): a score q . k sums the D
+    products of one head, so for unit-variance entries its variance is D, and dividing by
+    sqrt(D) brings it back to 1 whatever the number of heads (sqrt(C) would flatten the
+    softmax by sqrt(H) more). The same constant multiplies dq and dk in the backward.
 
     Backward, node by node, read bottom to top (dname = dL/dname, the shape of name; for
     y = a @ w the rule is da = dy @ w^T and dw = a^T @ dy summed over every row)::
@@ -40,9 +47,9 @@ class MultiheadSelfAttention:
         dwo     += merge_heads(out)^T @ dy                       (C, C)  over the B*T rows
         dout     = split_heads(dy @ wo^T)                        (B, H, T, D)
         dattn    = dout @ v^T                                    (B, H, T, T) from out = attn @ v
-        dv       = attn^T @ dout                                 (B, H, T, D) every query i that
-                                                                  attends to key j sends it attn[i, j]
-        dscores  = attn * (dattn - sum_j(dattn * attn))          (B, H, T, T) the softmax's Jacobian
+        dv       = attn^T @ dout                                 (B, H, T, D) key j gets dout[i]
+                                                                  * attn[i, j] from each query i
+        dscores  = attn * (dattn - sum_j(dattn * attn))          (B, H, T, T) softmax Jacobian
         dq       = dscores @ k / sqrt(D)                         (B, H, T, D) from q @ k^T / sqrt(D)
         dk       = dscores^T @ q / sqrt(D)                       (B, H, T, D) (k sits transposed)
         dx       = merge_heads(dq) @ wq^T                        (B, T, C)    the query's share
@@ -50,12 +57,13 @@ class MultiheadSelfAttention:
                  + merge_heads(dv) @ wv^T                                     the value's share
         dwq     += x^T @ merge_heads(dq), likewise dwk, dwv      (C, C)
 
-    The softmax's Jacobian. Per row, attn_j = exp(s_j) / sum_l exp(s_l), so
-    d attn_i / d s_j = attn_i ([i == j] - attn_j): a full matrix diag(attn) - attn attn^T,
-    not its diagonal attn (1 - attn) alone. Applied to dattn without forming it:
-    dscores_j = sum_i dattn_i attn_i ([i == j] - attn_j) = attn_j (dattn_j - sum_i dattn_i attn_i).
+    The softmax's Jacobian. In one row (one query), with a = attn and s = scores over the keys,
+    a_l = exp(s_l) / sum_m exp(s_m), so d a_l / d s_j = a_l ([l == j] - a_j): a full matrix
+    diag(a) - a a^T, not its diagonal a (1 - a) alone. Applied to dattn without forming it:
+    dscores_j = sum_l dattn_l a_l ([l == j] - a_j) = a_j (dattn_j - sum_l dattn_l a_l).
     The max subtracted before exp (the forward's shift) is a constant per row: it changes no
-    number of attn and gets no gradient.
+    number of attn and gets no gradient, but without it exp overflows for scores above 88 in
+    float32 (709 in float64) and inf / inf is nan.
 
     The mask. The causal mask is a constant added to the scores (0 or -inf) *before* the
     softmax, so that the softmax normalises over the allowed keys only: attn is 0 at a masked
@@ -65,10 +73,11 @@ class MultiheadSelfAttention:
     -inf gives the future keys weight exp(0) / sum, i.e. the model still sees the future.
 
     Three shares. x is used three times (q, k and v are all projections of it), so dx is the
-    sum of three terms; dropping one leaves a gradient that is right in no probe. The axes
-    matter twice: the softmax runs over the keys (j, the last axis), so dscores' row sum is
-    taken over that axis too; and dk carries dscores transposed, since row i of the scores
-    belongs to query i and column j to key j.
+    sum of three terms; dropping one leaves dx wrong wherever that path carries gradient.
+
+    The axes matter twice: the softmax runs over the keys (j, the last axis), so dscores' row
+    sum is taken over that axis too; and dk carries dscores transposed, since row i of the
+    scores belongs to query i and column j to key j.
 
     Cache: x, q, k, v (split), attn and out (split). backward returns dx in dy's dtype and adds
     into ``.grad`` of wq, wk, wv, wo (the caller zeroes them).
@@ -84,8 +93,8 @@ class MultiheadSelfAttention:
             for _ in range(4))
 
     def split_heads(self, t):
-        B, T, C = t.shape
-        return t.reshape(B, T, self.n_heads, C // self.n_heads).transpose(0, 2, 1, 3)  # (B, H, T, D)
+        (B, T, C), H = t.shape, self.n_heads
+        return t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)              # (B, H, T, D)
 
     def merge_heads(self, t):
         B, H, T, D = t.shape
@@ -99,11 +108,11 @@ class MultiheadSelfAttention:
         k = self.split_heads(x @ wk)                                         # (B, H, T, D)
         v = self.split_heads(x @ wv)                                         # (B, H, T, D)
         scores = q @ k.swapaxes(-1, -2) / D ** 0.5                           # (B, H, T, T)
-        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal    # (T, T) key j > query i
+        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal    # (T, T) j > i
         scores = np.where(future, -np.inf, scores)                           # (B, H, T, T)
-        z = scores - scores.max(axis=-1, keepdims=True)                      # (B, H, T, T) row max 0
+        z = scores - scores.max(axis=-1, keepdims=True)                      # (B, H, T, T) max 0
         e = np.exp(z)                                                        # (B, H, T, T)
-        attn = e / e.sum(axis=-1, keepdims=True)                             # (B, H, T, T) rows sum to 1
+        attn = e / e.sum(axis=-1, keepdims=True)                             # (B, H, T, T) sum 1
         out = attn @ v                                                       # (B, H, T, D)
         self.cache = (x, q, k, v, attn, out)
         return (self.merge_heads(out) @ wo).astype(x.dtype)                  # (B, T, C)
@@ -113,7 +122,7 @@ class MultiheadSelfAttention:
         B, H, T, D = q.shape
         C = H * D
         wq, wk, wv, wo = (w.data.astype(dy.dtype) for w in (self.wq, self.wk, self.wv, self.wo))
-        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)     # (C, C)
+        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)  # (C, C)
         dout = self.split_heads(dy @ wo.T)                                   # (B, H, T, D)
         dattn = dout @ v.swapaxes(-1, -2)                                    # (B, H, T, T)
         dv = attn.swapaxes(-1, -2) @ dout                                    # (B, H, T, D)
