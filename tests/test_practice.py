@@ -266,9 +266,9 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
-    ("attention", "dv = attn.swapaxes(-1, -2) @ dout", "dv = attn @ dout"),
+    ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved", "attn-dv-untransposed"])
+        "bn-momentum-0.2", "dropout-p-halved", "attn-scores-over-d"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))

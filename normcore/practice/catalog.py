@@ -55,12 +55,14 @@ CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
 ATT_SPLIT = "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)"
 ATT_MERGE = "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)"
 ATT_SCORES = "scores = q @ k.swapaxes(-1, -2) / D ** 0.5"
+ATT_FUTURE = "future = np.triu(np.ones((T, T), dtype=bool), k=1)"
 ATT_MASK = "scores = np.where(future, -np.inf, scores)"
 ATT_SHIFT = "z = scores - scores.max(axis=-1, keepdims=True)"
 ATT_SOFTMAX = "attn = e / e.sum(axis=-1, keepdims=True)"
 ATT_DSCORES = "dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))"
 ATT_DQ = "dq = dscores @ k / D ** 0.5"
 ATT_DK = "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5"
+ATT_DV = "dv = attn.swapaxes(-1, -2) @ dout"
 ATT_DX = "dx = dx_q + dx_k + dx_v"
 ATT_DW = tuple(f"self.w{n}.grad += " for n in "qkvo")
 
@@ -639,6 +641,38 @@ CATALOG = [
                         (ATT_DSCORES, "dscores = attn * (dattn - (dattn * attn).sum(axis=-2, "
                                       "keepdims=True))"))]},
     ),
+    Mistake(
+        "attn-mask-flipped",
+        "causal mask flipped: the past masked instead of the future",
+        "non-causal attention is right, causal is not: each position attends to itself and "
+        "the later positions (the first sees every key, the last only itself), as with "
+        "tril(ones, -1) where triu(ones, 1) belongs",
+        "Query i may attend to keys j <= i: mask the entries with j > i, the ones *above* the "
+        "diagonal of scores[..., i, j] (np.triu(..., k=1)); check it on T = 3 by hand.",
+        {"attention": [((ATT_FUTURE, "future = np.tril(np.ones((T, T), dtype=bool), k=-1)"),)]},
+    ),
+    Mistake(
+        "attn-mask-covers-diagonal",
+        "causal mask that also hides each position from itself",
+        "non-causal attention is right, causal is nan: the diagonal is masked too (triu(ones) "
+        "with k=0), so the first position has no key left, its softmax is 0 / 0 = nan, and "
+        "the backward spreads the nan to every gradient",
+        "Position i may attend to itself: mask only j > i, strictly above the diagonal "
+        "(np.triu(..., k=1)), so every row keeps at least one key.",
+        {"attention": [((ATT_FUTURE, "future = np.triu(np.ones((T, T), dtype=bool), k=0)"),)]},
+    ),
+    Mistake(
+        "attn-backward-untransposed",
+        "attention backward: dk or dv without its transpose",
+        "the forward and dwq are right; dk (hence dwk and dx) or dv (hence dwv and dx) is "
+        "not: dk = dscores @ q / sqrt(D), written by symmetry with dq, or dv = attn @ dout, "
+        "where the scores' rows belong to queries and their columns to keys",
+        "k and v enter transposed or from the right: scores = q k^T, so dk = dscores^T q / "
+        "sqrt(D); out = attn v, so dv = attn^T dout. Check the shapes and which index each "
+        "axis carries.",
+        {"attention": [((ATT_DK, "dk = dscores @ q / D ** 0.5"),),
+                       ((ATT_DV, "dv = attn @ dout"),)]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -681,7 +715,8 @@ TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
     "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
 TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
     "attn-mask-after-softmax", "attn-mask-zero-fill", "attn-no-scale", "attn-scale-by-d-model",
-    "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries")})
+    "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries",
+    "attn-mask-flipped", "attn-mask-covers-diagonal", "attn-backward-untransposed")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

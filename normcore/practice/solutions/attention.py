@@ -71,13 +71,17 @@ class MultiheadSelfAttention:
     -inf, attn = 0, so dscores = attn * (...) = 0 there. Masking after the softmax (attn times
     a 0/1 mask) leaves rows that sum to less than 1; filling masked scores with 0 instead of
     -inf gives the future keys weight exp(0) / sum, i.e. the model still sees the future.
+    The masked triangle is strictly above the diagonal (np.triu(..., k=1)): query i keeps keys
+    j <= i, itself included. Masking below it (tril) hides the past instead; masking the
+    diagonal too leaves the first query with no key at all, and its softmax is 0 / 0 = nan.
 
     Three shares. x is used three times (q, k and v are all projections of it), so dx is the
     sum of three terms; dropping one leaves dx wrong wherever that path carries gradient.
 
-    The axes matter twice: the softmax runs over the keys (j, the last axis), so dscores' row
-    sum is taken over that axis too; and dk carries dscores transposed, since row i of the
-    scores belongs to query i and column j to key j.
+    The axes matter: the softmax runs over the keys (j, the last axis), so dscores' row sum
+    is taken over that axis too; and dk carries dscores transposed (dk = dscores^T q, not
+    dscores q by symmetry with dq), since row i of the scores belongs to query i and column j
+    to key j; likewise out = attn v gives dv = attn^T dout.
 
     Cache: x, q, k, v (split), attn and out (split). backward returns dx in dy's dtype and adds
     into ``.grad`` of wq, wk, wv, wo (the caller zeroes them).
@@ -108,7 +112,7 @@ class MultiheadSelfAttention:
         k = self.split_heads(x @ wk)                                         # (B, H, T, D)
         v = self.split_heads(x @ wv)                                         # (B, H, T, D)
         scores = q @ k.swapaxes(-1, -2) / D ** 0.5                           # (B, H, T, T)
-        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal    # (T, T) j > i
+        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal  # (T, T) key j > query i
         scores = np.where(future, -np.inf, scores)                           # (B, H, T, T)
         z = scores - scores.max(axis=-1, keepdims=True)                      # (B, H, T, T) max 0
         e = np.exp(z)                                                        # (B, H, T, T)
