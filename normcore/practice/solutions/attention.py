@@ -2,8 +2,10 @@
 answer.
 
 Standalone (numpy only). Semantics as torch.nn.MultiheadAttention(d_model, n_heads,
-bias=False) used as self-attention (query = key = value = x, batch first), with the causal
-mask of ``is_causal=True``; the weights are stored as (in, out) so that ``q = x @ wq``.
+bias=False) used as self-attention (query = key = value = x, batch_first=True), causal with
+a boolean attn_mask that is True above the diagonal; the weights are stored as (in, out), so
+that ``q = x @ wq`` (torch's in_proj_weight holds wq^T, wk^T, wv^T stacked; out_proj.weight
+is wo^T).
 """
 
 import numpy as np
@@ -18,7 +20,7 @@ class Parameter:
 
 
 class MultiheadSelfAttention:
-    r"""Self-attention with H heads; input x (B, T, C), C = d_model, D = C / H per head.
+    """Self-attention with H heads; input x (B, T, C), C = d_model, D = C / H per head.
 
     Forward (every product is a matmul over the last two axes, batched over the others)::
 
