@@ -355,8 +355,9 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "keep = self.rng.random(x.shape) >= self.p / 2"),
     ("log_softmax", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))",
      "self.logp = z - np.log(np.exp(z).mean(axis=a, keepdims=True))"),
+    ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum"])
+        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -464,3 +465,21 @@ def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
         grade_file(other)
     again = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
     assert first == again
+def test_attention_reference_is_normcore_layer_with_transposed_weights():
+    """The attention exercise's reference is normcore's MultiheadSelfAttention (bias=False):
+    wq is q.weight transposed, and the weight gradients are the layer's, transposed."""
+    from normcore import nn
+    from normcore.practice.references import MultiheadSelfAttention
+    rng = np.random.default_rng(3)
+    ref = MultiheadSelfAttention(6, 3, causal=True)
+    layer = nn.MultiheadSelfAttention(6, 3, causal=True, bias=False)
+    for name in "qkvo":
+        w = rng.standard_normal((6, 6))
+        getattr(ref, "w" + name).data = w
+        getattr(layer, name).weight.data = w.T.copy()
+    x, dy = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
+    np.testing.assert_allclose(ref.forward(x), layer.forward(x), rtol=1e-12)
+    np.testing.assert_allclose(ref.backward(dy), layer.backward(dy), rtol=1e-12)
+    for name in "qkvo":
+        np.testing.assert_allclose(getattr(ref, "w" + name).grad,
+                                   getattr(layer, name).weight.grad.T, rtol=1e-12)

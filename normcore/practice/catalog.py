@@ -54,6 +54,20 @@ CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
 # --- log_softmax ---
 LSM_LOGP = "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))"
 LSM_DX = "dx = dy - p * dy.sum(axis=a, keepdims=True)"
+# --- attention ---
+ATT_SPLIT = "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)"
+ATT_MERGE = "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)"
+ATT_SCORES = "scores = q @ k.swapaxes(-1, -2) / D ** 0.5"
+ATT_FUTURE = "future = np.triu(np.ones((T, T), dtype=bool), k=1)"
+ATT_MASK = "scores = np.where(future, -np.inf, scores)"
+ATT_SHIFT = "z = scores - scores.max(axis=-1, keepdims=True)"
+ATT_SOFTMAX = "attn = e / e.sum(axis=-1, keepdims=True)"
+ATT_DSCORES = "dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))"
+ATT_DQ = "dq = dscores @ k / D ** 0.5"
+ATT_DK = "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5"
+ATT_DV = "dv = attn.swapaxes(-1, -2) @ dout"
+ATT_DX = "dx = dx_q + dx_k + dx_v"
+ATT_DW = tuple(f"self.w{n}.grad += " for n in "qkvo")
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -253,6 +267,7 @@ CATALOG = [
             "layernorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),
                            (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
             "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
+            "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
         },
     ),
     Mistake(
@@ -476,7 +491,8 @@ CATALOG = [
         "and inf / inf is nan (in float32 already exp(89) overflows)",
         "Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
         "exponent is exp(0) = 1 and nothing can overflow.",
-        {"softmax": [((SM_SHIFT, "z = x"),)]},
+        {"softmax": [((SM_SHIFT, "z = x"),)],
+         "attention": [((ATT_SHIFT, "z = scores"),)]},
     ),
     Mistake(
         "softmax-diagonal-jacobian",
@@ -486,7 +502,8 @@ CATALOG = [
         "this one does not",
         "Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
         "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
-        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)]},
+        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)],
+         "attention": [((ATT_DSCORES, "dscores = dattn * attn * (1 - attn)"),)]},
     ),
     Mistake(
         "softmax-wrong-axis",
@@ -581,6 +598,123 @@ CATALOG = [
             ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
         ]},
     ),
+    # --- attention ---
+    Mistake(
+        "attn-mask-after-softmax",
+        "causal mask applied after the softmax",
+        "non-causal attention is right, causal is not: the weights of the future keys are "
+        "zeroed after the softmax (attn times a 0/1 mask), so the rows sum to less than 1 "
+        "(row i keeps only its share of a softmax taken over all T keys)",
+        "Mask the scores, not the probabilities: set the future scores to -inf *before* the "
+        "softmax, so that it normalises over the allowed keys only and every row sums to 1.",
+        {"attention": [((ATT_MASK, "scores = scores"),
+                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-1, keepdims=True) * ~future"))]},
+    ),
+    Mistake(
+        "attn-mask-zero-fill",
+        "masked scores set to 0 instead of -inf",
+        "non-causal attention is right, causal is not: every future key keeps the weight "
+        "exp(0) / sum, so each position still attends to the future (a score of 0 is an "
+        "ordinary score, not an absent one; scores * tril(ones) does the same)",
+        "A masked key must get probability 0, i.e. exp(score) = 0: fill the masked scores "
+        "with -inf (or a very large negative number), then take the softmax.",
+        {"attention": [((ATT_MASK, "scores = np.where(future, 0.0, scores)"),)]},
+    ),
+    Mistake(
+        "attn-no-scale",
+        "attention scores not divided by sqrt(D)",
+        "right for one channel per head (D = 1), wrong otherwise: the softmax is too peaked "
+        "because the scores are sqrt(D) times too large; or the forward is right and the "
+        "backward forgot the scale: dwq, dwk and the q and k shares of dx are sqrt(D) times "
+        "too large",
+        "scores = q k^T / sqrt(D), D = C / H the head's width: q . k sums D products, so "
+        "without the scale its spread grows with D. The same 1 / sqrt(D) multiplies dq and dk.",
+        {"attention": [
+            ((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2)"), (ATT_DQ, "dq = dscores @ k"),
+             (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
+            ((ATT_DQ, "dq = dscores @ k"), (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
+        ]},
+    ),
+    Mistake(
+        "attn-scale-by-d-model",
+        "attention scores divided by sqrt(d_model) instead of sqrt(D)",
+        "right with one head (D = C), wrong with several: the scores are divided by "
+        "sqrt(C) = sqrt(H * D), sqrt(H) times too much, so the softmax is too flat",
+        "The scale is the head's width: D = d_model / n_heads channels take part in each "
+        "q . k product, so divide by sqrt(D), not by sqrt(d_model).",
+        {"attention": [((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2) / C ** 0.5"),
+                        (ATT_DQ, "dq = dscores @ k / C ** 0.5"),
+                        (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q / C ** 0.5"))]},
+    ),
+    Mistake(
+        "attn-wrong-head-split",
+        "heads split or merged with a bare reshape",
+        "right with one head or one position, wrong otherwise: (B, T, C) was reshaped "
+        "straight to (B, H, T, D), or (B, H, T, D) straight back to (B, T, C), so a head's "
+        "channels come from several positions and positions are mixed up",
+        "Split the channel axis where it is: reshape (B, T, C) to (B, T, H, D), then swap the "
+        "T and H axes to (B, H, T, D); to merge, swap back first, then reshape to (B, T, C).",
+        {"attention": [
+            ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"),
+             (ATT_MERGE, "t.reshape(B, T, H * D)")),
+            ((ATT_MERGE, "t.reshape(B, T, H * D)"),),
+        ]},
+    ),
+    Mistake(
+        "attn-dx-missing-share",
+        "attention dx missing the share of q, k or v",
+        "the forward and every dw are right, dx is not: x feeds the query, the key and the "
+        "value projections, and dx holds only two of the three terms",
+        "x is used three times, so its gradient is the sum of three shares: "
+        "dx = dq @ wq^T + dk @ wk^T + dv @ wv^T (each merged back to (B, T, C)).",
+        {"attention": [((ATT_DX, "dx = dx_k + dx_v"),), ((ATT_DX, "dx = dx_q + dx_v"),),
+                       ((ATT_DX, "dx = dx_q + dx_k"),)]},
+    ),
+    Mistake(
+        "attn-softmax-over-queries",
+        "attention softmax over the queries instead of the keys",
+        "the columns of the attention matrix sum to 1 instead of its rows: each key's "
+        "weights are normalised over the queries, so an output is not a weighted average of "
+        "the values (for one position the two agree)",
+        "In scores[..., i, j] row i is query i and column j is key j; each query's weights "
+        "over the keys sum to 1: softmax (and its backward's sum) over the last axis.",
+        {"attention": [((ATT_SHIFT, "z = scores - scores.max(axis=-2, keepdims=True)"),
+                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-2, keepdims=True)"),
+                        (ATT_DSCORES, "dscores = attn * (dattn - (dattn * attn).sum(axis=-2, "
+                                      "keepdims=True))"))]},
+    ),
+    Mistake(
+        "attn-mask-flipped",
+        "causal mask flipped: the past masked instead of the future",
+        "non-causal attention is right, causal is not: each position attends to itself and "
+        "the later positions (the first sees every key, the last only itself), as with "
+        "tril(ones, -1) where triu(ones, 1) belongs",
+        "Query i may attend to keys j <= i: mask the entries with j > i, the ones *above* the "
+        "diagonal of scores[..., i, j] (np.triu(..., k=1)); check it on T = 3 by hand.",
+        {"attention": [((ATT_FUTURE, "future = np.tril(np.ones((T, T), dtype=bool), k=-1)"),)]},
+    ),
+    Mistake(
+        "attn-mask-covers-diagonal",
+        "causal mask that also hides each position from itself",
+        "non-causal attention is right, causal is nan: the diagonal is masked too (triu(ones) "
+        "with k=0), so the first position has no key left, its softmax is 0 / 0 = nan, and "
+        "the backward spreads the nan to every gradient",
+        "Position i may attend to itself: mask only j > i, strictly above the diagonal "
+        "(np.triu(..., k=1)), so every row keeps at least one key.",
+        {"attention": [((ATT_FUTURE, "future = np.triu(np.ones((T, T), dtype=bool), k=0)"),)]},
+    ),
+    Mistake(
+        "attn-backward-untransposed",
+        "attention backward: dk or dv without its transpose",
+        "the forward and dwq are right; dk (hence dwk and dx) or dv (hence dwv and dx) is "
+        "not: dk = dscores @ q / sqrt(D), written by symmetry with dq, or dv = attn @ dout, "
+        "where the scores' rows belong to queries and their columns to keys",
+        "k and v enter transposed or from the right: scores = q k^T, so dk = dscores^T q / "
+        "sqrt(D); out = attn v, so dv = attn^T dout. Check the shapes and which index each "
+        "axis carries.",
+        {"attention": [((ATT_DK, "dk = dscores @ q / D ** 0.5"),),
+                       ((ATT_DV, "dv = attn @ dout"),)]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -623,6 +757,10 @@ TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
     "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
 TAUGHT_IN.update({m: SOLUTION.format("log_softmax") for m in (
     "lsm-log-of-softmax", "lsm-diagonal-backward", "lsm-softmax-backward")})
+TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
+    "attn-mask-after-softmax", "attn-mask-zero-fill", "attn-no-scale", "attn-scale-by-d-model",
+    "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries",
+    "attn-mask-flipped", "attn-mask-covers-diagonal", "attn-backward-untransposed")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, norms
+from .references import MultiheadSelfAttention
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -365,8 +366,40 @@ LOG_SOFTMAX = Exercise(
     (-1,), (4, 6), difficulty=1, minutes=15,
 )
 
+# --- attention --------------------------------------------------------------------------------
+ATT = ("wq", "wk", "wv", "wo")
+
+
+def attention_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, scale=1.0):
+    """A forward and backward of MultiheadSelfAttention(d_model, n_heads, causal=causal) with
+    random (C, C) weights. x is drawn with standard deviation scale / sqrt(C), so that the
+    scores have a standard deviation of about scale**2 (1 for ordinary scores)."""
+    return norm_probe(label, (d_model, n_heads), (d_model, d_model), xshape, ATT, dtype=dtype,
+                      scale=scale / np.sqrt(d_model), kwargs={"causal": causal})
+
+
+ATTENTION = Exercise(
+    "attention", "MultiheadSelfAttention", MultiheadSelfAttention,
+    "MultiheadSelfAttention(d_model, n_heads, causal): x (B, T, C); wq, wk, wv, wo",
+    (
+        attention_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
+        attention_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
+        attention_probe("(2, 4, 6), H=3, causal", 6, 3, (2, 4, 6), True),
+        attention_probe("(2, 4, 6), H=1", 6, 1, (2, 4, 6), False),
+        attention_probe("(2, 4, 6), H=1, causal", 6, 1, (2, 4, 6), True),
+        attention_probe("(2, 3, 4), H=C=4, causal", 4, 4, (2, 3, 4), True),
+        attention_probe("(2, 5, 8) float32, H=2, causal", 8, 2, (2, 5, 8), True, dtype=np.float32),
+        attention_probe("one position (2, 1, 8), H=2, causal", 8, 2, (2, 1, 8), True),
+        attention_probe("scores ~ 150, float32 (2, 4, 8), H=4, causal", 8, 4, (2, 4, 8), True,
+                        dtype=np.float32, scale=12.0),
+        attention_probe("scores ~ 1000 (2, 4, 8), H=2", 8, 2, (2, 4, 8), False, scale=32.0),
+        accumulation_probe((8, 2), (8, 8), (2, 4, 8), ATT, kwargs={"causal": True}),
+    ),
+    (4, 2), (2, 3, 4), difficulty=3, minutes=45,
+)
+
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 CROSS_ENTROPY, LOG_SOFTMAX)}
+                                 LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION)}
 
 
 def path():

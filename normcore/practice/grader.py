@@ -521,6 +521,9 @@ FORWARD_HINTS = {
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
     "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
                    "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
+    "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
+                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                 "above the diagonal before it when causal; y = merge(attn v) @ wo.",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -537,6 +540,9 @@ DX_HINTS = {
                      "each row sums to zero.",
     "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
                    "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
+    "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
+                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
