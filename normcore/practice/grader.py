@@ -499,6 +499,9 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
+                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                          "the mean cross-entropy: work it through one layer at a time.",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +516,10 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
+                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                          "weight's gradient is its input's transpose times the node's gradient.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")

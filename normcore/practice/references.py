@@ -1,0 +1,65 @@
+"""The grader's references built from normcore's own layers, for the exercises whose practice
+contract names or lays out its parameters differently from normcore's layers.
+
+An adapter builds normcore's layers, chains their forward and backward, and exposes the
+parameters under the exercise's names as Parameter-like views (``.data`` and ``.grad`` read
+and write through to normcore's parameters), so that the grader, the probes and the worked
+examples in the skeletons drive it exactly as they drive the user's class.
+"""
+
+import numpy as np
+
+from .. import nn, norms
+
+
+class ParameterView:
+    """A normcore Parameter seen in a practice layout: as is, or transposed (Linear's (out, in)
+    weight seen as the (in, out) matrix w of ``x @ w``). Reading and assigning ``data`` and
+    ``grad`` go through to the Parameter; an in-place ``grad +=`` on the view does too."""
+
+    def __init__(self, param, transpose=False):
+        self._param, self._transpose = param, transpose
+
+    def _view(self, a):
+        return a.T if self._transpose else a
+
+    @property
+    def data(self):
+        return self._view(self._param.data)
+
+    @data.setter
+    def data(self, value):
+        self._param.data = np.array(self._view(np.asarray(value)))
+
+    @property
+    def grad(self):
+        return self._view(self._param.grad)
+
+    @grad.setter
+    def grad(self, value):
+        self._param.grad = np.array(self._view(np.asarray(value)))
+
+
+# --- mlp_with_batchnorm ---------------------------------------------------------------------------
+class MLPWithBatchNorm:
+    """normcore's Linear, BatchNorm1d (training mode), Tanh, Linear and CrossEntropyLoss in a
+    chain, behind the practice contract: ``forward(x, targets) -> loss``, ``backward(dloss=1.0)
+    -> dx``, parameters w1 (n_in, n_hidden), b1, gamma, beta, w2 (n_hidden, n_classes), b2."""
+
+    def __init__(self, n_in, n_hidden, n_classes):
+        self.fc1 = nn.Linear(n_in, n_hidden)
+        self.bn = norms.BatchNorm1d(n_hidden, eps=1e-5)
+        self.tanh = nn.Tanh()
+        self.fc2 = nn.Linear(n_hidden, n_classes)
+        self.loss = nn.CrossEntropyLoss()
+        self.w1, self.b1 = ParameterView(self.fc1.weight, transpose=True), ParameterView(self.fc1.bias)
+        self.gamma, self.beta = ParameterView(self.bn.weight), ParameterView(self.bn.bias)
+        self.w2, self.b2 = ParameterView(self.fc2.weight, transpose=True), ParameterView(self.fc2.bias)
+
+    def forward(self, x, targets):
+        a = self.tanh.forward(self.bn.forward(self.fc1.forward(x)))
+        return self.loss.forward(self.fc2.forward(a), targets)
+
+    def backward(self, dloss=1.0):
+        da = self.fc2.backward(self.loss.backward(dloss))
+        return self.fc1.backward(self.bn.backward(self.tanh.backward(da)))
