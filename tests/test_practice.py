@@ -13,7 +13,8 @@ import pytest
 
 from normcore.cli import main
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
-from normcore.practice.grader import apply_variant, format_report, mutant_class, solution_source
+from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
+                                      solution_source)
 
 HERE = Path(__file__).parent
 BUGS = sorted((HERE / "practice_bugs").glob("*.py"))
@@ -157,6 +158,15 @@ def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
 
 
 # --- the command line -------------------------------------------------------------------------
+@pytest.mark.parametrize("class_name, exercise", [
+    ("MLPWithBatchNorm", "mlp_with_batchnorm"), ("MyMLPWithBatchNorm", "mlp_with_batchnorm"),
+    ("BatchNorm1d", "batchnorm"), ("MyBatchNorm", "batchnorm"),
+])
+def test_the_exercise_is_the_longest_name_that_fits_the_class(class_name, exercise):
+    """MLPWithBatchNorm contains "batchnorm" too: the longer name, the MLP's, wins."""
+    assert exercise_for(type(class_name, (), {})).name == exercise
+
+
 def test_cli_list(capsys):
     assert main(["practice", "list", "--mistakes"]) == 0
     out = capsys.readouterr().out
@@ -266,8 +276,9 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
+    ("mlp_with_batchnorm", "self.eps = 1e-5", "self.eps = 1e-3"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved"])
+        "bn-momentum-0.2", "dropout-p-halved", "mlp-eps-1e-3"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
