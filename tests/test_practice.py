@@ -167,6 +167,15 @@ def test_the_exercise_is_the_longest_name_that_fits_the_class(class_name, exerci
     assert exercise_for(type(class_name, (), {})).name == exercise
 
 
+def test_a_reference_built_from_several_layers_names_them():
+    """The MLP's reference chains normcore's layers behind the practice contract (w1 is
+    Linear's weight transposed); the report says which layers."""
+    text = " ".join(format_report(grade_file(SOLUTIONS / "mlp_with_batchnorm.py")).split())
+    assert "(reference: normcore's Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss)" in text
+    assert "(reference: normcore.Softmax)" in " ".join(
+        format_report(grade_file(SOLUTIONS / "softmax.py")).split())
+
+
 def test_cli_list(capsys):
     assert main(["practice", "list", "--mistakes"]) == 0
     out = capsys.readouterr().out

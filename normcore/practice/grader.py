@@ -639,11 +639,18 @@ def _table(rows):
     return out
 
 
+def reference_name(exercise):
+    """normcore's layer the exercise is graded against; an adapter in ``references.py`` says
+    which layers it chains (``built_from``)."""
+    built_from = getattr(exercise.reference, "built_from", None)
+    return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
+
+
 def format_report(report):
     """The report as printed by ``normcore practice check``: at most 80 columns wide."""
     ex = report.exercise
     out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: normcore.{ex.reference.__name__})", ""), ""]
+                 f"(reference: {reference_name(ex)})", ""), ""]
     out += _table(_collapse(report.checks))
     counts = {s: sum(c.status == s for c in report.checks)
               for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}

@@ -1,10 +1,11 @@
 """The grader's references built from normcore's own layers, for the exercises whose practice
 contract names or lays out its parameters differently from normcore's layers.
 
-An adapter builds normcore's layers, chains their forward and backward, and exposes the
-parameters under the exercise's names as Parameter-like views (``.data`` and ``.grad`` read
-and write through to normcore's parameters), so that the grader, the probes and the worked
-examples in the skeletons drive it exactly as they drive the user's class.
+An adapter builds normcore's layers, chains their forward and backward, names them in
+``built_from`` (the report's "reference"), and exposes the parameters under the exercise's
+names as Parameter-like views (``.data`` and ``.grad`` read and write through to normcore's
+parameters), so that the grader, the probes and the worked examples in the skeletons drive it
+exactly as they drive the user's class.
 """
 
 import numpy as np
@@ -45,6 +46,8 @@ class MLPWithBatchNorm:
     """normcore's Linear, BatchNorm1d (training mode), Tanh, Linear and CrossEntropyLoss in a
     chain, behind the practice contract: ``forward(x, targets) -> loss``, ``backward(dloss=1.0)
     -> dx``, parameters w1 (n_in, n_hidden), b1, gamma, beta, w2 (n_hidden, n_classes), b2."""
+
+    built_from = "Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss"
 
     def __init__(self, n_in, n_hidden, n_classes):
         self.fc1 = nn.Linear(n_in, n_hidden)
