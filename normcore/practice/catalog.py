@@ -611,6 +611,27 @@ CATALOG = [
         "gradients; the 1 / N of the mean belongs to dlogits, once.",
         {"mlp_with_batchnorm": [((MLP_DB2, "self.b2.grad += dlogits.mean(axis=0)"),)]},
     ),
+    Mistake(
+        "ce-mean-over-classes",
+        "cross-entropy averaged over every entry of the (N, C) array",
+        "the loss is C times too small (C the number of classes), and so are the gradients "
+        "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
+        "mean is over the N samples only",
+        "Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
+        "np.mean over the whole (N, C) array also divides by the C classes.",
+        {
+            "mlp_with_batchnorm": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (MLP_DLOGITS, "dlogits = dloss * (p - onehot) / p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+            "cross_entropy": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (CE_DLOGITS, "dlogits = dloss * (self.p - onehot) / self.p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+        },
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -653,7 +674,7 @@ TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
     "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
 TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
     "tanh-derivative-from-input", "bn-backward-no-gamma", "dw-from-pre-activation",
-    "bias-grad-averaged")})
+    "bias-grad-averaged", "ce-mean-over-classes")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

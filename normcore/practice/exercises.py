@@ -396,8 +396,8 @@ def mlp_accumulation_probe(n, sizes=(5, 6, 4)):
 
 MLP_WITH_BATCHNORM = Exercise(
     "mlp_with_batchnorm", "MLPWithBatchNorm", references.MLPWithBatchNorm,
-    "MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm, tanh, Linear, "
-    "cross-entropy; forward(x, targets) -> loss, backward(dloss) -> dx, every gradient by hand",
+    "MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
+    "mean cross-entropy; every gradient by hand",
     (
         mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
         mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),

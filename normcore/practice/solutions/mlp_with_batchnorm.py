@@ -23,14 +23,19 @@ class MLPWithBatchNorm:
     Forward, x (N, D), integer targets y (N,); means over the batch axis 0, one per hidden unit::
 
         h      = x @ w1 + b1                             (N, H)
-        mean   = mean_0(h),  var = mean_0((h - mean)**2) (1, H)  biased: divide by N
+        mean   = mean_0(h)                               (1, H)
+        var    = mean_0((h - mean)**2)                   (1, H)  biased: divide by N, not N - 1
+                                                             (n - 1 is for running_var only)
         rstd   = 1 / sqrt(var + eps)                     (1, H)
         h_hat  = (h - mean) * rstd                       (N, H)
         hbn    = gamma * h_hat + beta                    (N, H)
         a      = tanh(hbn)                               (N, H)
         logits = a @ w2 + b2                             (N, C)
         logp   = log_softmax(logits)                     (N, C)  z - log(sum(exp(z))), z = logits - max
-        loss   = -(1 / N) sum_n logp[n, y_n]             ()
+        loss   = -(1 / N) sum_n logp[n, y_n]             ()  the target's entry of each row, the
+                                                             mean over the N rows: np.mean of
+                                                             onehot * logp over the whole (N, C)
+                                                             array divides by N * C instead
 
     Backward, node by node from the top, each gradient from the one above it (dloss is the
     upstream gradient of the loss, a scalar; p = softmax(logits) = exp(logp))::
