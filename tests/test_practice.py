@@ -263,6 +263,14 @@ def test_a_float64_dx_for_a_float32_input_fails(tmp_path):
     assert "dx dtype" in text and "cast dx back" in text and "Derive dx" not in text
 
 
+def test_a_float64_dx_of_the_mlp_for_a_float32_input_fails(tmp_path):
+    """The MLP computes with float64 parameters; dx must still come back in x's dtype."""
+    path = _variant_file(tmp_path, "mlp_with_batchnorm", "return dx.astype(x.dtype)", "return dx")
+    failing = _failing(grade_file(path))
+    assert [c.label for c in failing] == ["(8, 5) -> 6 -> 4 float32: dx dtype"]
+    assert failing[0].note == "float64, expected float32"
+
+
 def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path):
     path = _variant_file(tmp_path, "rmsnorm", "self.gamma.grad += (dy * x_hat).sum(axis=lead)",
                          "self.gamma.grad = self.gamma.grad.astype(dy.dtype) + "
