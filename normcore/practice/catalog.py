@@ -534,7 +534,8 @@ CATALOG = [
              (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
             ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
-        ], "mlp_with_batchnorm": [
+        ],
+         "mlp_with_batchnorm": [
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
              (MLP_DLOGITS, "dlogits = dloss * (p - onehot)")),
             ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
