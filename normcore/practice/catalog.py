@@ -578,11 +578,15 @@ CATALOG = [
         "tanh-derivative-from-input",
         "tanh's derivative taken from its input",
         "the loss, dw2 and db2 are right; dgamma, dbeta, dw1 and dx are not: the gradient "
-        "through tanh was multiplied by 1 - hbn**2, the pre-activation squared (which can "
-        "even be negative), where tanh'(hbn) = 1 - tanh(hbn)**2 = 1 - a**2",
+        "through tanh was multiplied by 1 - hbn**2 with tanh's input hbn (or 1 - h**2 with "
+        "h, the BatchNorm's input), which can even be negative, where tanh'(hbn) = "
+        "1 - tanh(hbn)**2 = 1 - a**2",
         "d tanh(u) / du = 1 - tanh(u)**2: written with tanh's output a, which the forward "
         "already has, not with its input u.",
-        {"mlp_with_batchnorm": [((MLP_DHBN, f"dhbn = da * (1.0 - {MLP_HBN} ** 2)"),)]},
+        {"mlp_with_batchnorm": [  # BatchNorm's output hbn, or the Linear's output h before it
+            ((MLP_DHBN, f"dhbn = da * (1.0 - {MLP_HBN} ** 2)"),),
+            ((MLP_DHBN, "dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)"),),
+        ]},
     ),
     Mistake(
         "bn-backward-no-gamma",
