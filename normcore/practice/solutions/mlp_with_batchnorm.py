@@ -50,7 +50,8 @@ class MLPWithBatchNorm:
         da      = dlogits @ w2.T                   (N, H)
         dhbn    = da * (1 - a**2)                  (N, H)  tanh'(u) = 1 - tanh(u)**2, taken from
                                                            the *output* a; 1 - hbn**2 (from the
-                                                           input) is not tanh's derivative
+                                                           input), or 1 - h**2, is not tanh's
+                                                           derivative
         dgamma  = sum_0(dhbn * h_hat)              (H,)
         dbeta   = sum_0(dhbn)                      (H,)
         dh_hat  = dhbn * gamma                     (N, H)  gamma scales h_hat on the way up, so
