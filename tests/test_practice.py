@@ -244,6 +244,24 @@ def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
 
 
 # --- the command line -------------------------------------------------------------------------
+@pytest.mark.parametrize("class_name, exercise", [
+    ("MLPWithBatchNorm", "mlp_with_batchnorm"), ("MyMLPWithBatchNorm", "mlp_with_batchnorm"),
+    ("BatchNorm1d", "batchnorm"), ("MyBatchNorm", "batchnorm"),
+])
+def test_the_exercise_is_the_longest_name_that_fits_the_class(class_name, exercise):
+    """MLPWithBatchNorm contains "batchnorm" too: the longer name, the MLP's, wins."""
+    assert exercise_for(type(class_name, (), {})).name == exercise
+
+
+def test_a_reference_built_from_several_layers_names_them():
+    """The MLP's reference chains normcore's layers behind the practice contract (w1 is
+    Linear's weight transposed); the report says which layers."""
+    text = " ".join(format_report(grade_file(SOLUTIONS / "mlp_with_batchnorm.py")).split())
+    assert "(reference: normcore's Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss)" in text
+    assert "(reference: normcore.Softmax)" in " ".join(
+        format_report(grade_file(SOLUTIONS / "softmax.py")).split())
+
+
 def test_cli_list(capsys):
     assert main(["practice", "list", "--mistakes"]) == 0
     out = capsys.readouterr().out
@@ -331,6 +349,14 @@ def test_a_float64_dx_for_a_float32_input_fails(tmp_path):
     assert "dx dtype" in text and "cast dx back" in text and "Derive dx" not in text
 
 
+def test_a_float64_dx_of_the_mlp_for_a_float32_input_fails(tmp_path):
+    """The MLP computes with float64 parameters; dx must still come back in x's dtype."""
+    path = _variant_file(tmp_path, "mlp_with_batchnorm", "return dx.astype(x.dtype)", "return dx")
+    failing = _failing(grade_file(path))
+    assert [c.label for c in failing] == ["(8, 5) -> 6 -> 4 float32: dx dtype"]
+    assert failing[0].note == "float64, expected float32"
+
+
 def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path):
     path = _variant_file(tmp_path, "rmsnorm", "self.gamma.grad += (dy * x_hat).sum(axis=lead)",
                          "self.gamma.grad = self.gamma.grad.astype(dy.dtype) + "
@@ -356,8 +382,10 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("log_softmax", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))",
      "self.logp = z - np.log(np.exp(z).mean(axis=a, keepdims=True))"),
     ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
+    ("mlp_with_batchnorm", "self.eps = 1e-5", "self.eps = 1e-3"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d"])
+        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
+        "mlp-eps-1e-3"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))

@@ -68,6 +68,19 @@ ATT_DK = "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5"
 ATT_DV = "dv = attn.swapaxes(-1, -2) @ dout"
 ATT_DX = "dx = dx_q + dx_k + dx_v"
 ATT_DW = tuple(f"self.w{n}.grad += " for n in "qkvo")
+# --- mlp_with_batchnorm ---
+MLP_VAR = "var = ((h - mean) ** 2).mean(axis=0, keepdims=True)"
+MLP_DLOGITS = "dlogits = dloss * (p - onehot) / n"
+MLP_DW2 = "self.w2.grad += a.T @ dlogits"
+MLP_DB2 = "self.b2.grad += dlogits.sum(axis=0)"
+MLP_DHBN = "dhbn = da * (1.0 - a ** 2)"
+MLP_DGAMMA = "self.gamma.grad += (dhbn * h_hat).sum(axis=0)"
+MLP_DBETA = "self.beta.grad += dhbn.sum(axis=0)"
+MLP_DH_HAT = "dh_hat = dhbn * self.gamma.data"
+MLP_DH = "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)"
+MLP_DW1 = "self.w1.grad += x.T @ dh"
+MLP_DB1 = "self.b1.grad += dh.sum(axis=0)"
+MLP_HBN = "(self.gamma.data * h_hat + self.beta.data)"  # tanh's input, recomputed in the backward
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -144,6 +157,12 @@ CATALOG = [
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
             ],
             "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),)],
+            # the backward derived for the biased variance, or re-derived for n - 1 (staged)
+            "mlp_with_batchnorm": [
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),),
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),
+                 (MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat * n / (n - 1))")),
+            ],
         },
     ),
     Mistake(
@@ -207,6 +226,7 @@ CATALOG = [
             **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * dx_hat"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * dx_hat_g"),)],
             "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
         },
     ),
     Mistake(
@@ -219,6 +239,7 @@ CATALOG = [
         {
             **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
         },
     ),
     Mistake(
@@ -251,6 +272,10 @@ CATALOG = [
                            (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
             "rmsnorm": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),),
                         ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),)],
+            "mlp_with_batchnorm": [((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).sum()"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.sum()")),
+                                   ((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).mean(axis=0)"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.mean(axis=0)"))],
         },
     ),
     Mistake(
@@ -268,6 +293,8 @@ CATALOG = [
                            (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
             "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
             "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
+            "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
+                MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
         },
     ),
     Mistake(
@@ -414,6 +441,7 @@ CATALOG = [
             **_same(("batchnorm", "layernorm"),
                     ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
         },
     ),
     Mistake(
@@ -526,6 +554,12 @@ CATALOG = [
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
              (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
             ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
+        ],
+         "mlp_with_batchnorm": [
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
+             (MLP_DLOGITS, "dlogits = dloss * (p - onehot)")),
+            ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
         ]},
     ),
@@ -715,6 +749,70 @@ CATALOG = [
         {"attention": [((ATT_DK, "dk = dscores @ q / D ** 0.5"),),
                        ((ATT_DV, "dv = attn @ dout"),)]},
     ),
+    # --- mlp_with_batchnorm ---
+    Mistake(
+        "tanh-derivative-from-input",
+        "tanh's derivative taken from its input",
+        "the loss, dw2 and db2 are right; dgamma, dbeta, dw1 and dx are not: the gradient "
+        "through tanh was multiplied by 1 - hbn**2 with tanh's input hbn (or 1 - h**2 with "
+        "h, the BatchNorm's input), which can even be negative, where tanh'(hbn) = "
+        "1 - tanh(hbn)**2 = 1 - a**2",
+        "d tanh(u) / du = 1 - tanh(u)**2: written with tanh's output a, which the forward "
+        "already has, not with its input u.",
+        {"mlp_with_batchnorm": [  # BatchNorm's output hbn, or the Linear's output h before it
+            ((MLP_DHBN, f"dhbn = da * (1.0 - {MLP_HBN} ** 2)"),),
+            ((MLP_DHBN, "dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)"),),
+        ]},
+    ),
+    Mistake(
+        "bn-backward-no-gamma",
+        "BatchNorm backward without the factor gamma",
+        "dgamma, dbeta and everything above them are right, dh is not (nor dw1, nor dx): "
+        "the gradient was sent back into h_hat as dhbn itself instead of dhbn * gamma",
+        "hbn = gamma * h_hat + beta, so the gradient reaching h_hat is scaled by gamma: "
+        "dh_hat = dhbn * gamma, and the BatchNorm backward starts from dh_hat.",
+        {"mlp_with_batchnorm": [((MLP_DH_HAT, "dh_hat = dhbn"),)]},
+    ),
+    Mistake(
+        "dw-from-pre-activation",
+        "weight gradient from the activation's input instead of its output",
+        "only dw2 is wrong: it was computed with tanh's input hbn (the pre-activation), "
+        "where the second Linear's input is tanh's output a",
+        "A Linear layer's weight gradient is (the layer's input).T @ (its output's gradient); "
+        "the second Linear's input is the activation a = tanh(hbn).",
+        {"mlp_with_batchnorm": [((MLP_DW2, f"self.w2.grad += {MLP_HBN}.T @ dlogits"),)]},
+    ),
+    Mistake(
+        "bias-grad-averaged",
+        "bias gradient averaged over the batch instead of summed",
+        "db2 is N times too small, every other gradient is right: the bias's gradient was "
+        "the mean of dlogits over the rows, but dlogits already holds the mean's 1 / N, so "
+        "the 1 / N is applied twice (db1 is zero either way)",
+        "A bias is broadcast over the N rows, so its gradient is the sum of the rows' "
+        "gradients; the 1 / N of the mean belongs to dlogits, once.",
+        {"mlp_with_batchnorm": [((MLP_DB2, "self.b2.grad += dlogits.mean(axis=0)"),)]},
+    ),
+    Mistake(
+        "ce-mean-over-classes",
+        "cross-entropy averaged over every entry of the (N, C) array",
+        "the loss is C times too small (C the number of classes), and so are the gradients "
+        "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
+        "mean is over the N samples only",
+        "Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
+        "np.mean over the whole (N, C) array also divides by the C classes.",
+        {
+            "mlp_with_batchnorm": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (MLP_DLOGITS, "dlogits = dloss * (p - onehot) / p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+            "cross_entropy": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (CE_DLOGITS, "dlogits = dloss * (self.p - onehot) / self.p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+        },
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -761,6 +859,9 @@ TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
     "attn-mask-after-softmax", "attn-mask-zero-fill", "attn-no-scale", "attn-scale-by-d-model",
     "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries",
     "attn-mask-flipped", "attn-mask-covers-diagonal", "attn-backward-untransposed")})
+TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
+    "tanh-derivative-from-input", "bn-backward-no-gamma", "dw-from-pre-activation",
+    "bias-grad-averaged", "ce-mean-over-classes")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, norms
-from .references import MultiheadSelfAttention
+from . import references
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -379,7 +379,7 @@ def attention_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, s
 
 
 ATTENTION = Exercise(
-    "attention", "MultiheadSelfAttention", MultiheadSelfAttention,
+    "attention", "MultiheadSelfAttention", references.MultiheadSelfAttention,
     "MultiheadSelfAttention(d_model, n_heads, causal): x (B, T, C); wq, wk, wv, wo",
     (
         attention_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
@@ -398,8 +398,77 @@ ATTENTION = Exercise(
     (4, 2), (2, 3, 4), difficulty=3, minutes=45,
 )
 
+# --- mlp_with_batchnorm -----------------------------------------------------------------------
+MLP = ("w1", "b1", "gamma", "beta", "w2", "b2")
+ZERO_ROUNDING = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-6}  # |db1|: 0 up to rounding
+
+
+def _mlp_params(layer, rng, n_in, n_hidden, n_classes):
+    shapes = {"w1": (n_in, n_hidden), "b1": (n_hidden,), "gamma": (n_hidden,), "beta": (n_hidden,),
+              "w2": (n_hidden, n_classes), "b2": (n_classes,)}
+    for name in MLP:
+        layer.set_param(name, rng.standard_normal(shapes[name]))
+
+
+def _rec_mlp_grads(rec, layer, dtype, suffix=""):
+    """dw1 .. db2 as the layer stored them; db1 (b1 feeds the BatchNorm, which takes any shift
+    of h away) is zero up to rounding, so it is compared absolutely."""
+    for name in MLP:
+        if name == "b1":
+            rec("db1" + suffix, layer.grad(name), ZERO_ROUNDING[np.dtype(dtype)], "abs")
+        else:
+            rec("d" + name + suffix, layer.grad(name), F32 if dtype == np.float32 else F64)
+
+
+def mlp_probe(label, n, sizes=(5, 6, 4), dtype=np.float64):
+    """The loss, dx and every parameter gradient of MLPWithBatchNorm(*sizes) on a random batch
+    of n rows with random integer targets, random parameters and a random scalar upstream
+    gradient."""
+    def run(rec, make, rng):
+        layer = make(*sizes)
+        _mlp_params(layer, rng, *sizes)
+        x = rng.standard_normal((n, sizes[0])).astype(dtype)
+        targets = rng.integers(0, sizes[2], n)
+        loss = layer.forward(x, targets)
+        rec("loss", loss, _tol(x))
+        if dtype != np.float64:
+            rec("output dtype", str(np.asarray(loss).dtype), 0, "equal")
+        layer.zero_grad(MLP)
+        rec("dx", layer.backward(float(rng.uniform(0.5, 2.0))), _tol(x))
+        _rec_mlp_grads(rec, layer, dtype)
+    return Probe(label, run)
+
+
+def mlp_accumulation_probe(n, sizes=(5, 6, 4)):
+    """Two backward calls (two random scalar upstream gradients) after one forward: every
+    parameter gradient must be their sum."""
+    def run(rec, make, rng):
+        layer = make(*sizes)
+        _mlp_params(layer, rng, *sizes)
+        layer.check_accumulates(MLP)
+        layer.forward(rng.standard_normal((n, sizes[0])), rng.integers(0, sizes[2], n))
+        layer.zero_grad(MLP)
+        layer.backward(float(rng.uniform(0.5, 2.0)))
+        layer.backward(float(rng.uniform(0.5, 2.0)))
+        _rec_mlp_grads(rec, layer, np.float64, " after two backward calls")
+    return Probe(f"gradients accumulate ({n}, {sizes[0]})", run)
+
+
+MLP_WITH_BATCHNORM = Exercise(
+    "mlp_with_batchnorm", "MLPWithBatchNorm", references.MLPWithBatchNorm,
+    "MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
+    "mean cross-entropy; every gradient by hand",
+    (
+        mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
+        mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),
+        mlp_probe("(8, 5) -> 6 -> 4 float32", 8, dtype=np.float32),
+        mlp_accumulation_probe(8),
+    ),
+    (5, 6, 4), (4, 5), difficulty=3, minutes=45, example_extra=(np.array([0, 2, 1, 3]),),
+)
+
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION)}
+                                 LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION, MLP_WITH_BATCHNORM)}
 
 
 def path():

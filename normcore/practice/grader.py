@@ -524,6 +524,9 @@ FORWARD_HINTS = {
     "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
                  "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
                  "above the diagonal before it when causal; y = merge(attn v) @ wo.",
+    "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
+                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                          "the mean cross-entropy: work it through one layer at a time.",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -543,6 +546,10 @@ DX_HINTS = {
     "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
                  "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
                  "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
+    "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
+                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                          "weight's gradient is its input's transpose times the node's gradient.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
@@ -662,11 +669,18 @@ def _table(rows):
     return out
 
 
+def reference_name(exercise):
+    """normcore's layer the exercise is graded against; an adapter in ``references.py`` says
+    which layers it chains (``built_from``)."""
+    built_from = getattr(exercise.reference, "built_from", None)
+    return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
+
+
 def format_report(report):
     """The report as printed by ``normcore practice check``: at most 80 columns wide."""
     ex = report.exercise
     out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: normcore.{ex.reference.__name__})", ""), ""]
+                 f"(reference: {reference_name(ex)})", ""), ""]
     out += _table(_collapse(report.checks))
     counts = {s: sum(c.status == s for c in report.checks)
               for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}

@@ -1,45 +1,89 @@
-"""normcore's own layers behind the practice contract, where their contract differs.
+"""The grader's references built from normcore's own layers, for the exercises whose practice
+contract names or lays out its parameters differently from normcore's layers.
 
-The grader's reference for an exercise is normcore's layer. When the exercise's contract
-(parameter names and layout) is not the layer's own, a small adapter here builds normcore's
-layer and exposes the practice contract; every number still comes from normcore's layer.
+An adapter builds normcore's layers, chains their forward and backward, names them in
+``built_from`` (the report's "reference"), and exposes the parameters under the exercise's
+names as Parameter-like views (``.data`` and ``.grad`` read and write through to normcore's
+parameters), so that the grader, the probes and the worked examples in the skeletons drive it
+exactly as they drive the user's class.
 """
 
 import numpy as np
 
-from .. import nn
-from ..module import Parameter
+from .. import nn, norms
 
 
-# --- attention ----------------------------------------------------------------------------------
+class ParameterView:
+    """A normcore Parameter seen in a practice layout: as is, or transposed (Linear's (out, in)
+    weight seen as the (in, out) matrix w of ``x @ w``). Reading and assigning ``data`` and
+    ``grad`` go through to the Parameter; an in-place ``grad +=`` on the view does too."""
+
+    def __init__(self, param, transpose=False):
+        self._param, self._transpose = param, transpose
+
+    def _view(self, a):
+        return a.T if self._transpose else a
+
+    @property
+    def data(self):
+        return self._view(self._param.data)
+
+    @data.setter
+    def data(self, value):
+        self._param.data = np.array(self._view(np.asarray(value)))
+
+    @property
+    def grad(self):
+        return self._view(self._param.grad)
+
+    @grad.setter
+    def grad(self, value):
+        self._param.grad = np.array(self._view(np.asarray(value)))
+
+
+# --- mlp_with_batchnorm ---------------------------------------------------------------------------
+class MLPWithBatchNorm:
+    """normcore's Linear, BatchNorm1d (training mode), Tanh, Linear and CrossEntropyLoss in a
+    chain, behind the practice contract: ``forward(x, targets) -> loss``, ``backward(dloss=1.0)
+    -> dx``, parameters w1 (n_in, n_hidden), b1, gamma, beta, w2 (n_hidden, n_classes), b2."""
+
+    built_from = "Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss"
+
+    def __init__(self, n_in, n_hidden, n_classes):
+        self.fc1 = nn.Linear(n_in, n_hidden)
+        self.bn = norms.BatchNorm1d(n_hidden, eps=1e-5)
+        self.tanh = nn.Tanh()
+        self.fc2 = nn.Linear(n_hidden, n_classes)
+        self.loss = nn.CrossEntropyLoss()
+        self.w1, self.b1 = ParameterView(self.fc1.weight, transpose=True), ParameterView(self.fc1.bias)
+        self.gamma, self.beta = ParameterView(self.bn.weight), ParameterView(self.bn.bias)
+        self.w2, self.b2 = ParameterView(self.fc2.weight, transpose=True), ParameterView(self.fc2.bias)
+
+    def forward(self, x, targets):
+        a = self.tanh.forward(self.bn.forward(self.fc1.forward(x)))
+        return self.loss.forward(self.fc2.forward(a), targets)
+
+    def backward(self, dloss=1.0):
+        da = self.fc2.backward(self.loss.backward(dloss))
+        return self.fc1.backward(self.bn.backward(self.tanh.backward(da)))
+
+
+# --- attention ------------------------------------------------------------------------------------
 class MultiheadSelfAttention:
-    """``nn.MultiheadSelfAttention(d_model, n_heads, causal, bias=False)`` with the practice
-    contract: ``wq``, ``wk``, ``wv``, ``wo`` of shape (C, C) used as ``q = x @ wq``.
+    """normcore's ``nn.MultiheadSelfAttention(d_model, n_heads, causal, bias=False)`` behind the
+    practice contract: ``wq``, ``wk``, ``wv``, ``wo`` of shape (C, C), used as ``q = x @ wq``.
+    normcore's projections are Linear layers, ``x @ weight.T`` with weight (out, in), so ``wq``
+    is ``q.weight`` seen transposed, and so on."""
 
-    normcore's projections are ``Linear`` layers computing ``x @ weight.T`` with weight (out, in),
-    so ``wq`` is ``q.weight`` transposed (and so on). The weights are copied into the layer at
-    each forward (the caller may replace ``wq.data``), and the layer's weight gradients,
-    transposed back, are added into ``wq.grad`` ... at each backward.
-    """
-
-    PROJECTIONS = ("q", "k", "v", "o")
+    built_from = "MultiheadSelfAttention (bias=False)"
 
     def __init__(self, d_model, n_heads, causal=False):
         self.layer = nn.MultiheadSelfAttention(d_model, n_heads, causal=causal, bias=False, rng=0)
-        for name in self.PROJECTIONS:
-            setattr(self, "w" + name, Parameter(getattr(self.layer, name).weight.data.T))
+        for name in "qkvo":
+            setattr(self, "w" + name, ParameterView(getattr(self.layer, name).weight, transpose=True))
 
     def forward(self, x):
-        for name in self.PROJECTIONS:
-            linear = getattr(self.layer, name)
-            linear.weight.data = np.array(getattr(self, "w" + name).data, dtype=np.float64).T.copy()
         return self.layer.forward(x)
 
     def backward(self, dy):
-        for name in self.PROJECTIONS:
-            getattr(self.layer, name).weight.grad[...] = 0.0
-        dx = self.layer.backward(dy)
-        for name in self.PROJECTIONS:
-            param = getattr(self, "w" + name)
-            param.grad += getattr(self.layer, name).weight.grad.T
-        return dx
+        return self.layer.backward(dy)
