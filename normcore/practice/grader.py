@@ -499,6 +499,9 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "transformer_block": "Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
+                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                         "axis (biased variance, eps inside the square root).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +516,10 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "transformer_block": "A residual add sends the gradient down both paths and the chain rule "
+                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                         "LayerNorm's mean and variance terms).",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
@@ -635,8 +642,9 @@ def _table(rows):
 def format_report(report):
     """The report as printed by ``normcore practice check``: at most 80 columns wide."""
     ex = report.exercise
+    reference = getattr(ex.reference, "built_from", f"normcore.{ex.reference.__name__}")
     out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: normcore.{ex.reference.__name__})", ""), ""]
+                 f"(reference: {reference})", ""), ""]
     out += _table(_collapse(report.checks))
     counts = {s: sum(c.status == s for c in report.checks)
               for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
