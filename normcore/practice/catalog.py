@@ -576,8 +576,8 @@ CATALOG = [
         "Post-Norm backward that skips the LayerNorm's backward",
         "Pre-Norm is right; in Post-Norm the forward is right but dx and the feed-forward's "
         "gradients are not: the gradient reached the residual sum as dy itself (the norm taken "
-        "for the identity) or as dy * gamma (its affine part only), without rstd and the "
-        "mean and variance terms",
+        "for the identity, dgamma and dbeta then left at zero) or as dy * gamma (its affine "
+        "part only), without rstd and the mean and variance terms",
         "In y = LN(x + F(x)) the norm is the last operation, so the backward starts with its "
         "whole backward, dz = LN'(dy), mean and variance terms included; then the residual "
         "add: dx = dz + F'(dz).",
