@@ -392,3 +392,14 @@ def test_block_mistakes_are_named_in_every_style():
         assert len(styles[mistake]) >= 2, mistake
         for path in styles[mistake]:
             assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_block_weight_gradient_failure_gets_the_weight_hint_not_the_accumulation_one(tmp_path):
+    """dw2 from the pre-activation: wrong after one backward call and so after two; the hint
+    is about the weight's gradient, not about accumulating."""
+    path = _variant_file(tmp_path, "transformer_block", "self.w2.grad += rows(r).T @ rows(dg)",
+                         "self.w2.grad += rows(a).T @ rows(dg)")
+    report = grade_file(path)
+    assert {c.row.partition(" ")[0] for c in _failing(report)} == {"dw2"}
+    text = _hints(format_report(report))
+    assert "A weight's gradient is its input" in text and "add into .grad (+=)" not in text

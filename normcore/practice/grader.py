@@ -521,6 +521,11 @@ DX_HINTS = {
                          "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
                          "LayerNorm's mean and variance terms).",
 }
+WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "transformer_block": "A weight's gradient is its input, transposed, times the gradient at "
+                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                         "a bias's gradient is the gradient at its output summed over the rows.",
+}
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
 FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose forward "
@@ -567,13 +572,17 @@ def _generic_hints(exercise, checks):
     if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
         kind = exercise if exercise in DX_HINTS else "mean-var"
         hints.append(DX_HINTS[kind])
-    if any("after two backward" in r for r in rows):
+    once = {r.partition(" ")[0] for r in values if "after two" not in r}  # wrong after one backward
+    if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
         hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
     elif any(r.startswith("dgamma") for r in values):
         hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
                      "broadcast over, one entry per parameter.")
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+    names = {r.partition(" ")[0] for r in values}
+    if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
+        hints.append(WEIGHT_HINTS[exercise])
     return hints
 
 
