@@ -30,9 +30,10 @@ class TransformerBlock:
         F(h)  = relu(h @ w1 + b1) @ w2 + b2               w1 (C, d_ff), w2 (d_ff, C)
         LN(u) = gamma * (u - mean) * rstd + beta          mean, var over C (biased),
                                                           rstd = 1 / sqrt(var + eps)
-        pre:   y = x + F(LN(x))         the norm on the sub-layer's input; the residual
-                                        stream x itself is never normalised
-        post:  z = x + F(x),   y = LN(z)    the norm on the residual sum (the 2017 Transformer)
+        pre:   y = x + F(LN(x))                           the norm on the sub-layer's input,
+                                                          the residual stream x never normalised
+        post:  z = x + F(x),   y = LN(z)                  the norm on the residual sum
+                                                          (the 2017 Transformer's)
 
     Backward. Write G'(g) for G's backward applied to the gradient g at G's output (the
     vector-Jacobian product; it also accumulates G's parameter gradients). A residual add
@@ -58,7 +59,8 @@ class TransformerBlock:
         dw1 += h^T da,  db1 += sum(da)
         dh  = da @ w1^T
 
-    LN'(dy), with x_hat = (u - mean) * rstd cached and dx_hat = dy * gamma::
+    LN'(dy), with x_hat = (u - mean) * rstd cached and dx_hat = dy * gamma (in ``_ln_backward``
+    dy and dx are the gradients at the norm's output and input, as in the LayerNorm answer)::
 
         dgamma += sum(dy * x_hat),  dbeta += sum(dy)     over the leading axes
         du = rstd * (dx_hat - mean_C(dx_hat) - x_hat * mean_C(dx_hat * x_hat))
