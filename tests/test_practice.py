@@ -383,9 +383,10 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "self.logp = z - np.log(np.exp(z).mean(axis=a, keepdims=True))"),
     ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
     ("mlp_with_batchnorm", "self.eps = 1e-5", "self.eps = 1e-3"),
+    ("transformer_block", "dx = dz + self._ffn_backward(dz)", "dx = dz - self._ffn_backward(dz)"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
-        "mlp-eps-1e-3"])
+        "mlp-eps-1e-3", "block-branch-sign"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -511,3 +512,47 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     for name in "qkvo":
         np.testing.assert_allclose(getattr(ref, "w" + name).grad,
                                    getattr(layer, name).weight.grad.T, rtol=1e-12)
+# --- the transformer_block exercise: both positions -------------------------------------------
+def test_block_is_graded_in_both_positions(tmp_path):
+    """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
+    fails the Post-Norm ones, named as the positions swapped."""
+    path = _variant_file(tmp_path, "transformer_block", 'if self.position == "pre":\n            y',
+                         'if True:\n            y')
+    source = path.read_text()
+    path.write_text(source.replace('if self.position == "pre":\n            dx', 'if True:\n            dx'))
+    report = grade_file(path)
+    failing = _failing(report)
+    assert failing and all(c.probe.startswith("Post-Norm") for c in failing)
+    assert all(c.status == "pass" for c in report.checks if c.probe.startswith("Pre-Norm"))
+    assert report.diagnosis_ids == ["block-pre-post-swapped"]
+
+
+def test_block_float64_dx_for_a_float32_input_fails_in_both_positions(tmp_path):
+    path = _variant_file(tmp_path, "transformer_block", "return dx.astype(dy.dtype)", "return dx")
+    failing = _failing(grade_file(path))
+    assert [c.label for c in failing] == ["Pre-Norm (2, 3, 4) float32: dx dtype",
+                                          "Post-Norm (2, 3, 4) float32: dx dtype"]
+
+
+def test_block_mistakes_are_named_in_every_style():
+    """The same residual-block mistake written compact, with layer functions and caches, or
+    with loops over the tokens, gets the same name."""
+    styles = {}
+    for path in BUGS:
+        styles.setdefault(expected_id(path), []).append(path)
+    for mistake in ("block-residual-grad-dropped", "block-norm-backward-skipped",
+                    "block-relu-mask-missing"):
+        assert len(styles[mistake]) >= 2, mistake
+        for path in styles[mistake]:
+            assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_block_weight_gradient_failure_gets_the_weight_hint_not_the_accumulation_one(tmp_path):
+    """dw2 from the pre-activation: wrong after one backward call and so after two; the hint
+    is about the weight's gradient, not about accumulating."""
+    path = _variant_file(tmp_path, "transformer_block", "self.w2.grad += rows(r).T @ rows(dg)",
+                         "self.w2.grad += rows(a).T @ rows(dg)")
+    report = grade_file(path)
+    assert {c.row.partition(" ")[0] for c in _failing(report)} == {"dw2"}
+    text = _hints(format_report(report))
+    assert "A weight's gradient is its input" in text and "add into .grad (+=)" not in text

@@ -1,5 +1,5 @@
-"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, Softmax or
-cross-entropy.
+"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, Softmax,
+cross-entropy or a residual block with its norm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -50,6 +50,17 @@ SM_DX = "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))"
 CE_LOGP = "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))"
 CE_LOSS = "loss = -logp[rows, self.targets].mean()"
 CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
+# --- transformer_block ---
+BLOCK_POSITION = "self.position = position"
+BLOCK_Y_PRE = "y = x + self._ffn(self._ln(x))"
+BLOCK_DX_PRE = "dx = dy + self._ln_backward(self._ffn_backward(dy))"
+BLOCK_DZ_POST = "dz = self._ln_backward(dy)"
+BLOCK_DX_POST = "dx = dz + self._ffn_backward(dz)"
+BLOCK_RELU_MASK = "da = dr * (a > 0)"
+BLOCK_DW1 = "self.w1.grad += rows(h).T @ rows(da)"
+BLOCK_DB1 = "self.b1.grad += rows(da).sum(axis=0)"
+BLOCK_DW2 = "self.w2.grad += rows(r).T @ rows(dg)"
+BLOCK_DB2 = "self.b2.grad += rows(dg).sum(axis=0)"
 
 # --- log_softmax ---
 LSM_LOGP = "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))"
@@ -176,6 +187,7 @@ CATALOG = [
         {
             **_same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
+            "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
         },
     ),
     Mistake(
@@ -223,7 +235,7 @@ CATALOG = [
         "The statistics are functions of x: dx gets a term through the mean and one through "
         "the variance (RMS). Differentiate x_hat through all three paths.",
         {
-            **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * dx_hat"),)),
+            **_same(("batchnorm", "layernorm", "transformer_block"), ((DX, "dx = rstd * dx_hat"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * dx_hat_g"),)],
             "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
@@ -237,7 +249,8 @@ CATALOG = [
         "The variance depends on x too: add the path through the variance. A correct dx is "
         "orthogonal to x_hat over the normalised axes; test yours.",
         {
-            **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
+            **_same(("batchnorm", "layernorm", "transformer_block"),
+                    ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
         },
@@ -276,6 +289,10 @@ CATALOG = [
                                     (MLP_DBETA, "self.beta.grad += dhbn.sum()")),
                                    ((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).mean(axis=0)"),
                                     (MLP_DBETA, "self.beta.grad += dhbn.mean(axis=0)"))],
+            "transformer_block": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.sum()")),
+                                  ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
         },
     ),
     Mistake(
@@ -295,6 +312,8 @@ CATALOG = [
             "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
             "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
                 MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
+            "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (
+                DGAMMA_LEAD, DBETA_LEAD, BLOCK_DW1, BLOCK_DB1, BLOCK_DW2, BLOCK_DB2))],
         },
     ),
     Mistake(
@@ -438,7 +457,7 @@ CATALOG = [
         "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
         "(times rstd). A correct dx sums to zero over the normalised axes; test yours.",
         {
-            **_same(("batchnorm", "layernorm"),
+            **_same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
@@ -813,6 +832,71 @@ CATALOG = [
             ],
         },
     ),
+    # --- transformer_block ---
+    Mistake(
+        "block-residual-grad-dropped",
+        "residual block backward without the identity path's gradient",
+        "the forward and every parameter gradient are right, dx is not: it is only the "
+        "branch's share, LN'(F'(dy)) in Pre-Norm or F'(dz) in Post-Norm; the dy (or dz) that "
+        "the skip connection carries straight back to x is missing",
+        "y = x + B(x) has two paths from x to y and the chain rule adds them: dx = dy + B'(dy). "
+        "The identity path's gradient is the point of a residual connection.",
+        {"transformer_block": [
+            ((BLOCK_DX_PRE, "dx = self._ln_backward(self._ffn_backward(dy))"),),
+            ((BLOCK_DX_POST, "dx = self._ffn_backward(dz)"),),
+        ]},
+    ),
+    Mistake(
+        "block-norm-backward-skipped",
+        "Post-Norm backward that skips the LayerNorm's backward",
+        "Pre-Norm is right; in Post-Norm the forward is right but dx and the feed-forward's "
+        "gradients are not: the gradient reached the residual sum as dy itself (the norm taken "
+        "for the identity, dgamma and dbeta then left at zero) or as dy * gamma (its affine "
+        "part only), without rstd and the mean and variance terms",
+        "In y = LN(x + F(x)) the norm is the last operation, so the backward starts with its "
+        "whole backward, dz = LN'(dy), mean and variance terms included; then the residual "
+        "add: dx = dz + F'(dz).",
+        {"transformer_block": [
+            ((BLOCK_DZ_POST, "dz = dy"),),
+            ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy"),),
+            ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy * self.gamma.data"),),
+        ]},
+    ),
+    Mistake(
+        "block-relu-mask-missing",
+        "feed-forward backward without ReLU's mask",
+        "the forward is right; dx, dw1 and db1 are not, in both positions: the gradient "
+        "flowed back through the units ReLU switched off (a <= 0), as if the activation were "
+        "the identity",
+        "relu'(a) is 1 where a > 0 and 0 elsewhere: multiply the gradient at ReLU's output by "
+        "the mask a > 0 from the forward, before dw1, db1 and the input's gradient.",
+        {"transformer_block": [((BLOCK_RELU_MASK, "da = dr"),)]},
+    ),
+    Mistake(
+        "block-pre-post-swapped",
+        "Pre-Norm and Post-Norm swapped",
+        "every number of each position is the other position's: 'pre' computes "
+        "LN(x + F(x)), the norm after the residual add (the 2017 Transformer's Post-Norm), and "
+        "'post' computes x + F(LN(x))",
+        "Pre-Norm normalises the sub-layer's input and leaves the residual stream alone: "
+        "y = x + F(LN(x)). Post-Norm normalises the sum: y = LN(x + F(x)).",
+        {"transformer_block": [
+            ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),),
+        ]},
+    ),
+    Mistake(
+        "block-norm-on-branch-output",
+        "Pre-Norm written as x + LN(F(x)), the norm on the branch's output",
+        "Post-Norm is right; in Pre-Norm every number is off: the norm was applied to the "
+        "sub-layer's output instead of its input (y = x + LN(F(x)), another block, Swin v2's "
+        "res-post-norm), and the backward went through the norm before F",
+        "Pre-Norm normalises what goes into the sub-layer: y = x + F(LN(x)). The backward "
+        "then goes back through F first and the norm second: dx = dy + LN'(F'(dy)).",
+        {"transformer_block": [
+            ((BLOCK_Y_PRE, "y = x + self._ln(self._ffn(x))"),
+             (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
+        ]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -862,6 +946,9 @@ TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
 TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
     "tanh-derivative-from-input", "bn-backward-no-gamma", "dw-from-pre-activation",
     "bias-grad-averaged", "ce-mean-over-classes")})
+TAUGHT_IN.update({m: SOLUTION.format("transformer_block") for m in (
+    "block-residual-grad-dropped", "block-norm-backward-skipped", "block-relu-mask-missing",
+    "block-pre-post-swapped", "block-norm-on-branch-output")})
 
 BY_ID = {m.id: m for m in CATALOG}
 

@@ -527,6 +527,9 @@ FORWARD_HINTS = {
     "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
                           "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
                           "the mean cross-entropy: work it through one layer at a time.",
+    "transformer_block": "Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
+                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                         "axis (biased variance, eps inside the square root).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -550,6 +553,15 @@ DX_HINTS = {
                           "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
                           "dx = dh @ w1.T. Check the first failing gradient in that order; a "
                           "weight's gradient is its input's transpose times the node's gradient.",
+    "transformer_block": "A residual add sends the gradient down both paths and the chain rule "
+                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                         "LayerNorm's mean and variance terms).",
+}
+WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "transformer_block": "A weight's gradient is its input, transposed, times the gradient at "
+                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                         "a bias's gradient is the gradient at its output summed over the rows.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
@@ -597,13 +609,17 @@ def _generic_hints(exercise, checks):
     if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
         kind = exercise if exercise in DX_HINTS else "mean-var"
         hints.append(DX_HINTS[kind])
-    if any("after two backward" in r for r in rows):
+    once = {r.partition(" ")[0] for r in values if "after two" not in r}  # wrong after one backward
+    if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
         hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
     elif any(r.startswith("dgamma") for r in values):
         hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
                      "broadcast over, one entry per parameter.")
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+    names = {r.partition(" ")[0] for r in values}
+    if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
+        hints.append(WEIGHT_HINTS[exercise])
     return hints
 
 

@@ -30,7 +30,7 @@ class ParameterView:
 
     @data.setter
     def data(self, value):
-        self._param.data = np.array(self._view(np.asarray(value)))
+        self._param.data = np.array(self._view(np.asarray(value)), dtype=self._param.data.dtype)
 
     @property
     def grad(self):
@@ -38,7 +38,7 @@ class ParameterView:
 
     @grad.setter
     def grad(self, value):
-        self._param.grad = np.array(self._view(np.asarray(value)))
+        self._param.grad = np.array(self._view(np.asarray(value)), dtype=self._param.data.dtype)
 
 
 # --- mlp_with_batchnorm ---------------------------------------------------------------------------
@@ -87,3 +87,37 @@ class MultiheadSelfAttention:
 
     def backward(self, dy):
         return self.layer.backward(dy)
+# --- transformer_block ----------------------------------------------------------------------------
+class FeedForwardBlock:
+    """normcore's LayerNorm and FeedForward(d_model, d_ff, activation="relu") in a residual
+    block: y = x + ffn(norm(x)) for ``position="pre"``, y = norm(x + ffn(x)) for "post".
+
+    The backward is the chain rule over the residual add, as in normcore's TransformerBlock
+    (which has an attention sub-layer too): dx = dy + norm'(ffn'(dy)) for "pre";
+    dz = norm'(dy), dx = dz + ffn'(dz) for "post". Parameters in the practice contract:
+    ``gamma``, ``beta`` (the norm's weight and bias), ``w1`` (C, d_ff), ``b1``, ``w2`` (d_ff, C),
+    ``b2``; w1 and w2 are the transposes of fc1.weight and fc2.weight.
+    """
+
+    built_from = "LayerNorm and nn.FeedForward (relu)"
+
+    def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
+        if position not in ("pre", "post"):
+            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        self.position = position
+        self.norm = norms.LayerNorm(d_model, eps=eps)
+        self.ffn = nn.FeedForward(d_model, d_ff, activation="relu", rng=rng)
+        self.gamma, self.beta = self.norm.weight, self.norm.bias
+        self.w1, self.b1 = ParameterView(self.ffn.fc1.weight, transpose=True), self.ffn.fc1.bias
+        self.w2, self.b2 = ParameterView(self.ffn.fc2.weight, transpose=True), self.ffn.fc2.bias
+
+    def forward(self, x):
+        if self.position == "pre":
+            return x + self.ffn(self.norm(x))
+        return self.norm(x + self.ffn(x))
+
+    def backward(self, dy):
+        if self.position == "pre":
+            return dy + self.norm.backward(self.ffn.backward(dy))
+        dz = self.norm.backward(dy)
+        return dz + self.ffn.backward(dz)
