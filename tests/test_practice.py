@@ -19,6 +19,7 @@ before '@') on every failing check.
 
 import ast
 import importlib.util
+import re
 import subprocess
 import sys
 import textwrap
@@ -462,7 +463,14 @@ def test_every_mistake_says_where_it_is_taught():
         elif place.startswith("normcore practice solution "):
             assert place.split()[3] in m.exercises, m.id
         else:
-            assert (notebooks / place.split(",")[0].split("/")[1]).exists(), m.id
+            notebook = place.split(",")[0].split("/")[1]
+            assert (notebooks / notebook).exists(), m.id
+            source = (notebooks / "src" / notebook.replace(".ipynb", ".py")).read_text()
+            sections = re.findall(r"(\d[\d.]*) \(([^)]*)\)", place)
+            assert sections, m.id
+            for number, title in sections:  # a heading with that number, and that title
+                assert re.search(rf"^\s*#+ {re.escape(number)}[. ]", source, re.M), (m.id, number)
+                assert title in source.replace("`", ""), (m.id, title)
 
 
 CLASSIC = ("backward-no-mean-term", "backward-stats-constant", "backward-no-xhat-term",

@@ -1,5 +1,6 @@
-"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, Softmax,
-cross-entropy or a residual block with its norm.
+"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, softmax,
+log-softmax, cross-entropy, attention, a residual block with its norm, or a small MLP with
+BatchNorm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -933,6 +934,18 @@ TAUGHT_IN = {
     "dropout-backward-no-scale": NB.format("dropout", "4 (The backward, step by step)"),
 }
 SOLUTION = "normcore practice solution {} (the derivation in its docstring)"
+SECTION_9 = {
+    "9.1 (Softmax: the whole Jacobian, and the max shift)": (
+        "softmax-no-max-shift", "softmax-diagonal-jacobian"),
+    "9.2 (Cross-entropy: log-softmax, and the fused gradient)": (
+        "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot",
+        "lsm-log-of-softmax"),
+    "9.3 (Attention: the scale, the mask, three shares of dx)": (
+        "attn-no-scale", "attn-scale-by-d-model", "attn-mask-after-softmax",
+        "attn-dx-missing-share"),
+    "9.4 (The residual block: the identity path carries dy)": (
+        "block-residual-grad-dropped", "block-norm-backward-skipped"),
+}
 TAUGHT_IN.update({m: SOLUTION.format("softmax") for m in (
     "softmax-no-max-shift", "softmax-diagonal-jacobian", "softmax-wrong-axis")})
 TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
@@ -949,6 +962,8 @@ TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
 TAUGHT_IN.update({m: SOLUTION.format("transformer_block") for m in (
     "block-residual-grad-dropped", "block-norm-backward-skipped", "block-relu-mask-missing",
     "block-pre-post-swapped", "block-norm-on-branch-output")})
+TAUGHT_IN.update({m: NB.format("interview_practice", section)
+                  for section, mistakes in SECTION_9.items() for m in mistakes})
 
 BY_ID = {m.id: m for m in CATALOG}
 

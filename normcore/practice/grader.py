@@ -501,6 +501,8 @@ WIDTH = 80  # the printed report fits a terminal of 80 columns
 
 NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rmsnorm",
              "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
+INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "9.2",
+                      "attention": "9.3", "transformer_block": "9.4"}
 EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
 
 FORWARD_HINTS = {
@@ -572,8 +574,10 @@ FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose fo
 
 def _teaching(exercise, backward):
     """Where normcore teaches the part of ``exercise`` that failed."""
-    if exercise not in NOTEBOOKS:  # no notebook yet: the reference answer's derivation
-        return f"normcore practice solution {exercise} (the derivation in its docstring)"
+    if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
+        section = INTERVIEW_SECTIONS.get(exercise)
+        also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
+        return f"normcore practice solution {exercise} (the derivation in its docstring){also}"
     notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
     if backward:
         explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
