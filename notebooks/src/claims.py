@@ -102,8 +102,9 @@ CLAIMS = [
           "training; this cures internal covariate shift, which is why training becomes stable.",
           WRONG,
           "The statistics are fixed only *before* gamma and beta, which are learned: the next "
-          "layer sees gamma * x_hat + beta, and that moves as they train (below: a few SGD steps "
-          "on a small regression move one channel's mean and spread well away from 0 and 1). "
+          "layer sees gamma * x_hat + beta, and that moves as they train (below: 200 SGD steps on "
+          "a small regression shift a channel's mean by 0.42 and change a channel's standard "
+          "deviation by 0.70). "
           "And the reason given is not the one the literature now accepts: Santurkar et al. "
           "(2018) injected a changing shift after every BatchNorm and training was as fast as "
           "before; they trace the benefit to a smoother loss landscape. That experiment is not "
@@ -210,7 +211,7 @@ CLAIMS = [
           "BatchNorm standardises each feature over the samples of the batch, with the biased "
           "variance and eps inside the square root, then scales by gamma and shifts by beta. "
           "On W4's table of two students' scores it averages each subject over the students "
-          "(literature: (90 + 60) / 2 = 75), where LayerNorm averages each student over the "
+          "(Chinese: (90 + 60) / 2 = 75), where LayerNorm averages each student over the "
           "subjects (student A: 80).",
           REPRODUCED,
           "normcore's BatchNorm1d equals the formula to rounding, and its per-column means are "
@@ -219,7 +220,7 @@ CLAIMS = [
           "column (竖着看) and LayerNorm along a row (横着看): BatchNorm compares a student with "
           "the others, LayerNorm a student's subjects with each other.",
           r'''
-          scores = np.array([[90.0, 80.0, 70.0],     # student A: literature, maths, English
+          scores = np.array([[90.0, 80.0, 70.0],     # student A: Chinese, maths, English
                              [60.0, 50.0, 40.0]])    # student B
           print("BatchNorm's means (one per subject):", scores.mean(axis=0))
           print("LayerNorm's means (one per student):", scores.mean(axis=1))
@@ -241,7 +242,9 @@ CLAIMS = [
           "entries to the digit and the other 2 one unit off in the 4th decimal. That is the "
           "printed input's rounding, not a disagreement: W3's input was printed to 4 decimals, "
           "and an input that prints the same (every entry within 5e-5 of it) gives all 12 "
-          "printed digits (`reproduce_printed` finds one).",
+          "printed digits (`reproduce_printed` finds one). The printout is right, and yet W3's "
+          "class is not: its running statistics are wrong, which a training-mode printout "
+          "cannot show (see 'W3's BatchNorm matches nn.BatchNorm1d' below).",
           r'''
           x = np.array([[-0.2762, -0.7904,  0.1992],
                         [ 1.3222,  2.2137, -2.6562],
@@ -650,7 +653,7 @@ CLAIMS = [
           "learned gamma and beta let the network restore the scale and offset it needs.",
           REPRODUCED,
           "For BatchNorm exactly: gamma = sqrt(var + eps) and beta = mean give back the input "
-          "(to 1e-15). For LayerNorm only in part: its gamma and beta are per feature while its "
+          "(to 4e-15). For LayerNorm only in part: its gamma and beta are per feature while its "
           "statistics are per sample, so no gamma and beta restore rows of different scales "
           "(the best fit below leaves a large error).",
           r'''
@@ -928,9 +931,9 @@ CLAIMS = [
           "Under the write-ups' assumption (a variance-preserving branch, uncorrelated with its "
           "input, as at initialisation) the measured weight of x_0 follows 2^(-l/2) closely: 0.49 "
           "against 0.5 after 2 layers, 0.050 against 0.0625 after 8 (each layer keeps about "
-          "0.69 of it instead of 0.71). The assumption is the write-ups'; with normcore's default "
-          "Transformer initialisation Var F(x) is not 1 and the factor is not sqrt(2) (see the "
-          "pre_post_norm notebook).",
+          "0.69 of it on average instead of 0.71). The assumption is the write-ups': a branch "
+          "that does not keep the variance makes the factor sqrt(1 + Var F(x)) instead of "
+          "sqrt(2).",
           r'''
           xs, weight = residual_stack("post", 8)
           theory = 2.0 ** (-np.arange(9) / 2)
@@ -1038,7 +1041,8 @@ CLAIMS = [
           "Post-Norm's training trouble is real (previous claim), but its location in these "
           "words is not what is measured or reported. At initialisation, in stacks of 2, 8 and "
           "32 normcore Post-LN blocks, the gradient reaching the input is close to the size of the "
-          "output's (1.3, 1.2 and 2.2 times; Pre-LN's, in the previous claim, grows more): "
+          "output's (1.3, 1.2 and 2.2 times; Pre-LN's, measured the same way above, grows more: "
+          "1.7, 3.3 and 5.3 times): "
           "nothing explodes or vanishes toward the input. Xiong et al. (2020) put "
           "Post-LN's large gradients at the output-side layers, and Liu et al. (2020) argue the "
           "gradients are not the cause at all; what goes wrong during early training at a "
@@ -1146,6 +1150,8 @@ The write-ups are in Chinese; these are the terms they use, with the word normco
 | BatchNorm / LayerNorm / RMSNorm | 批(量)归一化 / 层归一化 / RMS 归一化 | |
 | root mean square (RMS) | 均方根 | sqrt(mean(x^2)) over the features of one sample |
 | mean, variance, standard deviation | 均值, 方差, 标准差 | |
+| down a column (one feature, every sample) | 竖着看 (按列) | BatchNorm's statistics |
+| along a row (one sample, every feature) | 横着看 (按行) | LayerNorm's and RMSNorm's |
 | biased variance (divide by n) | 有偏方差; 总体方差 | what every norm normalises with |
 | unbiased variance (divide by n - 1) | 无偏方差; 样本方差 | what BatchNorm feeds into running_var |
 | eps | ε, 极小的正数 | inside the square root: sqrt(var + eps) |
