@@ -51,6 +51,9 @@ CHECKS = {
     "fixed-distribution": lambda e: (
         np.abs(e["mean0"]).max() < 1e-10 and np.abs(e["std0"] - 1).max() < 1e-3
         and round(e["shift"], 2) == 0.42 and round(e["spread"], 2) == 0.70),
+    "zscore-normal": lambda e: (
+        abs(e["z"].mean()) < 1e-10 and abs(e["z"].std() - 1) < 1e-4
+        and abs(e["skew"](e["z"]) - e["skew"](e["x"])) < 1e-6 and 1.8 < e["skew"](e["z"]) < 2.2),
     "range-0-1": lambda e: (
         e["y"].min() < -1 and e["y"].max() > 1 and abs(e["top"] - np.sqrt(15)) < 1e-3
         and e["corr"] > 1 - 1e-12),
@@ -64,6 +67,8 @@ CHECKS = {
         np.array_equal(e["scores"].mean(axis=0), [75, 65, 55])
         and np.array_equal(e["scores"].mean(axis=1), [80, 50]) and e["bn_error"] < 1e-12),
     "bn-printed": lambda e: printed_example(e, 10) is None,
+    "bn-per-position": lambda e: (
+        np.allclose(np.abs(e["per_position"]), 1, atol=0.01) and e["per_position_gap"] > 0.5),
     "bn-momentum-flipped": lambda e: np.allclose(e["ratio"], 9.0),
     "momentum-decay": lambda e: (
         2.5 < e["noise"][0.9] / e["noise"][0.99] < 4.0
@@ -127,6 +132,8 @@ CHECKS = {
         np.allclose(e["weight"], e["theory"], rtol=0.25) and abs(e["weight"][2] - 0.49) < 0.01
         and abs(e["weight"][8] - 0.050) < 0.001 and np.all(np.diff(e["weight"]) < 0)
         and round(e["weight"][8] ** (1 / 8), 2) == 0.69),
+    "post-fixed-size": lambda e: (
+        np.allclose(e["rms"]["post"], 1, atol=0.01) and abs(e["rms"]["pre"][-1] - 3) < 0.05),
     "pre-identity-path": lambda e: (
         np.all((e["weight"] > 0.97) & (e["weight"] < 1.005))
         and np.allclose(e["rms"], np.sqrt(1 + np.arange(9)), rtol=0.02)
@@ -166,7 +173,8 @@ def test_the_mistakes_the_writeups_contain_are_wrong_and_catalogued():
                               ("bn-eval-squared-var", "bn-eval-squared-var"),
                               ("eps-outside-sqrt", "eps-outside-sqrt"),
                               ("rms-batch-size-normaliser", "rms-batch-size-normaliser"),
-                              ("rms-over-whole-tensor", "rms-over-whole-tensor")]:
+                              ("rms-over-whole-tensor", "rms-over-whole-tensor"),
+                              ("bn-per-position", "bn-stats-per-position")]:
         assert BY_CLAIM[claim_id]["verdict"] == claims.WRONG
         assert mistake in BY_CLAIM[claim_id]["catalog"]
 

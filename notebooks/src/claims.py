@@ -134,6 +134,22 @@ CLAIMS = [
           print("after 200 SGD steps, largest change of a channel's mean:", shift.round(3))
           print("                     largest change of a channel's std: ", spread.round(3))
           '''),
+    claim("zscore-normal", "What normalization is for", ["W3"],
+          "standardised data follow the standard normal distribution",
+          "After z-score normalization (subtract the mean, divide by the standard deviation) the "
+          "data follow the standard normal distribution, mean 0 and standard deviation 1.",
+          WRONG,
+          "Mean 0 and standard deviation 1, yes; normal, no. Standardising is an affine map, so "
+          "it keeps the shape of the distribution: skewed data stay exactly as skewed. Below, "
+          "exponential data standardised by BatchNorm keep their skewness of about 2 (a normal "
+          "distribution's is 0).",
+          r'''
+          x = np.random.default_rng(32).exponential(3.0, size=(100000, 1))
+          z = nc.BatchNorm1d(1, affine=False)(x)
+          skew = lambda a: np.mean(((a - a.mean()) / a.std()) ** 3)
+          print(f"after BatchNorm: mean {z.mean():.4f}, std {z.std():.4f}")
+          print(f"skewness before {skew(x):.3f}, after {skew(z):.3f} (normal: 0)")
+          '''),
     claim("range-0-1", "What normalization is for", ["W2"],
           "normalization maps data into a fixed range such as [0, 1]",
           "Normalization maps the data into a fixed interval such as [0, 1], changing the units "
@@ -264,6 +280,26 @@ CLAIMS = [
           same_found = digits_equal(nc.BatchNorm1d(3)(x_found), printed)
           print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
                 f"{same_found} of {y.size}")
+          '''),
+    claim("bn-per-position", "BatchNorm", ["W2"],
+          "BatchNorm on a (b, s, d) tensor: statistics per position, over the batch only",
+          "W2 writes BatchNorm on a (b, s, d) tensor with a mean and a standard deviation for "
+          "each (s, d) pair, taken over the b sequences only.",
+          WRONG,
+          "BatchNorm keeps one mean and one variance per feature d, over the batch *and* the "
+          "positions (PyTorch's BatchNorm1d on (N, C, L) reduces over N and L). Per-position "
+          "statistics over b alone make each position's output depend on just b numbers (with "
+          "b = 2 every output is -1 or +1 up to eps, here 0.99 to 1 in size) and give s times "
+          "as many statistics as features.",
+          r'''
+          rng = np.random.default_rng(33)
+          x = rng.normal(1.0, 2.0, size=(2, 5, 3))  # (b, s, d)
+          per_position = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)
+          bn = nc.BatchNorm1d(3, affine=False)
+          right = np.swapaxes(bn(np.swapaxes(x, 1, 2)), 1, 2)  # (N, C, L) in, back to (b, s, d)
+          print("per-position outputs (b = 2):", np.unique(np.round(per_position, 3)))
+          per_position_gap = np.abs(per_position - right).max()
+          print("largest difference from normcore's BatchNorm1d:", per_position_gap.round(3))
           '''),
     claim("bn-momentum-flipped", "BatchNorm", ["W3", "W4"],
           "running = momentum * running + (1 - momentum) * batch, with momentum = 0.1",
@@ -940,6 +976,20 @@ CLAIMS = [
           print("weight of x_0 in x_l, l = 0..8:\n", weight.round(3))
           print("2^(-l/2):\n", theory.round(3))
           '''),
+    claim("post-fixed-size", "Pre-Norm and Post-Norm", ["W4"],
+          "Post-Norm keeps the stream's size fixed; the residual sum alone lets it grow",
+          "A residual stack without a norm on the stream lets each layer's output grow with "
+          "depth; Post-Norm rescales after every residual sum and so holds the size steady.",
+          REPRODUCED,
+          "Measured on the variance-preserving stack: the stream's RMS stays at 1 through 8 "
+          "Post-Norm layers, and grows to 3 through 8 Pre-Norm layers, whose stream is never "
+          "normalised (only each branch's input is).",
+          r'''
+          rms = {pos: np.sqrt((residual_stack(pos, 8)[0] ** 2).mean(axis=(1, 2)))
+                 for pos in ("post", "pre")}
+          for pos, values in rms.items():
+              print(f"{pos:4s} rms of x_l, l = 0..8:", values.round(3))
+          '''),
     claim("pre-identity-path", "Pre-Norm and Post-Norm", ["W3", "W4"],
           "Pre-Norm: x_L = x_0 + sum of branches; the identity weight stays 1",
           "In Pre-Norm x_{t+1} = x_t + F_t(Norm(x_t)) unrolls to x_0 plus the sum of every "
@@ -1099,6 +1149,7 @@ for _id, _catalog in {
     "eps-outside-sqrt": "eps-outside-sqrt",
     "rms-batch-size-normaliser": "rms-batch-size-normaliser",
     "rms-over-whole-tensor": "rms-over-whole-tensor",
+    "bn-per-position": "bn-stats-per-position",
 }.items():
     next(c for c in CLAIMS if c["id"] == _id)["catalog"] = _catalog
 
