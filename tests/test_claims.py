@@ -142,13 +142,13 @@ CHECKS = {
         np.allclose(e["cosine"], e["theory"], atol=0.02) and e["cosine"][-1] > 0.95),
     "post-better-tuned": lambda e: round(e["w_post"][-1], 2) == 0.05 and e["w_pre"][-1] > 0.95,
     "post-needs-warmup": lambda e: (
-        all(p > q for p, q in zip(e["change"]["post"], e["change"]["pre"]))
-        and np.all(np.diff(e["change"]["post"]) > 0)
-        and e["change"]["post"][-1] / e["change"]["pre"][-1] > e["change"]["post"][0] / e["change"]["pre"][0]),
+        e["post_above_pre"] and np.all(e["change"]["post"] > e["change"]["pre"])
+        and np.all(np.diff(e["change"]["post"].mean(axis=1)) > 0)
+        and np.all(np.diff(e["change"]["post"].mean(axis=1) / e["change"]["pre"].mean(axis=1)) > 0)),
     "post-gradients-explode": lambda e: (
         [round(v, 1) for v in e["post_gain"].values()] == [1.3, 1.2, 2.2]
         and all(0.5 < v < 3 for v in e["post_gain"].values())),
-    "deep-needs-pre": lambda e: e["deep_change"]["deepnorm"] < e["deep_change"]["post"] / 10,
+    "deep-needs-pre": lambda e: np.all(e["deep_change"]["deepnorm"] < e["deep_change"]["post"] / 10),
 }
 
 
