@@ -1230,7 +1230,7 @@ The write-ups are in Chinese; these are the terms they use, with the word normco
 
 CELLS = [
     md(textwrap.dedent(r"""
-    # The write-ups' claims, tested
+    # Four write-ups' claims on normalization, tested
 
     normcore was conceived from four write-ups on normalization, in Chinese. This notebook
     takes every claim they make about normalization, restates it in normcore's words, and
