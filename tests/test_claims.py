@@ -138,6 +138,8 @@ CHECKS = {
         np.all((e["weight"] > 0.97) & (e["weight"] < 1.005))
         and np.allclose(e["rms"], np.sqrt(1 + np.arange(9)), rtol=0.02)
         and [round(v, 1) for v in e["gain"].values()] == [1.7, 3.3, 5.3]),
+    "pre-gradient-identity": lambda e: (
+        [round(v, 1) for v in e["branch_share"].values()] == [1.8, 3.1, 7.2]),
     "pre-wider-not-deeper": lambda e: (
         np.allclose(e["cosine"], e["theory"], atol=0.02) and e["cosine"][-1] > 0.95),
     "post-better-tuned": lambda e: round(e["w_post"][-1], 2) == 0.05 and e["w_pre"][-1] > 0.95,

@@ -1033,6 +1033,29 @@ CLAIMS = [
           print("|dL/dx_0| / |dL/dy|, Pre-LN, 2, 8, 32 blocks:",
                 [round(v, 2) for v in gain.values()])
           '''),
+    claim("pre-gradient-identity", "Pre-Norm and Post-Norm", ["W4"],
+          "Pre-Norm's gradient goes mainly through the identity branch, so it may train slower",
+          "In Pre-Norm the gradient mainly takes the identity branch, so the optimiser has to "
+          "work harder to update the branches' parameters and training may be slower.",
+          WRONG,
+          "The reason does not hold here: at initialisation the part of the input gradient that "
+          "comes through the branches is larger than the part the identity branch carries (dL/dy "
+          "itself), and grows with depth (below: 1.8, 3.1 and 7.2 times as large for 2, 8 and 32 "
+          "blocks). Whether Pre-Norm trains slower is a separate question this notebook does "
+          "not measure.",
+          r'''
+          rng = np.random.default_rng(34)
+          branch_share = {}
+          for depth in (2, 8, 32):
+              blocks = transformer_stack("pre", depth, seed=34)
+              y = run(blocks, rng.standard_normal((4, 8, 32)))
+              dy = g = rng.standard_normal(y.shape)
+              for block in reversed(blocks):
+                  g = block.backward(g)
+              branch_share[depth] = float(np.linalg.norm(g - dy) / np.linalg.norm(dy))
+          print("|branches' part of dL/dx_0| / |identity's part (dL/dy)|, 2, 8, 32 blocks:")
+          print([round(v, 2) for v in branch_share.values()])
+          '''),
     claim("pre-wider-not-deeper", "Pre-Norm and Post-Norm", ["W3"],
           "Pre-Norm's layers merge into a wider one, so it underperforms Post-Norm",
           "Deep in a Pre-Norm stack consecutive inputs x_t and x_{t+1} are nearly the same, so "
