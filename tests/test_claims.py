@@ -18,9 +18,12 @@ from normcore.practice.catalog import BY_ID
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "notebooks"))  # the source imports md and code from build.py
-_spec = importlib.util.spec_from_file_location("claims_source", ROOT / "notebooks" / "src" / "claims.py")
-claims = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(claims)
+try:
+    _spec = importlib.util.spec_from_file_location("claims_source", ROOT / "notebooks" / "src" / "claims.py")
+    claims = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(claims)
+finally:
+    sys.path.remove(str(ROOT / "notebooks"))
 BY_CLAIM = {c["id"]: c for c in claims.CLAIMS}
 
 
