@@ -47,6 +47,13 @@ def test_no_batchnorm_variant_generalises_better_than_no_norm(result):
     assert result[f"ghost{small}/test_acc"].mean() <= result[f"ghost{large}/test_acc"].mean() + 0.01
 
 
+def test_two_samples_per_statistic_no_longer_fit_the_training_set(result):
+    data = batch_noise.teacher_task(512, rng=0) + batch_noise.teacher_task(500, rng=1)
+    _, train_acc, _, _ = batch_noise.train_and_measure(2, result["epochs"], data, rng=0)
+    assert train_acc < 0.8
+    assert result["none/train_acc"].min() == 1.0
+
+
 def test_plot_writes_a_png(result, tmp_path):
     paths = batch_noise.plot(result, tmp_path)
     assert len(paths) == 1 and paths[0].stat().st_size > 10_000

@@ -88,8 +88,9 @@ def test_layernorm_needs_no_mask(padding):
 
 
 def test_more_padding_changes_only_unmasked_batchnorm(padding):
+    assert 1 - padding["mask"].mean() == pytest.approx(0.47, abs=0.005)   # 47% padding
     change = padding["pad_change"]
-    assert change["BatchNorm, padding included"] > 0.5
+    assert change["BatchNorm, padding included"] == pytest.approx(1.1, abs=0.05)  # "up to 1.1"
     assert change["masked BatchNorm"] < 1e-12
     assert change["LayerNorm (no mask)"] < 1e-12
     running = padding["polluted"].running_mean
@@ -111,7 +112,7 @@ def test_naive_float16_norms_return_zeros_or_nan(half):
 
 
 def test_computing_in_float32_fixes_it(half):
-    assert half["recipe_error"] < 1e-3                      # float16's own rounding
+    assert 3e-4 < half["recipe_error"] < 6e-4               # float16's own rounding: "5e-4"
     assert half["fixed"].dtype == np.float16
 
 
