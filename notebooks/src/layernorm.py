@@ -331,8 +331,8 @@ CELLS = [
         print(f"{name:<28} real tokens: mean {mean_real.mean():+.3f}, variance {var_real.mean():.3f}")
 
     token_out = nc.LayerNorm(6, elementwise_affine=False)(seq)[mask]      # n_real,D
-    print(f"LayerNorm, each real token over its own features: mean {np.abs(token_out.mean(axis=1)).max():.1e} "
-          f"at most, variance {token_out.var(axis=1).min():.4f} to {token_out.var(axis=1).max():.4f}")
+    print(f"LayerNorm, each real token over its own features: |mean| <= {np.abs(token_out.mean(axis=1)).max():.0e},"
+          f"\n  variance {token_out.var(axis=1).min():.4f} to {token_out.var(axis=1).max():.4f}")
 
     # the masked version is exactly BatchNorm on the real tokens alone
     alone = nc.BatchNorm1d(6, affine=False)(seq[mask])                    # n_real,D
@@ -369,13 +369,15 @@ CELLS = [
                                    - outputs["masked BatchNorm"][mask]).max(),
         "LayerNorm (no mask)": np.abs(ln(longer)[mask16] - ln(seq)[mask]).max(),
     }
+    print("padded to 16 instead of 8, largest change of a real token's output:")
     for name, change in pad_change.items():
-        print(f"{name:<28} largest change of a real token's output, padded to 16 instead of 8: {change:.3g}")
+        print(f"  {name:<28} {change:.3g}")
 
     polluted = nc.BatchNorm1d(6, momentum=None)                           # momentum None: the plain average
     for _ in range(50):
         polluted(padded(lengths, pad_to=8)[0].transpose(0, 2, 1))
-    print("BatchNorm's running_mean after 50 padded batches:", polluted.running_mean.round(2), "(real tokens: 2.0)")
+    print("running_mean after 50 padded batches:", polluted.running_mean.round(2))
+    print("the real tokens' mean:               ", 2.0)
     """),
     md(r"""
     This is the usual argument for LayerNorm in NLP: with variable-length, padded batches,

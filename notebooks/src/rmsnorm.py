@@ -298,7 +298,7 @@ CELLS = [
     md(r"""
     normcore's norms follow the same recipe (the contract: float16 input is computed in
     float32 and cast back), and PyTorch's do too. Measured on rows with entries up to a few
-    thousand, every norm, both tiers, against float64:
+    thousand, every norm, both tiers, against float64 (the largest difference):
     """),
     code(r"""
     wide = (np.random.default_rng(8).standard_normal((16, 8)) * 1000).astype(np.float16)
@@ -309,8 +309,8 @@ CELLS = [
     for name, make in norms.items():
         out = make()(wide)
         normcore_half_error[name] = np.abs(out.astype(np.float64) - make()(wide.astype(np.float64))).max()
-        print(f"{name:<15} output {out.dtype}, finite: {np.isfinite(out).all()}, "
-              f"largest difference from float64: {normcore_half_error[name]:.1e}")
+        print(f"{name:<15} output {out.dtype}, all finite: {np.isfinite(out).all()}, "
+              f"vs float64: {normcore_half_error[name]:.1e}")
     """),
     md(r"""
     One place float16 still bites, in normcore as in PyTorch: the running statistics of a
@@ -330,8 +330,8 @@ CELLS = [
 
     float_bn = nc.BatchNorm1d(8, momentum=None)    # float64 parameters and buffers, float16 input
     float_bn(wide)
-    print("float64 buffers: running_var =", float_bn.running_var.round(-3))
-    print("evaluation output, first row:", float_bn.eval()(wide)[0])
+    print("float64 buffers: running_var =", (float_bn.running_var / 1e6).round(2), "x 1e6")
+    print("evaluation output, first row:", float_bn.eval()(wide)[0].round(2))
     """),
     md(r"""
     ## Where next
