@@ -33,9 +33,8 @@ def test_ghost_batch_norm_gradients():
 
 def test_the_noise_opens_a_train_eval_gap_that_grows_as_the_ghost_batch_shrinks(result):
     gap = {g: result[f"ghost{g}/train_loss"] - result[f"ghost{g}/eval_loss"] for g in result["ghosts"]}
-    small, large = min(result["ghosts"]), max(result["ghosts"])
-    assert np.all(gap[small] > 0.3)
-    assert np.all(gap[small] > 5 * gap[large])
+    assert np.all(gap[4] > 0.3)  # the README's range: 0.007 at 64 growing to 0.5 at 4
+    assert np.all(gap[4] > 5 * gap[64])
     np.testing.assert_allclose(result["none/train_loss"], result["none/eval_loss"])  # no norm: no gap
 
 
@@ -48,10 +47,8 @@ def test_no_batchnorm_variant_generalises_better_than_no_norm(result):
 
 
 def test_two_samples_per_statistic_no_longer_fit_the_training_set(result):
-    data = batch_noise.teacher_task(512, rng=0) + batch_noise.teacher_task(500, rng=1)
-    _, train_acc, _, _ = batch_noise.train_and_measure(2, result["epochs"], data, rng=0)
-    assert train_acc < 0.8
-    assert result["none/train_acc"].min() == 1.0
+    assert result["ghost2/train_acc"].max() < 0.8
+    assert result["none/train_acc"].min() > 0.95 and result["ghost64/train_acc"].min() > 0.95
 
 
 def test_plot_writes_a_png(result, tmp_path):

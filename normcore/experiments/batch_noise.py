@@ -120,7 +120,7 @@ def train_and_measure(ghost, epochs, data, rng):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
-    ghosts, epochs, seeds = ((4, 64), 60, 1) if quick else ((2, 4, 8, 16, 32, 64), 150, 3)
+    ghosts, epochs, seeds = ((2, 4, 64), 30, 1) if quick else ((2, 4, 8, 16, 32, 64), 150, 3)
     rng = np.random.default_rng([seed, 17])
     data = teacher_task(512, rng=rng) + teacher_task(4000, rng=rng)
     configs = [None] + list(ghosts)
