@@ -127,3 +127,13 @@ def test_float16_batchnorm_buffers_overflow_and_float64_ones_do_not(half):
     assert np.all(half["half_bn"](half["wide"]) == 0)       # evaluation: beta, i.e. zeros
     assert np.all(np.isfinite(half["float_bn"].running_var))
     assert np.abs(half["float_bn"](half["wide"])).max() < 5
+
+
+def test_pytorch_float16_batchnorm_buffers_overflow_too(half):
+    torch = pytest.importorskip("torch", reason="PyTorch is the optional oracle")
+    bn = torch.nn.BatchNorm1d(8, momentum=None).half()
+    wide = torch.from_numpy(half["wide"])
+    with torch.no_grad():
+        bn(wide)
+        assert torch.isinf(bn.running_var).all()
+        assert (bn.eval()(wide) == 0).all()

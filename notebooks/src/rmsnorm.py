@@ -247,8 +247,8 @@ CELLS = [
     float16's largest finite value is 65504. So $x^2$ overflows to `inf` as soon as
     $|x| > 255.9$ ($256^2 = 65536$): one activation of a few hundred is enough. A norm written
     naively in float16 then breaks: RMSNorm's mean square becomes `inf` and
-    $x / \sqrt{\infty}$ returns zeros; LayerNorm's variance becomes `inf` too (zeros again), and
-    when the row's mean is itself above 256, the one-pass variance $E[x^2] - E[x]^2$ is
+    $x / \sqrt{\infty}$ returns zeros; LayerNorm's variance written as $E[x^2] - E[x]^2$ becomes
+    `inf` too (zeros again), and when the row's mean is itself above 256 it is
     $\infty - \infty$ = `nan`. A row with entries up to 300, the same row divided by 10, and a
     row of values near 300:
     """),
@@ -297,7 +297,7 @@ CELLS = [
     """),
     md(r"""
     normcore's norms follow the same recipe (the contract: float16 input is computed in
-    float32 and cast back), and PyTorch's do too. Measured on rows with entries up to a few
+    float32 and cast back). Measured on rows with entries up to a few
     thousand, every norm, both tiers, against float64 (the largest difference):
     """),
     code(r"""
@@ -318,7 +318,7 @@ CELLS = [
     PyTorch) are stored in float16. A channel whose variance exceeds 65504 (a standard
     deviation above about 256) makes `running_var` overflow to `inf`, and in evaluation that
     channel then comes out as $\beta$ (zero at initialisation), with at most a NumPy overflow
-    warning. Keep BatchNorm's parameters and buffers in float32 (the default here is float64)
+    warning (PyTorch 2.13 gives the same zeros, with no warning; the tests check it). Keep BatchNorm's parameters and buffers in float32 (the default here is float64)
     and feed it float16 activations: that works.
     """),
     code(r"""
