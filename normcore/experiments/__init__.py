@@ -25,7 +25,9 @@ from .._threads import single_thread
 EXPERIMENTS = [
     "saturation",
     "covariate_shift",
+    "loss_landscape",
     "batch_size",
+    "batch_noise",
     "invariance",
     "pre_post_gradients",
     "warmup",

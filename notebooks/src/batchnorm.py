@@ -20,6 +20,7 @@ CELLS = [
     7. the pitfalls: momentum convention, biased vs unbiased variance, where eps goes,
        training vs evaluation
     8. figures
+    9. why $\gamma$ and $\beta$: the layer can still be the identity
 
     Everything below runs in a few seconds with `normcore` importable (`pip install -e .` in the
     repository, or run `python notebooks/build.py batchnorm` to rebuild this notebook).
@@ -468,6 +469,83 @@ CELLS = [
     keeps improving like an average of all batches seen.
 
     ![Error of running_mean and running_var against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
+    *The loss landscape* (Santurkar et al. 2018): along the gradient of an 8-layer ReLU MLP, at
+    the same learning rate, the gradient changes about three times less with BatchNorm and the
+    loss varies about a quarter less: a smoother landscape along the direction training takes.
+
+    ![Loss and gradient change along the gradient, with and without BatchNorm](../figures/loss_landscape.png)
+
+    *Batch noise*: with BatchNorm's statistics taken over ghost batches of 64 down to 4 samples
+    (the SGD batch fixed at 64), the noise shows as a growing gap between the training loss in
+    training and in evaluation mode, but at this scale it does not regularise: no variant
+    generalises as well as the same MLP without a norm.
+
+    ![Accuracy and training loss against the ghost-batch size](../figures/batch_noise.png)
+    """),
+    md(r"""
+    ## 9. Why $\gamma$ and $\beta$: the layer can still be the identity
+
+    Standardising looks like a loss: after it every channel has mean 0 and variance 1, so the
+    next layer can no longer be handed a channel with another offset or spread (a sigmoid, for
+    instance, would only ever see its near-linear middle). The learned $\gamma$ and $\beta$ give
+    that back. With $\gamma_c = \sqrt{\sigma_c^2 + \epsilon}$ and $\beta_c = \mu_c$,
+
+    $$y = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}\,\sqrt{\sigma^2 + \epsilon} + \mu = x,$$
+
+    so BatchNorm with its affine parameters can represent the identity: whatever the network
+    without the norm computes, the network with it can compute too. Normalising changes how
+    the network is parametrised, and so how gradient descent moves through it, not what it can
+    express. Measured on a batch whose channels have very different means and spreads:
+    """),
+    code(r"""
+    batch = np.random.default_rng(9).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
+    identity = nc.BatchNorm1d(4)
+    identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # undo the division
+    identity.beta.data[...] = batch.mean(axis=0)                           # undo the centring
+    identity_error = np.abs(identity(batch) - batch).max()
+    print(f"training mode, gamma = sqrt(var + eps), beta = mean: max |y - x| = {identity_error:.1e}")
+
+    identity.eval()                                                        # running statistics now
+    identity.gamma.data[...] = np.sqrt(identity.running_var + identity.eps)
+    identity.beta.data[...] = identity.running_mean
+    unseen = np.random.default_rng(10).normal(size=(5, 4)) * 100
+    identity_error_eval = np.abs(identity(unseen) - unseen).max()
+    print(f"evaluation mode, from the running statistics, on new data: max |y - x| = {identity_error_eval:.1e}")
+    identity.train();
+    """),
+    md(r"""
+    Both are rounding errors of float64: the identity is exact. Two limits of the argument:
+
+    * In training, $\mu$ and $\sigma^2$ are those of the current batch, so a fixed $\gamma$
+      and $\beta$ give the identity exactly only for the batch they were set from; on another
+      batch of 64 from the same distribution the output is off by a fraction of each
+      channel's standard deviation (0.3 to 0.6 of it at worst, below). The argument is about
+      what the layer *can* express, not a claim that training finds the identity.
+    * It needs $\gamma$ and $\beta$ to have one entry per normalised group. BatchNorm
+      normalises per channel and has one $\gamma_c$ per channel, so it works. LayerNorm
+      normalises each *sample* but its $\gamma$ and $\beta$ are per *feature*: they can undo
+      one sample's statistics, not every sample's at once. What LayerNorm removes (each
+      sample's own offset and scale) stays removed; that is the invariance it is built for.
+    """),
+    code(r"""
+    identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # set from `batch` again
+    identity.beta.data[...] = batch.mean(axis=0)
+    other_batch = np.random.default_rng(11).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
+    other_batch_change = np.abs(identity(other_batch) - other_batch).max(axis=0) / other_batch.std(axis=0)
+    print("another batch, |y - x| / std(x) per channel:", other_batch_change)
+
+    rows = np.random.default_rng(12).normal(size=(3, 4)) * [[1.0], [5.0], [0.2]] + [[0.0], [10.0], [-3.0]]
+    ln = nc.LayerNorm(4)
+    ln.gamma.data[...] = np.sqrt(rows[0].var() + ln.eps)                  # row 0's statistics
+    ln.beta.data[...] = rows[0].mean()
+    layernorm_row_error = np.abs(ln(rows) - rows).max(axis=1)
+    print("LayerNorm set from row 0, max |y - x| per row:", layernorm_row_error)
+    """),
+    md(r"""
+    LayerNorm with $\gamma$ and $\beta$ set from row 0 gives row 0 back exactly and misses
+    the other two rows, which have another offset and spread, by about 17 and 4.
     """),
     md(r"""
     ## Where next
