@@ -10,7 +10,7 @@ verdict on the numbers it measures.
 
 import textwrap
 
-from build import code, md
+from build import code, md, question
 
 REPRODUCED = "reproduced here"
 NOT_AT_SCALE = "correct but not reproducible at this scale"
@@ -1266,4 +1266,24 @@ for _n, _c in enumerate(CLAIMS, 1):
         _topic = _c["topic"]
         CELLS.append(md(f"## {_topic}"))
     CELLS.extend(_claim_cells(_n, _c))
+CELLS += [
+    question(r"""
+    The row "W3's BatchNorm matches nn.BatchNorm1d" passes a printed comparison with PyTorch
+    and is still marked wrong. What would a test have to compare to catch it?
+    """, r"""
+    What one training forward does not use: the running statistics. In training BatchNorm
+    normalises with the batch's own mean and variance, so a wrong running update (the flipped
+    momentum, the biased variance) leaves that output exactly right. Compare `running_mean` and
+    `running_var` after a few steps, and the outputs in evaluation mode, where they are used.
+    """),
+    question(r"""
+    Some write-ups write `running = 0.9 * running + 0.1 * batch` and call 0.9 the momentum.
+    Is that update wrong?
+    """, r"""
+    No: it is PyTorch's update with `momentum=0.1`, written in the "decay" convention, where
+    the number names the weight of the old value. The mistake (`bn-momentum-flipped`) is
+    mixing the two: passing PyTorch's `momentum=0.1` into the decay formula gives
+    `running = 0.1 * running + 0.9 * batch`, which follows the last batch almost entirely.
+    """),
+]
 CELLS.append(md(GLOSSARY))
