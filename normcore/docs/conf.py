@@ -1,0 +1,93 @@
+"""Sphinx configuration of normcore's documentation site.
+
+``python -m normcore.docs`` stages the pages, the notebooks and the figures in a temporary
+source folder and builds it with this configuration, warnings as errors (``-W -n``).
+Nothing here runs a notebook: they are rendered with the outputs they were committed with.
+"""
+
+project = "normcore"
+author = "normcore contributors"
+copyright = "normcore contributors, MIT licence"
+
+extensions = [
+    "myst_nb",                 # Markdown pages and notebooks (also loads myst_parser)
+    "sphinx.ext.autodoc",      # the API reference, from the docstrings
+    "sphinx.ext.mathjax",      # $...$ in the notebooks
+]
+
+# The notebooks are committed with their outputs; the site shows those and never runs them.
+nb_execution_mode = "off"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# The docstrings are reStructuredText: their Forward/Backward blocks are literal blocks.
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+autodoc_default_options = {"members": True, "undoc-members": False}
+autoclass_content = "class"
+
+# Unresolved references fail the build (-n), except types of other projects: the site is
+# built offline, without intersphinx inventories.
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(numpy|np|npt|numpy\.typing|typing|typing_extensions|collections\.abc"
+               r"|builtins|os|pathlib|io|collections|dataclasses|types)(\..*)?"),
+    (r"py:class", r"(int|float|str|bool|bytes|complex|object|None|tuple|list|dict|set"
+                  r"|frozenset|type|callable|Callable|Iterable|Iterator|Sequence|Mapping"
+                  r"|Any|Optional|Union|Literal|Self|ArrayLike|NDArray|DTypeLike)"),
+]
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+html_theme = "furo"
+html_title = "normcore"
+html_static_path = []
+html_show_sourcelink = False
+html_copy_source = False
+
+
+# The docstrings are written to be read as plain text too (help(), a projector): their prose
+# uses * for products and shapes ("(N, C, *S)", "*inputs") and |a| for absolute values. In
+# reStructuredText those would start emphasis or substitutions, so outside inline literals
+# and literal blocks they are escaped; a well-formed *word* stays emphasis.
+import re
+
+_LITERAL = re.compile(r"(``.+?``)")
+_EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*?)(?=[A-Za-z])([^*\n]*?[A-Za-z.])\1(?![\w*])")
+
+
+def _escape_prose(text):
+    out = []
+    for i, part in enumerate(_LITERAL.split(text)):
+        if i % 2:
+            out.append(part)
+            continue
+        kept = []
+
+        def keep(match):
+            kept.append(match.group(0))
+            return f"\0{len(kept) - 1}\0"
+
+        part = _EMPHASIS.sub(keep, part)
+        part = part.replace("*", r"\*").replace("|", r"\|")
+        part = re.sub(r"\0(\d+)\0", lambda m: kept[int(m.group(1))], part)
+        out.append(part)
+    return "".join(out)
+
+
+def _escape_docstring(app, what, name, obj, options, lines):
+    block_indent = None  # the indentation of the paragraph that opened a literal block
+    for i, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                continue
+            block_indent = None
+        lines[i] = _escape_prose(line)
+        if line.rstrip().endswith("::"):
+            block_indent = indent
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_docstring)

@@ -1,0 +1,186 @@
+"""The generated pages of the site: the API reference, the practice catalog, the figures.
+
+Each is written from the code at build time (never copied by hand), so it cannot fall behind:
+the API pages from each public module's ``__all__`` (or, without one, the public functions and
+classes it defines), the catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the
+figures page from ``normcore.experiments`` and the PNGs in ``figures/``.
+"""
+
+import importlib
+import inspect
+import pathlib
+
+# The API reference, one page per part, in reading order: (page, title, intro, modules).
+# Each public object is documented once, under the first module here that exports it.
+API = [
+    ("stack", "The stack: Parameter, Module, Sequential",
+     "The autograd-free stack every layer stands on: a ``Parameter`` holds ``.data`` and "
+     "``.grad``, a ``Module`` caches what its ``backward`` needs, ``Sequential`` chains them.",
+     [("normcore", ("Parameter", "Module", "Sequential"))]),
+    ("norms", "The norms (reference tier)",
+     "The classes ``nc.LayerNorm``, ``nc.BatchNorm1d`` and the rest: each docstring gives the "
+     "Forward and Backward formulas in the names the code uses (mean, var, rstd, x_hat, gamma, "
+     "beta), with the shape of every line. The standardisation arithmetic that LayerNorm, "
+     "BatchNorm, GroupNorm and InstanceNorm share is written once, in "
+     "``normcore.norms.standardization``.",
+     [("normcore", ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
+                    "InstanceNorm1d", "InstanceNorm2d")),
+      ("normcore.norms.standardization", None)]),
+    ("gradcheck", "Gradient checks",
+     "Numerical against analytic gradients of the input and of every parameter, with a random "
+     "upstream gradient.",
+     [("normcore.gradcheck", None)]),
+    ("derivations", "Step-through derivations",
+     "A norm's forward as a tape of elementary nodes and its backward node by node "
+     "(``normcore explain`` prints the same).",
+     [("normcore.derivations", None)]),
+    ("nn", "The Transformer stack: normcore.nn",
+     "Linear, activations, Dropout, embeddings, multi-head self-attention, the feed-forward, the "
+     "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
+     [("normcore.nn", None)]),
+    ("optim", "Optimizers and schedules: normcore.optim", "",
+     [("normcore.optim", None)]),
+    ("training", "Synthetic tasks and the training loop",
+     "Problems with known answers (``normcore.tasks``) and ``fit``, the loop the experiments "
+     "and notebooks train with.",
+     [("normcore.tasks", None), ("normcore.train", None)]),
+    ("fast", "The fast tier: normcore.fast",
+     "The same classes as the reference tier with cache-blocked, in-place kernels; read the "
+     "reference tier to learn the formulas, use this one where time matters.",
+     [("normcore.fast", None)]),
+    ("torch_bridge", "The bridge to PyTorch",
+     "Imports torch only when called.",
+     [("normcore.torch_bridge", None)]),
+    ("practice", "Interview practice: normcore.practice",
+     "The grader and its exercises; the mistakes it recognises are listed in the "
+     ":doc:`practice catalog <../practice_catalog>`.",
+     [("normcore.practice", None)]),
+    ("experiments", "Experiments and figures: normcore.experiments",
+     "Each experiment reproduces a claim of the literature and draws the figures of the "
+     ":doc:`figures page <../figures>`.",
+     [("normcore.experiments", None)]),
+]
+
+
+def _public_names(module):
+    names = getattr(module, "__all__", None)
+    if names is not None:
+        return list(names)
+    return [name for name, obj in vars(module).items()
+            if not name.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
+            and getattr(obj, "__module__", None) == module.__name__]
+
+
+def _heading(text, char):
+    return [text, char * len(text), ""]
+
+
+def _directive(module_name, name, obj):
+    if inspect.isclass(obj):
+        return f".. autoclass:: {module_name}.{name}\n   :members:\n"
+    if inspect.isfunction(obj):
+        return f".. autofunction:: {module_name}.{name}\n"
+    return None  # data (tables, constants) and submodules are described in their module's text
+
+
+def api_pages():
+    """{file name: reStructuredText} of the API reference, and the index page listing them.
+
+    reStructuredText, not Markdown: autodoc's output is reStructuredText, and the docstrings'
+    Forward/Backward blocks are its literal blocks.
+    """
+    seen, pages = set(), {}
+    for page, title, intro, parts in API:
+        lines = _heading(title, "=")
+        if intro:
+            lines += [intro, ""]
+        for module_name, names in parts:
+            module = importlib.import_module(module_name)
+            if names is None:
+                doc = inspect.getdoc(module)
+                if doc and module_name != "normcore":
+                    lines += _heading(f"``{module_name}``", "-")
+                    lines += [f".. automodule:: {module_name}", "   :no-members:", ""]
+                names = _public_names(module)
+            for name in names:
+                obj = getattr(module, name)
+                if id(obj) in seen:
+                    continue
+                text = _directive(module_name, name, obj)
+                if text:
+                    seen.add(id(obj))
+                    lines += [text]
+        pages[f"{page}.rst"] = "\n".join(lines)
+    index = _heading("API reference", "=")
+    index += ["Generated from the docstrings: every public class and function of normcore, once.",
+              "", ".. toctree::", "   :maxdepth: 1", ""]
+    index += [f"   {page}" for page, *_ in API] + [""]
+    pages["index.rst"] = "\n".join(index)
+    return pages
+
+
+def _cell(text):
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def practice_catalog():
+    """The exercises and the catalog of mistakes, as one Markdown page."""
+    from ..practice import CATALOG, EXERCISES
+    from ..practice.exercises import DIFFICULTY
+
+    lines = ["# Practice: the exercises and the catalog of mistakes", "",
+             "Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
+             "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
+             "grades it and names the catalogued mistake whose numbers match yours.", "",
+             "## The exercises", "",
+             "| exercise | difficulty | minutes | class | task |", "|---|---|---|---|---|"]
+    path = sorted(EXERCISES.values(), key=lambda e: (e.difficulty, e.minutes, e.name))
+    for e in path:
+        lines.append(f"| `{e.name}` | {DIFFICULTY.get(e.difficulty, e.difficulty)} | "
+                     f"{e.minutes} | `{e.class_name}` | {_cell(e.summary)} |")
+    lines += ["", f"## The mistakes ({len(CATALOG)})", "",
+              "Each is the reference answer with one line written wrong; the grader runs it on "
+              "the same checks as your layer.", ""]
+    for m in CATALOG:
+        lines += [f"### `{m.id}`", "", f"**{_cell(m.title)}**", "",
+                  f"- exercises: {', '.join(f'`{x}`' for x in m.exercises)}",
+                  f"- symptom: {_cell(m.symptom)}",
+                  f"- hint: {_cell(m.hint)}",
+                  f"- taught in: {_cell(m.taught_in)}", ""]
+    return "\n".join(lines)
+
+
+def figures_page(figures_dir):
+    """Each experiment's title, lesson and figures, then any figure no experiment claims."""
+    from .. import experiments
+
+    pngs = sorted(p.name for p in pathlib.Path(figures_dir).glob("*.png"))
+    owner = {}
+    names = sorted(experiments.EXPERIMENTS, key=len, reverse=True)  # longest prefix wins
+    for png in pngs:
+        owner[png] = next((n for n in names if png.startswith(n)), None)
+    lines = ["# Figures", "",
+             "Experiments that reproduce, with normcore's own layers and synthetic data, what "
+             "the literature claims about normalization. `normcore figures NAME` reruns one and "
+             "rewrites its PNGs in `figures/`; its test asserts the claim on the measured "
+             "numbers.", ""]
+    for name in experiments.EXPERIMENTS:
+        module = experiments.load(name)
+        lines += [f"## {module.TITLE}", "", f"`normcore figures {name}`", ""]
+        for png in (p for p in pngs if owner[p] == name):
+            lines += [f"![{module.TITLE}: {png}](figures/{png})", ""]
+        lines += [" ".join(module.TAKEAWAY.split()), ""]
+    rest = [p for p in pngs if owner[p] is None]
+    if rest:
+        lines += ["## Other figures", ""] + [f"![{p}](figures/{p})\n" for p in rest]
+    return "\n".join(lines)
+
+
+def write_all(src):
+    """Write every generated page into the staged source folder ``src``."""
+    src = pathlib.Path(src)
+    (src / "api").mkdir(exist_ok=True)
+    for name, text in api_pages().items():
+        (src / "api" / name).write_text(text, encoding="utf-8")
+    (src / "practice_catalog.md").write_text(practice_catalog(), encoding="utf-8")
+    (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")
