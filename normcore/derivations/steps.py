@@ -185,7 +185,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it.
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
-    dy : the upstream gradient dL/dy (default: random); the loss is L = sum(y * dy).
+    dy : the upstream gradient dL/dy (default: random);
+        the loss is L = sum(y * dy).
     causal : softmax only: set the scores above the diagonal of the last two (square) axes to
         -inf, as attention's causal mask does (query i may not look at key j > i).
     """

@@ -81,7 +81,9 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    r"""Stochastic gradient descent with momentum and (coupled) weight decay, as ``torch.optim.SGD``::
+    r"""Stochastic gradient descent with momentum and (coupled) weight decay.
+
+    As ``torch.optim.SGD``::
 
         g   = grad + weight_decay * p
         buf = g                        on the first step
