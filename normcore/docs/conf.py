@@ -40,6 +40,7 @@ nitpick_ignore_regex = [
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+smartquotes = False          # quotes stay as written: the pages quote code and its messages
 html_theme = "furo"
 html_title = "normcore"
 html_static_path = []

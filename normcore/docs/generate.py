@@ -120,7 +120,11 @@ def api_pages():
 
 
 def _cell(text):
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Plain text for a Markdown table cell or list item: one line, no markup."""
+    text = " ".join(str(text).split())
+    for char in "\\`*_[]<>$|":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def practice_catalog():
@@ -166,10 +170,10 @@ def figures_page(figures_dir):
              "numbers.", ""]
     for name in experiments.EXPERIMENTS:
         module = experiments.load(name)
-        lines += [f"## {module.TITLE}", "", f"`normcore figures {name}`", ""]
+        lines += [f"## {_cell(module.TITLE)}", "", f"`normcore figures {name}`", ""]
         for png in (p for p in pngs if owner[p] == name):
-            lines += [f"![{module.TITLE}: {png}](figures/{png})", ""]
-        lines += [" ".join(module.TAKEAWAY.split()), ""]
+            lines += [f"![{_cell(module.TITLE)}: {png}](figures/{png})", ""]
+        lines += [_cell(module.TAKEAWAY), ""]
     rest = [p for p in pngs if owner[p] is None]
     if rest:
         lines += ["## Other figures", ""] + [f"![{p}](figures/{p})\n" for p in rest]

@@ -1,0 +1,159 @@
+"""The documentation site builds offline with warnings as errors, and every page, notebook and
+figure is reachable from its index. Needs the docs extra (Sphinx, myst-nb, furo); skips without
+it. One build (about 15 s) serves every test here."""
+
+import html.parser
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_MISSING = [t for t in ("sphinx", "myst_nb", "furo") if importlib.util.find_spec(t) is None]
+needs_docs = pytest.mark.skipif(
+    bool(_MISSING), reason=f"{', '.join(_MISSING)} not installed: pip install -e \".[docs]\"")
+SPECIAL = {"genindex.html", "search.html", "py-modindex.html"}  # Sphinx's own, not our pages
+
+
+def _run(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    run = _run("-m", "normcore.docs", str(out), "-q")
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log
+    assert "WARNING" not in log and "ERROR" not in log, log
+    return out
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs, self.images = [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+        if tag == "img" and attrs.get("src"):
+            self.images.append(attrs["src"])
+
+
+def _local(page, ref):
+    parts = urllib.parse.urlsplit(ref)
+    if parts.scheme or parts.netloc or not parts.path:
+        return None
+    return (page.parent / urllib.parse.unquote(parts.path)).resolve()
+
+
+def _crawl(site):
+    """Every page reachable from index.html by links, and the images they show."""
+    seen, images, todo = set(), set(), [(site / "index.html").resolve()]
+    while todo:
+        page = todo.pop()
+        if page in seen:
+            continue
+        seen.add(page)
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        images |= {_local(page, src) for src in parser.images} - {None}
+        for href in parser.hrefs:
+            target = _local(page, href)
+            if target and target.suffix == ".html" and target.is_file():
+                todo.append(target)
+    return seen, images
+
+
+@needs_docs
+def test_the_site_builds_without_a_warning(site):
+    assert (site / "index.html").is_file()
+
+
+@needs_docs
+def test_every_page_notebook_and_figure_is_reachable_from_the_index(site):
+    pages, images = _crawl(site)
+    built = {p.resolve() for p in site.rglob("*.html") if p.name not in SPECIAL}
+    assert built - pages == set(), "pages no link from the index reaches"
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert (site / "notebooks" / f"{nb.stem}.html").resolve() in pages, nb.name
+    missing = [img for img in images if not img.is_file()]
+    assert not missing, f"images the pages show but the site lacks: {missing}"
+    shown = {img.name for img in images}
+    for png in sorted((ROOT / "figures").glob("*.png")):
+        assert png.name in shown, f"figures/{png.name} is on no page"
+
+
+@needs_docs
+def test_notebooks_show_their_committed_outputs(site):
+    nb = json.loads((ROOT / "notebooks" / "layernorm.ipynb").read_text(encoding="utf-8"))
+    texts = [line.strip() for cell in nb["cells"] if cell["cell_type"] == "code"
+             for out in cell["outputs"] if out.get("name") == "stdout"
+             for line in "".join(out["text"]).splitlines() if len(line.strip()) > 20]
+    assert texts, "the LayerNorm notebook has no printed output to look for"
+    page = (site / "notebooks" / "layernorm.html").read_text(encoding="utf-8")
+    assert html.escape(texts[0], quote=False) in page
+
+
+@needs_docs
+def test_api_reference_shows_the_norms_formulas(site):
+    page = (site / "api" / "norms.html").read_text(encoding="utf-8")
+    for line in ("x_hat = (x - mean) * rstd", "dx_hat = dy * gamma"):
+        assert line in _text(page), line
+    assert "normcore.LayerNorm" in page and "normcore.BatchNorm1d" in page
+
+
+def _text(page):
+    parser = html.parser.HTMLParser()
+    chunks = []
+    parser.handle_data = chunks.append
+    parser.feed(page)
+    return "".join(chunks)
+
+
+@needs_docs
+def test_practice_catalog_is_generated_from_the_catalog(site):
+    from normcore.practice import CATALOG, EXERCISES
+
+    page = _text((site / "practice_catalog.html").read_text(encoding="utf-8"))
+    for mistake in CATALOG:
+        assert mistake.id in page and " ".join(mistake.title.split()) in page, mistake.id
+    for name in EXERCISES:
+        assert name in page
+
+
+@needs_docs
+def test_a_broken_link_or_image_fails_the_build(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text("# Broken\n\n[nowhere](missing.md)\n\n![gone](gone.png)\n\n"
+                                  "{py:class}`normcore.NoSuchLayer`\n")
+    run = _run("-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n", "-q", "-c",
+               str(ROOT / "normcore" / "docs"), str(src), str(tmp_path / "out"))
+    assert run.returncode != 0
+    for what in ("missing.md", "gone.png", "normcore.NoSuchLayer"):
+        assert what in run.stderr, run.stderr
+
+
+def test_the_default_build_folder_is_git_ignored():
+    from normcore.docs import DEFAULT_OUTDIR
+
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert f"{DEFAULT_OUTDIR.split('/')[0]}/" in ignored
+
+
+def test_readme_says_how_to_build_and_open_the_site():
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    command = [b for b in blocks if ".[docs]" in b]
+    assert len(command) == 1 and "python -m normcore.docs" in command[0]
+    assert "build/docs/index.html" in command[0]
