@@ -21,7 +21,9 @@ nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
-# The docstrings are reStructuredText: their Forward/Backward blocks are literal blocks.
+# The docstrings are reStructuredText: their Forward/Backward blocks are literal blocks,
+# shown as plain monospaced text (formulas and shape comments, not Python to colour).
+highlight_language = "text"
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
