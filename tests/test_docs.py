@@ -157,3 +157,25 @@ def test_readme_says_how_to_build_and_open_the_site():
     command = [b for b in blocks if ".[docs]" in b]
     assert len(command) == 1 and "python -m normcore.docs" in command[0]
     assert "build/docs/index.html" in command[0]
+
+
+def test_api_reference_documents_every_public_name_once():
+    import importlib
+    import inspect
+
+    import normcore
+    from normcore.docs import generate
+
+    targets = [line.split("::")[1].strip() for text in generate.api_pages().values()
+               for line in text.splitlines() if line.startswith((".. autoclass::", ".. autofunction::"))]
+    objects = []
+    for target in targets:
+        module, _, name = target.rpartition(".")
+        objects.append(getattr(importlib.import_module(module), name))
+    assert len({id(o) for o in objects}) == len(objects), "an object is documented twice"
+    public = [getattr(normcore, n) for n in normcore.__all__]
+    for sub in (normcore.nn, normcore.optim, normcore.derivations, normcore.fast):
+        public += [getattr(sub, n) for n in sub.__all__]
+    missing = [o.__name__ for o in public
+               if (inspect.isclass(o) or inspect.isfunction(o)) and all(o is not d for d in objects)]
+    assert not missing, f"public names the API reference lacks: {missing}"

@@ -5,6 +5,8 @@ source folder and builds it with this configuration, warnings as errors (``-W -n
 Nothing here runs a notebook: they are rendered with the outputs they were committed with.
 """
 
+import re
+
 project = "normcore"
 author = "normcore contributors"
 copyright = "normcore contributors, MIT licence"
@@ -45,7 +47,6 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 smartquotes = False          # quotes stay as written: the pages quote code and its messages
 html_theme = "furo"
 html_title = "normcore"
-html_static_path = []
 html_show_sourcelink = False
 html_copy_source = False
 
@@ -54,29 +55,24 @@ html_copy_source = False
 # uses * for products and shapes ("(N, C, *S)", "*inputs") and |a| for absolute values. In
 # reStructuredText those would start emphasis or substitutions, so outside inline literals
 # and literal blocks they are escaped; a well-formed *word* stays emphasis.
-import re
-
 _LITERAL = re.compile(r"(``.+?``)")
 _EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*?)(?=[A-Za-z])([^*\n]*?[A-Za-z.])\1(?![\w*])")
 
 
+def _escape_plain(part):
+    """Escape * and | in a piece of prose without inline literals, keeping *emphasis*."""
+    pieces, start = [], 0
+    for match in _EMPHASIS.finditer(part):
+        pieces.append(part[start:match.start()].replace("*", r"\*").replace("|", r"\|"))
+        pieces.append(match.group(0))
+        start = match.end()
+    pieces.append(part[start:].replace("*", r"\*").replace("|", r"\|"))
+    return "".join(pieces)
+
+
 def _escape_prose(text):
-    out = []
-    for i, part in enumerate(_LITERAL.split(text)):
-        if i % 2:
-            out.append(part)
-            continue
-        kept = []
-
-        def keep(match):
-            kept.append(match.group(0))
-            return f"\0{len(kept) - 1}\0"
-
-        part = _EMPHASIS.sub(keep, part)
-        part = part.replace("*", r"\*").replace("|", r"\|")
-        part = re.sub(r"\0(\d+)\0", lambda m: kept[int(m.group(1))], part)
-        out.append(part)
-    return "".join(out)
+    parts = _LITERAL.split(text)  # odd indices are ``inline literals``, left as they are
+    return "".join(part if i % 2 else _escape_plain(part) for i, part in enumerate(parts))
 
 
 def _escape_docstring(app, what, name, obj, options, lines):
