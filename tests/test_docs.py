@@ -21,7 +21,7 @@ needs_docs = pytest.mark.skipif(
 SPECIAL = {"genindex.html", "search.html", "py-modindex.html"}  # Sphinx's own, not our pages
 
 
-def _run(*args, timeout=120):
+def _run(*args, timeout=300):  # a safety net: the build takes 10 to 20 s
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
