@@ -1,6 +1,6 @@
 """The documentation site builds offline with warnings as errors, and every page, notebook and
 figure is reachable from its index. Needs the docs extra (Sphinx, myst-nb, furo); skips without
-it. One build (about 15 s) serves every test here."""
+it. One build (10 to 20 s) serves every check of the site."""
 
 import html.parser
 import importlib.util
@@ -27,9 +27,7 @@ def _run(*args, timeout=300):  # a safety net: the build takes 10 to 20 s
                           timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
+def _build(out):
     run = _run("-m", "normcore.docs", str(out), "-q")
     log = run.stdout + run.stderr
     assert run.returncode == 0, log
@@ -76,12 +74,17 @@ def _crawl(site):
 
 
 @needs_docs
-def test_the_site_builds_without_a_warning(site):
+def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
+    # One test, so that pytest-xdist builds the site once, not once per worker.
+    site = _build(tmp_path / "site")
     assert (site / "index.html").is_file()
+    check_every_page_notebook_and_figure_is_reachable_from_the_index(site)
+    check_notebooks_show_their_committed_outputs(site)
+    check_api_reference_shows_the_norms_formulas(site)
+    check_practice_catalog_is_generated_from_the_catalog(site)
 
 
-@needs_docs
-def test_every_page_notebook_and_figure_is_reachable_from_the_index(site):
+def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
     pages, images = _crawl(site)
     built = {p.resolve() for p in site.rglob("*.html") if p.name not in SPECIAL}
     assert built - pages == set(), "pages no link from the index reaches"
@@ -94,8 +97,7 @@ def test_every_page_notebook_and_figure_is_reachable_from_the_index(site):
         assert png.name in shown, f"figures/{png.name} is on no page"
 
 
-@needs_docs
-def test_notebooks_show_their_committed_outputs(site):
+def check_notebooks_show_their_committed_outputs(site):
     nb = json.loads((ROOT / "notebooks" / "layernorm.ipynb").read_text(encoding="utf-8"))
     texts = [line.strip() for cell in nb["cells"] if cell["cell_type"] == "code"
              for out in cell["outputs"] if out.get("name") == "stdout"
@@ -105,8 +107,7 @@ def test_notebooks_show_their_committed_outputs(site):
     assert html.escape(texts[0], quote=False) in page
 
 
-@needs_docs
-def test_api_reference_shows_the_norms_formulas(site):
+def check_api_reference_shows_the_norms_formulas(site):
     page = (site / "api" / "norms.html").read_text(encoding="utf-8")
     for line in ("x_hat = (x - mean) * rstd", "dx_hat = dy * gamma"):
         assert line in _text(page), line
@@ -121,8 +122,7 @@ def _text(page):
     return "".join(chunks)
 
 
-@needs_docs
-def test_practice_catalog_is_generated_from_the_catalog(site):
+def check_practice_catalog_is_generated_from_the_catalog(site):
     from normcore.practice import CATALOG, EXERCISES
 
     page = _text((site / "practice_catalog.html").read_text(encoding="utf-8"))
