@@ -9,6 +9,7 @@ figures page from ``normcore.experiments`` and the PNGs in ``figures/``.
 import importlib
 import inspect
 import pathlib
+import re
 
 # The API reference, one page per part, in reading order: (page, title, intro, modules).
 # Each public object is documented once, under the first module here that exports it.
@@ -127,6 +128,14 @@ def _cell(text):
     return text
 
 
+def _taught_in(where):
+    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to its page."""
+    match = re.match(r"(notebooks/\w+\.ipynb)(.*)", where, flags=re.DOTALL)
+    if not match:
+        return _cell(where)
+    return f"[{_cell(match.group(1))}]({match.group(1)}){_cell(match.group(2))}"
+
+
 def practice_catalog():
     """The exercises and the catalog of mistakes, as one Markdown page."""
     from ..practice import CATALOG, EXERCISES
@@ -150,7 +159,7 @@ def practice_catalog():
                   f"- exercises: {', '.join(f'`{x}`' for x in m.exercises)}",
                   f"- symptom: {_cell(m.symptom)}",
                   f"- hint: {_cell(m.hint)}",
-                  f"- taught in: {_cell(m.taught_in)}", ""]
+                  f"- taught in: {_taught_in(m.taught_in)}", ""]
     return "\n".join(lines)
 
 
