@@ -1,5 +1,6 @@
 """The experiments package and the ``normcore figures`` command: registry, loading, progress, skipping."""
 
+import contextlib
 import importlib
 import pathlib
 import re
@@ -86,3 +87,27 @@ def test_readme_shows_committed_figures_with_each_takeaway():
     for name in ALL:
         module = experiments.load(name)
         assert module.TAKEAWAY in readme, f"README lacks the takeaway of {name}"
+
+
+def test_quick_figures_go_to_their_own_folder_and_never_over_the_committed_ones(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "figures").mkdir()
+    committed = tmp_path / "figures" / "invariance_table.png"
+    committed.write_bytes(b"the full-mode figure")
+    assert main(["figures", "invariance", "--quick"]) == 0
+    assert "figures/quick/" in capsys.readouterr().err
+    assert committed.read_bytes() == b"the full-mode figure"
+    assert (tmp_path / "figures" / "quick" / "invariance_table.png").stat().st_size > 10_000
+    assert "figures/quick/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_quick_runs_are_marked_in_the_title_and_full_runs_are_not(tmp_path):
+    from normcore.experiments import _plot
+
+    for quick in (True, False):
+        with _plot.figure() as (fig, ax):
+            fig.suptitle("a title")
+            with _plot.quick_run() if quick else contextlib.nullcontext():
+                _plot.save(fig, tmp_path, "x")
+        assert fig.get_suptitle().startswith(_plot.QUICK_MARK) == quick
+        assert fig.get_suptitle().endswith("a title")
