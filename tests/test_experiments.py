@@ -111,3 +111,22 @@ def test_quick_runs_are_marked_in_the_title_and_full_runs_are_not(tmp_path):
                 _plot.save(fig, tmp_path, "x")
         assert fig.get_suptitle().startswith(_plot.QUICK_MARK) == quick
         assert fig.get_suptitle().endswith("a title")
+
+
+def test_figures_use_the_colour_blind_safe_palette_and_a_line_style_per_series():
+    from normcore.experiments import _plot, _positions, dropout, running_stats
+
+    palette = set(_plot.OKABE_ITO.values())
+    families = [(_plot.COLORS, _plot.MARKERS, _plot.LINESTYLES),
+                (_positions.COLORS, _positions.MARKERS, _positions.LINESTYLES),
+                (dropout.COLORS, dropout.MARKERS, dropout.LINESTYLES),
+                (running_stats.COLORS, running_stats.MARKERS, running_stats.LINESTYLES)]
+    for colors, markers, linestyles in families:
+        assert set(colors.values()) <= palette
+        assert len(set(colors.values())) == len(colors)
+        # every series differs from every other by its marker too, so colour is never needed
+        assert len(set(markers.values())) == len(markers) and set(markers) == set(colors) == set(linestyles)
+    sources = [p for p in (ROOT / "normcore" / "experiments").glob("*.py") if p.name != "_plot.py"]
+    for path in sources:
+        named = re.findall(r'(?<!\[)"(tab:[a-z]+|red|green|darkred|darkgreen)"', path.read_text())
+        assert not named, f"{path.name} names the colours {named}, not the palette's"

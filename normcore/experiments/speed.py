@@ -124,16 +124,16 @@ def plot(result, outdir):
     h = result["sizes"]
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for name in NORMS:
-            ax1.loglog(h, 1e3 * result[f"{name}/seconds"], marker="o", color=_plot.COLORS[name],
+            ax1.loglog(h, 1e3 * result[f"{name}/seconds"], **_plot.series(name),
                        label=f"{_plot.LABELS[name]} ({result[f'{name}/passes']} passes over the data: "
                              f"{result[f'{name}/passes/forward']} forward, {result[f'{name}/passes/backward']} backward)")
         ax1.set(title=f"Forward + backward on ({result['rows']}, H), reference tier, 1 thread",
                 xlabel="hidden size H", ylabel="milliseconds (median)")
         ax1.legend(loc="upper left")
-        ax2.semilogx(h, 100 * result["rmsnorm/saving"], marker="o", color=_plot.COLORS["rmsnorm"],
+        ax2.semilogx(h, 100 * result["rmsnorm/saving"], **_plot.series("rmsnorm"),
                      label="RMSNorm, measured")
         passes = 100 * (1 - result["rmsnorm/passes"] / result["layernorm/passes"])
-        ax2.axhline(passes, color="k", ls="--", lw=2, label=f"fewer passes over the data ({passes:.0f}%)")
+        ax2.axhline(passes, color="k", ls=":", lw=2.5, label=f"fewer passes over the data ({passes:.0f}%)")
         ax2.axhspan(7, 64, color=_plot.COLORS["rmsnorm"], alpha=0.12, label="RMSNorm paper: 7% to 64%")
         ax2.set(title="Time saved by RMSNorm over LayerNorm", xlabel="hidden size H", ylabel="saving (%)",
                 ylim=(min(-10, 100 * result["rmsnorm/saving"].min() - 5), 80))
