@@ -104,7 +104,7 @@ def plot(result, outdir):
             ax.set_yscale("log")
             ax.set_ylim(1e-4, 1)
         axes[0].set_ylabel("density")
-        axes[0].legend(loc="upper left")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5)  # covers no data
         fig.suptitle(f"Pre-activation histograms per layer, {depth}-layer tanh MLP, weights ~ N(0, 1)")
         paths.append(_plot.save(fig, outdir, "saturation_histograms"))
 
