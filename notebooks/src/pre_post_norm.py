@@ -235,8 +235,9 @@ CELLS = [
     ## 7. Figures: training with and without warmup
 
     From the experiments (`normcore figures`; each claim is asserted by a test). A 12-block
-    Transformer on a copy task at the same Adam learning rate: without warmup Post-LN stays at
-    the chance loss, with a linear warmup it learns; Pre-LN and DeepNorm learn either way.
+    Transformer on a copy task at the same Adam learning rate, three initialisations each: without
+    warmup Post-LN stays at the chance loss, with a linear warmup it learns; Pre-LN and DeepNorm
+    learn either way.
 
     ![Training loss of Post-LN, Pre-LN and DeepNorm with and without warmup](../figures/warmup.png)
 
