@@ -11,9 +11,9 @@ toward the input. Going one layer down, the gradient is multiplied by W^T (entri
 it grows by about sqrt(width), 16 at width 256) and by tanh'(z) (below 0.02 for the saturated
 units). Its norm changes by about sqrt(width) * rms(tanh'(z)) per layer, the ``gain`` recorded
 here: with 87% of the units saturated the few unsaturated ones still pass enough for a gain of
-about 3, so the first layer's gradient is millions of times the last one's. With smaller
-weights (the usual 1/sqrt(fan_in)) the same saturated tails would make the gain fall below 1,
-and the gradients would vanish instead; this experiment does not show that case.
+about 3, so the first layer's gradient is millions of times the last one's. Had the gain been
+below 1 the same product would have made them vanish toward the input; this experiment does
+not show that case.
 """
 
 import numpy as np

@@ -367,9 +367,9 @@ CELLS = [
 
     *Why normalise at all.* A deep tanh network with large weights: without a norm most units sit
     in the flat tails of tanh, and the weight gradients *explode* toward the input, growing about
-    threefold per layer to seven orders of magnitude above the last layer's. Saturation alone
-    would make them vanish; here each layer's weights, of 16 times the usual scale, multiply the
-    gradient by more than the few unsaturated units' small slopes take away. With BatchNorm (or
+    threefold per layer to seven orders of magnitude above the last layer's. The saturated units
+    pass almost nothing back (tanh' < 0.02), but each layer's weights, at 16 times the usual
+    scale, multiply the gradient by more than the small slopes take away. With BatchNorm (or
     LayerNorm) before every activation almost no unit saturates and every layer gets gradients of
     about the same size.
 
