@@ -8,12 +8,18 @@ Each source ``notebooks/src/<topic>.py`` defines ``CELLS``, a list of ``md(...)`
 ``code(...)`` cells. A Markdown cell may contain ``<<tape KIND SHAPE>>`` (e.g. ``<<tape
 batchnorm 4x3>>``): it is replaced by that step-through's node table (forward formula, local
 derivatives, backward rules), generated from ``normcore.derivations`` so it never drifts from
-the code. The notebooks are executed with the ``python3`` kernel of the running interpreter,
+the code. An image in a Markdown cell, ``![what it shows](../figures/NAME.png)``, is embedded
+in the notebook as an attachment of its cell, so the notebook shows it wherever it is copied or
+exported (HTML, another folder); ``--check`` compares the attachments too, so a redrawn figure
+asks for a rebuild. ``question(text, answer)`` is an inline question: the question in view, the
+answer folded away in a ``<details>`` block, numbered in order through the notebook. The
+notebooks are executed with the ``python3`` kernel of the running interpreter,
 from the ``notebooks/`` folder, with the repository on ``PYTHONPATH``, so they run from a
 fresh clone without installing anything.
 """
 
 import argparse
+import base64
 import importlib.util
 import os
 import re
@@ -27,9 +33,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SOURCES = HERE / "src"
 TOPICS = ["batchnorm", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout", "pre_post_norm",
-          "interview_practice"]
+          "interview_practice", "claims"]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
+IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)(\))")  # ![alt](target)
+QUESTION = "<<inline question>>"
 
 
 # The class's test scores several notebooks start from: rows are students (the batch), columns
@@ -53,6 +61,33 @@ def code(*texts):
     return nbformat.v4.new_code_cell("\n\n".join(textwrap.dedent(t).strip("\n") for t in texts))
 
 
+def question(text, answer):
+    """An inline question: ask about what the notebook just showed, the answer folded away (a
+    ``<details>`` block the reader opens after answering); numbered when the notebook is built."""
+    text, answer = (textwrap.dedent(t).strip("\n") for t in (text, answer))
+    return md(f"**{QUESTION}.** {text}\n\n<details>\n<summary>Answer</summary>\n\n{answer}\n\n</details>")
+
+
+def _embed_images(cell):
+    """Replace each image path of a Markdown cell by an attachment holding the image itself."""
+    attachments = {}
+
+    def attach(match):
+        target = match.group(2)
+        if target.startswith(("attachment:", "data:", "http://", "https://")):
+            return match.group(0)
+        path = (HERE / target).resolve()
+        if path.suffix.lower() != ".png" or not path.is_file():
+            raise FileNotFoundError(f"the image {target} of a notebook is not a PNG file under {HERE}")
+        attachments[path.name] = {"image/png": base64.b64encode(path.read_bytes()).decode("ascii")}
+        return f"{match.group(1)}attachment:{path.name}{match.group(3)}"
+
+    cell.source = IMAGE.sub(attach, cell.source)
+    if attachments:
+        cell["attachments"] = attachments
+    return cell
+
+
 def _tape_table(match):
     sys.path.insert(0, str(ROOT))
     from normcore.derivations import step_through
@@ -68,10 +103,14 @@ def cells(topic):
     spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{topic}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    out = []
+    out, asked = [], 0
     for cell in module.CELLS:
         if cell.cell_type == "markdown":
             cell.source = TAPE.sub(_tape_table, cell.source)
+            if QUESTION in cell.source:
+                asked += 1
+                cell.source = cell.source.replace(QUESTION, f"Inline question {asked}")
+            _embed_images(cell)
         out.append(cell)
     return out
 
@@ -115,7 +154,7 @@ def execute(nb, timeout=120):
 
 
 def _sources(nb):
-    return [(c.cell_type, c.source) for c in nb.cells]
+    return [(c.cell_type, c.source, c.get("attachments")) for c in nb.cells]
 
 
 def main(argv=None):

@@ -222,3 +222,97 @@ def test_tour_runs_and_fits_in_80_columns():
     root = Path(__file__).resolve().parents[1]
     for path in list((root / "notebooks").glob("*.ipynb")) + list((root / "figures").glob("*.png")):
         assert path.name in text  # the tour points at every notebook and figure of the clone
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_explain_graph_writes_a_png_whose_nodes_are_the_tapes(kind, tmp_path):
+    from PIL import Image
+
+    path = tmp_path / f"{kind}.png"
+    status, text = _run(["explain", kind, "--shape", "4x3", "--graph", str(path)])
+    first, *rest = text.splitlines()
+    assert status == 0 and first == f"wrote {path}" and max(len(line) for line in rest) <= 80
+    tape = step_through(kind, shape=(4, 3)).tape
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.size[0] > 600
+        description = image.text["Description"]
+    nodes, edges = description.removeprefix("nodes: ").split("; edges: ")
+    assert nodes.split(", ") == [n.name for n in tape]
+    assert edges.split(", ") == [f"{e.source.name}->{n.name}" for n in tape for e in n.edges]
+    assert _run(["explain", kind, "--graph", str(tmp_path / "missing" / "g.png")])[0] == 2
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "batchnorm"])
+def test_graph_colours_the_three_routes_from_x_to_x_hat(kind):
+    from matplotlib.text import Annotation
+
+    from normcore.derivations.graph import ROUTE_STYLES
+
+    st = step_through(kind, shape=(4, 3))
+    graph = st.graph()
+    assert list(graph.routes.values()) == [
+        [("x", "xc"), ("xc", "x_hat")],
+        [("x", "mean"), ("mean", "xc")],
+        [("xc", "xc2"), ("xc2", "var"), ("var", "var_eps"), ("var_eps", "rstd"), ("rstd", "x_hat")]]
+    assert [label.split(":")[0] for label in graph.routes] == [
+        "direct", "through the mean", "through the variance"]
+    # each route its own colour and its own line style: readable without colour vision
+    assert len({c for c, _ in ROUTE_STYLES}) == len({s for _, s in ROUTE_STYLES}) == 3
+    fig = graph.figure()
+    ax = fig.axes[0]
+    arrows = [t for t in ax.texts if isinstance(t, Annotation)]
+    boxes = [t for t in ax.texts if not isinstance(t, Annotation)]
+    assert sorted(t.get_text().split("\n")[0] for t in boxes) == sorted(n.name for n in st.tape)
+    assert len(arrows) == len(graph.edges)
+    styles = {(a.arrow_patch.get_edgecolor(), a.arrow_patch.get_linestyle()) for a in arrows}
+    assert len(styles) == 4  # three routes and the grey of the parameters and later steps
+    # the direct route and the variance route are the shares the backward adds up at xc and x
+    assert np.allclose(st.tape["x_hat"].share("xc") + st.tape["xc2"].share("xc"), st.tape["xc"].grad)
+    assert np.allclose(st.tape["xc"].share("x") + st.tape["mean"].share("x"), st.tape["x"].grad)
+
+
+def test_rmsnorm_graph_has_two_routes_and_softmax_no_parameters():
+    rms = step_through("rmsnorm", shape=(3, 4)).graph()
+    assert [label.split(":")[0] for label in rms.routes] == ["direct", "through the mean square"]
+    assert rms.positions["x2"][1] == -1 and rms.positions["gamma"][1] == 1
+    soft = step_through("softmax", shape=(3, 4)).graph()
+    assert soft.target == "p" and [label.split(":")[0] for label in soft.routes] == [
+        "direct", "through the max", "through the sum"]
+    assert all(soft.route_of(edge) for edge in soft.edges)
+
+
+def _norm_jacobian(v_hat, r):
+    """d v_hat / d v of one standardised vector, as the notebooks write it for both norms."""
+    n = v_hat.size
+    return r / n * (n * np.eye(n) - 1 - np.outer(v_hat, v_hat))
+
+
+def test_batchnorm_jacobian_is_layernorms_over_the_batch_axis():
+    rng = np.random.default_rng(5)
+    x = rng.normal(3.0, 2.0, size=(5, 3))
+    st = step_through("batchnorm", x, seed=5)
+    x_hat, r, g = st.tape["x_hat"].value, st.tape["rstd"].value, st.tape["x_hat"].grad
+    bn, h = nc.BatchNorm1d(3, affine=False), 1e-6
+    numerical = np.zeros((5, 3, 5, 3))
+    for j, d in np.ndindex(5, 3):
+        step = np.zeros_like(x)
+        step[j, d] = h
+        numerical[:, :, j, d] = (bn(x + step) - bn(x - step)) / (2 * h)
+    for c in range(3):
+        J = _norm_jacobian(x_hat[:, c], r[0, c])
+        assert np.abs(J - numerical[:, c, :, c]).max() < 1e-6
+        assert np.allclose(J @ g[:, c], st.tape["x"].grad[:, c], atol=1e-12)
+        for d in set(range(3)) - {c}:
+            assert np.abs(numerical[:, c, :, d]).max() < 1e-9  # no coupling between channels
+    assert np.allclose(nc.LayerNorm(5, elementwise_affine=False)(x.T), x_hat.T)
+
+
+def test_layernorm_jacobian_null_directions_and_scale():
+    st = step_through("layernorm", shape=(3, 4), seed=0)
+    x_hat, r = st.tape["x_hat"].value[0], st.tape["rstd"].value[0, 0]
+    var = st.tape["var"].value[0, 0]
+    J = _norm_jacobian(x_hat, r)
+    assert np.abs(J @ np.ones(4)).max() < 1e-12  # a shift: exactly nothing
+    assert np.allclose(J @ x_hat, r * x_hat * st.eps / (var + st.eps))  # a rescaling: ~eps
+    eig = np.linalg.eigvalsh(J)
+    assert np.abs(eig[:2]).max() < 1e-4 and np.allclose(eig[2:], r)

@@ -11,11 +11,11 @@ import pytest
 from normcore import _threads, experiments
 from normcore.cli import main
 
-ALL = ["saturation", "covariate_shift", "batch_size", "invariance", "pre_post_gradients", "warmup",
-       "output_change", "effective_depth", "running_stats", "dropout", "speed"]
+ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
+       "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed"]
 
 
-def test_registry_lists_all_eleven_in_order():
+def test_registry_lists_all_in_order():
     assert experiments.EXPERIMENTS == ALL
 
 

@@ -2,6 +2,7 @@
 interpreter, from a clone (the repository on PYTHONPATH, nothing installed); and the committed
 notebooks are the ones their sources in notebooks/src/ build, saved with their outputs."""
 
+import base64
 import importlib.util
 import re
 import sys
@@ -40,10 +41,44 @@ def test_committed_notebooks_carry_their_outputs(topic):
 
 
 @pytest.mark.parametrize("topic", build.TOPICS)
-def test_notebooks_are_valid_and_their_images_exist(topic):
+def test_notebooks_are_valid_and_carry_their_images(topic):
+    """A notebook copied elsewhere or exported to HTML still shows its figures: no image is
+    referenced by a path, each is an attachment of its cell, a PNG."""
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", cell.source):
-                assert (ROOT / "notebooks" / target).resolve().is_file(), f"{topic}: missing image {target}"
+            targets = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", cell.source)
+            targets += re.findall(r"<img[^>]*\bsrc=[\"']?([^\"'\s>]+)", cell.source)
+            for target in targets:
+                assert target.startswith("attachment:"), f"{topic}: image by path only: {target}"
+                data = cell.attachments[target.removeprefix("attachment:")]["image/png"]
+                assert base64.b64decode(data).startswith(b"\x89PNG")
+            assert "../figures/" not in cell.source, f"{topic}: a figure referenced by path"
+
+
+def test_images_are_embedded_and_questions_numbered(tmp_path, monkeypatch):
+    """The builder turns an image path into an attachment and numbers the inline questions,
+    each with its answer folded away."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "demo.py").write_text(
+        "from build import md, question\n"
+        "CELLS = [md('![speed](../figures/speed.png)'), question('Why?', 'Because.'),\n"
+        "         question('And $x$?', '$0$.')]\n")
+    monkeypatch.setattr(build, "SOURCES", src)
+    image, first, second = build.cells("demo")
+    assert image.source == "![speed](attachment:speed.png)"
+    assert base64.b64decode(image.attachments["speed.png"]["image/png"]) == (
+        ROOT / "figures" / "speed.png").read_bytes()
+    assert first.source.startswith("**Inline question 1.** Why?")
+    assert second.source.startswith("**Inline question 2.** And $x$?")
+    assert "<details>\n<summary>Answer</summary>\n\n$0$.\n\n</details>" in second.source
+
+
+@pytest.mark.parametrize("topic", build.TOPICS)
+def test_every_notebook_asks_inline_questions(topic):
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    asked = [c.source for c in nb.cells if c.cell_type == "markdown" and "**Inline question" in c.source]
+    assert 2 <= len(asked) <= 3  # the README says two or three
+    assert all("<details>" in q and "<summary>Answer</summary>" in q for q in asked)

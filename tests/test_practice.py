@@ -1,10 +1,27 @@
 """Interview practice: the catalog, the grader's verdicts and diagnoses, and the command line.
 
-Every catalogued mistake has a buggy implementation under tests/practice_bugs/ (a copy of a
-reference answer with exactly that mistake, written independently of the catalog's own
-mutant); the grader must fail it and diagnose exactly that mistake on every failing check.
+Every catalogued mistake has buggy implementations under tests/practice_bugs/, of two kinds;
+the grader must fail each one and diagnose exactly its mistake (the part of the file name
+before '@') on every failing check.
+
+- Generated, in tests/practice_bugs/generated/ (``<id>@<exercise>.<k>.py``): for every
+  mistake, exercise and variant of the catalog, the reference answer with exactly that
+  variant applied, written by ``python tests/practice_bugs/generate.py`` (a test checks they
+  are current). They follow the reference answers and the catalog as either changes, so no
+  copy of an answer drifts, and they show that no variant is mistaken for another mistake.
+- Written by hand, in tests/practice_bugs/ (``<id>.py``, ``<id>@<style>.py``): the same
+  mistakes written independently of the catalog, in other styles than the reference answers
+  (loops, a staged backward with dvar and dmu, channels moved last, weight and bias, short
+  forms from write-ups). The grader never reads the source, so these show that a mistake is
+  named by its numbers, whatever way it is written. A copy of an answer with only the
+  catalog's own line changed belongs to the generated files, not here.
 """
 
+import ast
+import importlib.util
+import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,17 +30,27 @@ import pytest
 
 from normcore.cli import main
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
-from normcore.practice.grader import apply_variant, format_report, mutant_class, solution_source
+from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
+                                      solution_source)
 
 HERE = Path(__file__).parent
-BUGS = sorted((HERE / "practice_bugs").glob("*.py"))
+BUG_DIR = HERE / "practice_bugs"
+HAND_WRITTEN = sorted(p for p in BUG_DIR.glob("*.py") if p.name != "generate.py")
+GENERATED = sorted((BUG_DIR / "generated").glob("*.py"))
+BUGS = HAND_WRITTEN + GENERATED
 SOLUTIONS = Path(__file__).parents[1] / "normcore" / "practice" / "solutions"
 SKELETONS = Path(__file__).parents[1] / "normcore" / "practice" / "skeletons"
 
 
 def expected_id(path):
-    """practice_bugs/eps-outside-sqrt@batchnorm.py -> eps-outside-sqrt"""
+    """practice_bugs/eps-outside-sqrt@layernorm-loops.py, practice_bugs/generated/
+    eps-outside-sqrt@batchnorm.0.py -> eps-outside-sqrt"""
     return path.stem.split("@")[0]
+
+
+def bug_id(path):
+    """The test id of a bug file: its path under practice_bugs/, without .py."""
+    return path.relative_to(BUG_DIR).with_suffix("").as_posix()
 
 
 # --- the catalog ------------------------------------------------------------------------------
@@ -50,10 +77,57 @@ def test_every_mutant_is_a_real_mistake(mistake):
 
 def test_every_catalogued_mistake_has_a_buggy_file():
     assert {m.id for m in CATALOG} <= {expected_id(p) for p in BUGS}
+    generated = {p.name for p in GENERATED}
+    for m in CATALOG:
+        for name, variants in m.variants.items():
+            assert {f"{m.id}@{name}.{k}.py" for k in range(len(variants))} <= generated, m.id
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("practice_bugs_generate", BUG_DIR / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_bug_files_are_current():
+    """What ``python tests/practice_bugs/generate.py --check`` says, run as a user would."""
+    done = subprocess.run([sys.executable, str(BUG_DIR / "generate.py"), "--check"],
+                          capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("\n") == 1 and "all current" in done.stdout
+
+
+def test_the_generator_names_stale_files_and_writes_them(tmp_path, monkeypatch, capsys):
+    gen = _generator()
+    monkeypatch.setattr(gen, "OUT", tmp_path)
+    assert gen.main(["--check"]) == 1
+    assert "bn-momentum-flipped@batchnorm.0.py" in capsys.readouterr().out
+    assert gen.main([]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(gen.generated())
+    capsys.readouterr()
+    assert gen.main(["--check"]) == 0 and "all current" in capsys.readouterr().out
+    edited = tmp_path / "lsm-diagonal-backward@log_softmax.0.py"
+    edited.write_text(edited.read_text() + "# edited\n")
+    (tmp_path / "no-such-mistake@softmax.0.py").write_text("")
+    assert gen.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert "lsm-diagonal-backward@log_softmax.0.py" in out and "no-such-mistake@softmax.0.py" in out
+    assert "bn-momentum-flipped" not in out
+    assert gen.main([]) == 0 and not (tmp_path / "no-such-mistake@softmax.0.py").exists()
+    assert gen.main(["--check"]) == 0
+
+
+def test_a_generated_file_names_its_mistake_and_says_it_is_generated():
+    for path in GENERATED:
+        mistake = next(m for m in CATALOG if m.id == expected_id(path))
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+        assert doc.splitlines()[0] == f"{mistake.title}.", path.name
+        assert "Generated, do not edit: regenerate with `python tests/practice_bugs/generate.py`" in doc
 
 
 # --- verdicts and diagnoses -------------------------------------------------------------------
-@pytest.mark.parametrize("path", BUGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BUGS, ids=bug_id)
 def test_buggy_file_fails_with_exactly_its_diagnosis(path):
     report = grade_file(path)
     failing = [c for c in report.checks if c.status != "pass"]
@@ -128,6 +202,20 @@ def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     assert "No catalogued mistake produces your numbers" in format_report(report)
 
 
+@pytest.mark.parametrize("class_name, name", [
+    ("LogSoftmax", "log_softmax"), ("Softmax", "softmax"), ("MyLogSoftmax", "log_softmax"),
+    ("CrossEntropyLoss", "cross_entropy"), ("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"),
+])
+def test_a_class_is_graded_as_the_exercise_with_the_longest_name_it_contains(class_name, name):
+    """LogSoftmax contains "softmax" too: the longer "logsoftmax" wins."""
+    assert exercise_for(type(class_name, (), {})).name == name
+
+
+def test_a_log_softmax_file_is_graded_as_log_softmax_not_softmax():
+    assert grade_file(SOLUTIONS / "log_softmax.py").exercise.name == "log_softmax"
+    assert grade_file(SOLUTIONS / "softmax.py").exercise.name == "softmax"
+
+
 # --- files that cannot be graded --------------------------------------------------------------
 @pytest.mark.parametrize("text, message", [
     ("import numpy as np\nclass LayerNorm:\n    def forward(self, x)\n        return x\n",
@@ -157,6 +245,24 @@ def test_an_error_raised_by_the_layer_is_reported_with_its_line(tmp_path):
 
 
 # --- the command line -------------------------------------------------------------------------
+@pytest.mark.parametrize("class_name, exercise", [
+    ("MLPWithBatchNorm", "mlp_with_batchnorm"), ("MyMLPWithBatchNorm", "mlp_with_batchnorm"),
+    ("BatchNorm1d", "batchnorm"), ("MyBatchNorm", "batchnorm"),
+])
+def test_the_exercise_is_the_longest_name_that_fits_the_class(class_name, exercise):
+    """MLPWithBatchNorm contains "batchnorm" too: the longer name, the MLP's, wins."""
+    assert exercise_for(type(class_name, (), {})).name == exercise
+
+
+def test_a_reference_built_from_several_layers_names_them():
+    """The MLP's reference chains normcore's layers behind the practice contract (w1 is
+    Linear's weight transposed); the report says which layers."""
+    text = " ".join(format_report(grade_file(SOLUTIONS / "mlp_with_batchnorm.py")).split())
+    assert "(reference: normcore's Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss)" in text
+    assert "(reference: normcore.Softmax)" in " ".join(
+        format_report(grade_file(SOLUTIONS / "softmax.py")).split())
+
+
 def test_cli_list(capsys):
     assert main(["practice", "list", "--mistakes"]) == 0
     out = capsys.readouterr().out
@@ -183,7 +289,7 @@ def test_cli_solution_prints_the_reference_answer(capsys):
 def test_cli_check_exit_status_and_diagnosis(capsys):
     assert main(["practice", "check", str(SOLUTIONS / "batchnorm.py")]) == 0
     assert "All checks pass." in capsys.readouterr().out
-    assert main(["practice", "check", str(HERE / "practice_bugs" / "bn-momentum-flipped.py")]) == 1
+    assert main(["practice", "check", str(BUG_DIR / "generated" / "bn-momentum-flipped@batchnorm.0.py")]) == 1
     out = capsys.readouterr().out
     assert "[bn-momentum-flipped]" in out and "hint:" in out
 
@@ -244,6 +350,14 @@ def test_a_float64_dx_for_a_float32_input_fails(tmp_path):
     assert "dx dtype" in text and "cast dx back" in text and "Derive dx" not in text
 
 
+def test_a_float64_dx_of_the_mlp_for_a_float32_input_fails(tmp_path):
+    """The MLP computes with float64 parameters; dx must still come back in x's dtype."""
+    path = _variant_file(tmp_path, "mlp_with_batchnorm", "return dx.astype(x.dtype)", "return dx")
+    failing = _failing(grade_file(path))
+    assert [c.label for c in failing] == ["(8, 5) -> 6 -> 4 float32: dx dtype"]
+    assert failing[0].note == "float64, expected float32"
+
+
 def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path):
     path = _variant_file(tmp_path, "rmsnorm", "self.gamma.grad += (dy * x_hat).sum(axis=lead)",
                          "self.gamma.grad = self.gamma.grad.astype(dy.dtype) + "
@@ -266,8 +380,14 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
+    ("log_softmax", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))",
+     "self.logp = z - np.log(np.exp(z).mean(axis=a, keepdims=True))"),
+    ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
+    ("mlp_with_batchnorm", "self.eps = 1e-5", "self.eps = 1e-3"),
+    ("transformer_block", "dx = dz + self._ffn_backward(dz)", "dx = dz - self._ffn_backward(dz)"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved"])
+        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
+        "mlp-eps-1e-3", "block-branch-sign"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -321,7 +441,7 @@ def test_hints_fit_the_exercise(tmp_path):
     assert "gamma's gradient" not in text and "BatchNorm standardises" in text
 
 
-@pytest.mark.parametrize("path", BUGS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BUGS, ids=bug_id)
 def test_report_shows_how_sure_and_where_to_learn_within_80_columns(path):
     report = grade_file(path)
     text = format_report(report)
@@ -343,16 +463,104 @@ def test_every_mistake_says_where_it_is_taught():
         elif place.startswith("normcore practice solution "):
             assert place.split()[3] in m.exercises, m.id
         else:
-            assert (notebooks / place.split(",")[0].split("/")[1]).exists(), m.id
+            notebook = place.split(",")[0].split("/")[1]
+            assert (notebooks / notebook).exists(), m.id
+            source = (notebooks / "src" / notebook.replace(".ipynb", ".py")).read_text()
+            sections = re.findall(r"(\d[\d.]*) \(([^)]*)\)", place)
+            assert sections, m.id
+            for number, title in sections:  # a heading with that number, and that title
+                assert re.search(rf"^\s*#+ {re.escape(number)}[. ]", source, re.M), (m.id, number)
+                assert title in source.replace("`", ""), (m.id, title)
 
 
-def test_classic_backward_mistakes_are_named_in_every_style():
-    """The same mistake written compact or staged (dvar, dmu) gets the same name."""
+CLASSIC = ("backward-no-mean-term", "backward-stats-constant", "backward-no-xhat-term",
+           "eps-outside-sqrt", "var-unbiased-in-normalization", "bn-eval-backward-batch-formula",
+           "bn-stats-per-position")
+
+
+@pytest.mark.parametrize("mistake", CLASSIC)
+def test_classic_backward_mistakes_are_named_in_every_style(mistake):
+    """The classic norm mistakes, in at least two styles: the reference answer's (generated)
+    and another one written by hand (loops, staged dvar and dmu, channels moved last, weight
+    and bias); each gets the same name."""
+    generated = [p for p in GENERATED if expected_id(p) == mistake]
+    by_hand = [p for p in HAND_WRITTEN if expected_id(p) == mistake]
+    assert generated and by_hand, mistake
+    for path in generated + by_hand:
+        assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
+    """The mutants' and the reference's runs are computed once per exercise and process; a
+    second grading of a file, after other files, gives the same checks and diagnoses."""
+    from normcore.practice.grader import _Mutants
+    exercise = EXERCISES["layernorm"]
+    assert _Mutants.of(exercise) is _Mutants.of(exercise)
+    path = next(p for p in GENERATED if p.name.startswith("backward-no-mean-term@layernorm"))
+    first = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    for other in HAND_WRITTEN:
+        grade_file(other)
+    again = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    assert first == again
+def test_attention_reference_is_normcore_layer_with_transposed_weights():
+    """The attention exercise's reference is normcore's MultiheadSelfAttention (bias=False):
+    wq is q.weight transposed, and the weight gradients are the layer's, transposed."""
+    from normcore import nn
+    from normcore.practice.references import MultiheadSelfAttention
+    rng = np.random.default_rng(3)
+    ref = MultiheadSelfAttention(6, 3, causal=True)
+    layer = nn.MultiheadSelfAttention(6, 3, causal=True, bias=False)
+    for name in "qkvo":
+        w = rng.standard_normal((6, 6))
+        getattr(ref, "w" + name).data = w
+        getattr(layer, name).weight.data = w.T.copy()
+    x, dy = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
+    np.testing.assert_allclose(ref.forward(x), layer.forward(x), rtol=1e-12)
+    np.testing.assert_allclose(ref.backward(dy), layer.backward(dy), rtol=1e-12)
+    for name in "qkvo":
+        np.testing.assert_allclose(getattr(ref, "w" + name).grad,
+                                   getattr(layer, name).weight.grad.T, rtol=1e-12)
+# --- the transformer_block exercise: both positions -------------------------------------------
+def test_block_is_graded_in_both_positions(tmp_path):
+    """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
+    fails the Post-Norm ones, named as the positions swapped."""
+    path = _variant_file(tmp_path, "transformer_block", 'if self.position == "pre":\n            y',
+                         'if True:\n            y')
+    source = path.read_text()
+    path.write_text(source.replace('if self.position == "pre":\n            dx', 'if True:\n            dx'))
+    report = grade_file(path)
+    failing = _failing(report)
+    assert failing and all(c.probe.startswith("Post-Norm") for c in failing)
+    assert all(c.status == "pass" for c in report.checks if c.probe.startswith("Pre-Norm"))
+    assert report.diagnosis_ids == ["block-pre-post-swapped"]
+
+
+def test_block_float64_dx_for_a_float32_input_fails_in_both_positions(tmp_path):
+    path = _variant_file(tmp_path, "transformer_block", "return dx.astype(dy.dtype)", "return dx")
+    failing = _failing(grade_file(path))
+    assert [c.label for c in failing] == ["Pre-Norm (2, 3, 4) float32: dx dtype",
+                                          "Post-Norm (2, 3, 4) float32: dx dtype"]
+
+
+def test_block_mistakes_are_named_in_every_style():
+    """The same residual-block mistake written compact, with layer functions and caches, or
+    with loops over the tokens, gets the same name."""
     styles = {}
     for path in BUGS:
         styles.setdefault(expected_id(path), []).append(path)
-    for mistake in ("backward-no-mean-term", "bn-eval-backward-batch-formula",
-                    "bn-stats-per-position"):
+    for mistake in ("block-residual-grad-dropped", "block-norm-backward-skipped",
+                    "block-relu-mask-missing"):
         assert len(styles[mistake]) >= 2, mistake
         for path in styles[mistake]:
             assert grade_file(path).diagnosis_ids == [mistake], path.name
+
+
+def test_block_weight_gradient_failure_gets_the_weight_hint_not_the_accumulation_one(tmp_path):
+    """dw2 from the pre-activation: wrong after one backward call and so after two; the hint
+    is about the weight's gradient, not about accumulating."""
+    path = _variant_file(tmp_path, "transformer_block", "self.w2.grad += rows(r).T @ rows(dg)",
+                         "self.w2.grad += rows(a).T @ rows(dg)")
+    report = grade_file(path)
+    assert {c.row.partition(" ")[0] for c in _failing(report)} == {"dw2"}
+    text = _hints(format_report(report))
+    assert "A weight's gradient is its input" in text and "add into .grad (+=)" not in text

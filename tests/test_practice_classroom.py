@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 SKELETONS = ROOT / "normcore" / "practice" / "skeletons"
 SOLUTIONS = ROOT / "normcore" / "practice" / "solutions"
-BUGGY = HERE / "practice_bugs" / "bn-momentum-flipped.py"
+BUGGY = HERE / "practice_bugs" / "generated" / "bn-momentum-flipped@batchnorm.0.py"
 
 
 def narrow(text, width=80):
@@ -155,7 +155,8 @@ def test_long_paths_are_shortened_to_80_columns(tmp_path, capsys):
     other = tmp_path / "x"
     other.mkdir()
     shutil.copy(BUGGY, deep / ("a_student_with_a_very_long_file_name_" * 2 + ".py"))
-    shutil.copy(HERE / "practice_bugs" / "var-unbiased-in-normalization@groupnorm.py", deep / "b.py")
+    shutil.copy(HERE / "practice_bugs" / "var-unbiased-in-normalization@groupnorm-loops.py",
+                deep / "b.py")
     (other / "c.py").write_text("x = 1 / 0\n")
     files = [str(f) for f in sorted(deep.glob("*.py"))] + [str(other / "c.py")]
     assert main(["practice", "check", *files]) == 2
@@ -166,7 +167,7 @@ def test_long_paths_are_shortened_to_80_columns(tmp_path, capsys):
 
 
 def test_table_of_rows_stays_within_80_columns_with_many_mistakes():
-    rows = grade_many([str(p) for p in sorted((HERE / "practice_bugs").glob("*.py"))[:6]])
+    rows = grade_many([str(p) for p in sorted((HERE / "practice_bugs" / "generated").glob("*.py"))[:6]])
     assert not narrow(format_table(rows))
 
 

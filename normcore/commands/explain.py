@@ -1,6 +1,8 @@
-"""``normcore explain NORM``: one norm's gradient, from the loss back to x, one node at a time."""
+"""``normcore explain NORM``: one norm's gradient, from the loss back to x, one node at a time;
+with ``--graph FILE.png``, the picture of its computation graph instead."""
 
 import argparse
+import textwrap
 
 from ..derivations import KINDS, step_through
 
@@ -26,6 +28,14 @@ def add_arguments(parser):
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
+    parser.add_argument("--graph", metavar="FILE.png",
+                        help="draw the computation graph (the tape's nodes and edges, each route "
+                             "from x to x_hat in its own colour and line style) into FILE.png, "
+                             "instead of printing the step-through")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("examples:\n"
+                     "  normcore explain layernorm --shape 2x4\n"
+                     "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png")
 
 
 def run(args):
@@ -34,5 +44,19 @@ def run(args):
     except ValueError as err:
         print(f"normcore explain: {err}")
         return 2
+    if args.graph:
+        graph = st.graph()
+        try:
+            graph.save(args.graph)
+        except (OSError, ValueError) as err:
+            print(f"normcore explain: cannot write {args.graph}: {err}")
+            return 2
+        print(f"wrote {args.graph}")
+        print(textwrap.fill(f"{st.title}'s computation graph: {len(graph.nodes)} nodes, "
+                            f"{len(graph.edges)} edges; the routes from {graph.nodes[0]} to "
+                            f"{graph.target}:", 80))
+        for label in graph.routes:
+            print(textwrap.fill(label, 80, initial_indent="  ", subsequent_indent="    "))
+        return 0 if st.passed else 1
     print(st.text(width=80, latex=not args.no_latex))
     return 0 if st.passed else 1

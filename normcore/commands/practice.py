@@ -96,9 +96,9 @@ def _list(args):
     print("The path, easy to hard (normcore practice new NAME):")
     for step, ex in enumerate(path(), 1):
         level = f"{ex.difficulty} {DIFFICULTY[ex.difficulty]}"
-        print(f"  {step}. {ex.name:<{width}}  {level:<8}  {ex.minutes:>2} min  "
+        print(f"  {step:>2}. {ex.name:<{width}}  {level:<8}  {ex.minutes:>2} min  "
               f"{len(mistakes_for(ex.name)):>2} catalogued mistakes")
-        print(_fill(ex.summary, " " * 7))
+        print(_fill(ex.summary, " " * 8))
     if args.mistakes:
         print(f"\nCatalogued mistakes ({len(CATALOG)}):")
         for m in CATALOG:

@@ -71,6 +71,11 @@ class StepThrough:
         from .render import render_markdown
         return render_markdown(self)
 
+    def graph(self):
+        """The tape's computation graph (``Graph``): ``.save(path)`` writes it as a PNG."""
+        from .graph import computation_graph
+        return computation_graph(self)
+
     def __str__(self):
         return self.text()
 

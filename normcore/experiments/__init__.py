@@ -28,7 +28,9 @@ from . import _plot
 EXPERIMENTS = [
     "saturation",
     "covariate_shift",
+    "loss_landscape",
     "batch_size",
+    "batch_noise",
     "invariance",
     "pre_post_gradients",
     "warmup",

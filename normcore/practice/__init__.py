@@ -1,4 +1,7 @@
-"""Interview practice: hand-write a norm layer (or Dropout), get graded, learn which mistake you made.
+"""Interview practice: hand-write a layer, get graded, learn which mistake you made.
+
+Eleven exercises, from Dropout and Softmax to multi-head attention, a residual block with its
+norm and a small MLP with BatchNorm (``normcore practice list`` shows the path).
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
     normcore practice new batchnorm        write a skeleton to fill in
@@ -6,7 +9,9 @@
     normcore practice solution batchnorm   print a reference answer
 
 ``exercises`` defines what is checked, ``catalog`` the mistakes the grader recognises,
-``grader`` the comparison and the diagnosis, ``skeletons/`` and ``solutions/`` the files.
+``grader`` the comparison and the diagnosis, ``classroom`` the grading of several files,
+``references`` normcore's layers behind an exercise's contract where it differs from theirs,
+``skeletons/`` and ``solutions/`` the files.
 """
 
 from .catalog import BY_ID, CATALOG, Mistake, mistakes_for

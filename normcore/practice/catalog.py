@@ -1,5 +1,6 @@
-"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, Softmax or
-cross-entropy.
+"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, softmax,
+log-softmax, cross-entropy, attention, a residual block with its norm, or a small MLP with
+BatchNorm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -50,6 +51,48 @@ SM_DX = "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))"
 CE_LOGP = "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))"
 CE_LOSS = "loss = -logp[rows, self.targets].mean()"
 CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
+# --- transformer_block ---
+BLOCK_POSITION = "self.position = position"
+BLOCK_Y_PRE = "y = x + self._ffn(self._ln(x))"
+BLOCK_DX_PRE = "dx = dy + self._ln_backward(self._ffn_backward(dy))"
+BLOCK_DZ_POST = "dz = self._ln_backward(dy)"
+BLOCK_DX_POST = "dx = dz + self._ffn_backward(dz)"
+BLOCK_RELU_MASK = "da = dr * (a > 0)"
+BLOCK_DW1 = "self.w1.grad += rows(h).T @ rows(da)"
+BLOCK_DB1 = "self.b1.grad += rows(da).sum(axis=0)"
+BLOCK_DW2 = "self.w2.grad += rows(r).T @ rows(dg)"
+BLOCK_DB2 = "self.b2.grad += rows(dg).sum(axis=0)"
+
+# --- log_softmax ---
+LSM_LOGP = "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))"
+LSM_DX = "dx = dy - p * dy.sum(axis=a, keepdims=True)"
+# --- attention ---
+ATT_SPLIT = "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)"
+ATT_MERGE = "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)"
+ATT_SCORES = "scores = q @ k.swapaxes(-1, -2) / D ** 0.5"
+ATT_FUTURE = "future = np.triu(np.ones((T, T), dtype=bool), k=1)"
+ATT_MASK = "scores = np.where(future, -np.inf, scores)"
+ATT_SHIFT = "z = scores - scores.max(axis=-1, keepdims=True)"
+ATT_SOFTMAX = "attn = e / e.sum(axis=-1, keepdims=True)"
+ATT_DSCORES = "dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))"
+ATT_DQ = "dq = dscores @ k / D ** 0.5"
+ATT_DK = "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5"
+ATT_DV = "dv = attn.swapaxes(-1, -2) @ dout"
+ATT_DX = "dx = dx_q + dx_k + dx_v"
+ATT_DW = tuple(f"self.w{n}.grad += " for n in "qkvo")
+# --- mlp_with_batchnorm ---
+MLP_VAR = "var = ((h - mean) ** 2).mean(axis=0, keepdims=True)"
+MLP_DLOGITS = "dlogits = dloss * (p - onehot) / n"
+MLP_DW2 = "self.w2.grad += a.T @ dlogits"
+MLP_DB2 = "self.b2.grad += dlogits.sum(axis=0)"
+MLP_DHBN = "dhbn = da * (1.0 - a ** 2)"
+MLP_DGAMMA = "self.gamma.grad += (dhbn * h_hat).sum(axis=0)"
+MLP_DBETA = "self.beta.grad += dhbn.sum(axis=0)"
+MLP_DH_HAT = "dh_hat = dhbn * self.gamma.data"
+MLP_DH = "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)"
+MLP_DW1 = "self.w1.grad += x.T @ dh"
+MLP_DB1 = "self.b1.grad += dh.sum(axis=0)"
+MLP_HBN = "(self.gamma.data * h_hat + self.beta.data)"  # tanh's input, recomputed in the backward
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -126,6 +169,12 @@ CATALOG = [
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
             ],
             "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),)],
+            # the backward derived for the biased variance, or re-derived for n - 1 (staged)
+            "mlp_with_batchnorm": [
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),),
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),
+                 (MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat * n / (n - 1))")),
+            ],
         },
     ),
     Mistake(
@@ -139,6 +188,7 @@ CATALOG = [
         {
             **_same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
+            "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
         },
     ),
     Mistake(
@@ -186,9 +236,10 @@ CATALOG = [
         "The statistics are functions of x: dx gets a term through the mean and one through "
         "the variance (RMS). Differentiate x_hat through all three paths.",
         {
-            **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * dx_hat"),)),
+            **_same(("batchnorm", "layernorm", "transformer_block"), ((DX, "dx = rstd * dx_hat"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * dx_hat_g"),)],
             "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
         },
     ),
     Mistake(
@@ -200,8 +251,10 @@ CATALOG = [
         "The variance depends on x too: add the path through the variance. A correct dx is "
         "orthogonal to x_hat over the normalised axes (up to eps); test yours.",
         {
-            **_same(("batchnorm", "layernorm"), ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
+            **_same(("batchnorm", "layernorm", "transformer_block"),
+                    ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
         },
     ),
     Mistake(
@@ -234,6 +287,14 @@ CATALOG = [
                            (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
             "rmsnorm": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),),
                         ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),)],
+            "mlp_with_batchnorm": [((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).sum()"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.sum()")),
+                                   ((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).mean(axis=0)"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.mean(axis=0)"))],
+            "transformer_block": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.sum()")),
+                                  ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
         },
     ),
     Mistake(
@@ -250,6 +311,11 @@ CATALOG = [
             "layernorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),
                            (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
             "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
+            "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
+            "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
+                MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
+            "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (
+                DGAMMA_LEAD, DBETA_LEAD, BLOCK_DW1, BLOCK_DB1, BLOCK_DW2, BLOCK_DB2))],
         },
     ),
     Mistake(
@@ -394,9 +460,10 @@ CATALOG = [
         "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
         "(times rstd). A correct dx sums to zero over the normalised axes; test yours.",
         {
-            **_same(("batchnorm", "layernorm"),
+            **_same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
         },
     ),
     Mistake(
@@ -474,7 +541,8 @@ CATALOG = [
         "and inf / inf is nan (in float32 already exp(89) overflows)",
         "Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
         "exponent is exp(0) = 1 and nothing can overflow.",
-        {"softmax": [((SM_SHIFT, "z = x"),)]},
+        {"softmax": [((SM_SHIFT, "z = x"),)],
+         "attention": [((ATT_SHIFT, "z = scores"),)]},
     ),
     Mistake(
         "softmax-diagonal-jacobian",
@@ -484,7 +552,8 @@ CATALOG = [
         "this one does not",
         "Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
         "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
-        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)]},
+        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)],
+         "attention": [((ATT_DSCORES, "dscores = dattn * attn * (1 - attn)"),)]},
     ),
     Mistake(
         "softmax-wrong-axis",
@@ -493,7 +562,8 @@ CATALOG = [
         "are the last axis's (or the first axis's), not those of the axis asked for",
         "Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
         "self.axis, with keepdims=True so they broadcast back.",
-        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
+        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)],
+         "log_softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
     ),
     Mistake(
         "ce-summed-not-averaged",
@@ -506,6 +576,12 @@ CATALOG = [
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
              (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
             ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
+        ],
+         "mlp_with_batchnorm": [
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
+             (MLP_DLOGITS, "dlogits = dloss * (p - onehot)")),
+            ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
         ]},
     ),
@@ -539,6 +615,290 @@ CATALOG = [
         "The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
         "d logp_y / d x_j = [y == j] - p_j.",
         {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
+    ),
+    # --- log_softmax ---
+    Mistake(
+        "lsm-log-of-softmax",
+        "log-softmax as log(softmax(x)), which underflows",
+        "right for ordinary logits, -inf for a logit far below the others: its probability "
+        "exp(-800) underflows to 0 and log(0) = -inf, where the true log-probability is about "
+        "-800",
+        "Never form the probabilities first: logp = z - log(sum(exp(z))) with z = x - max(x) "
+        "takes the log of a sum that is at least 1, so it is finite however small p is.",
+        {"log_softmax": [
+            ((LSM_LOGP, "self.logp = np.log(np.exp(z) / np.exp(z).sum(axis=a, keepdims=True))"),),
+        ]},
+    ),
+    Mistake(
+        "lsm-diagonal-backward",
+        "log-softmax backward with the diagonal of the Jacobian only",
+        "the forward is right, dx is not: dx = dy - p * dy (= dy * (1 - p)), as if logp_i "
+        "depended on x_i alone; the correct dx = dy - p * sum(dy) sums to zero along the "
+        "axis, this one does not",
+        "logp_i = x_i - log(sum_j exp(x_j)) depends on every x_j through the log of the sum: "
+        "d logp_i / d x_j = [i == j] - p_j. Sum that against dy over i.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = dy - p * dy"),),
+        ]},
+    ),
+    Mistake(
+        "lsm-softmax-backward",
+        "log-softmax backward written with softmax's formula",
+        "the forward is right, dx is not: it is softmax's backward y * (dy - sum(dy * y)) "
+        "with the log-probabilities in place of y (or with y = exp(logp)), which is the "
+        "gradient of a different function",
+        "LogSoftmax is not Softmax: differentiate logp = z - log(sum(exp(z))) itself; its "
+        "Jacobian is I - 1 p^T, which gives dx = dy - p * sum(dy) along the axis.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))"),),
+            ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
+        ]},
+    ),
+    # --- attention ---
+    Mistake(
+        "attn-mask-after-softmax",
+        "causal mask applied after the softmax",
+        "non-causal attention is right, causal is not: the weights of the future keys are "
+        "zeroed after the softmax (attn times a 0/1 mask), so the rows sum to less than 1 "
+        "(row i keeps only its share of a softmax taken over all T keys)",
+        "Mask the scores, not the probabilities: set the future scores to -inf *before* the "
+        "softmax, so that it normalises over the allowed keys only and every row sums to 1.",
+        {"attention": [((ATT_MASK, "scores = scores"),
+                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-1, keepdims=True) * ~future"))]},
+    ),
+    Mistake(
+        "attn-mask-zero-fill",
+        "masked scores set to 0 instead of -inf",
+        "non-causal attention is right, causal is not: every future key keeps the weight "
+        "exp(0) / sum, so each position still attends to the future (a score of 0 is an "
+        "ordinary score, not an absent one; scores * tril(ones) does the same)",
+        "A masked key must get probability 0, i.e. exp(score) = 0: fill the masked scores "
+        "with -inf (or a very large negative number), then take the softmax.",
+        {"attention": [((ATT_MASK, "scores = np.where(future, 0.0, scores)"),)]},
+    ),
+    Mistake(
+        "attn-no-scale",
+        "attention scores not divided by sqrt(D)",
+        "right for one channel per head (D = 1), wrong otherwise: the softmax is too peaked "
+        "because the scores are sqrt(D) times too large; or the forward is right and the "
+        "backward forgot the scale: dwq, dwk and the q and k shares of dx are sqrt(D) times "
+        "too large",
+        "scores = q k^T / sqrt(D), D = C / H the head's width: q . k sums D products, so "
+        "without the scale its spread grows with D. The same 1 / sqrt(D) multiplies dq and dk.",
+        {"attention": [
+            ((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2)"), (ATT_DQ, "dq = dscores @ k"),
+             (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
+            ((ATT_DQ, "dq = dscores @ k"), (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
+        ]},
+    ),
+    Mistake(
+        "attn-scale-by-d-model",
+        "attention scores divided by sqrt(d_model) instead of sqrt(D)",
+        "right with one head (D = C), wrong with several: the scores are divided by "
+        "sqrt(C) = sqrt(H * D), sqrt(H) times too much, so the softmax is too flat",
+        "The scale is the head's width: D = d_model / n_heads channels take part in each "
+        "q . k product, so divide by sqrt(D), not by sqrt(d_model).",
+        {"attention": [((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2) / C ** 0.5"),
+                        (ATT_DQ, "dq = dscores @ k / C ** 0.5"),
+                        (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q / C ** 0.5"))]},
+    ),
+    Mistake(
+        "attn-wrong-head-split",
+        "heads split or merged with a bare reshape",
+        "right with one head or one position, wrong otherwise: (B, T, C) was reshaped "
+        "straight to (B, H, T, D), or (B, H, T, D) straight back to (B, T, C), so a head's "
+        "channels come from several positions and positions are mixed up",
+        "Split the channel axis where it is: reshape (B, T, C) to (B, T, H, D), then swap the "
+        "T and H axes to (B, H, T, D); to merge, swap back first, then reshape to (B, T, C).",
+        {"attention": [
+            ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"),
+             (ATT_MERGE, "t.reshape(B, T, H * D)")),
+            ((ATT_MERGE, "t.reshape(B, T, H * D)"),),
+        ]},
+    ),
+    Mistake(
+        "attn-dx-missing-share",
+        "attention dx missing the share of q, k or v",
+        "the forward and every dw are right, dx is not: x feeds the query, the key and the "
+        "value projections, and dx holds only two of the three terms",
+        "x is used three times, so its gradient is the sum of three shares: "
+        "dx = dq @ wq^T + dk @ wk^T + dv @ wv^T (each merged back to (B, T, C)).",
+        {"attention": [((ATT_DX, "dx = dx_k + dx_v"),), ((ATT_DX, "dx = dx_q + dx_v"),),
+                       ((ATT_DX, "dx = dx_q + dx_k"),)]},
+    ),
+    Mistake(
+        "attn-softmax-over-queries",
+        "attention softmax over the queries instead of the keys",
+        "the columns of the attention matrix sum to 1 instead of its rows: each key's "
+        "weights are normalised over the queries, so an output is not a weighted average of "
+        "the values (for one position the two agree)",
+        "In scores[..., i, j] row i is query i and column j is key j; each query's weights "
+        "over the keys sum to 1: softmax (and its backward's sum) over the last axis.",
+        {"attention": [((ATT_SHIFT, "z = scores - scores.max(axis=-2, keepdims=True)"),
+                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-2, keepdims=True)"),
+                        (ATT_DSCORES, "dscores = attn * (dattn - (dattn * attn).sum(axis=-2, "
+                                      "keepdims=True))"))]},
+    ),
+    Mistake(
+        "attn-mask-flipped",
+        "causal mask flipped: the past masked instead of the future",
+        "non-causal attention is right, causal is not: each position attends to itself and "
+        "the later positions (the first sees every key, the last only itself), as with "
+        "tril(ones, -1) where triu(ones, 1) belongs",
+        "Query i may attend to keys j <= i: mask the entries with j > i, the ones *above* the "
+        "diagonal of scores[..., i, j] (np.triu(..., k=1)); check it on T = 3 by hand.",
+        {"attention": [((ATT_FUTURE, "future = np.tril(np.ones((T, T), dtype=bool), k=-1)"),)]},
+    ),
+    Mistake(
+        "attn-mask-covers-diagonal",
+        "causal mask that also hides each position from itself",
+        "non-causal attention is right, causal is nan: the diagonal is masked too (triu(ones) "
+        "with k=0), so the first position has no key left, its softmax is 0 / 0 = nan, and "
+        "the backward spreads the nan to every gradient",
+        "Position i may attend to itself: mask only j > i, strictly above the diagonal "
+        "(np.triu(..., k=1)), so every row keeps at least one key.",
+        {"attention": [((ATT_FUTURE, "future = np.triu(np.ones((T, T), dtype=bool), k=0)"),)]},
+    ),
+    Mistake(
+        "attn-backward-untransposed",
+        "attention backward: dk or dv without its transpose",
+        "the forward and dwq are right; dk (hence dwk and dx) or dv (hence dwv and dx) is "
+        "not: dk = dscores @ q / sqrt(D), written by symmetry with dq, or dv = attn @ dout, "
+        "where the scores' rows belong to queries and their columns to keys",
+        "k and v enter transposed or from the right: scores = q k^T, so dk = dscores^T q / "
+        "sqrt(D); out = attn v, so dv = attn^T dout. Check the shapes and which index each "
+        "axis carries.",
+        {"attention": [((ATT_DK, "dk = dscores @ q / D ** 0.5"),),
+                       ((ATT_DV, "dv = attn @ dout"),)]},
+    ),
+    # --- mlp_with_batchnorm ---
+    Mistake(
+        "tanh-derivative-from-input",
+        "tanh's derivative taken from its input",
+        "the loss, dw2 and db2 are right; dgamma, dbeta, dw1 and dx are not: the gradient "
+        "through tanh was multiplied by 1 - hbn**2 with tanh's input hbn (or 1 - h**2 with "
+        "h, the BatchNorm's input), which can even be negative, where tanh'(hbn) = "
+        "1 - tanh(hbn)**2 = 1 - a**2",
+        "d tanh(u) / du = 1 - tanh(u)**2: written with tanh's output a, which the forward "
+        "already has, not with its input u.",
+        {"mlp_with_batchnorm": [  # BatchNorm's output hbn, or the Linear's output h before it
+            ((MLP_DHBN, f"dhbn = da * (1.0 - {MLP_HBN} ** 2)"),),
+            ((MLP_DHBN, "dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)"),),
+        ]},
+    ),
+    Mistake(
+        "bn-backward-no-gamma",
+        "BatchNorm backward without the factor gamma",
+        "dgamma, dbeta and everything above them are right, dh is not (nor dw1, nor dx): "
+        "the gradient was sent back into h_hat as dhbn itself instead of dhbn * gamma",
+        "hbn = gamma * h_hat + beta, so the gradient reaching h_hat is scaled by gamma: "
+        "dh_hat = dhbn * gamma, and the BatchNorm backward starts from dh_hat.",
+        {"mlp_with_batchnorm": [((MLP_DH_HAT, "dh_hat = dhbn"),)]},
+    ),
+    Mistake(
+        "dw-from-pre-activation",
+        "weight gradient from the activation's input instead of its output",
+        "only dw2 is wrong: it was computed with tanh's input hbn (the pre-activation), "
+        "where the second Linear's input is tanh's output a",
+        "A Linear layer's weight gradient is (the layer's input).T @ (its output's gradient); "
+        "the second Linear's input is the activation a = tanh(hbn).",
+        {"mlp_with_batchnorm": [((MLP_DW2, f"self.w2.grad += {MLP_HBN}.T @ dlogits"),)]},
+    ),
+    Mistake(
+        "bias-grad-averaged",
+        "bias gradient averaged over the batch instead of summed",
+        "db2 is N times too small, every other gradient is right: the bias's gradient was "
+        "the mean of dlogits over the rows, but dlogits already holds the mean's 1 / N, so "
+        "the 1 / N is applied twice (db1 is zero either way)",
+        "A bias is broadcast over the N rows, so its gradient is the sum of the rows' "
+        "gradients; the 1 / N of the mean belongs to dlogits, once.",
+        {"mlp_with_batchnorm": [((MLP_DB2, "self.b2.grad += dlogits.mean(axis=0)"),)]},
+    ),
+    Mistake(
+        "ce-mean-over-classes",
+        "cross-entropy averaged over every entry of the (N, C) array",
+        "the loss is C times too small (C the number of classes), and so are the gradients "
+        "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
+        "mean is over the N samples only",
+        "Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
+        "np.mean over the whole (N, C) array also divides by the C classes.",
+        {
+            "mlp_with_batchnorm": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (MLP_DLOGITS, "dlogits = dloss * (p - onehot) / p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+            "cross_entropy": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (CE_DLOGITS, "dlogits = dloss * (self.p - onehot) / self.p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+        },
+    ),
+    # --- transformer_block ---
+    Mistake(
+        "block-residual-grad-dropped",
+        "residual block backward without the identity path's gradient",
+        "the forward and every parameter gradient are right, dx is not: it is only the "
+        "branch's share, LN'(F'(dy)) in Pre-Norm or F'(dz) in Post-Norm; the dy (or dz) that "
+        "the skip connection carries straight back to x is missing",
+        "y = x + B(x) has two paths from x to y and the chain rule adds them: dx = dy + B'(dy). "
+        "The identity path's gradient is the point of a residual connection.",
+        {"transformer_block": [
+            ((BLOCK_DX_PRE, "dx = self._ln_backward(self._ffn_backward(dy))"),),
+            ((BLOCK_DX_POST, "dx = self._ffn_backward(dz)"),),
+        ]},
+    ),
+    Mistake(
+        "block-norm-backward-skipped",
+        "Post-Norm backward that skips the LayerNorm's backward",
+        "Pre-Norm is right; in Post-Norm the forward is right but dx and the feed-forward's "
+        "gradients are not: the gradient reached the residual sum as dy itself (the norm taken "
+        "for the identity, dgamma and dbeta then left at zero) or as dy * gamma (its affine "
+        "part only), without rstd and the mean and variance terms",
+        "In y = LN(x + F(x)) the norm is the last operation, so the backward starts with its "
+        "whole backward, dz = LN'(dy), mean and variance terms included; then the residual "
+        "add: dx = dz + F'(dz).",
+        {"transformer_block": [
+            ((BLOCK_DZ_POST, "dz = dy"),),
+            ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy"),),
+            ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy * self.gamma.data"),),
+        ]},
+    ),
+    Mistake(
+        "block-relu-mask-missing",
+        "feed-forward backward without ReLU's mask",
+        "the forward is right; dx, dw1 and db1 are not, in both positions: the gradient "
+        "flowed back through the units ReLU switched off (a <= 0), as if the activation were "
+        "the identity",
+        "relu'(a) is 1 where a > 0 and 0 elsewhere: multiply the gradient at ReLU's output by "
+        "the mask a > 0 from the forward, before dw1, db1 and the input's gradient.",
+        {"transformer_block": [((BLOCK_RELU_MASK, "da = dr"),)]},
+    ),
+    Mistake(
+        "block-pre-post-swapped",
+        "Pre-Norm and Post-Norm swapped",
+        "every number of each position is the other position's: 'pre' computes "
+        "LN(x + F(x)), the norm after the residual add (the 2017 Transformer's Post-Norm), and "
+        "'post' computes x + F(LN(x))",
+        "Pre-Norm normalises the sub-layer's input and leaves the residual stream alone: "
+        "y = x + F(LN(x)). Post-Norm normalises the sum: y = LN(x + F(x)).",
+        {"transformer_block": [
+            ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),),
+        ]},
+    ),
+    Mistake(
+        "block-norm-on-branch-output",
+        "Pre-Norm written as x + LN(F(x)), the norm on the branch's output",
+        "Post-Norm is right; in Pre-Norm every number is off: the norm was applied to the "
+        "sub-layer's output instead of its input (y = x + LN(F(x)), another block, Swin v2's "
+        "res-post-norm), and the backward went through the norm before F",
+        "Pre-Norm normalises what goes into the sub-layer: y = x + F(LN(x)). The backward "
+        "then goes back through F first and the norm second: dx = dy + LN'(F'(dy)).",
+        {"transformer_block": [
+            ((BLOCK_Y_PRE, "y = x + self._ln(self._ffn(x))"),
+             (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
+        ]},
     ),
 ]
 
@@ -576,10 +936,36 @@ TAUGHT_IN = {
     "dropout-backward-no-scale": NB.format("dropout", "4 (The backward, step by step)"),
 }
 SOLUTION = "normcore practice solution {} (the derivation in its docstring)"
+SECTION_9 = {
+    "9.1 (Softmax: the whole Jacobian, and the max shift)": (
+        "softmax-no-max-shift", "softmax-diagonal-jacobian"),
+    "9.2 (Cross-entropy: log-softmax, and the fused gradient)": (
+        "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot",
+        "lsm-log-of-softmax"),
+    "9.3 (Attention: the scale, the mask, three shares of dx)": (
+        "attn-no-scale", "attn-scale-by-d-model", "attn-mask-after-softmax",
+        "attn-dx-missing-share"),
+    "9.4 (The residual block: the identity path carries dy)": (
+        "block-residual-grad-dropped", "block-norm-backward-skipped"),
+}
 TAUGHT_IN.update({m: SOLUTION.format("softmax") for m in (
     "softmax-no-max-shift", "softmax-diagonal-jacobian", "softmax-wrong-axis")})
 TAUGHT_IN.update({m: SOLUTION.format("cross_entropy") for m in (
     "ce-summed-not-averaged", "ce-unfused-gradient", "ce-log-of-softmax", "ce-no-onehot")})
+TAUGHT_IN.update({m: SOLUTION.format("log_softmax") for m in (
+    "lsm-log-of-softmax", "lsm-diagonal-backward", "lsm-softmax-backward")})
+TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
+    "attn-mask-after-softmax", "attn-mask-zero-fill", "attn-no-scale", "attn-scale-by-d-model",
+    "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries",
+    "attn-mask-flipped", "attn-mask-covers-diagonal", "attn-backward-untransposed")})
+TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
+    "tanh-derivative-from-input", "bn-backward-no-gamma", "dw-from-pre-activation",
+    "bias-grad-averaged", "ce-mean-over-classes")})
+TAUGHT_IN.update({m: SOLUTION.format("transformer_block") for m in (
+    "block-residual-grad-dropped", "block-norm-backward-skipped", "block-relu-mask-missing",
+    "block-pre-post-swapped", "block-norm-on-branch-output")})
+TAUGHT_IN.update({m: NB.format("interview_practice", section)
+                  for section, mistakes in SECTION_9.items() for m in mistakes})
 
 BY_ID = {m.id: m for m in CATALOG}
 

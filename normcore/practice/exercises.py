@@ -1,4 +1,4 @@
-"""The seven exercises and the checks (probes) the grader runs on each.
+"""The exercises and the checks (probes) the grader runs on each.
 
 A probe builds a layer with ``make(*args, **kwargs)`` (a ``Driver`` around the user's class,
 normcore's layer, or a catalogued mutant), feeds it inputs drawn from its own seeded
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, norms
+from . import references
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -336,8 +337,195 @@ CROSS_ENTROPY = Exercise(
     (), (4, 3), difficulty=2, minutes=20, example_extra=(np.array([0, 2, 1, 0]),),
 )
 
+
+# --- LogSoftmax -------------------------------------------------------------------------------
+def _lowered(index, by):
+    """An edit that lowers x[index] by ``by``: a confidently wrong entry, whose probability
+    exp(-by) underflows to 0 in float64 when by is 800."""
+    def edit(x):
+        x[index] -= by
+    return edit
+
+
+LOG_SOFTMAX = Exercise(
+    "log_softmax", "LogSoftmax", nn.LogSoftmax,
+    "LogSoftmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    (
+        norm_probe("(4, 6), axis=-1", (-1,), None, (4, 6), ()),
+        norm_probe("(6,), rank 1", (-1,), None, (6,), ()),
+        norm_probe("(2, 3, 5), axis=1", (1,), None, (2, 3, 5), ()),
+        norm_probe("(3, 4, 2), axis=0", (0,), None, (3, 4, 2), ()),
+        norm_probe("(2, 5, 3), axis=-2", (-2,), None, (2, 5, 3), ()),
+        norm_probe("(4, 6) float32", (-1,), None, (4, 6), (), dtype=np.float32),
+        norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
+        norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
+                   scale=3.0, shift=100.0),
+        norm_probe("confidently wrong (3, 5), one logit - 800", (-1,), None, (3, 5), (),
+                   edit=_lowered((0, 2), 800.0)),
+    ),
+    (-1,), (4, 6), difficulty=1, minutes=15,
+)
+
+# --- attention --------------------------------------------------------------------------------
+ATT = ("wq", "wk", "wv", "wo")
+
+
+def attention_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, scale=1.0):
+    """A forward and backward of MultiheadSelfAttention(d_model, n_heads, causal=causal) with
+    random (C, C) weights. x is drawn with standard deviation scale / sqrt(C), so that the
+    scores have a standard deviation of about scale**2 (1 for ordinary scores)."""
+    return norm_probe(label, (d_model, n_heads), (d_model, d_model), xshape, ATT, dtype=dtype,
+                      scale=scale / np.sqrt(d_model), kwargs={"causal": causal})
+
+
+ATTENTION = Exercise(
+    "attention", "MultiheadSelfAttention", references.MultiheadSelfAttention,
+    "MultiheadSelfAttention(d_model, n_heads, causal): x (B, T, C); wq, wk, wv, wo",
+    (
+        attention_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
+        attention_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
+        attention_probe("(2, 4, 6), H=3, causal", 6, 3, (2, 4, 6), True),
+        attention_probe("(2, 4, 6), H=1", 6, 1, (2, 4, 6), False),
+        attention_probe("(2, 4, 6), H=1, causal", 6, 1, (2, 4, 6), True),
+        attention_probe("(2, 3, 4), H=C=4, causal", 4, 4, (2, 3, 4), True),
+        attention_probe("(2, 5, 8) float32, H=2, causal", 8, 2, (2, 5, 8), True, dtype=np.float32),
+        attention_probe("one position (2, 1, 8), H=2, causal", 8, 2, (2, 1, 8), True),
+        attention_probe("scores ~ 150, float32 (2, 4, 8), H=4, causal", 8, 4, (2, 4, 8), True,
+                        dtype=np.float32, scale=12.0),
+        attention_probe("scores ~ 1000 (2, 4, 8), H=2", 8, 2, (2, 4, 8), False, scale=32.0),
+        accumulation_probe((8, 2), (8, 8), (2, 4, 8), ATT, kwargs={"causal": True}),
+    ),
+    (4, 2), (2, 3, 4), difficulty=3, minutes=45,
+)
+
+# --- mlp_with_batchnorm -----------------------------------------------------------------------
+MLP = ("w1", "b1", "gamma", "beta", "w2", "b2")
+ZERO_ROUNDING = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-6}  # |db1|: 0 up to rounding
+
+
+def _mlp_params(layer, rng, n_in, n_hidden, n_classes):
+    shapes = {"w1": (n_in, n_hidden), "b1": (n_hidden,), "gamma": (n_hidden,), "beta": (n_hidden,),
+              "w2": (n_hidden, n_classes), "b2": (n_classes,)}
+    for name in MLP:
+        layer.set_param(name, rng.standard_normal(shapes[name]))
+
+
+def _rec_mlp_grads(rec, layer, dtype, suffix=""):
+    """dw1 .. db2 as the layer stored them; db1 (b1 feeds the BatchNorm, which takes any shift
+    of h away) is zero up to rounding, so it is compared absolutely."""
+    for name in MLP:
+        if name == "b1":
+            rec("db1" + suffix, layer.grad(name), ZERO_ROUNDING[np.dtype(dtype)], "abs")
+        else:
+            rec("d" + name + suffix, layer.grad(name), F32 if dtype == np.float32 else F64)
+
+
+def mlp_probe(label, n, sizes=(5, 6, 4), dtype=np.float64):
+    """The loss, dx and every parameter gradient of MLPWithBatchNorm(*sizes) on a random batch
+    of n rows with random integer targets, random parameters and a random scalar upstream
+    gradient."""
+    def run(rec, make, rng):
+        layer = make(*sizes)
+        _mlp_params(layer, rng, *sizes)
+        x = rng.standard_normal((n, sizes[0])).astype(dtype)
+        targets = rng.integers(0, sizes[2], n)
+        loss = layer.forward(x, targets)
+        rec("loss", loss, _tol(x))
+        if dtype != np.float64:
+            rec("output dtype", str(np.asarray(loss).dtype), 0, "equal")
+        layer.zero_grad(MLP)
+        rec("dx", layer.backward(float(rng.uniform(0.5, 2.0))), _tol(x))
+        _rec_mlp_grads(rec, layer, dtype)
+    return Probe(label, run)
+
+
+def mlp_accumulation_probe(n, sizes=(5, 6, 4)):
+    """Two backward calls (two random scalar upstream gradients) after one forward: every
+    parameter gradient must be their sum."""
+    def run(rec, make, rng):
+        layer = make(*sizes)
+        _mlp_params(layer, rng, *sizes)
+        layer.check_accumulates(MLP)
+        layer.forward(rng.standard_normal((n, sizes[0])), rng.integers(0, sizes[2], n))
+        layer.zero_grad(MLP)
+        layer.backward(float(rng.uniform(0.5, 2.0)))
+        layer.backward(float(rng.uniform(0.5, 2.0)))
+        _rec_mlp_grads(rec, layer, np.float64, " after two backward calls")
+    return Probe(f"gradients accumulate ({n}, {sizes[0]})", run)
+
+
+MLP_WITH_BATCHNORM = Exercise(
+    "mlp_with_batchnorm", "MLPWithBatchNorm", references.MLPWithBatchNorm,
+    "MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
+    "mean cross-entropy; every gradient by hand",
+    (
+        mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
+        mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),
+        mlp_probe("(8, 5) -> 6 -> 4 float32", 8, dtype=np.float32),
+        mlp_accumulation_probe(8),
+    ),
+    (5, 6, 4), (4, 5), difficulty=3, minutes=45, example_extra=(np.array([0, 2, 1, 3]),),
+)
+
+
+# --- TransformerBlock (a residual feed-forward block, Pre-Norm or Post-Norm) ------------------
+BLOCK = ("gamma", "beta", "w1", "b1", "w2", "b2")
+POSITION_NAMES = {"pre": "Pre-Norm", "post": "Post-Norm"}
+
+
+def _block_shapes(c, d_ff):
+    return {"gamma": (c,), "beta": (c,), "w1": (c, d_ff), "b1": (d_ff,), "w2": (d_ff, c), "b2": (c,)}
+
+
+def _block(make, rng, position, c, d_ff):
+    layer = make(c, d_ff, position=position)
+    for name, shape in _block_shapes(c, d_ff).items():
+        layer.set_param(name, rng.standard_normal(shape))
+    return layer
+
+
+def block_probe(label, position, xshape, d_ff=6, dtype=np.float64, edit=None):
+    """A forward and a backward of TransformerBlock(C, d_ff, position), every parameter random."""
+    def run(rec, make, rng):
+        layer = _block(make, rng, position, xshape[-1], d_ff)
+        x = rng.standard_normal(xshape)
+        if edit is not None:
+            edit(x)
+        _step(rec, layer, x.astype(dtype), rng, BLOCK)
+    return Probe(f"{POSITION_NAMES[position]} {label}", run)
+
+
+def block_accumulation_probe(position, xshape, d_ff=6):
+    """Two backward calls after one forward: every parameter gradient must be their sum."""
+    def run(rec, make, rng):
+        layer = _block(make, rng, position, xshape[-1], d_ff)
+        layer.check_accumulates(BLOCK)
+        layer.forward(rng.standard_normal(xshape))
+        layer.zero_grad(BLOCK)
+        layer.backward(rng.standard_normal(xshape))
+        layer.backward(rng.standard_normal(xshape))
+        for name in BLOCK:
+            rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    return Probe(f"{POSITION_NAMES[position]} gradients accumulate {xshape}", run)
+
+
+TRANSFORMER_BLOCK = Exercise(
+    "transformer_block", "TransformerBlock", references.FeedForwardBlock,
+    "TransformerBlock(d_model, d_ff, position): x + F(LN(x)) or LN(x + F(x)), F a ReLU "
+    "feed-forward; both positions graded",
+    tuple(probe for position in ("pre", "post") for probe in (
+        block_probe("(2, 3, 4), d_ff 6", position, (2, 3, 4)),
+        block_probe("rank 2 (5, 4), d_ff 3", position, (5, 4), d_ff=3),
+        block_probe("(2, 3, 4) float32", position, (2, 3, 4), dtype=np.float32),
+        block_probe("constant row (2, 3, 4)", position, (2, 3, 4), edit=_constant((0, 1))),
+        block_accumulation_probe(position, (2, 3, 4)),
+    )),
+    (4, 6), (2, 3, 4), difficulty=3, minutes=40,
+)
+
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 CROSS_ENTROPY)}
+                                 LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION, TRANSFORMER_BLOCK,
+                                 MLP_WITH_BATCHNORM)}
 
 
 def path():

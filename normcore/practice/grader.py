@@ -282,6 +282,9 @@ class Report:
         return sorted({d for c in self.checks for d in c.diagnoses})
 
 
+_SHARED = {}  # (exercise, reference answer, catalog entries) -> _Mutants, see _Mutants.of
+
+
 class _Mutants:
     """Every catalogued mutant of an exercise (and every pair of them), built once, run lazily.
 
@@ -294,7 +297,24 @@ class _Mutants:
         self.source = solution_source(exercise.name)
         self.singles = [((m.id, k),) for m in mistakes_for(exercise.name)
                         for k in range(len(m.variants[exercise.name]))]
-        self._classes, self._runs = {}, {}
+        self._classes, self._runs, self._reference = {}, {}, {}
+
+    @classmethod
+    def of(cls, exercise):
+        """The exercise's mutants, shared by every grade() in this process: their runs (and the
+        reference's) depend only on the probe, whose inputs are seeded, so a class of 30 files
+        runs each mutant once. A new reference answer or catalog entry starts afresh."""
+        key = (exercise.name, id(exercise), solution_source(exercise.name),
+               repr([(m.id, m.variants[exercise.name]) for m in mistakes_for(exercise.name)]))
+        if key not in _SHARED:
+            _SHARED[key] = cls(exercise)
+        return _SHARED[key]
+
+    def reference(self, probe):
+        """The probe's run on normcore's own layer."""
+        if probe.label not in self._reference:
+            self._reference[probe.label] = run_probe(probe, maker(self.exercise.reference))
+        return self._reference[probe.label]
 
     def pairs(self):
         for i, a in enumerate(self.singles):
@@ -369,12 +389,12 @@ def _raised_in(exc, path, method):
 
 def grade(cls, exercise, path=None):
     """Grade a class as an exercise; returns a Report."""
-    make_user, make_ref = maker(cls), maker(exercise.reference)
-    mutants = _Mutants(exercise)
+    make_user = maker(cls)
+    mutants = _Mutants.of(exercise)
     todo = _not_implemented(cls, exercise, path)
     checks = []
     for probe in exercise.probes:
-        ref = run_probe(probe, make_ref)
+        ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
         user = run_probe(probe, make_user)
@@ -481,6 +501,8 @@ WIDTH = 80  # the printed report fits a terminal of 80 columns
 
 NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rmsnorm",
              "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
+INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "9.2",
+                      "attention": "9.3", "transformer_block": "9.4"}
 EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
 
 FORWARD_HINTS = {
@@ -499,6 +521,17 @@ FORWARD_HINTS = {
                "and the sum taken along self.axis with keepdims.",
     "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
                      "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
+                   "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
+    "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
+                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                 "above the diagonal before it when causal; y = merge(attn v) @ wo.",
+    "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
+                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                          "the mean cross-entropy: work it through one layer at a time.",
+    "transformer_block": "Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
+                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                         "axis (biased variance, eps inside the square root).",
 }
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -513,6 +546,24 @@ DX_HINTS = {
                "along the axis; it sums to zero along the axis.",
     "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
                      "each row sums to zero.",
+    "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
+                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
+    "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
+                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
+    "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
+                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                          "weight's gradient is its input's transpose times the node's gradient.",
+    "transformer_block": "A residual add sends the gradient down both paths and the chain rule "
+                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                         "LayerNorm's mean and variance terms).",
+}
+WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "transformer_block": "A weight's gradient is its input, transposed, times the gradient at "
+                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                         "a bias's gradient is the gradient at its output summed over the rows.",
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
@@ -523,8 +574,10 @@ FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose fo
 
 def _teaching(exercise, backward):
     """Where normcore teaches the part of ``exercise`` that failed."""
-    if exercise not in NOTEBOOKS:  # no notebook yet: the reference answer's derivation
-        return f"normcore practice solution {exercise} (the derivation in its docstring)"
+    if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
+        section = INTERVIEW_SECTIONS.get(exercise)
+        also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
+        return f"normcore practice solution {exercise} (the derivation in its docstring){also}"
     notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
     if backward:
         explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
@@ -560,13 +613,17 @@ def _generic_hints(exercise, checks):
     if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
         kind = exercise if exercise in DX_HINTS else "mean-var"
         hints.append(DX_HINTS[kind])
-    if any("after two backward" in r for r in rows):
+    once = {r.partition(" ")[0] for r in values if "after two" not in r}  # wrong after one backward
+    if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
         hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
     elif any(r.startswith("dgamma") for r in values):
         hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
                      "broadcast over, one entry per parameter.")
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+    names = {r.partition(" ")[0] for r in values}
+    if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
+        hints.append(WEIGHT_HINTS[exercise])
     return hints
 
 
@@ -632,11 +689,18 @@ def _table(rows):
     return out
 
 
+def reference_name(exercise):
+    """normcore's layer the exercise is graded against; an adapter in ``references.py`` says
+    which layers it chains (``built_from``)."""
+    built_from = getattr(exercise.reference, "built_from", None)
+    return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
+
+
 def format_report(report):
     """The report as printed by ``normcore practice check``: at most 80 columns wide."""
     ex = report.exercise
     out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: normcore.{ex.reference.__name__})", ""), ""]
+                 f"(reference: {reference_name(ex)})", ""), ""]
     out += _table(_collapse(report.checks))
     counts = {s: sum(c.status == s for c in report.checks)
               for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}

@@ -1,6 +1,6 @@
 """Source of notebooks/batchnorm.ipynb (build with: python notebooks/build.py batchnorm)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -20,6 +20,7 @@ CELLS = [
     7. the pitfalls: momentum convention, biased vs unbiased variance, where eps goes,
        training vs evaluation
     8. figures
+    9. why $\gamma$ and $\beta$: the layer can still be the identity
 
     Everything below runs in a few seconds with `normcore` importable (`pip install -e .` in the
     repository, or run `python notebooks/build.py batchnorm` to rebuild this notebook).
@@ -68,6 +69,15 @@ CELLS = [
     code(r"""
     print(nc.BatchNorm1d(3, affine=False)(scores[:2]))
     print(nc.BatchNorm1d(3, affine=False)(scores[2:]))
+    """),
+    question(r"""
+    In training mode, what does BatchNorm output for a batch in which every student got the same
+    maths score, and what would it output with $\epsilon = 0$?
+    """, r"""
+    The maths column has variance 0, so $\hat{x} = 0 / \sqrt{0 + \epsilon} = 0$ for every
+    student and the output is $\beta$ (0 without affine): the column carries no information,
+    and the layer says so. With $\epsilon = 0$ it would compute $0/0$ and return `nan`. That is
+    one reason $\epsilon$ sits inside the square root.
     """),
     md(r"""
     ## 2. The formulas
@@ -166,6 +176,18 @@ CELLS = [
     print(st.text(parts=("checks",)))
     """),
     md(r"""
+    **The tape as a picture.** `st.graph()` draws this tape's nodes and edges
+    (`normcore explain batchnorm --shape 4x3 --graph FILE.png` writes the same picture to a
+    file). Each box shows a node's formula and shape: the statistics hold one value per
+    channel, shape $(1, 3)$. The routes from $x$ to $\hat{x}$ have a colour and a line style
+    each: straight through the centring (solid), through the mean (dashed), and through the
+    variance (dash-dot), which leaves from $x_c$. The backward adds up what comes back along
+    each; section 5 shows the three shares.
+    """),
+    code(r"""
+    st.graph()
+    """),
+    md(r"""
     ## 5. The compact formula, and why it equals the staged one
 
     Collect the three paths from $x$ to $\hat{x}$ with $g = \bar{\hat{x}} = dy\,\gamma$, per channel,
@@ -211,6 +233,56 @@ CELLS = [
     print("column sums of dx * x_hat:", (dx_compact * x_hat).sum(axis=0))
     """),
     md(r"""
+    **The Jacobian, next to LayerNorm's.** The LayerNorm notebook writes one row's Jacobian as
+    $\partial \hat{x}_i / \partial x_j = \frac{r}{D}\left(D\,\delta_{ij} - 1 - \hat{x}_i \hat{x}_j\right)$,
+    over the $D$ features of a sample. BatchNorm's is the same three-term matrix over the $n$
+    values of a channel, down a column instead of along a row, and zero between channels:
+
+    $$\frac{\partial \hat{x}_{ic}}{\partial x_{jc}} = \frac{r_c}{n}\left(n\,\delta_{ij} - 1 - \hat{x}_{ic}\,\hat{x}_{jc}\right),
+      \qquad \frac{\partial \hat{x}_{ic}}{\partial x_{jd}} = 0 \quad (d \ne c)$$
+
+    Each term is one route of the picture: $n\,\delta_{ij}$ the direct one, $-1$ the mean's,
+    $-\hat{x}_{ic}\hat{x}_{jc}$ the variance's. So $\bar{x}_{:,c} = J_c\, g_{:,c}$, the compact
+    formula above. One function builds both Jacobians; the check below compares it with central
+    differences of `BatchNorm1d`'s forward and with the tape's $\bar{x}$. For an $(N, C)$ input
+    BatchNorm in training is LayerNorm on the transpose, which is the whole story in one line.
+    """),
+    code(r"""
+    def norm_jacobian(v_hat, r):     # d v_hat / d v of one standardised vector: a row or a column
+        n = v_hat.size
+        return r / n * (n * np.eye(n) - 1 - np.outer(v_hat, v_hat))
+
+    plain = nc.BatchNorm1d(3, affine=False)            # x_hat itself: no gamma, no beta
+    h, (N, C) = 1e-6, x.shape
+    numerical = np.zeros((N, C, N, C))                 # d x_hat[i, c] / d x[j, d]
+    for j in range(N):
+        for d in range(C):
+            step = np.zeros_like(x)
+            step[j, d] = h
+            numerical[:, :, j, d] = (plain(x + step) - plain(x - step)) / (2 * h)
+
+    for c in range(C):
+        J = norm_jacobian(x_hat[:, c], r[0, c])
+        diff = np.abs(J - numerical[:, c, :, c]).max()
+        print(f"channel {c}: J - central differences {diff:.1e}; "
+              f"J g == the tape's dL/dx: {np.allclose(J @ g[:, c], t['x'].grad[:, c])}")
+        assert diff < 1e-6 and np.allclose(J @ g[:, c], t["x"].grad[:, c])
+    across = max(np.abs(numerical[:, c, :, d]).max() for c in range(C) for d in range(C) if d != c)
+    print("largest d x_hat / d x between two different channels:", across)
+    same = np.allclose(nc.LayerNorm(N, elementwise_affine=False)(x.T), x_hat.T)
+    print("BatchNorm on x == LayerNorm on x.T:", same)
+    assert across < 1e-6 and same
+    """),
+    question(r"""
+    BatchNorm's Jacobian is zero between two different channels. Which entries of LayerNorm's
+    Jacobian are zero, and what does each zero say about which values can influence which?
+    """, r"""
+    LayerNorm's is zero between two different samples (rows): a sample's output depends only on
+    its own features, so a batch can have any size, even 1. BatchNorm's zeros are between
+    channels; instead, every sample of a channel influences every other sample of it, which is
+    why a training-mode output depends on the rest of the batch.
+    """),
+    md(r"""
     ## 6. The gradient check
 
     `nc.gradcheck` compares every analytic gradient (of $x$, $\gamma$ and $\beta$) with central
@@ -225,6 +297,14 @@ CELLS = [
 
     print(nc.gradcheck(bn.eval(), x))
     bn.train();
+    """),
+    question(r"""
+    In evaluation the backward is just $\bar{x} = g\, r$. Which routes of the picture are gone,
+    and why?
+    """, r"""
+    Both the route through the mean and the route through the variance. In evaluation $\mu$ and
+    $\sigma^2$ are the running statistics, constants that do not depend on this batch's $x$, so
+    only the direct route is left, with $r = 1/\sqrt{\text{running var} + \epsilon}$.
     """),
     md(r"""
     **Why a random upstream gradient?** With $L = \sum y$ (every $dy = 1$) the input gradient of
@@ -398,6 +478,83 @@ CELLS = [
     keeps improving like an average of all batches seen.
 
     ![Error of running_mean and running_var against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """),
+    md(r"""
+    *The loss landscape* (Santurkar et al. 2018): along the gradient of an 8-layer ReLU MLP, at
+    the same learning rate, the gradient changes about three times less with BatchNorm and the
+    loss varies about a quarter less: a smoother landscape along the direction training takes.
+
+    ![Loss and gradient change along the gradient, with and without BatchNorm](../figures/loss_landscape.png)
+
+    *Batch noise*: with BatchNorm's statistics taken over ghost batches of 64 down to 4 samples
+    (the SGD batch fixed at 64), the noise shows as a growing gap between the training loss in
+    training and in evaluation mode, but at this scale it does not regularise: no variant
+    generalises as well as the same MLP without a norm.
+
+    ![Accuracy and training loss against the ghost-batch size](../figures/batch_noise.png)
+    """),
+    md(r"""
+    ## 9. Why $\gamma$ and $\beta$: the layer can still be the identity
+
+    Standardising looks like a loss: after it every channel has mean 0 and variance 1, so the
+    next layer can no longer be handed a channel with another offset or spread (a sigmoid, for
+    instance, would only ever see its near-linear middle). The learned $\gamma$ and $\beta$ give
+    that back. With $\gamma_c = \sqrt{\sigma_c^2 + \epsilon}$ and $\beta_c = \mu_c$,
+
+    $$y = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}\,\sqrt{\sigma^2 + \epsilon} + \mu = x,$$
+
+    so BatchNorm with its affine parameters can represent the identity: whatever the network
+    without the norm computes, the network with it can compute too. Normalising changes how
+    the network is parametrised, and so how gradient descent moves through it, not what it can
+    express. Measured on a batch whose channels have very different means and spreads:
+    """),
+    code(r"""
+    batch = np.random.default_rng(9).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
+    identity = nc.BatchNorm1d(4)
+    identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # undo the division
+    identity.beta.data[...] = batch.mean(axis=0)                           # undo the centring
+    identity_error = np.abs(identity(batch) - batch).max()
+    print(f"training mode, gamma = sqrt(var + eps), beta = mean: max |y - x| = {identity_error:.1e}")
+
+    identity.eval()                                                        # running statistics now
+    identity.gamma.data[...] = np.sqrt(identity.running_var + identity.eps)
+    identity.beta.data[...] = identity.running_mean
+    unseen = np.random.default_rng(10).normal(size=(5, 4)) * 100
+    identity_error_eval = np.abs(identity(unseen) - unseen).max()
+    print(f"evaluation mode, from the running statistics, on new data: max |y - x| = {identity_error_eval:.1e}")
+    identity.train();
+    """),
+    md(r"""
+    Both are rounding errors of float64: the identity is exact. Two limits of the argument:
+
+    * In training, $\mu$ and $\sigma^2$ are those of the current batch, so a fixed $\gamma$
+      and $\beta$ give the identity exactly only for the batch they were set from; on another
+      batch of 64 from the same distribution the output is off by a fraction of each
+      channel's standard deviation (0.3 to 0.6 of it at worst, below). The argument is about
+      what the layer *can* express, not a claim that training finds the identity.
+    * It needs $\gamma$ and $\beta$ to have one entry per normalised group. BatchNorm
+      normalises per channel and has one $\gamma_c$ per channel, so it works. LayerNorm
+      normalises each *sample* but its $\gamma$ and $\beta$ are per *feature*: they can undo
+      one sample's statistics, not every sample's at once. What LayerNorm removes (each
+      sample's own offset and scale) stays removed; that is the invariance it is built for.
+    """),
+    code(r"""
+    identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # set from `batch` again
+    identity.beta.data[...] = batch.mean(axis=0)
+    other_batch = np.random.default_rng(11).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
+    other_batch_change = np.abs(identity(other_batch) - other_batch).max(axis=0) / other_batch.std(axis=0)
+    print("another batch, |y - x| / std(x) per channel:", other_batch_change)
+
+    rows = np.random.default_rng(12).normal(size=(3, 4)) * [[1.0], [5.0], [0.2]] + [[0.0], [10.0], [-3.0]]
+    ln = nc.LayerNorm(4)
+    ln.gamma.data[...] = np.sqrt(rows[0].var() + ln.eps)                  # row 0's statistics
+    ln.beta.data[...] = rows[0].mean()
+    layernorm_row_error = np.abs(ln(rows) - rows).max(axis=1)
+    print("LayerNorm set from row 0, max |y - x| per row:", layernorm_row_error)
+    """),
+    md(r"""
+    LayerNorm with $\gamma$ and $\beta$ set from row 0 gives row 0 back exactly and misses
+    the other two rows, which have another offset and spread, by about 17 and 4.
     """),
     md(r"""
     ## Where next

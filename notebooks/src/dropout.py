@@ -1,6 +1,6 @@
 """Source of notebooks/dropout.ipynb (build with: python notebooks/build.py dropout)."""
 
-from build import code, md
+from build import code, md, question
 
 CELLS = [
     md(r"""
@@ -67,6 +67,15 @@ CELLS = [
     print("eval mode returns x itself:", drop.eval()(x) is x or np.array_equal(drop(x), x))
     drop.train();
     """),
+    question(r"""
+    Inverted dropout scales the kept units by $1/(1-p)$ during training. The original recipe
+    left training unscaled and multiplied by $1 - p$ at evaluation instead. What do the two
+    have in common, and why do frameworks prefer the inverted one?
+    """, r"""
+    Both make the expected output in training equal the output at evaluation. Inverted dropout
+    does the scaling where the randomness is, so evaluation is the identity: the trained model
+    runs as it is, and nothing at inference needs to know $p$.
+    """),
     md(r"""
     ## 4. The backward, step by step, on a tape
 
@@ -113,6 +122,14 @@ CELLS = [
         report = nc.gradcheck(nc.Dropout(p, rng=0), x, name=f"Dropout(p={p})")
         print(report.table(header=p == 0.1))
         assert report.passed
+    """),
+    question(r"""
+    The backward reuses the mask the forward drew. What would a backward that draws a fresh mask
+    compute, and would the gradient check notice?
+    """, r"""
+    The gradient of a different function: units that reached the loss would get no gradient,
+    and dropped units, which did not, would get one. The check would notice, since its central
+    differences replay the forward with the forward's own mask.
     """),
     md(r"""
     ## 7. Pitfalls

@@ -1,6 +1,6 @@
 """Source of notebooks/groupnorm_instancenorm.ipynb (python notebooks/build.py groupnorm_instancenorm)."""
 
-from build import code, md
+from build import code, md, question
 
 CELLS = [
     md(r"""
@@ -105,6 +105,14 @@ CELLS = [
     print("GroupNorm(3, C) == LayerNorm on the reshape:",
           np.allclose(y, nc.LayerNorm(xg.shape[-1], elementwise_affine=False)(xg).reshape(x.shape)))
     """),
+    question(r"""
+    For the input above, $(N, C, H, W) = (2, 6, 3, 3)$ with $G = 3$ groups: how many means does
+    GroupNorm compute, and over how many values is each one taken?
+    """, r"""
+    One mean per sample and group: $N G = 6$ means (the $2 \times 3$ table printed above), each
+    over the $C/G = 2$ channels of its group times $H W = 9$ pixels, 18 values. No mean crosses
+    two samples, so the batch size does not matter.
+    """),
     md(r"""
     ## 4. The backward: LayerNorm's tape on the reshape
 
@@ -132,6 +140,16 @@ CELLS = [
     st = step_through("layernorm", xs.reshape(4, 6), gamma=np.ones(6), beta=np.zeros(6), dy=g.reshape(4, 6))
     print("LayerNorm tape on the reshape vs GroupNorm.backward:", np.abs(st.tape["x"].grad.reshape(xs.shape) - dx_gn).max())
     print(st.text(latex=False, parts=("checks",)))
+    """),
+    question(r"""
+    GroupNorm has no derivation of its own here. What exactly is reused from LayerNorm, and
+    what is GroupNorm's own?
+    """, r"""
+    The normalisation and its backward: after the reshape to $(N G,\ (C/G) H W)$ each row is
+    standardised as a LayerNorm row, so LayerNorm's tape and compact formula apply unchanged.
+    GroupNorm's own is the affine step: $\gamma$ and $\beta$ are per channel, not per entry of
+    the reshaped row, so their gradients are summed over samples and pixels, and
+    $g = \bar{y}\,\gamma_c$ is formed before the reshape.
     """),
     md(r"""
     ## 5. The compact formula

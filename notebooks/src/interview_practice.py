@@ -1,6 +1,6 @@
 """Source of notebooks/interview_practice.ipynb (python notebooks/build.py interview_practice)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -168,6 +168,14 @@ CELLS = [
     fresh(x)
     print("\nwith dy = ones and gamma = ones, the input gradient is\n", fresh.backward(np.ones_like(x)))
     """),
+    question(r"""
+    Keep $dy = 1$ but give $\gamma$ random values. Is the check of $\bar{x}$ meaningful now?
+    """, r"""
+    Yes, in part: $g = dy\,\gamma = \gamma$ varies along the row, so neither
+    $g - \operatorname{mean}(g)$ nor $\hat{x}\operatorname{mean}(g\hat{x})$ cancels and
+    $\bar{x}$ is not zero. But every row then gets the same $g$; a random $dy$ tests more, at
+    no cost.
+    """),
     md(r"""
     ## 7. The pitfalls: each mistake leaves a fingerprint
 
@@ -218,6 +226,16 @@ CELLS = [
     from normcore.practice.grader import format_report
 
     print(format_report(grade(with_mistake("no x_hat term"), EXERCISES["layernorm"])))
+    """),
+    question(r"""
+    A LayerNorm passes the forward and the $\gamma$, $\beta$ checks, and $\sum_j \bar{x}_j = 0$
+    on every row, yet $\bar{x}$ is wrong. Which term would you suspect first, and which sum
+    would you print to confirm it?
+    """, r"""
+    The variance term, $-r\,\hat{x}\operatorname{mean}(g\hat{x})$. Leaving it out keeps
+    $\sum_j \bar{x}_j = 0$ (the remaining $r\,(g - \operatorname{mean}(g))$ sums to zero), but
+    then $\sum_j \bar{x}_j \hat{x}_j = r \sum_j g_j \hat{x}_j$, which is not zero: print
+    `(dx * x_hat).sum(-1)`, which a right backward keeps at about 0.
     """),
     md(r"""
     **Practise at the terminal.** `normcore practice new layernorm` writes `my_layernorm.py`, a

@@ -1,6 +1,6 @@
 """Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -19,6 +19,7 @@ CELLS = [
     6. the gradient check
     7. the pitfalls: where eps goes, biased vs unbiased variance, which axes, train vs eval
     8. figures
+    9. padded sequences: why Transformers use LayerNorm rather than BatchNorm
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -55,6 +56,15 @@ CELLS = [
     print("per-token means:", y.mean(axis=-1).round(6))
     print("per-token variances:", y.var(axis=-1).round(4))
     print("token (1, 3) normalised alone gives the same:", np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
+    """),
+    question(r"""
+    Ben's scores are Ana's minus 30 in every subject, and LayerNorm gives the two the same row.
+    Which changes to Ana's row would LayerNorm also forget, and which would it keep?
+    """, r"""
+    It forgets adding one number to the whole row (the mean is subtracted) and multiplying the
+    whole row by a positive number (the spread is divided out, up to $\epsilon$). A negative
+    factor flips the sign of every output. Anything else changes the row's pattern and shows in
+    the output: raising only the maths score, or stretching the gap between two subjects.
     """),
     md(r"""
     ## 2. The formulas
@@ -130,6 +140,18 @@ CELLS = [
     print(st.text(parts=("checks",)))
     """),
     md(r"""
+    **The tape as a picture.** `st.graph()` draws this tape's nodes and edges
+    (`normcore explain layernorm --graph FILE.png` writes the same picture to a file). Each box
+    shows a node's formula and shape: the statistics hold one value per row, shape $(3, 1)$.
+    The routes from $x$ to $\hat{x}$ have a colour and a line style each: straight through the
+    centring (solid), through the mean (dashed), and through the variance (dash-dot), which
+    leaves from $x_c$. The backward adds up what comes back along each; section 5 shows the
+    three shares.
+    """),
+    code(r"""
+    st.graph()
+    """),
+    md(r"""
     ## 5. The compact formula, and why it equals the staged one
 
     With $g = \bar{\hat{x}} = dy\,\gamma$ and means over the row, the three paths from $x$ are
@@ -156,6 +178,16 @@ CELLS = [
     layer.zero_grad(); layer.forward(x)
     print("staged - LayerNorm.backward:", np.abs(direct + through_var + through_mean - layer.backward(dy)).max())
     """),
+    question(r"""
+    Suppose the mean were not computed from $x$ but given (a constant, like BatchNorm's running
+    mean in evaluation). Which route of the picture disappears, which term of the compact
+    formula goes with it, and which property of $\bar{x}$ is lost?
+    """, r"""
+    The route through the mean ($x \to \mu \to x_c$) disappears, and with it the term
+    $-r\operatorname{mean}(g)$. Then $\bar{x}$ no longer sums to zero over the row in general:
+    the output is no longer blind to a shift of $x$, because the given mean does not move with
+    it.
+    """),
     md(r"""
     **The Jacobian.** For one row, $\partial \hat{x}_i / \partial x_j = \frac{r}{D}\left(D\,\delta_{ij} - 1 - \hat{x}_i \hat{x}_j\right)$:
     a symmetric matrix, so $\bar{x} = J g$. Its null space explains the properties of the
@@ -168,6 +200,15 @@ CELLS = [
     print("J g == the tape's dL/dx:", np.allclose(J @ g[row], t["x"].grad[row]))
     print("eigenvalues of J:", np.linalg.eigvalsh(J))
     print("sum of dL/dx per row:", t["x"].grad.sum(axis=-1))
+    """),
+    question(r"""
+    Two eigenvalues of $J$ are (about) zero and the others all equal $r$. Which directions are
+    the first two, and what does $r$ mean for the directions left?
+    """, r"""
+    $\mathbf{1}$ (a shift of the row: $J\mathbf{1} = 0$ exactly) and $\hat{x}$ (a rescaling:
+    $J\hat{x} = r\,\hat{x}\,\epsilon/(\sigma^2 + \epsilon)$, tiny but not zero). In every
+    direction orthogonal to both, $J$ just multiplies by $r = 1/\sqrt{\sigma^2 + \epsilon}$: a
+    row with a small spread passes on a large gradient.
     """),
     md(r"""
     ## 6. The gradient check
@@ -271,6 +312,119 @@ CELLS = [
     shrinks to 2, where BatchNorm's climbs.
 
     ![Error against batch size for BatchNorm, GroupNorm and LayerNorm](../figures/batch_size_error.png)
+    """),
+    md(r"""
+    ## 9. Padded sequences: why Transformers use LayerNorm rather than BatchNorm
+
+    Sentences have different lengths. To put them in one array, the short ones are padded to
+    the longest with padding tokens (here: zero vectors), and a mask says which positions are
+    real. A batch of four sentences of 7, 3, 5 and 2 tokens, padded to 8, each token a vector
+    of $D = 6$ features whose real values have mean 2 and standard deviation 1:
+    """),
+    code(r"""
+    lengths = [7, 3, 5, 2]
+    rng_pad = np.random.default_rng(5)
+
+    def padded(lengths, pad_to):
+        mask = np.arange(pad_to) < np.array(lengths)[:, None]               # N,L   True = real token
+        tokens = rng_pad.normal(2.0, 1.0, size=(len(lengths), pad_to, 6))   # N,L,D
+        return np.where(mask[..., None], tokens, 0.0), mask
+
+    seq, mask = padded(lengths, pad_to=8)
+    print("mask:\n", mask.astype(int))
+    print(f"padding: {1 - mask.mean():.0%} of the positions")
+    """),
+    md(r"""
+    **BatchNorm** normalises each feature over the batch *and* the positions: the padding zeros
+    count as data. They pull the mean toward 0 and widen the spread, so the real tokens, the
+    only ones anything reads, come out neither centred nor of unit variance. (normcore's
+    `BatchNorm1d` takes the channels on axis 1: `(N, C, L)`.)
+
+    A **masked BatchNorm** takes the statistics over the real tokens only. It is a few lines
+    (the forward only, for the statistics; a layer would also need the matching backward, in
+    which padded positions get no gradient):
+    """),
+    code(r"""
+    def masked_batchnorm(x, mask, eps=1e-5):
+        # x: N,C,L; mask: N,L (True = real). Each channel standardised over its real tokens only;
+        # padded positions come out as 0.
+        m = mask[:, None, :]                                              # N,1,L
+        n = m.sum()                                                       # number of real tokens
+        mean = np.where(m, x, 0.0).sum(axis=(0, 2), keepdims=True) / n    # 1,C,1
+        var = np.where(m, (x - mean) ** 2, 0.0).sum(axis=(0, 2), keepdims=True) / n
+        return np.where(m, (x - mean) / np.sqrt(var + eps), 0.0)
+
+    def real_token_stats(y, mask):
+        # mean and variance of each feature over the real tokens; y: N,L,D
+        real = y[mask]                                                    # n_real,D
+        return real.mean(axis=0), real.var(axis=0)
+
+    channels_first = seq.transpose(0, 2, 1)                               # N,D,L for BatchNorm1d
+    outputs = {
+        "BatchNorm, padding included": nc.BatchNorm1d(6, affine=False)(channels_first).transpose(0, 2, 1),
+        "masked BatchNorm": masked_batchnorm(channels_first, mask).transpose(0, 2, 1),
+    }
+    pad_stats = {}
+    for name, y_pad in outputs.items():
+        mean_real, var_real = real_token_stats(y_pad, mask)
+        pad_stats[name] = (np.abs(mean_real).max(), np.abs(var_real - 1).max())
+        print(f"{name:<28} real tokens: mean {mean_real.mean():+.3f}, variance {var_real.mean():.3f}")
+
+    token_out = nc.LayerNorm(6, elementwise_affine=False)(seq)[mask]      # n_real,D
+    print(f"LayerNorm, each real token over its own features: |mean| <= {np.abs(token_out.mean(axis=1)).max():.0e},"
+          f"\n  variance {token_out.var(axis=1).min():.4f} to {token_out.var(axis=1).max():.4f}")
+
+    # the masked version is exactly BatchNorm on the real tokens alone
+    alone = nc.BatchNorm1d(6, affine=False)(seq[mask])                    # n_real,D
+    masked_vs_alone = np.abs(outputs["masked BatchNorm"][mask] - alone).max()
+    print("masked BatchNorm vs BatchNorm on the real tokens alone:", masked_vs_alone)
+    """),
+    md(r"""
+    BatchNorm with the padding leaves the real tokens with a mean near $+0.8$ and a variance
+    near 0.6 (averages over the 6 features); the masked BatchNorm gives them mean 0 and
+    variance 1, and equals BatchNorm run on the real tokens alone (to rounding). LayerNorm's
+    statistics are each token's own, so every real token has mean 0 and variance 1 over its
+    features (up to $\epsilon$), padding or not.
+
+    Worse, the pollution depends on the *other* sentences. Pad the same batch to 16 positions
+    (as happens when a longer sentence joins it) and every real token's BatchNorm output
+    changes, although no real token did. Its running statistics are polluted the same way, so
+    evaluation is off too. LayerNorm normalises each token over its own features: a real
+    token never sees a padding token, so it needs no mask at all, and its output does not
+    change.
+    """),
+    code(r"""
+    longer = np.zeros((4, 16, 6))                                         # the same tokens, padded to 16
+    longer[:, :8] = seq
+    mask16 = np.zeros((4, 16), dtype=bool)
+    mask16[:, :8] = mask
+
+    def bn_tokens(x):                                                     # N,L,D -> N,L,D
+        return nc.BatchNorm1d(6, affine=False)(x.transpose(0, 2, 1)).transpose(0, 2, 1)
+
+    ln = nc.LayerNorm(6, elementwise_affine=False)
+    pad_change = {
+        "BatchNorm, padding included": np.abs(bn_tokens(longer)[mask16] - bn_tokens(seq)[mask]).max(),
+        "masked BatchNorm": np.abs(masked_batchnorm(longer.transpose(0, 2, 1), mask16).transpose(0, 2, 1)[mask16]
+                                   - outputs["masked BatchNorm"][mask]).max(),
+        "LayerNorm (no mask)": np.abs(ln(longer)[mask16] - ln(seq)[mask]).max(),
+    }
+    print("padded to 16 instead of 8, largest change of a real token's output:")
+    for name, change in pad_change.items():
+        print(f"  {name:<28} {change:.3g}")
+
+    polluted = nc.BatchNorm1d(6, momentum=None)                           # momentum None: the plain average
+    for _ in range(50):
+        polluted(padded(lengths, pad_to=8)[0].transpose(0, 2, 1))
+    print("running_mean after 50 padded batches:", polluted.running_mean.round(2))
+    print("the real tokens' mean:               ", 2.0)
+    """),
+    md(r"""
+    This is the usual argument for LayerNorm in NLP: with variable-length, padded batches,
+    BatchNorm needs a mask to get its statistics right, and even then a token's output
+    depends on the other sentences of its batch; LayerNorm needs neither. (Shen et al. 2020,
+    "PowerNorm", add that BatchNorm's batch statistics also fluctuate much more in NLP
+    Transformers than in vision networks; that part is not measured here.)
     """),
     md(r"""
     ## Where next

@@ -1,6 +1,6 @@
 """Source of notebooks/pre_post_norm.ipynb (build with: python notebooks/build.py pre_post_norm)."""
 
-from build import code, md
+from build import code, md, question
 
 CELLS = [
     md(r"""
@@ -71,6 +71,15 @@ CELLS = [
         print(f"{position:<9} alpha={block.alpha:.3f}  output rms {np.sqrt((y ** 2).mean()):.3f}  "
               f"parameters {sum(p.size for p in block.parameters())}")
     print("DeepNorm constants for N = 6:", nc.nn.deepnorm_constants(6))
+    """),
+    question(r"""
+    Read the backward column of the table. In which position does the output's gradient
+    $\bar{y}$ reach the block's input $x$ without passing through any norm's backward?
+    """, r"""
+    Pre-Norm: $\bar{x} = \bar{y} + \dots$, the identity path hands $\bar{y}$ to $x$ untouched,
+    block after block. In Post-Norm and DeepNorm the first step is
+    $\bar{z} = \operatorname{Norm}'(\bar{y})$, so even the identity path passes through a
+    norm's backward in every block (DeepNorm then weights it by $\alpha$).
     """),
     md(r"""
     ## 3. The forward in code: the residual stream
@@ -146,6 +155,16 @@ CELLS = [
     """),
     code(r"""
     print(st.text(parts=("checks",)))
+    """),
+    question(r"""
+    The route through the row maximum $m$ brings back exactly zero. Why, and why does the tape
+    subtract the maximum at all?
+    """, r"""
+    Softmax ignores a shift of its row, and $m$ only shifts the row, so the loss does not depend
+    on it: its gradient is $-\sum_j \bar{z}_j$, and $\bar{z}$ sums to zero over the row because
+    the rest of the tape, a softmax of $z$, ignores a shift of $z$ as well. The maximum is
+    subtracted for the forward's sake: $e^{s}$ overflows for large scores, while
+    $e^{s - m} \le 1$.
     """),
     md(r"""
     ## 5. The gradient check of a block in every position

@@ -1,6 +1,6 @@
 """Source of notebooks/rmsnorm.ipynb (build with: python notebooks/build.py rmsnorm)."""
 
-from build import CLASS_SCORES, code, md
+from build import CLASS_SCORES, code, md, question
 
 CELLS = [
     md(r"""
@@ -18,6 +18,7 @@ CELLS = [
     6. the gradient check
     7. the pitfalls: the normaliser, where eps goes, whole-batch RMS, default eps
     8. figures
+    9. float16: why a norm is computed in float32
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -44,6 +45,15 @@ CELLS = [
     for name, a, b in zip(students, rms(scores), ln(scores)):
         print(f"{name:<5} {a}    {b}")
     print("\nmean square of each RMSNorm row:", (rms(scores) ** 2).mean(axis=1))
+    """),
+    question(r"""
+    Ana's row (90 80 70) and Ben's (60 50 40) have the same spread. Why does Ben's RMSNorm row
+    keep more of its slope than Ana's?
+    """, r"""
+    RMSNorm divides by $\sqrt{\operatorname{mean}(x^2)} = \sqrt{\mu^2 + \sigma^2}$, which
+    includes the row's mean. Both rows have $\sigma^2 = 200/3$, but Ben's mean (50) is smaller
+    than Ana's (80), so his divisor is smaller (about 50.7 against 80.4) and his 10-point steps
+    between subjects shrink less (to about 0.20 against 0.12).
     """),
     md(r"""
     On centred data the two agree: RMSNorm of $x - \operatorname{mean}(x)$ is LayerNorm of $x$
@@ -105,6 +115,15 @@ CELLS = [
     print(st.text(parts=("checks",)))
     """),
     md(r"""
+    **The tape as a picture.** `st.graph()` draws this tape's nodes and edges
+    (`normcore explain rmsnorm --graph FILE.png` writes the same picture to a file). Two routes
+    lead from $x$ to $\hat{x}$ here: straight (solid) and through the mean square (dash-dot).
+    The route through the mean of LayerNorm's picture is missing, and so is $\beta$.
+    """),
+    code(r"""
+    st.graph()
+    """),
+    md(r"""
     ## 5. The compact formula, and why it equals the staged one
 
     With $g = \bar{\hat{x}} = dy\,\gamma$, two paths reach $x$:
@@ -131,6 +150,15 @@ CELLS = [
     print("staged - RMSNorm.backward:", np.abs(direct + through_ms - dx).max())
     print("row sums of dx (not zero):", dx.sum(-1))
     print("dx . x_hat per row (zero): ", (dx * x_hat).sum(-1))
+    """),
+    question(r"""
+    LayerNorm's $\bar{x}$ sums to zero over each row, RMSNorm's does not. Which route of
+    LayerNorm's picture is responsible, and which term of its compact formula?
+    """, r"""
+    The route through the mean ($x \to \mu \to x_c$), which brings back
+    $-r\operatorname{mean}(g)$: it removes the row mean of $r\,g$, so LayerNorm's $\bar{x}$
+    sums to zero. RMSNorm subtracts no mean, has no such route, and its $\bar{x}$ keeps
+    whatever row sum $r\,(g - \hat{x}\operatorname{mean}(g\hat{x}))$ has.
     """),
     md(r"""
     ## 6. The gradient check
@@ -240,6 +268,98 @@ CELLS = [
     reports. The times move with the machine's load; the pass counts do not.
 
     ![Forward and backward time of LayerNorm, RMSNorm and BatchNorm against hidden size](../figures/speed.png)
+    """),
+    md(r"""
+    ## 9. float16: why a norm is computed in float32
+
+    float16's largest finite value is 65504. So $x^2$ overflows to `inf` as soon as
+    $|x| > 255.9$ ($256^2 = 65536$): one activation of a few hundred is enough. A norm written
+    naively in float16 then breaks: RMSNorm's mean square becomes `inf` and
+    $x / \sqrt{\infty}$ returns zeros; LayerNorm's variance written as $E[x^2] - E[x]^2$ becomes
+    `inf` too (zeros again), and when the row's mean is itself above 256 it is
+    $\infty - \infty$ = `nan`. A row with entries up to 300, the same row divided by 10, and a
+    row of values near 300:
+    """),
+    code(r"""
+    big = np.array([[300.0, -120.0, 45.0, 210.0]], dtype=np.float16)
+    small = big / np.float16(10)
+    offset = np.array([[300.0, 280.0, 310.0, 290.0]], dtype=np.float16)
+
+    def naive_rms(x, eps=1e-6):                    # everything in x's dtype
+        return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + x.dtype.type(eps))
+
+    def naive_layernorm_one_pass(x, eps=1e-5):     # var = E[x^2] - E[x]^2, in x's dtype
+        mean = x.mean(axis=-1, keepdims=True)
+        var = (x * x).mean(axis=-1, keepdims=True) - mean * mean
+        return (x - mean) / np.sqrt(var + x.dtype.type(eps))
+
+    def reference(norm, x):                        # the same norm in float64, for comparison
+        return norm(x.astype(np.float64))
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        print("x * x in float16:                  ", big * big)
+        print("naive float16 RMSNorm, big row:    ", naive_rms(big))
+        print("naive float16 LayerNorm, big row:  ", naive_layernorm_one_pass(big))
+        print("naive float16 LayerNorm, near 300: ", naive_layernorm_one_pass(offset))
+        print("naive float16 RMSNorm, row / 10:   ", naive_rms(small))
+        print("float64 RMSNorm, big row:          ", reference(naive_rms, big))
+        half_rms_big = naive_rms(big)
+        half_ln_big, half_ln_offset = naive_layernorm_one_pass(big), naive_layernorm_one_pass(offset)
+    """),
+    md(r"""
+    Zeros from RMSNorm are the dangerous answer: nothing signals an error, the row simply
+    vanishes. The fix is the recipe of LLaMA's RMSNorm (and of mixed-precision training in
+    general): cast the input to float32, compute the statistics and the normalisation there,
+    and cast the result back to the input's dtype. float32 reaches about $3.4 \times 10^{38}$,
+    so $x^2$ is safe for any $|x|$ float16 can hold.
+    """),
+    code(r"""
+    def rms_in_float32(x, eps=1e-6):               # LLaMA's recipe: up to float32, normalise, back down
+        x32 = x.astype(np.float32)
+        return (x32 / np.sqrt((x32 * x32).mean(axis=-1, keepdims=True) + np.float32(eps))).astype(x.dtype)
+
+    fixed = rms_in_float32(big)
+    recipe_error = np.abs(fixed.astype(np.float64) - reference(naive_rms, big)).max()
+    print("float32 recipe, big row:", fixed, fixed.dtype)
+    print(f"largest difference from float64: {recipe_error:.1e} (float16 keeps about 3 decimal digits)")
+    """),
+    md(r"""
+    normcore's norms follow the same recipe (the contract: float16 input is computed in
+    float32 and cast back). Measured on rows with entries up to a few
+    thousand, every norm, both tiers, against float64 (the largest difference):
+    """),
+    code(r"""
+    wide = (np.random.default_rng(8).standard_normal((16, 8)) * 1000).astype(np.float16)
+    norms = {"LayerNorm": lambda: nc.LayerNorm(8), "RMSNorm": lambda: nc.RMSNorm(8),
+             "BatchNorm1d": lambda: nc.BatchNorm1d(8), "GroupNorm": lambda: nc.GroupNorm(2, 8),
+             "fast LayerNorm": lambda: nc.fast.LayerNorm(8), "fast RMSNorm": lambda: nc.fast.RMSNorm(8)}
+    normcore_half_error = {}
+    for name, make in norms.items():
+        out = make()(wide)
+        normcore_half_error[name] = np.abs(out.astype(np.float64) - make()(wide.astype(np.float64))).max()
+        print(f"{name:<15} output {out.dtype}, all finite: {np.isfinite(out).all()}, "
+              f"vs float64: {normcore_half_error[name]:.1e}")
+    """),
+    md(r"""
+    One place float16 still bites, in normcore as in PyTorch: the running statistics of a
+    BatchNorm whose *parameters and buffers* are float16 (`dtype=np.float16`, or `.half()` in
+    PyTorch) are stored in float16. A channel whose variance exceeds 65504 (a standard
+    deviation above about 256) makes `running_var` overflow to `inf`, and in evaluation that
+    channel then comes out as $\beta$ (zero at initialisation), with at most a NumPy overflow
+    warning (PyTorch 2.13 gives the same zeros, with no warning; the tests check it). Keep BatchNorm's parameters and buffers in float32 (the default here is float64)
+    and feed it float16 activations: that works.
+    """),
+    code(r"""
+    half_bn = nc.BatchNorm1d(8, momentum=None, dtype=np.float16)   # momentum None: running = this batch
+    with np.errstate(over="ignore"):               # NumPy would warn: overflow encountered in cast
+        half_bn(wide)
+    print("float16 buffers: running_var =", half_bn.running_var)
+    print("evaluation output, first row:", half_bn.eval()(wide)[0])
+
+    float_bn = nc.BatchNorm1d(8, momentum=None)    # float64 parameters and buffers, float16 input
+    float_bn(wide)
+    print("float64 buffers: running_var =", (float_bn.running_var / 1e6).round(2), "x 1e6")
+    print("evaluation output, first row:", float_bn.eval()(wide)[0].round(2))
     """),
     md(r"""
     ## Where next

@@ -1,0 +1,216 @@
+"""A step-through's computation graph as a picture: the tape's nodes and edges, drawn with
+matplotlib, with the paths from the input to the normalised value told apart.
+
+    st = step_through("layernorm", shape=(3, 4))
+    g = st.graph()          # the layout: g.nodes, g.edges, g.paths, g.positions
+    g.save("layernorm.png") # the picture (g also shows itself in a notebook)
+
+The input x reaches x_hat by more than one route, and the backward adds up what comes back along
+each. In LayerNorm and BatchNorm there are three: straight through the centring (x -> xc ->
+x_hat), through the mean (x -> mean -> xc) and through the variance (xc -> xc2 -> var -> var_eps
+-> rstd -> x_hat). The picture gives each route a colour of the Okabe-Ito palette and a line
+style of its own, so it reads in grey print and without telling red from green.
+
+How the routes are found, for any tape: the *direct* route is the shortest path from the input
+(the first node) to the *target* (``x_hat``, or the output if there is none); every other node
+on a path from the input to the target belongs to a *branch*, a group of such nodes joined by
+edges, named after the statistic it computes (its first reduction: mean, variance, max...).
+"""
+
+import io
+from dataclasses import dataclass, field
+
+# The Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies; each
+# route also has its own line style.
+ROUTE_STYLES = [("#0072B2", "-"), ("#E69F00", "--"), ("#009E73", "-.")]  # direct, above, below
+OTHER_STYLE = ("#666666", "-")  # parameters and the steps after the target
+
+
+@dataclass(repr=False)
+class Graph:
+    """The layout of a tape's graph: which node sits where and which route each edge is on."""
+
+    title: str
+    nodes: list  # node names, in the tape's (forward) order
+    edges: list  # (input name, node name), in the tape's order
+    labels: dict  # node name -> the text in its box
+    positions: dict  # node name -> (column, row); row 0 is the direct route, +1 above, -1 below
+    routes: dict = field(default_factory=dict)  # route label -> its edges, direct route first
+    target: str = ""
+
+    def __repr__(self):
+        return f"<Graph {self.title.split(':')[0]}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+    def route_of(self, edge):
+        """The label of the route an edge is on, or None for a parameter's edge or a later step."""
+        for label, edges in self.routes.items():
+            if tuple(edge) in edges:
+                return label
+        return None
+
+    def figure(self):
+        """The picture, as a matplotlib Figure (not attached to pyplot)."""
+        return _draw(self)
+
+    def save(self, path):
+        """Write the picture (PNG, or the format the name ends in); a PNG's text chunks list the
+        nodes and the edges drawn."""
+        fig = self.figure()
+        if str(path).lower().endswith(".png"):
+            fig.savefig(path, metadata={
+                "Title": self.title,
+                "Description": "nodes: " + ", ".join(self.nodes) + "; edges: "
+                               + ", ".join(f"{a}->{b}" for a, b in self.edges)})
+        else:  # another format matplotlib knows from the name (svg, pdf)
+            fig.savefig(path)
+        return path
+
+    def _repr_png_(self):  # a notebook shows the picture when a Graph is a cell's last value
+        buffer = io.BytesIO()
+        self.figure().savefig(buffer, format="png")
+        return buffer.getvalue()
+
+
+def computation_graph(st):
+    """The ``Graph`` of a ``StepThrough``'s tape (nodes, edges, layout and routes)."""
+    tape = st.tape
+    nodes = list(tape)
+    names = [n.name for n in nodes]
+    edges = [(e.source.name, n.name) for n in nodes for e in n.edges]
+    source = nodes[0]
+    target = "x_hat" if "x_hat" in names else tape.output.name
+    successors = {name: [b for a, b in edges if a == name] for name in names}
+
+    # the direct route: the shortest path from the input to the target (breadth first)
+    previous, frontier = {source.name: None}, [source.name]
+    while target not in previous:
+        step = []
+        for a in frontier:
+            for b in successors[a]:
+                if b not in previous:
+                    previous[b] = a
+                    step.append(b)
+        if not step:
+            raise ValueError(f"no path from {source.name} to {target} on the tape")
+        frontier = step
+    direct, name = [], target
+    while name is not None:
+        direct.insert(0, name)
+        name = previous[name]
+
+    # the branches: the other nodes on some path from the input to the target
+    reaches_target = {target}
+    for name in reversed(names):
+        if any(b in reaches_target for b in successors[name]):
+            reaches_target.add(name)
+    reached = {source.name}
+    for a, b in edges:
+        if a in reached:
+            reached.add(b)
+    between = [n for n in names if n in reached and n in reaches_target and n not in direct]
+    branches = []
+    for name in between:  # join each node to the branch of a neighbour already placed
+        joined = [br for br in branches if any((a, name) in edges or (name, a) in edges for a in br)]
+        merged = [name] + [n for br in joined for n in br]
+        branches = [br for br in branches if br not in joined] + [sorted(merged, key=names.index)]
+    branches.sort(key=len)  # the longest branch (the variance's, the sum's) is drawn below
+
+    # columns: the longest path from the input; a parameter sits just left of its first use
+    column = {}
+    for node in nodes:
+        ins = [e.source.name for e in node.edges]
+        column[node.name] = 1 + max((column[i] for i in ins if i in column), default=-1)
+    for node in nodes[1:]:
+        if node.is_leaf:
+            column[node.name] = min(column[b] for b in successors[node.name]) - 1
+    row = {name: 0 for name in names}
+    for i, branch in enumerate(branches):
+        for name in branch:
+            row[name] = -1 if i == len(branches) - 1 else 1
+    for node in nodes[1:]:
+        if node.is_leaf:
+            row[node.name] = 1
+
+    routes = {f"direct: {' -> '.join(direct)}": [(a, b) for a, b in zip(direct, direct[1:])]}
+    for branch in sorted(branches, key=lambda br: -row[br[0]]):
+        inner = [(a, b) for a, b in edges if a in branch or b in branch]
+        stat = next((n for n in branch if _reduces(tape[n])), branch[0])
+        routes[f"through the {tape[stat].step}: {' -> '.join(_chain(inner))}"] = inner
+
+    labels = {}
+    for node in nodes:
+        what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
+        kind = "input" if node is source else "parameter" if node.is_leaf else what
+        labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
+    x = source.value.shape
+    title = (f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, "
+             f"{'softmax' if st.kind == 'softmax' else 'statistics'} over {st.over}")
+    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
+
+
+def _reduces(node):
+    return not node.is_leaf and node.value.size < node.edges[0].source.value.size
+
+
+def _shape(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _chain(edges):
+    """'a -> b -> c' for edges that form a chain (a branch's edges, in tape order)."""
+    out = [edges[0][0]]
+    for a, b in edges:
+        if a != out[-1]:
+            out.append(a)
+        out.append(b)
+    return out
+
+
+def _draw(graph):
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    cols = max(c for c, _ in graph.positions.values()) + 1
+    fig = Figure(figsize=(max(8.0, 1.45 * cols), 5.6), layout="constrained")
+    ax = fig.subplots()
+    ax.set_xlim(-0.6, cols - 0.4)
+    ax.set_ylim(-1.6, 1.6)
+    ax.set_axis_off()
+    ax.set_title(graph.title, fontsize=11, wrap=True)
+
+    colour_of = {}  # the direct route, the branch above, the branch below: always the same style
+    for label, edges in graph.routes.items():
+        rows = [graph.positions[n][1] for edge in edges for n in edge]
+        colour_of[label] = ROUTE_STYLES[0 if not colour_of else 1 if max(rows) > 0 else 2]
+    on_route = {}  # a node's box takes the colour of its route, the direct one first
+    for label, edges in graph.routes.items():
+        for name in (n for edge in edges for n in edge):
+            on_route.setdefault(name, colour_of[label])
+    boxes = {}
+    for name in graph.nodes:
+        colour = on_route.get(name, OTHER_STYLE)[0]
+        boxes[name] = ax.text(*graph.positions[name], graph.labels[name], ha="center", va="center",
+                              fontsize=9, linespacing=1.3, zorder=3,
+                              bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor=colour,
+                                        linewidth=2.0))
+    for a, b in graph.edges:
+        label = graph.route_of((a, b))
+        colour, style = colour_of[label] if label else OTHER_STYLE
+        ax.annotate("", xy=graph.positions[b], xytext=graph.positions[a], zorder=2,
+                    arrowprops=dict(arrowstyle="-|>", color=colour, linestyle=style,
+                                    linewidth=2.6 if label else 1.4, mutation_scale=16,
+                                    patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),
+                                    shrinkA=2, shrinkB=2))
+    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=label)
+               for label, (c, s) in colour_of.items()]
+    others = [(a, b) for a, b in graph.edges if graph.route_of((a, b)) is None]
+    if others:
+        after = graph.target != graph.nodes[-1]
+        params = any(graph.labels[a].split("\n")[1] == "parameter" for a, _ in others)
+        handles.append(Line2D([], [], color=OTHER_STYLE[0], linestyle=OTHER_STYLE[1], linewidth=1.4,
+                              label=" and ".join(["parameters"] * params
+                                                 + [f"the steps after {graph.target}"] * after)))
+    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=9, frameon=False, handlelength=5,
+               title=f"routes from {graph.nodes[0]} to {graph.target} (the backward adds what each "
+                     f"brings back)", title_fontsize=9)
+    return fig

@@ -1,0 +1,54 @@
+"""Causal self-attention that masks by multiplying the scores with a lower triangle of ones:
+the future keys get a score of 0, not -inf."""
+
+import numpy as np
+
+
+class Parameter:
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+
+class MultiheadSelfAttention:
+    def __init__(self, d_model, n_heads, causal=False):
+        self.n_heads, self.causal = n_heads, causal
+        rng = np.random.default_rng(1)
+        self.wq, self.wk, self.wv, self.wo = (Parameter(rng.standard_normal((d_model, d_model)) * 0.1)
+                                              for _ in range(4))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H = self.n_heads
+        D = C // H
+        wq, wk, wv, wo = (p.data.astype(x.dtype) for p in (self.wq, self.wk, self.wv, self.wo))
+        q = (x @ wq).reshape(B, T, H, D)
+        k = (x @ wk).reshape(B, T, H, D)
+        v = (x @ wv).reshape(B, T, H, D)
+        s = np.einsum("bihd,bjhd->bhij", q, k) * D ** -0.5
+        if self.causal:
+            s = s * np.tril(np.ones((T, T), dtype=x.dtype))
+        s = s - s.max(axis=-1, keepdims=True)
+        p = np.exp(s)
+        p = p / p.sum(axis=-1, keepdims=True)
+        o = np.einsum("bhij,bjhd->bihd", p, v).reshape(B, T, C)
+        self.saved = (x, q, k, v, p, o)
+        return o @ wo
+
+    def backward(self, dy):
+        x, q, k, v, p, o = self.saved
+        B, T, H, D = q.shape
+        C = H * D
+        wq, wk, wv, wo = (w.data.astype(dy.dtype) for w in (self.wq, self.wk, self.wv, self.wo))
+        self.wo.grad += o.reshape(-1, C).T @ dy.reshape(-1, C)
+        do = (dy @ wo.T).reshape(B, T, H, D)
+        dp = np.einsum("bihd,bjhd->bhij", do, v)
+        dv = np.einsum("bhij,bihd->bjhd", p, do).reshape(B, T, C)
+        ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True)) * D ** -0.5
+        dq = np.einsum("bhij,bjhd->bihd", ds, k).reshape(B, T, C)
+        dk = np.einsum("bhij,bihd->bjhd", ds, q).reshape(B, T, C)
+        rows = x.reshape(-1, C).T
+        self.wq.grad += rows @ dq.reshape(-1, C)
+        self.wk.grad += rows @ dk.reshape(-1, C)
+        self.wv.grad += rows @ dv.reshape(-1, C)
+        return dq @ wq.T + dk @ wk.T + dv @ wv.T

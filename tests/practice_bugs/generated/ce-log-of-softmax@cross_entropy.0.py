@@ -1,0 +1,51 @@
+"""cross-entropy as log(softmax(x)), which underflows.
+
+Generated, do not edit: regenerate with `python tests/practice_bugs/generate.py`.
+Mistake ce-log-of-softmax, variant 0: normcore/practice/solutions/cross_entropy.py with
+exactly that variant of normcore/practice/catalog.py applied. The grader must name the
+mistake on every failing check.
+"""
+
+import numpy as np
+
+
+class CrossEntropyLoss:
+    """loss = mean_n -log softmax(logits[n])[targets[n]], fused with the log-softmax.
+
+    Forward (per row n, sums and maxima over the C classes)::
+
+        z    = x - max(x)                        shift invariant; exp(z) <= 1 cannot overflow
+        logp = z - log(sum(exp(z)))              log-softmax, never log(0): a confident wrong
+                                                 prediction has logp = -800, not log(0) = -inf
+        loss = -(1 / N) sum_n logp[n, y_n]
+
+    Backward. d logp_c / d x_j = [c == j] - p_j with p = softmax(x) = exp(logp), so
+
+        d loss / d x[n, j] = -(1 / N) ([y_n == j] - p[n, j]) = (p[n, j] - onehot[n, j]) / N
+        dlogits = dloss * (p - onehot) / N
+
+    The fused form never divides by p. Going through softmax first (dL/dp = -1/p at the target,
+    then the softmax Jacobian) gives the same number in exact arithmetic, but 1/p overflows
+    when the target's probability underflows to 0, and inf * 0 is nan.
+
+    Cache: p, the targets. ``backward(dloss=1.0)`` returns dL/dlogits, in the logits' dtype.
+    """
+
+    def forward(self, logits, targets):
+        x = logits
+        n = x.shape[0]
+        rows = np.arange(n)                                             # (N,)
+        z = x - x.max(axis=1, keepdims=True)                            # (N, C), max 0
+        logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax
+        self.p = np.exp(logp)                                           # (N, C) softmax
+        self.targets = np.asarray(targets)                              # (N,)
+        loss = -logp[rows, self.targets].mean()                         # ()
+        return loss.astype(x.dtype)
+
+    def backward(self, dloss=1.0):
+        n = self.p.shape[0]
+        rows = np.arange(n)
+        onehot = np.zeros_like(self.p)                                  # (N, C)
+        onehot[rows, self.targets] = 1.0
+        dlogits = dloss * (self.p - onehot) / n                         # (N, C)
+        return dlogits.astype(self.p.dtype)

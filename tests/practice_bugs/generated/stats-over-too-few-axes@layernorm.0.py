@@ -1,0 +1,80 @@
+"""statistics over too few axes.
+
+Generated, do not edit: regenerate with `python tests/practice_bugs/generate.py`.
+Mistake stats-over-too-few-axes, variant 0: normcore/practice/solutions/layernorm.py with
+exactly that variant of normcore/practice/catalog.py applied. The grader must name the
+mistake on every failing check.
+"""
+
+import numpy as np
+
+
+class Parameter:
+    """A learnable array ``data`` and its gradient ``grad`` (same shape), accumulated with +=."""
+
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+
+class LayerNorm:
+    """Layer normalisation over the last axes D (the normalized_shape); input (*, D).
+
+    Forward::
+
+        mean  = mean_D(x),  var = mean_D((x - mean)**2)      (*, 1)   biased
+        rstd  = 1 / sqrt(var + eps)                          (*, 1)
+        x_hat = (x - mean) * rstd                            (*, D)
+        y     = gamma * x_hat + beta                         gamma, beta: D
+
+    Backward, dx_hat = dy * gamma::
+
+        dgamma = sum over the leading axes of dy * x_hat,  dbeta = sum of dy
+        dx = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat))
+
+    Training and evaluation are the same.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.training = True
+        self.gamma = Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine else None
+        self.beta = Parameter(np.zeros(self.normalized_shape, dtype)) if elementwise_affine and bias else None
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        axes = (-1,)            # the normalised axes D
+        mean = x.mean(axis=axes, keepdims=True)                         # (*, 1)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)          # (*, 1) biased
+        rstd = 1.0 / np.sqrt(var + self.eps)                            # (*, 1)
+        x_hat = (x - mean) * rstd                                       # (*, D)
+        self.cache = (x_hat, rstd, axes)
+        y = x_hat
+        if self.gamma is not None:
+            y = y * self.gamma.data
+        if self.beta is not None:
+            y = y + self.beta.data
+        return y.astype(x.dtype)
+
+    def backward(self, dy):
+        x_hat, rstd, axes = self.cache
+        lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over
+        dx_hat = dy                                                     # (*, D)
+        if self.beta is not None:
+            self.beta.grad += dy.sum(axis=lead)                         # D
+        if self.gamma is not None:
+            self.gamma.grad += (dy * x_hat).sum(axis=lead)              # D
+            dx_hat = dy * self.gamma.data                               # (*, D)
+        mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)                    # (*, 1)
+        mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)    # (*, 1)
+        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)         # (*, D)
+        return dx.astype(dy.dtype)

@@ -1,0 +1,194 @@
+"""The write-ups' claims, tested: every row of the claims notebook (notebooks/src/claims.py) has
+evidence, and its evidence cell, run here, measures what its verdict and its text say.
+
+Each check below runs one claim's code cell (after the notebook's setup cell) and asserts on
+the numbers the cell computes and prints; a claim without a check, or a check without a claim,
+fails ``test_every_claim_has_evidence_and_a_check``.
+"""
+
+import importlib.util
+import pathlib
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from normcore.practice.catalog import BY_ID
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "notebooks"))  # the source imports md and code from build.py
+try:
+    _spec = importlib.util.spec_from_file_location("claims_source", ROOT / "notebooks" / "src" / "claims.py")
+    claims = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(claims)
+finally:
+    sys.path.remove(str(ROOT / "notebooks"))
+BY_CLAIM = {c["id"]: c for c in claims.CLAIMS}
+
+
+@pytest.fixture(scope="module")
+def setup_namespace():
+    namespace = {}
+    exec(textwrap.dedent(claims.SETUP), namespace)
+    return namespace
+
+
+def evidence(namespace, claim_id):
+    """The namespace after running the claim's evidence cell."""
+    env = dict(namespace)
+    exec(compile(textwrap.dedent(BY_CLAIM[claim_id]["evidence"]), claim_id, "exec"), env)
+    return env
+
+
+def printed_example(e, exact):
+    """A printed example: ``exact`` entries right from the printed input, the others one unit
+    off in the 4th decimal, and every entry right from an input that prints the same."""
+    assert e["same"] == exact
+    assert np.abs(np.round(e["y"], 4) - e["printed"]).max() <= 1e-4 + 1e-9
+    assert np.abs(e["x_found"] - e["x"]).max() <= 5e-5
+    assert e["same_found"] == e["y"].size
+
+
+CHECKS = {
+    "fixed-distribution": lambda e: (
+        np.abs(e["mean0"]).max() < 1e-10 and np.abs(e["std0"] - 1).max() < 1e-3
+        and round(e["shift"], 2) == 0.42 and round(e["spread"], 2) == 0.70),
+    "zscore-normal": lambda e: (
+        abs(e["z"].mean()) < 1e-10 and abs(e["z"].std() - 1) < 1e-4
+        and abs(e["skew"](e["z"]) - e["skew"](e["x"])) < 1e-6 and 1.8 < e["skew"](e["z"]) < 2.2),
+    "range-0-1": lambda e: (
+        e["y"].min() < -1 and e["y"].max() > 1 and abs(e["top"] - np.sqrt(15)) < 1e-3
+        and e["corr"] > 1 - 1e-12),
+    "sigmoid-saturation": lambda e: (
+        abs(e["s"] - 0.982) < 1e-3 and round(e["s"] * (1 - e["s"]), 3) == 0.018 and e["plain"].min() > 0.4 and e["normed"].max() < 0.01),
+    "low-precision": lambda e: (
+        max(e["errors"].values()) <= 2.0 ** -11
+        and abs(e["errors"][1.0] - e["errors"][1000.0]) < 0.1 * e["errors"][1.0]
+        and np.isinf(e["square"])),
+    "bn-axes": lambda e: (
+        np.array_equal(e["scores"].mean(axis=0), [75, 65, 55])
+        and np.array_equal(e["scores"].mean(axis=1), [80, 50]) and e["bn_error"] < 1e-12),
+    "bn-printed": lambda e: printed_example(e, 10) is None,
+    "bn-per-position": lambda e: (
+        np.allclose(np.abs(e["per_position"]), 1, atol=0.01) and e["per_position_gap"] > 0.5),
+    "bn-momentum-flipped": lambda e: np.allclose(e["ratio"], 9.0),
+    "momentum-decay": lambda e: (
+        2.5 < e["noise"][0.9] / e["noise"][0.99] < 4.0
+        and abs(e["noise"][0.9] - 0.5 * np.sqrt(0.1 / 1.9)) < 0.1 * e["noise"][0.9]),
+    "bn-running-var-biased": lambda e: (
+        abs(e["bn"].running_var[0] - 4.0) < 0.2 and abs(np.mean(e["biased"]) - 3.0) < 0.15),
+    "printed-test-passes": lambda e: (
+        e["train_gap"] < 1e-12 and e["eval_gap"] > 0.5
+        and not np.allclose(e["mine"].running_mean, e["ref"].running_mean)
+        and not np.allclose(e["mine"].running_var, e["ref"].running_var)),
+    "bn-eval-squared-var": lambda e: (
+        abs(e["right"].std() - 1) < 0.1 and abs(e["squared"].std() - 0.5) < 0.1),
+    "running-buffers": lambda e: (
+        np.array_equal(e["bn"].gamma.data, np.ones(3)) and np.array_equal(e["bn"].beta.data, np.zeros(3))
+        and [n for n, _ in e["bn"].named_parameters()] == ["weight", "bias"] and e["untouched"]),
+    "eval-running-stats": lambda e: e["alone_gap"] == 0 and e["refused"],
+    "single-sample-blowup": lambda e: (
+        np.all(e["x_hat_one"] == 0) and np.allclose(np.sort(e["x_hat_two"].ravel()), [-1, 1], atol=1e-4)
+        and e["worst"] <= np.sqrt(7) + 1e-9),
+    "bn-small-batch": lambda e: (
+        np.all(np.diff(e["mean_error"]) < 0) and np.all(np.diff(e["mode_gap"]) < 0)
+        and 6 < e["mean_error"][0] / e["mean_error"][-1] < 10),
+    "bn-noise-regularises": lambda e: e["noise"][4] > e["noise"][64] > 0.05,
+    "bn-padding": lambda e: e["bn_change"] > 0.1 and e["ln_change"] < 1e-12,
+    "bn-larger-lr": lambda e: e["output_gap"] < 1e-3 and abs(e["grad_ratio"] - 0.1) < 0.01,
+    "bn-costlier": lambda e: (
+        e["passes"]["BatchNorm1d"] == e["passes"]["LayerNorm"]
+        and all(r < l for r, l in zip(e["passes"]["RMSNorm"], e["passes"]["LayerNorm"]))),
+    "ln-axes": lambda e: e["formula_gap"] < 1e-12 and e["alone_gap"] < 1e-12,
+    "ln-printed": lambda e: printed_example(e, 7) is None,
+    "eps-outside-sqrt": lambda e: (
+        abs(e["ratios"]["ordinary row"] - 1) < 1e-4 and round(e["ratios"]["row of variance 1e-6"], 1) == 3.3),
+    "gamma-beta": lambda e: e["bn_identity_error"] < 5e-15 and e["ln_fit_error"] > 1.0,
+    "rms-printed": lambda e: printed_example(e, 13) is None,
+    "rms-no-centring": lambda e: (
+        e["rms_mean"] > 0.9 and abs(e["ln_mean"]) < 1e-10 and e["centred_gap"] < 1e-12),
+    "mean-square-is-variance": lambda e: (
+        abs(e["ms"] - e["var"] - e["mean"] ** 2) < 1e-9 and e["ms"] > 4 * e["var"]),
+    "relu-mean-zero": lambda e: (
+        abs(e["relu_mean"] - 1 / np.sqrt(2 * np.pi)) < 0.01 and e["relu_mean"] > 0.5 * e["relu_rms"]
+        and e["out"].mean() > 0.5),
+    "rms-batch-size-normaliser": lambda e: (
+        abs(e["ratios"][2] - np.sqrt(0.5)) < 1e-6 and abs(e["ratios"][8] - np.sqrt(2)) < 1e-6),
+    "rms-over-whole-tensor": lambda e: (
+        np.all(np.abs(e["row_rms"](e["whole"]) - 1) > 0.3)
+        and np.allclose(e["row_rms"](e["right"]), 1, atol=1e-3)),
+    "rms-cheaper": lambda e: (
+        all(r < l for r, l in zip(e["passes_rms"], e["passes_ln"]))),
+    "rms-half-parameters": lambda e: 2 * e["n_rms"] == e["n_ln"] == 1536,
+    "rms-vanishing-gradients": lambda e: (
+        np.all((e["grad_ratio"] > 1.0) & (e["grad_ratio"] < 1.4))
+        and abs(e["growth"]["LayerNorm"] - 3.7) < 0.05 and abs(e["growth"]["RMSNorm"] - 4.5) < 0.05),
+    "float32-compute": lambda e: (
+        not np.any(e["naive"]) and e["ours"].dtype == np.float16 and np.all(np.isfinite(e["ours"]))
+        and e["fp16_gap"] < 2e-3),
+    "dropout-printed": lambda e: all(e["matches"]) and np.array_equal(e["evaluation"], np.ones((2, 6))),
+    "dropout-expectation": lambda e: (
+        np.max(np.abs(e["mean_out"] - e["x"]) / np.abs(e["x"])) < 0.01
+        and np.array_equal(e["drop"].eval()(e["x"]), e["x"])),
+    "post-identity-weight": lambda e: (
+        np.allclose(e["weight"], e["theory"], rtol=0.25) and abs(e["weight"][2] - 0.49) < 0.01
+        and abs(e["weight"][8] - 0.050) < 0.001 and np.all(np.diff(e["weight"]) < 0)
+        and round(e["weight"][8] ** (1 / 8), 2) == 0.69),
+    "post-fixed-size": lambda e: (
+        np.allclose(e["rms"]["post"], 1, atol=0.01) and abs(e["rms"]["pre"][-1] - 3) < 0.05),
+    "pre-identity-path": lambda e: (
+        np.all((e["weight"] > 0.97) & (e["weight"] < 1.005))
+        and np.allclose(e["rms"], np.sqrt(1 + np.arange(9)), rtol=0.02)
+        and [round(v, 1) for v in e["gain"].values()] == [1.7, 3.3, 5.3]),
+    "pre-gradient-identity": lambda e: (
+        [round(v, 1) for v in e["branch_share"].values()] == [1.8, 3.1, 7.2]),
+    "pre-wider-not-deeper": lambda e: (
+        np.allclose(e["cosine"], e["theory"], atol=0.02) and e["cosine"][-1] > 0.95),
+    "post-better-tuned": lambda e: round(e["w_post"][-1], 2) == 0.05 and e["w_pre"][-1] > 0.95,
+    "post-needs-warmup": lambda e: (
+        e["post_above_pre"] and np.all(e["change"]["post"] > e["change"]["pre"])
+        and np.all(np.diff(e["change"]["post"].mean(axis=1)) > 0)
+        and np.all(np.diff(e["change"]["post"].mean(axis=1) / e["change"]["pre"].mean(axis=1)) > 0)),
+    "post-gradients-explode": lambda e: (
+        [round(v, 1) for v in e["post_gain"].values()] == [1.3, 1.2, 2.2]
+        and all(0.5 < v < 3 for v in e["post_gain"].values())),
+    "deep-needs-pre": lambda e: np.all(e["deep_change"]["deepnorm"] < e["deep_change"]["post"] / 10),
+}
+
+
+def test_every_claim_has_evidence_and_a_check():
+    ids = [c["id"] for c in claims.CLAIMS]
+    assert len(ids) == len(set(ids))
+    assert set(CHECKS) == set(ids)
+    for c in claims.CLAIMS:
+        assert c["verdict"] in claims.VERDICTS, c["id"]
+        assert c["sources"] and set(c["sources"]) <= set(claims.WRITEUPS), c["id"]
+        assert c["title"] and c["text"] and c["why"], c["id"]
+        compile(textwrap.dedent(c["evidence"]), c["id"], "exec")
+        assert len(textwrap.dedent(c["evidence"]).strip().splitlines()) >= 2, c["id"]
+        for mistake in (c["catalog"] or "").split(","):
+            assert not mistake.strip() or mistake.strip() in BY_ID, (c["id"], mistake)
+    assert {c["verdict"] for c in claims.CLAIMS} == set(claims.VERDICTS)
+
+
+def test_the_mistakes_the_writeups_contain_are_wrong_and_catalogued():
+    for claim_id, mistake in [("bn-momentum-flipped", "bn-momentum-flipped"),
+                              ("bn-running-var-biased", "bn-running-var-biased"),
+                              ("bn-eval-squared-var", "bn-eval-squared-var"),
+                              ("eps-outside-sqrt", "eps-outside-sqrt"),
+                              ("rms-batch-size-normaliser", "rms-batch-size-normaliser"),
+                              ("rms-over-whole-tensor", "rms-over-whole-tensor"),
+                              ("bn-per-position", "bn-stats-per-position")]:
+        assert BY_CLAIM[claim_id]["verdict"] == claims.WRONG
+        assert mistake in BY_CLAIM[claim_id]["catalog"]
+
+
+@pytest.mark.parametrize("claim_id", [c["id"] for c in claims.CLAIMS])
+def test_the_evidence_measures_the_verdict(setup_namespace, claim_id):
+    assert CHECKS[claim_id](evidence(setup_namespace, claim_id)), claim_id
+
+
+def test_readme_lists_every_claim_with_its_verdict():
+    readme = (ROOT / "README.md").read_text()
+    assert claims.readme_table() in readme

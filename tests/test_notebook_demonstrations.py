@@ -1,0 +1,139 @@
+"""The demonstrations in the notebooks say what their numbers show.
+
+Each test runs one notebook section's code cells, as the notebook runs them (from the
+notebooks' sources, after the notebook's first code cell, the imports), and asserts the
+section's claims on the values it computed.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+
+def run_section(topic, heading):
+    """Execute the imports cell and every code cell of the section whose Markdown starts with
+    ``## heading`` (up to the next ``## ``); return the namespace they filled."""
+    matplotlib.use("Agg")
+    sys.path.insert(0, str(ROOT / "notebooks"))
+    try:
+        cells = build.cells(topic)
+    finally:
+        sys.path.remove(str(ROOT / "notebooks"))
+    start = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith(f"## {heading}"))
+    section = []
+    for cell in cells[start + 1:]:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            break
+        if cell.cell_type == "code":
+            section.append(cell.source)
+    namespace = {}
+    first_code = next(c for c in cells if c.cell_type == "code")
+    for source in [first_code.source] + section:
+        exec(compile(source, f"{topic} notebook, section {heading}", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def gamma_beta():
+    return run_section("batchnorm", "9. Why $\\gamma$ and $\\beta$")
+
+
+def test_gamma_and_beta_recover_the_identity(gamma_beta):
+    assert gamma_beta["identity_error"] < 1e-12          # training mode, this batch's statistics
+    assert gamma_beta["identity_error_eval"] < 1e-12     # evaluation mode, the running statistics
+
+
+def test_the_identity_holds_only_for_the_batch_it_was_set_from(gamma_beta):
+    change = gamma_beta["other_batch_change"]            # |y - x| / std(x), per channel, another batch
+    assert np.all(change > 0.05) and np.all(change < 1.0)
+    assert 0.3 < change.min() and change.max() < 0.65     # "0.3 to 0.6 of it at worst"
+
+
+def test_layernorm_cannot_undo_every_sample_at_once(gamma_beta):
+    error = gamma_beta["layernorm_row_error"]
+    assert error[0] < 1e-12
+    assert error[1] == pytest.approx(17, abs=0.5) and error[2] == pytest.approx(4, abs=0.5)
+
+
+@pytest.fixture(scope="module")
+def padding():
+    return run_section("layernorm", "9. Padded sequences")
+
+
+def test_padding_pollutes_batchnorm_and_a_mask_fixes_it(padding):
+    mean_error, var_error = padding["pad_stats"]["BatchNorm, padding included"]
+    assert mean_error > 0.5 and var_error > 0.25           # mean near +0.8, variance near 0.6
+    mean_real, var_real = padding["real_token_stats"](padding["outputs"]["BatchNorm, padding included"],
+                                                      padding["mask"])
+    assert mean_real.mean() == pytest.approx(0.8, abs=0.05)
+    assert var_real.mean() == pytest.approx(0.6, abs=0.05)
+    mean_error, var_error = padding["pad_stats"]["masked BatchNorm"]
+    assert mean_error < 1e-12 and var_error < 1e-4          # mean 0, variance 1 up to eps
+    assert padding["masked_vs_alone"] < 1e-12              # = BatchNorm on the real tokens alone
+
+
+def test_layernorm_needs_no_mask(padding):
+    tokens = padding["token_out"]                          # each real token over its own features
+    assert np.abs(tokens.mean(axis=1)).max() < 1e-12
+    np.testing.assert_allclose(tokens.var(axis=1), 1, atol=1e-3)  # var / (var + eps)
+
+
+def test_more_padding_changes_only_unmasked_batchnorm(padding):
+    assert 1 - padding["mask"].mean() == pytest.approx(0.47, abs=0.005)   # 47% padding
+    change = padding["pad_change"]
+    assert change["BatchNorm, padding included"] == pytest.approx(1.1, abs=0.05)  # "up to 1.1"
+    assert change["masked BatchNorm"] < 1e-12
+    assert change["LayerNorm (no mask)"] < 1e-12
+    running = padding["polluted"].running_mean
+    assert np.all(np.abs(running - 2.0) > 0.7)              # the real tokens' mean is 2
+
+
+@pytest.fixture(scope="module")
+def half():
+    return run_section("rmsnorm", "9. float16")
+
+
+def test_naive_float16_norms_return_zeros_or_nan(half):
+    assert np.all(half["half_rms_big"] == 0)               # x**2 overflowed: x / inf
+    assert np.all(half["half_ln_big"] == 0)
+    assert np.all(np.isnan(half["half_ln_offset"]))         # inf - inf
+    big = half["big"]
+    with np.errstate(over="ignore"):
+        assert np.abs(big).max() > 256 and np.isinf(big * big).any()
+
+
+def test_computing_in_float32_fixes_it(half):
+    assert 3e-4 < half["recipe_error"] < 6e-4               # float16's own rounding: "5e-4"
+    assert half["fixed"].dtype == np.float16
+
+
+def test_normcores_norms_are_right_on_float16_input(half):
+    errors = half["normcore_half_error"]
+    assert set(errors) >= {"LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm"}
+    assert max(errors.values()) < 2e-3
+
+
+def test_float16_batchnorm_buffers_overflow_and_float64_ones_do_not(half):
+    assert np.all(np.isinf(half["half_bn"].running_var))
+    assert np.all(half["half_bn"](half["wide"]) == 0)       # evaluation: beta, i.e. zeros
+    assert np.all(np.isfinite(half["float_bn"].running_var))
+    assert np.abs(half["float_bn"](half["wide"])).max() < 5
+
+
+def test_pytorch_float16_batchnorm_buffers_overflow_too(half):
+    torch = pytest.importorskip("torch", reason="PyTorch is the optional oracle")
+    bn = torch.nn.BatchNorm1d(8, momentum=None).half()
+    wide = torch.from_numpy(half["wide"])
+    with torch.no_grad():
+        bn(wide)
+        assert torch.isinf(bn.running_var).all()
+        assert (bn.eval()(wide) == 0).all()
