@@ -237,7 +237,9 @@ def is_backward(row):
 
 
 @dataclass
-class Check:
+class CheckResult:
+    """The outcome of one check of a graded file (a row of one probe), with its diagnoses."""
+
     probe: str
     row: str
     status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a"
@@ -405,7 +407,7 @@ def grade(cls, exercise, path=None):
                 err = distance(u, r.value, r.metric)
                 status = "pass" if err <= r.tol else "FAIL"
                 note = "" if status == "pass" else _mismatch_note(u, r.value)
-                probe_checks.append(Check(probe.label, label, status, err, note))
+                probe_checks.append(CheckResult(probe.label, label, status, err, note))
             else:
                 probe_checks.append(_unfinished(probe.label, label, user.error, path))
         failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
@@ -434,13 +436,13 @@ def _keep_the_common_diagnosis(checks):
 def _unfinished(probe, row, error, path):
     """The check of an observation the user's layer never produced: why not."""
     if isinstance(error, NotApplicable):
-        return Check(probe, row, "n/a", note=str(error))
+        return CheckResult(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = _user_frame(error, path)
-        return Check(probe, row, "TODO", note="not implemented yet" + (f" ({frame.name})" if frame else ""))
+        return CheckResult(probe, row, "TODO", note="not implemented yet" + (f" ({frame.name})" if frame else ""))
     if isinstance(error, ContractError):
-        return Check(probe, row, "ERROR", note=str(error))
-    return Check(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
+        return CheckResult(probe, row, "ERROR", note=str(error))
+    return CheckResult(probe, row, "ERROR", note=_describe(error, path) if error else "not recorded")
 
 
 def _diagnose(probe, ref, user, failing, mutants):
