@@ -493,9 +493,9 @@ def test_classic_backward_mistakes_are_named_in_every_style(mistake):
 def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
     """The mutants' and the reference's runs are computed once per exercise and process; a
     second grading of a file, after other files, gives the same checks and diagnoses."""
-    from normcore.practice.grader import _Mutants
+    from normcore.practice.mutants import Mutants
     exercise = EXERCISES["layernorm"]
-    assert _Mutants.of(exercise) is _Mutants.of(exercise)
+    assert Mutants.of(exercise) is Mutants.of(exercise)
     path = next(p for p in GENERATED if p.name.startswith("backward-no-mean-term@layernorm"))
     first = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
     for other in HAND_WRITTEN:
