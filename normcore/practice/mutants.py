@@ -7,6 +7,7 @@ to the answer raises ``VariantDoesNotApply``.
 """
 
 import importlib.resources
+import re
 import types
 
 from .catalog import BY_ID, mistakes_for
@@ -78,16 +79,47 @@ def solution_source(name):
 
 
 class VariantDoesNotApply(Exception):
-    """A catalog variant does not fit the reference answer: a line it replaces is not exactly
-    once in it (two mistakes that rewrite the same piece do not combine)."""
+    """A catalog variant does not fit the reference answer: its tag is on no line or on several,
+    or its piece of code is not exactly once on the tagged line (two mistakes that rewrite
+    the same piece do not combine)."""
+
+
+TAG = re.compile(r"#.*\[(?P<tag>[a-z0-9][a-z0-9-]*)\]\s*$")  # a line's name: "...  # (N, C) [rstd]"
+
+
+def tagged_lines(source):
+    """{tag: [line numbers (0-based)]} of the lines of ``source`` that end with a ``[tag]``."""
+    lines = {}
+    for number, line in enumerate(source.splitlines()):
+        match = TAG.search(line)
+        if match:
+            lines.setdefault(match["tag"], []).append(number)
+    return lines
 
 
 def apply_variant(source, variant):
-    """The reference answer's source with each (line, replacement) of a variant applied once."""
-    for old, new in variant:
-        if source.count(old) != 1:
-            raise VariantDoesNotApply(f"a catalog line is not exactly once in the reference answer: {old!r}")
-        source = source.replace(old, new)
+    """The reference answer's source with each ``(anchor, replacement)`` of a variant applied.
+
+    An anchor (``catalog.Anchor``) is a piece of code and the tag of the line it is on: the
+    line of the answer that ends with ``# ... [tag]``. The tag must be on exactly one line and
+    the piece exactly once on it, so the rest of the answer can be edited freely; anything
+    else raises ``VariantDoesNotApply``.
+    """
+    for anchor, new in variant:
+        tag = getattr(anchor, "tag", None)
+        if tag is None:
+            raise VariantDoesNotApply(f"the piece {str(anchor)!r} has no anchor (catalog.Anchor)")
+        numbers = tagged_lines(source).get(tag, [])
+        if len(numbers) != 1:
+            raise VariantDoesNotApply(f"the tag [{tag}] ends {len(numbers)} lines of the "
+                                      "reference answer instead of one")
+        lines = source.splitlines(keepends=True)
+        line = lines[numbers[0]]
+        if line.count(anchor) != 1:
+            raise VariantDoesNotApply(f"the line tagged [{tag}] holds {str(anchor)!r} "
+                                      f"{line.count(anchor)} times instead of once: {line.strip()}")
+        lines[numbers[0]] = line.replace(anchor, new)
+        source = "".join(lines)
     return source
 
 
