@@ -19,7 +19,7 @@ committed figures in ``figures/``. Data are synthetic; nothing is downloaded.
 import importlib
 import pathlib
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 
 # The order ``normcore figures`` runs them in.
 EXPERIMENTS = [

@@ -14,7 +14,7 @@ faster, and it still learns at a learning rate where the plain network does not.
 import numpy as np
 
 from .. import BatchNorm1d, Sigmoid
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, sgd, teacher_task, train_step
 

@@ -10,7 +10,7 @@ norm of each Linear weight's gradient under a cross-entropy loss.
 import numpy as np
 
 from .. import BatchNorm1d, CrossEntropyLoss, LayerNorm, Linear, Tanh
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, teacher_task
 
