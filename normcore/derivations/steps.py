@@ -17,7 +17,7 @@ import numpy as np
 from .. import norms
 from ..gradcheck import rel_error
 from ..nn import Softmax
-from ..zoo import randomize_parameters
+from ..layer_cases import randomize_parameters
 from .tape import Tape
 
 COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
