@@ -6,12 +6,13 @@ Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward t
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
 that mistake, made by replacing a piece of one or two lines of the answer's source
 (``variants``; a mistake may be written in more than one way). Each piece is an ``Anchor``:
-its text and the tag of its line, the ``[name]`` at the end of that line in the answer. The grader runs every mutant on the same
-checks as the user's layer and names the mistake whose numbers the user's numbers match. It
-never reads the user's source, so the same mistake written in another style (a staged
-backward, loops) gets the same name; where styles give different numbers (BatchNorm's
-staged backward in evaluation), the mistake has one variant per style. ``taught_in`` says
-where normcore teaches the right way: a notebook section or ``normcore explain``.
+its text and the tag of its line, the ``[name]`` at the end of that line in the answer. The
+grader runs every mutant on the same checks as the user's layer and names the mistake whose
+numbers the user's numbers match. It never reads the user's source, so the same mistake
+written in another style (a staged backward, loops) gets the same name; where styles give
+different numbers (BatchNorm's staged backward in evaluation), the mistake has one variant
+per style. ``taught_in`` says where normcore teaches the right way: a notebook section or
+``normcore explain``.
 """
 
 from dataclasses import dataclass, field

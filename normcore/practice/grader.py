@@ -148,7 +148,8 @@ def _unfinished(probe, row, error, path):
         return CheckResult(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = user_frame(error, path)
-        return CheckResult(probe, row, "TODO", note="not implemented yet" + (f" ({frame.name})" if frame else ""))
+        where = f" ({frame.name})" if frame else ""
+        return CheckResult(probe, row, "TODO", note="not implemented yet" + where)
     if isinstance(error, ContractError):
         return CheckResult(probe, row, "ERROR", note=str(error))
     return CheckResult(probe, row, "ERROR", note=describe_error(error, path) if error else "not recorded")
