@@ -8,8 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from normcore import _threads, experiments
+from normcore import experiments
 from normcore.cli import main
+from normcore.perf import threads as blas
 
 ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
        "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed"]
@@ -66,12 +67,12 @@ def test_figures_command_rejects_an_unknown_name(tmp_path, capsys):
 
 
 def test_single_thread_restores_the_blas_thread_count():
-    apis = _threads.openblas()
+    apis = blas.openblas()
     if not apis:
         pytest.skip("NumPy is not linked against OpenBLAS here")
     set_threads, get_threads = apis[0]
     before = get_threads()
-    with _threads.single_thread():
+    with blas.single_thread():
         assert get_threads() == 1
         np.ones((50, 50)) @ np.ones((50, 50))
     assert get_threads() == before

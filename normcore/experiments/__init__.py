@@ -21,7 +21,7 @@ import contextlib
 import importlib
 import pathlib
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 
 # The order ``normcore figures`` runs them in.

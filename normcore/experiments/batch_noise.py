@@ -32,9 +32,9 @@ does not show; what not to conclude is that it never exists.
 import numpy as np
 
 from .. import InstanceNorm1d
-from .._threads import single_thread
 from ..module import Module, Sequential
 from ..nn import CrossEntropyLoss, ReLU
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, sgd, teacher_task, train_step
 

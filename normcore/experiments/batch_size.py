@@ -16,7 +16,7 @@ their statistics within each sample, so the batch size does not enter.
 import numpy as np
 
 from .. import BatchNorm1d, GroupNorm, LayerNorm
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import mlp, sgd, teacher_task, train_step
 

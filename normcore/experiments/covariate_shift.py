@@ -29,7 +29,7 @@ BatchNorm, trained about as well, and they traced the benefit to a smoother loss
 import numpy as np
 
 from .. import BatchNorm1d, Sigmoid
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, sgd, teacher_task, train_step
 

@@ -13,7 +13,7 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 import numpy as np
 
 from .. import Dropout, MSELoss, ReLU, Sequential
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, sgd
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..nn import Linear
 from ..norms import LayerNorm
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS
 

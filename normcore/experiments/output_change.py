@@ -27,7 +27,7 @@ Post-LN normalises after every block, so the embedding scale hardly matters to i
 
 import numpy as np
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, labelling_task, tiny_model
 

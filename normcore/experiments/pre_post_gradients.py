@@ -34,7 +34,7 @@ profile rises less and less reliably across initialisations (its top quarter get
 
 import numpy as np
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._positions import (COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, block_grad_norms, labelling_task,
                          loglog_slope, tiny_model)

@@ -19,7 +19,7 @@ not show that case.
 import numpy as np
 
 from .. import BatchNorm1d, CrossEntropyLoss, LayerNorm, Linear, Tanh
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, teacher_task
 

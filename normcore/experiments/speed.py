@@ -4,7 +4,7 @@ Zhang & Sennrich (2019) report that RMSNorm cuts the running time of LayerNorm b
 across their models: it skips the mean (no re-centring, no beta). Here each layer of the
 reference tier (``nc.LayerNorm``, ``nc.RMSNorm``, ``nc.BatchNorm1d``) is timed on an (N, H)
 input for H from 64 up to 4096 (the median of interleaved rounds of one forward and one
-backward, ``normcore._timing``), and, independently of the machine's speed and load, the
+backward, ``normcore.perf.timing``), and, independently of the machine's speed and load, the
 *number of passes over the (N, H) data* that its forward and its backward make is counted:
 the layer runs on a ``PassCounter``, an array that counts every NumPy operation reading a
 whole (N, H) array (an elementwise operation, or a sum over it), through the layer's public
@@ -20,8 +20,8 @@ the pass counts do not.
 import numpy as np
 
 from .. import BatchNorm1d, LayerNorm, RMSNorm
-from .._threads import single_thread
-from .._timing import LayerRunner, keep_freed_memory, median, time_interleaved
+from ..perf.threads import single_thread
+from ..perf.timing import LayerRunner, keep_freed_memory, median, time_interleaved
 from . import _plot
 
 NAME = "speed"

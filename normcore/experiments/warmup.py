@@ -23,8 +23,8 @@ import numpy as np
 
 from .. import tasks
 from ..optim import Adam, constant, linear_warmup
+from ..perf.threads import single_thread
 from ..train import fit
-from .._threads import single_thread
 from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, tiny_model
 
