@@ -98,7 +98,7 @@ def save(fig, outdir, name):
     path = pathlib.Path(outdir) / f"{name}.png"
     with matplotlib.rc_context(STYLE):
         if _QUICK.get():
-            title = fig._suptitle.get_text() if fig._suptitle is not None else ""  # get_suptitle: 3.8+
+            title = fig.get_suptitle()
             fig.suptitle(f"{QUICK_MARK}\n{title}" if title else QUICK_MARK, color=OKABE_ITO["vermillion"])
         fig.savefig(path)
     return path
