@@ -1,7 +1,7 @@
 """``normcore gradcheck``: every layer's analytic gradients against central differences."""
 
 from ..gradcheck import gradcheck
-from ..zoo import all_cases
+from ..layer_cases import all_cases
 
 
 def add_arguments(parser):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..derivations import step_through
 from ..gradcheck import gradcheck
-from ..zoo import all_cases
+from ..layer_cases import all_cases
+from . import COMMANDS
 
 WIDTH = 80
 ROOT = Path(__file__).resolve().parents[2]  # the repository, when run from a clone
@@ -74,8 +75,6 @@ def _figures():
 
 
 def run(args):
-    from ..cli import COMMANDS
-
     print("normcore tour".center(WIDTH).rstrip())
     print("=" * WIDTH)
     _say("normcore is normalization in deep networks written out in NumPy: BatchNorm, "
