@@ -23,7 +23,7 @@ LAYERS = [  # bottom first: (layer, the top-level modules and packages of normco
     ("Transformer stack", {"nn", "optim", "tasks", "train"}),
     ("tools", {"gradcheck", "layer_cases", "derivations", "experiments", "practice",
                "torch_bridge", "perf"}),
-    ("subcommands", {"commands"}),
+    ("subcommands and the docs site", {"commands", "docs"}),
     ("command line", {"cli", "__main__"}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
