@@ -6,7 +6,7 @@ dtype never turns into a silent wrong answer or a NumPy broadcasting traceback.
 
 import numbers
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -59,8 +59,14 @@ def positive_int(value: object, name: str, who: str) -> int:
     return value
 
 
+@overload
 def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
-                allow_none: bool = False) -> Any:
+                allow_none: Literal[False] = False) -> float: ...
+@overload
+def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
+                allow_none: bool = False) -> float | None: ...
+def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
+                allow_none: bool = False) -> float | None:
     """``value`` as a finite float in [low, high] (either bound may be None); ``None`` passes
     through when ``allow_none``. ``TypeError`` for a non-number ("0.1", None, True),
     ``ValueError`` for a number out of range."""
