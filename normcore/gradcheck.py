@@ -133,7 +133,8 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
     dy = np.asarray(dy, dtype=np.float64)
     grads = m.backward(dy)
     if not isinstance(grads, tuple):  # one gradient: that of the one floating-point input
-        grads = tuple(grads if i == diff[0] else None for i in range(len(arrays))) if len(diff) == 1 else (grads,)
+        grads = (tuple(grads if i == diff[0] else None for i in range(len(arrays))) if len(diff) == 1
+                 else (grads,))
     if len(grads) != len(arrays):
         raise ValueError(
             f"gradcheck: {type(module).__name__}.backward returned {len(grads)} gradient(s) "

@@ -53,7 +53,8 @@ class _FastTrailing(_Fast, _TrailingAxesNorm):
 
 
 class LayerNorm(_FastTrailing, norms.LayerNorm):
-    __doc__ = f"The fast tier's LayerNorm (``normcore.fast.kernels.standardize_rows``).\n\n{norms.LayerNorm.__doc__}"
+    __doc__ = ("The fast tier's LayerNorm (``normcore.fast.kernels.standardize_rows``).\n\n"
+               f"{norms.LayerNorm.__doc__}")
 
     def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._contiguous_input(x)

@@ -404,6 +404,7 @@ class LogSoftmax(_AlongAxis):
         return log_softmax_backward(dy, logp, self.axis)
 
 
-ACTIVATIONS: dict[str, Callable[[], Module]] = {"relu": ReLU, "gelu": GELU, "gelu_tanh": gelu_tanh, "sigmoid": Sigmoid, "tanh": Tanh}
+ACTIVATIONS: dict[str, Callable[[], Module]] = {"relu": ReLU, "gelu": GELU, "gelu_tanh": gelu_tanh,
+                                                "sigmoid": Sigmoid, "tanh": Tanh}
 """Activation names for FeedForward: "gelu" is the exact GELU (PyTorch's default), "gelu_tanh" its
 tanh approximation."""

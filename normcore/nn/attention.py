@@ -84,8 +84,9 @@ class MultiheadSelfAttention(Module):
     are not kept: P already holds their effect).
     """
 
-    def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True, init: str = "xavier",
-                 value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
+                 init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
         who = type(self).__name__
         d_model = positive_int(d_model, "d_model", who)
         n_heads = positive_int(n_heads, "n_heads", who)
@@ -190,8 +191,8 @@ class CausalSelfAttention(MultiheadSelfAttention):
     docstring has the derivation.
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = True, init: str = "xavier", value_gain: float = 1.0,
-                 rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True, init: str = "xavier",
+                 value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
         super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype)
 
     def extra_repr(self) -> str:

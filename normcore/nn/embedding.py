@@ -3,11 +3,13 @@
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number, sum_to_shape
+from .._array import (RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number,
+                      sum_to_shape)
 from ..module import Module, Parameter
 
 
-def index_input(idx: ArrayLike, size: int, who: str, what: str = "index", allowed: int | None = None) -> np.ndarray:
+def index_input(idx: ArrayLike, size: int, who: str, what: str = "index",
+                allowed: int | None = None) -> np.ndarray:
     """Return ``idx`` as an integer array, or raise if it is not integer or not in [0, size).
 
     ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).

@@ -48,8 +48,9 @@ class FeedForward(Module):
     ``gain`` scales the initialisation of both projections (DeepNorm's beta).
     """
 
-    def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True, init: str = "xavier",
-                 gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
+                 init: str = "xavier", gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         d_model = positive_int(d_model, "d_model", "FeedForward")
@@ -105,8 +106,9 @@ class TransformerBlock(Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
-                 position: str = "pre", dropout: float = 0.0, n_layers: int | None = None, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64, activation: str = "gelu", norm_tier: str = "reference") -> None:
+                 position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
+                 rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
+                 norm_tier: str = "reference") -> None:
         Norm = norm_class(norm, norm_tier)
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
@@ -193,9 +195,10 @@ class TinyTransformer(Module):
     """
 
     def __init__(self, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int,
-                 d_ff: int | None = None, norm: str = "layernorm", position: str = "pre", dropout: float = 0.0,
-                 rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 embedding_std: float = 1.0, norm_tier: str = "reference") -> None:
+                 d_ff: int | None = None, norm: str = "layernorm", position: str = "pre",
+                 dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 activation: str = "gelu", embedding_std: float = 1.0,
+                 norm_tier: str = "reference") -> None:
         who = "TinyTransformer"
         vocab_size = positive_int(vocab_size, "vocab_size", who)
         d_model = positive_int(d_model, "d_model", who)

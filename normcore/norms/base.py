@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import FLOAT_DTYPES, ShapeLike, check_upstream, compute_dtype, float_input, positive_int, real_number
+from .._array import (FLOAT_DTYPES, ShapeLike, check_upstream, compute_dtype, float_input, positive_int,
+                      real_number)
 from ..module import Module, Parameter
 
 
@@ -98,7 +99,8 @@ class _Norm(Module):
         """dy checked against the output's shape (x_hat's), in the compute dtype."""
         return check_upstream(dy, x_hat.shape, type(self).__name__).astype(x_hat.dtype, copy=False)
 
-    def _gamma_beta(self, dtype: DTypeLike, shape: tuple[int, ...]) -> tuple[np.ndarray | int, np.ndarray | int]:
+    def _gamma_beta(self, dtype: DTypeLike,
+                    shape: tuple[int, ...]) -> tuple[np.ndarray | int, np.ndarray | int]:
         """gamma and beta in ``dtype``, reshaped to broadcast against x_hat; 1 and 0 when the
         layer has none, so that ``x_hat * gamma + beta`` holds for every configuration."""
         gamma = 1 if self.weight is None else self.weight.data.astype(dtype, copy=False).reshape(shape)

@@ -43,8 +43,9 @@ class _BatchNorm(_Norm):
 
     _dims: tuple[int, ...] = ()  # the input ranks the layer takes, set by each subclass
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
         self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def _check_shape(self, x: np.ndarray) -> None:

@@ -108,8 +108,9 @@ class _InstanceNorm(_Norm):
     _counts_batches = False
     _ndim = 0  # the batched input's rank, set by each subclass
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64) -> None:
         self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def _check_shape(self, x: np.ndarray) -> None:

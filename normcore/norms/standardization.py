@@ -45,7 +45,8 @@ def moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarra
     return mean, var
 
 
-def standardize(x: np.ndarray, mean: np.ndarray, var: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+def standardize(x: np.ndarray, mean: np.ndarray, var: np.ndarray,
+                eps: float) -> tuple[np.ndarray, np.ndarray]:
     """x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps); returns (x_hat, rstd).
 
     ``mean`` and ``var`` broadcast against x: a batch's own statistics from ``moments``, or

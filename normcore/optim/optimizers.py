@@ -120,8 +120,8 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         super().__init__(params, lr, weight_decay)
         name = type(self).__name__
         if not isinstance(betas, (tuple, list)):
@@ -158,6 +158,6 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.01) -> None:
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)
