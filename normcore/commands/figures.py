@@ -1,17 +1,26 @@
-"""``normcore figures``: run the experiments and write their figures (PNG) into a folder."""
+"""``normcore figures``: run the experiments and write their figures (PNG) into a folder.
+
+The full runs write into ``figures/`` (the committed figures); quick runs into ``figures/quick/``
+(ignored by git), so that a quick run never overwrites a committed figure."""
 
 import sys
 import time
 
 from .. import experiments
 
+FULL_OUTDIR = "figures"
+QUICK_OUTDIR = "figures/quick"
+
 
 def add_arguments(parser):
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
     parser.add_argument("--quick", action="store_true",
-                        help="the small configuration the tests use (seconds each)")
-    parser.add_argument("--outdir", default="figures", help="folder the PNGs are written to (default: figures)")
+                        help="the small configuration the tests use (seconds each), written to "
+                             f"{QUICK_OUTDIR}/ and marked as a quick run in each title")
+    parser.add_argument("--outdir", default=None,
+                        help=f"folder the PNGs are written to (default: {FULL_OUTDIR}, with --quick "
+                             f"{QUICK_OUTDIR})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data and the initialisations")
 
 
@@ -49,6 +58,8 @@ def run(args):
               f"expected some of: {', '.join(experiments.EXPERIMENTS)}", file=sys.stderr)
         return 2
     mode = "quick" if args.quick else "full"
+    if args.outdir is None:
+        args.outdir = QUICK_OUTDIR if args.quick else FULL_OUTDIR
     print(f"normcore figures: {len(names)} experiment(s), {mode} mode, writing to {args.outdir}/", file=sys.stderr)
     written, skipped, start = [], [], time.perf_counter()
     for i, name in enumerate(names, 1):

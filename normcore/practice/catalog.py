@@ -245,10 +245,11 @@ CATALOG = [
     Mistake(
         "backward-no-xhat-term",
         "backward without the x_hat * mean(dx_hat * x_hat) term",
-        "dx sums to zero over the normalised axes but is not orthogonal to x_hat: the path "
+        "dx sums to zero over the normalised axes but is not orthogonal to x_hat, even up to "
+        "eps: the path "
         "through the variance is missing",
         "The variance depends on x too: add the path through the variance. A correct dx is "
-        "orthogonal to x_hat over the normalised axes; test yours.",
+        "orthogonal to x_hat over the normalised axes (up to eps); test yours.",
         {
             **_same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
@@ -452,7 +453,8 @@ CATALOG = [
     Mistake(
         "backward-no-mean-term",
         "backward without the - mean(dx_hat) term",
-        "dx is orthogonal to x_hat over the normalised axes but does not sum to zero: the path "
+        "dx is orthogonal to x_hat over the normalised axes (up to eps) but does not sum to "
+        "zero: the path "
         "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
         "RMSNorm's backward, or the staged form without its dmu / n term)",
         "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "

@@ -536,10 +536,10 @@ FORWARD_HINTS = {
 DX_HINTS = {
     "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
                 "variance); a mean-and-variance norm's dx sums to zero over the normalised "
-                "axes and is orthogonal to x_hat.",
+                "axes and is orthogonal to x_hat (up to eps).",
     "rmsnorm": "RMSNorm's dx has two paths, the direct one and the one through the RMS: "
                "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
-               "x_hat but need not sum to zero.",
+               "x_hat (up to eps) but need not sum to zero.",
     "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
                "(1 - p) in training, dx = dy in evaluation.",
     "softmax": "Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
