@@ -88,5 +88,33 @@ def _escape_docstring(app, what, name, obj, options, lines):
             block_indent = indent
 
 
+# numpy.typing's aliases (ArrayLike, DTypeLike) would show expanded into their long unions of
+# private NumPy types; signatures show the alias names instead.
+def _numpy_aliases():
+    import numpy.typing as npt
+    from sphinx.util.typing import stringify_annotation
+
+    pairs = []
+    for alias in ("ArrayLike", "DTypeLike"):
+        for mode, name in (("smart", f"~numpy.typing.{alias}"),
+                           ("fully-qualified-except-typing", f"numpy.typing.{alias}")):
+            pairs.append((stringify_annotation(getattr(npt, alias), mode), name))
+    return sorted(pairs, key=lambda pair: -len(pair[0]))
+
+
+_ALIASES = []
+
+
+def _alias_signature(app, what, name, obj, options, signature, return_annotation):
+    if not _ALIASES:
+        _ALIASES.extend(_numpy_aliases())
+    for expanded, alias in _ALIASES:
+        signature = signature.replace(expanded, alias) if signature else signature
+        if return_annotation:
+            return_annotation = return_annotation.replace(expanded, alias)
+    return signature, return_annotation
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring)
+    app.connect("autodoc-process-signature", _alias_signature)
