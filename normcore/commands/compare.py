@@ -8,6 +8,7 @@ import numpy as np
 from .. import fast, nn, norms
 from ..torch_bridge import compare
 from ..zoo import perturb_parameters, randomize_parameters
+from ._options import seed
 
 DESCRIPTION = """\
 Build MODEL in normcore with random parameters, convert it to torch.nn with
@@ -111,7 +112,7 @@ def add_arguments(parser):
                         help="evaluation mode (default: training mode)")
     parser.add_argument("--fast", action="store_true",
                         help="the norms of the fast tier, normcore.fast")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed, default=0,
                         help="seed of parameters, inputs and dy (default 0)")
 
 

@@ -1,18 +1,38 @@
 """``normcore figures``: run the experiments and write their figures (PNG) into a folder."""
 
+import argparse
 import sys
+import textwrap
 import time
 
 from .. import experiments
+from ._options import seed
+
+
+DESCRIPTION = """\
+Run the experiments (each reproduces, at laptop scale and with normcore's own
+layers, a claim about normalization) and write their figures as PNG files.
+Data are synthetic; nothing is downloaded. Progress goes to stderr."""
+
+EPILOG = """\
+examples:
+  normcore figures                                 every experiment, full size
+  normcore figures invariance --quick --outdir /tmp/figs
+  normcore figures saturation warmup               two of them, into figures/"""
 
 
 def add_arguments(parser):
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
     parser.add_argument("--quick", action="store_true",
                         help="the small configuration the tests use (seconds each)")
-    parser.add_argument("--outdir", default="figures", help="folder the PNGs are written to (default: figures)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data and the initialisations")
+    parser.add_argument("--outdir", default="figures",
+                        help="folder the PNGs are written to (default: figures)")
+    parser.add_argument("--seed", type=seed, default=0,
+                        help="seed of the data and the initialisations (default 0)")
 
 
 class ProgressLine:
@@ -41,15 +61,29 @@ class ProgressLine:
         self.stream.flush()
 
 
+def _finish(display, message, width=80):
+    """``display.finish(message)``, the message wrapped to ``width`` and its further lines
+    aligned under its first."""
+    indent = len(display.prefix) + 1
+    lines = textwrap.wrap(message, max(30, width - indent), break_on_hyphens=False) or [""]
+    display.finish(lines[0])
+    for line in lines[1:]:
+        display.stream.write(" " * indent + line + "\n")
+    display.stream.flush()
+
+
 def run(args):
     names = args.names or experiments.EXPERIMENTS
     unknown = [n for n in names if n not in experiments.EXPERIMENTS]
     if unknown:
-        print(f"normcore figures: unknown experiment(s) {', '.join(unknown)}; "
-              f"expected some of: {', '.join(experiments.EXPERIMENTS)}", file=sys.stderr)
+        print(textwrap.fill(f"normcore figures: error: argument NAME: unknown experiment(s) "
+                            f"{', '.join(unknown)}; expected some of: "
+                            f"{', '.join(experiments.EXPERIMENTS)}", 80, subsequent_indent="  ",
+                            break_on_hyphens=False), file=sys.stderr)
         return 2
     mode = "quick" if args.quick else "full"
-    print(f"normcore figures: {len(names)} experiment(s), {mode} mode, writing to {args.outdir}/", file=sys.stderr)
+    print(textwrap.fill(f"normcore figures: {len(names)} experiment(s), {mode} mode, writing to "
+                        f"{args.outdir}/", 80, break_on_hyphens=False), file=sys.stderr)
     written, skipped, start = [], [], time.perf_counter()
     for i, name in enumerate(names, 1):
         display = ProgressLine(f"[{i}/{len(names)}] {name:<18}")
@@ -58,11 +92,13 @@ def run(args):
             _, paths = experiments.run_and_plot(name, quick=args.quick, outdir=args.outdir, seed=args.seed,
                                                 progress=display)
         except experiments.ExperimentNotFound as err:
-            display.finish(f"skipped: {err}")
+            _finish(display, f"skipped: {err}")
             skipped.append(name)
             continue
         written += paths
-        display.finish(f"done in {time.perf_counter() - t0:5.1f} s: {', '.join(p.name for p in paths)}")
-    print(f"normcore figures: wrote {len(written)} figure(s) in {time.perf_counter() - start:.1f} s"
-          + (f"; skipped {len(skipped)} missing: {', '.join(skipped)}" if skipped else ""), file=sys.stderr)
+        _finish(display, f"done in {time.perf_counter() - t0:5.1f} s: {', '.join(p.name for p in paths)}")
+    print(textwrap.fill(f"normcore figures: wrote {len(written)} figure(s) in "
+                        f"{time.perf_counter() - start:.1f} s"
+                        + (f"; skipped {len(skipped)} missing: {', '.join(skipped)}" if skipped else ""),
+                        80, subsequent_indent="  ", break_on_hyphens=False), file=sys.stderr)
     return 0
