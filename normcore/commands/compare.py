@@ -9,6 +9,7 @@ from .. import fast, nn, norms
 from ..torch_bridge import compare
 from ..zoo import perturb_parameters, randomize_parameters
 from ._options import seed
+from .gradcheck import NORM_NAMES, has_norm
 
 DESCRIPTION = """\
 Build MODEL in normcore with random parameters, convert it to torch.nn with
@@ -145,4 +146,6 @@ def run(args):
     if args.eval:
         module.eval()
     report = compare(module, *inputs, seed=args.seed)
+    if has_norm(module):
+        print(NORM_NAMES)
     return 0 if report.passed else 1

@@ -38,7 +38,7 @@ def add_arguments(parser):
                         help="check only the cases whose label contains TEXT (any case)")
 
 
-def _has_norm(module):
+def has_norm(module):
     """True when ``module`` is or contains a norm (whose ``weight`` and ``bias`` are gamma and beta)."""
     return any(hasattr(type(m), "gamma") for _, m in module.named_modules())
 
@@ -70,7 +70,7 @@ def run(args):
             print(f"{'  ' + c.name:<{name_w}}  {str(c.shape):<{shape_w}}  {c.rel_error:>9.1e}  "
                   f"{'pass' if c.passed else 'FAIL'}")
     print("-" * len(head))
-    if any(_has_norm(case.module) for case in cases):
+    if any(has_norm(case.module) for case in cases):
         print(NORM_NAMES)
     print(f"{len(cases)} layers checked in float64 with a random upstream gradient:")
     print(f"{'all gradients pass' if not failed else f'{failed} gradient(s) FAIL'} "
