@@ -22,6 +22,10 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="normcore",
         description="normcore: normalization layers with hand-derived backward passes, in NumPy.",
+        epilog="examples:\n  normcore tour                   start here\n"
+               "  normcore explain layernorm      one backward, node by node\n"
+               "  normcore COMMAND --help         what a command does, with examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
