@@ -1,5 +1,6 @@
 """The ``normcore`` command line."""
 
+import io
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 
 import normcore as nc
 from normcore import cli, zoo
+from normcore.commands.figures import ProgressLine
 
 
 def test_gradcheck_command_lists_every_layer_and_passes(capsys):
@@ -95,6 +97,15 @@ def test_figures_prints_within_80_columns(tmp_path, capsys):
     assert cli.main(["figures", "invariance", "--quick", "--outdir", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert not _wide(captured.out + captured.err) and "wrote 1 figure(s)" in captured.err
+
+
+def test_a_long_progress_label_is_cut_to_80_columns():
+    stream = io.StringIO()
+    display = ProgressLine("[13/13] pre_post_gradients", stream)
+    display(4, 4, "layernorm, batch 128, seed 2, and more")
+    display.finish("done in 1.0 s: " + ", ".join(f"figure_number_{i}.png" for i in range(5)))
+    lines = stream.getvalue().splitlines()
+    assert not _wide(stream.getvalue()) and lines[0].endswith("...") and len(lines) >= 2
 
 
 # --- options that select nothing, and bad values, are errors that name the option -------------

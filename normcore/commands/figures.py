@@ -51,25 +51,21 @@ class ProgressLine:
             return  # in a log file, print only every quarter
         self._last = percent
         bar = "#" * int(self.width * frac)
-        line = f"{self.prefix} |{bar:<{self.width}}| {percent:3d}%  {label}"
+        line = f"{self.prefix} |{bar:<{self.width}}| {percent:3d}%  "
+        room = 80 - len(line)  # the label is cut to keep the line within 80 columns
+        line += label if len(label) <= room else label[:max(0, room - 3)] + "..."
         self.stream.write(("\r" + line + "\033[K") if self.interactive else line + "\n")
         self.stream.flush()
 
     def finish(self, message):
-        self.stream.write(("\r" if self.interactive else "") + f"{self.prefix} {message}"
+        """The last line, ``prefix message``; a long message goes on in lines aligned under it."""
+        indent = len(self.prefix) + 1
+        first, *rest = textwrap.wrap(message, max(30, 80 - indent), break_on_hyphens=False) or [""]
+        self.stream.write(("\r" if self.interactive else "") + f"{self.prefix} {first}"
                           + ("\033[K" if self.interactive else "") + "\n")
+        for line in rest:
+            self.stream.write(" " * indent + line + "\n")
         self.stream.flush()
-
-
-def _finish(display, message, width=80):
-    """``display.finish(message)``, the message wrapped to ``width`` and its further lines
-    aligned under its first."""
-    indent = len(display.prefix) + 1
-    lines = textwrap.wrap(message, max(30, width - indent), break_on_hyphens=False) or [""]
-    display.finish(lines[0])
-    for line in lines[1:]:
-        display.stream.write(" " * indent + line + "\n")
-    display.stream.flush()
 
 
 def run(args):
@@ -92,11 +88,11 @@ def run(args):
             _, paths = experiments.run_and_plot(name, quick=args.quick, outdir=args.outdir, seed=args.seed,
                                                 progress=display)
         except experiments.ExperimentNotFound as err:
-            _finish(display, f"skipped: {err}")
+            display.finish(f"skipped: {err}")
             skipped.append(name)
             continue
         written += paths
-        _finish(display, f"done in {time.perf_counter() - t0:5.1f} s: {', '.join(p.name for p in paths)}")
+        display.finish(f"done in {time.perf_counter() - t0:5.1f} s: {', '.join(p.name for p in paths)}")
     print(textwrap.fill(f"normcore figures: wrote {len(written)} figure(s) in "
                         f"{time.perf_counter() - start:.1f} s"
                         + (f"; skipped {len(skipped)} missing: {', '.join(skipped)}" if skipped else ""),
