@@ -1,6 +1,5 @@
 """The ``normcore`` command line."""
 
-import io
 import os
 import subprocess
 import sys
@@ -11,7 +10,6 @@ import pytest
 
 import normcore as nc
 from normcore import cli, zoo
-from normcore.commands.figures import ProgressLine
 
 
 def test_gradcheck_command_lists_every_layer_and_passes(capsys):
@@ -99,13 +97,16 @@ def test_figures_prints_within_80_columns(tmp_path, capsys):
     assert not _wide(captured.out + captured.err) and "wrote 1 figure(s)" in captured.err
 
 
-def test_a_long_progress_label_is_cut_to_80_columns():
-    stream = io.StringIO()
-    display = ProgressLine("[13/13] pre_post_gradients", stream)
-    display(4, 4, "layernorm, batch 128, seed 2, and more")
-    display.finish("done in 1.0 s: " + ", ".join(f"figure_number_{i}.png" for i in range(5)))
-    lines = stream.getvalue().splitlines()
-    assert not _wide(stream.getvalue()) and lines[0].endswith("...") and len(lines) >= 2
+def test_long_progress_labels_and_file_lists_stay_within_80_columns(monkeypatch, tmp_path, capsys):
+    def run_and_plot(name, quick, outdir, seed, progress):
+        for done in range(5):
+            progress(done, 4, "layernorm, batch 128, seed 2, and a label longer than the line")
+        return None, [tmp_path / f"{name}_figure_number_{i}.png" for i in range(5)]
+
+    monkeypatch.setattr("normcore.experiments.run_and_plot", run_and_plot)
+    assert cli.main(["figures", "pre_post_gradients", "--outdir", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert not _wide(err) and "pre_post_gradients_figure_number_4.png" in err
 
 
 # --- options that select nothing, and bad values, are errors that name the option -------------
