@@ -79,8 +79,8 @@ class GradcheckReport:
         name_w = max([14] + [len(c.name) for c in self.checks])
         shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
         mod_w = max(6, min(28, 80 - (name_w + shape_w + 21)))
-        rows = [f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}  result"
-                ] if header else []
+        head = f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}"
+        rows = [head + "  result"] if header else []
         for c in self.checks:
             rows.append(
                 f"{self.module[:mod_w]:<{mod_w}} {c.name:<{name_w}} {str(c.shape):<{shape_w}} "

@@ -183,7 +183,8 @@ def main(argv=None):
         return 1
     if args.check:
         checked = len(args.topics or TOPICS)
-        print(f"{checked} notebook{'s' * (checked != 1)} checked against notebooks/src/: all current")
+        print(f"{checked} notebook{'s' * (checked != 1)} checked against notebooks/src/: "
+              "all current")
     return 0
 
 

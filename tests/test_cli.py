@@ -46,7 +46,8 @@ def test_console_entry_point_runs_as_a_module():
 
 
 # --- every help and every table within 80 columns; help with a description and an example ----
-HELPS = [[]] + [[name] for name in cli.COMMANDS] + [["practice", a] for a in ("list", "new", "check", "solution")]
+HELPS = ([[]] + [[name] for name in cli.COMMANDS]
+         + [["practice", action] for action in ("list", "new", "check", "solution")])
 
 
 def _help(argv, monkeypatch, capsys):
@@ -143,7 +144,8 @@ def test_a_clone_named_normcore_imports_from_its_parent_folder(tmp_path):
     script = tmp_path / "script.py"
     script.write_text("import numpy as np, normcore as nc\n"
                       "print(nc.__file__)\n"
-                      "print(nc.gradcheck(nc.LayerNorm(3), np.arange(6.0).reshape(2, 3) ** 2).passed)\n")
+                      "x = np.arange(6.0).reshape(2, 3) ** 2\n"
+                      "print(nc.gradcheck(nc.LayerNorm(3), x).passed)\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
                           capture_output=True, text=True)

@@ -95,6 +95,7 @@ def run(args):
         display.finish(f"done in {time.perf_counter() - t0:5.1f} s: {', '.join(p.name for p in paths)}")
     print(textwrap.fill(f"normcore figures: wrote {len(written)} figure(s) in "
                         f"{time.perf_counter() - start:.1f} s"
-                        + (f"; skipped {len(skipped)} missing: {', '.join(skipped)}" if skipped else ""),
+                        + (f"; skipped {len(skipped)} missing: {', '.join(skipped)}"
+                           if skipped else ""),
                         80, subsequent_indent="  ", break_on_hyphens=False), file=sys.stderr)
     return 0

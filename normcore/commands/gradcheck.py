@@ -39,7 +39,8 @@ def add_arguments(parser):
 
 
 def has_norm(module):
-    """True when ``module`` is or contains a norm (whose ``weight`` and ``bias`` are gamma and beta)."""
+    """True when ``module`` is or contains a norm, whose ``weight`` and ``bias`` are gamma and
+    beta."""
     return any(hasattr(type(m), "gamma") for _, m in module.named_modules())
 
 
@@ -49,9 +50,9 @@ def run(args):
         chosen = [c for c in cases if args.only.lower() in c.label.lower()]
         if not chosen:
             families = sorted({c.label.split()[0] for c in cases})
-            print(textwrap.fill(f"normcore gradcheck: error: argument --only: {args.only!r} matches "
-                                f"no layer; the labels start with {', '.join(families)}", WIDTH,
-                                subsequent_indent="  "), file=sys.stderr)
+            message = (f"normcore gradcheck: error: argument --only: {args.only!r} matches no "
+                       f"layer; the labels start with {', '.join(families)}")
+            print(textwrap.fill(message, WIDTH, subsequent_indent="  "), file=sys.stderr)
             return 2
         cases = chosen
     reports = [(case, gradcheck(case.module, *case.inputs, tol=args.tol, seed=args.seed))

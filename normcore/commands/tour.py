@@ -33,7 +33,8 @@ def add_arguments(parser):
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--seed", type=seed, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=seed, default=0,
+                        help="seed of the random inputs (default 0)")
 
 
 def _say(text=""):
