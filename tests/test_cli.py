@@ -22,6 +22,7 @@ def test_gradcheck_command_lists_every_layer_and_passes(capsys):
     assert len(rows) >= 3 * 15 and all(line.endswith("pass") for line in rows)
     errors = [float(line.split()[-2]) for line in rows]
     assert max(errors) <= 1e-7
+    assert max(map(len, out.splitlines())) <= 80
 
 
 def test_gradcheck_command_fails_with_exit_status_1_on_a_wrong_backward(monkeypatch, capsys):
