@@ -177,13 +177,18 @@ def _feedforward(m, sub):
 
 @converts(nn.TransformerBlock)
 def _block(m, sub):
-    children = {name: sub(child) for name, child in vars(m)["_modules"].items()}
+    children = {name: sub(child) for name, child in _named_children(m)}
     return _twins().TransformerBlock(m.position, m.alpha, children)
 
 
 @converts(nn.TinyTransformer)
 def _tiny(m, sub):
-    return _twins().Stages({name: sub(child) for name, child in vars(m)["_modules"].items()})
+    return _twins().Stages({name: sub(child) for name, child in _named_children(m)})
+
+
+def _named_children(m):
+    """(name, child) of the module's direct children, in the order they were set."""
+    return [(name, child) for name, child in m.named_modules() if name and "." not in name]
 
 
 @converts(Sequential)

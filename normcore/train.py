@@ -1,36 +1,13 @@
 """The training loop: ``fit`` trains a model on a task and returns its per-step history as arrays."""
 
-import sys
 import time
 
 import numpy as np
 
 from .nn.losses import CrossEntropyLoss
 from .optim.optimizers import clip_grad_norm, grad_norm
+from .progress import Progress
 from .tasks import Task, token_accuracy
-
-
-class ProgressBar:
-    """A one-line text progress bar, redrawn in place at most every ``interval`` seconds."""
-
-    def __init__(self, total, stream=None, width=30, interval=0.1):
-        self.total, self.width, self.interval = total, width, interval
-        self.stream = sys.stderr if stream is None else stream
-        self.start = self._last = time.perf_counter()
-
-    def update(self, done, text=""):
-        now = time.perf_counter()
-        if done < self.total and now - self._last < self.interval:
-            return
-        self._last = now
-        filled = int(self.width * done / max(self.total, 1))
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {done}/{self.total} {now - self.start:5.1f}s {text}")
-        self.stream.flush()
-
-    def close(self):
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def _block_params(model):
@@ -103,7 +80,7 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         "loss": np.zeros(steps), "accuracy": np.zeros(steps), "lr": np.zeros(steps),
         "grad_norm": np.zeros(steps), "block_grad_norm": np.zeros((steps, len(blocks))),
     }
-    bar = ProgressBar(steps) if progress else None
+    bar = Progress(total=steps, width=20) if progress else None
     start = time.perf_counter()
     model.train()
     for step in range(steps):
@@ -127,8 +104,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
             clip_grad_norm(params, clip)
         optimizer.step()
         if bar is not None:
-            bar.update(step + 1, f"loss {loss:.4f} lr {optimizer.lr:.2e}")
+            bar.update(step + 1, label=f"step {step + 1}/{steps} loss {loss:.4f} lr {optimizer.lr:.2e}")
     if bar is not None:
-        bar.close()
+        bar.finish()
     history["seconds"] = np.array(time.perf_counter() - start)
     return history

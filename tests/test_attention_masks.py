@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.zoo import perturb_parameters
+from normcore.layer_cases import perturb_parameters
 
 try:
     import torch

@@ -8,16 +8,17 @@ import numpy as np
 import pytest
 
 import normcore as nc
-import normcore.bench as bench
-from normcore import _timing
 from normcore.cli import build_parser, main
+from normcore.perf import baselines, cases, printing, runners, timing
+from normcore.perf.bench import run_bench
+from normcore.perf.targets import Target
 
 TINY = dict(shapes=((64, 64), (4, 32, 16)), repeats=3, step_repeats=1, warmup=1,
             transformer=dict(vocab_size=11, d_model=16, n_layers=1, n_heads=2, batch=2, length=5))
 
 
 def _fast_or_skip():
-    fast = bench._fast()
+    fast = cases.fast_tier()
     if fast is None:
         pytest.skip("normcore.fast is not in this installation")
     return fast
@@ -27,24 +28,24 @@ def _fast_or_skip():
 def numpy_only():
     """One tiny run without torch (and with the fast tier when it is there), and what it printed."""
     lines = []
-    results, step, targets = bench.run_bench(torch=None, out=lines.append, **TINY)
+    results, step, targets = run_bench(torch=None, out=lines.append, **TINY)
     return results, step, targets, "\n".join(lines)
 
 
-@pytest.mark.parametrize("kind", bench.LAYERS)
+@pytest.mark.parametrize("kind", cases.LAYERS)
 @pytest.mark.parametrize("shape", [(16, 64), (4, 32, 8)])
 def test_every_implementation_computes_the_same(kind, shape):
     """The tiers and torch get the same gamma and beta and agree, or their times compare nothing."""
     rng = np.random.default_rng(0)
     x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
-    reference = bench.make_norm(nc.norms, kind, shape, np.float64)
+    reference = cases.make_norm(nc.norms, kind, shape, np.float64)
     y, dx = reference.forward(x), reference.backward(dy)
-    tiers = [bench.make_norm(bench._fast(), kind, shape, np.float64)] if bench._fast() else []
+    tiers = [cases.make_norm(cases.fast_tier(), kind, shape, np.float64)] if cases.fast_tier() else []
     for layer in tiers:
         np.testing.assert_allclose(layer.forward(x), y, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(layer.backward(dy), dx, rtol=1e-9, atol=1e-12)
     torch = pytest.importorskip("torch", reason="PyTorch is the timing reference; not installed")
-    module = bench.make_torch_norm(torch, kind, shape, np.float64)
+    module = baselines.make_torch_norm(torch, kind, shape, np.float64)
     xt = torch.from_numpy(x).requires_grad_(True)
     yt = module(xt)
     yt.backward(torch.from_numpy(dy))
@@ -54,15 +55,15 @@ def test_every_implementation_computes_the_same(kind, shape):
 
 def test_the_floor_copies_and_is_below_every_tier(numpy_only):
     results = numpy_only[0]
-    assert len(results) == len(TINY["shapes"]) * len(bench.DTYPES) * len(bench.LAYERS)
+    assert len(results) == len(TINY["shapes"]) * len(cases.DTYPES) * len(cases.LAYERS)
     for r in results:
-        for phase in bench.PHASES:
-            for impl in bench.TIERS:
+        for phase in cases.PHASES:
+            for impl in cases.TIERS:
                 if r.has(impl):
                     assert r.median_ms("floor", phase) < r.median_ms(impl, phase), (r.layer, impl, phase)
                     assert r.over_floor(impl, phase) > 1
-    floor = bench.FloorRunner(np.arange(6.0), -np.arange(6.0))
-    _timing.time_once(floor, "fwd+bwd")
+    floor = baselines.FloorRunner(np.arange(6.0), -np.arange(6.0))
+    timing.time_once(floor, "fwd+bwd")
     np.testing.assert_array_equal(floor.y, floor.x)
     np.testing.assert_array_equal(floor.dx, floor.dy)
 
@@ -74,8 +75,8 @@ def test_every_printed_line_fits_80_columns(numpy_only):
 
 
 def test_a_long_machine_description_is_wrapped(monkeypatch):
-    monkeypatch.setattr(bench.os, "cpu_count", lambda: 12345678901234567890)
-    lines = bench.machine_lines(None, None, 3, 1)
+    monkeypatch.setattr(printing.os, "cpu_count", lambda: 12345678901234567890)
+    lines = printing.machine_lines(None, None, 3, 1)
     assert max(map(len, lines)) <= 80 and "fast tier unavailable" in " ".join(lines)
 
 
@@ -91,7 +92,7 @@ def test_targets_are_the_measured_ratios(numpy_only):
                for k in ("LayerNorm", "RMSNorm"))
     rms_vs_ln = by_what["RMSNorm fwd+bwd / LayerNorm fwd+bwd"]
     if ln.has("fast"):
-        expected = _timing.paired_ratio(rms.times["fast", "fwd+bwd"], ln.times["fast", "fwd+bwd"])
+        expected = timing.paired_ratio(rms.times["fast", "fwd+bwd"], ln.times["fast", "fwd+bwd"])
         assert rms_vs_ln.measured == expected
         assert f"{expected:.2f}x" in out
         cache = by_what["forward cache / input bytes, largest"]
@@ -105,19 +106,19 @@ def test_targets_are_the_measured_ratios(numpy_only):
 
 
 def test_a_missed_target_says_so():
-    missed = bench.Target("x", 3.0, 2.5, 2.0)
-    stretch = bench.Target("y", 1.9, 2.5, 2.0)
-    table = bench.targets_table([missed, stretch]).splitlines()
+    missed = Target("x", 3.0, 2.5, 2.0)
+    stretch = Target("y", 1.9, 2.5, 2.0)
+    table = printing.targets_table([missed, stretch]).splitlines()
     assert table[2].count("MISSED") == 2 and "met" not in table[2]  # the target and the stretch goal
     assert table[3].count("met") == 2 and "MISSED" not in table[3]
     assert "3.00x" in table[2] and "1.90x" in table[3]
-    longest = bench.Target("Transformer step / torch, 1 thread each", 123.456, 2.5, 2.0, "a note " * 20)
-    assert max(map(len, bench.targets_table([missed, longest]).splitlines())) <= 80
+    longest = Target("Transformer step / torch, 1 thread each", 123.456, 2.5, 2.0, "a note " * 20)
+    assert max(map(len, printing.targets_table([missed, longest]).splitlines())) <= 80
 
 
 def test_without_the_fast_tier_the_reference_is_timed_and_the_targets_are_unavailable():
     lines = []
-    results, _, targets = bench.run_bench(torch=None, fast=None, out=lines.append,
+    results, _, targets = run_bench(torch=None, fast=None, out=lines.append,
                                           **dict(TINY, shapes=((16, 32),)))
     assert all(r.has("reference") and not r.has("fast") for r in results)
     assert all(math.isnan(t.measured) for t in targets)
@@ -127,13 +128,13 @@ def test_without_the_fast_tier_the_reference_is_timed_and_the_targets_are_unavai
 def test_bench_with_torch_measures_every_ratio():
     torch = pytest.importorskip("torch", reason="PyTorch is the timing reference; not installed")
     lines = []
-    results, step, targets = bench.run_bench(torch=torch, out=lines.append,
+    results, step, targets = run_bench(torch=torch, out=lines.append,
                                              **dict(TINY, shapes=((64, 64),), dtypes=(np.float32,)))
     out = "\n".join(lines)
-    assert len(results) == len(bench.LAYERS) and all(r.has("torch 1t") and r.has("torch Nt") for r in results)
+    assert len(results) == len(cases.LAYERS) and all(r.has("torch 1t") and r.has("torch Nt") for r in results)
     assert {"torch 1t", "torch Nt"} <= set(step.times)
     for t in targets:
-        if bench._fast() or t.what.startswith("Transformer"):
+        if cases.fast_tier() or t.what.startswith("Transformer"):
             assert t.measured == t.measured, t.what
     ln = next(r for r in results if r.layer == "LayerNorm")
     if ln.has("fast"):
@@ -144,10 +145,10 @@ def test_bench_with_torch_measures_every_ratio():
 def test_transformer_step_reports_a_broken_model_instead_of_crashing(monkeypatch):
     def broken(*args, **kwargs):
         raise ImportError("no model")
-    monkeypatch.setattr(bench.nn, "TinyTransformer", broken)
-    step = bench.bench_transformer(1, torch=None)
+    monkeypatch.setattr(runners.nn, "TinyTransformer", broken)
+    step = runners.bench_transformer(1, torch=None)
     assert "ImportError: no model" in step.error
-    assert "unavailable" in bench.step_table(step)
+    assert "unavailable" in printing.step_table(step)
 
 
 def test_cli_bench_has_a_description_and_an_example_and_runs(monkeypatch, capsys):
@@ -162,13 +163,13 @@ def test_cli_bench_has_a_description_and_an_example_and_runs(monkeypatch, capsys
 def test_the_timing_loop_runs_every_runner_once_per_round_in_a_rotating_order():
     calls = []
 
-    class Runner(_timing.LayerRunner):
+    class Runner(timing.LayerRunner):
         def __init__(self, name):
             self.name = name
 
         def forward(self):
             calls.append(self.name)
 
-    times = _timing.time_interleaved({n: Runner(n) for n in "abc"}, ("forward",), repeats=2, warmup=1)
+    times = timing.time_interleaved({n: Runner(n) for n in "abc"}, ("forward",), repeats=2, warmup=1)
     assert calls == list("abc" "bca" "cab")
     assert {k: len(v) for k, v in times.items()} == {(n, "forward"): 2 for n in "abc"}

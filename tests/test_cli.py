@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore import cli, zoo
+from normcore import cli, layer_cases
 
 
 def test_gradcheck_command_lists_every_layer_and_passes(capsys):
@@ -33,7 +33,8 @@ def test_gradcheck_command_fails_with_exit_status_1_on_a_wrong_backward(monkeypa
             return rstd * dy * self.gamma.data  # dx forgets both mean terms
 
     def cases(seed=0):
-        return [zoo.Case("Wrong LayerNorm", Wrong(4), (np.random.default_rng(seed).standard_normal((3, 4)),))]
+        x = np.random.default_rng(seed).standard_normal((3, 4))
+        return [layer_cases.Case("Wrong LayerNorm", Wrong(4), (x,))]
 
     monkeypatch.setattr("normcore.commands.gradcheck.all_cases", cases)
     assert cli.main(["gradcheck"]) == 1

@@ -1,5 +1,6 @@
 """The experiments package and the ``normcore figures`` command: registry, loading, progress, skipping."""
 
+import contextlib
 import importlib
 import pathlib
 import re
@@ -7,8 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from normcore import _threads, experiments
+from normcore import experiments
 from normcore.cli import main
+from normcore.perf import threads as blas
 
 ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
        "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed"]
@@ -65,12 +67,12 @@ def test_figures_command_rejects_an_unknown_name(tmp_path, capsys):
 
 
 def test_single_thread_restores_the_blas_thread_count():
-    apis = _threads.openblas()
+    apis = blas.openblas()
     if not apis:
         pytest.skip("NumPy is not linked against OpenBLAS here")
     set_threads, get_threads = apis[0]
     before = get_threads()
-    with _threads.single_thread():
+    with blas.single_thread():
         assert get_threads() == 1
         np.ones((50, 50)) @ np.ones((50, 50))
     assert get_threads() == before
@@ -86,3 +88,46 @@ def test_readme_shows_committed_figures_with_each_takeaway():
     for name in ALL:
         module = experiments.load(name)
         assert module.TAKEAWAY in readme, f"README lacks the takeaway of {name}"
+
+
+def test_quick_figures_go_to_their_own_folder_and_never_over_the_committed_ones(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "figures").mkdir()
+    committed = tmp_path / "figures" / "invariance_table.png"
+    committed.write_bytes(b"the full-mode figure")
+    assert main(["figures", "invariance", "--quick"]) == 0
+    assert "figures/quick/" in capsys.readouterr().err
+    assert committed.read_bytes() == b"the full-mode figure"
+    assert (tmp_path / "figures" / "quick" / "invariance_table.png").stat().st_size > 10_000
+    assert "figures/quick/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_quick_runs_are_marked_in_the_title_and_full_runs_are_not(tmp_path):
+    from normcore.experiments import _plot
+
+    for quick in (True, False):
+        with _plot.figure() as (fig, ax):
+            fig.suptitle("a title")
+            with _plot.quick_run() if quick else contextlib.nullcontext():
+                _plot.save(fig, tmp_path, "x")
+        assert fig.get_suptitle().startswith(_plot.QUICK_MARK) == quick
+        assert fig.get_suptitle().endswith("a title")
+
+
+def test_figures_use_the_colour_blind_safe_palette_and_a_line_style_per_series():
+    from normcore.experiments import _plot, _positions, dropout, running_stats
+
+    palette = set(_plot.OKABE_ITO.values())
+    families = [(_plot.COLORS, _plot.MARKERS, _plot.LINESTYLES),
+                (_positions.COLORS, _positions.MARKERS, _positions.LINESTYLES),
+                (dropout.COLORS, dropout.MARKERS, dropout.LINESTYLES),
+                (running_stats.COLORS, running_stats.MARKERS, running_stats.LINESTYLES)]
+    for colors, markers, linestyles in families:
+        assert set(colors.values()) <= palette
+        assert len(set(colors.values())) == len(colors)
+        # every series differs from every other by its marker too, so colour is never needed
+        assert len(set(markers.values())) == len(markers) and set(markers) == set(colors) == set(linestyles)
+    sources = [p for p in (ROOT / "normcore" / "experiments").glob("*.py") if p.name != "_plot.py"]
+    for path in sources:
+        named = re.findall(r'(?<!\[)"(tab:[a-z]+|red|green|darkred|darkgreen)"', path.read_text())
+        assert not named, f"{path.name} names the colours {named}, not the palette's"

@@ -22,6 +22,11 @@ def test_batchnorm_error_climbs_at_batch_size_2(result):
         assert bn[col(result, 2)] > result[f"{other}/error"][col(result, 2)] + 0.2
 
 
+def test_at_the_largest_batch_the_three_norms_are_level(result):
+    errors = [result[f"{norm}/error"][col(result, 32)] for norm in ("batchnorm", "groupnorm", "layernorm")]
+    assert max(errors) - min(errors) < 0.03, f"errors at a batch of 32: {errors}"
+
+
 @pytest.mark.parametrize("norm", ["groupnorm", "layernorm"])
 def test_per_sample_norms_do_not_degrade_at_small_batches(result, norm):
     err = result[f"{norm}/error"]

@@ -32,9 +32,9 @@ def test_pre_ln_change_grows_about_logarithmically(result):
 
 
 def test_change_is_in_the_linear_regime():
-    # halving the step divides the normalised change by about 1 (it is divided by eps**2)
-    a = exp.output_change("post", 4, seed=0, eps=1e-3)
-    b = exp.output_change("post", 4, seed=0, eps=5e-4)
+    # halving the step divides the normalised change by about 1 (it is divided by sigma**2)
+    a = exp.output_change("post", 4, seed=0, sigma=1e-3)
+    b = exp.output_change("post", 4, seed=0, sigma=5e-4)
     np.testing.assert_allclose(a, b, rtol=0.05)
 
 

@@ -17,7 +17,7 @@ def _final(loss):
 
 def test_post_ln_without_warmup_does_not_learn_but_pre_ln_and_deepnorm_do(result):
     positions = list(result["positions"])
-    final = {p: _final(result["loss"][i, 0]) for i, p in enumerate(positions)}  # column 0: no warmup
+    final = {p: _final(result["loss"][i, 0, 0]) for i, p in enumerate(positions)}  # no warmup, seed 0
     chance = result["chance_loss"]
     assert final["post"] > 0.9 * chance, f"Post-LN without warmup should stay near chance: {final}"
     assert final["pre"] < 0.5 * chance, f"Pre-LN without warmup should learn: {final}"

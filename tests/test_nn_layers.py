@@ -5,7 +5,7 @@ import pytest
 
 import normcore as nc
 from normcore import nn
-from normcore.zoo import transformer_cases
+from normcore.layer_cases import transformer_cases
 
 
 @pytest.mark.parametrize("case", transformer_cases(seed=0), ids=lambda c: c.label)

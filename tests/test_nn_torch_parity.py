@@ -16,7 +16,7 @@ F = torch.nn.functional
 import normcore as nc  # noqa: E402
 from normcore import optim  # noqa: E402
 from normcore.torch_bridge import to_torch  # noqa: E402
-from normcore.zoo import perturb_parameters  # noqa: E402
+from normcore.layer_cases import perturb_parameters  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)  # tiny tensors: threads only add synchronisation

@@ -5,7 +5,7 @@ import pytest
 
 import normcore as nc
 from normcore import nn
-from normcore.zoo import perturb_parameters
+from normcore.layer_cases import perturb_parameters
 
 POSITIONS = ["pre", "post", "deepnorm", "none"]
 NORMS = ["layernorm", "rmsnorm"]

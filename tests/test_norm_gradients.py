@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.zoo import norm_cases, randomize_parameters
+from normcore.layer_cases import norm_cases, randomize_parameters
 
 CASES = norm_cases(seed=0)
 

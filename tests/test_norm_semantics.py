@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.zoo import randomize_parameters
+from normcore.layer_cases import randomize_parameters
 
 
 def test_layernorm_forward_is_the_formula():

@@ -30,8 +30,10 @@ import pytest
 
 from normcore.cli import main
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
+from normcore.practice.catalog import Anchor
 from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
                                       solution_source)
+from normcore.practice.mutants import VariantDoesNotApply, tagged_lines
 
 HERE = Path(__file__).parent
 BUG_DIR = HERE / "practice_bugs"
@@ -493,9 +495,9 @@ def test_classic_backward_mistakes_are_named_in_every_style(mistake):
 def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
     """The mutants' and the reference's runs are computed once per exercise and process; a
     second grading of a file, after other files, gives the same checks and diagnoses."""
-    from normcore.practice.grader import _Mutants
+    from normcore.practice.mutants import Mutants
     exercise = EXERCISES["layernorm"]
-    assert _Mutants.of(exercise) is _Mutants.of(exercise)
+    assert Mutants.of(exercise) is Mutants.of(exercise)
     path = next(p for p in GENERATED if p.name.startswith("backward-no-mean-term@layernorm"))
     first = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
     for other in HAND_WRITTEN:
@@ -564,3 +566,51 @@ def test_block_weight_gradient_failure_gets_the_weight_hint_not_the_accumulation
     assert {c.row.partition(" ")[0] for c in _failing(report)} == {"dw2"}
     text = _hints(format_report(report))
     assert "A weight's gradient is its input" in text and "add into .grad (+=)" not in text
+
+
+# --- the catalog's anchors: tagged lines of the reference answers ------------------------------
+def _anchors():
+    """(mistake id, exercise, anchor) of every replacement in the catalog."""
+    return [(m.id, name, old) for m in CATALOG for name, variants in m.variants.items()
+            for variant in variants for old, _ in variant]
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_every_anchor_is_on_exactly_one_tagged_line_of_its_answer(name):
+    """A catalog variant finds its piece of code by the tag at the end of a line of the
+    reference answer (``# (N, 1) [rstd]``): the tag must end exactly one line and the piece
+    be exactly once on it. An answer edited without its tag, or with a tag copied onto a
+    second line, fails here by name instead of leaving a mistake without its mutant."""
+    lines = tagged_lines(solution_source(name))
+    source_lines = solution_source(name).splitlines()
+    used = set()
+    for mistake_id, exercise, anchor in _anchors():
+        if exercise != name:
+            continue
+        assert isinstance(anchor, Anchor), (mistake_id, str(anchor))
+        where = lines.get(anchor.tag, [])
+        assert len(where) == 1, (f"{mistake_id}: the tag [{anchor.tag}] ends {len(where)} lines "
+                                 f"of solutions/{name}.py, not one")
+        assert source_lines[where[0]].count(anchor) == 1, (mistake_id, anchor.tag, str(anchor))
+        used.add(anchor.tag)
+    assert set(lines) == used, f"tags no mistake uses in solutions/{name}.py: {set(lines) - used}"
+
+
+def test_a_missing_or_ambiguous_anchor_raises_a_named_error():
+    source = solution_source("layernorm")
+    anchor = Anchor("rstd", "np.sqrt(var + self.eps)")
+    variant = ((anchor, "(np.sqrt(var) + self.eps)"),)
+    assert "(np.sqrt(var) + self.eps)" in apply_variant(source, variant)
+    # editing the rest of the answer does not move the anchor
+    edited = source.replace("import numpy as np", "import numpy as np\n\nEPS_NOTE = 1e-5  # eps")
+    assert "(np.sqrt(var) + self.eps)" in apply_variant(edited, variant)
+    untagged = re.sub(r" \[rstd\]$", "", source, flags=re.M)
+    with pytest.raises(VariantDoesNotApply, match=r"\[rstd\] ends 0 lines"):
+        apply_variant(untagged, variant)
+    line = next(line for line in source.splitlines() if line.endswith("[rstd]"))
+    with pytest.raises(VariantDoesNotApply, match=r"\[rstd\] ends 2 lines"):
+        apply_variant(source.replace(line, line + "\n" + line), variant)
+    with pytest.raises(VariantDoesNotApply, match="instead of once"):
+        apply_variant(source.replace("np.sqrt(var + self.eps)", "np.sqrt(var+self.eps)"), variant)
+    with pytest.raises(VariantDoesNotApply, match="has no anchor"):
+        apply_variant(source, (("np.sqrt(var + self.eps)", "np.sqrt(var)"),))

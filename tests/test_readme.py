@@ -27,6 +27,19 @@ def test_the_ten_line_example_runs():
     np.testing.assert_allclose(namespace["dx"].sum(axis=-1), 0, atol=1e-12)
 
 
+def test_the_notebooks_start_where_the_readme_says():
+    sentence = re.search(r"each go from a tiny concrete example \((\w+) of them\s+from a class's test scores",
+                         README).group(1)
+    listed = ["batchnorm", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout", "pre_post_norm",
+              "interview_practice"]  # the notebooks the sentence is about, in its order
+    sources = [ROOT / "notebooks" / "src" / f"{name}.py" for name in listed]
+    intuitions = {p.stem: p.read_text().split("## 2.")[0] for p in sources}  # up to the second section
+    with_scores = [name for name, text in intuitions.items() if "scores" in text]
+    numbers = {"five": 5, "six": 6, "seven": 7, "four": 4}
+    assert len(with_scores) == numbers[sentence], with_scores
+    assert "study group" in intuitions["dropout"] and "draft" in intuitions["pre_post_norm"]
+
+
 def test_readme_says_how_to_open_the_notebooks():
     import configparser
 

@@ -1,6 +1,5 @@
 """Synthetic tasks, the training loop, and a 4-layer Pre-Norm model learning to reverse 8 tokens."""
 
-import io
 import json
 import os
 import re
@@ -90,16 +89,6 @@ def test_fit_with_an_iterable_of_batches():
     assert hist["loss"].shape == (2,)
     with pytest.raises(ValueError, match="ran out after 2 of 3"):
         nc.fit(model, batches, nc.SGD(model.parameters(), lr=0.1), steps=3, progress=False)
-
-
-def test_progress_bar_draws_in_place():
-    out = io.StringIO()
-    bar = nc.train.ProgressBar(4, stream=out, width=8, interval=0.0)
-    for i in range(1, 5):
-        bar.update(i, "loss 1.0")
-    bar.close()
-    text = out.getvalue()
-    assert text.count("\r") == 4 and "[########] 4/4" in text and text.endswith("\n")
 
 
 def train_reverse(steps=250):

@@ -11,7 +11,7 @@ import pytest
 import normcore as nc
 from normcore import cli, fast, torch_bridge
 from normcore.commands import compare as compare_command
-from normcore.zoo import perturb_parameters, randomize_parameters
+from normcore.layer_cases import perturb_parameters, randomize_parameters
 
 NO_TORCH = "import sys; sys.modules['torch'] = None  # import torch raises ImportError\n"
 

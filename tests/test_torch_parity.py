@@ -5,7 +5,7 @@ import pytest
 
 import normcore as nc
 from normcore.torch_bridge import to_torch
-from normcore.zoo import randomize_parameters
+from normcore.layer_cases import randomize_parameters
 
 torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
 torch.set_default_dtype(torch.float64)

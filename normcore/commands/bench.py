@@ -3,7 +3,7 @@ Transformer training step against PyTorch."""
 
 import argparse
 
-from ..bench import run_bench
+from ..perf.bench import run_bench
 
 DESCRIPTION = """\
 Time forward, backward and forward+backward of LayerNorm, RMSNorm, BatchNorm1d

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 
 from .. import fast, nn, norms
+from ..layer_cases import perturb_parameters, randomize_parameters
 from ..torch_bridge import compare
-from ..zoo import perturb_parameters, randomize_parameters
 from ._options import seed
 from .gradcheck import NORM_NAMES, has_norm
 

@@ -1,4 +1,7 @@
-"""``normcore figures``: run the experiments and write their figures (PNG) into a folder."""
+"""``normcore figures``: run the experiments and write their figures (PNG) into a folder.
+
+The full runs write into ``figures/`` (the committed figures); quick runs into ``figures/quick/``
+(ignored by git), so that a quick run never overwrites a committed figure."""
 
 import argparse
 import sys
@@ -6,7 +9,11 @@ import textwrap
 import time
 
 from .. import experiments
+from ..progress import Progress
 from ._options import seed
+
+FULL_OUTDIR = "figures"
+QUICK_OUTDIR = "figures/quick"
 
 
 DESCRIPTION = """\
@@ -17,8 +24,8 @@ Data are synthetic; nothing is downloaded. Progress goes to stderr."""
 EPILOG = """\
 examples:
   normcore figures                                 every experiment, full size
-  normcore figures invariance --quick --outdir /tmp/figs
-  normcore figures saturation warmup               two of them, into figures/"""
+  normcore figures invariance --quick              into figures/quick/, seconds
+  normcore figures saturation warmup --outdir /tmp/figs"""
 
 
 def add_arguments(parser):
@@ -28,44 +35,13 @@ def add_arguments(parser):
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
     parser.add_argument("--quick", action="store_true",
-                        help="the small configuration the tests use (seconds each)")
-    parser.add_argument("--outdir", default="figures",
-                        help="folder the PNGs are written to (default: figures)")
+                        help="the small configuration the tests use (seconds each), written to "
+                             f"{QUICK_OUTDIR}/ and marked as a quick run in each title")
+    parser.add_argument("--outdir", default=None,
+                        help=f"folder the PNGs are written to (default: {FULL_OUTDIR}, with --quick "
+                             f"{QUICK_OUTDIR})")
     parser.add_argument("--seed", type=seed, default=0,
                         help="seed of the data and the initialisations (default 0)")
-
-
-class ProgressLine:
-    """A one-line progress display on stderr: ``[2/7] covariate_shift  |#####     | 50%  label``."""
-
-    def __init__(self, prefix, stream=None, width=24):
-        self.prefix, self.width = prefix, width
-        self.stream = sys.stderr if stream is None else stream  # looked up now: tests replace sys.stderr
-        self.interactive = getattr(stream, "isatty", lambda: False)()
-        self._last = -1
-
-    def __call__(self, done, total, label=""):
-        frac = min(max(done / total if total else 1.0, 0.0), 1.0)
-        percent = int(100 * frac)
-        if not self.interactive and percent < self._last + 25 and done < total:
-            return  # in a log file, print only every quarter
-        self._last = percent
-        bar = "#" * int(self.width * frac)
-        line = f"{self.prefix} |{bar:<{self.width}}| {percent:3d}%  "
-        room = 80 - len(line)  # the label is cut to keep the line within 80 columns
-        line += label if len(label) <= room else label[:max(0, room - 3)] + "..."
-        self.stream.write(("\r" + line + "\033[K") if self.interactive else line + "\n")
-        self.stream.flush()
-
-    def finish(self, message):
-        """The last line, ``prefix message``; a long message goes on in lines aligned under it."""
-        indent = len(self.prefix) + 1
-        first, *rest = textwrap.wrap(message, max(30, 80 - indent), break_on_hyphens=False) or [""]
-        self.stream.write(("\r" if self.interactive else "") + f"{self.prefix} {first}"
-                          + ("\033[K" if self.interactive else "") + "\n")
-        for line in rest:
-            self.stream.write(" " * indent + line + "\n")
-        self.stream.flush()
 
 
 def run(args):
@@ -78,11 +54,13 @@ def run(args):
                             break_on_hyphens=False), file=sys.stderr)
         return 2
     mode = "quick" if args.quick else "full"
+    if args.outdir is None:
+        args.outdir = QUICK_OUTDIR if args.quick else FULL_OUTDIR
     print(textwrap.fill(f"normcore figures: {len(names)} experiment(s), {mode} mode, writing to "
                         f"{args.outdir}/", 80, break_on_hyphens=False), file=sys.stderr)
     written, skipped, start = [], [], time.perf_counter()
     for i, name in enumerate(names, 1):
-        display = ProgressLine(f"[{i}/{len(names)}] {name:<18}")
+        display = Progress(f"[{i}/{len(names)}] {name:<18} ")
         t0 = time.perf_counter()
         try:
             _, paths = experiments.run_and_plot(name, quick=args.quick, outdir=args.outdir, seed=args.seed,

@@ -5,7 +5,7 @@ import sys
 import textwrap
 
 from ..gradcheck import gradcheck
-from ..zoo import all_cases
+from ..layer_cases import all_cases
 from ._options import positive_float, seed
 
 WIDTH = 80

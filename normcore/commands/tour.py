@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..derivations import step_through
 from ..gradcheck import gradcheck
-from ..zoo import all_cases
+from ..layer_cases import all_cases
+from . import COMMANDS
 from ._options import seed
 
 WIDTH = 80
@@ -93,8 +94,6 @@ def _figures():
 
 
 def run(args):
-    from ..cli import COMMANDS
-
     print("normcore tour".center(WIDTH).rstrip())
     print("=" * WIDTH)
     _say("normcore is normalization in deep networks written out in NumPy: BatchNorm, "

@@ -5,7 +5,8 @@ by node, and the staged gradient checked against the compact backward and centra
     print(step_through("batchnorm", shape=(4, 3), seed=0).text())
 """
 
-from .steps import KINDS, Check, StepThrough, step_through
+from .steps import KINDS, GradientComparison, StepThrough, step_through
 from .tape import Edge, Node, Tape
 
-__all__ = ["step_through", "StepThrough", "Check", "KINDS", "Tape", "Node", "Edge"]
+__all__ = ["step_through", "StepThrough", "GradientComparison", "KINDS", "Tape", "Node",
+           "Edge"]

@@ -17,7 +17,7 @@ import numpy as np
 from .. import norms
 from ..gradcheck import rel_error
 from ..nn import Softmax
-from ..zoo import randomize_parameters
+from ..layer_cases import randomize_parameters
 from .tape import Tape
 
 COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
@@ -27,7 +27,7 @@ NUMERICAL_ATOL = 1e-8  # absolute difference where the gradient itself is about 
 
 
 @dataclass
-class Check:
+class GradientComparison:
     """One comparison of a staged value with a reference: ``verdict`` is exact, close or DIFFERS."""
 
     node: str
@@ -173,7 +173,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
     diff = float(np.max(np.abs(staged - reference))) if staged.size else 0.0
     err = rel_error(staged, reference)
     verdict = "exact" if diff == 0 else "close" if err <= tol or diff <= atol else "DIFFERS"
-    return Check(node, against, diff, err, verdict)
+    return GradientComparison(node, against, diff, err, verdict)
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6):

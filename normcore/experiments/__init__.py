@@ -10,16 +10,19 @@ Each experiment is one module here with::
 
 ``progress`` is None or a callable ``progress(done, total, label)``. ``quick=True`` is a
 smaller configuration that runs in seconds (what the tests use); the full one draws the
-committed figures in ``figures/``. Data are synthetic; nothing is downloaded.
+committed figures in ``figures/``. ``run_and_plot(..., quick=True)`` marks its figures as quick
+runs in their titles. Data are synthetic; nothing is downloaded.
 
     from normcore import experiments
     result, paths = experiments.run_and_plot("invariance", quick=True, outdir="figures")
 """
 
+import contextlib
 import importlib
 import pathlib
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
+from . import _plot
 
 # The order ``normcore figures`` runs them in.
 EXPERIMENTS = [
@@ -58,10 +61,13 @@ def load(name):
 
 
 def run_and_plot(name, quick=False, outdir="figures", seed=0, progress=None):
-    """Run experiment ``name`` and write its figures into ``outdir``; returns (result, paths)."""
+    """Run experiment ``name`` and write its figures into ``outdir``; returns (result, paths).
+    With ``quick=True`` each figure's title says it is a quick run."""
     module = load(name)
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     with single_thread():
         result = module.run(quick=quick, seed=seed, progress=progress)
-    return result, [pathlib.Path(p) for p in module.plot(result, outdir)]
+    with _plot.quick_run() if quick else contextlib.nullcontext():
+        paths = module.plot(result, outdir)
+    return result, [pathlib.Path(p) for p in paths]

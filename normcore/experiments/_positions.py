@@ -2,7 +2,8 @@
 model and task they measure, and the gradient norms of a model's blocks at initialisation.
 
 Every experiment about where the norm sits (pre_post_gradients, warmup, output_change,
-effective_depth) compares the same three positions with the same colours::
+effective_depth) compares the same three positions with the same colours, markers and line
+styles (``_plot.series(position, COLORS, MARKERS, LINESTYLES)``)::
 
     "post"      x_{l+1} = LN(x_l + F(x_l))                 the original Transformer
     "pre"       x_{l+1} = x_l + F(LN(x_l))                 GPT-2 and most models since
@@ -15,9 +16,12 @@ from .. import tasks
 from ..nn import CrossEntropyLoss, TinyTransformer
 from ..optim import grad_norm
 from ..train import loss_and_backward
+from ._plot import OKABE_ITO
 
 POSITIONS = ("post", "pre", "deepnorm")
-COLORS = {"post": "tab:red", "pre": "tab:blue", "deepnorm": "tab:green"}
+COLORS = {"post": OKABE_ITO["vermillion"], "pre": OKABE_ITO["blue"], "deepnorm": OKABE_ITO["green"]}
+MARKERS = {"post": "o", "pre": "s", "deepnorm": "^"}
+LINESTYLES = {"post": "-", "pre": "--", "deepnorm": "-."}
 LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm"}
 
 D_MODEL = 32

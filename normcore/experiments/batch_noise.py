@@ -32,9 +32,9 @@ does not show; what not to conclude is that it never exists.
 import numpy as np
 
 from .. import InstanceNorm1d
-from .._threads import single_thread
 from ..module import Module, Sequential
 from ..nn import CrossEntropyLoss, ReLU
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, sgd, teacher_task, train_step
 
@@ -167,7 +167,7 @@ def plot(result, outdir):
             ax.set_xscale("log", base=2)
             ax.set_xticks(k, [str(v) for v in k])
             ax.xaxis.set_minor_locator(_plot.matplotlib.ticker.NullLocator())
-            ax.legend(loc="best")
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)  # below: covers no data
         fig.suptitle(f"SGD batch {result['batch']}, {result['n_train']} training samples, {result['epochs']} epochs: "
                      "BatchNorm's statistics from ghost batches")
         return [_plot.save(fig, outdir, "batch_noise")]

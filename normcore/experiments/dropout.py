@@ -13,7 +13,7 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 import numpy as np
 
 from .. import Dropout, MSELoss, ReLU, Sequential
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, sgd
 
@@ -24,7 +24,9 @@ TAKEAWAY = ("Inverted dropout keeps E[y] = x for every p; drop the 1/(1-p) scale
 
 PS = (0.1, 0.3, 0.5, 0.7, 0.9)
 VARIANTS = {"inverted": "inverted dropout: x * mask / (1-p)", "unscaled": "no scale: x * mask (the mistake)"}
-COLORS = {"inverted": "tab:blue", "unscaled": "tab:red"}
+COLORS = {"inverted": _plot.OKABE_ITO["blue"], "unscaled": _plot.OKABE_ITO["vermillion"]}
+MARKERS = {"inverted": "o", "unscaled": "s"}
+LINESTYLES = {"inverted": "-", "unscaled": "--"}
 
 
 class UnscaledDropout(Dropout):
@@ -97,14 +99,15 @@ def plot(result, outdir):
     ps = result["ps"]
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for v, label in VARIANTS.items():
-            ax1.plot(ps, result[f"{v}/expectation_ratio"], marker="o", color=COLORS[v], label=label)
+            ax1.plot(ps, result[f"{v}/expectation_ratio"], **_plot.series(v, COLORS, MARKERS, LINESTYLES),
+                     label=label)
         ax1.plot(ps, 1 - ps, "k:", lw=2, label="1 - p")
         ax1.set(title="Training mode: E[y] / x over many masks", xlabel="dropout probability p",
                 ylabel="mean(Dropout(x)) / mean(x)", ylim=(0, 1.15))
         ax1.legend(loc="lower left")
         tp = result["train_ps"]
         for v, label in VARIANTS.items():
-            ax2.plot(tp, result[f"{v}/eval_slope"], marker="o", color=COLORS[v], label=label)
+            ax2.plot(tp, result[f"{v}/eval_slope"], **_plot.series(v, COLORS, MARKERS, LINESTYLES), label=label)
         ax2.plot(tp, 1 / (1 - tp), "k:", lw=2, label="1 / (1 - p)")
         ax2.set(title="After training: evaluation-mode outputs", xlabel="dropout probability p",
                 ylabel="prediction / target (fitted slope)")
@@ -116,7 +119,7 @@ def plot(result, outdir):
         with _plot.figure(ncols=2, size=(15, 7), sharey=True) as (fig, axes):
             for ax, v in zip(axes, VARIANTS):
                 t, pr = result[f"{v}/target_p05"], result[f"{v}/pred_p05"]
-                ax.scatter(t, pr, s=12, alpha=0.5, color=COLORS[v], label="held-out samples")
+                ax.scatter(t, pr, s=12, alpha=0.5, color=COLORS[v], marker=MARKERS[v], label="held-out samples")
                 lim = np.array([t.min(), t.max()])
                 ax.plot(lim, lim, "k--", lw=2, label="prediction = target")
                 ax.plot(lim, 2 * lim, "k:", lw=2, label="prediction = 2 x target")

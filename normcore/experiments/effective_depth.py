@@ -9,7 +9,11 @@ F_l an output of the same variance as its input, as at initialisation. Then
     Pre-Norm   x_{l+1} = x_l + F_l(LN(x_l)) = x_0 + sum_{k<=l} F_k(LN(x_k))
                x_0 keeps weight 1, |x_l| grows like sqrt(1 + l), and each layer adds a unit
                vector to a growing sum: cos(x_l, x_{l+1}) = sqrt((1 + l) / (2 + l)) -> 1, so
-               consecutive layers see almost the same normalised input and act like one wider layer.
+               consecutive layers see almost the same normalised input.
+
+The hypothesis built on this (that Pre-Norm's consecutive layers then act like one wider layer,
+so that a deep Pre-Norm model is shallower than it looks) is not measured here: the experiment
+measures only its premise, the near-parallel inputs, at initialisation and without training.
 
 The experiment builds exactly that model with normcore's layers: F_l = ``Linear(d, d)`` with
 Xavier-normal weights (variance-preserving: Var(F(x)) = Var(x)) and a ``LayerNorm`` without
@@ -25,15 +29,16 @@ import numpy as np
 
 from ..nn import Linear
 from ..norms import LayerNorm
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
-from ._positions import COLORS, LABELS
+from ._positions import COLORS, LABELS, LINESTYLES, MARKERS
 
 NAME = "effective_depth"
 TITLE = "Effective depth: Post-Norm forgets its input, Pre-Norm stacks near-identical layers"
 TAKEAWAY = ("Post-Norm halves the weight of the input every two layers (2^(-l/2)); in Pre-Norm the "
             "stream's norm grows like sqrt(l) and consecutive layers' inputs become almost parallel "
-            "(cosine -> 1), so added layers act wider rather than deeper.")
+            "(cosine -> 1). That is the premise of the hypothesis that Pre-Norm's added layers act wider "
+            "rather than deeper; the figure measures the premise, at initialisation, not the hypothesis.")
 
 POSITIONS = ("post", "pre")
 D_MODEL = 256  # wide: a branch's chance correlation with x_0 is about 1/d
@@ -91,15 +96,15 @@ def plot(result, outdir):
     layer = result["layer"]
     with _plot.figure(ncols=3, size=(20, 6.5)) as (fig, (ax_w, ax_c, ax_n)):
         for position in POSITIONS:
-            style = dict(color=COLORS[position], label=f"{LABELS[position]} (measured)", marker="o")
+            style = dict(_plot.series(position, COLORS, MARKERS, LINESTYLES), label=f"{LABELS[position]} (measured)")
             # |weight|: Post-Norm's is positive but tiny at depth, a log axis needs it > 0
             ax_w.plot(layer, np.abs(result[f"{position}_weight"]), **style)
             ax_c.plot(layer[:-1], result[f"{position}_cosine"], **style)
             ax_n.plot(layer, result[f"{position}_rms"], **style)
-        dashed = dict(color="black", linestyle="--", linewidth=2.5)
+        dashed = dict(color="black", linestyle=":", linewidth=2.5)
         ax_w.plot(layer, result["theory_post_weight"], label=r"theory $2^{-l/2}$", **dashed)
         ax_c.plot(layer[:-1], result["theory_pre_cosine"], label=r"theory $\sqrt{(1+l)/(2+l)}$", **dashed)
-        ax_c.axhline(2 ** -0.5, color="gray", linestyle=":", linewidth=2.5, label=r"theory $1/\sqrt{2}$")
+        ax_c.axhline(2 ** -0.5, color="gray", linestyle=(0, (1, 3)), linewidth=2.5, label=r"theory $1/\sqrt{2}$")
         ax_n.plot(layer, result["theory_pre_rms"], label=r"theory $\sqrt{1+l}$", **dashed)
         ax_w.set(yscale="log", xlabel="layer l", ylabel=r"weight of $x_0$ in $x_l$",
                  title="Input's weight in the stream")

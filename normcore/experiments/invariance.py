@@ -108,12 +108,15 @@ def plot(result, outdir):
     invariant = np.array([result[f"{n}/invariant"] for n in names])  # (norms, transforms)
     change = np.array([result[f"{n}/change"] for n in names])
     with _plot.figure(size=(17, 6)) as (fig, ax):
-        colors = np.where(invariant[..., None], [0.80, 0.93, 0.80], [0.98, 0.82, 0.82])
+        # light Okabe-Ito blue and orange cells; the tick and cross say it without colour
+        yes, no = (0.80, 0.89, 0.96), (0.98, 0.88, 0.70)
+        colors = np.where(invariant[..., None], yes, no)
         ax.imshow(colors, aspect="auto")
         for i in range(len(names)):
             for j in range(len(TRANSFORMS)):
                 ax.text(j, i - 0.12, "\u2713" if invariant[i, j] else "\u2717", ha="center", va="center",
-                        fontsize=40, color="darkgreen" if invariant[i, j] else "darkred", fontweight="bold")
+                        fontsize=40, color=_plot.OKABE_ITO["blue"] if invariant[i, j] else _plot.OKABE_ITO["vermillion"],
+                        fontweight="bold")
                 ax.text(j, i + 0.3, f"change {change[i, j]:.0e}", ha="center", va="center", fontsize=13)
         labels = [t.replace(" re-", "\nre-").replace("training case", "training\ncase") for t in TRANSFORMS]
         ax.set_xticks(range(len(TRANSFORMS)), labels)
@@ -126,9 +129,9 @@ def plot(result, outdir):
         ax.set_xlabel("transformation of the weights W or the data x (h = Norm(x W^T))")
         ax.set_ylabel("norm")
         patch = _plot.matplotlib.patches.Patch
-        handles = [patch(color=(0.80, 0.93, 0.80),
+        handles = [patch(color=yes,
                          label=f"\u2713 invariant: output change < {result['tolerance']:.0e}"),
-                   patch(color=(0.98, 0.82, 0.82), label="\u2717 not invariant")]
+                   patch(color=no, label="\u2717 not invariant")]
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, frameon=False)
         agree = all(list(result[f"{n}/invariant"]) == PAPER[n] for n in names)
         ax.set_title("Measured invariance table" + (" (matches Zhang & Sennrich 2019, Table 1)" if agree

@@ -36,7 +36,7 @@ helps; Santurkar et al. also show that BatchNorm's benefit survives noise inject
 import numpy as np
 
 from .. import BatchNorm1d
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from ..nn import CrossEntropyLoss
 from . import _plot
 from ._nn import mlp, teacher_task

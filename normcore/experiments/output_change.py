@@ -9,11 +9,12 @@ normalised output shrinks like 1/l, and the change grows only like O(log L).
 Measured here: a freshly initialised TinyTransformer (d_model 32, 4 heads, float64) with L
 blocks and embeddings drawn small (standard deviation 0.1, as GPT-2 draws its own small), its
 logits F(x, W) on one batch of a labelling task, then every block parameter moved by an
-independent N(0, eps**2) (a random step of Adam's size, eps = 1e-3), and
+independent N(0, sigma**2) (a random step of Adam's size, sigma = 1e-3; called sigma, not eps,
+to keep it apart from the norm's eps), and
 
-    output change = mean over logits of (F(x, W + delta) - F(x, W))**2 / eps**2
+    output change = mean over logits of (F(x, W + delta) - F(x, W))**2 / sigma**2
 
-The change is in its linear regime (the ratio does not depend on eps). Across random
+The change is in its linear regime (the ratio does not depend on sigma). Across random
 initialisations it is heavy-tailed for Post-LN (twentyfold at 32 blocks), so the geometric mean
 over seeds is shown. Lines: a fit c * L to Post-LN and a + b * ln(L) to Pre-LN.
 
@@ -26,31 +27,32 @@ Post-LN normalises after every block, so the embedding scale hardly matters to i
 
 import numpy as np
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
-from ._positions import COLORS, LABELS, POSITIONS, labelling_task, tiny_model
+from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, labelling_task, tiny_model
 
 NAME = "output_change"
 TITLE = "Output change under a small random weight change, against depth"
 TAKEAWAY = ("Move every weight a little: a Post-LN Transformer's output moves in proportion to its depth, "
-            "a Pre-LN one's only about logarithmically, which is why Post-LN is fragile to large updates.")
+            "a Pre-LN one's only about logarithmically. Liu et al. (2020) argue that this is why Post-LN is "
+            "fragile to large updates; measured here at initialisation and for random, not trained, updates.")
 
-EPS = 1e-3
+SIGMA = 1e-3  # the standard deviation of the weight perturbation
 EMBEDDING_STD = 0.1
 BATCH_SIZE = 16
 
 
 @single_thread()
-def output_change(position, n_layers, seed, eps=EPS):
-    """Mean squared change of the logits, divided by eps**2, when every block weight moves by N(0, eps**2)."""
+def output_change(position, n_layers, seed, sigma=SIGMA):
+    """Mean squared change of the logits, divided by sigma**2, when every block weight moves by N(0, sigma**2)."""
     task = labelling_task()
     tokens, _ = task.batch(BATCH_SIZE, seed + 500)
     model = tiny_model(task, position, n_layers, seed, embedding_std=EMBEDDING_STD)
     before = model(tokens)
     rng = np.random.default_rng(seed + 77)
     for p in model.blocks.parameters():
-        p.data += eps * rng.standard_normal(p.shape)
-    return float(np.mean((model(tokens) - before) ** 2)) / eps**2
+        p.data += sigma * rng.standard_normal(p.shape)
+    return float(np.mean((model(tokens) - before) ** 2)) / sigma**2
 
 
 def fit_linear(depths, change):
@@ -91,7 +93,7 @@ def run(quick=False, seed=0, progress=None):
         "post_linear_c": c, "post_linear_r2": r_squared(post, c * depths),
         "pre_log_a": a, "pre_log_b": b, "pre_log_r2": r_squared(pre, a + b * np.log(depths)),
         "pre_linear_r2": r_squared(pre, fit_linear(depths, pre) * depths),
-        "n_seeds": n_seeds, "eps": EPS,
+        "n_seeds": n_seeds, "sigma": SIGMA,
     }
 
 
@@ -109,19 +111,20 @@ def plot(result, outdir):
                 color = COLORS[position]
                 for k in range(result["change"].shape[2]):
                     ax.scatter(depths, result["change"][i, :, k], color=color, alpha=0.2, s=25)
-                ax.plot(depths, result["typical"][i], color=color, marker="o", label=LABELS[position])
+                ax.plot(depths, result["typical"][i], **_plot.series(position, COLORS, MARKERS, LINESTYLES),
+                        label=LABELS[position])
                 if position in fits:
                     curve, text = fits[position]
-                    ax.plot(fine, curve, color=color, linestyle="--", linewidth=2.5,
+                    ax.plot(fine, curve, color=color, linestyle=":", linewidth=2.5,
                             label=f"{LABELS[position]} {text}")
             ax.set_xlabel("number of blocks L")
             ax.legend(loc="upper left")
         shown = [i for i, p in enumerate(result["positions"]) if p != "post"]
-        axes[0].set(ylabel=r"output change $|F(W+\delta) - F(W)|^2 / \epsilon^2$",
+        axes[0].set(ylabel=r"output change $|F(W+\delta) - F(W)|^2 / \sigma^2$",
                     ylim=(0, 1.3 * result["typical"].max()), title="All three: Post-LN grows like L")
         axes[1].set(xscale="log", ylim=(0, 1.5 * result["typical"][shown].max()),
                     title="Pre-LN on a log-L axis: a line, so ln L")
         axes[1].set_xticks(depths, [str(d) for d in depths])
-        fig.suptitle(f"Logit change when every block weight moves by N(0, {result['eps']:g}²) "
+        fig.suptitle(f"Logit change when every block weight moves by N(0, σ²), σ = {result['sigma']:g} "
                      f"(geometric mean of {result['n_seeds']} initialisations, dots: each one)")
         return [_plot.save(fig, outdir, NAME)]

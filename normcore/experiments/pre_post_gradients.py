@@ -1,10 +1,10 @@
 """Gradients at initialisation, Pre-LN vs Post-LN vs DeepNorm (Xiong et al., 2020).
 
-Xiong et al. prove that at initialisation the gradient of a Post-LN Transformer's last layer
-does not shrink with depth, while a Pre-LN Transformer's shrinks like O(sqrt(1/L)): Pre-LN's
-residual stream x_L is a sum of L branch outputs, |x_L| grows like sqrt(L), and the final
-LayerNorm divides the gradient by |x_L|. Measured by layer, Post-LN's gradients grow toward
-the output, where without warmup the first Adam steps do the most damage.
+Xiong et al. bound the gradient of a Post-LN Transformer's last layer at initialisation by a
+constant that does not depend on the depth L, and a Pre-LN Transformer's by one that shrinks
+like O(sqrt(1/L)): Pre-LN's residual stream x_L is a sum of L branch outputs, |x_L| grows like
+sqrt(L), and the final LayerNorm divides the gradient by |x_L|. These are upper bounds: they
+say Post-LN's last layer keeps large gradients however deep the model, not that they grow.
 
 Measured here, with one forward and backward of the cross-entropy loss at initialisation
 (TinyTransformer, d_model 32, 4 heads, float64, a ReLU feed-forward as in the Transformer Xiong
@@ -15,14 +15,17 @@ random initialisations:
     by depth   the gradient norm of the last block for L = 1, 2, 4, ... blocks, on log-log axes
                beside the theory's slope -1/2 for Pre-LN
 
-What this toy scale shows: Post-LN's gradients rise toward the output (the top quarter of the
-blocks gets about 1.3 times the bottom quarter's, on average over initialisations; a single
-initialisation can go either way), are several times Pre-LN's near the output, and its last
-block's gradient grows with depth. Pre-LN's last-block gradient shrinks with depth, its
-log-log slope heading for -1/2 as the stream comes to be dominated by the blocks' outputs
-rather than by the embeddings (about -0.3 between 8 and 64 blocks here). Pre-LN's profile is
-not quite flat: it falls gently toward the output, because lower blocks also receive the
-gradient through every later block's branch. DeepNorm's profile is flat.
+What this toy scale shows: near the output Post-LN's gradients are several times Pre-LN's. On
+average over initialisations they rise toward the output (the top quarter of the blocks gets
+about 1.3 times the bottom quarter's), but the interquartile bands of the first and the last
+block overlap: a single initialisation can go either way, and the figure does not show a
+gradient that grows toward the output in every model. Post-LN's last-block gradient does not
+shrink with depth; here it rises from 1 to 8 blocks, which the bound neither predicts nor
+forbids. Pre-LN's last-block gradient shrinks with depth, with a log-log slope of about -0.3
+between 8 and 64 blocks, shallower than the theory's -1/2 (nothing here shows it reaching
+-1/2; the unit-variance embeddings still make up much of the stream at these depths). Pre-LN's
+profile is not quite flat: it falls gently toward the output, because lower blocks also
+receive the gradient through every later block's branch. DeepNorm's profile is flat.
 
 The feed-forward matters at this scale: with normcore's default GELU instead of ReLU, Post-LN's
 profile rises less and less reliably across initialisations (its top quarter gets about 1.0 to
@@ -31,14 +34,18 @@ profile rises less and less reliably across initialisations (its top quarter get
 
 import numpy as np
 
-from .._threads import single_thread
+from ..perf.threads import single_thread
 from . import _plot
-from ._positions import COLORS, LABELS, POSITIONS, block_grad_norms, labelling_task, loglog_slope, tiny_model
+from ._positions import (COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, block_grad_norms, labelling_task,
+                         loglog_slope, tiny_model)
 
 NAME = "pre_post_gradients"
 TITLE = "Gradient norms at initialisation: Post-LN, Pre-LN, DeepNorm"
-TAKEAWAY = ("At initialisation Post-LN's gradients grow toward the output and its last block's grows with "
-            "depth; Pre-LN's do not, and its last block's gradient shrinks with depth toward O(1/sqrt(L)).")
+TAKEAWAY = ("At initialisation Post-LN's gradients are several times Pre-LN's near the output; on average "
+            "they grow toward the output, but inside overlapping bands (one initialisation can go either way), "
+            "and its last block's does not shrink with depth. Pre-LN's last-block gradient shrinks with depth, "
+            "with a log-log slope of about -0.3 here, shallower than the -1/2 of Xiong et al.'s O(1/sqrt(L)) "
+            "bound.")
 
 PROFILE_LAYERS = 12
 ACTIVATION = "relu"  # the feed-forward of the Transformer Xiong et al. analyse
@@ -99,15 +106,16 @@ def plot(result, outdir):
             color, label = COLORS[position], LABELS[position]
             runs = result["by_layer"][i]
             ax_l.fill_between(layer, *np.percentile(runs, [25, 75], axis=0), color=color, alpha=0.15)
-            ax_l.plot(layer, result["by_layer_mean"][i], color=color, marker="o", label=label)
+            style = _plot.series(position, COLORS, MARKERS, LINESTYLES)
+            ax_l.plot(layer, result["by_layer_mean"][i], **style, label=label)
             runs = result["last_block"][i]
             ax_d.fill_between(depths, *np.percentile(runs, [25, 75], axis=1), color=color, alpha=0.15)
-            ax_d.plot(depths, result["last_block_mean"][i], color=color, marker="o",
-                      label=f"{label} (slope {result['last_block_slope'][i]:+.2f})")
+            ax_d.plot(depths, result["last_block_mean"][i], **style,
+                      label=f"{label} (slope {result['last_block_slope'][i]:+.2f} over L >= {depths[len(depths) // 2]})")
         pre = positions.index("pre")
         anchor = result["last_block_mean"][pre][-1] * np.sqrt(depths[-1])
-        ax_d.plot(depths, anchor / np.sqrt(depths), color="black", linestyle="--", linewidth=2.5,
-                  label=r"Pre-LN theory $O(\sqrt{1/L})$, slope $-1/2$")
+        ax_d.plot(depths, anchor / np.sqrt(depths), color="black", linestyle=":", linewidth=2.5,
+                  label=r"Pre-LN bound's rate $O(\sqrt{1/L})$, slope $-1/2$")
         ax_l.set(xlabel="block (1 = next to the input)", ylabel="gradient norm of the block's parameters",
                  title=f"By layer, {len(layer)}-block model", ylim=(0, None), xticks=layer)
         ax_d.set(xscale="log", yscale="log", xlabel="number of blocks L",
@@ -116,10 +124,11 @@ def plot(result, outdir):
         ticks = [0.1, 0.2, 0.5, 1, 2, 5, 10]
         ax_d.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax_d.set_yticks([], minor=True)
-        ax_d.set_ylim(0.5 * result["last_block_mean"].min(), 2 * result["last_block_mean"].max())
-        ax_l.legend(loc="best")
+        ax_l.set_ylim(0, 1.25 * ax_l.get_ylim()[1])  # room for the legend above the bands
+        ax_l.legend(loc="upper left", ncol=3)
+        ax_d.set_ylim(0.12 * result["last_block_mean"].min(), 2 * result["last_block_mean"].max())
         ax_d.legend(loc="lower left")
         fig.suptitle(f"Gradients at initialisation, {result['activation']} feed-forward (mean and "
                      f"interquartile range of {result['n_profile_seeds']} and {result['n_depth_seeds']} "
-                     "initialisations)")
+                     "initialisations);\nbands that overlap mean single initialisations can differ in order")
         return [_plot.save(fig, outdir, NAME)]

@@ -31,7 +31,9 @@ TAKEAWAY = ("momentum=0.1 averages over about 10 batches (forgets its start in ~
 
 MU, SIGMA, N = 3.0, 2.0, 8
 MOMENTA = {"0.1": 0.1, "0.9": 0.9, "None": None}
-COLORS = {"0.1": "tab:blue", "0.9": "tab:red", "None": "tab:green"}
+COLORS = {"0.1": _plot.OKABE_ITO["blue"], "0.9": _plot.OKABE_ITO["vermillion"], "None": _plot.OKABE_ITO["green"]}
+MARKERS = {"0.1": "o", "0.9": "X", "None": "^"}
+LINESTYLES = {"0.1": "-", "0.9": "-", "None": "--"}  # 0.9 is drawn thin, which tells it apart
 
 
 def run(quick=False, seed=0, progress=None):
@@ -73,15 +75,16 @@ def plot(result, outdir):
     show = slice(0, min(len(t), 200))
     paths = []
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
-        for k in MOMENTA:
+        for i, k in enumerate(MOMENTA):
             noisy = k == "0.9"  # drawn thin, so that it does not hide the others
-            kw = dict(color=COLORS[k], label=f"momentum={k}", lw=1.5 if noisy else 3, alpha=0.75 if noisy else 1)
+            kw = dict(_plot.series(k, COLORS, MARKERS, LINESTYLES, markevery=(8 * i, 25)),
+                      label=f"momentum={k}", lw=1.5 if noisy else 3, alpha=0.75 if noisy else 1)
             ax1.plot(t[show], result[f"{k}/mean_channel0"][show], **kw)
             ax2.plot(t[show], result[f"{k}/var_channel0"][show], **kw)
-        ax1.axhline(result["mu"], color="k", ls="--", lw=2, label=f"true mean {result['mu']:g}")
-        ax2.axhline(result["sigma2"], color="k", ls="--", lw=2, label=f"true variance {result['sigma2']:g}")
+        ax1.axhline(result["mu"], color="k", ls=":", lw=2.5, label=f"true mean {result['mu']:g}")
+        ax2.axhline(result["sigma2"], color="k", ls=":", lw=2.5, label=f"true variance {result['sigma2']:g}")
         n = result["n"]
-        ax2.axhline(result["sigma2"] * (n - 1) / n, color="tab:purple", ls=":", lw=3,
+        ax2.axhline(result["sigma2"] * (n - 1) / n, color=_plot.OKABE_ITO["purple"], ls="-.", lw=3,
                     label=f"biased: sigma^2 (n-1)/n = {result['sigma2'] * (n - 1) / n:g}")
         ax1.set(title="running_mean (one channel)", xlabel="training batches seen", ylabel="running_mean")
         ax2.set(title="running_var (one channel)", xlabel="training batches seen", ylabel="running_var")
@@ -93,11 +96,12 @@ def plot(result, outdir):
 
     with _plot.figure(ncols=2, size=(17, 6.5)) as (fig, (ax1, ax2)):
         for k in MOMENTA:
-            ax1.loglog(t, result[f"{k}/mean_rms_error"], color=COLORS[k], label=f"momentum={k}")
-            ax2.loglog(t, result[f"{k}/var_rms_error"], color=COLORS[k], label=f"momentum={k}")
+            kw = dict(_plot.series(k, COLORS, MARKERS, LINESTYLES, markevery=0.1), label=f"momentum={k}")
+            ax1.loglog(t, result[f"{k}/mean_rms_error"], **kw)
+            ax2.loglog(t, result[f"{k}/var_rms_error"], **kw)
         single = SIGMA / np.sqrt(result["n"])  # the error of one batch's mean
         ax1.loglog(t, single / np.sqrt(t), "k:", lw=2, label="sigma / sqrt(n t): average of t batches")
-        ax1.axhline(single, color="gray", ls="--", lw=2, label="sigma / sqrt(n): one batch")
+        ax1.axhline(single, color="gray", ls=(0, (1, 3)), lw=2.5, label="sigma / sqrt(n): one batch")
         for ax, stat in ((ax1, "running_mean"), (ax2, "running_var")):
             ax.set(title=f"Error of {stat}", xlabel="training batches seen (log)",
                    ylabel="RMS error over channels")

@@ -9,7 +9,12 @@ Configuration (found by a sweep; it holds across seeds): a 12-block TinyTransfor
 lr = 2e-3, batches of 16, with a constant learning rate or a linear warmup over the first
 quarter of the steps. At this toy scale the effect needs depth: with 12 blocks Post-LN without
 warmup stays at the chance loss ln(10) (it predicts the uniform distribution), while Pre-LN
-and DeepNorm learn the task with or without warmup, and Post-LN with warmup learns too.
+and DeepNorm learn the task with or without warmup, and Post-LN with warmup learns too. The
+full run trains each case from three initialisations and draws their median and range, as a
+single run is noisy; the quick run trains one.
+
+What not to conclude: that Pre-LN never needs warmup. This is one toy task at one learning rate;
+Pre-LN models trained at scale (GPT-3, LLaMA) still use a warmup.
 """
 
 import math
@@ -18,15 +23,17 @@ import numpy as np
 
 from .. import tasks
 from ..optim import Adam, constant, linear_warmup
+from ..perf.threads import single_thread
 from ..train import fit
-from .._threads import single_thread
 from . import _plot
-from ._positions import COLORS, LABELS, POSITIONS, tiny_model
+from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, tiny_model
 
 NAME = "warmup"
 TITLE = "Warmup: Post-LN needs it at depth, Pre-LN and DeepNorm do not"
 TAKEAWAY = ("At the same Adam learning rate a 12-block Post-LN Transformer without warmup stays at "
-            "the chance loss, while with warmup it learns, and Pre-LN and DeepNorm learn either way.")
+            "the chance loss from each of three initialisations, while with warmup it learns, and Pre-LN and "
+            "DeepNorm learn either way. One toy task at one learning rate: it does not say that Pre-LN never "
+            "needs warmup (GPT-3 and LLaMA, both Pre-LN, use one).")
 
 N_LAYERS = 12
 LR = 2e-3
@@ -51,21 +58,25 @@ def train(position, steps, warmup, seed):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
-    steps = 100 if quick else 400
+    """Train every position with and without warmup from ``n_seeds`` initialisations (seed,
+    seed + 1, ...); ``loss`` and ``accuracy`` are (positions, warmups, seeds, steps)."""
+    steps, n_seeds = (100, 1) if quick else (400, 3)
     warmups = (0, int(WARMUP_FRACTION * steps))
-    loss = np.zeros((len(POSITIONS), len(warmups), steps))
+    seeds = [seed + k for k in range(n_seeds)]
+    loss = np.zeros((len(POSITIONS), len(warmups), n_seeds, steps))
     accuracy = np.zeros_like(loss)
     lr = np.zeros((len(warmups), steps))
-    total, done = len(POSITIONS) * len(warmups), 0
+    total, done = loss[..., 0].size, 0
     for i, position in enumerate(POSITIONS):
         for j, warmup in enumerate(warmups):
-            history = train(position, steps, warmup, seed)
-            loss[i, j], accuracy[i, j], lr[j] = history["loss"], history["accuracy"], history["lr"]
-            done += 1
-            if progress is not None:
-                progress(done, total, f"{position} warmup={warmup}")
-    return {"positions": np.array(POSITIONS), "warmup_steps": np.array(warmups), "loss": loss,
-            "accuracy": accuracy, "lr": lr, "chance_loss": math.log(copy_task().n_symbols),
+            for k, s in enumerate(seeds):
+                history = train(position, steps, warmup, s)
+                loss[i, j, k], accuracy[i, j, k], lr[j] = history["loss"], history["accuracy"], history["lr"]
+                done += 1
+                if progress is not None:
+                    progress(done, total, f"{position} warmup={warmup} seed {s}")
+    return {"positions": np.array(POSITIONS), "warmup_steps": np.array(warmups), "seeds": np.array(seeds),
+            "loss": loss, "accuracy": accuracy, "lr": lr, "chance_loss": math.log(copy_task().n_symbols),
             "n_layers": N_LAYERS, "peak_lr": LR}
 
 
@@ -79,20 +90,26 @@ def smooth(y, window=10):
 
 def plot(result, outdir):
     steps = np.arange(1, result["loss"].shape[-1] + 1)
-    with _plot.figure(ncols=2, size=(18, 6.5), sharey=True) as (fig, axes):
+    n_seeds = result["loss"].shape[2]
+    with _plot.figure(ncols=2, size=(18, 7), sharey=True) as (fig, axes):
         for j, (ax, warmup) in enumerate(zip(axes, result["warmup_steps"])):
             for i, position in enumerate(result["positions"]):
-                ax.plot(steps, result["loss"][i, j], color=COLORS[position], alpha=0.25, linewidth=1)
-                ax.plot(steps, smooth(result["loss"][i, j]), color=COLORS[position], label=LABELS[position])
-            ax.axhline(result["chance_loss"], color="black", linestyle="--", linewidth=2.5,
+                curves = np.array([smooth(run) for run in result["loss"][i, j]])  # (seeds, steps)
+                color = COLORS[position]
+                if n_seeds > 1:
+                    ax.fill_between(steps, curves.min(axis=0), curves.max(axis=0), color=color, alpha=0.2)
+                ax.plot(steps, np.median(curves, axis=0), **_plot.series(position, COLORS, MARKERS, LINESTYLES),
+                        markevery=(10 * (i + 1), len(steps) // 5), label=LABELS[position])
+            ax.axhline(result["chance_loss"], color="black", linestyle=":", linewidth=2.5,
                        label=f"chance, ln(10) = {result['chance_loss']:.2f}")
             if warmup:
-                ax.axvspan(0, warmup, color="gold", alpha=0.2, label=f"warmup ({warmup} steps)")
+                ax.axvspan(0, warmup, color=_plot.OKABE_ITO["yellow"], alpha=0.25, label=f"warmup ({warmup} steps)")
             ax.set(xlabel="training step", title=(f"linear warmup over {warmup} steps" if warmup
                                                   else "no warmup (constant learning rate)"))
         axes[0].legend(loc="center right")  # the curves, once
         axes[1].legend(handles=axes[1].patches, loc="upper right")  # the warmup span
-        axes[0].set_ylabel("training loss (cross-entropy)")
-        fig.suptitle(f"{result['n_layers']}-block Transformer on the copy task, "
-                     f"Adam lr = {result['peak_lr']:g}")
+        axes[0].set_ylabel("training loss (cross-entropy, 10-step mean)")
+        spread = (f"median and range of {n_seeds} initialisations" if n_seeds > 1 else "one initialisation")
+        fig.suptitle(f"{result['n_layers']}-block Transformer on the copy task, Adam lr = {result['peak_lr']:g} "
+                     f"({spread})")
         return [_plot.save(fig, outdir, NAME)]

@@ -66,7 +66,7 @@ class FeedForward(Module):
 def deepnorm_constants(n_layers):
     """DeepNet's constants for a decoder-only stack of N blocks: alpha = (2N)**(1/4), beta = (8N)**(-1/4).
 
-    alpha up-weights the residual branch x inside the norm, Norm(alpha * x + F(x)); beta
+    alpha up-weights the identity path x inside the norm, Norm(alpha * x + F(x)); beta
     shrinks the initialisation of the feed-forward and of the attention value and output
     projections. Together they bound how much one update can change the output, which lets
     Post-Norm-style blocks train at depths where plain Post-Norm diverges (Wang et al., 2022).
@@ -77,7 +77,8 @@ def deepnorm_constants(n_layers):
 
 class TransformerBlock(Module):
     r"""A Transformer block: causal self-attention then a feed-forward, each wrapped with a residual
-    connection and a norm placed by ``position``.
+    connection and a norm placed by ``position``. In the residual sum x + F(x), x is the identity
+    path and F(x) the residual branch.
 
     For each sub-layer F (first ``attn`` with ``norm1``, then ``ffn`` with ``norm2``), with
     ``drop`` the residual dropout applied to F's output::

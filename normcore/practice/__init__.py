@@ -9,14 +9,18 @@ norm and a small MLP with BatchNorm (``normcore practice list`` shows the path).
     normcore practice solution batchnorm   print a reference answer
 
 ``exercises`` defines what is checked, ``catalog`` the mistakes the grader recognises,
-``grader`` the comparison and the diagnosis, ``classroom`` the grading of several files,
-``references`` normcore's layers behind an exercise's contract where it differs from theirs,
-``skeletons/`` and ``solutions/`` the files.
+``grader`` the grading of one class, from the jobs it is made of: ``loading`` (import a
+candidate's file, find its class and exercise), ``probes`` (run one probe, compare
+observations), ``mutants`` and ``diagnosis`` (the catalogued mistakes that reproduce a
+failure), ``report`` (the printed report). ``classroom`` grades several files,
+``references`` puts normcore's layers behind an exercise's contract where it differs from
+theirs, ``skeletons/`` and ``solutions/`` are the files.
 """
 
 from .catalog import BY_ID, CATALOG, Mistake, mistakes_for
 from .exercises import EXERCISES
 from .grader import CannotGrade, Report, grade, grade_file
+from .report import format_report
 
 __all__ = ["CATALOG", "BY_ID", "Mistake", "mistakes_for", "EXERCISES", "CannotGrade", "Report",
-           "grade", "grade_file"]
+           "grade", "grade_file", "format_report"]

@@ -4,94 +4,124 @@ BatchNorm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
-that mistake, made by replacing one or two lines of the answer's source (``variants``; a
-mistake may be written in more than one way). The grader runs every mutant on the same
-checks as the user's layer and names the mistake whose numbers the user's numbers match. It
-never reads the user's source, so the same mistake written in another style (a staged
-backward, loops) gets the same name; where styles give different numbers (BatchNorm's
-staged backward in evaluation), the mistake has one variant per style. ``taught_in`` says
-where normcore teaches the right way: a notebook section or ``normcore explain``.
+that mistake, made by replacing a piece of one or two lines of the answer's source
+(``variants``; a mistake may be written in more than one way). Each piece is an ``Anchor``:
+its text and the tag of its line, the ``[name]`` at the end of that line in the answer. The
+grader runs every mutant on the same checks as the user's layer and names the mistake whose
+numbers the user's numbers match. It never reads the user's source, so the same mistake
+written in another style (a staged backward, loops) gets the same name; where styles give
+different numbers (BatchNorm's staged backward in evaluation), the mistake has one variant
+per style. ``taught_in`` says where normcore teaches the right way: a notebook section or
+``normcore explain``.
 """
 
 from dataclasses import dataclass, field
 
-# The lines of the reference answers that the mutants replace, named once here.
-# Mutants replace the smallest piece they can, so that two mistakes can be combined.
-BN_RUNNING_MEAN = "(1 - m) * self.running_mean + m * mean.ravel()"
-BN_RUNNING_VAR = "(1 - m) * self.running_var + m * var.ravel()"
-BN_UNBIASED = "var.ravel() * n / (n - 1)"
-BN_AFTER_UPDATE = "        rstd = "  # the first line after the running update
-BN_EVAL_VAR = "var = self.running_var.reshape(view)"
-VAR = "var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)"
-VAR_GROUPED = "var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)"
-RSTD = "np.sqrt(var + self.eps)"
-RRMS = "np.sqrt(ms + eps)"
-MEAN_SQUARE = "ms = (x ** 2).mean(axis=axes, keepdims=True)"
-AXES_TRAILING = "axes = tuple(range(-len(self.normalized_shape), 0))"
-DX = "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)"
-DX_GROUPED = "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)"
-DX_RMS = "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)"
-BN_MEAN = "mean = x.mean(axis=axes, keepdims=True)"
-BN_MEAN_DX_HAT = "mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)"
-BN_MEAN_DX_HAT_X_HAT = "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)"
-DGAMMA_AXES = "self.gamma.grad += (dy * x_hat).sum(axis=axes)"
-DBETA_AXES = "self.beta.grad += dy.sum(axis=axes)"
-DGAMMA_LEAD = "self.gamma.grad += (dy * x_hat).sum(axis=lead)"
-DBETA_LEAD = "self.beta.grad += dy.sum(axis=lead)"
-GROUP = "return a.reshape(a.shape[0], self.num_groups, -1)"
-UNGROUP = "return ag.reshape(shape)"
-DROP_SCALE = "scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)"
-DROP_KEEP = "keep = self.rng.random(x.shape) >= self.p"
-DROP_EVAL = "if not self.training or self.p == 0.0:"
-DROP_EVAL_RETURN = "self.mask = None\n            return x\n"
-DROP_BACKWARD = "return (dy * self.mask).astype(dy.dtype)"
-SM_AXIS = "self.axis = axis"
-SM_SHIFT = "z = x - x.max(axis=a, keepdims=True)"
-SM_DX = "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))"
-CE_LOGP = "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))"
-CE_LOSS = "loss = -logp[rows, self.targets].mean()"
-CE_DLOGITS = "dlogits = dloss * (self.p - onehot) / n"
+
+class Anchor(str):
+    """A piece of a reference answer's code, found on the line of the answer tagged ``[tag]``.
+
+    The lines a mutant rewrites end with a name in brackets (``rstd = ...  # (N, 1) [rstd]``),
+    so an anchor survives any edit of the answer that keeps its tagged line: lines added,
+    removed, moved or reworded elsewhere. ``mutants.apply_variant`` requires the tag on exactly
+    one line and the piece exactly once on it, and tests/test_practice.py checks every anchor
+    of the catalog against every answer it applies to.
+    """
+
+    def __new__(cls, tag, text):
+        anchor = super().__new__(cls, text)
+        anchor.tag = tag
+        return anchor
+
+    def __repr__(self):
+        return f"Anchor({self.tag!r}, {str(self)!r})"
+
+
+# The pieces of the reference answers that the mutants replace, each named once here with the
+# tag of its line. Mutants replace the smallest piece they can, so that two mistakes combine.
+BN_RUNNING_MEAN = Anchor("running-mean", "(1 - m) * self.running_mean + m * mean.ravel()")
+BN_RUNNING_VAR = Anchor("running-var", "(1 - m) * self.running_var + m * var.ravel()")
+BN_UNBIASED = Anchor("running-var", "var.ravel() * n / (n - 1)")
+BN_AFTER_UPDATE = Anchor("rstd", "        rstd = ")  # the first line after the running update
+BN_BATCH_STATS = Anchor("batch-stats",
+                        "batch_stats = self.training or not self.track_running_stats")
+BN_UPDATE = Anchor("update-running", "if self.training and self.track_running_stats:")
+BN_NEW_MEAN = Anchor("running-mean", "+ m * mean.ravel()")
+BN_NEW_VAR = Anchor("running-var", "+ m * var.ravel()")
+BN_EVAL_BACKWARD = Anchor("eval-backward", "if not batch_stats:")
+BN_EVAL_VAR = Anchor("eval-var", "var = self.running_var.reshape(view)")
+VAR = Anchor("var", "var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)")
+VAR_GROUPED = Anchor("var", "var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)")
+RSTD = Anchor("rstd", "np.sqrt(var + self.eps)")
+RRMS = Anchor("rrms", "np.sqrt(ms + eps)")
+MEAN_SQUARE = Anchor("mean-square", "ms = (x ** 2).mean(axis=axes, keepdims=True)")
+AXES_TRAILING = Anchor("axes", "axes = tuple(range(-len(self.normalized_shape), 0))")
+DX = Anchor("dx", "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)")
+DX_GROUPED = Anchor("dx", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)")
+DX_RMS = Anchor("dx", "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)")
+BN_MEAN = Anchor("mean", "mean = x.mean(axis=axes, keepdims=True)")
+BN_MEAN_DX_HAT = Anchor("mean-dx-hat", "mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)")
+BN_MEAN_DX_HAT_X_HAT = Anchor("mean-dx-hat-x-hat",
+                              "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)")
+DGAMMA_AXES = Anchor("dgamma", "self.gamma.grad += (dy * x_hat).sum(axis=axes)")
+DBETA_AXES = Anchor("dbeta", "self.beta.grad += dy.sum(axis=axes)")
+DGAMMA_LEAD = Anchor("dgamma", "self.gamma.grad += (dy * x_hat).sum(axis=lead)")
+DBETA_LEAD = Anchor("dbeta", "self.beta.grad += dy.sum(axis=lead)")
+GROUP = Anchor("group", "return a.reshape(a.shape[0], self.num_groups, -1)")
+UNGROUP = Anchor("ungroup", "return ag.reshape(shape)")
+DROP_SCALE = Anchor("scale", "scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)")
+DROP_KEEP = Anchor("keep", "keep = self.rng.random(x.shape) >= self.p")
+DROP_EVAL = Anchor("eval", "if not self.training or self.p == 0.0:")
+DROP_EVAL_RETURN = Anchor("eval-return", "return x")
+DROP_BACKWARD = Anchor("dx", "return (dy * self.mask).astype(dy.dtype)")
+SM_AXIS = Anchor("axis", "self.axis = axis")
+SM_SHIFT = Anchor("shift", "z = x - x.max(axis=a, keepdims=True)")
+SM_DX = Anchor("dx", "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))")
+CE_LOGP = Anchor("logp", "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))")
+CE_LOSS = Anchor("loss", "loss = -logp[rows, self.targets].mean()")
+CE_DLOGITS = Anchor("dlogits", "dlogits = dloss * (self.p - onehot) / n")
 # --- transformer_block ---
-BLOCK_POSITION = "self.position = position"
-BLOCK_Y_PRE = "y = x + self._ffn(self._ln(x))"
-BLOCK_DX_PRE = "dx = dy + self._ln_backward(self._ffn_backward(dy))"
-BLOCK_DZ_POST = "dz = self._ln_backward(dy)"
-BLOCK_DX_POST = "dx = dz + self._ffn_backward(dz)"
-BLOCK_RELU_MASK = "da = dr * (a > 0)"
-BLOCK_DW1 = "self.w1.grad += rows(h).T @ rows(da)"
-BLOCK_DB1 = "self.b1.grad += rows(da).sum(axis=0)"
-BLOCK_DW2 = "self.w2.grad += rows(r).T @ rows(dg)"
-BLOCK_DB2 = "self.b2.grad += rows(dg).sum(axis=0)"
+BLOCK_POSITION = Anchor("position", "self.position = position")
+BLOCK_Y_PRE = Anchor("y-pre", "y = x + self._ffn(self._ln(x))")
+BLOCK_DX_PRE = Anchor("dx-pre", "dx = dy + self._ln_backward(self._ffn_backward(dy))")
+BLOCK_DZ_POST = Anchor("dz-post", "dz = self._ln_backward(dy)")
+BLOCK_DX_POST = Anchor("dx-post", "dx = dz + self._ffn_backward(dz)")
+BLOCK_RELU_MASK = Anchor("relu-backward", "da = dr * (a > 0)")
+BLOCK_DW1 = Anchor("dw1", "self.w1.grad += rows(h).T @ rows(da)")
+BLOCK_DB1 = Anchor("db1", "self.b1.grad += rows(da).sum(axis=0)")
+BLOCK_DW2 = Anchor("dw2", "self.w2.grad += rows(r).T @ rows(dg)")
+BLOCK_DB2 = Anchor("db2", "self.b2.grad += rows(dg).sum(axis=0)")
 
 # --- log_softmax ---
-LSM_LOGP = "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))"
-LSM_DX = "dx = dy - p * dy.sum(axis=a, keepdims=True)"
+LSM_LOGP = Anchor("logp", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))")
+LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
 # --- attention ---
-ATT_SPLIT = "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)"
-ATT_MERGE = "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)"
-ATT_SCORES = "scores = q @ k.swapaxes(-1, -2) / D ** 0.5"
-ATT_FUTURE = "future = np.triu(np.ones((T, T), dtype=bool), k=1)"
-ATT_MASK = "scores = np.where(future, -np.inf, scores)"
-ATT_SHIFT = "z = scores - scores.max(axis=-1, keepdims=True)"
-ATT_SOFTMAX = "attn = e / e.sum(axis=-1, keepdims=True)"
-ATT_DSCORES = "dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))"
-ATT_DQ = "dq = dscores @ k / D ** 0.5"
-ATT_DK = "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5"
-ATT_DV = "dv = attn.swapaxes(-1, -2) @ dout"
-ATT_DX = "dx = dx_q + dx_k + dx_v"
-ATT_DW = tuple(f"self.w{n}.grad += " for n in "qkvo")
+ATT_SPLIT = Anchor("split-heads", "t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)")
+ATT_MERGE = Anchor("merge-heads", "t.transpose(0, 2, 1, 3).reshape(B, T, H * D)")
+ATT_SCORES = Anchor("scores", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5")
+ATT_FUTURE = Anchor("future", "future = np.triu(np.ones((T, T), dtype=bool), k=1)")
+ATT_MASK = Anchor("mask", "scores = np.where(future, -np.inf, scores)")
+ATT_SHIFT = Anchor("shift", "z = scores - scores.max(axis=-1, keepdims=True)")
+ATT_SOFTMAX = Anchor("softmax", "attn = e / e.sum(axis=-1, keepdims=True)")
+ATT_DSCORES = Anchor("dscores",
+                     "dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))")
+ATT_DQ = Anchor("dq", "dq = dscores @ k / D ** 0.5")
+ATT_DK = Anchor("dk", "dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5")
+ATT_DV = Anchor("dv", "dv = attn.swapaxes(-1, -2) @ dout")
+ATT_DX = Anchor("dx", "dx = dx_q + dx_k + dx_v")
+ATT_DW = tuple(Anchor(f"dw{n}", f"self.w{n}.grad += ") for n in "qkvo")
 # --- mlp_with_batchnorm ---
-MLP_VAR = "var = ((h - mean) ** 2).mean(axis=0, keepdims=True)"
-MLP_DLOGITS = "dlogits = dloss * (p - onehot) / n"
-MLP_DW2 = "self.w2.grad += a.T @ dlogits"
-MLP_DB2 = "self.b2.grad += dlogits.sum(axis=0)"
-MLP_DHBN = "dhbn = da * (1.0 - a ** 2)"
-MLP_DGAMMA = "self.gamma.grad += (dhbn * h_hat).sum(axis=0)"
-MLP_DBETA = "self.beta.grad += dhbn.sum(axis=0)"
-MLP_DH_HAT = "dh_hat = dhbn * self.gamma.data"
-MLP_DH = "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)"
-MLP_DW1 = "self.w1.grad += x.T @ dh"
-MLP_DB1 = "self.b1.grad += dh.sum(axis=0)"
+MLP_VAR = Anchor("var", "var = ((h - mean) ** 2).mean(axis=0, keepdims=True)")
+MLP_DLOGITS = Anchor("dlogits", "dlogits = dloss * (p - onehot) / n")
+MLP_DW2 = Anchor("dw2", "self.w2.grad += a.T @ dlogits")
+MLP_DB2 = Anchor("db2", "self.b2.grad += dlogits.sum(axis=0)")
+MLP_DHBN = Anchor("dhbn", "dhbn = da * (1.0 - a ** 2)")
+MLP_DGAMMA = Anchor("dgamma", "self.gamma.grad += (dhbn * h_hat).sum(axis=0)")
+MLP_DBETA = Anchor("dbeta", "self.beta.grad += dhbn.sum(axis=0)")
+MLP_DH_HAT = Anchor("dh-hat", "dh_hat = dhbn * self.gamma.data")
+MLP_DH = Anchor("dh", "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)")
+MLP_DW1 = Anchor("dw1", "self.w1.grad += x.T @ dh")
+MLP_DB1 = Anchor("db1", "self.b1.grad += dh.sum(axis=0)")
 MLP_HBN = "(self.gamma.data * h_hat + self.beta.data)"  # tanh's input, recomputed in the backward
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
@@ -245,10 +275,11 @@ CATALOG = [
     Mistake(
         "backward-no-xhat-term",
         "backward without the x_hat * mean(dx_hat * x_hat) term",
-        "dx sums to zero over the normalised axes but is not orthogonal to x_hat: the path "
+        "dx sums to zero over the normalised axes but is not orthogonal to x_hat, even up to "
+        "eps: the path "
         "through the variance is missing",
         "The variance depends on x too: add the path through the variance. A correct dx is "
-        "orthogonal to x_hat over the normalised axes; test yours.",
+        "orthogonal to x_hat over the normalised axes (up to eps); test yours.",
         {
             **_same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
@@ -325,9 +356,9 @@ CATALOG = [
         "In evaluation BatchNorm is a fixed affine map: normalise with running_mean and "
         "running_var, and leave them untouched.",
         {"batchnorm": [
-            (("batch_stats = self.training or not self.track_running_stats", "batch_stats = True"),),
-            (("batch_stats = self.training or not self.track_running_stats", "batch_stats = True"),
-             ("if self.training and self.track_running_stats:", "if self.track_running_stats:")),
+            ((BN_BATCH_STATS, "batch_stats = True"),),
+            ((BN_BATCH_STATS, "batch_stats = True"),
+             (BN_UPDATE, "if self.track_running_stats:")),
         ]},
     ),
     Mistake(
@@ -342,12 +373,12 @@ CATALOG = [
                                "            mean = self.running_mean.reshape(view)\n"
                                "            var = self.running_var.reshape(view)\n"
                                + BN_AFTER_UPDATE),),
-            (("if self.training and self.track_running_stats:",
+            ((BN_UPDATE,
               "mean_batch, var_batch = mean, var\n"
               "        mean, var = self.running_mean.reshape(view), self.running_var.reshape(view)\n"
               "        if self.training and self.track_running_stats:"),
-             ("+ m * mean.ravel()", "+ m * mean_batch.ravel()"),
-             ("+ m * var.ravel()", "+ m * var_batch.ravel()")),
+             (BN_NEW_MEAN, "+ m * mean_batch.ravel()"),
+             (BN_NEW_VAR, "+ m * var_batch.ravel()")),
         ]},
     ),
     Mistake(
@@ -367,10 +398,10 @@ CATALOG = [
         "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
         "and dx is just the direct term; remember in forward which statistics were used.",
         {"batchnorm": [
-            (("if not batch_stats:", "if False:"),),
+            ((BN_EVAL_BACKWARD, "if False:"),),
             # the staged (dvar, dmu) form: with running statistics x_hat is not centred, and
             # dmu's dvar * mean(-2 (x - mu)) term no longer vanishes
-            (("if not batch_stats:", "if False:"),
+            ((BN_EVAL_BACKWARD, "if False:"),
              (DX, "dx = rstd * (dx_hat - mean_dx_hat - (x_hat - x_hat.mean(axis=axes, "
                   "keepdims=True)) * mean_dx_hat_x_hat)")),
         ]},
@@ -414,8 +445,8 @@ CATALOG = [
         "With inverted dropout all the scaling happens in training; in evaluation the layer "
         "returns its input unchanged.",
         {"dropout": [
-            ((DROP_EVAL_RETURN, "self.mask = None\n            return x * (1.0 - self.p)\n"),),
-            ((DROP_EVAL_RETURN, "self.mask = None\n            return x / (1.0 - self.p)\n"),),
+            ((DROP_EVAL_RETURN, "return x * (1.0 - self.p)"),),
+            ((DROP_EVAL_RETURN, "return x / (1.0 - self.p)"),),
         ]},
     ),
     Mistake(
@@ -452,7 +483,8 @@ CATALOG = [
     Mistake(
         "backward-no-mean-term",
         "backward without the - mean(dx_hat) term",
-        "dx is orthogonal to x_hat over the normalised axes but does not sum to zero: the path "
+        "dx is orthogonal to x_hat over the normalised axes (up to eps) but does not sum to "
+        "zero: the path "
         "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
         "RMSNorm's backward, or the staged form without its dmu / n term)",
         "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "

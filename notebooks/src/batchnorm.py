@@ -446,15 +446,24 @@ CELLS = [
     asserts its claim on the measured numbers).
 
     *Why normalise at all.* A deep tanh network with large weights: without a norm most units sit
-    in the flat tails of tanh and the weight gradients span seven orders of magnitude from the
-    first layer to the last; with BatchNorm (or LayerNorm) before every activation almost no unit
-    saturates and every layer gets gradients of about the same size.
+    in the flat tails of tanh, and the weight gradients *explode* toward the input, growing about
+    threefold per layer to seven orders of magnitude above the last layer's. The saturated units
+    pass almost nothing back (tanh' < 0.02), but each layer's weights, at 16 times the usual
+    scale, multiply the gradient by more than the small slopes take away. With BatchNorm (or
+    LayerNorm) before every activation almost no unit saturates and every layer gets gradients of
+    about the same size.
 
     ![Saturated units and gradient norm per layer, no norm vs BatchNorm vs LayerNorm](../figures/saturation_gradients.png)
 
     *Internal covariate shift* (Ioffe & Szegedy 2015, Fig. 1): the 15th, 50th and 85th
-    percentiles of one last-layer sigmoid input over training. Without BatchNorm they drift as
-    the layers below change; with it they stay put.
+    percentiles of one last-layer sigmoid input over training, both panels on the same axis.
+    They drift with and without BatchNorm: measured over all 100 units, in units of the
+    distribution's width, BatchNorm's percentiles still end up a quarter of a width from where
+    they were, as far as without it. What BatchNorm removes is most of the jitter from one
+    checkpoint to the next. Do not read the figure as "BatchNorm works by stopping covariate
+    shift": Santurkar et al. (2018) trained networks with noise added after every BatchNorm,
+    so that the distributions shifted more than without BatchNorm, and they trained about as
+    well; they trace BatchNorm's benefit to a smoother loss landscape instead.
 
     ![Percentiles of a last-layer sigmoid input over training, with and without BatchNorm](../figures/covariate_shift_percentiles.png)
 

@@ -65,8 +65,9 @@ CELLS = [
     md(r"""
     Ben is stronger in the humanities. LayerNorm rates all his sciences below his average, even
     maths, his best science (about -0.64); GroupNorm compares his maths only with his other
-    sciences and rates it +1.22. Ana is the mirror image. Real networks use groups of 8 to 32
-    channels, each with many pixels.
+    sciences and rates it +1.22. Ana is the mirror image. Real networks have many more channels
+    per group, each with many pixels: Wu & He (2018) use 32 groups by default whatever the
+    channel count, so a 256-channel layer has groups of 8 channels.
 
     ## 2. The formulas
 

@@ -13,7 +13,10 @@ CELLS = [
     * **Post-Norm** (the original Transformer, BERT): $y = \operatorname{Norm}(x + F(x))$
     * **Pre-Norm** (GPT-2 onwards, LLaMA): $y = x + F(\operatorname{Norm}(x))$
     * **DeepNorm**: $y = \operatorname{Norm}(\alpha x + F(x))$, Post-Norm with an up-weighted
-      residual and a down-scaled initialisation of $F$
+      identity path and a down-scaled initialisation of $F$
+
+    In $x + F(x)$, $x$ (carried over unchanged) is the **identity path** and $F(x)$ the
+    **residual branch**; the notebook uses the two names in that sense only.
 
     1. the intuition: the residual stream and its identity path
     2. the formulas, forward and backward
@@ -186,8 +189,10 @@ CELLS = [
     ### Post-Norm wants warmup
 
     A Post-Norm stack trained with a large learning rate from step 0 can stall or diverge; a short
-    linear warmup usually rescues it, and Pre-Norm typically trains without one. Section 7 shows it
-    on a small sequence-reversal task.
+    linear warmup usually rescues it. Xiong et al. (2020) trained Pre-Norm Transformers without
+    warmup, but that does not make warmup obsolete: GPT-2, GPT-3 and LLaMA are Pre-Norm, and
+    GPT-3 and LLaMA report training with a warmup all the same. Section 7 shows the difference on small copy and reversal
+    tasks.
 
     ### Pre-Norm needs a final norm
 
@@ -206,9 +211,10 @@ CELLS = [
     A common argument: if $x$ and $F(x)$ each have variance 1 and are independent, $x + F(x)$ has
     variance 2, so the norm divides by $\sqrt{2}$ and the identity path's weight shrinks by
     $1/\sqrt{2}$ per block. The conclusion (the identity path is damped, block after block) is
-    right in spirit, but the numbers rest on assumptions worth measuring: at initialisation $F(x)$
-    is neither unit-variance nor independent of $x$. The factor actually applied is the norm's
-    $r = 1/\sqrt{\operatorname{var}(z) + \epsilon}$, per token:
+    right in spirit, but the numbers rest on assumptions worth measuring. At initialisation $F(x)$
+    is far from unit variance. It is uncorrelated with $x$ (what the variance of the sum needs),
+    though not independent of it: $F(x)$ is a function of $x$. The factor actually applied is the
+    norm's $r = 1/\sqrt{\operatorname{var}(z) + \epsilon}$, per token:
     """),
     code(r"""
     block = nc.TransformerBlock(16, 2, position="post", rng=0)
@@ -216,12 +222,16 @@ CELLS = [
     f = block.attn(xt)
     z = xt + f
     print("variance of x: %.3f, of F(x): %.3f, of x + F(x): %.3f" % (xt.var(-1).mean(), f.var(-1).mean(), z.var(-1).mean()))
-    print("correlation of x and F(x): %.3f" % np.corrcoef(xt.ravel(), f.ravel())[0, 1])
-    print("the norm's factor r, mean over tokens: %.3f (1/sqrt(2) = %.3f)" % ((1 / np.sqrt(z.var(-1) + 1e-5)).mean(), 1 / np.sqrt(2)))
+    correlation = np.corrcoef(xt.ravel(), f.ravel())[0, 1]
+    print("correlation of x and F(x): %.3f" % correlation)
+    r = (1 / np.sqrt(z.var(-1) + 1e-5)).mean()
+    print("the norm's factor r, mean over tokens: %.3f (1/sqrt(2) = %.3f)" % (r, 1 / np.sqrt(2)))
+    assert f.var(-1).mean() < 0.5 * xt.var(-1).mean() and abs(correlation) < 0.05 and 0.85 < r < 0.95
     """),
     md(r"""
-    Here $F(x)$ has less than half the variance of $x$ and the factor is about 0.9, not 0.71.
-    Where the assumptions do hold (branches independent of their input, with unit variance), the
+    Here $F(x)$ has less than half the variance of $x$ and the factor is about 0.9, not 0.71: the
+    variance assumption, not the independence one, is what fails. Where both hold (branches
+    uncorrelated with their input, with unit variance), the
     experiment behind `figures/effective_depth.png` measures exactly $2^{-l/2}$ for the weight of
     the input in the Post-Norm stream, and shows the Pre-Norm side of the story: the stream's
     norm grows like $\sqrt{1 + l}$ and consecutive layers' inputs become almost parallel.
@@ -244,14 +254,18 @@ CELLS = [
     ## 7. Figures: training with and without warmup
 
     From the experiments (`normcore figures`; each claim is asserted by a test). A 12-block
-    Transformer on a copy task at the same Adam learning rate: without warmup Post-LN stays at
-    the chance loss, with a linear warmup it learns; Pre-LN and DeepNorm learn either way.
+    Transformer on a copy task at the same Adam learning rate, three initialisations each: without
+    warmup Post-LN stays at the chance loss, with a linear warmup it learns; Pre-LN and DeepNorm
+    learn either way.
 
     ![Training loss of Post-LN, Pre-LN and DeepNorm with and without warmup](../figures/warmup.png)
 
-    Why: at initialisation Post-LN's parameter gradients grow toward the output, and the last
-    block's grows with depth; Pre-LN's last block's gradient shrinks with depth, close to the
-    $O(\sqrt{1/L})$ of the theory (Xiong et al. 2020).
+    Why (Xiong et al. 2020): at initialisation Post-LN's parameter gradients near the output are
+    several times Pre-LN's, and Post-LN's last block's does not shrink with depth, while Pre-LN's
+    does. Read the bands, not only the means: on average Post-LN's gradients rise toward the
+    output, but the bands of its first and last block overlap, so a single model can have them
+    the other way round. Pre-LN's last-block gradient falls with a log-log slope of about -0.3
+    here, shallower than the -1/2 of the theory's $O(\sqrt{1/L})$ bound.
 
     ![Gradient norms at initialisation by block, and the last block's against depth](../figures/pre_post_gradients.png)
 
@@ -268,13 +282,16 @@ CELLS = [
     task = nc.tasks.ReverseTask(n_tokens=5, n_symbols=8)
     runs = {"pre": ("pre", None), "post": ("post", None), "post + warmup": ("post", linear_warmup(0.03, 40)),
             "deepnorm": ("deepnorm", None)}
+    styles = {"pre": ("#0072B2", "--"), "post": ("#D55E00", "-"), "post + warmup": ("#E69F00", ":"),
+              "deepnorm": ("#009E73", "-.")}   # Okabe-Ito colours, and a line style each
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for label, (position, schedule) in runs.items():
         model = nc.TinyTransformer(vocab_size=task.vocab_size, d_model=16, n_layers=4, n_heads=2,
                                    max_len=task.seq_len, position=position, rng=0)
         history = nc.fit(model, task, nc.AdamW(model.parameters(), lr=0.03), steps=80, schedule=schedule,
                          progress=False, batch_size=16, seed=1)
-        ax.plot(history["loss"], label=label)
+        color, linestyle = styles[label]
+        ax.plot(history["loss"], color=color, linestyle=linestyle, label=label)
         print(f"{label:<14} final loss {history['loss'][-10:].mean():.3f}, accuracy {history['accuracy'][-10:].mean():.2f}")
     ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
     plt.show()

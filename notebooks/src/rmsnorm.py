@@ -263,8 +263,9 @@ CELLS = [
     ![Measured invariance table of BatchNorm, LayerNorm and RMSNorm](../figures/invariance_table.png)
 
     *What it gains*: 12 passes over the data where LayerNorm makes 19 (37% fewer, counted
-    through the reference tier's forward and backward), and about a third less time for forward
-    and backward together, inside the 7% to 64% range the RMSNorm paper reports.
+    through the reference tier's forward and backward), and 30% to 44% less time for forward and
+    backward together in the committed figure, inside the 7% to 64% range the RMSNorm paper
+    reports. The times move with the machine's load; the pass counts do not.
 
     ![Forward and backward time of LayerNorm, RMSNorm and BatchNorm against hidden size](../figures/speed.png)
     """),

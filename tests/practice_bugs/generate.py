@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # runs from a fresh clone without installing normcore
 
 from normcore.practice.catalog import CATALOG  # noqa: E402
-from normcore.practice.grader import apply_variant, solution_source  # noqa: E402
+from normcore.practice.mutants import apply_variant, solution_source  # noqa: E402
 
 
 def _docstring(mistake, exercise, k):

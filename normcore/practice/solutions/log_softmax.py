@@ -2,6 +2,9 @@
 
 Standalone (numpy only). Semantics as torch.nn.LogSoftmax(dim): every slice along ``axis``
 becomes the logarithm of a probability distribution (its exponentials sum to 1).
+
+A name in brackets at the end of a line, such as ``[axis]``, names that step for the catalog
+of mistakes the grader recognises (``normcore practice list --mistakes``).
 """
 
 import numpy as np
@@ -34,16 +37,16 @@ class LogSoftmax:
     """
 
     def __init__(self, axis=-1):
-        self.axis = axis
+        self.axis = axis  # [axis]
 
     def forward(self, x):
         a = self.axis                                                   # the axis
         z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0
-        self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))    # (..., C, ...)
+        self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))    # (..., C, ...) [logp]
         return self.logp.astype(x.dtype)
 
     def backward(self, dy):
         a = self.axis
         p = np.exp(self.logp)                                           # (..., C, ...) softmax
-        dx = dy - p * dy.sum(axis=a, keepdims=True)                     # (..., C, ...)
+        dx = dy - p * dy.sum(axis=a, keepdims=True)                     # (..., C, ...) [dx]
         return dx.astype(dy.dtype)

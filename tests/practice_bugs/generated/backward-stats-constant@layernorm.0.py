@@ -52,10 +52,10 @@ class LayerNorm:
         return self.train(False)
 
     def forward(self, x):
-        axes = tuple(range(-len(self.normalized_shape), 0))            # the normalised axes D
+        axes = tuple(range(-len(self.normalized_shape), 0))            # the normalised axes D [axes]
         mean = x.mean(axis=axes, keepdims=True)                         # (*, 1)
-        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)          # (*, 1) biased
-        rstd = 1.0 / np.sqrt(var + self.eps)                            # (*, 1)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)          # (*, 1) biased [var]
+        rstd = 1.0 / np.sqrt(var + self.eps)                            # (*, 1) [rstd]
         x_hat = (x - mean) * rstd                                       # (*, D)
         self.cache = (x_hat, rstd, axes)
         y = x_hat
@@ -70,11 +70,11 @@ class LayerNorm:
         lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over
         dx_hat = dy                                                     # (*, D)
         if self.beta is not None:
-            self.beta.grad += dy.sum(axis=lead)                         # D
+            self.beta.grad += dy.sum(axis=lead)                         # D [dbeta]
         if self.gamma is not None:
-            self.gamma.grad += (dy * x_hat).sum(axis=lead)              # D
+            self.gamma.grad += (dy * x_hat).sum(axis=lead)              # D [dgamma]
             dx_hat = dy * self.gamma.data                               # (*, D)
         mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)                    # (*, 1)
         mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)    # (*, 1)
-        dx = rstd * dx_hat         # (*, D)
+        dx = rstd * dx_hat         # (*, D) [dx]
         return dx.astype(dy.dtype)

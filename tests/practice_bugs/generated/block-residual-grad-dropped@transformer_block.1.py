@@ -72,7 +72,7 @@ class TransformerBlock:
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
         if position not in ("pre", "post"):
             raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
-        self.position = position
+        self.position = position  # [position]
         self.eps = eps
         rng = np.random.default_rng(rng)
         self.gamma = Parameter(np.ones(d_model))
@@ -84,17 +84,17 @@ class TransformerBlock:
 
     def forward(self, x):
         if self.position == "pre":
-            y = x + self._ffn(self._ln(x))                              # (*, C)
+            y = x + self._ffn(self._ln(x))                              # (*, C) [y-pre]
         else:
             y = self._ln(x + self._ffn(x))                              # (*, C), z = x + F(x)
         return y.astype(x.dtype)
 
     def backward(self, dy):
         if self.position == "pre":
-            dx = dy + self._ln_backward(self._ffn_backward(dy))         # (*, C) identity + branch
+            dx = dy + self._ln_backward(self._ffn_backward(dy))         # (*, C) identity + branch [dx-pre]
         else:
-            dz = self._ln_backward(dy)                                  # (*, C) through LN first
-            dx = self._ffn_backward(dz)                            # (*, C) identity + branch
+            dz = self._ln_backward(dy)                                  # (*, C) through LN first [dz-post]
+            dx = self._ffn_backward(dz)                            # (*, C) identity + branch [dx-post]
         return dx.astype(dy.dtype)
 
     # --- the sub-layer F and its backward -------------------------------------------------------
@@ -106,19 +106,19 @@ class TransformerBlock:
 
     def _ffn_backward(self, dg):
         h, a, r = self.ffn_cache
-        self.w2.grad += rows(r).T @ rows(dg)                            # (d_ff, C)
-        self.b2.grad += rows(dg).sum(axis=0)                            # (C,)
+        self.w2.grad += rows(r).T @ rows(dg)                            # (d_ff, C) [dw2]
+        self.b2.grad += rows(dg).sum(axis=0)                            # (C,) [db2]
         dr = dg @ self.w2.data.T                                        # (*, d_ff)
-        da = dr * (a > 0)                                               # (*, d_ff)
-        self.w1.grad += rows(h).T @ rows(da)                            # (C, d_ff)
-        self.b1.grad += rows(da).sum(axis=0)                            # (d_ff,)
+        da = dr * (a > 0)                                               # (*, d_ff) [relu-backward]
+        self.w1.grad += rows(h).T @ rows(da)                            # (C, d_ff) [dw1]
+        self.b1.grad += rows(da).sum(axis=0)                            # (d_ff,) [db1]
         return da @ self.w1.data.T                                      # (*, C)
 
     # --- the LayerNorm and its backward ---------------------------------------------------------
     def _ln(self, u):
         mean = u.mean(axis=-1, keepdims=True)                           # (*, 1)
         var = ((u - mean) ** 2).mean(axis=-1, keepdims=True)            # (*, 1) biased
-        rstd = 1.0 / np.sqrt(var + self.eps)                            # (*, 1)
+        rstd = 1.0 / np.sqrt(var + self.eps)                            # (*, 1) [rstd]
         x_hat = (u - mean) * rstd                                       # (*, C)
         self.ln_cache = (x_hat, rstd)
         return self.gamma.data * x_hat + self.beta.data                 # (*, C)
@@ -126,10 +126,10 @@ class TransformerBlock:
     def _ln_backward(self, dy):
         x_hat, rstd = self.ln_cache
         lead = tuple(range(dy.ndim - 1))                                # the axes gamma is shared over
-        self.gamma.grad += (dy * x_hat).sum(axis=lead)                  # (C,)
-        self.beta.grad += dy.sum(axis=lead)                             # (C,)
+        self.gamma.grad += (dy * x_hat).sum(axis=lead)                  # (C,) [dgamma]
+        self.beta.grad += dy.sum(axis=lead)                             # (C,) [dbeta]
         dx_hat = dy * self.gamma.data                                   # (*, C)
         mean_dx_hat = dx_hat.mean(axis=-1, keepdims=True)                      # (*, 1)
         mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=-1, keepdims=True)      # (*, 1)
-        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)         # (*, C)
+        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)         # (*, C) [dx]
         return dx

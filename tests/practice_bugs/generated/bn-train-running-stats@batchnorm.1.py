@@ -62,22 +62,22 @@ class BatchNorm1d:
     def forward(self, x):
         axes = (0,) + tuple(range(2, x.ndim))          # every axis but the channel axis
         view = (1, -1) + (1,) * (x.ndim - 2)           # (1, C) or (1, C, 1)
-        batch_stats = self.training or not self.track_running_stats
+        batch_stats = self.training or not self.track_running_stats  # [batch-stats]
         if batch_stats:
-            mean = x.mean(axis=axes, keepdims=True)                     # (1, C, 1)
-            var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)      # (1, C, 1) biased
+            mean = x.mean(axis=axes, keepdims=True)                     # (1, C, 1) [mean]
+            var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)      # (1, C, 1) biased [var]
         else:
             mean = self.running_mean.reshape(view)                      # (1, C, 1)
-            var = self.running_var.reshape(view)                        # (1, C, 1)
+            var = self.running_var.reshape(view)                        # (1, C, 1) [eval-var]
         mean_batch, var_batch = mean, var
         mean, var = self.running_mean.reshape(view), self.running_var.reshape(view)
-        if self.training and self.track_running_stats:
+        if self.training and self.track_running_stats:  # [update-running]
             n = x.size // self.num_features
             self.num_batches_tracked += 1
             m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum
-            self.running_mean = (1 - m) * self.running_mean + m * mean_batch.ravel()
-            self.running_var = (1 - m) * self.running_var + m * var_batch.ravel() * n / (n - 1)
-        rstd = 1.0 / np.sqrt(var + self.eps)                            # (1, C, 1)
+            self.running_mean = (1 - m) * self.running_mean + m * mean_batch.ravel()  # [running-mean]
+            self.running_var = (1 - m) * self.running_var + m * var_batch.ravel() * n / (n - 1)  # [running-var]
+        rstd = 1.0 / np.sqrt(var + self.eps)                            # (1, C, 1) [rstd]
         x_hat = (x - mean) * rstd                                       # (N, C, L)
         self.cache = (x_hat, rstd, axes, view, batch_stats)
         y = x_hat
@@ -89,12 +89,12 @@ class BatchNorm1d:
         x_hat, rstd, axes, view, batch_stats = self.cache
         dx_hat = dy                                                     # (N, C, L)
         if self.gamma is not None:
-            self.gamma.grad += (dy * x_hat).sum(axis=axes)              # (C,)
-            self.beta.grad += dy.sum(axis=axes)                         # (C,)
+            self.gamma.grad += (dy * x_hat).sum(axis=axes)              # (C,) [dgamma]
+            self.beta.grad += dy.sum(axis=axes)                         # (C,) [dbeta]
             dx_hat = dy * self.gamma.data.reshape(view)                 # (N, C, L)
-        if not batch_stats:
+        if not batch_stats:  # [eval-backward]
             return (rstd * dx_hat).astype(dy.dtype)
-        mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)                    # (1, C, 1)
-        mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)    # (1, C, 1)
-        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)         # (N, C, L)
+        mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)                    # (1, C, 1) [mean-dx-hat]
+        mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)    # (1, C, 1) [mean-dx-hat-x-hat]
+        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)         # (N, C, L) [dx]
         return dx.astype(dy.dtype)

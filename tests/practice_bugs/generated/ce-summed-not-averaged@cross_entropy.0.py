@@ -36,10 +36,10 @@ class CrossEntropyLoss:
         n = x.shape[0]
         rows = np.arange(n)                                             # (N,)
         z = x - x.max(axis=1, keepdims=True)                            # (N, C), max 0
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax [logp]
         self.p = np.exp(logp)                                           # (N, C) softmax
         self.targets = np.asarray(targets)                              # (N,)
-        loss = -logp[rows, self.targets].sum()                         # ()
+        loss = -logp[rows, self.targets].sum()                         # () [loss]
         return loss.astype(x.dtype)
 
     def backward(self, dloss=1.0):
@@ -47,5 +47,5 @@ class CrossEntropyLoss:
         rows = np.arange(n)
         onehot = np.zeros_like(self.p)                                  # (N, C)
         onehot[rows, self.targets] = 1.0
-        dlogits = dloss * (self.p - onehot)                         # (N, C)
+        dlogits = dloss * (self.p - onehot)                         # (N, C) [dlogits]
         return dlogits.astype(self.p.dtype)

@@ -36,10 +36,10 @@ class CrossEntropyLoss:
         n = x.shape[0]
         rows = np.arange(n)                                             # (N,)
         z = x - x.max(axis=1, keepdims=True)                            # (N, C), max 0
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax [logp]
         self.p = np.exp(logp)                                           # (N, C) softmax
         self.targets = np.asarray(targets)                              # (N,)
-        loss = -logp[rows, self.targets].mean()                         # ()
+        loss = -logp[rows, self.targets].mean()                         # () [loss]
         return loss.astype(x.dtype)
 
     def backward(self, dloss=1.0):
@@ -49,5 +49,5 @@ class CrossEntropyLoss:
         onehot[rows, self.targets] = 1.0
         dp = np.zeros_like(self.p)
         dp[rows, self.targets] = -dloss / (n * self.p[rows, self.targets])
-        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))                         # (N, C)
+        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))                         # (N, C) [dlogits]
         return dlogits.astype(self.p.dtype)

@@ -51,10 +51,10 @@ class RMSNorm:
         return self.train(False)
 
     def forward(self, x):
-        axes = tuple(range(-len(self.normalized_shape), 0))            # the normalised axes D
+        axes = tuple(range(-len(self.normalized_shape), 0))            # the normalised axes D [axes]
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
-        ms = (x ** 2).mean(axis=axes, keepdims=True)                    # (*, 1)
-        rrms = 1.0 / np.sqrt(ms + eps)                                  # (*, 1)
+        ms = (x ** 2).mean(axis=axes, keepdims=True)                    # (*, 1) [mean-square]
+        rrms = 1.0 / np.sqrt(ms + eps)                                  # (*, 1) [rrms]
         x_hat = x * rrms                                                # (*, D)
         self.cache = (x_hat, rrms, axes)
         y = x_hat if self.gamma is None else x_hat * self.gamma.data
@@ -65,8 +65,8 @@ class RMSNorm:
         lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over
         dx_hat = dy                                                     # (*, D)
         if self.gamma is not None:
-            self.gamma.grad += (dy * x_hat).sum()              # D
+            self.gamma.grad += (dy * x_hat).sum()              # D [dgamma]
             dx_hat = dy * self.gamma.data                               # (*, D)
         mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)    # (*, 1)
-        dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)                       # (*, D)
+        dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)                       # (*, D) [dx]
         return dx.astype(dy.dtype)

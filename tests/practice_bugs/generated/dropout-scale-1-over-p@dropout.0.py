@@ -37,15 +37,15 @@ class Dropout:
         return self.train(False)
 
     def forward(self, x):
-        if not self.training or self.p == 0.0:
+        if not self.training or self.p == 0.0:  # [eval]
             self.mask = None
-            return x
-        scale = 0.0 if self.p == 1.0 else 1.0 / self.p
-        keep = self.rng.random(x.shape) >= self.p                       # True with probability 1 - p
+            return x  # [eval-return]
+        scale = 0.0 if self.p == 1.0 else 1.0 / self.p  # [scale]
+        keep = self.rng.random(x.shape) >= self.p                       # True with probability 1 - p [keep]
         self.mask = keep * scale                                        # the kept units' factor
         return (x * self.mask).astype(x.dtype)
 
     def backward(self, dy):
         if self.mask is None:
             return dy
-        return (dy * self.mask).astype(dy.dtype)
+        return (dy * self.mask).astype(dy.dtype)  # [dx]

@@ -52,18 +52,18 @@ class GroupNorm:
 
     def group(self, a):
         """(N, C, *spatial) -> (N, G, C/G * spatial): group g holds channels g*C/G .. (g+1)*C/G - 1."""
-        return a.reshape(a.shape[0], -1, self.num_groups, *a.shape[2:]).swapaxes(1, 2).reshape(a.shape[0], self.num_groups, -1)
+        return a.reshape(a.shape[0], -1, self.num_groups, *a.shape[2:]).swapaxes(1, 2).reshape(a.shape[0], self.num_groups, -1)  # [group]
 
     def ungroup(self, ag, shape):
         """The inverse of ``group``."""
-        return ag.reshape(shape[0], self.num_groups, -1, *shape[2:]).swapaxes(1, 2).reshape(shape)
+        return ag.reshape(shape[0], self.num_groups, -1, *shape[2:]).swapaxes(1, 2).reshape(shape)  # [ungroup]
 
     def forward(self, x):
         view = (1, -1) + (1,) * (x.ndim - 2)                            # (1, C, 1, 1)
         xg = self.group(x)                                              # (N, G, M)
         mean = xg.mean(axis=-1, keepdims=True)                          # (N, G, 1)
-        var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)           # (N, G, 1) biased
-        rstd = 1.0 / np.sqrt(var + self.eps)                            # (N, G, 1)
+        var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)           # (N, G, 1) biased [var]
+        rstd = 1.0 / np.sqrt(var + self.eps)                            # (N, G, 1) [rstd]
         x_hat = self.ungroup((xg - mean) * rstd, x.shape)               # (N, C, H, W)
         self.cache = (x_hat, rstd, view)
         y = x_hat
@@ -76,11 +76,11 @@ class GroupNorm:
         axes = (0,) + tuple(range(2, dy.ndim))                          # every axis but the channels
         dx_hat = dy                                                     # (N, C, H, W)
         if self.gamma is not None:
-            self.gamma.grad += (dy * x_hat).sum(axis=axes)              # (C,)
-            self.beta.grad += dy.sum(axis=axes)                         # (C,)
+            self.gamma.grad += (dy * x_hat).sum(axis=axes)              # (C,) [dgamma]
+            self.beta.grad += dy.sum(axis=axes)                         # (C,) [dbeta]
             dx_hat = dy * self.gamma.data.reshape(view)                 # (N, C, H, W)
         dx_hat_g, x_hat_g = self.group(dx_hat), self.group(x_hat)      # (N, G, M)
         mean_dx_hat = dx_hat_g.mean(axis=-1, keepdims=True)                      # (N, G, 1)
         mean_dx_hat_x_hat = (dx_hat_g * x_hat_g).mean(axis=-1, keepdims=True)   # (N, G, 1)
-        dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)       # (N, G, M)
+        dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)       # (N, G, M) [dx]
         return self.ungroup(dx, dy.shape).astype(dy.dtype)

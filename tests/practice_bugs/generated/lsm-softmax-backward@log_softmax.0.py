@@ -36,16 +36,16 @@ class LogSoftmax:
     """
 
     def __init__(self, axis=-1):
-        self.axis = axis
+        self.axis = axis  # [axis]
 
     def forward(self, x):
         a = self.axis                                                   # the axis
         z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0
-        self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))    # (..., C, ...)
+        self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))    # (..., C, ...) [logp]
         return self.logp.astype(x.dtype)
 
     def backward(self, dy):
         a = self.axis
         p = np.exp(self.logp)                                           # (..., C, ...) softmax
-        dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))                     # (..., C, ...)
+        dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))                     # (..., C, ...) [dx]
         return dx.astype(dy.dtype)

@@ -98,11 +98,11 @@ class MultiheadSelfAttention:
 
     def split_heads(self, t):
         (B, T, C), H = t.shape, self.n_heads
-        return t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)              # (B, H, T, D)
+        return t.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)              # (B, H, T, D) [split-heads]
 
     def merge_heads(self, t):
         B, H, T, D = t.shape
-        return t.transpose(0, 2, 1, 3).reshape(B, T, H * D)                  # (B, T, C)
+        return t.transpose(0, 2, 1, 3).reshape(B, T, H * D)                  # (B, T, C) [merge-heads]
 
     def forward(self, x):
         B, T, C = x.shape
@@ -111,12 +111,12 @@ class MultiheadSelfAttention:
         q = self.split_heads(x @ wq)                                         # (B, H, T, D)
         k = self.split_heads(x @ wk)                                         # (B, H, T, D)
         v = self.split_heads(x @ wv)                                         # (B, H, T, D)
-        scores = q @ k.swapaxes(-1, -2) / D ** 0.5                           # (B, H, T, T)
-        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal  # (T, T) key j > query i
-        scores = np.where(future, -np.inf, scores)                           # (B, H, T, T)
-        z = scores                      # (B, H, T, T) max 0
+        scores = q @ k.swapaxes(-1, -2) / D ** 0.5                           # (B, H, T, T) [scores]
+        future = np.triu(np.ones((T, T), dtype=bool), k=1) & self.causal  # (T, T) key j > query i [future]
+        scores = np.where(future, -np.inf, scores)                           # (B, H, T, T) [mask]
+        z = scores                      # (B, H, T, T) max 0 [shift]
         e = np.exp(z)                                                        # (B, H, T, T)
-        attn = e / e.sum(axis=-1, keepdims=True)                             # (B, H, T, T) sum 1
+        attn = e / e.sum(axis=-1, keepdims=True)                             # (B, H, T, T) sum 1 [softmax]
         out = attn @ v                                                       # (B, H, T, D)
         self.cache = (x, q, k, v, attn, out)
         return (self.merge_heads(out) @ wo).astype(x.dtype)                  # (B, T, C)
@@ -126,20 +126,20 @@ class MultiheadSelfAttention:
         B, H, T, D = q.shape
         C = H * D
         wq, wk, wv, wo = (w.data.astype(dy.dtype) for w in (self.wq, self.wk, self.wv, self.wo))
-        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)  # (C, C)
+        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)  # (C, C) [dwo]
         dout = self.split_heads(dy @ wo.T)                                   # (B, H, T, D)
         dattn = dout @ v.swapaxes(-1, -2)                                    # (B, H, T, T)
-        dv = attn.swapaxes(-1, -2) @ dout                                    # (B, H, T, D)
-        dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))  # (B, H, T, T)
-        dq = dscores @ k / D ** 0.5                                          # (B, H, T, D)
-        dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5                         # (B, H, T, D)
+        dv = attn.swapaxes(-1, -2) @ dout                                    # (B, H, T, D) [dv]
+        dscores = attn * (dattn - (dattn * attn).sum(axis=-1, keepdims=True))  # (B, H, T, T) [dscores]
+        dq = dscores @ k / D ** 0.5                                          # (B, H, T, D) [dq]
+        dk = dscores.swapaxes(-1, -2) @ q / D ** 0.5                         # (B, H, T, D) [dk]
         dq, dk, dv = self.merge_heads(dq), self.merge_heads(dk), self.merge_heads(dv)  # (B, T, C)
         rows = x.reshape(-1, C)                                              # (B*T, C)
-        self.wq.grad += rows.T @ dq.reshape(-1, C)                           # (C, C)
-        self.wk.grad += rows.T @ dk.reshape(-1, C)                           # (C, C)
-        self.wv.grad += rows.T @ dv.reshape(-1, C)                           # (C, C)
+        self.wq.grad += rows.T @ dq.reshape(-1, C)                           # (C, C) [dwq]
+        self.wk.grad += rows.T @ dk.reshape(-1, C)                           # (C, C) [dwk]
+        self.wv.grad += rows.T @ dv.reshape(-1, C)                           # (C, C) [dwv]
         dx_q = dq @ wq.T                                                     # (B, T, C)
         dx_k = dk @ wk.T                                                     # (B, T, C)
         dx_v = dv @ wv.T                                                     # (B, T, C)
-        dx = dx_q + dx_k + dx_v                                              # (B, T, C)
+        dx = dx_q + dx_k + dx_v                                              # (B, T, C) [dx]
         return dx.astype(dy.dtype)

@@ -27,11 +27,11 @@ class Softmax:
     """
 
     def __init__(self, axis=-1):
-        self.axis = 0
+        self.axis = 0  # [axis]
 
     def forward(self, x):
         a = self.axis                                                   # the softmax axis
-        z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0
+        z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0 [shift]
         e = np.exp(z)
         self.y = e / e.sum(axis=a, keepdims=True)                       # (..., C, ...)
         return self.y.astype(x.dtype)
@@ -39,5 +39,5 @@ class Softmax:
     def backward(self, dy):
         a = self.axis
         y = self.y
-        dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))             # (..., C, ...)
+        dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))             # (..., C, ...) [dx]
         return dx.astype(dy.dtype)

@@ -101,7 +101,7 @@ class MLPWithBatchNorm:
         rows = np.arange(n)                                                  # (N,)
         h = x @ self.w1.data + self.b1.data                                  # (N, H)
         mean = h.mean(axis=0, keepdims=True)                                 # (1, H)
-        var = ((h - mean) ** 2).mean(axis=0, keepdims=True)                  # (1, H) biased
+        var = ((h - mean) ** 2).mean(axis=0, keepdims=True)                  # (1, H) biased [var]
         rstd = 1.0 / np.sqrt(var + self.eps)                                 # (1, H)
         h_hat = (h - mean) * rstd                                            # (N, H)
         hbn = self.gamma.data * h_hat + self.beta.data                       # (N, H)
@@ -110,7 +110,7 @@ class MLPWithBatchNorm:
         z = logits - logits.max(axis=1, keepdims=True)                       # (N, C), max 0
         logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))              # (N, C)
         self.targets = np.asarray(targets)                                   # (N,)
-        loss = -logp[rows, self.targets].mean()                              # ()
+        loss = -logp[rows, self.targets].mean()                              # () [loss]
         self.cache = (x, h_hat, rstd, a, np.exp(logp))
         return loss.astype(x.dtype)
 
@@ -119,18 +119,18 @@ class MLPWithBatchNorm:
         n = x.shape[0]
         onehot = np.zeros_like(p)                                            # (N, C)
         onehot[np.arange(n), self.targets] = 1.0
-        dlogits = dloss * (p - onehot) / n                                   # (N, C)
-        self.w2.grad += a.T @ dlogits                                        # (H, C)
-        self.b2.grad += dlogits.sum(axis=0)                                  # (C,)
+        dlogits = dloss * (p - onehot) / n                                   # (N, C) [dlogits]
+        self.w2.grad += a.T @ dlogits                                        # (H, C) [dw2]
+        self.b2.grad += dlogits.sum(axis=0)                                  # (C,) [db2]
         da = dlogits @ self.w2.data.T                                        # (N, H)
-        dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)                                           # (N, H)
-        self.gamma.grad += (dhbn * h_hat).sum(axis=0)                        # (H,)
-        self.beta.grad += dhbn.sum(axis=0)                                   # (H,)
-        dh_hat = dhbn * self.gamma.data                                      # (N, H)
+        dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)                                           # (N, H) [dhbn]
+        self.gamma.grad += (dhbn * h_hat).sum(axis=0)                        # (H,) [dgamma]
+        self.beta.grad += dhbn.sum(axis=0)                                   # (H,) [dbeta]
+        dh_hat = dhbn * self.gamma.data                                      # (N, H) [dh-hat]
         mean_dh_hat = dh_hat.mean(axis=0, keepdims=True)                     # (1, H)
         mean_dh_hat_h_hat = (dh_hat * h_hat).mean(axis=0, keepdims=True)     # (1, H)
-        dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)       # (N, H)
-        self.w1.grad += x.T @ dh                                             # (D, H)
-        self.b1.grad += dh.sum(axis=0)                                       # (H,) zero up to rounding
+        dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat)       # (N, H) [dh]
+        self.w1.grad += x.T @ dh                                             # (D, H) [dw1]
+        self.b1.grad += dh.sum(axis=0)                                       # (H,) zero up to rounding [db1]
         dx = dh @ self.w1.data.T                                             # (N, D)
         return dx.astype(x.dtype)

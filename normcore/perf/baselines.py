@@ -1,0 +1,74 @@
+"""The baselines each norm is timed against: the memory floor (the passes over the data no
+implementation can avoid, as ``np.copyto``) and PyTorch on one thread and on all threads.
+"""
+
+import contextlib
+
+import numpy as np
+
+from .cases import EPS, GROUPS, affine_values, channels
+
+NOT_TORCH = "without PyTorch: not installed, or --no-torch"
+
+
+def make_torch_norm(torch, kind, shape, dtype):
+    c = channels(kind, shape)
+    tdtype = torch.float32 if dtype == np.float32 else torch.float64
+    module = {"LayerNorm": lambda: torch.nn.LayerNorm(c, dtype=tdtype),
+              "RMSNorm": lambda: torch.nn.RMSNorm(c, eps=EPS, dtype=tdtype),
+              "BatchNorm1d": lambda: torch.nn.BatchNorm1d(c, dtype=tdtype),
+              "GroupNorm": lambda: torch.nn.GroupNorm(GROUPS, c, dtype=tdtype)}[kind]()
+    gamma, beta = affine_values(c)
+    with torch.no_grad():
+        module.weight.copy_(torch.from_numpy(gamma))
+        if getattr(module, "bias", None) is not None:
+            module.bias.copy_(torch.from_numpy(beta))
+    return module
+
+
+class TorchRunner:
+    """Runs a torch module with ``threads`` threads; backward() uses the last forward's graph."""
+
+    def __init__(self, torch, module, x, dy, threads):
+        self.torch, self.module, self.threads = torch, module, threads
+        self.x = torch.from_numpy(x).requires_grad_(True)
+        self.dy = torch.from_numpy(dy)
+
+    def context(self):
+        self.torch.set_num_threads(self.threads)
+        self.x.grad = None
+        return contextlib.nullcontext()
+
+    def forward(self):
+        self.y = self.module(self.x)
+
+    def backward(self):
+        self.y.backward(self.dy)
+
+
+class FloorRunner:
+    """The memory floor: forward reads x and writes y, backward reads dy and writes dx, as
+    ``np.copyto`` into arrays allocated once. No norm can make fewer passes over the data."""
+
+    def __init__(self, x, dy):
+        self.x, self.dy = x, dy
+        self.y, self.dx = np.empty_like(x), np.empty_like(dy)
+
+    def context(self):
+        return contextlib.nullcontext()
+
+    def forward(self):
+        np.copyto(self.y, self.x)
+
+    def backward(self):
+        np.copyto(self.dx, self.dy)
+
+
+DEFAULT_THREADS = []
+
+
+def default_threads(torch):
+    """torch's default thread count, read once before this module changes it."""
+    if not DEFAULT_THREADS:
+        DEFAULT_THREADS.append(torch.get_num_threads())
+    return DEFAULT_THREADS[0]

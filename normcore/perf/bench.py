@@ -1,0 +1,70 @@
+"""Timing normcore's norms, both tiers, against PyTorch and against the memory floor, and a
+Transformer training step; ``normcore bench`` prints what this module measures.
+
+Every implementation of a case runs in the same process, interleaved round by round (one run
+of each in turn, repeated, in an order that rotates from round to round: ``perf.timing``),
+so that a change in the machine's load hits all of them alike. Times are medians; ratios are
+medians over rounds of the ratio of two times taken in the same round. The implementations
+of each norm:
+
+* ``reference``: ``nc.LayerNorm`` and the others, the readable whole-array tier.
+* ``fast``: ``normcore.fast.LayerNorm`` and the others, the cache-blocked tier (when present).
+* ``torch 1t`` and ``torch Nt``: PyTorch on the CPU with one thread and with its default
+  number of threads, when torch is importable.
+* ``floor``, the MEMORY FLOOR: the passes over the data that no implementation can avoid, as
+  copies into preallocated arrays (``np.copyto``). A forward must read x and write y: a copy
+  of x. A backward must read dy and write dx: a copy of dy (it also reads x or its cache, so
+  this floor is a lower bound). Forward + backward: both copies. Each tier's time is also
+  shown as a multiple of the floor of the same round: how far it is from the limit.
+
+Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
+BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
+channels of length 768). NumPy's BLAS runs on one thread for the norms.
+"""
+
+from .baselines import default_threads
+from .cases import DTYPES, SHAPES, fast_tier, torch_module
+from .printing import machine_lines, norm_header, norm_rows, step_table, targets_table
+from .runners import bench_shape, bench_transformer
+from .targets import compute_targets
+from .timing import keep_freed_memory
+
+
+def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dtypes=None, repeats=None,
+              step_repeats=None, transformer=None, warmup=2):
+    """Measure everything, print the tables as it goes, and return (norm results, step, targets).
+
+    ``torch`` and ``fast`` are the modules to compare, None to leave them out, or "auto" to
+    import them if they are installed. The keyword arguments after ``out`` replace the sizes
+    ``quick`` picks (the tests use tiny ones); the targets are read at the first shape.
+    """
+    torch = torch_module() if torch == "auto" else torch
+    fast = fast_tier() if fast == "auto" else fast
+    if torch is not None:
+        default_threads(torch)
+    keep_freed_memory()  # time the arithmetic, not the page faults of fresh arrays
+    shapes = shapes or (SHAPES[:1] if quick else SHAPES)
+    dtypes = dtypes or (DTYPES[:1] if quick else DTYPES)
+    repeats = repeats or (7 if quick else 15)
+    step_repeats = step_repeats or (5 if quick else 12)
+    for line in machine_lines(torch, fast, repeats, warmup):
+        out(line)
+    out("")
+    for line in norm_header(torch, fast):
+        out(line)
+    results = []
+    for shape in shapes:
+        for dtype in dtypes:
+            rows = bench_shape(shape, dtype, repeats, torch, fast, warmup)
+            results += rows
+            for r in rows:
+                for line in norm_rows(r, torch, fast):
+                    out(line)
+    out("")
+    step = bench_transformer(step_repeats, torch, transformer)
+    for line in step_table(step, transformer).splitlines() + [""]:
+        out(line)
+    targets = compute_targets(results, step, torch, fast, shapes[0])
+    for line in targets_table(targets, shapes[0]).splitlines():
+        out(line)
+    return results, step, targets

@@ -1,0 +1,94 @@
+"""Loading a candidate's file for the practice grader: import it, find its class and exercise.
+
+A file that cannot be graded (missing, does not compile, raises while it is imported, no
+suitable class, no exercise that fits) raises ``CannotGrade`` with a message that says why.
+"""
+
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from .exercises import EXERCISES
+
+
+class CannotGrade(Exception):
+    """The file cannot be graded (missing, does not import, no suitable class); says why."""
+
+
+def load_module(path):
+    """Import a Python file as a fresh module; a syntax or import error becomes CannotGrade."""
+    path = Path(path)
+    if not path.is_file():
+        raise CannotGrade(f"{path}: no such file")
+    name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # some code (dataclasses, for one) looks its module up while it runs
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
+        code = (e.text or "").rstrip("\n")
+        sys.modules.pop(name, None)
+        raise CannotGrade(
+            f"{path} does not compile: {type(e).__name__} at {where}: {e.msg}"
+            + (f"\n    {code}" if code.strip() else "")
+        ) from None
+    except Exception as e:  # anything raised while the file's top level runs
+        sys.modules.pop(name, None)
+        raise CannotGrade(f"importing {path} raised {describe_error(e, path)}") from None
+    return module
+
+
+def find_class(module, name=None):
+    """The class to grade: ``name``, or the one class defined in the file with forward and backward."""
+    if name is not None:
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            raise CannotGrade(f"the file defines no class named {name}")
+        return cls
+    found = [c for c in vars(module).values()
+             if isinstance(c, type) and c.__module__ == module.__name__
+             and callable(getattr(c, "forward", None)) and callable(getattr(c, "backward", None))]
+    if not found:
+        raise CannotGrade("the file defines no class with forward and backward methods")
+    if len(found) > 1:
+        names = ", ".join(c.__name__ for c in found)
+        raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
+    return found[0]
+
+
+def exercise_for(cls, layer=None):
+    """The exercise a class is graded as: ``layer``, or the one its name says."""
+    if layer is not None:
+        if layer not in EXERCISES:
+            raise CannotGrade(f"unknown exercise {layer!r}; choose one of {', '.join(EXERCISES)}")
+        return EXERCISES[layer]
+    key = cls.__name__.lower()
+    named = [(len(word), exercise) for exercise in EXERCISES.values()
+             for word in (exercise.name.replace("_", ""), exercise.class_name.lower())
+             if word in key]
+    if named:  # the longest name that fits: LogSoftmax is not Softmax
+        return max(named, key=lambda n: n[0])[1]
+    if "rms" in key:
+        return EXERCISES["rmsnorm"]
+    raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
+                      f"({', '.join(EXERCISES)})")
+
+
+def describe_error(exc, path=None):
+    """'ValueError: message (file.py line 12, in forward)': the innermost frame in ``path``."""
+    text = f"{type(exc).__name__}: {exc}"
+    where = user_frame(exc, path)
+    if where is not None:
+        text += f" ({Path(where.filename).name} line {where.lineno}, in {where.name})"
+    return text
+
+
+def user_frame(exc, path):
+    if path is None:
+        return None
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve() == Path(path).resolve()]
+    return frames[-1] if frames else None

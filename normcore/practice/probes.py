@@ -1,0 +1,137 @@
+"""Running the practice grader's probes: what one probe records on a layer, and how far apart
+two recordings are.
+
+A probe (``exercises.py``) drives a layer through the practice contract (``driver.py``) and
+records observations (outputs, gradients, running statistics, dtypes); ``run_probe`` collects
+them, and ``distance`` compares one observation with the reference's.
+"""
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..gradcheck import rel_error
+from .driver import ContractError, Driver
+
+
+@dataclass
+class Observation:
+    value: object
+    tol: float
+    metric: str  # "rel", "abs" or "equal"
+
+
+@dataclass
+class ProbeRun:
+    rows: dict  # label -> Observation, in the order recorded
+    error: BaseException = None
+
+
+def run_probe(probe, make):
+    """Run one probe on the layers ``make`` builds; the observations, and the error if it raised.
+
+    When the probe's input is not float64 (it then records ``output dtype``), the dtype of
+    dx and of every parameter gradient is recorded too, right after the gradient itself:
+    dx must have the input's dtype, a parameter's gradient the parameter's dtype.
+    """
+    rows, drivers = {}, []
+
+    def rec(label, value, tol, metric="rel"):
+        if isinstance(value, np.ndarray):
+            value = value.copy()  # the layer may change its arrays in place later
+        rows[label] = Observation(value, tol, metric)
+        prefix, _, name = label.rpartition(": ")
+        prefix = prefix + ": " if prefix else ""
+        if prefix + "output dtype" in rows and GRADIENT.fullmatch(name) and drivers:
+            rows[label + " dtype"] = Observation(
+                _grad_dtype(value, drivers[-1], name[1:]), 0, "equal")
+
+    def tracked(*args, **kwargs):
+        drivers.append(make(*args, **kwargs))
+        return drivers[-1]
+
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.run(rec, tracked, np.random.default_rng(sum(map(ord, probe.label))))
+    except Exception as e:  # the layer under test may raise anything
+        return ProbeRun(rows, e)
+    return ProbeRun(rows)
+
+
+GRADIENT = re.compile(r"d[a-z_0-9]+")  # a gradient's row: dx, dlogits, dgamma, dwq, ...
+
+
+def _grad_dtype(value, driver, name):
+    """'float32' for dx; for a parameter's gradient "the parameter's" when its dtype is the
+    parameter's own, else what it is (a float64 dx for a float32 input is a mistake)."""
+    dtype = getattr(value, "dtype", None)
+    if name in ("x", "logits"):
+        return str(dtype)
+    try:
+        param = driver.param_dtype(name)
+    except ContractError:
+        return str(dtype)
+    return "the parameter's" if dtype == param else f"{dtype} for a {param} parameter"
+
+
+def maker(cls):
+    """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
+    def make(*args, **kwargs):
+        try:
+            return Driver(cls(*args, **kwargs))
+        except TypeError as e:
+            if "rng" not in kwargs or "rng" not in str(e):
+                raise
+            kwargs.pop("rng")
+            return Driver(cls(*args, **kwargs))
+    return make
+
+
+def distance(a, b, metric):
+    """How far observation a is from b (0 = the same); nan and inf count as equal to themselves."""
+    if metric == "equal":
+        return 0.0 if a == b else float("inf")
+    if a is None or b is None:
+        return 0.0 if a is b else float("inf")
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):  # not an array of numbers (e.g. a tuple of gradients)
+        return float("inf")
+    if a.shape != b.shape:
+        if a.size != b.size:
+            return float("inf")
+        a = a.reshape(b.shape)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    if not same.all() and not (np.isfinite(a[~same]).all() and np.isfinite(b[~same]).all()):
+        return float("inf")
+    a, b = np.where(same, 0.0, a), np.where(same, 0.0, b)
+    if metric == "abs":
+        return float(np.max(np.abs(a - b))) if a.size else 0.0
+    return rel_error(a, b)
+
+
+def mismatch_note(user, ref):
+    """A short note for an observation that cannot be compared number for number."""
+    if user is None:
+        return "returned None"
+    if isinstance(ref, str):
+        return f"{user}, expected {ref}"
+    try:
+        u = np.asarray(user, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"a {type(user).__name__}, expected an array"
+    r = np.asarray(ref)
+    if u.shape != r.shape and u.size != r.size:
+        return f"shape {u.shape}, expected {r.shape}"
+    if not np.isfinite(u).all():
+        return "contains nan or inf"
+    return ""
+
+
+def is_backward(row):
+    """Whether an observation comes from the backward pass (dx, a parameter gradient, ...)."""
+    name = row.rpartition(": ")[2]
+    return bool(GRADIENT.match(name.partition(" ")[0])) or "gradient" in name

@@ -1,0 +1,267 @@
+"""The practice grader's printed report: the table of checks, the diagnosis and the hints.
+
+``format_report`` turns a grader ``Report`` into what ``normcore practice check`` prints, at
+most 80 columns wide: every check grouped by probe, then each diagnosed mistake with its
+symptom, hint and where normcore teaches it, then hints for the failures no mistake explains.
+"""
+
+import textwrap
+
+import numpy as np
+
+from .catalog import BY_ID
+
+
+WIDTH = 80  # the printed report fits a terminal of 80 columns
+
+NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rmsnorm",
+             "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
+INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "9.2",
+                      "attention": "9.3", "transformer_block": "9.4"}
+EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
+
+FORWARD_HINTS = {
+    "batchnorm": "BatchNorm standardises each channel over the batch (and length) axes with "
+                 "the batch's biased mean and variance in training, and with running_mean "
+                 "and running_var in evaluation.",
+    "layernorm": "LayerNorm standardises each sample over its last len(normalized_shape) "
+                 "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta.",
+    "rmsnorm": "RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
+               "normalised axes of each sample, then gamma; no mean, no beta.",
+    "groupnorm": "GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
+                 "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back.",
+    "dropout": "Inverted dropout zeroes each unit with probability p in training and scales "
+               "the kept ones by 1 / (1 - p); in evaluation it returns its input.",
+    "softmax": "Softmax along the axis: y = exp(x - max(x)) / sum(exp(x - max(x))), the max "
+               "and the sum taken along self.axis with keepdims.",
+    "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
+                     "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
+    "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
+                   "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
+    "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
+                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                 "above the diagonal before it when causal; y = merge(attn v) @ wo.",
+    "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
+                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                          "the mean cross-entropy: work it through one layer at a time.",
+    "transformer_block": "Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
+                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                         "axis (biased variance, eps inside the square root).",
+}
+DX_HINTS = {
+    "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
+                "variance); a mean-and-variance norm's dx sums to zero over the normalised "
+                "axes and is orthogonal to x_hat (up to eps).",
+    "rmsnorm": "RMSNorm's dx has two paths, the direct one and the one through the RMS: "
+               "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
+               "x_hat (up to eps) but need not sum to zero.",
+    "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
+               "(1 - p) in training, dx = dy in evaluation.",
+    "softmax": "Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
+               "along the axis; it sums to zero along the axis.",
+    "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
+                     "each row sums to zero.",
+    "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
+                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
+    "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
+                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
+    "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
+                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                          "weight's gradient is its input's transpose times the node's gradient.",
+    "transformer_block": "A residual add sends the gradient down both paths and the chain rule "
+                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                         "LayerNorm's mean and variance terms).",
+}
+WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "transformer_block": "A weight's gradient is its input, transposed, times the gradient at "
+                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                         "a bias's gradient is the gradient at its output summed over the rows.",
+}
+RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
+                   "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
+FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose forward "
+                 "fails are graded against the right forward, so they fail with it even "
+                 "when the backward is consistent with yours.")
+
+
+def _teaching(exercise, backward):
+    """Where normcore teaches the part of ``exercise`` that failed."""
+    if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
+        section = INTERVIEW_SECTIONS.get(exercise)
+        also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
+        return f"normcore practice solution {exercise} (the derivation in its docstring){also}"
+    notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
+    if backward:
+        explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
+        return f"{explain}{notebook}, sections 4 and 5 (the backward)"
+    return f"{notebook}, sections 2 and 3 (the formulas, the forward)"
+
+
+def _generic_hints(exercise, checks):
+    """Hints for failures no catalogued mistake explains: about this exercise and about what
+    failed, the forward before the backward."""
+    rows = [c.row.rpartition(": ")[2] for c in checks]
+    forward = [c for c in checks if not c.backward]
+    hints = []
+    if forward:
+        if len(forward) < len(checks):
+            hints.append(FORWARD_FIRST)
+        if exercise == "rmsnorm" and any(c.probe.startswith("default eps") for c in forward):
+            hints.append(RMS_DEFAULT_EPS)
+        if any("dtype" in r for r in rows):
+            hints.append("Return y in the input's dtype: compute, then cast the result back "
+                         "once at the end.")
+        if any(r.startswith("running") for r in rows):
+            hints.append("Check the running-average update step by step on one channel: "
+                         "which batch statistic goes in, with which weight.")
+        hints.append(FORWARD_HINTS[exercise])
+        hints.append("Work one tiny input (2 x 3) through your forward by hand and compare it "
+                     "with normcore's layer.")
+        return hints
+    if any(r.endswith("dtype") for r in rows):
+        hints.append("dx has the input's dtype and each parameter's gradient the parameter's "
+                     "dtype: cast dx back once at the end, and add into .grad in place.")
+    values = [r for r in rows if not r.endswith("dtype")]
+    if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
+        kind = exercise if exercise in DX_HINTS else "mean-var"
+        hints.append(DX_HINTS[kind])
+    once = {r.partition(" ")[0] for r in values if "after two" not in r}  # wrong after one backward
+    if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
+        hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
+    elif any(r.startswith("dgamma") for r in values):
+        hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
+                     "broadcast over, one entry per parameter.")
+    if any(r.startswith("dbeta") and "after two" not in r for r in values):
+        hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+    names = {r.partition(" ")[0] for r in values}
+    if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
+        hints.append(WEIGHT_HINTS[exercise])
+    return hints
+
+
+def _collapse(checks):
+    """Table rows (probe, row, status, error, how sure, note): a probe whose remaining checks
+    all stopped for the same reason becomes one row."""
+    rows, i = [], 0
+    while i < len(checks):
+        c = checks[i]
+        j = i
+        while (j + 1 < len(checks) and checks[j + 1].probe == c.probe
+               and c.status in ("TODO", "ERROR", "n/a")
+               and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
+            j += 1
+        if j > i:
+            rows.append((c.probe, f"{j - i + 1} checks", c.status, None, "", c.note))
+        else:
+            rows.append((c.probe, c.row, c.status, c.error, c.confidence, _cell(c)))
+        i = j + 1
+    return rows
+
+
+def _cell(check):
+    """The diagnosis column: the mistake(s), or a note on why the check did not pass."""
+    if check.diagnoses:
+        return " + ".join(check.diagnoses)
+    if check.follows:
+        return "the forward fails first" + (f"; {check.note}" if check.note else "")
+    if check.status == "FAIL":
+        return "no catalogued mistake" + (f"; {check.note}" if check.note else "")
+    return check.note
+
+
+def _wrap(text, indent, width=WIDTH):
+    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False)
+
+
+def _table(rows):
+    """The checks grouped by probe, at most WIDTH columns; long cells wrap in their column."""
+    name_w, note_at = 18, 50
+    out = [f"{'check':<{name_w + 2}}  {'result':<6}  {'vs ref':>6}  {'how sure':<10}  "
+           "diagnosis / note", "-" * WIDTH]
+    probe = None
+    for this_probe, row, status, err, how, note in rows:
+        if this_probe != probe:
+            out.append(_wrap(this_probe, ""))
+            probe = this_probe
+        err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
+        names = textwrap.wrap(row, name_w, break_on_hyphens=False) or [""]
+        notes = textwrap.wrap(note or "", WIDTH - note_at, break_on_hyphens=False,
+                              break_long_words=False)
+        if len(notes) > 3:
+            notes = notes[:2] + [notes[2][:WIDTH - note_at - 3] + "..."]
+        lines = max(len(names), len(notes))
+        names += [""] * (lines - len(names))
+        notes += [""] * (lines - len(notes))
+        for k in range(lines):
+            cells = (status, err_text, how) if k == 0 else ("", "", "")
+            out.append(f"  {names[k]:<{name_w}}  {cells[0]:<6}  {cells[1]:>6}  {cells[2]:<10}  "
+                       f"{notes[k]}".rstrip())
+    out.append("-" * WIDTH)
+    return out
+
+
+def reference_name(exercise):
+    """normcore's layer the exercise is graded against; an adapter in ``references.py`` says
+    which layers it chains (``built_from``)."""
+    built_from = getattr(exercise.reference, "built_from", None)
+    return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
+
+
+def format_report(report):
+    """The report as printed by ``normcore practice check``: at most 80 columns wide."""
+    ex = report.exercise
+    out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
+                 f"(reference: {reference_name(ex)})", ""), ""]
+    out += _table(_collapse(report.checks))
+    counts = {s: sum(c.status == s for c in report.checks)
+              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
+    out.append(f"{len(report.checks)} checks: "
+               + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    if report.not_implemented:
+        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} "
+                   "(the TODOs of the skeleton).")
+    failing = [c for c in report.checks if c.status == "FAIL"]
+    if failing:
+        out += ["", "Diagnosis"]
+        if report.diagnosis_ids:
+            out[-1] += (" (reproduces: the mistake gives every number of the probe; matches: "
+                        "it\ngives the failing number)")
+        for mistake_id in report.diagnosis_ids:
+            mistake = BY_ID[mistake_id]
+            hits = [c for c in failing if mistake_id in c.diagnoses]
+            how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
+            others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
+            together = f" (together with {', '.join(others)})" if others else ""
+            out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
+            out.append(_wrap(f"{how} your numbers{together} in {len(hits)} failing check(s), "
+                             f"e.g. {hits[0].label}", "    "))
+            out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
+            out.append(_wrap(f"hint: {mistake.hint}", "    "))
+            out.append(_wrap(f"learn: {mistake.taught_in}", "    "))
+        follows = [c for c in failing if c.follows]
+        unexplained = [c for c in failing if not c.diagnoses and not c.follows]
+        if follows and all(c.backward for c in unexplained):  # else a hint says it
+            out.append(_wrap(f"{len(follows)} backward check(s) fail in probes whose forward "
+                             "fails; fix the forward first, then grade again.", "  "))
+        if unexplained:
+            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
+                       "failing check(s):")
+            for c in unexplained[:6]:
+                out.append(_wrap(c.label + (f" ({c.note})" if c.note else ""), "    "))
+            if len(unexplained) > 6:
+                out.append(f"    ... and {len(unexplained) - 6} more")
+            hints = _generic_hints(ex.name, unexplained + follows)
+            for hint in hints:
+                out.append(_wrap(f"hint: {hint}", "    "))
+            backward = all(c.backward for c in unexplained)
+            out.append(_wrap(f"learn: {_teaching(ex.name, backward)}", "    "))
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    if errors:
+        out += ["", _wrap(f"Your layer raised an error in {len(errors)} check(s); the first: "
+                          f"{errors[0].note}", "")]
+    out += ["", "All checks pass." if report.passed else "Not all checks pass yet."]
+    return "\n".join(out)

@@ -1,0 +1,76 @@
+"""The one progress display of normcore: ``fit`` and ``normcore figures`` both draw it.
+
+One line on a stream (stderr by default)::
+
+    [2/7] covariate_shift   |############            |  50%    3.1s  label
+
+On a terminal the line is redrawn in place (at most every ``interval`` seconds, and always at
+the end); in a log file or a pipe a line is written at each quarter of the way instead, so a
+log shows how far a run got without thousands of carriage returns.
+"""
+
+import sys
+import textwrap
+import time
+
+WIDTH = 80  # every line the display writes fits in 80 columns
+
+
+class Progress:
+    """A one-line progress display: ``update(done, total, label)``, then ``finish(message)``.
+
+    ``stream`` defaults to ``sys.stderr`` as it is when the display is made (tests replace it);
+    ``interactive`` (redraw in place) defaults to whether the stream is a terminal.
+    The display is also a callable, ``progress(done, total, label)``, as the experiments'
+    ``run(progress=...)`` expects.
+    """
+
+    def __init__(self, prefix="", total=None, stream=None, width=24, interval=0.1,
+                 interactive=None):
+        self.prefix, self.total, self.width, self.interval = prefix, total, width, interval
+        self.stream = sys.stderr if stream is None else stream
+        if interactive is None:
+            interactive = getattr(self.stream, "isatty", lambda: False)()
+        self.interactive = interactive
+        self.start = self._drawn_at = time.perf_counter()
+        self._quarter = -1  # the last quarter written, when not interactive
+
+    def update(self, done, total=None, label=""):
+        """Show that ``done`` of ``total`` (default: the constructor's) are done."""
+        total = self.total if total is None else total
+        frac = min(max(done / total if total else 1.0, 0.0), 1.0)
+        now = time.perf_counter()
+        if self.interactive:
+            if done < total and now - self._drawn_at < self.interval:
+                return
+        elif int(4 * frac) <= self._quarter and done < total:
+            return
+        self._drawn_at, self._quarter = now, int(4 * frac)
+        bar = "#" * int(self.width * frac)
+        line = f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% {now - self.start:6.1f}s  "
+        room = WIDTH - len(line)  # a label too long for the line is cut
+        line += label if len(label) <= room else label[:max(0, room - 3)] + "..."
+        self._write(line.rstrip())
+
+    __call__ = update
+
+    def finish(self, message=""):
+        """End the line (replacing it by ``prefix + message`` when a message is given)."""
+        if message:  # a long message goes on in lines aligned under its start
+            indent = " " * len(self.prefix)
+            first, *rest = textwrap.wrap(message, max(30, WIDTH - len(indent)),
+                                         break_on_hyphens=False) or [""]
+            self._write(f"{self.prefix}{first}", end="\n")
+            if rest:
+                self.stream.write("".join(f"{indent}{line}\n" for line in rest))
+                self.stream.flush()
+        elif self.interactive:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def _write(self, line, end=""):
+        if self.interactive:
+            self.stream.write("\r" + line + "\033[K" + end)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
