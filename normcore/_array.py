@@ -5,13 +5,21 @@ dtype never turns into a silent wrong answer or a NumPy broadcasting traceback.
 """
 
 import numbers
+from collections.abc import Iterable
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
+RngLike = int | np.random.Generator | None
+"""What an ``rng`` argument takes: None (fresh entropy), an int seed, or a Generator."""
+ShapeLike = int | tuple[int, ...] | list[int]
+"""What a ``normalized_shape`` argument takes: an int n, or a tuple or list of ints."""
 
-def as_array(x, who, what="input"):
+
+def as_array(x: Any, who: str, what: str = "input") -> np.ndarray:
     """``np.asarray(x)``, or a ``TypeError`` naming ``who`` when x is no rectangular array
     (a ragged list, a string, None, ...). An instrument (``is_instrument``) passes unchanged."""
     try:
@@ -25,7 +33,7 @@ def as_array(x, who, what="input"):
     return a
 
 
-def integer(value, name, who):
+def integer(value: object, name: str, who: str) -> int:
     """``value`` as an int (an axis, an index: any sign); ``TypeError`` for anything that is not
     an integer (2.5, "8", True), which is never silently truncated."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -33,7 +41,7 @@ def integer(value, name, who):
     return int(value)
 
 
-def is_instrument(x):
+def is_instrument(x: object) -> bool:
     """True for an ndarray subclass that asks to pass through the layers' input checks
     unchanged, by ``instrument = True`` on its class: a tool that watches the arithmetic, such
     as the speed experiment's pass counter, which counts every NumPy operation made on it and
@@ -42,7 +50,7 @@ def is_instrument(x):
     return isinstance(x, np.ndarray) and getattr(type(x), "instrument", False) is True
 
 
-def positive_int(value, name, who):
+def positive_int(value: object, name: str, who: str) -> int:
     """``value`` as an int >= 1; ``TypeError`` for anything that is not an integer (2.5, "8",
     True), ``ValueError`` for an integer below 1. Sizes are never silently truncated."""
     value = integer(value, name, who)
@@ -51,7 +59,14 @@ def positive_int(value, name, who):
     return value
 
 
-def real_number(value, name, who, low=None, high=None, allow_none=False):
+@overload
+def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
+                allow_none: Literal[False] = False) -> float: ...
+@overload
+def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
+                allow_none: bool = False) -> float | None: ...
+def real_number(value: object, name: str, who: str, low: float | None = None, high: float | None = None,
+                allow_none: bool = False) -> float | None:
     """``value`` as a finite float in [low, high] (either bound may be None); ``None`` passes
     through when ``allow_none``. ``TypeError`` for a non-number ("0.1", None, True),
     ``ValueError`` for a number out of range."""
@@ -72,7 +87,7 @@ def real_number(value, name, who, low=None, high=None, allow_none=False):
     return value
 
 
-def float_input(x, who):
+def float_input(x: ArrayLike, who: str) -> np.ndarray:
     """Return ``x`` as a floating-point NumPy array, or raise ``TypeError`` saying what is accepted."""
     x = as_array(x, who)
     if x.dtype.type not in FLOAT_DTYPES:
@@ -83,12 +98,12 @@ def float_input(x, who):
     return x
 
 
-def compute_dtype(dtype):
+def compute_dtype(dtype: DTypeLike) -> np.dtype:
     """The dtype a layer computes in: float16 is computed in float32, other floats as they are."""
     return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
 
 
-def check_upstream(dy, expected_shape, who):
+def check_upstream(dy: ArrayLike, expected_shape: Iterable[int], who: str) -> np.ndarray:
     """Return the upstream gradient ``dy`` as an array, or raise if its shape differs from the output's."""
     dy = as_array(dy, f"{who}.backward", "upstream gradient")
     if dy.shape != tuple(expected_shape):
@@ -101,7 +116,7 @@ def check_upstream(dy, expected_shape, who):
     return dy
 
 
-def sum_to_shape(g, shape):
+def sum_to_shape(g: np.ndarray, shape: Iterable[int]) -> np.ndarray:
     """Sum ``g`` over the axes along which an array of ``shape`` was broadcast to ``g.shape``.
 
     This is the backward of broadcasting: a parameter of shape (C,) used at every position of
@@ -113,7 +128,7 @@ def sum_to_shape(g, shape):
     return g.sum(axis=tuple(range(lead)) + stretched).reshape(shape)
 
 
-def make_rng(rng):
+def make_rng(rng: RngLike) -> np.random.Generator:
     """Turn ``None``, an int seed or a ``np.random.Generator`` into a ``np.random.Generator``."""
     if rng is None or isinstance(rng, (int, np.integer)):
         return np.random.default_rng(rng)

@@ -27,12 +27,16 @@ time (its generator is copied in the same state).
 """
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .module import Module
 
 
-def rel_error(a, b):
+def rel_error(a: ArrayLike, b: ArrayLike) -> float:
     """max|a - b| / max(1e-8, max(|a| + |b|)): the relative error of two gradients."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.size == 0:
@@ -45,7 +49,7 @@ class TensorCheck:
     """The verdict on one gradient: of an input (``"x"``) or of a parameter (``"weight"``...)."""
 
     name: str
-    shape: tuple
+    shape: tuple[int, ...]
     rel_error: float
     max_abs_error: float
     passed: bool
@@ -56,25 +60,25 @@ class GradcheckReport:
     """The result of ``gradcheck``: one ``TensorCheck`` per input and parameter."""
 
     module: str
-    checks: list = field(default_factory=list)
+    checks: list[TensorCheck] = field(default_factory=list)
     tol: float = 1e-7
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return all(c.passed for c in self.checks)
 
     @property
-    def errors(self):
+    def errors(self) -> dict[str, float]:
         """{tensor name: relative error}."""
         return {c.name: c.rel_error for c in self.checks}
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> TensorCheck:
         for c in self.checks:
             if c.name == name:
                 return c
         raise KeyError(f"no gradient named {name!r} was checked; checked: {[c.name for c in self.checks]}")
 
-    def table(self, header=True):
+    def table(self, header: bool = True) -> str:
         """One row per tensor, in 80 columns: the module column gives way to long tensor names."""
         name_w = max([14] + [len(c.name) for c in self.checks])
         shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
@@ -88,11 +92,12 @@ class GradcheckReport:
             )
         return "\n".join(rows)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.table()
 
 
-def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
+def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h: float = 1e-6,
+              tol: float = 1e-7, seed: int = 0, name: str | None = None) -> GradcheckReport:
     """Compare ``module``'s analytic gradients with central differences; return a report.
 
     Parameters
@@ -117,15 +122,15 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     taking logits and integer targets may return just dL/dlogits), otherwise a tuple with one
     entry per input (``None`` for inputs that are not differentiated).
     """
-    inputs = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
+    arrays = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
               else np.asarray(x) for x in inputs]
-    diff = [i for i, x in enumerate(inputs) if np.issubdtype(x.dtype, np.floating)]
+    diff = [i for i, x in enumerate(arrays) if np.issubdtype(x.dtype, np.floating)]
     base = _in_float64(copy.deepcopy(module))
 
     # Analytic gradients, on a fresh copy.
     m = copy.deepcopy(base)
     m.zero_grad()
-    y = np.asarray(m.forward(*inputs))
+    y = np.asarray(m.forward(*arrays))
     if dy is None:
         # A stream of its own: with default_rng(seed), an input drawn from the same seed would
         # equal dy, and LayerNorm's input gradient would nearly vanish for gamma = 1.
@@ -133,22 +138,23 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
     dy = np.asarray(dy, dtype=np.float64)
     grads = m.backward(dy)
     if not isinstance(grads, tuple):  # one gradient: that of the one floating-point input
-        grads = tuple(grads if i == diff[0] else None for i in range(len(inputs))) if len(diff) == 1 else (grads,)
-    if len(grads) != len(inputs):
+        grads = (tuple(grads if i == diff[0] else None for i in range(len(arrays))) if len(diff) == 1
+                 else (grads,))
+    if len(grads) != len(arrays):
         raise ValueError(
             f"gradcheck: {type(module).__name__}.backward returned {len(grads)} gradient(s) "
             f"for {len(inputs)} input(s); return one per input (None where not differentiable)"
         )
-    analytic = {f"x{i}" if len(inputs) > 1 else "x": grads[i] for i in diff}
+    analytic = {f"x{i}" if len(arrays) > 1 else "x": grads[i] for i in diff}
     analytic.update({n: p.grad.copy() for n, p in m.named_parameters()})
 
-    def loss(inputs_, param=None, value=None):
+    def loss(inputs_: list[np.ndarray], param: str | None = None, value: np.ndarray | None = None) -> float:
         mm = copy.deepcopy(base)
         if param is not None:
             dict(mm.named_parameters())[param].data[...] = value
         return float(np.sum(np.asarray(mm.forward(*inputs_), dtype=np.float64) * dy))
 
-    def numerical(z, f):
+    def numerical(z: np.ndarray, f: Callable[[], float]) -> np.ndarray:
         g = np.zeros_like(z, dtype=np.float64)
         for idx in np.ndindex(z.shape):
             old = z[idx]
@@ -162,17 +168,17 @@ def gradcheck(module, *inputs, dy=None, h=1e-6, tol=1e-7, seed=0, name=None):
 
     report = GradcheckReport(name or type(module).__name__, tol=tol)
     for i in diff:
-        key = f"x{i}" if len(inputs) > 1 else "x"
-        num = numerical(inputs[i], lambda: loss(inputs))
+        key = f"x{i}" if len(arrays) > 1 else "x"
+        num = numerical(arrays[i], lambda: loss(arrays))
         report.checks.append(_verdict(key, analytic[key], num, tol))
     for pname, p in base.named_parameters():
         value = p.data.astype(np.float64).copy()
-        num = numerical(value, lambda: loss(inputs, pname, value))
+        num = numerical(value, lambda: loss(arrays, pname, value))
         report.checks.append(_verdict(pname, analytic[pname], num, tol))
     return report
 
 
-def _in_float64(module):
+def _in_float64(module: Module) -> Module:
     """Cast every parameter and floating-point buffer to float64 (in place); returns the module."""
     for p in module.parameters():
         p.data, p.grad = p.data.astype(np.float64), p.grad.astype(np.float64)
@@ -184,7 +190,7 @@ def _in_float64(module):
     return module
 
 
-def _verdict(name, analytic, numerical, tol):
+def _verdict(name: str, analytic: ArrayLike | None, numerical: np.ndarray, tol: float) -> TensorCheck:
     if analytic is None:
         raise ValueError(f"gradcheck: backward returned None for the floating-point input {name}")
     analytic = np.asarray(analytic, dtype=np.float64)

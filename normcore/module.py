@@ -9,9 +9,11 @@ buffers, then each child under ``"<child name>."``; so a PyTorch state dict conv
 loads as is.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from ._array import as_array
 
@@ -23,18 +25,29 @@ class Parameter:
     used twice in a forward pass receives both shares; ``Module.zero_grad`` resets it.
     """
 
-    def __init__(self, data, dtype=None):
+    def __init__(self, data: ArrayLike, dtype: DTypeLike | None = None) -> None:
         self.data = np.array(data, dtype=dtype if dtype is not None else np.float64)
         if not np.issubdtype(self.data.dtype, np.floating):
             raise TypeError(f"Parameter data must be floating point, got dtype {self.data.dtype}")
         self.grad = np.zeros_like(self.data)
 
-    shape = property(lambda self: self.data.shape)
-    dtype = property(lambda self: self.data.dtype)
-    ndim = property(lambda self: self.data.ndim)
-    size = property(lambda self: self.data.size)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
 
-    def __repr__(self):
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    def __repr__(self) -> str:
         return f"Parameter(shape={self.shape}, dtype={self.dtype})"
 
 
@@ -42,8 +55,9 @@ class Module:
     """Base class: forward/backward, train/eval, parameters, buffers and state dicts."""
 
     training = True
+    _cache: Any  # what the last forward kept for backward (see _cached)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         if isinstance(value, Parameter):
             d.setdefault("_parameters", {})[name] = value
@@ -56,22 +70,22 @@ class Module:
             d.get("_modules", {}).pop(name, None)
         object.__setattr__(self, name, value)
 
-    def register_buffer(self, name, value):
+    def register_buffer(self, name: str, value: np.ndarray | None) -> None:
         """A state array that is saved in ``state_dict`` but is not learned (e.g. running_mean)."""
         self.__dict__.setdefault("_buffers", {})[name] = value
         object.__setattr__(self, name, value)
 
     # --- the computation -------------------------------------------------------------------
-    def forward(self, *inputs):
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward")
 
-    def backward(self, dy):
+    def backward(self, dy: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not implement backward")
 
-    def __call__(self, *inputs, **kwargs):
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.forward(*inputs, **kwargs)
 
-    def _cached(self):
+    def _cached(self) -> Any:
         """The cache of the last forward, or a clear error when backward comes first."""
         cache = self.__dict__.get("_cache")
         if cache is None:
@@ -82,27 +96,27 @@ class Module:
         return cache
 
     # --- modes -----------------------------------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Self:
         """Set training mode on this module and every child; returns the module."""
         self.training = bool(mode)
         for child in self.children():
             child.train(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Self:
         """Set evaluation mode (``train(False)``); returns the module."""
         return self.train(False)
 
     # --- traversal ---------------------------------------------------------------------------
-    def children(self):
+    def children(self) -> list["Module"]:
         return list(self.__dict__.get("_modules", {}).values())
 
-    def named_modules(self, prefix=""):
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
         yield prefix, self
         for name, child in self.__dict__.get("_modules", {}).items():
             yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
 
-    def named_parameters(self, prefix=""):
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
         """Yield ``(name, Parameter)`` in PyTorch's order; a shared parameter is yielded once."""
         seen = set()
         for mod_name, mod in self.named_modules(prefix):
@@ -111,22 +125,22 @@ class Module:
                     seen.add(id(p))
                     yield (f"{mod_name}.{name}" if mod_name else name), p
 
-    def parameters(self):
+    def parameters(self) -> list[Parameter]:
         return [p for _, p in self.named_parameters()]
 
-    def named_buffers(self):
+    def named_buffers(self) -> Iterator[tuple[str, np.ndarray]]:
         for mod_name, mod in self.named_modules():
             for name, b in mod.__dict__.get("_buffers", {}).items():
                 if b is not None:
                     yield (f"{mod_name}.{name}" if mod_name else name), b
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Reset every parameter's gradient to zero."""
         for p in self.parameters():
             p.grad[...] = 0
 
     # --- state dicts -------------------------------------------------------------------------
-    def _state_entries(self):
+    def _state_entries(self) -> Iterator[tuple[str, "Module", str, bool]]:
         """(key, owner, attribute name, is_parameter) for every saved array, in PyTorch's order."""
         for mod_name, mod in self.named_modules():
             prefix = f"{mod_name}." if mod_name else ""
@@ -137,14 +151,14 @@ class Module:
                 if b is not None:
                     yield prefix + name, mod, name, False
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, np.ndarray]:
         """A dict of NumPy arrays (copies) keyed as in PyTorch: weight, bias, running_mean, ..."""
         return {
             key: (getattr(mod, name).data if is_param else getattr(mod, name)).copy()
             for key, mod, name, is_param in self._state_entries()
         }
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> Self:
         """Load arrays saved by ``state_dict`` (or PyTorch tensors / arrays under the same keys).
 
         Every entry is checked and converted to the dtype of the array it replaces before any
@@ -172,10 +186,10 @@ class Module:
         return self
 
     # --- printing ----------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return ""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         children = self.__dict__.get("_modules", {})
         if not children:
             return f"{type(self).__name__}({self.extra_repr()})"
@@ -186,7 +200,7 @@ class Module:
         return "\n".join(lines) + "\n)"
 
 
-def _state_value(value, target, who, key):
+def _state_value(value: Any, target: np.ndarray, who: str, key: str) -> np.ndarray:
     """``value`` (an array, a list or a torch.Tensor) as an array of ``target``'s shape and dtype,
     or a ``TypeError`` / ``ValueError`` naming ``key`` and what was expected."""
     if hasattr(value, "detach"):  # a torch.Tensor
@@ -208,27 +222,27 @@ class Sequential(Module):
     backward: dx = f_1'(... f_n'(dy)), each child's backward using its own cache
     """
 
-    def __init__(self, *modules):
+    def __init__(self, *modules: Module) -> None:
         for i, m in enumerate(modules):
             if not isinstance(m, Module):
                 raise TypeError(f"Sequential takes Modules, got {type(m).__name__} at position {i}")
             setattr(self, str(i), m)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.children())
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Module:
         return self.children()[i]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Module]:
         return iter(self.children())
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         for m in self.children():
             x = m(x)
         return x
 
-    def backward(self, dy):
+    def backward(self, dy: Any) -> Any:
         for m in reversed(self.children()):
             dy = m.backward(dy)
         return dy

@@ -9,8 +9,11 @@ and the ``Softmax`` layer both call them. ``log_softmax`` is the one place of th
 import decimal
 import fractions
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._array import check_upstream, compute_dtype, float_input, integer
 from ..module import Module
@@ -53,7 +56,7 @@ _CF_DEPTH = 64
 _ANCHORS_PER_UNIT = 16
 
 
-def _erf_exact(t):
+def _erf_exact(t: fractions.Fraction | float) -> float:
     """erf(t) for a rational t in [0, 2], correctly rounded in practice: the Maclaurin series
     summed exactly in rationals until a term is below 1e-40, times 2/sqrt(pi) to 40 digits."""
     t = fractions.Fraction(t)
@@ -67,7 +70,7 @@ def _erf_exact(t):
         return float(decimal.Decimal(total.numerator) / decimal.Decimal(total.denominator) * _TWO_OVER_SQRT_PI_40)
 
 
-def _taylor_table(terms=14):
+def _taylor_table(terms: int = 14) -> np.ndarray:
     """(terms, 33): column j holds erf(a0) and erf^(k)(a0) / k! for k >= 1, at a0 = j / 16."""
     rows = []
     for j in range(2 * _ANCHORS_PER_UNIT + 1):
@@ -84,7 +87,7 @@ def _taylor_table(terms=14):
 _TAYLOR = _taylor_table()
 
 
-def _exp_minus_square(x):
+def _exp_minus_square(x: np.ndarray) -> np.ndarray:
     """exp(-x**2) with x**2 not rounded: x = hi + lo, hi with 26 bits so hi*hi is exact."""
     c = x * 134217729.0  # 2**27 + 1: Veltkamp's split
     hi = c - (c - x)
@@ -92,7 +95,7 @@ def _exp_minus_square(x):
     return np.exp(-hi * hi) * np.exp(-lo * (2.0 * hi + lo))
 
 
-def _erf_small(x):
+def _erf_small(x: np.ndarray) -> np.ndarray:
     """erf for |x| < 0.5: the Maclaurin series in Horner form, x * P(x**2)."""
     s = x * x
     p = np.full_like(x, _MACLAURIN[-1])
@@ -101,7 +104,7 @@ def _erf_small(x):
     return x * p
 
 
-def _erf_middle(a):
+def _erf_middle(a: np.ndarray) -> np.ndarray:
     """erf for 0.5 <= a < 2 (a >= 0): Taylor series about the nearest anchor a0 = j/16."""
     j = np.rint(a * _ANCHORS_PER_UNIT).astype(np.intp)  # (n,)
     h = a - j / _ANCHORS_PER_UNIT  # (n,), |h| <= 1/32, exact
@@ -111,7 +114,7 @@ def _erf_middle(a):
     return p
 
 
-def _erfc_large(a):
+def _erfc_large(a: np.ndarray) -> np.ndarray:
     """erfc for a >= 2: Laplace's continued fraction, evaluated from the bottom up."""
     t = a.copy()
     for k in range(_CF_DEPTH, 0, -1):
@@ -119,7 +122,7 @@ def _erfc_large(a):
     return _exp_minus_square(a) / (math.sqrt(math.pi) * t)
 
 
-def _erf_parts(x):
+def _erf_parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(erf(|x|), erfc(|x|)) for float64 x, each computed in its accurate region; NaN stays NaN."""
     a = np.abs(x)
     erf_a = np.full_like(a, np.nan)
@@ -133,7 +136,7 @@ def _erf_parts(x):
     return erf_a, erfc_a
 
 
-def erf(x):
+def erf(x: ArrayLike) -> np.ndarray:
     r"""The error function erf(x) = 2/sqrt(pi) * integral_0^x exp(-t**2) dt, element-wise, in float64.
 
     Vectorised and accurate to float64 rounding: the Maclaurin series below 0.5, Taylor
@@ -147,7 +150,7 @@ def erf(x):
     return np.copysign(erf_a, x)
 
 
-def erfc(x):
+def erfc(x: ArrayLike) -> np.ndarray:
     r"""The complementary error function erfc(x) = 1 - erf(x), element-wise, in float64.
 
     Computed directly (not as 1 - erf) where it is small, so it keeps its relative accuracy in
@@ -160,7 +163,7 @@ def erfc(x):
     return np.where(x < 0, 1.0 + erf_a, erfc_a)
 
 
-def softmax(x, axis=-1):
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """p = exp(x - max(x)) / sum(exp(x - max(x))) along ``axis``.
 
     Subtracting the row maximum changes nothing mathematically (it cancels between numerator
@@ -173,7 +176,7 @@ def softmax(x, axis=-1):
     return z / np.sum(z, axis=axis, keepdims=True)
 
 
-def softmax_backward(dp, p, axis=-1):
+def softmax_backward(dp: np.ndarray, p: np.ndarray, axis: int = -1) -> np.ndarray:
     """dL/dx from dL/dp for p = softmax(x):  dx = p * (dp - sum(dp * p)) along ``axis``.
 
     The Jacobian is dp_i/dx_j = p_i (delta_ij - p_j); multiplying by dp gives the line above
@@ -182,7 +185,7 @@ def softmax_backward(dp, p, axis=-1):
     return p * (dp - np.sum(dp * p, axis=axis, keepdims=True))
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """logp = z - log(sum(exp(z))) with z = x - max(x), along ``axis``.
 
     Never forms softmax and then its log: at x = (-800, 1e4) softmax underflows to (0, 1) and
@@ -194,7 +197,7 @@ def log_softmax(x, axis=-1):
         return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
-def log_softmax_backward(dlogp, logp, axis=-1):
+def log_softmax_backward(dlogp: np.ndarray, logp: np.ndarray, axis: int = -1) -> np.ndarray:
     """dL/dx from dL/dlogp for logp = log_softmax(x):  dx = dlogp - softmax(x) * sum(dlogp).
 
     d logp_i / d x_j = delta_ij - p_j, with p = exp(logp) = softmax(x).
@@ -214,13 +217,21 @@ class _Elementwise(Module):
     saves_input = False
     saves_output = False
 
-    def forward(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
+        """(y, saved): the output and what ``_df`` needs."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _f")
+
+    def _df(self, dy: np.ndarray, saved: Any) -> np.ndarray:
+        """dx from dy and what ``_f`` saved."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _df")
+
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, type(self).__name__)
         y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=self.saves_input))
         self._cache = (saved, x.shape, x.dtype)
         return y.astype(x.dtype, copy=self.saves_output)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         saved, shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, type(self).__name__)
         return self._df(dy.astype(compute_dtype(in_dtype), copy=False), saved).astype(in_dtype, copy=False)
@@ -236,11 +247,11 @@ class ReLU(_Elementwise):
     Any shape. Cache: the mask x <= 0 of the units switched off.
     """
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         off = x <= 0
         return np.maximum(x, 0), off
 
-    def _df(self, dy, off):
+    def _df(self, dy: np.ndarray, off: np.ndarray) -> np.ndarray:
         return np.where(off, 0, dy)
 
 
@@ -273,23 +284,23 @@ class GELU(_Elementwise):
     k = math.sqrt(2.0 / math.pi)
     c = 0.044715
 
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate: str = "none") -> None:
         if not isinstance(approximate, str) or approximate not in self.APPROXIMATIONS:
             raise ValueError(f"GELU: approximate must be 'none' (the exact erf form) or 'tanh', "
                              f"got {approximate!r}")
         self.approximate = approximate
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         if self.approximate == "tanh":
             t = np.tanh(self.k * (x + self.c * x * x * x))
             return 0.5 * x * (1.0 + t), (x, t)
         Phi = (0.5 * erfc(-x * _SQRT_HALF)).astype(x.dtype, copy=False)  # erfc works in float64
         return x * Phi, (x, Phi)
 
-    def _df(self, dy, saved):
+    def _df(self, dy: np.ndarray, saved: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         x, s = saved
         if self.approximate == "tanh":
             return dy * (0.5 * (1.0 + s) + 0.5 * x * (1.0 - s * s) * self.k * (1.0 + 3.0 * self.c * x * x))
@@ -301,7 +312,7 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def gelu_tanh():
+def gelu_tanh() -> GELU:
     """GELU in its tanh approximation: the activation name "gelu_tanh"."""
     return GELU(approximate="tanh")
 
@@ -312,11 +323,11 @@ class Sigmoid(_Elementwise):
 
     saves_output = True  # the cache holds y
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         y = 0.5 * (1.0 + np.tanh(0.5 * x))
         return y, y
 
-    def _df(self, dy, y):
+    def _df(self, dy: np.ndarray, y: np.ndarray) -> np.ndarray:
         return dy * y * (1.0 - y)
 
 
@@ -325,11 +336,11 @@ class Tanh(_Elementwise):
 
     saves_output = True  # the cache holds y
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         y = np.tanh(x)
         return y, y
 
-    def _df(self, dy, y):
+    def _df(self, dy: np.ndarray, y: np.ndarray) -> np.ndarray:
         return dy * (1.0 - y * y)
 
 
@@ -339,13 +350,13 @@ class _AlongAxis(_Elementwise):
 
     saves_output = True
 
-    def __init__(self, axis=-1):
+    def __init__(self, axis: int = -1) -> None:
         self.axis = integer(axis, "axis", type(self).__name__)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"axis={self.axis}"
 
-    def _check_axis(self, x):
+    def _check_axis(self, x: np.ndarray) -> None:
         if not -x.ndim <= self.axis < x.ndim:
             raise ValueError(f"{type(self).__name__}(axis={self.axis}) needs an input with that axis, "
                              f"got shape {x.shape}")
@@ -362,12 +373,12 @@ class Softmax(_AlongAxis):
     Any shape. Cache: y.
     """
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         self._check_axis(x)
         y = softmax(x, self.axis)
         return y, y
 
-    def _df(self, dy, y):
+    def _df(self, dy: np.ndarray, y: np.ndarray) -> np.ndarray:
         return softmax_backward(dy, y, self.axis)
 
 
@@ -384,15 +395,16 @@ class LogSoftmax(_AlongAxis):
     Cache: logp.
     """
 
-    def _f(self, x):
+    def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         self._check_axis(x)
         logp = log_softmax(x, self.axis)
         return logp, logp
 
-    def _df(self, dy, logp):
+    def _df(self, dy: np.ndarray, logp: np.ndarray) -> np.ndarray:
         return log_softmax_backward(dy, logp, self.axis)
 
 
-ACTIVATIONS = {"relu": ReLU, "gelu": GELU, "gelu_tanh": gelu_tanh, "sigmoid": Sigmoid, "tanh": Tanh}
+ACTIVATIONS: dict[str, Callable[[], Module]] = {"relu": ReLU, "gelu": GELU, "gelu_tanh": gelu_tanh,
+                                                "sigmoid": Sigmoid, "tanh": Tanh}
 """Activation names for FeedForward: "gelu" is the exact GELU (PyTorch's default), "gelu_tanh" its
 tanh approximation."""

@@ -4,8 +4,9 @@ backward pass written out step by step."""
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import as_array, check_upstream, float_input, make_rng, positive_int
+from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int
 from ..module import Module
 from .activations import softmax, softmax_backward
 from .linear import Linear
@@ -83,8 +84,9 @@ class MultiheadSelfAttention(Module):
     are not kept: P already holds their effect).
     """
 
-    def __init__(self, d_model, n_heads, causal=False, bias=True, init="xavier", value_gain=1.0, rng=None,
-                 dtype=np.float64):
+    def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
+                 init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
         who = type(self).__name__
         d_model = positive_int(d_model, "d_model", who)
         n_heads = positive_int(n_heads, "n_heads", who)
@@ -98,20 +100,21 @@ class MultiheadSelfAttention(Module):
         self.v = Linear(d_model, d_model, bias, init, value_gain, rng, dtype)
         self.o = Linear(d_model, d_model, bias, init, value_gain, rng, dtype)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
 
-    def _split_heads(self, t):
+    def _split_heads(self, t: np.ndarray) -> np.ndarray:
         """(B, T, C) -> (B, H, T, D)."""
         B, T, _ = t.shape
         return t.reshape(B, T, self.n_heads, self.head_dim).transpose(0, 2, 1, 3)
 
-    def _merge_heads(self, t):
+    def _merge_heads(self, t: np.ndarray) -> np.ndarray:
         """(B, H, T, D) -> (B, T, C)."""
         B, _, T, _ = t.shape
         return t.transpose(0, 2, 1, 3).reshape(B, T, self.d_model)
 
-    def _additive_mask(self, key_padding_mask, attn_mask, B, T, dtype):
+    def _additive_mask(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, T: int,
+                       dtype: DTypeLike) -> np.ndarray | None:
         """Check the masks and combine them (and the causal mask) into one additive mask M,
         broadcastable to (B, H, T, T), or None when nothing is masked. A new array: the caller's
         masks are read, never kept."""
@@ -143,7 +146,8 @@ class MultiheadSelfAttention(Module):
             M = add if M is None else M + add
         return M
 
-    def forward(self, x, key_padding_mask=None, attn_mask=None):
+    def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
+                attn_mask: ArrayLike | None = None) -> np.ndarray:
         who = type(self).__name__
         x = float_input(x, who)
         if x.ndim != 3 or x.shape[-1] != self.d_model:
@@ -162,7 +166,7 @@ class MultiheadSelfAttention(Module):
         self._cache = (q, k, v, P)
         return self.o(self._merge_heads(A))  # (B, T, C)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         q, k, v, P = self._cached()
         B, H, T, D = q.shape
         dy = check_upstream(dy, (B, T, self.d_model), type(self).__name__)
@@ -187,9 +191,9 @@ class CausalSelfAttention(MultiheadSelfAttention):
     docstring has the derivation.
     """
 
-    def __init__(self, d_model, n_heads, bias=True, init="xavier", value_gain=1.0, rng=None,
-                 dtype=np.float64):
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True, init: str = "xavier",
+                 value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
         super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}"

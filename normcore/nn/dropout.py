@@ -1,6 +1,9 @@
 """Dropout, in its inverted form: the scaling happens in training, evaluation is the identity."""
 
-from .._array import check_upstream, compute_dtype, float_input, make_rng, real_number
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._array import RngLike, check_upstream, compute_dtype, float_input, make_rng, real_number
 from ..module import Module
 
 
@@ -24,22 +27,22 @@ class Dropout(Module):
     Cache: the mask.
     """
 
-    def __init__(self, p=0.5, rng=None):
+    def __init__(self, p: float = 0.5, rng: RngLike = None) -> None:
         p = real_number(p, "p", "Dropout")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.rng = make_rng(rng)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"p={self.p}"
 
     @property
-    def scale(self):
+    def scale(self) -> float:
         """1 / (1 - p), the factor kept units are multiplied by (0 when p = 1)."""
         return 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "Dropout")
         if not self.training or self.p == 0.0:
             self._cache = (None, x.shape, x.dtype)
@@ -49,7 +52,7 @@ class Dropout(Module):
         self._cache = (mask, x.shape, x.dtype)
         return (xc * mask * xc.dtype.type(self.scale)).astype(x.dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         mask, shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "Dropout")
         if mask is None:

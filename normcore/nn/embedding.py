@@ -1,12 +1,15 @@
 """``Embedding`` (a lookup table for integer ids) and the learned ``PositionalEmbedding``."""
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number, sum_to_shape
+from .._array import (RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number,
+                      sum_to_shape)
 from ..module import Module, Parameter
 
 
-def index_input(idx, size, who, what="index", allowed=None):
+def index_input(idx: ArrayLike, size: int, who: str, what: str = "index",
+                allowed: int | None = None) -> np.ndarray:
     """Return ``idx`` as an integer array, or raise if it is not integer or not in [0, size).
 
     ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).
@@ -25,7 +28,8 @@ def index_input(idx, size, who, what="index", allowed=None):
     return idx
 
 
-def learned_table(rows, dim, rng, dtype, std, who, rows_name):
+def learned_table(rows: int, dim: int, rng: RngLike, dtype: DTypeLike, std: float, who: str,
+                  rows_name: str) -> Parameter:
     """A (rows, dim) Parameter drawn N(0, std**2), after checking both sizes are positive ints."""
     shape = (positive_int(rows, rows_name, who), positive_int(dim, "dim", who))
     return Parameter(make_rng(rng).normal(0.0, real_number(std, "std", who, low=0.0), shape), dtype=dtype)
@@ -46,19 +50,20 @@ class Embedding(Module):
     PyTorch. Cache: a copy of idx.
     """
 
-    def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64, std=1.0):
+    def __init__(self, num_embeddings: int, dim: int, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 std: float = 1.0) -> None:
         self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding", "num_embeddings")
         self.num_embeddings, self.dim = self.weight.shape
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.dim}"
 
-    def forward(self, idx):
+    def forward(self, idx: ArrayLike) -> np.ndarray:
         idx = index_input(idx, self.num_embeddings, "Embedding", "id")
         self._cache = idx.copy()  # private: the caller may overwrite its ids before backward
         return self.weight.data[idx]  # (*, dim)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> None:
         idx = self._cached()
         dy = check_upstream(dy, idx.shape + (self.dim,), "Embedding")
         np.add.at(self.weight.grad, idx, dy)  # (num_embeddings, dim); repeated ids accumulate
@@ -78,14 +83,15 @@ class PositionalEmbedding(Module):
     computes. ``weight`` starts N(0, std**2). Cache: the input's shape and dtype.
     """
 
-    def __init__(self, max_len, dim, rng=None, dtype=np.float64, std=1.0):
+    def __init__(self, max_len: int, dim: int, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 std: float = 1.0) -> None:
         self.weight = learned_table(max_len, dim, rng, dtype, std, "PositionalEmbedding", "max_len")
         self.max_len, self.dim = self.weight.shape
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.max_len}, {self.dim}"
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "PositionalEmbedding")
         if x.ndim < 2 or x.shape[-1] != self.dim:
             raise ValueError(f"PositionalEmbedding expects input of shape (*, T, {self.dim}), got {x.shape}")
@@ -95,7 +101,7 @@ class PositionalEmbedding(Module):
         self._cache = (x.shape, x.dtype)
         return x + self.weight.data[:T].astype(x.dtype, copy=False)  # (*, T, dim)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "PositionalEmbedding")
         T = shape[-2]

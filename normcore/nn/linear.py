@@ -3,14 +3,16 @@
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import check_upstream, compute_dtype, float_input, make_rng, positive_int, real_number
+from .._array import RngLike, check_upstream, compute_dtype, float_input, make_rng, positive_int, real_number
 from ..module import Module, Parameter
 
 INITS = ("xavier", "xavier_normal", "kaiming", "kaiming_uniform", "torch")
 
 
-def init_weight(fan_out, fan_in, init="xavier", gain=1.0, rng=None):
+def init_weight(fan_out: int, fan_in: int, init: str = "xavier", gain: float = 1.0,
+                rng: RngLike = None) -> np.ndarray:
     """A (fan_out, fan_in) weight drawn by the named scheme and scaled by ``gain``::
 
         init               distribution                                     variance
@@ -61,8 +63,10 @@ class Linear(Module):
     shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
     """
 
-    def __init__(self, in_features, out_features, bias=True, init="xavier", gain=1.0, rng=None,
-                 dtype=np.float64):
+    bias: Parameter | None
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, init: str = "xavier",
+                 gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
         self.in_features = positive_int(in_features, "in_features", "Linear")
         self.out_features = positive_int(out_features, "out_features", "Linear")
         self.init, self.gain = init, real_number(gain, "gain", "Linear")
@@ -75,10 +79,10 @@ class Linear(Module):
         else:
             self.bias = None
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "Linear")
         if x.ndim < 1 or x.shape[-1] != self.in_features:
             raise ValueError(
@@ -92,7 +96,7 @@ class Linear(Module):
         self._cache = (xc, x.dtype)
         return y.astype(x.dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x, in_dtype = self._cached()
         dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), "Linear").astype(x.dtype, copy=False)
         dy_rows = dy.reshape(-1, self.out_features)  # (N, out)

@@ -6,7 +6,10 @@ A loss's ``forward`` returns a scalar (a 0-d float; per-element losses with
 ``sum(dloss * loss)`` for "none") with respect to the prediction, to hand to the model's backward.
 """
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._array import as_array, check_upstream, compute_dtype, float_input, integer, real_number
 from ..module import Module
@@ -14,7 +17,7 @@ from .activations import log_softmax
 from .embedding import index_input
 
 
-def _scalar_upstream(dloss, who):
+def _scalar_upstream(dloss: ArrayLike, who: str) -> np.ndarray:
     dloss = as_array(dloss, f"{who}.backward", "upstream gradient")
     if dloss.shape != () or not np.issubdtype(dloss.dtype, np.number) or np.iscomplexobj(dloss):
         raise ValueError(f"{who}.backward expects a real scalar upstream gradient (the loss is a scalar), "
@@ -25,7 +28,7 @@ def _scalar_upstream(dloss, who):
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduction(value, who):
+def _reduction(value: object, who: str) -> str:
     if not isinstance(value, str) or value not in REDUCTIONS:
         raise ValueError(f"{who}: reduction must be one of {REDUCTIONS}, got {value!r}")
     return value
@@ -62,7 +65,10 @@ class CrossEntropyLoss(Module):
     the class weights and the mean's denominator.
     """
 
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    weight: np.ndarray | None  # a buffer: the class weights, (C,)
+
+    def __init__(self, weight: ArrayLike | None = None, ignore_index: int = -100, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
         who = "CrossEntropyLoss"
         if weight is not None:
             weight = as_array(weight, who, "weight")
@@ -76,11 +82,11 @@ class CrossEntropyLoss(Module):
         self.label_smoothing = real_number(label_smoothing, "label_smoothing", who, low=0.0, high=1.0)
         self.register_buffer("weight", weight)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, "
                 f"label_smoothing={self.label_smoothing}" + ("" if self.weight is None else ", weight=(C,)"))
 
-    def _inputs(self, logits, targets):
+    def _inputs(self, logits: ArrayLike, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check the arguments; return logits with the class axis last (*, C) and targets (*)."""
         who = "CrossEntropyLoss"
         logits = float_input(logits, who)
@@ -102,7 +108,7 @@ class CrossEntropyLoss(Module):
         x = logits[None] if logits.ndim == 1 else logits  # (N, C, ...)
         return np.moveaxis(x, 1, -1), targets.reshape(x.shape[:1] + x.shape[2:]), logits
 
-    def forward(self, logits, targets):
+    def forward(self, logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
         x, y, logits = self._inputs(logits, targets)  # x (*, C), y (*)
         dtype = compute_dtype(logits.dtype)
         x = x.astype(dtype, copy=False)  # float16 is computed in float32
@@ -120,6 +126,7 @@ class CrossEntropyLoss(Module):
             loss = loss + (eps / C) * smooth
         loss = np.where(keep, loss, 0.0)  # (*); an ignored position adds exactly 0 (even if its logp is -inf)
         denom = float(np.sum(w_y))
+        out: Any  # the loss per position for "none", else a scalar
         if self.reduction == "none":
             out = loss.reshape(logits.shape[:1] + logits.shape[2:] if logits.ndim > 1 else ())
         elif self.reduction == "sum":
@@ -131,7 +138,7 @@ class CrossEntropyLoss(Module):
                        logits.shape, logits.dtype)
         return np.asarray(out, dtype=logits.dtype).copy()
 
-    def backward(self, dloss=None):
+    def backward(self, dloss: ArrayLike | None = None) -> np.ndarray:
         logp, safe, keep, w, denom, out_shape, in_shape, in_dtype = self._cached()
         C = logp.shape[-1]
         eps = self.label_smoothing if C else 0.0  # no classes: nothing to smooth over
@@ -165,7 +172,7 @@ class MSELoss(Module):
     (N = 0) the loss is NaN, as in PyTorch. Cache: pred - target.
     """
 
-    def forward(self, pred, target):
+    def forward(self, pred: ArrayLike, target: ArrayLike) -> np.ndarray:
         pred = float_input(pred, "MSELoss")
         target = float_input(target, "MSELoss")
         if pred.shape != target.shape:
@@ -176,7 +183,7 @@ class MSELoss(Module):
         self._cache = (diff, pred.dtype)
         return np.asarray(loss, dtype=pred.dtype)
 
-    def backward(self, dloss=1.0):
+    def backward(self, dloss: ArrayLike = 1.0) -> np.ndarray:
         diff, pred_dtype = self._cached()
         dloss = _scalar_upstream(dloss, "MSELoss")
         return (dloss * 2.0 * diff / max(diff.size, 1)).astype(pred_dtype, copy=False)  # (*)

@@ -1,9 +1,12 @@
 """The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
 small decoder-only language model built from them."""
 
-import numpy as np
+from typing import Any
 
-from .._array import as_array, check_upstream, float_input, make_rng, positive_int, real_number
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
@@ -16,7 +19,7 @@ NORMS = ("layernorm", "rmsnorm")
 NORM_TIERS = ("reference", "fast")
 
 
-def norm_class(norm, tier="reference"):
+def norm_class(norm: str, tier: str = "reference") -> type[LayerNorm] | type[RMSNorm]:
     """The class of the norm named ``norm`` ("layernorm" or "rmsnorm") in ``tier``: "reference"
     (``normcore.norms``, the readable layers) or "fast" (``normcore.fast``, the same layers with
     cache-blocked kernels, for experiments bound by time; imported only when asked for)."""
@@ -45,8 +48,9 @@ class FeedForward(Module):
     ``gain`` scales the initialisation of both projections (DeepNorm's beta).
     """
 
-    def __init__(self, d_model, d_ff, activation="gelu", bias=True, init="xavier", gain=1.0, rng=None,
-                 dtype=np.float64):
+    def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
+                 init: str = "xavier", gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         d_model = positive_int(d_model, "d_model", "FeedForward")
@@ -56,14 +60,14 @@ class FeedForward(Module):
         self.act = ACTIVATIONS[activation]()
         self.fc2 = Linear(d_ff, d_model, bias, init, gain, rng, dtype)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         return self.fc2(self.act(self.fc1(x)))
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         return self.fc1.backward(self.act.backward(self.fc2.backward(dy)))
 
 
-def deepnorm_constants(n_layers):
+def deepnorm_constants(n_layers: int) -> tuple[float, float]:
     """DeepNet's constants for a decoder-only stack of N blocks: alpha = (2N)**(1/4), beta = (8N)**(-1/4).
 
     alpha up-weights the identity path x inside the norm, Norm(alpha * x + F(x)); beta
@@ -102,8 +106,10 @@ class TransformerBlock(Module):
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
     """
 
-    def __init__(self, d_model, n_heads, d_ff=None, norm="layernorm", position="pre", dropout=0.0,
-                 n_layers=None, rng=None, dtype=np.float64, activation="gelu", norm_tier="reference"):
+    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
+                 position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
+                 rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
+                 norm_tier: str = "reference") -> None:
         Norm = norm_class(norm, norm_tier)
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
@@ -115,7 +121,8 @@ class TransformerBlock(Module):
         self.d_model = positive_int(d_model, "d_model", "TransformerBlock")
         self.position, self.norm_kind, self.n_layers = position, norm, n_layers
         self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", "TransformerBlock")
-        self.alpha, beta = deepnorm_constants(n_layers) if position == "deepnorm" else (1.0, 1.0)
+        self.alpha, beta = (deepnorm_constants(n_layers) if position == "deepnorm" and n_layers is not None
+                            else (1.0, 1.0))  # n_layers is not None for "deepnorm": checked above
         rng = make_rng(rng)
         if position != "none":
             self.norm1 = Norm(self.d_model, dtype=dtype)
@@ -126,22 +133,22 @@ class TransformerBlock(Module):
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"position={self.position!r}, norm={self.norm_kind!r}"
 
-    def _sublayers(self):
+    def _sublayers(self) -> tuple[tuple[Module, Any, Dropout], tuple[Module, Any, Dropout]]:
         """(F, Norm, drop) for the two sub-layers, in forward order."""
         norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
         return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
 
-    def _residual(self, x, f, norm, drop):
+    def _residual(self, x: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
         if self.position == "pre":
             return x + drop(f(norm(x)))
         if self.position == "none":
             return x + drop(f(x))
         return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
 
-    def _residual_backward(self, dy, f, norm, drop):
+    def _residual_backward(self, dy: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
         if self.position == "pre":
             return dy + norm.backward(f.backward(drop.backward(dy)))  # (B, T, C)
         if self.position == "none":
@@ -149,7 +156,7 @@ class TransformerBlock(Module):
         dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
         return self.alpha * dz + f.backward(drop.backward(dz))  # (B, T, C)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
@@ -158,7 +165,7 @@ class TransformerBlock(Module):
             x = self._residual(x, f, norm, drop)
         return x
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
         for f, norm, drop in reversed(self._sublayers()):
@@ -188,9 +195,11 @@ class TinyTransformer(Module):
     ``TransformerBlock``.
     """
 
-    def __init__(self, vocab_size, d_model, n_layers, n_heads, max_len, d_ff=None, norm="layernorm",
-                 position="pre", dropout=0.0, rng=None, dtype=np.float64, activation="gelu",
-                 embedding_std=1.0, norm_tier="reference"):
+    def __init__(self, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int,
+                 d_ff: int | None = None, norm: str = "layernorm", position: str = "pre",
+                 dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 activation: str = "gelu", embedding_std: float = 1.0,
+                 norm_tier: str = "reference") -> None:
         who = "TinyTransformer"
         vocab_size = positive_int(vocab_size, "vocab_size", who)
         d_model = positive_int(d_model, "d_model", who)
@@ -211,12 +220,12 @@ class TinyTransformer(Module):
             self.norm_f = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
 
-    def _stages(self):
+    def _stages(self) -> list[Module]:
         """The modules a forward pass runs through, in order."""
         return [m for m in (self.tok_emb, self.pos_emb, self.blocks, getattr(self, "norm_f", None), self.head)
                 if m is not None]
 
-    def forward(self, tokens):
+    def forward(self, tokens: ArrayLike) -> np.ndarray:
         tokens = as_array(tokens, "TinyTransformer", "token ids")
         if tokens.ndim != 2:
             raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
@@ -228,7 +237,7 @@ class TinyTransformer(Module):
             x = m(x)
         return x  # (B, T, vocab_size)
 
-    def backward(self, dlogits):
+    def backward(self, dlogits: ArrayLike) -> None:
         for m in reversed(self._stages()):
             dlogits = m.backward(dlogits)
         return None  # tok_emb.backward returned None: integer tokens have no gradient

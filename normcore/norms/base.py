@@ -11,31 +11,42 @@ to ``Parameter.grad`` in the parameter's own dtype.
 """
 
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import FLOAT_DTYPES, check_upstream, compute_dtype, float_input, positive_int, real_number
+from .._array import (FLOAT_DTYPES, ShapeLike, check_upstream, compute_dtype, float_input, positive_int,
+                      real_number)
 from ..module import Module, Parameter
 
 
 class _Norm(Module):
     """Bookkeeping for a norm layer; each subclass writes its own forward and backward."""
 
-    weight = None  # gamma, a Parameter or None
-    bias = None  # beta, a Parameter or None
+    weight: Parameter | None = None  # gamma
+    bias: Parameter | None = None  # beta
+    eps: Any  # a float; RMSNorm's is None for the input dtype's machine epsilon
+    # BatchNorm's and InstanceNorm's running statistics: arrays, or None when not tracked
+    # (their forward reads them only when tracked, hence Any rather than ``np.ndarray | None``)
+    momentum: float | None
+    track_running_stats: bool
+    running_mean: Any
+    running_var: Any
+    num_batches_tracked: Any
 
     @property
-    def gamma(self):
+    def gamma(self) -> Parameter | None:
         """The scale gamma (the ``weight`` Parameter), or None when the layer has no affine."""
         return self.weight
 
     @property
-    def beta(self):
+    def beta(self) -> Parameter | None:
         """The shift beta (the ``bias`` Parameter), or None."""
         return self.bias
 
     # --- construction ---------------------------------------------------------------------
-    def _make_affine(self, shape, scale, shift, dtype):
+    def _make_affine(self, shape: tuple[int, ...], scale: bool, shift: bool, dtype: DTypeLike) -> None:
         """gamma = ones(shape) if ``scale``, beta = zeros(shape) if ``shift``."""
         dtype = param_dtype(dtype, type(self).__name__)
         if scale:
@@ -43,7 +54,8 @@ class _Norm(Module):
         if shift:
             self.bias = Parameter(np.zeros(shape), dtype=dtype)
 
-    def _make_channel_norm(self, num_features, eps, momentum, affine, track_running_stats, dtype):
+    def _make_channel_norm(self, num_features: int, eps: float, momentum: float | None, affine: bool,
+                           track_running_stats: bool, dtype: DTypeLike) -> None:
         """What BatchNorm's and InstanceNorm's constructors do (only their defaults differ):
         num_features, eps, gamma and beta of shape (C,) when ``affine``, the running statistics."""
         who = type(self).__name__
@@ -53,11 +65,12 @@ class _Norm(Module):
         self._make_affine((self.num_features,), self.affine, self.affine, dtype)
         self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
 
-    def extra_repr(self):  # BatchNorm's and InstanceNorm's; the other norms write their own
+    def extra_repr(self) -> str:  # BatchNorm's and InstanceNorm's; the other norms write their own
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"track_running_stats={self.track_running_stats}")
 
-    def _make_running_stats(self, num_features, momentum, track_running_stats, dtype):
+    def _make_running_stats(self, num_features: int, momentum: float | None, track_running_stats: bool,
+                            dtype: DTypeLike) -> None:
         """momentum and, when tracked, the buffers running_mean = 0, running_var = 1 and
         num_batches_tracked = 0 (PyTorch's names, order and initial values)."""
         who = type(self).__name__
@@ -72,28 +85,29 @@ class _Norm(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     # --- forward and backward helpers ---------------------------------------------------------
-    def _input(self, x):
+    def _input(self, x: ArrayLike) -> tuple[np.ndarray, np.dtype]:
         """(x in the compute dtype, x's own dtype), after checking it is a float array of a
         shape the layer takes (``_check_shape``)."""
         x = float_input(x, type(self).__name__)
         self._check_shape(x)
         return x.astype(compute_dtype(x.dtype), copy=False), x.dtype
 
-    def _check_shape(self, x):
+    def _check_shape(self, x: np.ndarray) -> None:
         """Raise ValueError if x's shape does not fit the layer."""
 
-    def _upstream(self, dy, x_hat):
+    def _upstream(self, dy: ArrayLike, x_hat: np.ndarray) -> np.ndarray:
         """dy checked against the output's shape (x_hat's), in the compute dtype."""
         return check_upstream(dy, x_hat.shape, type(self).__name__).astype(x_hat.dtype, copy=False)
 
-    def _gamma_beta(self, dtype, shape):
+    def _gamma_beta(self, dtype: DTypeLike,
+                    shape: tuple[int, ...]) -> tuple[np.ndarray | int, np.ndarray | int]:
         """gamma and beta in ``dtype``, reshaped to broadcast against x_hat; 1 and 0 when the
         layer has none, so that ``x_hat * gamma + beta`` holds for every configuration."""
         gamma = 1 if self.weight is None else self.weight.data.astype(dtype, copy=False).reshape(shape)
         beta = 0 if self.bias is None else self.bias.data.astype(dtype, copy=False).reshape(shape)
         return gamma, beta
 
-    def _add_grads(self, dgamma, dbeta):
+    def _add_grads(self, dgamma: Any, dbeta: Any) -> None:
         """gamma.grad += dgamma, beta.grad += dbeta, for the parameters the layer has."""
         for p, g in ((self.weight, dgamma), (self.bias, dbeta)):
             if p is not None:
@@ -101,7 +115,7 @@ class _Norm(Module):
 
     _counts_batches = True  # InstanceNorm, as in PyTorch, leaves num_batches_tracked at 0
 
-    def _update_running_stats(self, mean, var, n):
+    def _update_running_stats(self, mean: np.ndarray, var: np.ndarray, n: int) -> None:
         """running = (1 - m) * running + m * batch, per channel.
 
         ``mean`` and ``var`` are the batch's statistics with kept dims, (1, C, 1...) for
@@ -126,12 +140,12 @@ class _Norm(Module):
         self.running_var[...] = (1 - m) * self.running_var + m * batch_var
 
 
-def channel_shape(num_channels, ndim):
+def channel_shape(num_channels: int, ndim: int) -> tuple[int, ...]:
     """The shape a per-channel array takes to broadcast against (N, C, *spatial): (1, C, 1, ...)."""
     return (1, num_channels) + (1,) * (ndim - 2)
 
 
-def param_dtype(dtype, who):
+def param_dtype(dtype: DTypeLike, who: str) -> np.dtype:
     """``dtype`` as a NumPy float dtype, or a TypeError saying which are accepted."""
     try:
         dt = np.dtype(dtype)
@@ -142,14 +156,14 @@ def param_dtype(dtype, who):
     return dt
 
 
-def flag(value, name, who):
+def flag(value: object, name: str, who: str) -> bool:
     """``value`` as a bool; a TypeError for anything else (a string "False" is truthy)."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{who}: {name} must be True or False, got {value!r}")
     return bool(value)
 
 
-def normalized_shape_arg(normalized_shape, who):
+def normalized_shape_arg(normalized_shape: ShapeLike, who: str) -> tuple[int, ...]:
     """An int n, or a tuple/list of ints, as a tuple of positive ints; else a clear error."""
     shape = normalized_shape
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
@@ -163,7 +177,7 @@ def normalized_shape_arg(normalized_shape, who):
     return tuple(positive_int(n, "normalized_shape", who) for n in shape)
 
 
-def eps_arg(eps, who):
+def eps_arg(eps: float, who: str) -> float:
     """eps as a finite float >= 0."""
     return real_number(eps, "eps", who, low=0.0)
 
@@ -172,18 +186,21 @@ class _TrailingAxesNorm(_Norm):
     """A norm over the last ``len(normalized_shape)`` axes D, with gamma of that shape
     (LayerNorm, RMSNorm): the constructor's shape argument, the input check and the axes."""
 
-    def _set_normalized_shape(self, normalized_shape):
+    normalized_shape: tuple[int, ...]
+    elementwise_affine: bool
+
+    def _set_normalized_shape(self, normalized_shape: ShapeLike) -> None:
         self.normalized_shape = normalized_shape_arg(normalized_shape, type(self).__name__)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
     @property
-    def _axes(self):
+    def _axes(self) -> tuple[int, ...]:
         """D, the normalised axes: the last len(normalized_shape) ones, as negative indices."""
         return tuple(range(-len(self.normalized_shape), 0))
 
-    def _check_shape(self, x):
+    def _check_shape(self, x: np.ndarray) -> None:
         k = len(self.normalized_shape)
         if x.ndim < k or x.shape[-k:] != self.normalized_shape:
             raise ValueError(

@@ -1,6 +1,7 @@
 """BatchNorm1d and BatchNorm2d: standardise each channel over the batch (and spatial) axes."""
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .base import _Norm, channel_shape
 from .standardization import moments, standardize, standardize_backward
@@ -40,13 +41,14 @@ class _BatchNorm(_Norm):
     statistics, as in PyTorch. Cache: x_hat, rstd, and whether the batch's statistics were used.
     """
 
-    _dims = ()  # the input ranks the layer takes, set by each subclass
+    _dims: tuple[int, ...] = ()  # the input ranks the layer takes, set by each subclass
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 dtype=np.float64):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
         self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
-    def _check_shape(self, x):
+    def _check_shape(self, x: np.ndarray) -> None:
         who = type(self).__name__
         if x.ndim not in self._dims:
             raise ValueError(f"{who} expected {' or '.join(f'{d}D' for d in self._dims)} input "
@@ -55,7 +57,7 @@ class _BatchNorm(_Norm):
             raise ValueError(f"{who}({self.num_features}) expected input with {self.num_features} "
                              f"channels on axis 1, got input of shape {x.shape}")
 
-    def _check_batch(self, x, n):
+    def _check_batch(self, x: np.ndarray, n: int) -> None:
         """The errors PyTorch raises whenever the batch's statistics are used (training, or
         evaluation with track_running_stats=False): one value per channel, or eps <= 0."""
         if n == 1:
@@ -63,7 +65,7 @@ class _BatchNorm(_Norm):
         if self.eps <= 0:
             raise ValueError(f"batch_norm eps must be positive during training, got eps={self.eps}")
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (N, C, *L)  float16 -> float32
         B = (0,) + tuple(range(2, x.ndim))                         # every axis but the channels
         shape = channel_shape(self.num_features, x.ndim)           # (1, C, 1...)
@@ -82,7 +84,7 @@ class _BatchNorm(_Norm):
         self._cache = (x_hat, rstd, batch_stats, in_dtype)
         return y.astype(in_dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, batch_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *L)
         B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
@@ -99,10 +101,10 @@ class _BatchNorm(_Norm):
 
 
 class BatchNorm1d(_BatchNorm):
-    __doc__ = "BatchNorm for (N, C) or (N, C, L) input; statistics over N (and L).\n\n" + _BatchNorm.__doc__
+    __doc__ = f"BatchNorm for (N, C) or (N, C, L) input; statistics over N (and L).\n\n{_BatchNorm.__doc__}"
     _dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    __doc__ = "BatchNorm for (N, C, H, W) input; statistics over N, H and W.\n\n" + _BatchNorm.__doc__
+    __doc__ = f"BatchNorm for (N, C, H, W) input; statistics over N, H and W.\n\n{_BatchNorm.__doc__}"
     _dims = (4,)

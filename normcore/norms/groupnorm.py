@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import positive_int
 from .base import _Norm, channel_shape, eps_arg, flag
@@ -30,7 +31,8 @@ class GroupNorm(_Norm):
     channel over the whole batch (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
     """
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=np.float64):
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
         self.num_groups = positive_int(num_groups, "num_groups", "GroupNorm")
         self.num_channels = positive_int(num_channels, "num_channels", "GroupNorm")
         if self.num_channels % self.num_groups:
@@ -41,21 +43,21 @@ class GroupNorm(_Norm):
         self.affine = flag(affine, "affine", "GroupNorm")
         self._make_affine((self.num_channels,), self.affine, self.affine, dtype)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
-    def _check_shape(self, x):
+    def _check_shape(self, x: np.ndarray) -> None:
         if x.ndim < 2 or x.shape[1] != self.num_channels:
             raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}) expected input of shape "
                              f"(N, {self.num_channels}, *), got {x.shape}")
         if x.shape[0] * (self.num_channels // self.num_groups) * math.prod(x.shape[2:]) == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape}")
 
-    def _grouped(self, a):
+    def _grouped(self, a: np.ndarray) -> np.ndarray:
         """(N, C, *S) -> (N, G, C/G, *S): one group of channels per row of axis 1."""
         return a.reshape(a.shape[0], self.num_groups, self.num_channels // self.num_groups, *a.shape[2:])
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (N, C, *S)  float16 -> float32
         xg = self._grouped(x)                                      # (N, G, C/G, *S)
         A = tuple(range(2, xg.ndim))                               # a group: its channels and positions
@@ -67,7 +69,7 @@ class GroupNorm(_Norm):
         self._cache = (x_hat, rstd, in_dtype)
         return y.astype(in_dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *S)
         NS = (0,) + tuple(range(2, x_hat.ndim))                    # every axis but the channels
@@ -106,11 +108,12 @@ class _InstanceNorm(_Norm):
     _counts_batches = False
     _ndim = 0  # the batched input's rank, set by each subclass
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 dtype=np.float64):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64) -> None:
         self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
 
-    def _check_shape(self, x):
+    def _check_shape(self, x: np.ndarray) -> None:
         who, d = type(self).__name__, self._ndim
         if x.ndim not in (d - 1, d):
             raise ValueError(f"{who} expected {d}D or unbatched {d - 1}D input (got {x.ndim}D input)")
@@ -119,12 +122,12 @@ class _InstanceNorm(_Norm):
             raise ValueError(f"{who}({self.num_features}) expected input with {self.num_features} "
                              f"channels on axis {axis}, got input of shape {x.shape}")
 
-    def _check_instances(self, x, n):
+    def _check_instances(self, x: np.ndarray, n: int) -> None:
         """The error PyTorch raises when each instance has one value (n = 1) to take statistics of."""
         if n == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape}")
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (N, C, *S) or unbatched (C, *S)
         xb = x if x.ndim == self._ndim else x[None]                # (N, C, *S)
         S = tuple(range(2, xb.ndim))                               # the spatial axes
@@ -144,7 +147,7 @@ class _InstanceNorm(_Norm):
         self._cache = (x_hat.reshape(x.shape), rstd, instance_stats, in_dtype)
         return y.reshape(x.shape).astype(in_dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, instance_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # x's shape
         x_shape = x_hat.shape
@@ -164,10 +167,10 @@ class _InstanceNorm(_Norm):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    __doc__ = "InstanceNorm for (N, C, L) or unbatched (C, L) input.\n\n" + _InstanceNorm.__doc__
+    __doc__ = f"InstanceNorm for (N, C, L) or unbatched (C, L) input.\n\n{_InstanceNorm.__doc__}"
     _ndim = 3
 
 
 class InstanceNorm2d(_InstanceNorm):
-    __doc__ = "InstanceNorm for (N, C, H, W) or unbatched (C, H, W) input.\n\n" + _InstanceNorm.__doc__
+    __doc__ = f"InstanceNorm for (N, C, H, W) or unbatched (C, H, W) input.\n\n{_InstanceNorm.__doc__}"
     _ndim = 4

@@ -1,7 +1,9 @@
 """LayerNorm: each sample standardised over its last axes."""
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
+from .._array import ShapeLike
 from .base import _TrailingAxesNorm, eps_arg, flag
 from .standardization import moments, standardize, standardize_backward
 
@@ -30,14 +32,15 @@ class LayerNorm(_TrailingAxesNorm):
     Cache: x_hat and rstd.
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+    def __init__(self, normalized_shape: ShapeLike, eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, dtype: DTypeLike = np.float64) -> None:
         self._set_normalized_shape(normalized_shape)
         self.eps = eps_arg(eps, "LayerNorm")
         self.elementwise_affine = flag(elementwise_affine, "elementwise_affine", "LayerNorm")
         bias = flag(bias, "bias", "LayerNorm")
         self._make_affine(self.normalized_shape, self.elementwise_affine, self.elementwise_affine and bias, dtype)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (*, ns)  float16 -> float32
         D = self._axes                                             # the last len(ns) axes
         mean, var = moments(x, D)                                  # (*, 1)
@@ -47,7 +50,7 @@ class LayerNorm(_TrailingAxesNorm):
         self._cache = (x_hat, rstd, in_dtype)
         return y.astype(in_dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (*, ns)
         D = self._axes

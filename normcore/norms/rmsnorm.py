@@ -1,7 +1,9 @@
 """RMSNorm: LayerNorm without the mean (no re-centring, no beta)."""
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
+from .._array import ShapeLike
 from .base import _TrailingAxesNorm, eps_arg, flag
 from .standardization import mean_over
 
@@ -28,13 +30,16 @@ class RMSNorm(_TrailingAxesNorm):
     added before the square root, not to the RMS. Cache: x_hat and rrms.
     """
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, dtype=np.float64):
+    eps: float | None
+
+    def __init__(self, normalized_shape: ShapeLike, eps: float | None = None,
+                 elementwise_affine: bool = True, dtype: DTypeLike = np.float64) -> None:
         self._set_normalized_shape(normalized_shape)
         self.eps = None if eps is None else eps_arg(eps, "RMSNorm")
         self.elementwise_affine = flag(elementwise_affine, "elementwise_affine", "RMSNorm")
         self._make_affine(self.normalized_shape, self.elementwise_affine, False, dtype)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (*, ns)  float16 -> float32
         D = self._axes                                             # the last len(ns) axes
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
@@ -46,7 +51,7 @@ class RMSNorm(_TrailingAxesNorm):
         self._cache = (x_hat, rrms, in_dtype)
         return y.astype(in_dtype, copy=False)
 
-    def backward(self, dy):
+    def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rrms, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (*, ns)
         D = self._axes

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 
-def mean_over(a, axes):
+def mean_over(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """The mean of ``a`` over ``axes``, kept as size-1 axes (shape S), accumulated in float64.
 
     Over zero values (an empty input) the mean is 0, not 0/0: there is nothing to normalise.
@@ -33,7 +33,7 @@ def mean_over(a, axes):
     return a.sum(axis=axes, keepdims=True, dtype=np.float64) / max(n, 1)  # S
 
 
-def moments(x, axes):
+def moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """mean = mean_A(x) and the *biased* variance var = mean_A((x - mean)**2), both of shape S.
 
     The variance is the mean square of the centred values (two passes over x), not
@@ -45,7 +45,8 @@ def moments(x, axes):
     return mean, var
 
 
-def standardize(x, mean, var, eps):
+def standardize(x: np.ndarray, mean: np.ndarray, var: np.ndarray,
+                eps: float) -> tuple[np.ndarray, np.ndarray]:
     """x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps); returns (x_hat, rstd).
 
     ``mean`` and ``var`` broadcast against x: a batch's own statistics from ``moments``, or
@@ -57,7 +58,8 @@ def standardize(x, mean, var, eps):
     return x_hat, rstd
 
 
-def standardize_backward(dx_hat, x_hat, rstd, axes):
+def standardize_backward(dx_hat: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray,
+                         axes: tuple[int, ...]) -> np.ndarray:
     """dL/dx from dL/dx_hat, when mean and var were computed from x over ``axes`` (n values)::
 
         dx = rstd * (dx_hat - mean_A(dx_hat) - x_hat * mean_A(dx_hat * x_hat))

@@ -5,14 +5,18 @@ An optimizer holds a list of ``Parameter`` and updates ``p.data`` in place from 
 """
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
 from .._array import real_number
 from ..module import Module, Parameter
 
+Params = Module | Iterable[Parameter]
+"""What an optimizer or a gradient-norm function takes: a Module (its parameters) or Parameters."""
 
-def _param_list(params, who):
+
+def _param_list(params: Params, who: str) -> list[Parameter]:
     """A Module's parameters, or a list of Parameter without repeats, in order."""
     if isinstance(params, Module):
         return params.parameters()
@@ -29,13 +33,13 @@ def _param_list(params, who):
     return out
 
 
-def grad_norm(params):
+def grad_norm(params: Params) -> float:
     """The global gradient norm sqrt(sum over every parameter of sum(grad**2))."""
     params = _param_list(params, "grad_norm")
     return float(np.sqrt(sum(float(np.sum(np.square(p.grad, dtype=np.float64))) for p in params)))
 
 
-def clip_grad_norm(params, max_norm):
+def clip_grad_norm(params: Params, max_norm: float) -> float:
     """Scale every gradient by max_norm / (total_norm + 1e-6) when that is below 1; return total_norm.
 
     total_norm is the global norm before clipping (as ``torch.nn.utils.clip_grad_norm_``
@@ -57,26 +61,26 @@ def clip_grad_norm(params, max_norm):
 class Optimizer:
     """Bookkeeping shared by the optimizers: the parameter list, ``lr``, the step count, state."""
 
-    def __init__(self, params, lr, weight_decay=0.0):
+    def __init__(self, params: Params, lr: float, weight_decay: float = 0.0) -> None:
         name = type(self).__name__
         self.lr = real_number(lr, "lr", name, low=0.0)
         self.weight_decay = real_number(weight_decay, "weight_decay", name, low=0.0)
         self.params = _param_list(params, name)
         self.step_count = 0
-        self.state = [{} for _ in self.params]
+        self.state: list[dict[str, np.ndarray]] = [{} for _ in self.params]
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Reset the gradient of every parameter to zero."""
         for p in self.params:
             p.grad[...] = 0
 
-    def step(self):
+    def step(self) -> None:
         """Update every parameter once from its current gradient."""
         self.step_count += 1
         for p, state in zip(self.params, self.state):
             self._update(p, p.grad, state)
 
-    def _update(self, p, g, state):
+    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
         raise NotImplementedError
 
 
@@ -89,11 +93,11 @@ class SGD(Optimizer):
         p   = p - lr * buf             (p - lr * g without momentum)
     """
 
-    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+    def __init__(self, params: Params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
         super().__init__(params, lr, weight_decay)
         self.momentum = real_number(momentum, "momentum", "SGD", low=0.0)
 
-    def _update(self, p, g, state):
+    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
         g = g + self.weight_decay * p.data
         if self.momentum:
             state["buf"] = g.copy() if "buf" not in state else self.momentum * state["buf"] + g
@@ -116,7 +120,8 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         super().__init__(params, lr, weight_decay)
         name = type(self).__name__
         if not isinstance(betas, (tuple, list)):
@@ -128,7 +133,7 @@ class Adam(Optimizer):
             raise ValueError(f"{name}: betas must lie in [0, 1), got {betas}")
         self.eps = real_number(eps, "eps", name, low=0.0)
 
-    def _update(self, p, g, state):
+    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
         beta1, beta2 = self.betas
         t = self.step_count
         if self.decoupled:
@@ -153,5 +158,6 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)
