@@ -6,14 +6,28 @@ import argparse
 import importlib
 import os
 import sys
+import textwrap
 
 from .commands import COMMANDS
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, its error messages wrapped at 80 columns (its subparsers inherit it)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, textwrap.fill(f"{self.prog}: error: {message}", 80, subsequent_indent="  ",
+                                   break_on_hyphens=False, break_long_words=False) + "\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="normcore",
         description="normcore: normalization layers with hand-derived backward passes, in NumPy.",
+        epilog="examples:\n  normcore tour                   start here\n"
+               "  normcore explain layernorm      one backward, node by node\n"
+               "  normcore COMMAND --help         what a command does, with examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():

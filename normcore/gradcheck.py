@@ -79,11 +79,16 @@ class GradcheckReport:
         raise KeyError(f"no gradient named {name!r} was checked; checked: {[c.name for c in self.checks]}")
 
     def table(self, header: bool = True) -> str:
-        rows = [f"{'module':<28} {'tensor':<14} {'shape':<16} {'rel error':>10}  result"] if header else []
+        """One row per tensor, in 80 columns: the module column gives way to long tensor names."""
+        name_w = max([14] + [len(c.name) for c in self.checks])
+        shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
+        mod_w = max(6, min(28, 80 - (name_w + shape_w + 21)))
+        head = f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}"
+        rows = [head + "  result"] if header else []
         for c in self.checks:
             rows.append(
-                f"{self.module:<28} {c.name:<14} {str(c.shape):<16} {c.rel_error:>10.2e}  "
-                f"{'pass' if c.passed else 'FAIL'}"
+                f"{self.module[:mod_w]:<{mod_w}} {c.name:<{name_w}} {str(c.shape):<{shape_w}} "
+                f"{c.rel_error:>10.2e}  {'pass' if c.passed else 'FAIL'}"
             )
         return "\n".join(rows)
 

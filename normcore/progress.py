@@ -10,7 +10,10 @@ log shows how far a run got without thousands of carriage returns.
 """
 
 import sys
+import textwrap
 import time
+
+WIDTH = 80  # every line the display writes fits in 80 columns
 
 
 class Progress:
@@ -44,16 +47,23 @@ class Progress:
             return
         self._drawn_at, self._quarter = now, int(4 * frac)
         bar = "#" * int(self.width * frac)
-        line = (f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% "
-                f"{now - self.start:6.1f}s  {label}").rstrip()
-        self._write(line)
+        line = f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% {now - self.start:6.1f}s  "
+        room = WIDTH - len(line)  # a label too long for the line is cut
+        line += label if len(label) <= room else label[:max(0, room - 3)] + "..."
+        self._write(line.rstrip())
 
     __call__ = update
 
     def finish(self, message=""):
         """End the line (replacing it by ``prefix + message`` when a message is given)."""
-        if message:
-            self._write(f"{self.prefix}{message}", end="\n")
+        if message:  # a long message goes on in lines aligned under its start
+            indent = " " * len(self.prefix)
+            first, *rest = textwrap.wrap(message, max(30, WIDTH - len(indent)),
+                                         break_on_hyphens=False) or [""]
+            self._write(f"{self.prefix}{first}", end="\n")
+            if rest:
+                self.stream.write("".join(f"{indent}{line}\n" for line in rest))
+                self.stream.flush()
         elif self.interactive:
             self.stream.write("\n")
             self.stream.flush()

@@ -181,6 +181,10 @@ def main(argv=None):
     if stale:
         print("out of date (run python notebooks/build.py): " + ", ".join(stale))
         return 1
+    if args.check:
+        checked = len(args.topics or TOPICS)
+        print(f"{checked} notebook{'s' * (checked != 1)} checked against notebooks/src/: "
+              "all current")
     return 0
 
 

@@ -205,8 +205,11 @@ def test_explain_rejects_bad_shapes():
     with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()):
         main(["explain", "layernorm", "--shape", "2y4"])
     assert exc.value.code == 2
-    status, text = _run(["explain", "batchnorm", "--shape", "1x4"])
-    assert status == 2 and "more than one value per channel" in text
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status, text = _run(["explain", "batchnorm", "--shape", "1x4"])
+    assert status == 2 and "more than one value per channel" in " ".join(err.getvalue().split())
+    assert "argument --shape" in err.getvalue() and not text
 
 
 def test_tour_runs_and_fits_in_80_columns():

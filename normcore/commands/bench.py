@@ -27,7 +27,8 @@ def add_arguments(parser):
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--quick", action="store_true",
                         help="only float32 at (4096, 768), and fewer rounds")
-    parser.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch even if installed")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="do not compare with PyTorch even if installed")
 
 
 def run(args):

@@ -8,6 +8,8 @@ import numpy as np
 from .. import fast, nn, norms
 from ..layer_cases import perturb_parameters, randomize_parameters
 from ..torch_bridge import compare
+from ._options import seed
+from .gradcheck import NORM_NAMES, has_norm
 
 DESCRIPTION = """\
 Build MODEL in normcore with random parameters, convert it to torch.nn with
@@ -111,7 +113,7 @@ def add_arguments(parser):
                         help="evaluation mode (default: training mode)")
     parser.add_argument("--fast", action="store_true",
                         help="the norms of the fast tier, normcore.fast")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed, default=0,
                         help="seed of parameters, inputs and dy (default 0)")
 
 
@@ -144,4 +146,6 @@ def run(args):
     if args.eval:
         module.eval()
     report = compare(module, *inputs, seed=args.seed)
+    if has_norm(module):
+        print(NORM_NAMES)
     return 0 if report.passed else 1

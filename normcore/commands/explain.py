@@ -2,9 +2,18 @@
 with ``--graph FILE.png``, the picture of its computation graph instead."""
 
 import argparse
+import sys
 import textwrap
 
 from ..derivations import KINDS, step_through
+from ._options import seed
+
+DESCRIPTION = """\
+Step through one norm's backward (or softmax's), from the loss back to x, one
+node at a time: the forward as a tape of elementary nodes with their values,
+then each node's local derivative and the gradient it passes on, with the
+numbers, and checks of every staged gradient against the layer's compact
+backward and a numerical gradient. With --graph, draw the tape instead."""
 
 
 def parse_shape(text):
@@ -14,16 +23,19 @@ def parse_shape(text):
     except ValueError:
         shape = ()
     if not shape or min(shape) < 1:
-        raise argparse.ArgumentTypeError(f"expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}")
     return shape
 
 
 def add_arguments(parser):
+    parser.description = DESCRIPTION
     parser.add_argument("norm", choices=list(KINDS), help="which computation to step through")
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
                         help="input shape, e.g. 2x4 (default 3x4). BatchNorm takes (N, C), (N, C, L) or "
                              "(N, C, H, W); the others work over the last axis")
-    parser.add_argument("--seed", type=int, default=0, help="seed of x, gamma, beta and dy (default 0)")
+    parser.add_argument("--seed", type=seed, default=0,
+                        help="seed of x, gamma, beta and dy (default 0)")
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
@@ -35,21 +47,28 @@ def add_arguments(parser):
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n"
                      "  normcore explain layernorm --shape 2x4\n"
-                     "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png")
+                     "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png\n"
+                     "  normcore explain softmax --shape 4x4 --causal --no-latex")
+
+
+def _error(message):
+    print(textwrap.fill(f"normcore explain: error: {message}", 80, subsequent_indent="  "),
+          file=sys.stderr)
 
 
 def run(args):
     try:
         st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal)
-    except ValueError as err:
-        print(f"normcore explain: {err}")
+    except ValueError as err:  # the shape does not suit the norm, or --causal does not apply
+        option = "--causal" if args.causal and "causal" in str(err) else "--shape"
+        _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:
         graph = st.graph()
         try:
             graph.save(args.graph)
         except (OSError, ValueError) as err:
-            print(f"normcore explain: cannot write {args.graph}: {err}")
+            _error(f"cannot write {args.graph}: {err}")
             return 2
         print(f"wrote {args.graph}")
         print(textwrap.fill(f"{st.title}'s computation graph: {len(graph.nodes)} nodes, "

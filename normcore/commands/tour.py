@@ -2,6 +2,7 @@
 check table), walks through one derivation node by node, and says where the notebooks and
 figures are and what to run next. Every line fits in 80 columns."""
 
+import argparse
 import json
 import textwrap
 from pathlib import Path
@@ -10,13 +11,31 @@ from ..derivations import step_through
 from ..gradcheck import gradcheck
 from ..layer_cases import all_cases
 from . import COMMANDS
+from ._options import seed
 
 WIDTH = 80
 ROOT = Path(__file__).resolve().parents[2]  # the repository, when run from a clone
 
 
+DESCRIPTION = """\
+Start here: the gradient check of every layer (one line each), LayerNorm's
+backward worked through node by node on a 2x3 input, the notebooks and
+figures and where they are, and what to run next. Every line fits in 80
+columns; exit status 1 if a check fails."""
+
+EPILOG = """\
+examples:
+  normcore tour              the whole tour
+  normcore tour | less       one page at a time
+  normcore tour --seed 1     other random inputs"""
+
+
 def add_arguments(parser):
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--seed", type=seed, default=0,
+                        help="seed of the random inputs (default 0)")
 
 
 def _say(text=""):

@@ -134,9 +134,11 @@ def format_table(rows, width=WIDTH):
     """
     folder = _common_folder([r.file for r in rows])
     names = [Path(r.file).name if folder else r.file for r in rows]
-    file_w = max(4, min(28, max(map(len, names))))
     ex_w = max(len("exercise"), max(len(r.exercise or "") for r in rows))
     checks_w = len("checks")
+    # the file column gives way so that the longest mistake id fits whole in the last column
+    longest = max([len("mistakes named")] + [len(m) for r in rows for m in r.mistakes])
+    file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
     left = file_w + 2 + ex_w + 2 + checks_w + 2
     head = f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  mistakes named"
     out = [head, "-" * min(width, max(len(head), 60))]

@@ -1,0 +1,26 @@
+"""Argument types shared by the subcommands. Raising ``argparse.ArgumentTypeError`` lets
+argparse name the option in its message (``argument --seed: ...``) and exit with status 2."""
+
+import argparse
+
+
+def seed(text):
+    """A random seed: an integer >= 0 (what ``numpy.random.default_rng`` accepts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_float(text):
+    """A number > 0, such as a tolerance."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
