@@ -23,7 +23,7 @@ from .train import fit
 __version__ = "0.1.0"
 
 __all__ = [
-    "Parameter", "Module", "Sequential",
+    "Parameter", "Module", "Sequential", "derivations", "fast",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",

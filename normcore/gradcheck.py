@@ -27,6 +27,7 @@ time (its generator is copied in the same state).
 """
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -173,7 +174,7 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
         report.checks.append(_verdict(key, analytic[key], num, tol))
     for pname, p in base.named_parameters():
         value = p.data.astype(np.float64).copy()
-        num = numerical(value, lambda: loss(arrays, pname, value))
+        num = numerical(value, functools.partial(loss, arrays, pname, value))
         report.checks.append(_verdict(pname, analytic[pname], num, tol))
     return report
 

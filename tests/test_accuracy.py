@@ -1,9 +1,10 @@
 """Accuracy of the norms in float32, against a float64 reference and against PyTorch's float32.
 
 Both tiers are checked: the reference tier (``nc.LayerNorm``, ...) and the fast tier
-(``normcore.fast.LayerNorm``, ...). The reference is the reference-tier layer in float64 on the same (float32-representable) input, gamma,
-beta and upstream gradient; its own error (~1e-16) is negligible here, and gradcheck proves
-it right. Errors are normwise: ||a - ref|| / ||ref|| over the whole output or gradient.
+(``normcore.fast.LayerNorm``, ...). The reference is the reference-tier layer in float64 on
+the same (float32-representable) input, gamma, beta and upstream gradient; its own error
+(~1e-16) is negligible here, and gradcheck proves it right. Errors are normwise:
+||a - ref|| / ||ref|| over the whole output or gradient.
 
 Two kinds of input:
 * offset 0 (x ~ N(0, 1)): every kernel is at float32's rounding floor, a few units of

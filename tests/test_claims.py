@@ -61,7 +61,8 @@ CHECKS = {
         e["y"].min() < -1 and e["y"].max() > 1 and abs(e["top"] - np.sqrt(15)) < 1e-3
         and e["corr"] > 1 - 1e-12),
     "sigmoid-saturation": lambda e: (
-        abs(e["s"] - 0.982) < 1e-3 and round(e["s"] * (1 - e["s"]), 3) == 0.018 and e["plain"].min() > 0.4 and e["normed"].max() < 0.01),
+        abs(e["s"] - 0.982) < 1e-3 and round(e["s"] * (1 - e["s"]), 3) == 0.018
+        and e["plain"].min() > 0.4 and e["normed"].max() < 0.01),
     "low-precision": lambda e: (
         max(e["errors"].values()) <= 2.0 ** -11
         and abs(e["errors"][1.0] - e["errors"][1000.0]) < 0.1 * e["errors"][1.0]
@@ -99,7 +100,7 @@ CHECKS = {
     "bn-larger-lr": lambda e: e["output_gap"] < 1e-3 and abs(e["grad_ratio"] - 0.1) < 0.01,
     "bn-costlier": lambda e: (
         e["passes"]["BatchNorm1d"] == e["passes"]["LayerNorm"]
-        and all(r < l for r, l in zip(e["passes"]["RMSNorm"], e["passes"]["LayerNorm"]))),
+        and all(r < ln for r, ln in zip(e["passes"]["RMSNorm"], e["passes"]["LayerNorm"]))),
     "ln-axes": lambda e: e["formula_gap"] < 1e-12 and e["alone_gap"] < 1e-12,
     "ln-printed": lambda e: printed_example(e, 7) is None,
     "eps-outside-sqrt": lambda e: (
@@ -119,7 +120,7 @@ CHECKS = {
         np.all(np.abs(e["row_rms"](e["whole"]) - 1) > 0.3)
         and np.allclose(e["row_rms"](e["right"]), 1, atol=1e-3)),
     "rms-cheaper": lambda e: (
-        all(r < l for r, l in zip(e["passes_rms"], e["passes_ln"]))),
+        all(r < ln for r, ln in zip(e["passes_rms"], e["passes_ln"]))),
     "rms-half-parameters": lambda e: 2 * e["n_rms"] == e["n_ln"] == 1536,
     "rms-vanishing-gradients": lambda e: (
         np.all((e["grad_ratio"] > 1.0) & (e["grad_ratio"] < 1.4))

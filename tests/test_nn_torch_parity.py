@@ -2,7 +2,8 @@
 
 The PyTorch models come from ``normcore.torch_bridge.to_torch``: torch's own layers and torch
 code for the rest (attention as softmax(q k^T / sqrt(D) + mask) v in torch), with the same
-parameter names, loaded from normcore's state dict with ``strict=True``. Everything runs in float64 and must agree to 1e-9.
+parameter names, loaded from normcore's state dict with ``strict=True``. Everything runs in
+float64 and must agree to 1e-9.
 """
 
 import math

@@ -164,7 +164,6 @@ def test_activation_and_embedding_std_reach_every_block():
 def test_the_fast_norm_tier_gives_the_same_model(position, norm):
     """norm_tier="fast" builds the same model with normcore.fast's norms: same state dict keys,
     the same logits and every gradient to float64 rounding."""
-    import normcore.fast
     rng = np.random.default_rng(3)
     tokens = rng.integers(0, 11, (2, 5))
     dlogits = rng.standard_normal((2, 5, 11))

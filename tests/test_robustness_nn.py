@@ -266,8 +266,9 @@ def test_a_bad_entry_in_a_model_loads_nothing(key, bad, error):
 ZERO_SIZE = [
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (0, 3), (0, 2)),
     ("Linear", lambda: nc.Linear(3, 2, rng=0), (2, 0, 3), (2, 0, 2)),
-    *[(n, m, s, s) for n, m in [("ReLU", nc.ReLU), ("GELU", nc.GELU), ("LogSoftmax", nc.LogSoftmax), ("Sigmoid", nc.Sigmoid),
-                                ("Tanh", nc.Tanh), ("Softmax", nc.Softmax), ("Softmax axis 0", lambda: nc.Softmax(0)),
+    *[(n, m, s, s) for n, m in [("ReLU", nc.ReLU), ("GELU", nc.GELU), ("LogSoftmax", nc.LogSoftmax),
+                                ("Sigmoid", nc.Sigmoid), ("Tanh", nc.Tanh), ("Softmax", nc.Softmax),
+                                ("Softmax axis 0", lambda: nc.Softmax(0)),
                                 ("Dropout", lambda: nc.Dropout(0.5, rng=0))]
       for s in [(0, 3), (2, 0), (0,)]],
     ("PositionalEmbedding", lambda: nc.PositionalEmbedding(5, 4, rng=0), (2, 0, 4), (2, 0, 4)),

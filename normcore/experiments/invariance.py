@@ -115,8 +115,8 @@ def plot(result, outdir):
         for i in range(len(names)):
             for j in range(len(TRANSFORMS)):
                 ax.text(j, i - 0.12, "\u2713" if invariant[i, j] else "\u2717", ha="center", va="center",
-                        fontsize=40, color=_plot.OKABE_ITO["blue"] if invariant[i, j] else _plot.OKABE_ITO["vermillion"],
-                        fontweight="bold")
+                        fontsize=40, fontweight="bold",
+                        color=_plot.OKABE_ITO["blue" if invariant[i, j] else "vermillion"])
                 ax.text(j, i + 0.3, f"change {change[i, j]:.0e}", ha="center", va="center", fontsize=13)
         labels = [t.replace(" re-", "\nre-").replace("training case", "training\ncase") for t in TRANSFORMS]
         ax.set_xticks(range(len(TRANSFORMS)), labels)

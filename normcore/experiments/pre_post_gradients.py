@@ -110,8 +110,8 @@ def plot(result, outdir):
             ax_l.plot(layer, result["by_layer_mean"][i], **style, label=label)
             runs = result["last_block"][i]
             ax_d.fill_between(depths, *np.percentile(runs, [25, 75], axis=1), color=color, alpha=0.15)
-            ax_d.plot(depths, result["last_block_mean"][i], **style,
-                      label=f"{label} (slope {result['last_block_slope'][i]:+.2f} over L >= {depths[len(depths) // 2]})")
+            slope = f"slope {result['last_block_slope'][i]:+.2f} over L >= {depths[len(depths) // 2]}"
+            ax_d.plot(depths, result["last_block_mean"][i], **style, label=f"{label} ({slope})")
         pre = positions.index("pre")
         anchor = result["last_block_mean"][pre][-1] * np.sqrt(depths[-1])
         ax_d.plot(depths, anchor / np.sqrt(depths), color="black", linestyle=":", linewidth=2.5,

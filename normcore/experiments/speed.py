@@ -127,7 +127,8 @@ def plot(result, outdir):
         for name in NORMS:
             ax1.loglog(h, 1e3 * result[f"{name}/seconds"], **_plot.series(name),
                        label=f"{_plot.LABELS[name]} ({result[f'{name}/passes']} passes over the data: "
-                             f"{result[f'{name}/passes/forward']} forward, {result[f'{name}/passes/backward']} backward)")
+                             f"{result[f'{name}/passes/forward']} forward, "
+                             f"{result[f'{name}/passes/backward']} backward)")
         ax1.set(title=f"Forward + backward on ({result['rows']}, H), reference tier, 1 thread",
                 xlabel="hidden size H", ylabel="milliseconds (median)")
         ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=13)  # below: covers no data

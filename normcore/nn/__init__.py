@@ -1,6 +1,7 @@
 """The layers a Transformer needs, each with a hand-written backward: Linear, activations,
-Dropout, embeddings, multi-head self-attention (causal or not, with masks), the feed-forward, the Transformer block with its norm
-placed before, after or DeepNorm-style, a tiny language model, and the losses."""
+Dropout, embeddings, multi-head self-attention (causal or not, with masks), the feed-forward,
+the Transformer block with its norm placed before, after or DeepNorm-style, a tiny language
+model, and the losses."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)

@@ -79,8 +79,8 @@ def _taylor_table(terms: int = 14) -> np.ndarray:
         for n in range(1, terms):
             hermite.append(2.0 * t * hermite[n] - 2.0 * n * hermite[n - 1])
         scale = _TWO_OVER_SQRT_PI * math.exp(-t * t)
-        rows.append([_erf_exact(fractions.Fraction(j, _ANCHORS_PER_UNIT))] + [scale * (-1) ** (k - 1) * hermite[k - 1] / math.factorial(k)
-                                     for k in range(1, terms)])
+        rows.append([_erf_exact(fractions.Fraction(j, _ANCHORS_PER_UNIT))]
+                    + [scale * (-1) ** (k - 1) * hermite[k - 1] / math.factorial(k) for k in range(1, terms)])
     return np.array(rows).T.copy()  # one contiguous row per power of h
 
 

@@ -50,8 +50,8 @@ def num(value, width, suffix="", decimals=2):
     fit, at most ``decimals``; "n/a" for NaN."""
     if value != value:
         return f"{'n/a':>{width}}"
-    for decimals in range(decimals, -1, -1):
-        text = f"{value:.{decimals}f}{suffix}"
+    for places in range(decimals, -1, -1):
+        text = f"{value:.{places}f}{suffix}"
         if len(text) <= width - 1:  # keep a space before it
             break
     return f"{text:>{width}}"

@@ -139,7 +139,6 @@ def format_table(rows, width=WIDTH):
     # the file column gives way so that the longest mistake id fits whole in the last column
     longest = max([len("mistakes named")] + [len(m) for r in rows for m in r.mistakes])
     file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
-    left = file_w + 2 + ex_w + 2 + checks_w + 2
     head = f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  mistakes named"
     out = [head, "-" * min(width, max(len(head), 60))]
     if folder:

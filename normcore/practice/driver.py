@@ -4,8 +4,9 @@ The contract (stated in every skeleton): ``forward(x) -> y``; ``backward(dy) -> 
 accumulates into ``gamma.grad`` / ``beta.grad``; ``gamma`` / ``beta`` objects with ``.data``
 and ``.grad``; ``train()`` / ``eval()``; BatchNorm's ``running_mean`` / ``running_var``.
 Where it is cheap the driver is forgiving: ``weight`` / ``bias`` are accepted for ``gamma`` /
-``beta`` (other exercises name their parameters as they like: ``wq``, ``w1``), plain arrays are accepted for the parameters with their gradients in ``dgamma`` /
-``dbeta``, and a missing ``train()`` / ``eval()`` is replaced by setting ``training``.
+``beta`` (other exercises name their parameters as they like: ``wq``, ``w1``), plain arrays
+are accepted for the parameters with their gradients in ``dgamma`` / ``dbeta``, and a
+missing ``train()`` / ``eval()`` is replaced by setting ``training``.
 """
 
 import numpy as np
