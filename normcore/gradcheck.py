@@ -126,7 +126,7 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
     arrays = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
               else np.asarray(x) for x in inputs]
     diff = [i for i, x in enumerate(arrays) if np.issubdtype(x.dtype, np.floating)]
-    base = _in_float64(copy.deepcopy(module))
+    base = copy.deepcopy(module).to(np.float64)
 
     # Analytic gradients, on a fresh copy.
     m = copy.deepcopy(base)
@@ -177,18 +177,6 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
         num = numerical(value, functools.partial(loss, arrays, pname, value))
         report.checks.append(_verdict(pname, analytic[pname], num, tol))
     return report
-
-
-def _in_float64(module: Module) -> Module:
-    """Cast every parameter and floating-point buffer to float64 (in place); returns the module."""
-    for p in module.parameters():
-        p.data, p.grad = p.data.astype(np.float64), p.grad.astype(np.float64)
-    for _, mod in module.named_modules():
-        buffers = mod.__dict__.get("_buffers", {})
-        for name, b in buffers.items():
-            if b is not None and np.issubdtype(b.dtype, np.floating):
-                mod.register_buffer(name, b.astype(np.float64))
-    return module
 
 
 def _verdict(name: str, analytic: ArrayLike | None, numerical: np.ndarray, tol: float) -> TensorCheck:

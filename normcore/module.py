@@ -85,6 +85,26 @@ class Module:
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.forward(*inputs, **kwargs)
 
+    def cache_nbytes(self) -> int | None:
+        """Bytes of the arrays the last forward kept for backward; None before any forward."""
+        def nbytes(obj: Any) -> int:
+            if isinstance(obj, np.ndarray):
+                return obj.nbytes
+            return sum(nbytes(o) for o in obj) if isinstance(obj, (tuple, list)) else 0
+        cache = self.__dict__.get("_cache")
+        return None if cache is None else nbytes(cache)
+
+    def to(self, dtype: DTypeLike) -> Self:
+        """Cast every floating-point parameter (and its gradient) and buffer to ``dtype``, in
+        place, as PyTorch's ``module.to(dtype)``; returns the module."""
+        for p in self.parameters():
+            p.data, p.grad = p.data.astype(dtype), p.grad.astype(dtype)
+        for _, mod in self.named_modules():
+            for name, b in list(mod.__dict__.get("_buffers", {}).items()):
+                if b is not None and np.issubdtype(b.dtype, np.floating):
+                    mod.register_buffer(name, b.astype(dtype))
+        return self
+
     def _cached(self) -> Any:
         """The cache of the last forward, or a clear error when backward comes first."""
         cache = self.__dict__.get("_cache")

@@ -156,3 +156,23 @@ def test_gradcheck_upstream_gradient_differs_from_an_input_drawn_with_the_same_s
     x = np.random.default_rng(0).standard_normal((3, 4))
     report = nc.gradcheck(nc.LayerNorm(4), x)
     assert report.passed, report
+
+
+def test_to_casts_floating_parameters_gradients_and_buffers_in_place():
+    bn = nc.BatchNorm1d(3)
+    bn(np.random.default_rng(0).standard_normal((4, 3)))
+    assert bn.to(np.float32) is bn
+    assert bn.weight.data.dtype == bn.weight.grad.dtype == np.float32
+    assert bn.running_mean.dtype == bn.running_var.dtype == np.float32
+    assert np.issubdtype(bn.num_batches_tracked.dtype, np.integer)  # not a float: unchanged
+    assert int(bn.num_batches_tracked) == 1
+    assert all(v.dtype in (np.float32, np.int64) for v in bn.state_dict().values())
+
+
+def test_cache_nbytes_counts_what_forward_kept():
+    ln = nc.LayerNorm(6)
+    assert ln.cache_nbytes() is None
+    x = np.random.default_rng(1).standard_normal((4, 6))
+    ln(x)
+    kept = ln.cache_nbytes()
+    assert x.nbytes <= kept <= 2 * x.nbytes  # x_hat (4, 6) and the per-row statistics

@@ -118,14 +118,8 @@ def add_arguments(parser):
 
 
 def _cast(module, dtype):
-    """The module with every floating parameter and buffer in ``dtype``."""
-    for p in module.parameters():
-        p.data = p.data.astype(dtype)
-        p.grad = np.zeros_like(p.data)
-    for _, mod in module.named_modules():
-        for name, b in list(vars(mod).get("_buffers", {}).items()):
-            if b is not None and np.issubdtype(b.dtype, np.floating):
-                setattr(mod, name, b.astype(dtype))
+    """The module with every floating parameter and buffer in ``dtype``, gradients zeroed."""
+    module.to(dtype).zero_grad()
     return module
 
 

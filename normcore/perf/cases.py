@@ -61,21 +61,12 @@ def make_norm(tier, kind, shape, dtype):
     return layer
 
 
-def cache_bytes(obj):
-    """Bytes of the NumPy arrays in ``obj`` (an array, or tuples/lists of them and of scalars)."""
-    if isinstance(obj, np.ndarray):
-        return obj.nbytes
-    if isinstance(obj, (tuple, list)):
-        return sum(cache_bytes(o) for o in obj)
-    return 0
-
-
 def forward_cache_ratio(layer, x):
-    """Bytes a layer keeps from ``forward(x)`` for its backward (``Module``'s ``_cache``), over
-    x's bytes; NaN when the layer keeps no such cache."""
+    """Bytes a layer keeps from ``forward(x)`` for its backward, over x's bytes; NaN when the
+    layer keeps no such cache."""
     layer.forward(x)
-    cache = layer.__dict__.get("_cache")
-    return float("nan") if cache is None else cache_bytes(cache) / x.nbytes
+    kept = layer.cache_nbytes()
+    return float("nan") if kept is None else kept / x.nbytes
 
 
 def transformer_data(cfg):
