@@ -279,13 +279,15 @@ CELLS = [
     code(r"""
     columns = ["forward", "dx", "dgamma", "dbeta"]
     grid = np.array([table[m] for m in MISTAKES])
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="RdYlGn_r", vmin=-12, vmax=0)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="cividis", vmin=-12, vmax=0, aspect="auto")
     ax.set_xticks(range(len(columns)), columns)
     ax.set_yticks(range(len(MISTAKES)), [str(m) if m else "correct" for m in MISTAKES])
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
-            ax.text(j, i, f"{grid[i, j]:.0e}", ha="center", va="center", fontsize=7)
+            dark = np.log10(max(grid[i, j], 1e-16)) < -6                 # cividis is dark there
+            ax.text(j, i, f"{grid[i, j]:.0e}", ha="center", va="center", fontsize=7,
+                    color="white" if dark else "black")
     fig.colorbar(im, ax=ax, label="log10 relative error")
     ax.set_title("Which check each mistake breaks")
     plt.tight_layout(); plt.show()
@@ -293,8 +295,8 @@ CELLS = [
     md(r"""
     And the BatchNorm slip that no gradient check sees, from the experiments (`normcore
     figures`): with the momentum convention flipped, the running statistics never settle; they
-    stay as noisy as a single batch (red), where PyTorch's `momentum=0.1` settles within about
-    30 batches (blue).
+    stay as noisy as a single batch (momentum 0.9: orange, crosses), where PyTorch's
+    `momentum=0.1` settles within about 30 batches (blue, circles).
 
     ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
     """),
