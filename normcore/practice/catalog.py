@@ -330,9 +330,9 @@ CATALOG = [
     Mistake(
         "grad-assigned",
         "parameter gradients assigned instead of accumulated",
-        "one backward gives the right dgamma and dbeta, but after two backward calls they hold "
-        "only the second one's gradient",
-        "Gradients accumulate: add into gamma.grad and beta.grad (+=) and let the caller zero "
+        "one backward gives the right parameter gradients (dgamma and dbeta, or the weights' "
+        "and biases'), but after two backward calls they hold only the second one's gradient",
+        "Gradients accumulate: add into each parameter's .grad (+=) and let the caller zero "
         "them; a parameter used twice must receive both shares.",
         {
             **_same(("batchnorm", "groupnorm"),
