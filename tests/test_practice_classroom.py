@@ -8,6 +8,7 @@ Check counts are never written down here: they come from grading the same file w
 import ast
 import csv
 import doctest
+import importlib.util
 import io
 import json
 import shutil
@@ -25,7 +26,26 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 SKELETONS = ROOT / "normcore" / "practice" / "skeletons"
 SOLUTIONS = ROOT / "normcore" / "practice" / "solutions"
-BUGGY = HERE / "practice_bugs" / "generated" / "bn-momentum-flipped@batchnorm.0.py"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("practice_bugs_generate",
+                                                  HERE / "practice_bugs" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """The generated bug files, written for this module's tests."""
+    return _generator().write(tmp_path_factory.mktemp("generated"))
+
+
+@pytest.fixture
+def buggy(generated):
+    """A reference answer with one catalogued mistake (the flipped BatchNorm momentum)."""
+    return next(p for p in generated if p.name == "bn-momentum-flipped@batchnorm.0.py")
 
 
 def narrow(text, width=80):
@@ -33,13 +53,13 @@ def narrow(text, width=80):
 
 
 @pytest.fixture
-def klass(tmp_path, capsys):
+def klass(tmp_path, capsys, buggy):
     """A class's folder: a correct answer, a buggy one, an untouched skeleton, a broken file."""
     folder = tmp_path / "submissions"
     folder.mkdir()
     assert main(["practice", "solution", "layernorm"]) == 0
     (folder / "alice.py").write_text(capsys.readouterr().out)
-    shutil.copy(BUGGY, folder / "bob.py")
+    shutil.copy(buggy, folder / "bob.py")
     assert main(["practice", "new", "rmsnorm", "--dir", str(tmp_path)]) == 0
     shutil.move(tmp_path / "my_rmsnorm.py", folder / "carol.py")
     (folder / "dave.py").write_text("import numpy as np\nclass LayerNorm:\n    def forward(self, x)\n")
@@ -149,12 +169,12 @@ def test_a_file_that_prints_or_exits_does_not_garble_or_stop_the_class(tmp_path,
     assert records[0]["passed"] is True and records[1]["error"].startswith("the grader stopped")
 
 
-def test_long_paths_are_shortened_to_80_columns(tmp_path, capsys):
+def test_long_paths_are_shortened_to_80_columns(tmp_path, capsys, buggy):
     deep = tmp_path.joinpath(*["a_rather_long_folder_name"] * 4)
     deep.mkdir(parents=True)
     other = tmp_path / "x"
     other.mkdir()
-    shutil.copy(BUGGY, deep / ("a_student_with_a_very_long_file_name_" * 2 + ".py"))
+    shutil.copy(buggy, deep / ("a_student_with_a_very_long_file_name_" * 2 + ".py"))
     shutil.copy(HERE / "practice_bugs" / "var-unbiased-in-normalization@groupnorm-loops.py",
                 deep / "b.py")
     (other / "c.py").write_text("x = 1 / 0\n")
@@ -166,8 +186,8 @@ def test_long_paths_are_shortened_to_80_columns(tmp_path, capsys):
     assert len(shorten("x" * 50 + ".py", 20)) == 20
 
 
-def test_table_of_rows_stays_within_80_columns_with_many_mistakes():
-    rows = grade_many([str(p) for p in sorted((HERE / "practice_bugs" / "generated").glob("*.py"))[:6]])
+def test_table_of_rows_stays_within_80_columns_with_many_mistakes(generated):
+    rows = grade_many([str(p) for p in generated[:6]])
     assert not narrow(format_table(rows))
 
 
