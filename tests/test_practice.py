@@ -14,7 +14,9 @@ before '@') on every failing check.
   (loops, a staged backward with dvar and dmu, channels moved last, weight and bias, short
   forms from write-ups). The grader never reads the source, so these show that a mistake is
   named by its numbers, whatever way it is written. A copy of an answer with only the
-  catalog's own line changed belongs to the generated files, not here.
+  catalog's own line changed belongs to the generated files, not here; a mistake written into
+  one of the correct answers of tests/practice_alt/ is a row of tests/practice_bugs/styles.py,
+  written for each run like the generated files.
 """
 
 import ast
@@ -40,7 +42,7 @@ from normcore.practice.mutants import VariantDoesNotApply, tagged_lines
 
 HERE = Path(__file__).parent
 BUG_DIR = HERE / "practice_bugs"
-HAND_WRITTEN = sorted(p for p in BUG_DIR.glob("*.py") if p.name != "generate.py")
+HELPERS = ("generate.py", "styles.py")  # the scripts that write bug files, not bug files
 
 
 def _generator():
@@ -58,6 +60,21 @@ def _generated_files():
 
 
 GENERATED = _generated_files()
+
+
+def _style_files():
+    """The buggy answers in other styles (tests/practice_bugs/styles.py), written for this run
+    into a temporary folder (removed at exit)."""
+    spec = importlib.util.spec_from_file_location("practice_bugs_styles", BUG_DIR / "styles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = tempfile.mkdtemp(prefix="normcore-style-bugs-")
+    atexit.register(shutil.rmtree, folder, True)
+    return module.write(folder)
+
+
+HAND_WRITTEN = sorted([p for p in BUG_DIR.glob("*.py") if p.name not in HELPERS] + _style_files(),
+                      key=lambda p: p.name)
 BUGS = HAND_WRITTEN + GENERATED
 SOLUTIONS = Path(__file__).parents[1] / "normcore" / "practice" / "solutions"
 SKELETONS = Path(__file__).parents[1] / "normcore" / "practice" / "skeletons"
@@ -70,11 +87,8 @@ def expected_id(path):
 
 
 def bug_id(path):
-    """The test id of a bug file: its path under practice_bugs/ (generated/ for the generated
-    ones), without .py."""
-    if path.is_relative_to(BUG_DIR):
-        return path.relative_to(BUG_DIR).with_suffix("").as_posix()
-    return "generated/" + path.stem
+    """The test id of a bug file: its name without .py, under generated/ for the generated ones."""
+    return ("generated/" if path in GENERATED else "") + path.stem
 
 
 # --- the catalog ------------------------------------------------------------------------------
