@@ -1,5 +1,6 @@
-"""A residual block whose backward keeps only the branch's gradient, in both positions:
-the skip connection's dy (dz) is not added to dx."""
+"""Test fixture: a correct residual block, Pre-Norm or Post-Norm, in a compact style (rows
+flattened, the LayerNorm and the feed-forward as methods with their own caches). The grader
+must pass it."""
 
 import numpy as np
 
@@ -56,8 +57,8 @@ class TransformerBlock:
 
     def backward(self, dy):
         if self.position == "pre":
-            dx = self.norm_backward(self.ffn_backward(dy))
+            dx = dy + self.norm_backward(self.ffn_backward(dy))
         else:
             g = self.norm_backward(dy)
-            dx = self.ffn_backward(g)
+            dx = g + self.ffn_backward(g)
         return dx.astype(dy.dtype)

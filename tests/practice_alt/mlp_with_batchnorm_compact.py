@@ -1,6 +1,5 @@
-"""An MLP with BatchNorm whose cross-entropy is np.mean of onehot * logp over the whole (N, C)
-array, and whose backward follows it.
-"""
+"""Test fixture: a correct MLP with BatchNorm in a compact style (the whole backward in a few
+lines, BatchNorm's in its compact form). The grader must pass it."""
 
 import numpy as np
 
@@ -33,14 +32,13 @@ class MLPWithBatchNorm:
         e = np.exp(shifted)
         self.probs = e / e.sum(1, keepdims=True)
         logp = shifted - np.log(e.sum(1, keepdims=True))
-        self.onehot = np.eye(logits.shape[1])[targets]
-        return (-np.mean(self.onehot * logp)).astype(x.dtype)
+        return (-logp[np.arange(len(targets)), targets].mean()).astype(x.dtype)
 
     def backward(self, dloss=1.0):
         n = self.x.shape[0]
         dlogits = self.probs.copy()
         dlogits[np.arange(n), self.y] -= 1
-        dlogits *= dloss / self.onehot.size
+        dlogits *= dloss / n
         self.w2.grad += self.a.T @ dlogits
         self.b2.grad += dlogits.sum(0)
         dpre = (dlogits @ self.w2.data.T) * (1 - self.a ** 2)
