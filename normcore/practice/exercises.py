@@ -286,20 +286,24 @@ DROPOUT = Exercise(
 )
 
 # --- Softmax ----------------------------------------------------------------------------------
-SOFTMAX = Exercise(
-    "softmax", "Softmax", nn.Softmax,
-    "Softmax(axis=-1): any shape, forward and backward along the axis; no parameters",
-    (
+# The probes Softmax and LogSoftmax share: ranks 1 to 3, every axis, float32, large logits.
+AXIS_PROBES = (
         norm_probe("(4, 6), axis=-1", (-1,), None, (4, 6), ()),
         norm_probe("(6,), rank 1", (-1,), None, (6,), ()),
         norm_probe("(2, 3, 5), axis=1", (1,), None, (2, 3, 5), ()),
         norm_probe("(3, 4, 2), axis=0", (0,), None, (3, 4, 2), ()),
         norm_probe("(2, 5, 3), axis=-2", (-2,), None, (2, 5, 3), ()),
         norm_probe("(4, 6) float32", (-1,), None, (4, 6), (), dtype=np.float32),
-        norm_probe("peaked (4, 6), logits * 20", (-1,), None, (4, 6), (), scale=20.0),
         norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
         norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
                    scale=3.0, shift=100.0),
+)
+
+SOFTMAX = Exercise(
+    "softmax", "Softmax", nn.Softmax,
+    "Softmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    AXIS_PROBES + (
+        norm_probe("peaked (4, 6), logits * 20", (-1,), None, (4, 6), (), scale=20.0),
     ),
     (-1,), (4, 6), difficulty=1, minutes=15,
 )
@@ -350,16 +354,7 @@ def _lowered(index, by):
 LOG_SOFTMAX = Exercise(
     "log_softmax", "LogSoftmax", nn.LogSoftmax,
     "LogSoftmax(axis=-1): any shape, forward and backward along the axis; no parameters",
-    (
-        norm_probe("(4, 6), axis=-1", (-1,), None, (4, 6), ()),
-        norm_probe("(6,), rank 1", (-1,), None, (6,), ()),
-        norm_probe("(2, 3, 5), axis=1", (1,), None, (2, 3, 5), ()),
-        norm_probe("(3, 4, 2), axis=0", (0,), None, (3, 4, 2), ()),
-        norm_probe("(2, 5, 3), axis=-2", (-2,), None, (2, 5, 3), ()),
-        norm_probe("(4, 6) float32", (-1,), None, (4, 6), (), dtype=np.float32),
-        norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
-        norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
-                   scale=3.0, shift=100.0),
+    AXIS_PROBES + (
         norm_probe("confidently wrong (3, 5), one logit - 800", (-1,), None, (3, 5), (),
                    edit=_lowered((0, 2), 800.0)),
     ),
