@@ -96,7 +96,15 @@ class Module:
 
     def to(self, dtype: DTypeLike) -> Self:
         """Cast every floating-point parameter (and its gradient) and buffer to ``dtype``, in
-        place, as PyTorch's ``module.to(dtype)``; returns the module."""
+        place, as PyTorch's ``module.to(dtype)``; returns the module. ``dtype`` must be a
+        floating-point dtype, checked before anything changes."""
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"{type(self).__name__}.to expected a NumPy dtype, got {dtype!r}") from None
+        if not np.issubdtype(dtype, np.floating):
+            raise ValueError(f"{type(self).__name__}.to expected a floating-point dtype "
+                             f"(float16, float32, float64), got {dtype}")
         for p in self.parameters():
             p.data, p.grad = p.data.astype(dtype), p.grad.astype(dtype)
         for _, mod in self.named_modules():

@@ -176,3 +176,13 @@ def test_cache_nbytes_counts_what_forward_kept():
     ln(x)
     kept = ln.cache_nbytes()
     assert x.nbytes <= kept <= 2 * x.nbytes  # x_hat (4, 6) and the per-row statistics
+
+
+@pytest.mark.parametrize("dtype, error", [(np.int64, ValueError), ("not a dtype", TypeError)])
+def test_to_refuses_a_dtype_that_is_not_floating_and_changes_nothing(dtype, error):
+    bn = nc.BatchNorm1d(3)
+    before = bn.state_dict()
+    with pytest.raises(error, match="BatchNorm1d.to expected"):
+        bn.to(dtype)
+    after = bn.state_dict()
+    assert all(after[k].dtype == v.dtype and np.array_equal(after[k], v) for k, v in before.items())
