@@ -50,6 +50,13 @@ def is_instrument(x: object) -> bool:
     return isinstance(x, np.ndarray) and getattr(type(x), "instrument", False) is True
 
 
+def flag(value: object, name: str, who: str) -> bool:
+    """``value`` as a bool; a TypeError for anything else (a string "False" is truthy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{who}: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def positive_int(value: object, name: str, who: str) -> int:
     """``value`` as an int >= 1; ``TypeError`` for anything that is not an integer (2.5, "8",
     True), ``ValueError`` for an integer below 1. Sizes are never silently truncated."""

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import (FLOAT_DTYPES, ShapeLike, check_upstream, compute_dtype, float_input, positive_int,
+from .._array import (FLOAT_DTYPES, ShapeLike, check_upstream, compute_dtype, flag, float_input, positive_int,
                       real_number)
 from ..module import Module, Parameter
 
@@ -154,13 +154,6 @@ def param_dtype(dtype: DTypeLike, who: str) -> np.dtype:
     if dt is None or dt.type not in FLOAT_DTYPES:
         raise TypeError(f"{who}: dtype must be float16, float32 or float64, got {dtype!r}")
     return dt
-
-
-def flag(value: object, name: str, who: str) -> bool:
-    """``value`` as a bool; a TypeError for anything else (a string "False" is truthy)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{who}: {name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def normalized_shape_arg(normalized_shape: ShapeLike, who: str) -> tuple[int, ...]:
