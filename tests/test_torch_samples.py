@@ -1,0 +1,106 @@
+"""normcore against PyTorch on PyTorch's own samples: OpInfo's op_db and ModuleInfo's module_db.
+
+For every op and module normcore has (``torch_samples.MAPPERS``), every sample PyTorch tests
+itself with, in float64 and float32, in training and in evaluation: normcore's layer gets the
+sample's constructor arguments and PyTorch's weights, both run forward and backward with the
+same random upstream gradient, and the output, the input gradients, every parameter gradient
+and every buffer after the forward (running statistics) must agree: to 1e-10 in float64; in
+float32 as in ``test_differential_torch`` (against PyTorch in float64 on the same values).
+The norms run on every tier. A sample normcore cannot express is counted by reason, and
+``test_unmappable_samples`` reports the counts and bounds them.
+"""
+
+import warnings
+from collections import Counter
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+pytest.importorskip("expecttest", reason="PyTorch's sample databases need expecttest: pip install -e '.[torch]'")
+
+import normcore  # noqa: E402
+import torch_samples as ts  # noqa: E402
+from norm_tiers import TIERS  # noqa: E402
+from test_differential_torch import agree, one_torch_thread  # noqa: E402, F401  (the fixture: one thread)
+
+# At most this many samples (of all dtypes and modes, each counted once, not per tier) may be
+# unmappable: a change that stops normcore from expressing samples it used to must say so here.
+MAX_UNMAPPABLE = 1038
+
+
+def params():
+    return list(_params())
+
+
+def _params():
+    for name in ts.MAPPERS:
+        for tier in TIERS if name in ts.NORM_NAMES else TIERS[:1]:
+            for dtype in ts.DTYPES:
+                yield pytest.param(name, tier, dtype, id=f"{name}-{tier.__name__}-{str(dtype)[6:]}")
+
+
+def compare(case, sample):
+    """Run the case on both sides and compare every result (``agree``); a random op runs its
+    ``check`` instead."""
+    np_dtype = ts.np_dtype_of(sample)
+    if case.check is not None:
+        case.check(case, np_dtype)
+        return
+    theirs = ts.run_theirs(case, sample.dtype, np_dtype)
+    exact = ts.run_theirs(case, torch.float64, np_dtype) if sample.dtype != torch.float64 else None
+    ours = ts.run_ours(case, np_dtype)
+    assert sorted(ours) == sorted(theirs), f"compared {sorted(ours)}, PyTorch {sorted(theirs)}"
+    for key, value in ours.items():
+        agree(value, theirs[key], None if exact is None else exact[key], np_dtype, key)
+
+
+@pytest.mark.parametrize("name, tier, dtype", params())
+def test_sample_matches_pytorch(name, tier, dtype):
+    failures, mapped = [], 0
+    for sample in ts.samples(name, dtype):
+        try:
+            case = ts.map_sample(sample, tier)
+        except ts.Unmappable:
+            continue
+        mapped += 1
+        try:
+            compare(case, sample)
+        except Exception as exc:  # every failing sample is reported, not only the first
+            failures.append(f"{sample.label}: {type(exc).__name__}: {exc}")
+    assert not failures, f"{len(failures)} of {mapped} mapped samples differ:\n" + "\n".join(failures)
+
+
+def coverage():
+    """{name: (samples, mapped)} and Counter({reason: count}) over every op and module, dtype
+    and mode (the reference tier's mapping; the fast tier has the same classes)."""
+    counts, reasons = {}, Counter()
+    for name in ts.MAPPERS:
+        total = mapped = 0
+        for dtype in ts.DTYPES:
+            for sample in ts.samples(name, dtype):
+                total += 1
+                try:
+                    ts.map_sample(sample, normcore)
+                    mapped += 1
+                except ts.Unmappable as exc:
+                    reasons[f"{name}: {exc}"] += 1
+        counts[name] = (total, mapped)
+    return counts, reasons
+
+
+class SampleCoverage(UserWarning):
+    """How many of PyTorch's samples normcore is tested on (shown in pytest's warnings summary)."""
+
+
+def test_unmappable_samples():
+    counts, reasons = coverage()
+    total = sum(t for t, _ in counts.values())
+    unmappable = sum(reasons.values())
+    lines = [f"PyTorch's samples: {total}, mapped {total - unmappable}, unmappable {unmappable}"]
+    lines += [f"  {name:<44} {t:>4} samples, {m:>4} mapped" for name, (t, m) in counts.items()]
+    lines += ["unmappable, by reason:"] + [f"  {n:>4}  {reason}" for reason, n in sorted(reasons.items())]
+    report = "\n".join(lines)
+    print(report)
+    warnings.warn(SampleCoverage(report), stacklevel=1)
+    assert total > 0
+    assert unmappable <= MAX_UNMAPPABLE, report
