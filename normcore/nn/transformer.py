@@ -1,6 +1,7 @@
 """The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
 small decoder-only language model built from them."""
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,7 +80,41 @@ def deepnorm_constants(n_layers: int) -> tuple[float, float]:
     return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
 
 
-class TransformerBlock(Module):
+class ResidualSublayers(Module):
+    """The residual wrapping every Transformer block shares: a sub-layer F with its residual
+    connection and its norm at ``self.position`` ("pre", "post", "deepnorm", "none"), with
+    DeepNorm's ``self.alpha`` (1 otherwise). ``TransformerBlock`` and ``TransformerDecoderBlock``
+    set both and call ``_residual`` once per sub-layer in forward, ``_residual_backward`` in
+    reverse order in backward; the table of formulas is in ``TransformerBlock``'s docstring.
+
+    ``f`` is the sub-layer as a function of its (normalised, for "pre") input, ``f_backward``
+    its backward, from dL/dF to dL/d(that input): for a sub-layer with a second input (the
+    decoder's cross-attention reading the encoder's memory) they are closures that take the
+    other input along and collect its gradient.
+    """
+
+    position: str
+    alpha: float
+
+    def _residual(self, x: np.ndarray, f: Callable[[np.ndarray], np.ndarray], norm: Any,
+                  drop: Dropout) -> np.ndarray:
+        if self.position == "pre":
+            return x + drop(f(norm(x)))
+        if self.position == "none":
+            return x + drop(f(x))
+        return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
+
+    def _residual_backward(self, dy: np.ndarray, f_backward: Callable[[np.ndarray], np.ndarray], norm: Any,
+                           drop: Dropout) -> np.ndarray:
+        if self.position == "pre":
+            return dy + norm.backward(f_backward(drop.backward(dy)))  # (B, T, C)
+        if self.position == "none":
+            return dy + f_backward(drop.backward(dy))  # (B, T, C)
+        dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
+        return self.alpha * dz + f_backward(drop.backward(dz))  # (B, T, C)
+
+
+class TransformerBlock(ResidualSublayers):
     r"""A Transformer block: causal self-attention then a feed-forward, each wrapped with a residual
     connection and a norm placed by ``position``. In the residual sum x + F(x), x is the identity
     path and F(x) the residual branch.
@@ -141,21 +176,6 @@ class TransformerBlock(Module):
         norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
         return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
 
-    def _residual(self, x: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
-        if self.position == "pre":
-            return x + drop(f(norm(x)))
-        if self.position == "none":
-            return x + drop(f(x))
-        return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
-
-    def _residual_backward(self, dy: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
-        if self.position == "pre":
-            return dy + norm.backward(f.backward(drop.backward(dy)))  # (B, T, C)
-        if self.position == "none":
-            return dy + f.backward(drop.backward(dy))  # (B, T, C)
-        dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
-        return self.alpha * dz + f.backward(drop.backward(dz))  # (B, T, C)
-
     def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
@@ -169,7 +189,7 @@ class TransformerBlock(Module):
         shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
         for f, norm, drop in reversed(self._sublayers()):
-            dy = self._residual_backward(dy, f, norm, drop)
+            dy = self._residual_backward(dy, f.backward, norm, drop)
         return dy
 
 
