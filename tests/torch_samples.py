@@ -494,6 +494,116 @@ def map_decoder_layer(sample, tier):
                 theirs=lambda mod, **t: mod(**t), grads=("tgt", "memory"), their_grads=grads_by_bridge)
 
 
+def convert_stack(module):
+    """normcore's twin of a stack of PyTorch layers (nn.TransformerEncoder, nn.Transformer):
+    what the bridge converts, converted; a ModuleList as a Sequential; anything else as a plain
+    Module holding its converted children under the same names (so parameter names match)."""
+    convert = from_torch()
+    if isinstance(module, torch.nn.ModuleList):
+        return normcore.Sequential(*[convert_stack(m) for m in module])
+    if not isinstance(module, (torch.nn.TransformerEncoder, torch.nn.TransformerDecoder, torch.nn.Transformer)):
+        return convert(module)
+    holder = normcore.Module()
+    for name, child in module.named_children():
+        setattr(holder, name, convert_stack(child))
+    return holder.train(module.training)
+
+
+def stack_grads(module):
+    """PyTorch's parameter gradients of a stack under normcore's names."""
+    holder = copy.deepcopy(module)
+    with torch.no_grad():
+        for p in holder.parameters():
+            p.copy_(torch.zeros_like(p) if p.grad is None else p.grad)
+    return {name: p.data for name, p in convert_stack(holder).named_parameters()}
+
+
+def encoder_forward(encoder, x, key_padding_mask, attn_mask):
+    """nn.TransformerEncoder's forward on normcore's twin: the layers, then the final norm."""
+    for block in encoder.layers:
+        x = block(x, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+    return x if getattr(encoder, "norm", None) is None else encoder.norm(x)
+
+
+def encoder_backward(encoder, dy):
+    if getattr(encoder, "norm", None) is not None:
+        dy = encoder.norm.backward(dy)
+    for block in reversed(list(encoder.layers)):
+        dy = block.backward(dy)
+    return dy
+
+
+def map_encoder(sample, tier):
+    """nn.TransformerEncoder(encoder_layer, num_layers): its layers are the layer's copies."""
+    ci = sample.data.constructor_input
+    layer = ci.args[0] if ci.args else ci.kwargs["encoder_layer"]
+    if layer.dropout.p and sample.training:
+        raise Unmappable("dropout > 0 in training (random)")
+    if layer.activation not in ACTIVATION_NAMES:
+        raise Unmappable(f"activation {layer.activation!r}")
+    from_torch()
+    module = module_from_sample(sample)
+    args, kwargs = forward_inputs(sample)
+    call = bound(torch.nn.TransformerEncoder.forward, [module] + args, kwargs)
+    if call.get("is_causal"):
+        raise Unmappable("is_causal hint without a mask")
+    unbatched = call["src"].dim() == 2
+    into, back = sequence_layout(module.layers[0].self_attn.batch_first, unbatched)
+    ours = convert_stack(module)
+
+    def forward(m, a):
+        return back(encoder_forward(m, into(a["src"]), padding_mask(a["src_key_padding_mask"], unbatched),
+                                    a["mask"]))
+
+    tensors = {k: call[k] for k in ("src", "mask", "src_key_padding_mask")}
+    return Case(ours=ours, forward=forward, backward=lambda m, dy: {"src": back(encoder_backward(m, into(dy)))},
+                tensors=tensors, module=module, theirs=lambda mod, **t: mod(**t), grads=("src",),
+                their_grads=stack_grads)
+
+
+def map_transformer(sample, tier):
+    """nn.Transformer: the encoder stack and its final norm give the memory; the decoder stack
+    and its final norm read it."""
+    if not hasattr(normcore, "TransformerDecoderBlock"):
+        raise not_yet("TransformerDecoderBlock")
+    from_torch()
+    ci = bound(torch.nn.Transformer, sample.data.constructor_input.args, sample.data.constructor_input.kwargs)
+    if ci["dropout"] and sample.training:
+        raise Unmappable("dropout > 0 in training (random)")
+    if ci["custom_encoder"] is not None or ci["custom_decoder"] is not None:
+        raise Unmappable("a custom encoder or decoder")
+    module = module_from_sample(sample)
+    args, kwargs = forward_inputs(sample)
+    call = bound(torch.nn.Transformer.forward, [module] + args, kwargs)
+    if call.get("src_is_causal") or call.get("tgt_is_causal") or call.get("memory_is_causal"):
+        raise Unmappable("is_causal hint without a mask")
+    unbatched = call["src"].dim() == 2
+    into, back = sequence_layout(module.batch_first, unbatched)
+    ours = convert_stack(module)
+
+    def forward(m, a):
+        memory = encoder_forward(m.encoder, into(a["src"]), padding_mask(a["src_key_padding_mask"], unbatched),
+                                 a["src_mask"])
+        x = into(a["tgt"])
+        for block in m.decoder.layers:
+            x = block(x, memory, tgt_mask=a["tgt_mask"], memory_mask=a["memory_mask"],
+                      tgt_key_padding_mask=padding_mask(a["tgt_key_padding_mask"], unbatched),
+                      memory_key_padding_mask=padding_mask(a["memory_key_padding_mask"], unbatched))
+        return back(m.decoder.norm(x))
+
+    def backward(m, dy):
+        dx, dmemory = m.decoder.norm.backward(into(dy)), 0
+        for block in reversed(list(m.decoder.layers)):
+            dx, dmem = block.backward(dx)
+            dmemory = dmemory + dmem
+        return {"tgt": back(dx), "src": back(encoder_backward(m.encoder, dmemory))}
+
+    names = ("src", "tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask", "tgt_key_padding_mask",
+             "memory_key_padding_mask")
+    return Case(ours=ours, forward=forward, backward=backward, tensors={k: call[k] for k in names}, module=module,
+                theirs=lambda mod, **t: mod(**t), grads=("src", "tgt"), their_grads=stack_grads)
+
+
 # --- op mappers ------------------------------------------------------------------------------
 
 def op_arguments(sample, params, **defaults):
@@ -721,11 +831,57 @@ def unmappable_op(reason):
     return mapper
 
 
+def sum_to(a, shape):
+    """``a`` summed over the axes broadcasting added to an array of ``shape``."""
+    a = a.sum(axis=tuple(range(a.ndim - len(shape))))
+    return a.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and a.shape[i] != 1), keepdims=True)
+
+
 def map_sdpa_op(sample, tier):
-    a = op_arguments(sample, ("query", "key", "value"))
-    if a.get("dropout_p", 0.0):
+    """scaled_dot_product_attention(q, k, v) is MultiheadAttention with identity projections:
+    heads of D channels side by side make E = H * D, and the scale 1 / sqrt(D) is the same.
+    Batch dims (B,) or (B, H) (broadcast as PyTorch does); is_causal is SDPA's top-left causal
+    mask, given explicitly; a boolean mask (True = takes part) is inverted into normcore's
+    convention (True = masked out)."""
+    a = op_arguments(sample, ("query", "key", "value"), attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                     enable_gqa=False)
+    if a["dropout_p"]:
         raise Unmappable("dropout inside attention (random)")
-    raise Unmappable("no functional scaled_dot_product_attention in normcore (its attention has projections)")
+    if a["scale"] is not None or a["enable_gqa"]:
+        raise Unmappable("scaled_dot_product_attention(scale=..., enable_gqa=...)")
+    q, k, v = a["query"], a["key"], a["value"]
+    batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    if len(batch) not in (1, 2) or not q.shape[-1] == k.shape[-1] == v.shape[-1]:
+        raise Unmappable("attention with other batch dims or head sizes than MultiheadAttention's")
+    (B, H), (L, D), S = (batch + (1,))[:2], q.shape[-2:], k.shape[-2]
+    if a["attn_mask"] is not None and tuple(a["attn_mask"].shape) != (L, S):
+        raise Unmappable("an attention mask of another shape than (Tq, Tk)")
+    layer = normcore.MultiheadAttention(H * D, H, bias=False, dtype=np_dtype_of(sample))
+    layer.load_state_dict({f"{p}.weight": np.eye(H * D) for p in "qkvo"})
+
+    def into(t):  # (*batch, T, D) -> (B, T, H*D)
+        t = np.broadcast_to(t, batch + t.shape[-2:]).reshape(B, H, t.shape[-2], D)
+        return t.transpose(0, 2, 1, 3).reshape(B, -1, H * D)
+
+    def back(t, shape):  # (B, T, H*D) -> (*shape), summed over broadcast axes
+        t = t.reshape(B, -1, H, D).transpose(0, 2, 1, 3).reshape(batch + t.shape[1:2] + (D,))
+        return sum_to(t, shape)
+
+    def forward(m, t):
+        mask = t["attn_mask"]
+        if t["is_causal"]:
+            mask = np.tril(np.ones((L, S), dtype=bool))  # True: takes part
+        if mask is not None and mask.dtype == np.bool_:
+            mask = ~mask
+        return back(m(into(t["query"]), into(t["key"]), into(t["value"]), attn_mask=mask), batch + (L, D))
+
+    def backward(m, dy):
+        dq, dk, dv = m.backward(into(dy))
+        return {"query": back(dq, q.shape), "key": back(dk, k.shape), "value": back(dv, v.shape)}
+
+    tensors = {key: a[key] for key in ("query", "key", "value", "attn_mask", "is_causal")}
+    return Case(ours=layer, forward=forward, backward=backward, tensors=tensors, grads=("query", "key", "value"),
+                theirs=lambda mod, **t: F.scaled_dot_product_attention(**t))
 
 
 # --- the tables ------------------------------------------------------------------------------
@@ -761,6 +917,8 @@ MODULE_MAPPERS = {
     "nn.MultiheadAttention": map_multihead_attention,
     "nn.TransformerEncoderLayer": map_encoder_layer,
     "nn.TransformerDecoderLayer": map_decoder_layer,
+    "nn.TransformerEncoder": map_encoder,
+    "nn.Transformer": map_transformer,
 }
 
 MAPPERS = {**OP_MAPPERS, **MODULE_MAPPERS}
