@@ -23,6 +23,7 @@ for every parameter, and every buffer after the forward (running statistics).
 import copy
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +231,10 @@ def module_from_sample(sample):
     mode, with a random state (``randomize``)."""
     info = [i for i in module_db if i.name == sample.name][0]
     ci = sample.data.constructor_input
-    module = info.module_cls(*ci.args, **ci.kwargs).to(sample.dtype)
+    torch.manual_seed(sample.index)  # PyTorch's initial weights: the same whatever ran before
+    with warnings.catch_warnings():  # nn.TransformerEncoder on why it won't use nested tensors
+        warnings.simplefilter("ignore", UserWarning)
+        module = info.module_cls(*ci.args, **ci.kwargs).to(sample.dtype)
     randomize(module, seed=sample.index)
     return module.train(sample.training)
 
@@ -372,13 +376,18 @@ def from_torch():
     return convert
 
 
+def gradient_holder(module):
+    """A copy of the torch module whose parameters hold the original's gradients."""
+    holder = copy.deepcopy(module)  # (a deep copy leaves the gradients behind)
+    with torch.no_grad():
+        for p, original in zip(holder.parameters(), module.parameters()):
+            p.copy_(torch.zeros_like(p) if original.grad is None else original.grad)
+    return holder
+
+
 def grads_by_bridge(module):
     """PyTorch's parameter gradients under normcore's names, mapped by the bridge."""
-    holder = copy.deepcopy(module)
-    with torch.no_grad():
-        for p in holder.parameters():
-            p.copy_(torch.zeros_like(p) if p.grad is None else p.grad)
-    return {name: p.data for name, p in from_torch()(holder).named_parameters()}
+    return {name: p.data for name, p in from_torch()(gradient_holder(module)).named_parameters()}
 
 
 def sequence_layout(batch_first, unbatched):
@@ -452,7 +461,7 @@ def map_encoder_layer(sample, tier):
     if call.get("is_causal"):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["src"].dim() == 2
-    into, back = sequence_layout(module.batch_first, unbatched)
+    into, back = sequence_layout(module.self_attn.batch_first, unbatched)
     layer = from_torch()(module)
 
     def forward(m, a):
@@ -476,7 +485,7 @@ def map_decoder_layer(sample, tier):
     if call.get("tgt_is_causal") or call.get("memory_is_causal"):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["tgt"].dim() == 2
-    into, back = sequence_layout(module.batch_first, unbatched)
+    into, back = sequence_layout(module.self_attn.batch_first, unbatched)
     layer = from_torch()(module)
     masks = ("tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 
@@ -511,11 +520,7 @@ def convert_stack(module):
 
 def stack_grads(module):
     """PyTorch's parameter gradients of a stack under normcore's names."""
-    holder = copy.deepcopy(module)
-    with torch.no_grad():
-        for p in holder.parameters():
-            p.copy_(torch.zeros_like(p) if p.grad is None else p.grad)
-    return {name: p.data for name, p in convert_stack(holder).named_parameters()}
+    return {name: p.data for name, p in convert_stack(gradient_holder(module)).named_parameters()}
 
 
 def encoder_forward(encoder, x, key_padding_mask, attn_mask):
