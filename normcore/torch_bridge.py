@@ -22,7 +22,7 @@ alpha, the tiny language model), small ``torch.nn.Module`` twins are defined in
 ``_twins()``, built on first use.
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
-loads its weights (``FROM_TORCH`` lists the torch classes it knows), e.g. to run PyTorch's own
+loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run PyTorch's own
 test samples of ``nn.MultiheadAttention`` through normcore.
 
 Dropout: in evaluation both sides are the identity and compare equal. In training the two
@@ -92,13 +92,7 @@ def to_torch(module):
     torch = _torch()
     if not isinstance(module, Module):
         raise TypeError(f"to_torch expects a normcore Module, got {type(module).__name__}")
-
-    def sub(m):
-        t = _converter(m)(m, sub)
-        t.training = m.training
-        return t
-
-    tmodule = sub(module)
+    tmodule = _structure(module)
     dtype = getattr(torch, _dtype_of(module).name)
     tmodule.to(dtype)  # floating parameters and buffers only; num_batches_tracked stays int64
     keys = key_map(module, tmodule)
@@ -111,6 +105,15 @@ def to_torch(module):
         raise TypeError(f"to_torch: nothing in {type(module).__name__} maps to torch's {unfilled}")
     tmodule.load_state_dict(state, strict=True)
     return tmodule
+
+
+def _structure(module):
+    """The torch twin of ``module`` with torch's initial weights (``to_torch`` loads them)."""
+    def sub(m):
+        t = _converter(m)(m, sub)
+        t.training = m.training
+        return t
+    return sub(module)
 
 
 def key_map(module, tmodule):
@@ -289,6 +292,120 @@ def _cross_entropy(m, sub):
 @converts(nn.MSELoss)
 def _mse(m, sub):
     return _torch().nn.MSELoss()
+
+
+# --- from torch: the normcore twin of a torch module -----------------------------------------
+
+def from_torch(tmodule):
+    """The normcore twin of the ``torch.nn.Module`` ``tmodule``: same structure, weights,
+    buffers, dtype and training flag, e.g. ``from_torch(torch.nn.MultiheadAttention(E, H,
+    add_bias_kv=True))``, so PyTorch's own test samples can be run through normcore.
+
+    Knows the classes ``from_torch_supported()`` names (and their subclasses, such as the modules ``to_torch``
+    returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
+    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``); a
+    ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
+    ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
+    ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
+    no output (softmax ignores it). normcore's layers are batch first whatever torch's
+    ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
+    ``ValueError`` before anything is built: dropout of the attention weights or of the
+    feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
+    """
+    torch = _torch()
+    if not isinstance(tmodule, torch.nn.Module):
+        raise TypeError(f"from_torch expects a torch.nn.Module, got {type(tmodule).__name__}")
+    builders = _from_torch_builders()
+
+    def sub(t):
+        for cls in type(t).__mro__:
+            if cls in builders:
+                return builders[cls](t, sub)
+        raise TypeError(f"from_torch: no normcore twin for {type(t).__name__}; supported: "
+                        f"{', '.join(from_torch_supported())}")
+
+    module = sub(tmodule)
+    floating = [v for v in tmodule.state_dict().values() if v.is_floating_point()]
+    if floating:
+        module.to(np.dtype(str(floating[0].dtype).removeprefix("torch.")))
+    twin = _structure(module)
+    theirs, expected = tmodule.state_dict(), twin.state_dict()
+    if set(theirs) != set(expected) or any(theirs[k].shape != expected[k].shape for k in theirs):
+        raise ValueError(f"from_torch: {type(tmodule).__name__}'s state dict "
+                         f"{[(k, tuple(v.shape)) for k, v in theirs.items()]} does not match normcore's "
+                         f"twin {[(k, tuple(v.shape)) for k, v in expected.items()]}")
+    keys = key_map(module, twin)
+    module.load_state_dict({key: _numpy(theirs[tkey])[rows] for key, (tkey, rows) in keys.items()})
+    return module.train(tmodule.training)
+
+
+def from_torch_supported():
+    """The names of the torch classes ``from_torch`` converts."""
+    return sorted(cls.__name__ for cls in _from_torch_builders())
+
+
+@functools.cache
+def _from_torch_builders():
+    """torch class -> ``(torch module, sub) -> normcore module`` (``sub`` converts a child),
+    the classes ``from_torch`` knows; built on first use, as it needs torch."""
+    tnn = _torch().nn
+    F = tnn.functional
+
+    def attention(t, sub):
+        if t.dropout:
+            raise ValueError(f"from_torch: normcore's MultiheadAttention has no dropout on the attention "
+                             f"weights; expected dropout=0.0, got {t.dropout}")
+        return nn.MultiheadAttention(t.embed_dim, t.num_heads, bias=t.in_proj_bias is not None,
+                                     add_bias_kv=t.bias_k is not None, add_zero_attn=t.add_zero_attn,
+                                     kdim=t.kdim, vdim=t.vdim, causal=getattr(t, "causal", False))
+
+    def activation_name(act):
+        if act is F.relu or isinstance(act, tnn.ReLU):
+            return "relu"
+        if act is F.gelu or (isinstance(act, tnn.GELU) and act.approximate == "none"):
+            return "gelu"
+        if isinstance(act, tnn.GELU) and act.approximate == "tanh":
+            return "gelu_tanh"
+        raise ValueError(f"from_torch: TransformerEncoderLayer's activation must be relu or gelu "
+                         f"(a function or a module), got {act!r}")
+
+    def encoder_layer(t, sub):
+        if t.self_attn.dropout or t.dropout.p or t.dropout1.p != t.dropout2.p:
+            raise ValueError(
+                "from_torch: normcore's TransformerBlock drops only the two residual branches, with one p; "
+                f"expected self_attn.dropout = dropout.p = 0 and dropout1.p == dropout2.p, got "
+                f"{t.self_attn.dropout}, {t.dropout.p}, {t.dropout1.p}, {t.dropout2.p}")
+        if t.norm1.eps != t.norm2.eps:
+            raise ValueError(f"from_torch: expected norm1 and norm2 with one eps, got {t.norm1.eps}, {t.norm2.eps}")
+        block = nn.TransformerBlock(t.linear1.in_features, t.self_attn.num_heads, t.linear1.out_features,
+                                    "layernorm", "pre" if t.norm_first else "post", t.dropout1.p,
+                                    activation=activation_name(t.activation), causal=getattr(t, "causal", False),
+                                    bias=t.linear1.bias is not None)
+        block.norm1.eps = block.norm2.eps = t.norm1.eps
+        return block
+
+    def running_norm(cls):
+        return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
+
+    return {
+        tnn.MultiheadAttention: attention,
+        tnn.TransformerEncoderLayer: encoder_layer,
+        tnn.Linear: lambda t, sub: nn.Linear(t.in_features, t.out_features, bias=t.bias is not None),
+        tnn.LayerNorm: lambda t, sub: norms.LayerNorm(t.normalized_shape, t.eps, t.elementwise_affine,
+                                                      bias=t.bias is not None),
+        tnn.RMSNorm: lambda t, sub: norms.RMSNorm(t.normalized_shape, t.eps, t.elementwise_affine),
+        tnn.BatchNorm1d: running_norm(norms.BatchNorm1d),
+        tnn.BatchNorm2d: running_norm(norms.BatchNorm2d),
+        tnn.InstanceNorm1d: running_norm(norms.InstanceNorm1d),
+        tnn.InstanceNorm2d: running_norm(norms.InstanceNorm2d),
+        tnn.GroupNorm: lambda t, sub: norms.GroupNorm(t.num_groups, t.num_channels, t.eps, t.affine),
+        tnn.ReLU: lambda t, sub: nn.ReLU(),
+        tnn.Sigmoid: lambda t, sub: nn.Sigmoid(),
+        tnn.Tanh: lambda t, sub: nn.Tanh(),
+        tnn.GELU: lambda t, sub: nn.GELU(approximate=t.approximate),
+        tnn.Dropout: lambda t, sub: nn.Dropout(t.p),
+        tnn.Sequential: lambda t, sub: Sequential(*[sub(child) for child in t]),
+    }
 
 
 @functools.cache
