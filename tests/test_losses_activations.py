@@ -2,6 +2,7 @@
 float64 with a random upstream gradient, and parity with PyTorch to 1e-9 in float64."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -263,13 +264,12 @@ def test_cross_entropy_at_extreme_logits_matches_torch():
         np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-9, atol=1e-15)
 
 
-@pytest.mark.parametrize("shape", [(0, C), (2, C, 0), (0, C, 3), (0, 0)], ids=str)
+@pytest.mark.parametrize("shape", [(0, C), (2, C, 0), (0, C, 3)], ids=str)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_zero_size(shape, reduction):
     x = np.zeros(shape)
     y = np.zeros(_target_shape(shape), dtype=np.int64)
-    ls = 0.1 if shape[1] else 0.0  # no classes: PyTorch's smoothing term is 0 * (0.1 / 0) = NaN
-    ce = nc.CrossEntropyLoss(reduction=reduction, label_smoothing=ls)
+    ce = nc.CrossEntropyLoss(reduction=reduction, label_smoothing=0.1)
     loss = ce(x, y)
     expect = {"mean": np.nan, "sum": 0.0}.get(reduction)
     if reduction == "none":
@@ -280,14 +280,125 @@ def test_cross_entropy_zero_size(shape, reduction):
     assert dx.shape == shape
     if torch is not None:
         t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
-        lt = F.cross_entropy(t, torch.from_numpy(y), reduction=reduction, label_smoothing=ls)
+        lt = F.cross_entropy(t, torch.from_numpy(y), reduction=reduction, label_smoothing=0.1)
         np.testing.assert_array_equal(loss, lt.detach().numpy())
 
 
-def test_cross_entropy_all_ignored_mean_is_nan_with_zero_gradient():
-    ce = nc.CrossEntropyLoss(weight=WEIGHT)
-    assert np.isnan(ce(np.ones((3, C)), np.full(3, -100)))
-    np.testing.assert_array_equal(ce.backward(), 0.0)
+@needs_torch
+@pytest.mark.parametrize("ls", [0.0, 0.1])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_minus_inf_logits_adds_only_the_terms_torch_adds(ls, reduction):
+    # -inf in a class that is not the target (finite loss without smoothing, inf with it) and
+    # in an ignored position (which adds exactly 0)
+    x = np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, 2.0], [0.0, 1.0, -0.5]])
+    y = np.array([0, -100, 2])
+    ce = nc.CrossEntropyLoss(weight=np.array([0.5, 1.5, 1.0]), label_smoothing=ls, reduction=reduction)
+    loss = ce(x, y)
+    g = _upstream(loss, reduction)
+    dx = ce.backward(g)
+    t = torch.tensor(x, requires_grad=True)
+    lt = F.cross_entropy(t, torch.from_numpy(y), weight=torch.tensor([0.5, 1.5, 1.0], dtype=torch.float64),
+                         label_smoothing=ls, reduction=reduction)
+    lt.backward(torch.as_tensor(g, dtype=torch.float64))
+    np.testing.assert_allclose(loss, lt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+# Mean over kept targets whose weights sum to 0, measured on PyTorch 2.13: the loss is NaN (0/0)
+# and so is the gradient at every kept position; ignored positions get 0. "sum" and "none" are
+# ordinary (with smoothing, a zero-weight target still pays the smoothing term).
+ZERO_W = np.array([1.0, 0.0, 2.0, 0.5])
+ZERO_WEIGHT_CASES = {  # name: (weight, targets); logits (3, 4)
+    "all ignored": (None, np.array([-100, -100, -100])),
+    "all ignored, weighted": (ZERO_W, np.array([-100, -100, -100])),
+    "kept weights 0": (ZERO_W, np.array([1, 1, -100])),
+}
+
+
+@pytest.mark.parametrize("case", ZERO_WEIGHT_CASES)
+@pytest.mark.parametrize("ls", [0.0, 0.2])
+def test_cross_entropy_mean_over_zero_total_weight_is_nan_with_nan_gradient_where_kept(case, ls):
+    weight, y = ZERO_WEIGHT_CASES[case]
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    ce = nc.CrossEntropyLoss(weight=weight, label_smoothing=ls)
+    assert np.isnan(ce(x, y))
+    dx = ce.backward(0.7)
+    kept = y != -100
+    assert np.isnan(dx[kept]).all()
+    np.testing.assert_array_equal(dx[~kept], 0.0)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "none"])
+def test_cross_entropy_zero_weight_targets_pay_only_the_smoothing_term(reduction):
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    y = np.array([1, 1, -100])
+    ce = nc.CrossEntropyLoss(weight=ZERO_W, label_smoothing=0.2, reduction=reduction)
+    loss = ce(x, y)
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    per = -(0.2 / 4) * (logp * ZERO_W).sum(1) * (y != -100)  # (1 - eps) * w[y] * nll is 0: w[1] = 0
+    np.testing.assert_allclose(loss, per.sum() if reduction == "sum" else per, rtol=1e-13)
+    g = 0.7 if reduction == "sum" else np.array([0.7, -1.3, 2.0])
+    q = (0.2 / 4) * ZERO_W * (y != -100)[:, None]
+    softmax = np.exp(logp)
+    expected = np.asarray(g).reshape(-1, 1) * (softmax * q.sum(1, keepdims=True) - q)
+    np.testing.assert_allclose(ce.backward(g), expected, rtol=1e-13, atol=1e-16)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", ZERO_WEIGHT_CASES)
+@pytest.mark.parametrize("ls", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_zero_total_weight_matches_torch(case, ls, reduction):
+    weight, y = ZERO_WEIGHT_CASES[case]
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    ce = nc.CrossEntropyLoss(weight=weight, label_smoothing=ls, reduction=reduction)
+    loss = ce(x, y)
+    g = _upstream(loss, reduction)
+    dx = ce.backward(g)
+    t = torch.tensor(x, requires_grad=True)
+    lt = F.cross_entropy(t, torch.from_numpy(y), weight=None if weight is None else torch.from_numpy(weight),
+                         label_smoothing=ls, reduction=reduction)
+    lt.backward(torch.as_tensor(g, dtype=torch.float64))
+    np.testing.assert_allclose(loss, lt.detach().numpy(), rtol=1e-12, atol=1e-15)  # NaN == NaN here
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+# No classes, measured on PyTorch 2.13 (targets all ignore_index, the only valid value): the mean
+# is NaN (0/0); "sum" is 0 and "none" 0 per position, or NaN with label smoothing ((eps / C) * 0).
+ZERO_CLASS_SHAPES = [(3, 0), (0, 0), (0,), (0, 0, 4), (2, 0, 0), (0, 0, 0)]
+
+
+def _no_class_expected(reduction, ls, target_shape):
+    if reduction == "mean":
+        return np.nan
+    value = np.nan if ls else 0.0
+    return value if reduction == "sum" else np.full(target_shape, value)
+
+
+@pytest.mark.parametrize("shape", ZERO_CLASS_SHAPES, ids=str)
+@pytest.mark.parametrize("ls", [0.0, 0.1])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_without_classes(shape, ls, reduction):
+    y = np.full(_target_shape(shape), -100)
+    ce = nc.CrossEntropyLoss(reduction=reduction, label_smoothing=ls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = ce(np.zeros(shape), y)
+        dx = ce.backward(np.ones(y.shape) if reduction == "none" else 1.0)
+    np.testing.assert_array_equal(loss, _no_class_expected(reduction, ls, y.shape))
+    assert dx.shape == shape and loss.dtype == np.float64
+    if torch is not None:
+        lt = F.cross_entropy(torch.zeros(shape, dtype=torch.float64), torch.from_numpy(y),
+                             reduction=reduction, label_smoothing=ls)
+        np.testing.assert_array_equal(loss, lt.numpy())
+
+
+def test_cross_entropy_without_classes_refuses_what_torch_refuses():
+    ce = nc.CrossEntropyLoss()
+    with pytest.raises(ValueError, match=r"expected every target in \[0, 0\)"):
+        ce(np.zeros((3, 0)), np.zeros(3, dtype=np.int64))  # PyTorch: IndexError, target 0 out of bounds
+    with pytest.raises(ValueError, match="expected at least one class on axis 1"):
+        ce(np.zeros((2, 0, 4)), np.full((2, 4), -100))  # PyTorch: RuntimeError, size mismatch
 
 
 def test_cross_entropy_none_needs_an_upstream_of_the_loss_shape():
@@ -314,12 +425,12 @@ def test_cross_entropy_bad_arguments(make, error, match):
 
 def test_cross_entropy_bad_inputs():
     ce = nc.CrossEntropyLoss(weight=np.ones(4))
-    with pytest.raises(ValueError, match="4 classes|5 classes"):
+    with pytest.raises(ValueError, match=r"expected weight of shape \(5,\), one per class .* got \(4,\)"):
         ce(np.zeros((2, 5)), np.array([0, 1]))
     ce = nc.CrossEntropyLoss()
     with pytest.raises(TypeError, match="class probabilities"):
         ce(np.zeros((2, 5)), np.full((2, 5), 0.2))
-    with pytest.raises(ValueError, match=r"targets must have shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"expected targets of shape \(2, 3\)"):
         ce(np.zeros((2, 5, 3)), np.zeros((2, 5), dtype=np.int64))  # classes are on axis 1
     with pytest.raises(ValueError, match=r"shape \(\)"):
         ce(np.zeros(5), np.array([1]))
