@@ -1,5 +1,5 @@
-"""Losses: cross-entropy on logits with integer targets (PyTorch's layout, classes on axis 1),
-and mean squared error.
+"""Losses: cross-entropy on logits with class-index or class-probability targets (PyTorch's
+layout, classes on axis 1), and mean squared error.
 
 A loss's ``forward`` returns a scalar (a 0-d float; per-element losses with
 ``reduction="none"``) and ``backward(dloss)`` returns the gradient of ``dloss * loss`` (of
@@ -47,46 +47,71 @@ def class_index_weights(y: np.ndarray, w: np.ndarray, eps: float,
     return q, kept, terms, float(np.sum(w_y))
 
 
-class CrossEntropyLoss(Module):
-    r"""Cross-entropy between logits and integer class targets, PyTorch's layout and semantics,
-    fused with log-softmax so the backward needs no softmax Jacobian.
+def class_probability_weights(p: np.ndarray, w: np.ndarray,
+                              eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The target weights of class probabilities p (*, C): q (*, C), the kept positions (*,
+    all), the terms of l that PyTorch adds (*, C, all) and the mean's denominator D, as in
+    CrossEntropyLoss."""
+    C = w.shape[0]
+    q = w * ((1.0 - eps) * p + eps / max(C, 1))  # (*, C), w[c] * p'[n, c]
+    with np.errstate(invalid="ignore"):
+        D = float(np.float64(p.size) / C)  # numel / C, PyTorch's count of positions: 0/0 = NaN without classes
+    return q, np.ones(p.shape[:-1], bool), np.ones(p.shape, bool), D
 
-    Shapes, the CLASS AXIS 1 as in PyTorch: logits (N, C) with targets (N,), or (N, C, d1, ...)
-    with targets (N, d1, ...), or unbatched (C,) with a 0-d target. Targets are integers in
-    [0, C) or ``ignore_index``; class probabilities as targets are not supported. Transformer
-    logits (B, T, V) go in as ``logits.reshape(-1, V)`` with ``targets.reshape(-1)``.
+
+class CrossEntropyLoss(Module):
+    r"""Cross-entropy between logits and class targets (indices or probabilities), PyTorch's
+    layout and semantics, fused with log-softmax so the backward needs no softmax Jacobian.
+
+    Shapes, the CLASS AXIS 1 as in PyTorch: logits (N, C), (N, C, d1, ...) or unbatched (C,).
+    Targets are either class indices, integers in [0, C) or ``ignore_index``, of the logits'
+    shape without the class axis ((N,), (N, d1, ...) or 0-d); or class probabilities, floating,
+    of the logits' own shape. Transformer logits (B, T, V) go in as ``logits.reshape(-1, V)``
+    with ``targets.reshape(-1)``.
 
     With w the class weights (``weight``, all ones by default), eps = ``label_smoothing``, and
-    for every position n (the class axis moved last; sums over classes c)::
+    for every position n (the class axis moved last; sums over classes c), either kind of target
+    becomes target weights q[n, c] and a mean's denominator D::
 
-        q[n, c]  = (1 - eps) * w[y_n] * [c == y_n] + (eps / C) * w[c]      the target weights
-        q[n]     = 0 where y_n == ignore_index                            (the position is not kept)
-        D        = sum_(n kept) w[y_n]                                    the weight of the kept targets
+        class index y_n:    q[n, c] = (1 - eps) * w[y_n] * [c == y_n] + (eps / C) * w[c]
+                            q[n]    = 0 where y_n == ignore_index   (the position is not kept)
+                            D       = sum_(n kept) w[y_n]           the weight of the kept targets
+        probabilities p[n]: q[n, c] = w[c] * p'[n, c],   p' = (1 - eps) * p + eps / C
+                            D       = the number of positions (numel / C)
+
         logp[n]  = log_softmax(logits[n])                                 (C,)
         l[n]     = -sum_c q[n, c] * logp[n, c]
-        mean: sum_n l[n] / D      sum: sum_n l[n]      none: l (the targets' shape)
+        mean: sum_n l[n] / D      sum: sum_n l[n]      none: l (the positions' shape)
 
         dlogits[n] = g[n] * (softmax(logits[n]) * sum_c q[n, c] - q[n])
 
     where g[n] is dloss / D (mean), dloss (sum) or the upstream gradient's entry n (none), and 0 on
     ignored positions. This is d l[n] / d logits[n] because d logp_c / d x_j = [c == j] - p_j.
-    Without smoothing and weights it is the familiar p - onehot(y). The weighted mean divides by
-    the weights of the kept targets, not by their number, and the smoothing term is divided by
-    the same sum, exactly as PyTorch does.
+    Without smoothing and weights it is the familiar softmax - onehot(y), or softmax - p for
+    probabilities that sum to 1. With class indices the weighted mean divides by the weights of
+    the kept targets, not by their number, and the smoothing term is divided by the same sum;
+    with probabilities it divides by the number of positions: exactly as PyTorch does.
 
     PyTorch's edge cases, kept:
 
-    - l[n] adds the terms PyTorch adds: the target's, and every class's when smoothing. An
-      ignored position adds exactly 0, and a logit of -inf in a class that is neither the target
-      nor smoothed does not make the loss NaN.
+    - For a class index, l[n] adds the terms PyTorch adds: the target's, and every class's when
+      smoothing. An ignored position adds exactly 0, and a logit of -inf in a class that is
+      neither the target nor smoothed does not make the loss NaN. Probabilities add every
+      class's term (a probability 0 at a logit of -inf gives NaN, as in PyTorch).
     - The mean when D = 0 (every target ignored, or the kept targets' weights sum to 0) is NaN
       (0/0), and so is its gradient at every kept position; ignored positions get 0.
-    - No classes (C = 0): a target can only be ``ignore_index``; with smoothing every loss is
-      NaN (PyTorch's smoothing term is (eps / C) * 0). Logits (N, 0, d1, ...) with targets are
-      refused, as PyTorch refuses them.
+    - No classes (C = 0): a class index can only be ``ignore_index``; with smoothing every loss
+      is NaN (PyTorch's smoothing term is (eps / C) * 0). Logits (N, 0, d1, ...) with class
+      indices are refused, as PyTorch refuses them. With probabilities the mean is 0/0 = NaN.
+    - Probabilities are not checked: they may be negative or not sum to 1, and the loss is the
+      formula above all the same (PyTorch does not check them either). ``ignore_index`` does not
+      apply to them; PyTorch refuses probabilities when ``ignore_index`` >= 0, and so does this.
+    - Probabilities are used in the logits' computing dtype and the loss has the logits' dtype
+      (PyTorch promotes float32 logits with float64 probabilities to a float64 loss).
 
     ``backward(dloss=None)``: for "mean" and "sum" a scalar (None means 1.0); for "none" an
-    array of the loss's shape (required). Cache: logp, q, the kept positions and D.
+    array of the loss's shape (required). It returns dlogits only (targets are data). Cache:
+    logp, q, the kept positions and D.
     """
 
     weight: np.ndarray | None  # a buffer: the class weights, (C,)
@@ -112,42 +137,55 @@ class CrossEntropyLoss(Module):
                 f"label_smoothing={self.label_smoothing}" + ("" if self.weight is None else ", weight=(C,)"))
 
     def _inputs(self, logits: ArrayLike, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Check the arguments; return logits with the class axis last (*, C), targets (*), and
-        the logits as given."""
+        """Check the arguments; return logits with the class axis last (*, C), the targets (class
+        indices (*), or probabilities (*, C) with the class axis last), and the logits as given."""
         who = "CrossEntropyLoss"
         logits = float_input(logits, who)
         if logits.ndim < 1:
             raise ValueError(f"{who}: expected logits of shape (C,), (N, C) or (N, C, d1, ...), got a scalar")
         C = logits.shape[0] if logits.ndim == 1 else logits.shape[1]
-        target_shape = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
+        index_shape = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
         if self.weight is not None and self.weight.shape != (C,):
             raise ValueError(f"{who}: expected weight of shape ({C},), one per class of the logits "
                              f"{logits.shape}, got {self.weight.shape}")
         t = as_array(targets, who, "targets")
-        if np.issubdtype(t.dtype, np.floating):
-            raise TypeError(f"{who}: expected integer class indices as targets, got dtype {t.dtype}; "
-                            "class probabilities are not supported")
-        if t.shape != target_shape:
+        floating = np.issubdtype(t.dtype, np.floating)
+        expected = (f"expected class indices (integers) of shape {index_shape} or class probabilities "
+                    f"(floating) of the logits' shape {logits.shape}")
+        if t.shape == logits.shape and not floating:
+            raise TypeError(f"{who}: {expected}, got targets of the logits' shape with dtype {t.dtype}")
+        if t.shape == index_shape and floating:
+            raise TypeError(f"{who}: {expected}, got targets of shape {t.shape} with dtype {t.dtype}")
+        if t.shape not in (index_shape, logits.shape):
             raise ValueError(f"{who}: for logits of shape {logits.shape} (classes on axis "
-                             f"{0 if logits.ndim == 1 else 1}) expected targets of shape {target_shape}, "
-                             f"got {t.shape}")
+                             f"{0 if logits.ndim == 1 else 1}) {expected}, got targets of shape {t.shape}")
+        x = logits[None] if logits.ndim == 1 else logits  # (N, C, ...)
+        if floating:
+            if self.ignore_index >= 0:
+                raise ValueError(f"{who}: expected ignore_index < 0 with class probabilities as targets "
+                                 f"(it applies to class indices only, as in PyTorch), got {self.ignore_index}")
+            p = t[None] if t.ndim == 1 else t  # (N, C, ...)
+            return np.moveaxis(x, 1, -1), np.moveaxis(p, 1, -1), logits
         if C == 0 and logits.ndim > 2 and t.size:
             raise ValueError(f"{who}: expected at least one class on axis 1 for targets of shape {t.shape}, "
                              f"got logits of shape {logits.shape} (PyTorch refuses them too)")
         y = index_input(t, C, who, "target", allowed=self.ignore_index, among="the logits' class axis")
-        x = logits[None] if logits.ndim == 1 else logits  # (N, C, ...)
         return np.moveaxis(x, 1, -1), y.reshape(x.shape[:1] + x.shape[2:]), logits
 
     def forward(self, logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
-        x, y, logits = self._inputs(logits, targets)  # x (*, C), y (*)
+        x, t, logits = self._inputs(logits, targets)  # x (*, C); t: class indices (*) or probabilities (*, C)
         dtype = compute_dtype(logits.dtype)
         x = x.astype(dtype, copy=False)  # float16 is computed in float32
         C = x.shape[-1]
         w = np.ones(C, dtype) if self.weight is None else self.weight.astype(dtype)  # (C,)
         eps = self.label_smoothing
-        q, kept, terms, D = class_index_weights(y, w, eps, self.ignore_index)  # (*, C), (*), (*, C), scalar
+        probabilities = t.ndim == x.ndim
+        if probabilities:
+            q, kept, terms, D = class_probability_weights(t.astype(dtype), w, eps)  # (*, C), (*), (*, C), scalar
+        else:
+            q, kept, terms, D = class_index_weights(t, w, eps, self.ignore_index)  # (*, C), (*), (*, C), scalar
         logp = log_softmax(x, axis=-1)  # (*, C)
-        with np.errstate(invalid="ignore"):  # 0 * -inf in a term PyTorch does not add
+        with np.errstate(invalid="ignore"):  # 0 * -inf: dropped where PyTorch adds no such term, else NaN
             loss = -np.sum(np.where(terms, q * logp, 0.0), axis=-1)  # (*), l[n]
         out: Any  # the loss per position for "none", else a scalar
         if self.reduction == "none":
@@ -156,7 +194,7 @@ class CrossEntropyLoss(Module):
             out = np.sum(loss)
         else:
             out = np.sum(loss) / D if D else np.nan  # nothing kept (or kept weights summing to 0): 0/0
-        if eps and not C:
+        if eps and not C and not probabilities:
             out = np.full(np.shape(out), np.nan)  # PyTorch's smoothing term (eps / C) * 0 without classes
         self._cache = (logp, q, kept, D, np.shape(out), logits.shape, logits.dtype)
         return np.asarray(out, dtype=logits.dtype).copy()
@@ -171,7 +209,7 @@ class CrossEntropyLoss(Module):
         else:
             g = _scalar_upstream(1.0 if dloss is None else dloss, "CrossEntropyLoss")
             if self.reduction == "mean":
-                g = g / D if D else np.nan  # the mean is 0/0: its gradient is NaN wherever a target is kept
+                g = g / D if D else np.full_like(g, np.nan, float)  # the mean is 0/0: NaN wherever a target is kept
         g = np.where(kept, g, 0.0).astype(logp.dtype)  # (*)
         dx = g[..., None] * (np.exp(logp) * q.sum(axis=-1, keepdims=True) - q)  # (*, C); exp(logp) = softmax
         dx = np.moveaxis(dx, -1, 1)  # (N, C, ...)
