@@ -650,10 +650,11 @@ def _numpy(t):
 def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     """Run ``module`` and ``to_torch(module)`` forward and backward on the same inputs.
 
-    Floating inputs get gradients; integer inputs (token ids, class targets) and boolean
-    masks pass through. A loss takes ``(logits, targets)`` and its upstream gradient is a
-    scalar. ``dy`` defaults to a random array of the output's shape (a random scalar for a
-    loss) from ``seed``: never ones, which hide bugs. Rows: the output, the gradient of the
+    Floating inputs get gradients; integer inputs (token ids, class indices) and boolean
+    masks pass through. A loss takes ``(logits, targets)``, the targets class indices or
+    floating class probabilities, and its upstream gradient is a scalar. ``dy`` defaults to a
+    random array of the output's shape (a random scalar for a loss) from ``seed``: never
+    ones, which hide bugs. Rows: the output, the gradient of the
     first floating input (what normcore's backward returns; None for token ids; a module whose
     backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey, dvalue), gets one row
     per floating input, "input 0 grad", "input 1 grad", ...), every
@@ -672,7 +673,7 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     d_atol, d_rtol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
-    def torch_input(x):  # ids and class targets as int64 (torch's long), masks as bool
+    def torch_input(x):  # floats (class probabilities too) as they are; ids, class indices as int64
         if x is None or np.issubdtype(x.dtype, np.floating):
             return None if x is None else torch.tensor(x.copy(), requires_grad=True)
         return torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))

@@ -9,21 +9,22 @@ from ..module import Module, Parameter
 
 
 def index_input(idx: ArrayLike, size: int, who: str, what: str = "index",
-                allowed: int | None = None) -> np.ndarray:
+                allowed: int | None = None, among: str = "a vocabulary") -> np.ndarray:
     """Return ``idx`` as an integer array, or raise if it is not integer or not in [0, size).
 
-    ``allowed`` is one extra value that may appear (a loss's ``ignore_index``).
+    ``allowed`` is one extra value that may appear (a loss's ``ignore_index``); ``among`` names
+    what the indices pick from, for the message ("a vocabulary", "the logits' classes").
     """
     idx = as_array(idx, who, f"{what}s")
     if not np.issubdtype(idx.dtype, np.integer):
-        raise TypeError(f"{who} expects integer {what}s, got dtype {idx.dtype}")
+        raise TypeError(f"{who}: expected integer {what}s, got dtype {idx.dtype}")
     bad = (idx < 0) | (idx >= size)
     if allowed is not None:
         bad &= idx != allowed
     if np.any(bad):
         raise ValueError(
-            f"{who}: every {what} must lie in [0, {size}) for a vocabulary of size {size}, "
-            f"got {idx[bad].ravel()[0]}" + ("" if allowed is None else f" (or {allowed}, ignored)")
+            f"{who}: expected every {what} in [0, {size}) for {among} of size {size}"
+            + ("" if allowed is None else f", or {allowed} (ignored)") + f", got {idx[bad].ravel()[0]}"
         )
     return idx
 
@@ -94,10 +95,11 @@ class PositionalEmbedding(Module):
     def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, "PositionalEmbedding")
         if x.ndim < 2 or x.shape[-1] != self.dim:
-            raise ValueError(f"PositionalEmbedding expects input of shape (*, T, {self.dim}), got {x.shape}")
+            raise ValueError(f"PositionalEmbedding: expected input of shape (*, T, {self.dim}), got {x.shape}")
         T = x.shape[-2]
         if T > self.max_len:
-            raise ValueError(f"sequence length T={T} exceeds max_len={self.max_len} of the positional embedding")
+            raise ValueError(f"PositionalEmbedding: expected a sequence length T <= max_len={self.max_len}, "
+                             f"got T={T}")
         self._cache = (x.shape, x.dtype)
         return x + self.weight.data[:T].astype(x.dtype, copy=False)  # (*, T, dim)
 
