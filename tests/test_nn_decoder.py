@@ -224,12 +224,15 @@ BAD_CALLS = [
     (lambda x, m: (x, m[:1]), ValueError, "with the target's B = 2"),
     (lambda x, m: (x.astype(int), m), TypeError, "floating-point"),
     (lambda x, m: (x, m.astype(int)), TypeError, r"\(memory\) expects a floating-point"),
-    (lambda x, m: (x, m, np.zeros((2, 4), bool)), ValueError, r"tgt_key_padding_mask must have shape \(2, 3\)"),
-    (lambda x, m: (x, m, None, np.zeros((2, 5), int)), TypeError, "memory_key_padding_mask must be boolean"),
+    (lambda x, m: (x, m, np.zeros((2, 4), bool)), ValueError,
+     r"tgt_key_padding_mask and tgt_mask are the self-attention's key_padding_mask and attn_mask: .*"
+     r"key_padding_mask must have shape \(2, 3\)"),
+    (lambda x, m: (x, m, None, np.zeros((2, 5), int)), TypeError,
+     r"memory_key_padding_mask and memory_mask are the cross-attention's .*key_padding_mask must be boolean"),
     (lambda x, m: (x, m, None, None, np.zeros((3, 4))), ValueError,
-     r"tgt_mask must have shape \(3, 3\) or \(2, 2, 3, 3\)"),
+     r"self-attention's .* attn_mask must have shape \(3, 3\) or \(2, 2, 3, 3\)"),
     (lambda x, m: (x, m, None, None, None, np.zeros((3, 3), bool)), ValueError,
-     r"memory_mask must have shape \(3, 5\) or \(2, 2, 3, 5\)"),
+     r"cross-attention's .* attn_mask must have shape \(3, 5\) or \(2, 2, 3, 5\)"),
 ]
 
 
@@ -268,3 +271,13 @@ def test_bad_arguments_and_backward_before_forward():
     b(x, memory)
     with pytest.raises(ValueError, match=r"upstream gradient of the output's shape \(2, 3, 4\)"):
         b.backward(np.zeros((2, 5, 4)))
+
+
+def test_bias_false_drops_every_bias_and_still_checks():
+    b = perturb_parameters(nc.TransformerDecoderBlock(4, 2, 6, position="post", bias=False, rng=0),
+                           np.random.default_rng(0))
+    assert not [k for k in b.state_dict() if k.endswith("bias")]
+    report = nc.gradcheck(b, *inputs(), seed=5)
+    assert report.passed, report.table()
+    with pytest.raises(TypeError, match="bias must be True or False"):
+        nc.TransformerDecoderBlock(4, 2, bias="False")

@@ -119,6 +119,13 @@ class _Attention(Module):
             M = add if M is None else M + add
         return M
 
+    def check_masks(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, Tq: int,
+                    Tk: int) -> None:
+        """Raise what ``forward`` would raise for these masks with B sequences, Tq queries and Tk
+        keys, and nothing else: lets a block check its attention's masks before any of its
+        sub-layers runs."""
+        self._additive_mask(key_padding_mask, attn_mask, B, Tq, Tk, np.float64)
+
     def _attend(self, query: np.ndarray, key: np.ndarray, value: np.ndarray, key_padding_mask: ArrayLike | None,
                 attn_mask: ArrayLike | None) -> np.ndarray:
         """The forward of ``MultiheadAttention``'s docstring on checked inputs (B, Tq, E),

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number
+from .._array import RngLike, as_array, check_upstream, flag, float_input, make_rng, positive_int, real_number
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
-from .attention import CausalSelfAttention, MultiheadAttention
+from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
@@ -121,9 +121,11 @@ class ResidualSublayers(Module):
 
 
 class TransformerBlock(ResidualSublayers):
-    r"""A Transformer block: causal self-attention then a feed-forward, each wrapped with a residual
+    r"""A Transformer block: self-attention then a feed-forward, each wrapped with a residual
     connection and a norm placed by ``position``. In the residual sum x + F(x), x is the identity
-    path and F(x) the residual branch.
+    path and F(x) the residual branch. ``causal=True`` (the default) gives a decoder-only
+    language model's block; ``causal=False`` an encoder layer, where every position attends to
+    every other (PyTorch's ``nn.TransformerEncoderLayer``, for "pre" and "post" with LayerNorm).
 
     For each sub-layer F (first ``attn`` with ``norm1``, then ``ffn`` with ``norm2``), with
     ``drop`` the residual dropout applied to F's output::
@@ -144,14 +146,23 @@ class TransformerBlock(ResidualSublayers):
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
     ``activation`` is the feed-forward's ("gelu" the exact form, "gelu_tanh", or e.g.
     "relu" as in the original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
-    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
+    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward). ``bias=False``
+    drops the biases of the attention and feed-forward projections and of the LayerNorms (as
+    ``nn.TransformerEncoderLayer(bias=False)``).
+
+    ``forward(x, key_padding_mask=None, attn_mask=None)`` hands the masks to the attention
+    (``MultiheadSelfAttention``'s convention: key_padding_mask (B, T), attn_mask (T, T) or
+    (B, H, T, T), a boolean True = masked out, a floating mask added to the scores); they are
+    checked before any sub-layer runs. The masks are constants: backward is unchanged.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 norm_tier: str = "reference") -> None:
+                 norm_tier: str = "reference", causal: bool = True, bias: bool = True) -> None:
         Norm = norm_class(norm, norm_tier)
+        causal = flag(causal, "causal", "TransformerBlock")
+        self.bias = flag(bias, "bias", "TransformerBlock")
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
         if n_layers is not None:
@@ -165,31 +176,38 @@ class TransformerBlock(ResidualSublayers):
         self.alpha, beta = (deepnorm_constants(n_layers) if position == "deepnorm" and n_layers is not None
                             else (1.0, 1.0))  # n_layers is not None for "deepnorm": checked above
         rng = make_rng(rng)
+        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
         if position != "none":
-            self.norm1 = Norm(self.d_model, dtype=dtype)
-        self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
+            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.attn = (CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
+                     if causal else
+                     MultiheadSelfAttention(self.d_model, n_heads, False, self.bias, value_gain=beta, rng=rng,
+                                            dtype=dtype))
         if position != "none":
-            self.norm2 = Norm(self.d_model, dtype=dtype)
-        self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
+            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        return f"position={self.position!r}, norm={self.norm_kind!r}"
+        return f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}"
 
     def _sublayers(self) -> tuple[tuple[Module, Any, Dropout], tuple[Module, Any, Dropout]]:
         """(F, Norm, drop) for the two sub-layers, in forward order."""
         norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
         return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
 
-    def forward(self, x: ArrayLike) -> np.ndarray:
+    def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
+                attn_mask: ArrayLike | None = None) -> np.ndarray:
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
+        B, T, _ = x.shape
+        self.attn.check_masks(key_padding_mask, attn_mask, B, T, T)  # before any sub-layer changes its cache
         self._cache = (x.shape, x.dtype)
-        for f, norm, drop in self._sublayers():
-            x = self._residual(x, f, norm, drop)
-        return x
+        (attn, norm1, drop1), (ffn, norm2, drop2) = self._sublayers()
+        x = self._residual(x, lambda h: attn(h, key_padding_mask, attn_mask), norm1, drop1)  # (B, T, C)
+        return self._residual(x, ffn, norm2, drop2)  # (B, T, C)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
         shape, in_dtype = self._cached()
@@ -269,20 +287,6 @@ class TinyTransformer(Module):
         return None  # tok_emb.backward returned None: integer tokens have no gradient
 
 
-def check_mask(mask: ArrayLike | None, name: str, shapes: list[tuple[int, ...]], who: str) -> None:
-    """Refuse an attention mask that is neither boolean nor floating, or of none of ``shapes``,
-    with a message saying what was expected. A block checks every mask before any sub-layer
-    runs, so that a bad mask raises before anything changes (no cache, no Dropout draw)."""
-    if mask is None:
-        return
-    mask = as_array(mask, who, name)
-    if mask.dtype != np.bool_ and not np.issubdtype(mask.dtype, np.floating):
-        raise TypeError(f"{who}: {name} must be boolean (True = not allowed to attend) or floating "
-                        f"(added to the scores), got dtype {mask.dtype}")
-    if mask.shape not in shapes:
-        raise ValueError(f"{who}: {name} must have shape {' or '.join(str(s) for s in shapes)}, got {mask.shape}")
-
-
 class TransformerDecoderBlock(ResidualSublayers):
     r"""A Transformer decoder block: causal self-attention, cross-attention to the encoder's output
     (the memory), then a feed-forward; each sub-layer wrapped with its residual connection and a
@@ -334,25 +338,27 @@ class TransformerDecoderBlock(ResidualSublayers):
     builds that layer with these weights.
 
     Masks follow ``torch.nn.MultiheadAttention``: boolean True = not allowed to attend, a
-    floating mask is added to the scores. tgt_key_padding_mask (B, Tt), tgt_mask (Tt, Tt) or
-    (B, H, Tt, Tt), memory_key_padding_mask (B, Ts), memory_mask (Tt, Ts) or (B, H, Tt, Ts); all
-    are checked before anything runs.
+    floating mask is added to the scores. tgt_key_padding_mask (B, Tt) and tgt_mask (Tt, Tt) or
+    (B, H, Tt, Tt) are the self-attention's key_padding_mask and attn_mask; memory_key_padding_mask
+    (B, Ts) and memory_mask (Tt, Ts) or (B, H, Tt, Ts) the cross-attention's. All are checked
+    (by the attentions' ``check_masks``) before any sub-layer runs.
 
     ``d_ff`` defaults to 4 * d_model; ``norm`` "layernorm" or "rmsnorm" from ``norm_tier``;
-    ``activation`` the feed-forward's. DeepNorm uses DeepNet's decoder values for three
-    sub-layers, alpha = (3N)**(1/4) and gain beta = (12N)**(-1/4) for the feed-forward and both
-    attentions' value and output projections, N = ``n_layers`` (required for "deepnorm"; see
-    ``deepnorm_constants``). Children: norm1, self_attn, norm2, cross_attn, norm3, ffn (no norms
-    for "none"), drop1, drop2, drop3. Cache: the shapes and dtypes of x and memory; each child
-    caches its own.
+    ``activation`` the feed-forward's; ``bias=False`` drops every bias (torch's ``bias=False``).
+    DeepNorm uses DeepNet's decoder values for three sub-layers, alpha = (3N)**(1/4) and gain
+    beta = (12N)**(-1/4) for the feed-forward and both attentions' value and output projections,
+    N = ``n_layers`` (required for "deepnorm"; see ``deepnorm_constants``). Children: norm1,
+    self_attn, norm2, cross_attn, norm3, ffn (no norms for "none"), drop1, drop2, drop3. Cache:
+    the shapes and dtypes of x and memory; each child caches its own.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 norm_tier: str = "reference") -> None:
+                 norm_tier: str = "reference", bias: bool = True) -> None:
         who = "TransformerDecoderBlock"
         Norm = norm_class(norm, norm_tier)
+        self.bias = flag(bias, "bias", who)
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
         if n_layers is not None:
@@ -366,15 +372,16 @@ class TransformerDecoderBlock(ResidualSublayers):
         self.alpha, beta = (deepnorm_constants(n_layers, sublayers=3)
                             if position == "deepnorm" and n_layers is not None else (1.0, 1.0))
         rng = make_rng(rng)
+        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
         if position != "none":
-            self.norm1 = Norm(self.d_model, dtype=dtype)
-        self.self_attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
+            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.self_attn = CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
         if position != "none":
-            self.norm2 = Norm(self.d_model, dtype=dtype)
-        self.cross_attn = MultiheadAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
+            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.cross_attn = MultiheadAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
         if position != "none":
-            self.norm3 = Norm(self.d_model, dtype=dtype)
-        self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
+            self.norm3 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
         self.drop3 = Dropout(dropout, rng=rng)
@@ -388,7 +395,7 @@ class TransformerDecoderBlock(ResidualSublayers):
     def forward(self, x: ArrayLike, memory: ArrayLike, tgt_key_padding_mask: ArrayLike | None = None,
                 memory_key_padding_mask: ArrayLike | None = None, tgt_mask: ArrayLike | None = None,
                 memory_mask: ArrayLike | None = None) -> np.ndarray:
-        who, C, H = "TransformerDecoderBlock", self.d_model, self.self_attn.n_heads
+        who, C = "TransformerDecoderBlock", self.d_model
         x = float_input(x, who)
         if x.ndim != 3 or x.shape[-1] != C:
             raise ValueError(f"{who} expects the target x of shape (B, Tt, {C}), got {x.shape}")
@@ -398,10 +405,15 @@ class TransformerDecoderBlock(ResidualSublayers):
             raise ValueError(f"{who} expects the memory of shape (B, Ts, {C}) with the target's B = {B}, "
                              f"got {memory.shape}")
         Ts = memory.shape[1]
-        check_mask(tgt_key_padding_mask, "tgt_key_padding_mask", [(B, Tt)], who)
-        check_mask(tgt_mask, "tgt_mask", [(Tt, Tt), (B, H, Tt, Tt)], who)
-        check_mask(memory_key_padding_mask, "memory_key_padding_mask", [(B, Ts)], who)
-        check_mask(memory_mask, "memory_mask", [(Tt, Ts), (B, H, Tt, Ts)], who)
+        for attn, key_padding_mask, attn_mask, Tk, names in (  # every mask, before any sub-layer runs
+                (self.self_attn, tgt_key_padding_mask, tgt_mask, Tt, "tgt_key_padding_mask and tgt_mask are the "
+                 "self-attention's"),
+                (self.cross_attn, memory_key_padding_mask, memory_mask, Ts, "memory_key_padding_mask and memory_mask "
+                 "are the cross-attention's")):
+            try:
+                attn.check_masks(key_padding_mask, attn_mask, B, Tt, Tk)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{who}: {names} key_padding_mask and attn_mask: {err}") from None
         self._cache = (x.shape, x.dtype, memory.shape, memory.dtype)
         memory = memory.astype(x.dtype, copy=False)  # (B, Ts, C), computed in the target's dtype
         norm1, norm2, norm3 = self._norms()
