@@ -10,13 +10,14 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
-from .transformer import FeedForward, TinyTransformer, TransformerBlock, deepnorm_constants
+from .transformer import (FeedForward, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
+                          deepnorm_constants)
 
 __all__ = [
     "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
     "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
     "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
     "FeedForward",
-    "TransformerBlock",
+    "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
 ]
