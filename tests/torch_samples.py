@@ -370,10 +370,20 @@ def map_cross_entropy_loss(sample, tier):
 # torch module whose parameters hold their gradients, converted, holds them under normcore's.
 
 def from_torch():
+    """``torch_bridge.from_torch``, raising ``Unmappable`` where it refuses a module: a class
+    it does not convert yet (TypeError) or a configuration normcore lacks (ValueError)."""
     convert = getattr(torch_bridge, "from_torch", None)
     if convert is None:
         raise not_yet("torch_bridge.from_torch")
-    return convert
+
+    def checked(module):
+        try:
+            return convert(module)
+        except TypeError as exc:
+            raise not_yet(f"torch_bridge.from_torch({type(module).__name__})") from exc
+        except ValueError as exc:
+            raise Unmappable(str(exc)) from exc
+    return checked
 
 
 def gradient_holder(module):
