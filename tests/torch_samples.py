@@ -25,7 +25,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -120,7 +120,6 @@ class Case:
     state: tuple = ()
     their_grads: Callable | None = None
     check: Callable | None = None
-    notes: list = field(default_factory=list)
 
 
 def upstream(shape, dtype, seed=1234):
@@ -205,6 +204,13 @@ def bound(fn, args, kwargs):
     return dict(b.arguments)
 
 
+def changed(fn, args, kwargs, ignore=()):
+    """The arguments of a call of ``fn`` that differ from its defaults (but those in ``ignore``)."""
+    defaults = {k: p.default for k, p in inspect.signature(fn).parameters.items()}
+    return {k: v for k, v in bound(fn, args, kwargs).items() if k not in ignore and v is not defaults[k]
+            and not (isinstance(v, (int, float, str)) and v == defaults[k])}
+
+
 def accepts(cls, name):
     """Whether normcore's class ``cls`` takes the constructor argument ``name``."""
     return name in inspect.signature(cls).parameters
@@ -251,7 +257,7 @@ def map_norm_module(sample, tier):
     ci = sample.data.constructor_input
     kwargs = dict(ci.kwargs)
     if "bias" in kwargs and not accepts(cls, "bias"):
-        raise not_yet(f"{cls_name}(bias=False)")
+        raise Unmappable(f"no {cls_name}(bias=False) in normcore (a weight without a bias)")
     module = module_from_sample(sample)
     layer = cls(*ci.args, **kwargs, dtype=np_dtype_of(sample)).train(sample.training)
     layer.load_state_dict({k: as_numpy(v) for k, v in module.state_dict().items()})
@@ -270,9 +276,8 @@ def map_linear(sample, tier):
 
 def map_embedding(sample, tier):
     module = module_from_sample(sample)
-    ci = bound(torch.nn.Embedding, sample.data.constructor_input.args, sample.data.constructor_input.kwargs)
-    extra = {k: v for k, v in ci.items() if k not in ("num_embeddings", "embedding_dim", "_weight", "_freeze",
-                                                       "device", "dtype") and v not in (None, False, 2.0)}
+    ci = sample.data.constructor_input
+    extra = changed(torch.nn.Embedding, ci.args, ci.kwargs, ignore=("num_embeddings", "embedding_dim"))
     if extra.keys() - {"padding_idx"}:
         raise Unmappable(f"Embedding({', '.join(extra)}) not in normcore")
     if "padding_idx" in extra and not accepts(normcore.Embedding, "padding_idx"):
@@ -280,7 +285,11 @@ def map_embedding(sample, tier):
     layer = normcore.Embedding(module.num_embeddings, module.embedding_dim, dtype=np_dtype_of(sample), **extra)
     layer.load_state_dict({k: as_numpy(v) for k, v in module.state_dict().items()})
     (idx,), _ = forward_inputs(sample)
-    return Case(ours=layer, forward=lambda m, a: m(a["input"]), backward=lambda m, dy: {} if m.backward(dy) else {},
+
+    def backward(m, dy):
+        m.backward(dy)  # into the weight's gradient; integer ids have none
+        return {}
+    return Case(ours=layer, forward=lambda m, a: m(a["input"]), backward=backward,
                 theirs=lambda mod, input: mod(input), tensors={"input": idx}, module=module, grads=())
 
 
@@ -299,7 +308,8 @@ def _activation(name, args, kwargs):
 
 
 def scalar_as_vector(layer):
-    """A 0-d input as a (1,) array, the result back to 0-d (softmax along the only axis)."""
+    """forward and backward for softmax and log_softmax, which PyTorch applies to a 0-d input
+    as to one element along axis 0 (-1): the input as a (1,) array, the results back to 0-d."""
     def forward(m, a):
         x = a["input"]
         return m(x[None])[0] if x.ndim == 0 else m(x)
@@ -315,11 +325,12 @@ def map_activation(sample, tier):
     layer = _activation(sample.name.removeprefix("nn."), ci.args, ci.kwargs)
     (x,), _ = forward_inputs(sample)
     case = simple_case(layer, x, module)
-    case.forward, case.backward = scalar_as_vector(layer)
+    if isinstance(layer, (normcore.Softmax, normcore.LogSoftmax)):
+        case.forward, case.backward = scalar_as_vector(layer)
     return case
 
 
-def loss_case(layer, x, target, module=None, extra=None):
+def loss_case(layer, x, target, module=None):
     """A loss: y = layer(input, target), {"input": layer.backward(dloss)} (dloss of the loss's shape)."""
     return Case(ours=layer, forward=lambda m, a: m(a["input"], a["target"]),
                 backward=lambda m, dy: {"input": m.backward(dy)},
@@ -327,15 +338,15 @@ def loss_case(layer, x, target, module=None, extra=None):
                 tensors={"input": x, "target": target}, module=module)
 
 
-def _mse(reduction, dtype):
+def _mse(reduction):
     if reduction != "mean" and not accepts(normcore.MSELoss, "reduction"):
-        raise not_yet(f"MSELoss(reduction={reduction!r})")
+        raise Unmappable(f"no MSELoss(reduction={reduction!r}) in normcore (mean only)")
     return normcore.MSELoss(reduction=reduction) if reduction != "mean" else normcore.MSELoss()
 
 
 def map_mse_loss(sample, tier):
     module = module_from_sample(sample)
-    layer = _mse(module.reduction, np_dtype_of(sample))
+    layer = _mse(module.reduction)
     (x, target), _ = forward_inputs(sample)
     return loss_case(layer, x, target, module)
 
@@ -683,7 +694,7 @@ def _channel_affine(cls, named):
         if weight is None:
             raise Unmappable("a bias without a weight")
         if not accepts(cls, "bias"):
-            raise not_yet(f"{cls.__name__}(bias=False)")
+            raise Unmappable(f"no {cls.__name__}(bias=False) in normcore (a weight without a bias)")
         return True, {"bias": False}
     return weight is not None, {}
 
@@ -740,8 +751,9 @@ def map_group_norm_op(sample, tier):
 
 
 def elementwise_op_case(layer, named, fn):
-    forward, backward = scalar_as_vector(layer)
-    return Case(ours=layer, forward=forward, backward=backward, theirs=lambda mod, **t: fn(**t), tensors=named)
+    """An op of one input applied by ``layer``."""
+    return Case(ours=layer, forward=lambda m, a: m(a["input"]), backward=lambda m, dy: {"input": m.backward(dy)},
+                theirs=lambda mod, **t: fn(**t), tensors=named)
 
 
 def map_softmax_op(sample, tier):
@@ -750,7 +762,9 @@ def map_softmax_op(sample, tier):
         raise Unmappable("dtype= casts the result (normcore computes in the input's dtype)")
     cls = normcore.Softmax if sample.name == "softmax" else normcore.LogSoftmax
     fn = torch.softmax if sample.name == "softmax" else torch.log_softmax
-    return elementwise_op_case(cls(axis=a["dim"]), a, fn)
+    case = elementwise_op_case(cls(axis=a["dim"]), a, fn)
+    case.forward, case.backward = scalar_as_vector(case.ours)
+    return case
 
 
 def map_elementwise_op(sample, tier):
@@ -790,7 +804,7 @@ def map_embedding_op(sample, tier):
 
 def map_mse_loss_op(sample, tier):
     a = op_arguments(sample, ("input", "target"), reduction="mean")
-    layer = _mse(a["reduction"], np_dtype_of(sample))
+    layer = _mse(a["reduction"])
     return Case(ours=layer, forward=lambda m, t: m(t["input"], t["target"]),
                 backward=lambda m, dy: {"input": m.backward(dy)},
                 theirs=lambda mod, **t: F.mse_loss(**t), tensors=a)
