@@ -406,9 +406,51 @@ def gradient_holder(module):
     return holder
 
 
-def grads_by_bridge(module):
-    """PyTorch's parameter gradients under normcore's names, mapped by the bridge."""
-    return {name: p.data for name, p in from_torch()(gradient_holder(module)).named_parameters()}
+def decoder_twin(module):
+    """normcore's TransformerDecoderBlock with the weights of the nn.TransformerDecoderLayer
+    ``module``. The bridge maps this block to PyTorch (``to_torch``), not back, so the block is
+    built from the layer's configuration and loaded through the bridge's key map."""
+    if not accepts(normcore.TransformerDecoderBlock, "causal"):
+        raise not_yet("TransformerDecoderBlock(causal=False) (nn.TransformerDecoderLayer's self-attention "
+                      "is not causal; normcore's is, by construction)")
+    if module.self_attn.dropout or module.dropout.p or module.dropout1.p:
+        raise Unmappable("dropout in the decoder layer")
+    if not module.norm1.eps == module.norm2.eps == module.norm3.eps:
+        raise Unmappable("decoder layer norms with different eps")
+    block = normcore.TransformerDecoderBlock(
+        module.linear1.in_features, module.self_attn.num_heads, module.linear1.out_features,
+        position="pre" if module.norm_first else "post", activation=ACTIVATION_NAMES[module.activation],
+        bias=module.linear1.bias is not None, causal=False, dtype=NP_DTYPE[module.linear1.weight.dtype])
+    for norm in (block.norm1, block.norm2, block.norm3):
+        norm.eps = module.norm1.eps
+    keys = torch_bridge.key_map(block, torch_bridge.to_torch(block))
+    theirs = module.state_dict()
+    block.load_state_dict({key: as_numpy(theirs[tkey])[rows] for key, (tkey, rows) in keys.items()})
+    return block.train(module.training)
+
+
+def twin(module):
+    """normcore's twin of a PyTorch module: what ``from_torch`` converts, a decoder layer by
+    ``decoder_twin``, and a stack (nn.TransformerEncoder, nn.TransformerDecoder, nn.Transformer)
+    as a plain Module holding the twins of its children under the same names (a ModuleList as a
+    Sequential), so that parameter names match."""
+    if isinstance(module, torch.nn.TransformerDecoderLayer):
+        return decoder_twin(module)
+    if isinstance(module, torch.nn.ModuleList):
+        return normcore.Sequential(*[twin(m) for m in module])
+    if not isinstance(module, (torch.nn.TransformerEncoder, torch.nn.TransformerDecoder, torch.nn.Transformer)):
+        return from_torch()(module)
+    holder = normcore.Module()
+    for name, child in module.named_children():
+        setattr(holder, name, twin(child))
+    return holder.train(module.training)
+
+
+def twin_grads(module):
+    """PyTorch's parameter gradients under normcore's names: the twin of a copy of ``module``
+    whose parameters hold the gradients (the weights map by slices and renames, so gradients
+    map the same way)."""
+    return {name: p.data for name, p in twin(gradient_holder(module)).named_parameters()}
 
 
 def sequence_layout(batch_first, unbatched):
@@ -428,7 +470,6 @@ def padding_mask(mask, unbatched):
 def map_multihead_attention(sample, tier):
     if not hasattr(normcore, "MultiheadAttention"):
         raise not_yet("MultiheadAttention (cross-attention, add_bias_kv, add_zero_attn)")
-    convert = from_torch()
     module = module_from_sample(sample)
     args, kwargs = forward_inputs(sample)
     call = bound(torch.nn.MultiheadAttention.forward, [module] + args, kwargs)
@@ -437,7 +478,7 @@ def map_multihead_attention(sample, tier):
     if call.get("need_weights") is False or call.get("average_attn_weights") is False or call.get("is_causal"):
         raise Unmappable("MultiheadAttention forward options beyond the masks")
     into, back = sequence_layout(module.batch_first, unbatched)
-    layer = convert(module)
+    layer = twin(module)
     H = module.num_heads
 
     def attn_mask(mask, B):
@@ -457,7 +498,7 @@ def map_multihead_attention(sample, tier):
 
     tensors = {k: call[k] for k in ("query", "key", "value", "key_padding_mask", "attn_mask")}
     return Case(ours=layer, forward=forward, backward=backward, tensors=tensors, module=module,
-                theirs=lambda mod, **t: mod(**t), grads=("query", "key", "value"), their_grads=grads_by_bridge)
+                theirs=lambda mod, **t: mod(**t), grads=("query", "key", "value"), their_grads=twin_grads)
 
 
 ACTIVATION_NAMES = {F.relu: "relu", F.gelu: "gelu", "relu": "relu", "gelu": "gelu"}
@@ -474,7 +515,6 @@ def _check_layer_options(sample, cls):
 
 
 def map_encoder_layer(sample, tier):
-    from_torch()
     module = module_from_sample(sample)
     _check_layer_options(sample, torch.nn.TransformerEncoderLayer)
     args, kwargs = forward_inputs(sample)
@@ -483,7 +523,7 @@ def map_encoder_layer(sample, tier):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["src"].dim() == 2
     into, back = sequence_layout(module.self_attn.batch_first, unbatched)
-    layer = from_torch()(module)
+    layer = twin(module)
 
     def forward(m, a):
         return back(m(into(a["src"]), key_padding_mask=padding_mask(a["src_key_padding_mask"], unbatched),
@@ -492,13 +532,10 @@ def map_encoder_layer(sample, tier):
     tensors = {k: call[k] for k in ("src", "src_mask", "src_key_padding_mask")}
     return Case(ours=layer, forward=forward, backward=lambda m, dy: {"src": back(m.backward(into(dy)))},
                 tensors=tensors, module=module, theirs=lambda mod, **t: mod(**t), grads=("src",),
-                their_grads=grads_by_bridge)
+                their_grads=twin_grads)
 
 
 def map_decoder_layer(sample, tier):
-    if not hasattr(normcore, "TransformerDecoderBlock"):
-        raise not_yet("TransformerDecoderBlock")
-    from_torch()
     module = module_from_sample(sample)
     _check_layer_options(sample, torch.nn.TransformerDecoderLayer)
     args, kwargs = forward_inputs(sample)
@@ -507,41 +544,26 @@ def map_decoder_layer(sample, tier):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["tgt"].dim() == 2
     into, back = sequence_layout(module.self_attn.batch_first, unbatched)
-    layer = from_torch()(module)
-    masks = ("tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
+    layer = twin(module)
 
     def forward(m, a):
-        return back(m(into(a["tgt"]), into(a["memory"]), tgt_mask=a["tgt_mask"], memory_mask=a["memory_mask"],
-                      tgt_key_padding_mask=padding_mask(a["tgt_key_padding_mask"], unbatched),
-                      memory_key_padding_mask=padding_mask(a["memory_key_padding_mask"], unbatched)))
+        return back(decoder_forward(m, into(a["tgt"]), into(a["memory"]), a, unbatched))
 
     def backward(m, dy):
         dx, dmemory = m.backward(into(dy))
         return {"tgt": back(dx), "memory": back(dmemory)}
 
-    tensors = {k: call[k] for k in ("tgt", "memory") + masks}
-    return Case(ours=layer, forward=forward, backward=backward, tensors=tensors, module=module,
-                theirs=lambda mod, **t: mod(**t), grads=("tgt", "memory"), their_grads=grads_by_bridge)
+    names = ("tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
+    return Case(ours=layer, forward=forward, backward=backward, tensors={k: call[k] for k in names}, module=module,
+                theirs=lambda mod, **t: mod(**t), grads=("tgt", "memory"), their_grads=twin_grads)
 
 
-def convert_stack(module):
-    """normcore's twin of a stack of PyTorch layers (nn.TransformerEncoder, nn.Transformer):
-    what the bridge converts, converted; a ModuleList as a Sequential; anything else as a plain
-    Module holding its converted children under the same names (so parameter names match)."""
-    convert = from_torch()
-    if isinstance(module, torch.nn.ModuleList):
-        return normcore.Sequential(*[convert_stack(m) for m in module])
-    if not isinstance(module, (torch.nn.TransformerEncoder, torch.nn.TransformerDecoder, torch.nn.Transformer)):
-        return convert(module)
-    holder = normcore.Module()
-    for name, child in module.named_children():
-        setattr(holder, name, convert_stack(child))
-    return holder.train(module.training)
-
-
-def stack_grads(module):
-    """PyTorch's parameter gradients of a stack under normcore's names."""
-    return {name: p.data for name, p in convert_stack(gradient_holder(module)).named_parameters()}
+def decoder_forward(block, x, memory, masks, unbatched):
+    """A decoder block on (B, T, E) inputs with PyTorch's masks (the padding masks of an
+    unbatched sample given a batch axis)."""
+    return block(x, memory, tgt_mask=masks["tgt_mask"], memory_mask=masks["memory_mask"],
+                 tgt_key_padding_mask=padding_mask(masks["tgt_key_padding_mask"], unbatched),
+                 memory_key_padding_mask=padding_mask(masks["memory_key_padding_mask"], unbatched))
 
 
 def encoder_forward(encoder, x, key_padding_mask, attn_mask):
@@ -567,7 +589,6 @@ def map_encoder(sample, tier):
         raise Unmappable("dropout > 0 in training (random)")
     if layer.activation not in ACTIVATION_NAMES:
         raise Unmappable(f"activation {layer.activation!r}")
-    from_torch()
     module = module_from_sample(sample)
     args, kwargs = forward_inputs(sample)
     call = bound(torch.nn.TransformerEncoder.forward, [module] + args, kwargs)
@@ -575,7 +596,7 @@ def map_encoder(sample, tier):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["src"].dim() == 2
     into, back = sequence_layout(module.layers[0].self_attn.batch_first, unbatched)
-    ours = convert_stack(module)
+    ours = twin(module)
 
     def forward(m, a):
         return back(encoder_forward(m, into(a["src"]), padding_mask(a["src_key_padding_mask"], unbatched),
@@ -584,15 +605,12 @@ def map_encoder(sample, tier):
     tensors = {k: call[k] for k in ("src", "mask", "src_key_padding_mask")}
     return Case(ours=ours, forward=forward, backward=lambda m, dy: {"src": back(encoder_backward(m, into(dy)))},
                 tensors=tensors, module=module, theirs=lambda mod, **t: mod(**t), grads=("src",),
-                their_grads=stack_grads)
+                their_grads=twin_grads)
 
 
 def map_transformer(sample, tier):
     """nn.Transformer: the encoder stack and its final norm give the memory; the decoder stack
     and its final norm read it."""
-    if not hasattr(normcore, "TransformerDecoderBlock"):
-        raise not_yet("TransformerDecoderBlock")
-    from_torch()
     ci = bound(torch.nn.Transformer, sample.data.constructor_input.args, sample.data.constructor_input.kwargs)
     if ci["dropout"] and sample.training:
         raise Unmappable("dropout > 0 in training (random)")
@@ -605,16 +623,14 @@ def map_transformer(sample, tier):
         raise Unmappable("is_causal hint without a mask")
     unbatched = call["src"].dim() == 2
     into, back = sequence_layout(module.batch_first, unbatched)
-    ours = convert_stack(module)
+    ours = twin(module)
 
     def forward(m, a):
         memory = encoder_forward(m.encoder, into(a["src"]), padding_mask(a["src_key_padding_mask"], unbatched),
                                  a["src_mask"])
         x = into(a["tgt"])
         for block in m.decoder.layers:
-            x = block(x, memory, tgt_mask=a["tgt_mask"], memory_mask=a["memory_mask"],
-                      tgt_key_padding_mask=padding_mask(a["tgt_key_padding_mask"], unbatched),
-                      memory_key_padding_mask=padding_mask(a["memory_key_padding_mask"], unbatched))
+            x = decoder_forward(block, x, memory, a, unbatched)
         return back(m.decoder.norm(x))
 
     def backward(m, dy):
@@ -627,7 +643,7 @@ def map_transformer(sample, tier):
     names = ("src", "tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask", "tgt_key_padding_mask",
              "memory_key_padding_mask")
     return Case(ours=ours, forward=forward, backward=backward, tensors={k: call[k] for k in names}, module=module,
-                theirs=lambda mod, **t: mod(**t), grads=("src", "tgt"), their_grads=stack_grads)
+                theirs=lambda mod, **t: mod(**t), grads=("src", "tgt"), their_grads=twin_grads)
 
 
 # --- op mappers ------------------------------------------------------------------------------
