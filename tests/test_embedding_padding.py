@@ -1,7 +1,8 @@
 """Embedding(padding_idx=...): as PyTorch 2.13, the padding row starts at zeros and never receives
 a gradient; a negative index counts from the end; the state dict stays ``weight``. Parity with
 PyTorch to 1e-10 in float64 (skipped without it), central differences with a random upstream
-gradient on every other row, memory layouts and zero-size ids."""
+gradient on every other row, memory layouts and zero-size ids; and the messages of
+normcore/nn/embedding.py, each saying what was expected."""
 
 import numpy as np
 import pytest
@@ -176,3 +177,18 @@ def test_torch_bridge_carries_padding_idx(padding_idx):
     assert to_torch(emb).padding_idx == emb.padding_idx
     report = compare(emb, IDS, out=None)
     assert report.passed, "\n".join(report.lines())
+
+
+def test_embedding_messages_say_what_was_expected():
+    with pytest.raises(ValueError, match=r"Embedding: expected every id in \[0, 6\) for a vocabulary of size 6, "
+                                         r"got 6"):
+        nc.Embedding(V, D)(np.array([0, 6]))
+    with pytest.raises(TypeError, match=r"Embedding: expected integer ids, got dtype float64"):
+        nc.Embedding(V, D)(np.array([0.0]))
+    pe = nc.PositionalEmbedding(4, D, rng=0)
+    with pytest.raises(ValueError, match=r"PositionalEmbedding: expected a sequence length T <= max_len=4, "
+                                         r"got T=5"):
+        pe(np.zeros((2, 5, D)))
+    with pytest.raises(ValueError, match=r"PositionalEmbedding: expected input of shape \(\*, T, 3\), "
+                                         r"got \(2, 5, 4\)"):
+        pe(np.zeros((2, 5, 4)))
