@@ -196,7 +196,7 @@ def _dropout(m, sub):
 
 @converts(nn.Embedding)
 def _embedding(m, sub):
-    return _torch().nn.Embedding(m.num_embeddings, m.dim)
+    return _torch().nn.Embedding(m.num_embeddings, m.dim, padding_idx=m.padding_idx)
 
 
 @converts(nn.PositionalEmbedding)

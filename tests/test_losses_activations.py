@@ -682,3 +682,29 @@ def test_cross_entropy_probabilities_through_the_torch_bridge():
         report = compare(module, *inputs, out=None)
         assert report.passed, "\n".join(report.lines())
         assert [row.name for row in report.rows][:2] == ["output", "input grad"]
+
+
+def test_loss_messages_say_what_was_expected():
+    ce = nc.CrossEntropyLoss()
+    with pytest.raises(ValueError, match=r"expected every target in \[0, 5\) for the logits' class axis of size 5, "
+                                         r"or -100 \(ignored\), got 7"):
+        ce(np.zeros((2, 5)), np.array([0, 7]))
+    ce(np.zeros((2, 5)), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"expected a real scalar upstream gradient \(the loss is a scalar\), "
+                                         r"got shape \(2,\) and dtype float64"):
+        ce.backward(np.ones(2))
+    with pytest.raises(ValueError, match=r"expected reduction to be one of \('mean', 'sum', 'none'\), got 'avg'"):
+        nc.CrossEntropyLoss(reduction="avg")
+    with pytest.raises(ValueError, match=r"expected weight of shape \(C,\), one per class, got shape \(2, 3\)"):
+        nc.CrossEntropyLoss(weight=np.ones((2, 3)))
+    with pytest.raises(TypeError, match=r"expected a floating-point weight of shape \(C,\), one per class, "
+                                        r"got dtype int64"):
+        nc.CrossEntropyLoss(weight=np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"expected logits of shape \(C,\), \(N, C\) or \(N, C, d1, ...\)"):
+        ce(np.float64(1.0), np.int64(0))
+    none = nc.CrossEntropyLoss(reduction="none")
+    none(np.zeros((2, 5)), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"expected an upstream gradient of the loss's shape \(2,\), got None"):
+        none.backward()
+    with pytest.raises(ValueError, match=r"expected a target of the same shape as pred \(3, 4\), got \(2, 4\)"):
+        nc.MSELoss()(np.zeros((3, 4)), np.zeros((2, 4)))

@@ -1,5 +1,7 @@
 """``Embedding`` (a lookup table for integer ids) and the learned ``PositionalEmbedding``."""
 
+import numbers
+
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
@@ -36,28 +38,54 @@ def learned_table(rows: int, dim: int, rng: RngLike, dtype: DTypeLike, std: floa
     return Parameter(make_rng(rng).normal(0.0, real_number(std, "std", who, low=0.0), shape), dtype=dtype)
 
 
+def padding_index(value: object, num_embeddings: int, who: str) -> int | None:
+    """``padding_idx`` as a row in [0, num_embeddings), negative values counting from the end as
+    in PyTorch, or None; ``TypeError`` for a non-integer, ``ValueError`` out of range."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{who}: expected padding_idx to be an int or None, got {value!r} ({type(value).__name__})")
+    index = int(value)
+    if not -num_embeddings <= index < num_embeddings:
+        raise ValueError(f"{who}: expected padding_idx in [{-num_embeddings}, {num_embeddings}) (a row of the "
+                         f"{num_embeddings} embeddings, negative counting from the end), got {index}")
+    return index % num_embeddings
+
+
 class Embedding(Module):
     r"""A learned lookup table: row ``i`` of ``weight`` is the vector of token id ``i``.
 
     Shapes: idx integer (*), weight (num_embeddings, dim), y (*, dim)::
 
         y[...] = weight[idx[...]]
-        dweight[i] = sum of dy[...] over every position where idx[...] == i
+        dweight[i] = sum of dy[...] over every position where idx[...] == i   (i != padding_idx)
+        dweight[padding_idx] = 0
 
     The backward is a scatter-add, ``np.add.at(dweight, idx, dy)``: a token that appears twice
     receives both gradients. (``dweight[idx] += dy`` would be wrong: with repeated indices
     NumPy's buffered fancy assignment keeps only one of them.) The integer input has no
     gradient; ``backward`` returns None. ``weight`` starts N(0, std**2), std=1 as in
     PyTorch. Cache: a copy of idx.
+
+    ``padding_idx`` (None by default), as in PyTorch: that row starts at zeros and never
+    receives a gradient, so training leaves it as it is (a padding token's vector). A negative
+    value counts from the end and is stored as the row it names. The forward still looks the
+    row up as it is: a state dict may load any values into it. The state dict is ``weight``.
     """
 
     def __init__(self, num_embeddings: int, dim: int, rng: RngLike = None, dtype: DTypeLike = np.float64,
-                 std: float = 1.0) -> None:
+                 std: float = 1.0, padding_idx: int | None = None) -> None:
+        rows = positive_int(num_embeddings, "num_embeddings", "Embedding")
+        padding_idx = padding_index(padding_idx, rows, "Embedding")
         self.weight = learned_table(num_embeddings, dim, rng, dtype, std, "Embedding", "num_embeddings")
         self.num_embeddings, self.dim = self.weight.shape
+        self.padding_idx = padding_idx
+        if padding_idx is not None:
+            self.weight.data[padding_idx] = 0.0  # (dim,)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.dim}"
+        return f"{self.num_embeddings}, {self.dim}" + (
+            "" if self.padding_idx is None else f", padding_idx={self.padding_idx}")
 
     def forward(self, idx: ArrayLike) -> np.ndarray:
         idx = index_input(idx, self.num_embeddings, "Embedding", "id")
@@ -67,6 +95,8 @@ class Embedding(Module):
     def backward(self, dy: ArrayLike) -> None:
         idx = self._cached()
         dy = check_upstream(dy, idx.shape + (self.dim,), "Embedding")
+        if self.padding_idx is not None:
+            dy = np.where((idx == self.padding_idx)[..., None], 0.0, dy)  # (*, dim): padding positions give 0
         np.add.at(self.weight.grad, idx, dy)  # (num_embeddings, dim); repeated ids accumulate
         return None
 

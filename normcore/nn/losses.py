@@ -99,7 +99,9 @@ class CrossEntropyLoss(Module):
       neither the target nor smoothed does not make the loss NaN. Probabilities add every
       class's term (a probability 0 at a logit of -inf gives NaN, as in PyTorch).
     - The mean when D = 0 (every target ignored, or the kept targets' weights sum to 0) is NaN
-      (0/0), and so is its gradient at every kept position; ignored positions get 0.
+      (0/0), and so is its gradient at every kept position; ignored positions get 0. (Negative
+      weights that cancel to D = 0 are NaN here too, where PyTorch's order of operations can
+      give +-inf instead.)
     - No classes (C = 0): a class index can only be ``ignore_index``; with smoothing every loss
       is NaN (PyTorch's smoothing term is (eps / C) * 0). Logits (N, 0, d1, ...) with class
       indices are refused, as PyTorch refuses them. With probabilities the mean is 0/0 = NaN.
