@@ -16,7 +16,8 @@ from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, Instance
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
-                 Sigmoid, Softmax, Tanh, TinyTransformer, TransformerBlock, TransformerDecoderBlock)
+                 Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
+                 TransformerDecoderBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -30,6 +31,6 @@ __all__ = [
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
-    "TinyTransformer",
+    "TinyTransformer", "TinySeq2Seq",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
 ]

@@ -1,5 +1,6 @@
-"""The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
-small decoder-only language model built from them."""
+"""The feed-forward sub-layer, the Transformer block (encoder or causal) and the decoder block
+with its cross-attention, each with its norm in four positions, a small decoder-only language
+model and a small encoder-decoder model built from them."""
 
 from collections.abc import Callable
 from typing import Any
@@ -7,7 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, flag, float_input, make_rng, positive_int, real_number
+from .._array import (RngLike, as_array, check_upstream, flag, float_input, integer, make_rng, positive_int,
+                      real_number)
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
@@ -445,3 +447,172 @@ class TransformerDecoderBlock(ResidualSublayers):
         dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1)  # (B, Tt, C)
         return dx.astype(x_dtype, copy=False), dmemory[0].astype(memory_dtype, copy=False)
 
+
+class TinySeq2Seq(Module):
+    r"""A small encoder-decoder Transformer: source tokens in, logits over the target vocabulary
+    out, the decoder reading the encoder's output through cross-attention.
+
+    Shapes: src (B, Ts) integers in [0, src_vocab_size), Ts <= max_src_len; tgt (B, Tt) integers
+    in [0, tgt_vocab_size), Tt <= max_tgt_len, the target shifted right (a start token first,
+    teacher forcing); logits (B, Tt, tgt_vocab_size)::
+
+        encode:  s = src_emb(src)                      (B, Ts, C)   Embedding
+                 s = src_pos(s)                        (B, Ts, C)   + learned positions
+                 s = encoder(s, src_key_padding_mask)  (B, Ts, C)   TransformerBlocks, causal=False
+                 memory = enc_norm(s)                  (B, Ts, C)   only for position="pre"
+        decode:  t = tgt_emb(tgt)                      (B, Tt, C)
+                 t = tgt_pos(t)                        (B, Tt, C)
+                 t = decoder(t, memory)                (B, Tt, C)   TransformerDecoderBlocks, each
+                                                                    cross-attending to memory
+                 t = dec_norm(t)                       (B, Tt, C)   only for position="pre"
+                 logits = head(t)                      (B, Tt, tgt_vocab_size)
+
+    ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
+    blocks of each block's memory gradient (every block reads the same memory), then runs
+    encode in reverse from dmemory; every parameter's gradient accumulates. Integer tokens
+    have no gradient: it returns (None, None), one per input.
+
+    ``src_key_padding_mask`` (B, Ts), True at padding tokens of the source, masks them as keys
+    of the encoder's self-attention and of every decoder block's cross-attention. The decoder's
+    self-attention is causal, so position t of the target only sees the start token and the
+    targets before t: at inference, ``greedy_decode`` feeds back its own predictions.
+
+    ``n_layers`` encoder blocks and ``n_decoder_layers`` (default ``n_layers``) decoder blocks;
+    the other arguments as in ``TinyTransformer``. With "deepnorm" each stack takes its own
+    block's constants (``TransformerBlock``'s for the encoder, ``TransformerDecoderBlock``'s
+    for the decoder); DeepNet's encoder values for an encoder-decoder model, which depend on
+    both depths, are not used.
+    """
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int, n_layers: int, n_heads: int,
+                 max_src_len: int, max_tgt_len: int, d_ff: int | None = None, norm: str = "layernorm",
+                 position: str = "pre", dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 activation: str = "gelu", embedding_std: float = 1.0, norm_tier: str = "reference",
+                 n_decoder_layers: int | None = None) -> None:
+        who = "TinySeq2Seq"
+        self.src_vocab_size = positive_int(src_vocab_size, "src_vocab_size", who)
+        self.tgt_vocab_size = positive_int(tgt_vocab_size, "tgt_vocab_size", who)
+        d_model = positive_int(d_model, "d_model", who)
+        n_layers = positive_int(n_layers, "n_layers", who)
+        n_decoder_layers = n_layers if n_decoder_layers is None else positive_int(n_decoder_layers,
+                                                                                  "n_decoder_layers", who)
+        n_heads = positive_int(n_heads, "n_heads", who)
+        self.max_src_len = positive_int(max_src_len, "max_src_len", who)
+        self.max_tgt_len = positive_int(max_tgt_len, "max_tgt_len", who)
+        self.position = position
+        rng = make_rng(rng)
+        self.src_emb = Embedding(self.src_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.src_pos = PositionalEmbedding(self.max_src_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.encoder = Sequential(*[
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
+                             norm_tier, causal=False)
+            for _ in range(n_layers)
+        ])
+        if position == "pre":
+            self.enc_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
+        self.tgt_emb = Embedding(self.tgt_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.tgt_pos = PositionalEmbedding(self.max_tgt_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.decoder = Sequential(*[
+            TransformerDecoderBlock(d_model, n_heads, d_ff, norm, position, dropout, n_decoder_layers, rng, dtype,
+                                    activation, norm_tier)
+            for _ in range(n_decoder_layers)
+        ])
+        if position == "pre":
+            self.dec_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
+        self.head = Linear(d_model, self.tgt_vocab_size, rng=rng, dtype=dtype)
+
+    def extra_repr(self) -> str:
+        return f"position={self.position!r}"
+
+    def _check(self, src: ArrayLike, tgt: ArrayLike | None,
+               src_key_padding_mask: ArrayLike | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every input checked, before any child runs."""
+        who = "TinySeq2Seq"
+        src = as_array(src, who, "source ids")
+        if src.ndim != 2:
+            raise ValueError(f"{who} expects source tokens of shape (B, Ts), got shape {src.shape}")
+        index_input(src, self.src_vocab_size, who, "source id")
+        if src.shape[1] > self.max_src_len:
+            raise ValueError(f"source length Ts={src.shape[1]} exceeds max_src_len={self.max_src_len}")
+        if tgt is not None:
+            tgt = as_array(tgt, who, "target ids")
+            if tgt.ndim != 2 or tgt.shape[0] != src.shape[0]:
+                raise ValueError(f"{who} expects target tokens of shape (B, Tt) with the source's "
+                                 f"B = {src.shape[0]}, got shape {tgt.shape}")
+            index_input(tgt, self.tgt_vocab_size, who, "target id")
+            if tgt.shape[1] > self.max_tgt_len:
+                raise ValueError(f"target length Tt={tgt.shape[1]} exceeds max_tgt_len={self.max_tgt_len}")
+        if src_key_padding_mask is not None:
+            B, Ts = src.shape
+            first = self.encoder[0]
+            assert isinstance(first, TransformerBlock)
+            try:
+                first.attn.check_masks(src_key_padding_mask, None, B, Ts, Ts)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{who}: src_key_padding_mask is each attention's key_padding_mask: {err}") from None
+        return src, tgt
+
+    def _encode(self, src: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
+        s = self.src_pos(self.src_emb(src))  # (B, Ts, C)
+        for block in self.encoder:
+            s = block(s, key_padding_mask=src_key_padding_mask)  # (B, Ts, C)
+        enc_norm = getattr(self, "enc_norm", None)
+        return s if enc_norm is None else enc_norm(s)  # (B, Ts, C), the memory
+
+    def _decode(self, tgt: np.ndarray, memory: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
+        t = self.tgt_pos(self.tgt_emb(tgt))  # (B, Tt, C)
+        for block in self.decoder:
+            t = block(t, memory, memory_key_padding_mask=src_key_padding_mask)  # (B, Tt, C)
+        dec_norm = getattr(self, "dec_norm", None)
+        return self.head(t if dec_norm is None else dec_norm(t))  # (B, Tt, V)
+
+    def forward(self, src: ArrayLike, tgt: ArrayLike, src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
+        src_ids, tgt_ids = self._check(src, tgt, src_key_padding_mask)  # every input, before any child runs
+        assert tgt_ids is not None
+        logits = self._decode(tgt_ids, self._encode(src_ids, src_key_padding_mask), src_key_padding_mask)
+        self._cache = logits.shape
+        return logits  # (B, Tt, V)
+
+    def backward(self, dlogits: ArrayLike) -> tuple[None, None]:
+        shape = self._cached()
+        dt = check_upstream(dlogits, shape, "TinySeq2Seq")
+        dt = self.head.backward(dt)  # (B, Tt, C)
+        dec_norm = getattr(self, "dec_norm", None)
+        if dec_norm is not None:
+            dt = dec_norm.backward(dt)  # (B, Tt, C)
+        dmemory: Any = 0.0
+        for block in reversed(list(self.decoder)):
+            dt, dm = block.backward(dt)  # (B, Tt, C), (B, Ts, C)
+            dmemory = dmemory + dm  # (B, Ts, C): every decoder block reads the same memory
+        self.tgt_emb.backward(self.tgt_pos.backward(dt))  # tgt_emb's gradients; None for the ids
+        ds = np.asarray(dmemory)
+        enc_norm = getattr(self, "enc_norm", None)
+        if enc_norm is not None:
+            ds = enc_norm.backward(ds)  # (B, Ts, C)
+        for block in reversed(list(self.encoder)):
+            ds = block.backward(ds)  # (B, Ts, C)
+        self.src_emb.backward(self.src_pos.backward(ds))
+        return None, None  # one per input, src and tgt: integer ids have no gradient
+
+    def greedy_decode(self, src: ArrayLike, start: int, steps: int,
+                      src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
+        """Decode ``steps`` tokens after the ``start`` token, each the argmax of the logits at the
+        last position, fed back as the next input; returns them, (B, steps) int64.
+
+        The encoder runs once; the decoder reruns on the growing prefix (its self-attention is
+        causal, so the logits of earlier positions do not change). Put the model in eval mode
+        first when it has dropout. It is inference only: a backward after it raises."""
+        steps = positive_int(steps, "steps", "TinySeq2Seq.greedy_decode")
+        if steps > self.max_tgt_len:
+            raise ValueError(f"TinySeq2Seq.greedy_decode: steps={steps} exceeds max_tgt_len={self.max_tgt_len}")
+        src, _ = self._check(src, None, src_key_padding_mask)
+        start = integer(start, "start", "TinySeq2Seq.greedy_decode")
+        first = np.full((src.shape[0], 1), start, dtype=np.int64)  # (B, 1)
+        index_input(first, self.tgt_vocab_size, "TinySeq2Seq.greedy_decode", "start token")
+        self._cache = None
+        memory = self._encode(src, src_key_padding_mask)  # (B, Ts, C)
+        tgt = first
+        for _ in range(steps):
+            logits = self._decode(tgt, memory, src_key_padding_mask)  # (B, t, V)
+            tgt = np.concatenate([tgt, logits[:, -1].argmax(-1)[:, None]], axis=1)  # (B, t + 1)
+        return tgt[:, 1:]
