@@ -410,6 +410,8 @@ def decoder_twin(module):
     """normcore's TransformerDecoderBlock with the weights of the nn.TransformerDecoderLayer
     ``module``. The bridge maps this block to PyTorch (``to_torch``), not back, so the block is
     built from the layer's configuration and loaded through the bridge's key map."""
+    if not hasattr(normcore, "TransformerDecoderBlock"):
+        raise not_yet("TransformerDecoderBlock")
     if not accepts(normcore.TransformerDecoderBlock, "causal"):
         raise not_yet("TransformerDecoderBlock(causal=False) (nn.TransformerDecoderLayer's self-attention "
                       "is not causal; normcore's is, by construction)")
@@ -892,6 +894,8 @@ def map_sdpa_op(sample, tier):
                      enable_gqa=False)
     if a["dropout_p"]:
         raise Unmappable("dropout inside attention (random)")
+    if not hasattr(normcore, "MultiheadAttention"):
+        raise not_yet("MultiheadAttention (cross-attention)")
     if a["scale"] is not None or a["enable_gqa"]:
         raise Unmappable("scaled_dot_product_attention(scale=..., enable_gqa=...)")
     q, k, v = a["query"], a["key"], a["value"]
