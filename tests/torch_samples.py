@@ -375,10 +375,10 @@ def map_cross_entropy_loss(sample, tier):
     return loss_case(layer, x, target, module)
 
 
-# Attention and the Transformer layers: normcore's layer comes from PyTorch's through the
-# bridge (``torch_bridge.from_torch``), which knows how the weights map (in_proj_weight into
-# q, k, v, ...). The same bridge maps PyTorch's gradients to normcore's names: a copy of the
-# torch module whose parameters hold their gradients, converted, holds them under normcore's.
+# Attention and the Transformer layers: normcore's layer is the twin of PyTorch's, built by the
+# bridge (``torch_bridge.from_torch``, or its key map), which knows how the weights map
+# (in_proj_weight into q, k, v, ...). The same mapping takes PyTorch's gradients to normcore's
+# names: the twin of a copy of the torch module whose parameters hold their gradients.
 
 def from_torch():
     """``torch_bridge.from_torch``, raising ``Unmappable`` where it refuses a module: a class
@@ -665,9 +665,8 @@ def norm_op_case(layer, named, fn, grads, state=()):
     def backward(m, dy):
         dx = m.backward(dy)
         return {"input": dx, **{k: params[k].grad for k in grads if k != "input"}}
-    tensors = {k: v for k, v in named.items()}
     return Case(ours=layer, forward=lambda m, a: m(a["input"]), backward=backward,
-                theirs=lambda mod, **t: fn(**t), tensors=tensors, grads=grads, state=state)
+                theirs=lambda mod, **t: fn(**t), tensors=dict(named), grads=grads, state=state)
 
 
 def _loaded(layer, named, keys):
