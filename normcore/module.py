@@ -97,7 +97,10 @@ class Module:
     def to(self, dtype: DTypeLike) -> Self:
         """Cast every floating-point parameter (and its gradient) and buffer to ``dtype``, in
         place, as PyTorch's ``module.to(dtype)``; returns the module. ``dtype`` must be a
-        floating-point dtype, checked before anything changes."""
+        floating-point dtype, checked before anything changes. ``to(None)`` changes nothing,
+        as in PyTorch (NumPy alone would read None as float64)."""
+        if dtype is None:
+            return self
         try:
             dtype = np.dtype(dtype)
         except TypeError:

@@ -169,6 +169,18 @@ def test_to_casts_floating_parameters_gradients_and_buffers_in_place():
     assert all(v.dtype in (np.float32, np.int64) for v in bn.state_dict().values())
 
 
+
+def test_to_none_changes_nothing_and_returns_the_module():
+    """As torch's ``module.to(None)``; NumPy alone reads np.dtype(None) as float64."""
+    bn = nc.BatchNorm1d(3, dtype=np.float32)
+    bn(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32))
+    before = bn.state_dict()
+    assert bn.to(None) is bn
+    assert bn.weight.grad.dtype == np.float32
+    after = bn.state_dict()
+    assert list(after) == list(before)
+    assert all(after[k].dtype == v.dtype and np.array_equal(after[k], v) for k, v in before.items())
+
 def test_cache_nbytes_counts_what_forward_kept():
     ln = nc.LayerNorm(6)
     assert ln.cache_nbytes() is None
