@@ -190,6 +190,55 @@ def test_cache_nbytes_counts_what_forward_kept():
     assert x.nbytes <= kept <= 2 * x.nbytes  # x_hat (4, 6) and the per-row statistics
 
 
+def test_cache_nbytes_of_a_norm_alone_is_its_own_cache():
+    ln = nc.LayerNorm(3)
+    ln(np.ones((5, 3)))
+    assert ln.cache_nbytes() == 5 * 3 * 8 + 5 * 8  # x_hat (5, 3) and rstd (5, 1), float64
+
+
+def test_cache_nbytes_of_a_sequential_counts_its_children():
+    seq = nc.Sequential(nc.Linear(4, 3, rng=0), nc.LayerNorm(3))
+    assert seq.cache_nbytes() is None
+    seq(np.ones((5, 4)))
+    # Linear keeps its input (5, 4); LayerNorm keeps x_hat (5, 3) and rstd (5, 1), float64
+    assert seq.cache_nbytes() == (5 * 4 + 5 * 3 + 5) * 8
+    assert seq.cache_nbytes() == seq[0].cache_nbytes() + seq[1].cache_nbytes()
+
+
+def test_cache_nbytes_of_attention_includes_the_q_k_v_o_projections():
+    B, T, C, H = 2, 5, 8, 2
+    attn = nc.MultiheadSelfAttention(C, H)
+    assert attn.cache_nbytes() is None
+    attn(np.random.default_rng(0).standard_normal((B, T, C)))
+    own = 3 * B * T * C + B * H * T * T  # q, k, v (B, H, T, D) and the attention weights (B, H, T, T)
+    projections = 4 * B * T * C  # the input each of q, k, v, o keeps, (B, T, C)
+    assert attn.cache_nbytes() == (own + projections) * 8
+
+
+@pytest.mark.parametrize("make, x", [
+    (lambda: nc.TransformerBlock(8, 2), np.random.default_rng(0).standard_normal((2, 5, 8))),
+    (lambda: nc.TinyTransformer(11, 8, 2, 2, 5, rng=0), np.arange(10).reshape(2, 5)),
+], ids=["TransformerBlock", "TinyTransformer"])
+def test_cache_nbytes_of_a_model_is_the_sum_over_its_children(make, x):
+    model = make()
+    assert model.cache_nbytes() is None
+    model(x)
+    children = [child.cache_nbytes() for child in model.children()]
+    # no array is kept by two children, and the model itself keeps shapes and dtypes only
+    assert model.cache_nbytes() == sum(c for c in children if c is not None) > 0
+
+
+def test_cache_nbytes_counts_an_array_kept_twice_once():
+    ln = nc.LayerNorm(3)
+    twice = nc.Sequential(ln, ln)  # one layer, reached by two names
+    twice(np.ones((5, 3)))
+    assert twice.cache_nbytes() == ln.cache_nbytes() == (5 * 3 + 5) * 8
+    a = np.zeros(10)
+    module = nc.Module()
+    module._cache = (a, [a, {"again": a}], a.dtype)
+    assert module.cache_nbytes() == a.nbytes
+
+
 @pytest.mark.parametrize("dtype, error", [(np.int64, ValueError), ("not a dtype", TypeError)])
 def test_to_refuses_a_dtype_that_is_not_floating_and_changes_nothing(dtype, error):
     bn = nc.BatchNorm1d(3)
