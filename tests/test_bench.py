@@ -55,15 +55,20 @@ def test_every_implementation_computes_the_same(kind, shape):
     np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=1e-7, atol=1e-9)
 
 
-def test_the_floor_copies_and_is_below_every_tier(numpy_only):
+def test_the_floor_copies_and_every_tier_is_read_against_it(numpy_only):
+    """The floor is measured in the same rounds as every tier, and xF is the paired ratio.
+    Which is faster is the benchmark's to print, not a test's to assert: a busy machine
+    could reorder two timings although nothing is wrong."""
     results = numpy_only[0]
     assert len(results) == len(TINY["shapes"]) * len(cases.DTYPES) * len(cases.LAYERS)
     for r in results:
         for phase in cases.PHASES:
+            assert len(r.times["floor", phase]) == TINY["repeats"]
             for impl in cases.TIERS:
                 if r.has(impl):
-                    assert r.median_ms("floor", phase) < r.median_ms(impl, phase), (r.layer, impl, phase)
-                    assert r.over_floor(impl, phase) > 1
+                    assert len(r.times[impl, phase]) == TINY["repeats"]
+                    expected = timing.paired_ratio(r.times[impl, phase], r.times["floor", phase])
+                    assert r.over_floor(impl, phase) == expected, (r.layer, impl, phase)
     floor = baselines.FloorRunner(np.arange(6.0), -np.arange(6.0))
     timing.time_once(floor, "fwd+bwd")
     np.testing.assert_array_equal(floor.y, floor.x)
