@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._array import flag
 from .module import Module
 
 
@@ -85,7 +86,7 @@ class GradcheckReport:
         shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
         mod_w = max(6, min(28, 80 - (name_w + shape_w + 21)))
         head = f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}"
-        rows = [head + "  result"] if header else []
+        rows = [head + "  result"] if flag(header, "header", "GradcheckReport.table") else []
         for c in self.checks:
             rows.append(
                 f"{self.module[:mod_w]:<{mod_w}} {c.name:<{name_w}} {str(c.shape):<{shape_w}} "

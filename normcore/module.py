@@ -143,8 +143,13 @@ class Module:
 
     # --- modes -----------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Self:
-        """Set training mode on this module and every child; returns the module."""
-        self.training = bool(mode)
+        """Set training mode on this module and every child; returns the module. ``mode`` must
+        be True or False: anything else (a string "False" is truthy, 0 and 1, np.bool_) raises
+        ``ValueError`` and changes nothing, as PyTorch's ``train(mode)``."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"{type(self).__name__}.train: training mode is expected to be boolean "
+                             f"(True or False), got {mode!r} ({type(mode).__name__})")
+        self.training = mode
         for child in self.children():
             child.train(mode)
         return self

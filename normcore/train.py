@@ -6,6 +6,7 @@ import numpy as np
 
 from .nn.losses import CrossEntropyLoss
 from .optim.optimizers import clip_grad_norm, grad_norm
+from ._array import flag
 from .progress import Progress
 from .tasks import Task, token_accuracy
 
@@ -69,6 +70,7 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    progress = flag(progress, "progress", "fit")
     loss_fn = CrossEntropyLoss() if loss_fn is None else loss_fn
     if isinstance(batches_or_task, Task):
         batches = batches_or_task.batches(batch_size, seed)

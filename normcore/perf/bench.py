@@ -26,6 +26,7 @@ BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels,
 channels of length 768). NumPy's BLAS runs on one thread for the norms.
 """
 
+from .._array import flag
 from .baselines import default_threads
 from .cases import DTYPES, SHAPES, fast_tier, torch_module
 from .printing import learning_table, machine_lines, norm_header, norm_rows, step_table, targets_table
@@ -43,6 +44,7 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     import them if they are installed. The keyword arguments after ``out`` replace the sizes
     ``quick`` picks (the tests use tiny ones); the targets are read at the first shape.
     """
+    quick = flag(quick, "quick", "run_bench")
     torch = torch_module() if torch == "auto" else torch
     fast = fast_tier() if fast == "auto" else fast
     if torch is not None:
