@@ -182,7 +182,8 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
 
 def _verdict(name: str, analytic: ArrayLike | None, numerical: np.ndarray, tol: float) -> TensorCheck:
     if analytic is None:
-        raise ValueError(f"gradcheck: backward returned None for the floating-point input {name}")
+        raise ValueError(f"gradcheck: expected a gradient of the floating-point input {name} (an array "
+                         f"of its shape {numerical.shape}), backward returned None")
     analytic = np.asarray(analytic, dtype=np.float64)
     if analytic.shape != numerical.shape:
         raise ValueError(

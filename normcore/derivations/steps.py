@@ -61,7 +61,8 @@ class StepThrough:
         for c in self.checks:
             if c.node == node and c.against == against:
                 return c
-        raise KeyError(f"no {against} check of node {node!r}")
+        raise KeyError(f"no {against} check of node {node!r}; expected one of the checks "
+                       f"{[(c.node, c.against) for c in self.checks]}")
 
     def text(self, width=80, latex=True, parts=("forward", "backward", "checks")):
         """The step-through as text at most ``width`` columns wide; ``parts`` picks sections."""
