@@ -18,8 +18,9 @@ of each norm:
   shown as a multiple of the floor of the same round: how far it is from the limit.
 
 The learning run (``cases.ReverseRun``, the training the learning test checks: 4 Pre-Norm
-blocks learning to reverse 8 tokens) is timed whole, against its budget of a minute; no test
-asserts on its time, since a busy machine would fail it although nothing is wrong.
+blocks learning to reverse 8 tokens) has its training loop timed against its budget of a
+minute; no test asserts on its time, since a busy machine would fail it although nothing is
+wrong.
 
 Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
 BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128

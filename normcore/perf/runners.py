@@ -151,6 +151,7 @@ def bench_learning(repeats=1, cfg=None):
     runner = LearningRunner(cfg)
     try:
         times = time_interleaved({"learning": runner}, ("step",), repeats, warmup=0)
+        accuracy = runner.run.held_out_accuracy()
     except Exception as exc:  # the model, the task or the optimizer is missing or broken
         return LearningResult(error=f"{type(exc).__name__}: {exc}")
-    return LearningResult(times["learning", "step"], runner.run.held_out_accuracy())
+    return LearningResult(times["learning", "step"], accuracy)
