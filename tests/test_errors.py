@@ -191,4 +191,4 @@ def test_compare_names_what_it_expected_for_an_unknown_model(capsys):
         main(["compare", "nonsense"])
     err = " ".join(capsys.readouterr().err.split())
     assert exit_.value.code == 2
-    assert "argument MODEL: expected a model --help lists (layernorm, attention, ...), got 'nonsense'" in err
+    assert "argument MODEL: unknown 'nonsense': expected a model --help lists (layernorm, attention, ...)" in err

@@ -95,7 +95,7 @@ MODELS = {
 def _model_name(text):
     if text not in MODELS:
         raise argparse.ArgumentTypeError(
-            f"expected a model --help lists (layernorm, attention, ...), got {text[:20]!r}")
+            f"unknown {text[:20]!r}: expected a model --help lists (layernorm, attention, ...)")
     return text
 
 
