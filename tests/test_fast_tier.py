@@ -16,13 +16,13 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import normcore as nc
 import normcore.fast as fast
 from normcore.fast import kernels
 
-SETTINGS = dict(deadline=None, derandomize=True)
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])  # nothing timed
 EPS32 = float(np.finfo(np.float32).eps)
 
 
