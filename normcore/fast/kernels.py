@@ -34,7 +34,10 @@ Accuracy (float32 as good as PyTorch's or better, also far from zero):
 * float32 sums add partial sums of at most CHUNK values (along a row) or SUM_ROWS rows (down
   a column) in float64: the rounding error grows with those, not with the row or the batch;
 * a row or channel whose float32 sum of squares overflows (|x| ~ 1e20) or underflows is
-  recomputed in float64, which is how the reference tier computes every statistic.
+  recomputed in float64, which is how the reference tier computes every statistic;
+* the per-row and per-channel constants of a backward are formed in float64 and hold rstd
+  once, never rstd**2 or rstd / n in float32: at a spread of 1e22 those are below float32's
+  range and dx loses digits silently.
 
 Outputs are fresh C-contiguous arrays, so every reshape of them is a view (``_view``
 checks it); inputs are only read.
@@ -304,7 +307,7 @@ def standardize_rows_backward(dy, x_hat, rstd, groups, gamma=None, out_dtype=Non
         rows = slice(blk.start * G, blk.stop * G)
         d, xh, r = D[rows], XH[rows], R[rows]
         m = len(d)
-        r_n = r / n
+        r_n = r.astype(np.float64) / n                     # float64: r / n is below float32's range when rstd ~ 1e-37
         a = (_group_dot(sd, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat)
         c = (_group_dot(sp, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat * x_hat)
         o = DX[rows] if work is None else work[:m]
@@ -377,7 +380,8 @@ def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
         p = P[:m]
         np.multiply(d, xh, out=p)
         _column_sums(p, dgamma)
-        c = (p @ w) * (r / n)                              # rrms * mean_n(dx_hat * x_hat)
+        c = (p @ w) * (r.astype(np.float64) / n)           # rrms * mean_n(dx_hat * x_hat), float64 (see above)
+        c = c.astype(dt, copy=False)
         o = dx[blk] if work is None else work[:m]
         if gamma is None:
             np.multiply(d, r[:, None], out=o)
@@ -457,8 +461,8 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
         return s, q
 
     sample = np.ascontiguousarray(x[::max(1, N // k)][:k])  # k samples spread over the batch
-    pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # sums that overflow float32: see bad below
+        pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
         s, q = shift_and_sum(x, pivot)
         shift = s / n
         var = q / n - shift ** 2
@@ -468,7 +472,7 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
             s, q = shift_and_sum(xc, sub)
             shift = s / n
             var = q / n - shift ** 2
-    mean = pivot + shift
+        mean = pivot + shift
     var = np.maximum(var, 0.0)
     bad = _needs_float64(var, eps, dt)
     if bad.any():                                      # x**2 overflowed: these channels in float64
@@ -476,6 +480,8 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
         mean[bad] = xb.mean(axis=(0, 2))
         d = xb - mean[bad][:, None]
         var[bad] = np.mean(d * d, axis=(0, 2))
+        pivot[bad] = mean[bad].astype(dt)              # the pivot's sums may have overflowed too
+        xc[:, bad] = xb - pivot[bad][:, None]
         shift[bad] = mean[bad] - pivot[bad]
     with np.errstate(divide="ignore"):
         rstd = 1.0 / np.sqrt(var + eps)
@@ -520,8 +526,13 @@ def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=T
     rstd are constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n
     and mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the sums, one for dx::
 
-        dx = dy * K - xc * A + B,   K = gamma * rstd,  A = K * rstd * dgamma / n,
-                                    B = A * shift - K * dbeta / n
+        dx = K * (dy - xc * A + B),   K = gamma * rstd,  A = rstd * dgamma / n,
+                                      B = A * shift - dbeta / n
+
+    Each per-channel constant holds rstd at most once: a product such as rstd**2 (about
+    1e-44 for a channel of spread 1e22) is below float32's range and rounds to 0 or to a
+    subnormal with few digits left. A channel whose A still falls below the normal range of
+    x's dtype (spreads near its largest values) has its dx computed in float64.
     """
     N, C, L = xc.shape
     dt = xc.dtype
@@ -533,25 +544,37 @@ def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=T
     blocks = _blocks(N, k)
     P = np.empty((k, C, L), dt)
     sum_dy_xc, dbeta = np.zeros(C), np.zeros(C)
-    for blk in blocks:
-        sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
-        dbeta += _channel_sums(dy[blk])
+    with np.errstate(over="ignore", invalid="ignore"):     # float32 sums that overflow: redone below
+        for blk in blocks:
+            sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
+            dbeta += _channel_sums(dy[blk])
+    overflowed = np.flatnonzero(~np.isfinite(sum_dy_xc))  # dy * xc beyond float32's range (xc ~ 1e38)
+    if overflowed.size:
+        sum_dy_xc[overflowed] = np.sum(dy[:, overflowed].astype(np.float64) * xc[:, overflowed], axis=(0, 2))
     dgamma = rstd * (sum_dy_xc - shift * dbeta)
     K = rstd * (1.0 if gamma is None else gamma.astype(np.float64))
     k_tile = _channel_tile(K, k, L, dt)
     if batch_stats:
-        A = K * rstd * dgamma / n
-        a_tile = _channel_tile(A, k, L, dt)
-        b_tile = _channel_tile(A * shift - K * dbeta / n, k, L, dt)
+        A = rstd * dgamma / n
+        B = A * shift - dbeta / n
+        a_tile, b_tile = _channel_tile(A, k, L, dt), _channel_tile(B, k, L, dt)
     work = _scratch(dx, (k, C, L), dt)
     for blk in blocks:
         m = blk.stop - blk.start
         o = dx[blk] if work is None else work[:m]
-        np.multiply(dy[blk], k_tile[:m], out=o)
         if batch_stats:
             p = P[:m]
             np.multiply(xc[blk], a_tile[:m], out=p)
-            np.subtract(o, p, out=o)
+            np.subtract(dy[blk], p, out=o)
             np.add(o, b_tile[:m], out=o)
+            np.multiply(o, k_tile[:m], out=o)
+        else:
+            np.multiply(dy[blk], k_tile[:m], out=o)
         _finish(o, dx[blk])
+    if batch_stats:
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero((A != 0) & ~(np.abs(A) >= np.finfo(dt).tiny))
+        if bad.size:                                   # A subnormal in x's dtype: these channels in float64
+            x_hat = (xc[:, bad].astype(np.float64) - shift[bad, None]) * rstd[bad, None]
+            dx[:, bad] = K[bad, None] * (dy[:, bad] - dbeta[bad, None] / n - x_hat * dgamma[bad, None] / n)
     return dx, dgamma, dbeta
