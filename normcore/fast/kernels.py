@@ -44,6 +44,8 @@ checks it); inputs are only read.
 """
 import numpy as np
 
+from ..norms.standardization import moments, size_scale, standardize
+
 BLOCK_BYTES = 2 ** 19  # half a MiB per block (L2 per core); bigger blocks cost fewer NumPy calls
 CHUNK = 256  # float32 sums along a row run over at most this many values
 SUM_ROWS = 256  # column sums add at most this many rows in the compute dtype
@@ -226,14 +228,16 @@ def standardize_rows(x, groups, eps, gamma=None, beta=None, out_dtype=None):
 
 
 def _standardize_float64(rows, eps):
-    """The reference tier's arithmetic for a few rows, in float64: (mean, var, rstd, x_hat)."""
+    """The reference tier's arithmetic for a few rows (R, n), in float64: (mean, var, rstd,
+    x_hat), the first three (R,). The variance is carried in units of scale**2 (``moments``),
+    so rows near 1e200, whose squares overflow float64, are standardised too; var itself is
+    then inf, as the true variance is beyond float64."""
     r64 = rows.astype(np.float64)
-    mean = r64.mean(axis=1)
-    d = r64 - mean[:, None]
-    var = np.mean(d * d, axis=1)
-    with np.errstate(divide="ignore"):
-        rstd = 1.0 / np.sqrt(var + eps)
-    return mean, var, rstd, d * rstd[:, None]
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        mean, var, scale = moments(r64, (1,))
+        x_hat, rstd = standardize(r64, mean, var, eps, scale)
+        var = var * scale ** 2
+    return mean[:, 0], var[:, 0], rstd[:, 0], x_hat
 
 
 def _affine(x_hat, g_tile, b_tile, out, work):
@@ -350,9 +354,10 @@ def rms_rows(x, eps, gamma=None, out_dtype=None):
             rrms[blk] = r
             _affine(xh, g_tile, None, y[blk], work)
     bad = np.flatnonzero(_needs_float64(ms, eps, dt))
-    if bad.size:                                           # x**2 overflowed float32: in float64
+    if bad.size:                                           # x**2 overflowed: in float64, rescaled
         r64 = x[bad].astype(np.float64)
-        r = 1.0 / np.sqrt(np.mean(r64 * r64, axis=1) + eps)
+        scale = size_scale(r64, (1,))                      # (b, 1)  as the reference tier's RMSNorm
+        r = 1.0 / (scale[:, 0] * np.sqrt(np.mean((r64 / scale) ** 2, axis=1) + eps / scale[:, 0] ** 2))
         rrms[bad], x_hat[bad] = r, r64 * r[:, None]
         y[bad] = x_hat[bad] * (1.0 if gamma is None else gamma)
     return y, x_hat, rrms
@@ -475,16 +480,17 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
         mean = pivot + shift
     var = np.maximum(var, 0.0)
     bad = _needs_float64(var, eps, dt)
+    with np.errstate(divide="ignore", over="ignore"):
+        rstd = 1.0 / np.sqrt(var + eps)
     if bad.any():                                      # x**2 overflowed: these channels in float64
-        xb = x[:, bad].astype(np.float64)
-        mean[bad] = xb.mean(axis=(0, 2))
-        d = xb - mean[bad][:, None]
-        var[bad] = np.mean(d * d, axis=(0, 2))
+        xb = x[:, bad].astype(np.float64)              # (N, b, L)
+        with np.errstate(divide="ignore", over="ignore"):
+            m, v, scale = moments(xb, (0, 2))          # (1, b, 1)  v in units of scale**2 (1e200 in float64)
+            _, r = standardize(xb, m, v, eps, scale)      # rstd (1, b, 1)
+            mean[bad], var[bad], rstd[bad] = m.ravel(), (v * scale ** 2).ravel(), r.ravel()
         pivot[bad] = mean[bad].astype(dt)              # the pivot's sums may have overflowed too
         xc[:, bad] = xb - pivot[bad][:, None]
         shift[bad] = mean[bad] - pivot[bad]
-    with np.errstate(divide="ignore"):
-        rstd = 1.0 / np.sqrt(var + eps)
     _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
     return y, xc, shift, rstd, mean, var
 
