@@ -77,7 +77,8 @@ class _BatchNorm(_Norm):
             self._check_batch(x, n)
             mean, var, scale = moments(x, B)                       # (1, C, 1...)  var in units of scale**2
         else:
-            mean, var, scale = self.running_mean.reshape(shape), self.running_var.reshape(shape), 1.0
+            mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
+            scale = np.ones(shape)                                 # (1, C, 1...)  var as it is
         x_hat, rstd = standardize(x, mean, var, self.eps, scale)   # (N, C, *L), (1, C, 1...)
         gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (N, C, *L)

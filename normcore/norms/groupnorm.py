@@ -140,7 +140,8 @@ class _InstanceNorm(_Norm):
             self._check_instances(x, n)
             mean, var, scale = moments(xb, S)                      # (N, C, 1...)  var in units of scale**2
         else:
-            mean, var, scale = self.running_mean.reshape(shape), self.running_var.reshape(shape), 1.0
+            mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
+            scale = np.ones(shape)                                 # (1, C, 1...)  var as it is
         x_hat, rstd = standardize(xb, mean, var, self.eps, scale)  # (N, C, *S), (N or 1, C, 1...)
         gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (N, C, *S)
