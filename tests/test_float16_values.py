@@ -7,8 +7,9 @@ relative tolerance of 1e-3 does not see. So:
 
 * Dropout: y = float16(float32(x) * float32(1 / (1 - p))) where kept, 0 where dropped,
   and dx the same of dy: bit for bit (the expected value is that very computation);
-* every norm of both tiers: y and dx are the float64 result computed by hand from the same
-  float16 inputs and parameters, rounded once to float16 (the nearest float16), except where
+* every norm of both tiers: y, dx (and float16 parameters' gradients; BatchNorm also in
+  evaluation) are the float64 result computed by hand from the same float16 inputs and
+  parameters, rounded once to float16 (the nearest float16), except where
   that float64 value lies within MARGIN of a midpoint between two float16 numbers, where the
   float32 rounding errors may decide either way and either neighbour is right.
 
@@ -125,7 +126,7 @@ def per_element(name, kwargs, v, shape):
 
 
 def by_hand(name, kwargs, x, dy, gamma, beta, eps):
-    """y, dx and the size of their terms, in float64, by the textbook formulas::
+    """y, dx, x_hat and the size of y's and dx's terms, in float64, by the textbook formulas::
 
         x_hat = (x - mean) / sqrt(var + eps)   (RMSNorm: x / sqrt(mean(x**2) + eps))
         y     = x_hat * gamma + beta
@@ -146,7 +147,7 @@ def by_hand(name, kwargs, x, dy, gamma, beta, eps):
     dx_terms = rstd * (np.abs(gr) + np.abs(mean_g) + np.abs(x_hat * mean_gx))
     x_hat = back(x_hat)
     y = x_hat * G + B
-    return y, back(dx), float(np.max(np.abs(x_hat * G) + np.abs(B))), float(np.max(dx_terms))
+    return y, back(dx), x_hat, float(np.max(np.abs(x_hat * G) + np.abs(B))), float(np.max(dx_terms))
 
 
 def assert_rounded_once(got, exact, margin, what):
@@ -165,7 +166,8 @@ def assert_rounded_once(got, exact, margin, what):
 @pytest.mark.parametrize("tier", [nc, fast], ids=["reference", "fast"])
 @pytest.mark.parametrize("name, kwargs, shape", NORMS, ids=NORM_IDS)
 def test_norm_float16_is_the_float64_result_rounded_once(name, kwargs, shape, tier, param_dtype):
-    """y and dx of float16 inputs: the nearest float16 to the exact result (see MARGIN above)."""
+    """y and dx of float16 inputs, and with float16 parameters their gradients: the nearest
+    float16 to the exact result (see MARGIN above)."""
     for seed, layout in enumerate(LAYOUTS):
         rng = np.random.default_rng(seed)
         x = with_layout((rng.standard_normal(shape) * 3 + 1).astype(F16), layout)
@@ -178,6 +180,42 @@ def test_norm_float16_is_the_float64_result_rounded_once(name, kwargs, shape, ti
         assert y.dtype == dx.dtype == F16
         eps = layer.eps if layer.eps is not None else float(np.finfo(np.float32).eps)
         beta = None if layer.bias is None else layer.bias.data
-        y64, dx64, y_terms, dx_terms = by_hand(name, kwargs, x, dy, layer.weight.data, beta, eps)
+        y64, dx64, x_hat, y_terms, dx_terms = by_hand(name, kwargs, x, dy, layer.weight.data, beta, eps)
         assert_rounded_once(y, y64, 64 * U32 * y_terms, f"{name} y ({layout})")
         assert_rounded_once(dx, dx64, 64 * U32 * dx_terms, f"{name} dx ({layout})")
+        if param_dtype == np.float16:                  # gradients in the parameters' dtype: float16
+            free = tuple(range(x.ndim - np.ndim(layer.weight.data))) if name in ("LayerNorm", "RMSNorm") else \
+                (0,) + tuple(range(2, x.ndim))       # the axes gamma is shared over
+            dy64 = dy.astype(np.float64)
+            for param, g in ((layer.weight, dy64 * x_hat), (layer.bias, dy64)):
+                if param is not None:
+                    assert param.grad.dtype == F16
+                    terms = float(np.abs(g).sum(axis=free).max())
+                    assert_rounded_once(param.grad, g.sum(axis=free).reshape(param.shape), 64 * U32 * terms,
+                                        f"{name} gradient ({layout})")
+
+
+@pytest.mark.parametrize("tier", [nc, fast], ids=["reference", "fast"])
+@pytest.mark.parametrize("name, shape", [("BatchNorm1d", (9, 3)), ("BatchNorm1d", (4, 3, 5)),
+                                         ("BatchNorm2d", (2, 3, 4, 3))])
+def test_batchnorm_float16_in_evaluation_is_rounded_once(name, shape, tier):
+    """With running statistics: x_hat = (x - running_mean) / sqrt(running_var + eps),
+    dx = dy * gamma / sqrt(running_var + eps), by hand in float64, rounded once to float16."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(F16)
+    dy = rng.standard_normal(shape).astype(F16)
+    layer = getattr(tier, name)(3, dtype=np.float16)
+    for p in layer.parameters():
+        p.data[...] = rng.uniform(0.5, 2.0, p.shape).astype(F16)
+    layer.running_mean[...] = rng.uniform(-1, 2, 3).astype(F16)
+    layer.running_var[...] = rng.uniform(0.5, 4, 3).astype(F16)
+    layer.eval()
+    y, dx = layer(x), layer.backward(dy)
+    per_channel = (1, 3) + (1,) * (len(shape) - 2)
+    mean, var, gamma, beta = (a.astype(np.float64).reshape(per_channel) for a in
+                              (layer.running_mean, layer.running_var, layer.weight.data, layer.bias.data))
+    rstd = 1.0 / np.sqrt(var + layer.eps)
+    x_hat = (x.astype(np.float64) - mean) * rstd
+    y64, dx64 = x_hat * gamma + beta, dy.astype(np.float64) * gamma * rstd
+    assert_rounded_once(y, y64, 64 * U32 * float(np.max(np.abs(x_hat * gamma) + np.abs(beta))), f"{name} y")
+    assert_rounded_once(dx, dx64, 64 * U32 * float(np.max(np.abs(dx64))), f"{name} dx")
