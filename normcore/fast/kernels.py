@@ -34,7 +34,9 @@ Accuracy (float32 as good as PyTorch's or better, also far from zero):
 * float32 sums add partial sums of at most CHUNK values (along a row) or SUM_ROWS rows (down
   a column) in float64: the rounding error grows with those, not with the row or the batch;
 * a row or channel whose float32 sum of squares overflows (|x| ~ 1e20) or underflows is
-  recomputed in float64, which is how the reference tier computes every statistic;
+  recomputed in float64, which is how the reference tier computes every statistic, with
+  its functions (``moments``, ``standardize``): so a float64 row or channel whose squares
+  overflow float64 (|x| ~ 1e200) is rescaled by a power of two as there, not returned as beta;
 * the per-row and per-channel constants of a backward are formed in float64 and hold rstd
   once, never rstd**2 or rstd / n in float32: at a spread of 1e22 those are below float32's
   range and dx loses digits silently.
