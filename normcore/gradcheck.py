@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._array import flag
 from .module import Module
 
 
@@ -85,7 +86,7 @@ class GradcheckReport:
         shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
         mod_w = max(6, min(28, 80 - (name_w + shape_w + 21)))
         head = f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}"
-        rows = [head + "  result"] if header else []
+        rows = [head + "  result"] if flag(header, "header", "GradcheckReport.table") else []
         for c in self.checks:
             rows.append(
                 f"{self.module[:mod_w]:<{mod_w}} {c.name:<{name_w}} {str(c.shape):<{shape_w}} "
@@ -181,7 +182,8 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
 
 def _verdict(name: str, analytic: ArrayLike | None, numerical: np.ndarray, tol: float) -> TensorCheck:
     if analytic is None:
-        raise ValueError(f"gradcheck: backward returned None for the floating-point input {name}")
+        raise ValueError(f"gradcheck: expected a gradient of the floating-point input {name} (an array "
+                         f"of its shape {numerical.shape}), backward returned None")
     analytic = np.asarray(analytic, dtype=np.float64)
     if analytic.shape != numerical.shape:
         raise ValueError(

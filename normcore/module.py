@@ -86,18 +86,36 @@ class Module:
         return self.forward(*inputs, **kwargs)
 
     def cache_nbytes(self) -> int | None:
-        """Bytes of the arrays the last forward kept for backward; None before any forward."""
-        def nbytes(obj: Any) -> int:
+        """Bytes of the arrays the last forward kept for backward, in this module and in all its
+        descendants (a Sequential, a Transformer block: what a backward of the whole needs).
+        Each array is counted once, by identity, however many caches refer to it. None when
+        nothing in the tree has run a forward yet."""
+        arrays: dict[int, np.ndarray] = {}
+
+        def collect(obj: Any) -> None:
             if isinstance(obj, np.ndarray):
-                return obj.nbytes
-            return sum(nbytes(o) for o in obj) if isinstance(obj, (tuple, list)) else 0
-        cache = self.__dict__.get("_cache")
-        return None if cache is None else nbytes(cache)
+                arrays[id(obj)] = obj
+            elif isinstance(obj, (tuple, list)):
+                for o in obj:
+                    collect(o)
+            elif isinstance(obj, dict):
+                for o in obj.values():
+                    collect(o)
+
+        caches = [mod.__dict__.get("_cache") for _, mod in self.named_modules()]
+        caches = [cache for cache in caches if cache is not None]
+        if not caches:
+            return None
+        collect(caches)
+        return sum(a.nbytes for a in arrays.values())
 
     def to(self, dtype: DTypeLike) -> Self:
         """Cast every floating-point parameter (and its gradient) and buffer to ``dtype``, in
         place, as PyTorch's ``module.to(dtype)``; returns the module. ``dtype`` must be a
-        floating-point dtype, checked before anything changes."""
+        floating-point dtype, checked before anything changes. ``to(None)`` changes nothing,
+        as in PyTorch (NumPy alone would read None as float64)."""
+        if dtype is None:
+            return self
         try:
             dtype = np.dtype(dtype)
         except TypeError:
@@ -125,8 +143,13 @@ class Module:
 
     # --- modes -----------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Self:
-        """Set training mode on this module and every child; returns the module."""
-        self.training = bool(mode)
+        """Set training mode on this module and every child; returns the module. ``mode`` must
+        be True or False: anything else (a string "False" is truthy, 0 and 1, np.bool_) raises
+        ``ValueError`` and changes nothing, as PyTorch's ``train(mode)``."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"{type(self).__name__}.train: training mode is expected to be boolean "
+                             f"(True or False), got {mode!r} ({type(mode).__name__})")
+        self.training = mode
         for child in self.children():
             child.train(mode)
         return self

@@ -6,6 +6,7 @@ import numpy as np
 
 from .nn.losses import CrossEntropyLoss
 from .optim.optimizers import clip_grad_norm, grad_norm
+from ._array import flag
 from .progress import Progress
 from .tasks import Task, token_accuracy
 
@@ -69,7 +70,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     is recorded as it is; training goes on.
     """
     if steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+        raise ValueError(f"fit: steps must be >= 1, got {steps}")
+    progress = flag(progress, "progress", "fit")
     loss_fn = CrossEntropyLoss() if loss_fn is None else loss_fn
     if isinstance(batches_or_task, Task):
         batches = batches_or_task.batches(batch_size, seed)
@@ -88,7 +90,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         try:
             tokens, targets = next(batches)
         except StopIteration:
-            raise ValueError(f"fit: the batches ran out after {step} of {steps} steps") from None
+            raise ValueError(f"fit: expected at least {steps} batches, one per step; the batches ran out "
+                             f"after {step} of {steps} steps") from None
         if schedule is not None:
             optimizer.lr = schedule(step)
         optimizer.zero_grad()

@@ -106,3 +106,89 @@ def test_constructor_arguments_of_the_wrong_shape():
         nc.LayerNorm(0)
     with pytest.raises(ValueError, match="normalized_shape must be a positive int"):
         nc.RMSNorm(())
+
+
+# --- messages that say what was expected, beyond the layers ----------------------------------
+
+def test_an_optimizer_without_parameters_says_it_expected_some():
+    with pytest.raises(ValueError, match=r"SGD expected at least one Parameter to optimize "
+                                         r"\(e.g. model.parameters\(\)\), got an empty parameter list"):
+        nc.SGD([], lr=0.1)
+
+
+def test_gradcheck_says_it_expected_a_gradient_where_backward_returned_none():
+    class Doubles(nc.Module):
+        def forward(self, x):
+            return 2 * np.asarray(x)
+
+        def backward(self, dy):
+            return None
+
+    with pytest.raises(ValueError, match=r"expected a gradient of the floating-point input x \(an array "
+                                         r"of its shape \(2, 3\)\), backward returned None"):
+        nc.gradcheck(Doubles(), np.ones((2, 3)))
+
+
+def test_a_step_through_check_that_does_not_exist_lists_the_checks():
+    from normcore.derivations import step_through
+    st = step_through("layernorm")
+    with pytest.raises(KeyError, match=r"no numerical check of node 'z'; expected one of the checks "
+                                       r"\[\('y', 'compact'\)"):
+        st.check("z", "numerical")
+
+
+def test_a_tape_whose_output_does_not_depend_on_its_input_says_what_was_expected():
+    from normcore.derivations import step_through
+    from normcore.derivations.graph import computation_graph
+    st = step_through("rmsnorm")
+    for node in st.tape:
+        node.edges = []
+    with pytest.raises(ValueError, match=r"expected a path from x to \w+ on the tape \(the output computed "
+                                         r"from the input\), found none"):
+        computation_graph(st)
+
+
+def test_the_practice_driver_says_what_the_contract_expected():
+    from normcore.practice.driver import ContractError, Driver
+
+    class Plain:
+        gamma = np.ones(3)
+
+    with pytest.raises(ContractError, match=r"gamma is a plain array: expected its gradient in an attribute "
+                                            r"dgamma \(or gamma_grad\), the layer has neither"):
+        Driver(Plain()).grad("gamma")
+    with pytest.raises(ContractError, match=r"expected an attribute running_mean \(the running statistic "
+                                            r"BatchNorm keeps\), the layer has none"):
+        Driver(Plain()).running("mean")
+    with pytest.raises(ContractError, match=r"expected gamma with 4 values, shape \(4,\), got shape \(3,\)"):
+        Driver(Plain()).set_param("gamma", np.ones(4))
+
+
+def test_grading_a_class_that_is_not_in_the_file_lists_the_classes_it_defines(tmp_path):
+    from normcore.practice import CannotGrade
+    from normcore.practice.loading import find_class, load_module
+    path = tmp_path / "mine.py"
+    path.write_text("class MyLayerNorm:\n    pass\n\nclass Helper:\n    pass\n")
+    with pytest.raises(CannotGrade, match=r"the file defines no class named LayerNorm; expected one of the "
+                                          r"classes it defines: MyLayerNorm, Helper"):
+        find_class(load_module(path), "LayerNorm")
+
+
+def test_fit_says_how_many_steps_and_batches_it_expected():
+    task = nc.tasks.ReverseTask(n_tokens=2, n_symbols=4)
+    model = nc.TinyTransformer(task.vocab_size, 8, 1, 2, task.seq_len, rng=0)
+    with pytest.raises(ValueError, match=r"fit: steps must be >= 1, got 0"):
+        nc.fit(model, task, nc.SGD(model.parameters(), lr=0.1), steps=0, progress=False)
+    batches = [task.batch(3, seed=s) for s in range(2)]
+    with pytest.raises(ValueError, match=r"fit: expected at least 3 batches, one per step; the batches ran out "
+                                         r"after 2 of 3 steps"):
+        nc.fit(model, batches, nc.SGD(model.parameters(), lr=0.1), steps=3, progress=False)
+
+
+def test_compare_names_what_it_expected_for_an_unknown_model(capsys):
+    from normcore.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", "nonsense"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert exit_.value.code == 2
+    assert "argument MODEL: unknown 'nonsense': expected a model --help lists (layernorm, attention, ...)" in err

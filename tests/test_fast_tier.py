@@ -16,13 +16,14 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import normcore as nc
 import normcore.fast as fast
 from normcore.fast import kernels
+from norm_tiers import suite_settings
 
-SETTINGS = dict(deadline=None, derandomize=True)
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])  # nothing timed
 EPS32 = float(np.finfo(np.float32).eps)
 
 
@@ -402,3 +403,51 @@ def test_cache_is_x_hat_and_small_statistics(name, kwargs):
     cached = sum(a.nbytes for a in layer._cache if isinstance(a, np.ndarray))
     assert layer._cache[0].dtype == np.float32
     assert cached <= 1.1 * x.nbytes, f"cache {cached / x.nbytes:.3f} x the input"
+
+
+# --- BatchNorm's second centring pass: batches of several blocks with atypical pivot samples -----------
+@pytest.mark.parametrize("blocks", [2, 4, 1000])
+@suite_settings(6)
+@given(name_rest=st.sampled_from([("BatchNorm1d", (3,)), ("BatchNorm1d", (2, 16)), ("BatchNorm2d", (2, 4, 8))]),
+       dtype=st.sampled_from([np.float64, np.float32]), far=st.sampled_from([1e3, -3e4, 50.0]),
+       seed=st.integers(0, 2 ** 16))
+def test_batchnorm_second_centring_pass_with_atypical_pivot_samples(name_rest, dtype, blocks, far, seed):
+    """A batch of several blocks whose pivot samples (the k samples, one every n // k, that
+    standardize_channels averages for its pivot; k per block) lie ``far`` spreads away from
+    the rest: the pivot is far from the mean, shift**2 is not small beside the variance, and
+    the second pass must centre xc on the mean again. Held to the reference tier (run_both:
+    y, dx, gradients, running statistics) and to float64 statistics computed by hand.
+
+    The pivot samples are 1 / blocks of the batch, so they are part of its spread, and
+    var = q / n - shift**2 without the second pass cancels by a factor of up to blocks - 1:
+    with 2 or 4 blocks of the real size (k samples of half a MiB) a few bits; with 1000 blocks
+    (of 4 samples: BLOCK_BYTES lowered) 10 bits, which float32 shows. Skipping that pass, or not
+    moving the pivot with it, fails here."""
+    name, rest = name_rest
+    C = rest[0]
+    itemsize = np.dtype(dtype).itemsize
+    with pytest.MonkeyPatch.context() as mp:
+        if blocks > 4:
+            mp.setattr(kernels, "BLOCK_BYTES", 4 * math.prod(rest) * itemsize)
+        k = kernels._block_len(math.prod(rest), itemsize)   # samples per block
+        n = blocks * k + 3                                 # several blocks, the last one partial
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal((n,) + rest)
+        x[::n // k][:k] += far                             # the pivot samples: atypical
+        x = x.astype(dtype)
+        dy = rng.standard_normal(x.shape).astype(dtype)
+        ref, fst = pair(name, num_features=C, dtype=dtype)
+        run_both(ref, fst, [x], [dy])
+        y = pair(name, num_features=C, dtype=dtype)[1](x)  # a fresh layer: the same parameters
+    # by hand, in float64: the batch statistics, the running ones after one step, and y
+    x64 = x.astype(np.float64)
+    axes, per_channel = (0,) + tuple(range(2, x.ndim)), (1, C) + (1,) * (x.ndim - 2)
+    mean = x64.mean(axis=axes)
+    var = np.mean((x64 - mean.reshape(per_channel)) ** 2, axis=axes)
+    m, count = fst.momentum, x.size // C
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(fst.running_mean, m * mean, rtol=rtol, atol=rtol * m * abs(far))
+    np.testing.assert_allclose(fst.running_var, (1 - m) + m * var * count / (count - 1), rtol=rtol)
+    gamma, beta = (p.data.astype(np.float64).reshape(per_channel) for p in (fst.weight, fst.bias))
+    y64 = (x64 - mean.reshape(per_channel)) / np.sqrt(var + fst.eps).reshape(per_channel) * gamma + beta
+    np.testing.assert_allclose(y, y64, rtol=0, atol=10 * rtol * np.abs(y64).max())

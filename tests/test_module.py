@@ -169,6 +169,18 @@ def test_to_casts_floating_parameters_gradients_and_buffers_in_place():
     assert all(v.dtype in (np.float32, np.int64) for v in bn.state_dict().values())
 
 
+
+def test_to_none_changes_nothing_and_returns_the_module():
+    """As torch's ``module.to(None)``; NumPy alone reads np.dtype(None) as float64."""
+    bn = nc.BatchNorm1d(3, dtype=np.float32)
+    bn(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32))
+    before = bn.state_dict()
+    assert bn.to(None) is bn
+    assert bn.weight.grad.dtype == np.float32
+    after = bn.state_dict()
+    assert list(after) == list(before)
+    assert all(after[k].dtype == v.dtype and np.array_equal(after[k], v) for k, v in before.items())
+
 def test_cache_nbytes_counts_what_forward_kept():
     ln = nc.LayerNorm(6)
     assert ln.cache_nbytes() is None
@@ -176,6 +188,55 @@ def test_cache_nbytes_counts_what_forward_kept():
     ln(x)
     kept = ln.cache_nbytes()
     assert x.nbytes <= kept <= 2 * x.nbytes  # x_hat (4, 6) and the per-row statistics
+
+
+def test_cache_nbytes_of_a_norm_alone_is_its_own_cache():
+    ln = nc.LayerNorm(3)
+    ln(np.ones((5, 3)))
+    assert ln.cache_nbytes() == 5 * 3 * 8 + 5 * 8  # x_hat (5, 3) and rstd (5, 1), float64
+
+
+def test_cache_nbytes_of_a_sequential_counts_its_children():
+    seq = nc.Sequential(nc.Linear(4, 3, rng=0), nc.LayerNorm(3))
+    assert seq.cache_nbytes() is None
+    seq(np.ones((5, 4)))
+    # Linear keeps its input (5, 4); LayerNorm keeps x_hat (5, 3) and rstd (5, 1), float64
+    assert seq.cache_nbytes() == (5 * 4 + 5 * 3 + 5) * 8
+    assert seq.cache_nbytes() == seq[0].cache_nbytes() + seq[1].cache_nbytes()
+
+
+def test_cache_nbytes_of_attention_includes_the_q_k_v_o_projections():
+    B, T, C, H = 2, 5, 8, 2
+    attn = nc.MultiheadSelfAttention(C, H)
+    assert attn.cache_nbytes() is None
+    attn(np.random.default_rng(0).standard_normal((B, T, C)))
+    own = 3 * B * T * C + B * H * T * T  # q, k, v (B, H, T, D) and the attention weights (B, H, T, T)
+    projections = 4 * B * T * C  # the input each of q, k, v, o keeps, (B, T, C)
+    assert attn.cache_nbytes() == (own + projections) * 8
+
+
+@pytest.mark.parametrize("make, x", [
+    (lambda: nc.TransformerBlock(8, 2), np.random.default_rng(0).standard_normal((2, 5, 8))),
+    (lambda: nc.TinyTransformer(11, 8, 2, 2, 5, rng=0), np.arange(10).reshape(2, 5)),
+], ids=["TransformerBlock", "TinyTransformer"])
+def test_cache_nbytes_of_a_model_is_the_sum_over_its_children(make, x):
+    model = make()
+    assert model.cache_nbytes() is None
+    model(x)
+    children = [child.cache_nbytes() for child in model.children()]
+    # no array is kept by two children, and the model itself keeps shapes and dtypes only
+    assert model.cache_nbytes() == sum(c for c in children if c is not None) > 0
+
+
+def test_cache_nbytes_counts_an_array_kept_twice_once():
+    ln = nc.LayerNorm(3)
+    twice = nc.Sequential(ln, ln)  # one layer, reached by two names
+    twice(np.ones((5, 3)))
+    assert twice.cache_nbytes() == ln.cache_nbytes() == (5 * 3 + 5) * 8
+    a = np.zeros(10)
+    module = nc.Module()
+    module._cache = (a, [a, {"again": a}], a.dtype)
+    assert module.cache_nbytes() == a.nbytes
 
 
 @pytest.mark.parametrize("dtype, error", [(np.int64, ValueError), ("not a dtype", TypeError)])

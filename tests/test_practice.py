@@ -205,6 +205,9 @@ def test_two_mistakes_at_once_are_both_named(tmp_path):
     assert failing["running_mean after 1 step"] == ["bn-momentum-flipped"]
     assert failing["running_var after 5 steps"] == ["bn-momentum-flipped", "bn-running-var-biased"]
     assert report.diagnosis_ids == ["bn-momentum-flipped", "bn-running-var-biased"]
+    # the pair gives every number of the probe: "reproduces", not only "matches"
+    assert all(c.combined_with for c in _failing(report))
+    assert _how_sure(report) == ({"reproduces"}, {"reproduces"})
 
 
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
@@ -411,6 +414,7 @@ def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     text = format_report(report)
     assert "No catalogued mistake produces your numbers" in text and "learn: " in text
     assert "reproduces" not in text.split("Diagnosis")[0]
+    assert {c.confidence for c in _failing(report)} == {""}
 
 
 def test_backward_failures_follow_a_failing_forward(tmp_path):
@@ -468,6 +472,47 @@ def test_report_shows_how_sure_and_where_to_learn_within_80_columns(path):
         assert c.confidence in ("reproduces", "matches")
         first = textwrap.wrap(c.row, 18, break_on_hyphens=False)[0]
         assert any(first in line and c.confidence in line for line in text.splitlines())
+
+
+# How sure: "reproduces" when a catalogued mistake's mutant (or a pair of them) gives every number
+# of the probe, "matches" when it gives the failing number only, "" without a diagnosis.
+def _how_sure(report):
+    """{confidence} of the failing checks, and the word the Diagnosis section uses."""
+    text = format_report(report)
+    said = {how for how in ("reproduces", "matches") if f"{how} your numbers" in text}
+    return {c.confidence for c in _failing(report)}, said
+
+
+@pytest.mark.parametrize("path", GENERATED, ids=bug_id)
+def test_a_generated_bug_file_is_reproduced_not_only_matched(path):
+    """A generated file is the mistake's mutant itself: the mutant gives every number of every
+    probe, so every failing check must say "reproduces", never the weaker "matches"."""
+    assert _how_sure(grade_file(path)) == ({"reproduces"}, {"reproduces"})
+
+
+@pytest.mark.parametrize("path", HAND_WRITTEN, ids=bug_id)
+def test_a_bug_file_in_another_style_is_reproduced_too(path):
+    """One catalogued mistake written in another style (loops, a staged backward, other names)
+    gives the mutant's numbers on every observation, within the tolerances."""
+    assert _how_sure(grade_file(path)) == ({"reproduces"}, {"reproduces"})
+
+
+def test_a_catalogued_mistake_beside_an_uncatalogued_one_only_matches(tmp_path):
+    """dx without the mean terms (catalogued) and dbeta scaled by 1.5 (not catalogued): the
+    mutant gives the failing dx but not dbeta, so dx "matches" and dbeta has no diagnosis."""
+    source = solution_source("layernorm")
+    for old, new in [("dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)", "dx = rstd * dx_hat"),
+                     ("self.beta.grad += dy.sum(axis=lead)", "self.beta.grad += 1.5 * dy.sum(axis=lead)")]:
+        assert source.count(old) == 1
+        source = source.replace(old, new)
+    path = tmp_path / "two.py"
+    path.write_text(source)
+    report = grade_file(path)
+    dx = [c for c in _failing(report) if c.row == "dx"]
+    dbeta = [c for c in _failing(report) if c.row.startswith("dbeta")]
+    assert dx and all(c.diagnoses == ["backward-stats-constant"] and c.confidence == "matches" for c in dx)
+    assert dbeta and all(not c.diagnoses and c.confidence == "" for c in dbeta)
+    assert _how_sure(report) == ({"matches", ""}, {"matches"})
 
 
 def test_every_mistake_says_where_it_is_taught():

@@ -1,5 +1,5 @@
-"""``normcore bench``: time both tiers of the norms against PyTorch and the memory floor, and a
-Transformer training step against PyTorch."""
+"""``normcore bench``: time both tiers of the norms against PyTorch and the memory floor, a
+Transformer training step against PyTorch, and the learning run against its budget."""
 
 import argparse
 
@@ -11,8 +11,10 @@ and GroupNorm in both tiers of normcore (the reference tier nc.LayerNorm, ...,
 and the fast tier normcore.fast), against PyTorch on one thread and on all
 threads, and against the memory floor: the copies of x and dy that no
 implementation can avoid. Everything runs interleaved in one process, round by
-round. Then a Transformer training step against the same model in PyTorch, and
-the fast tier's targets beside the measured ratios."""
+round. Then a Transformer training step against the same model in PyTorch, the
+learning run (4 Pre-Norm blocks learning to reverse 8 tokens, as the learning
+test trains them) against its one-minute budget, and the fast tier's targets
+beside the measured ratios."""
 
 EPILOG = """\
 examples:

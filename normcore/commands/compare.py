@@ -95,7 +95,7 @@ MODELS = {
 def _model_name(text):
     if text not in MODELS:
         raise argparse.ArgumentTypeError(
-            f"unknown {text[:20]!r}, see --help")
+            f"unknown {text[:20]!r}: expected a model --help lists (layernorm, attention, ...)")
     return text
 
 

@@ -91,7 +91,8 @@ def computation_graph(st):
                     previous[b] = a
                     step.append(b)
         if not step:
-            raise ValueError(f"no path from {source.name} to {target} on the tape")
+            raise ValueError(f"expected a path from {source.name} to {target} on the tape (the output "
+                             f"computed from the input), found none")
         frontier = step
     direct, name = [], target
     while name is not None:

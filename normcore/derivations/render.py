@@ -5,6 +5,8 @@ import textwrap
 
 import numpy as np
 
+from .._array import flag
+
 
 def _array(a, indent, width):
     """An array as text, every line indented and at most ``width`` columns."""
@@ -34,6 +36,7 @@ PARTS = ("forward", "backward", "checks")
 
 def render_text(st, width=80, latex=True, parts=PARTS):
     """The step-through as text: ``parts`` picks among the forward, backward and checks sections."""
+    latex = flag(latex, "latex", "render_text")
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise ValueError(f"parts must be among {PARTS}, got {sorted(unknown)}")

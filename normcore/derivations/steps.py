@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import norms
+from .._array import flag
 from ..gradcheck import rel_error
 from ..nn import Softmax
 from ..layer_cases import randomize_parameters
@@ -60,7 +61,8 @@ class StepThrough:
         for c in self.checks:
             if c.node == node and c.against == against:
                 return c
-        raise KeyError(f"no {against} check of node {node!r}")
+        raise KeyError(f"no {against} check of node {node!r}; expected one of the checks "
+                       f"{[(c.node, c.against) for c in self.checks]}")
 
     def text(self, width=80, latex=True, parts=("forward", "backward", "checks")):
         """The step-through as text at most ``width`` columns wide; ``parts`` picks sections."""
@@ -197,7 +199,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if x.ndim not in ranks:
         raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ranks))}, "
                          f"got shape {x.shape}")
-    if causal:
+    if flag(causal, "causal", "step_through"):
         if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
             raise ValueError(f"causal=True needs the softmax step-through and square last two axes "
                              f"(attention scores T x T), got {title} on shape {x.shape}")

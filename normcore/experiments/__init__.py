@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import pathlib
 
+from .._array import flag
 from ..perf.threads import single_thread
 from . import _plot
 
@@ -63,6 +64,7 @@ def load(name):
 def run_and_plot(name, quick=False, outdir="figures", seed=0, progress=None):
     """Run experiment ``name`` and write its figures into ``outdir``; returns (result, paths).
     With ``quick=True`` each figure's title says it is a quick run."""
+    quick = flag(quick, "quick", "run_and_plot")
     module = load(name)
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)

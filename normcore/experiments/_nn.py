@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .._array import make_rng
+from .._array import flag, make_rng
 from ..module import Sequential
 from ..nn import CrossEntropyLoss, Linear, ReLU, Sigmoid, Tanh
 from ..optim import SGD
@@ -25,6 +25,7 @@ def mlp(sizes, activation, norm=None, std=None, rng=None, norm_after=False):
     standard deviation of the weights (default 1/sqrt(fan_in)). ``norm_after=True`` puts the
     norm after the activation instead (Linear -> activation -> norm), for comparison.
     """
+    norm_after = flag(norm_after, "norm_after", "mlp")
     rng = make_rng(rng)
     layers = []
     for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):

@@ -31,6 +31,7 @@ does not show; what not to conclude is that it never exists.
 
 import numpy as np
 
+from .._array import flag
 from .. import InstanceNorm1d
 from ..module import Module, Sequential
 from ..nn import CrossEntropyLoss, ReLU
@@ -121,6 +122,7 @@ def train_and_measure(ghost, epochs, data, rng):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.batch_noise.run")
     ghosts, epochs, seeds = ((2, 4, 64), 30, 1) if quick else ((2, 4, 8, 16, 32, 64), 150, 3)
     rng = np.random.default_rng([seed, 17])
     data = teacher_task(512, rng=rng) + teacher_task(4000, rng=rng)

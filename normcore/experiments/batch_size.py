@@ -15,6 +15,7 @@ their statistics within each sample, so the batch size does not enter.
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d, GroupNorm, LayerNorm
 from ..perf.threads import single_thread
 from . import _plot
@@ -59,6 +60,7 @@ def train_and_measure(norm, batch, budget, data, rng):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.batch_size.run")
     batches, budget, seeds = ((32, 8, 2), 6000, 1) if quick else ((32, 16, 8, 4, 2), 24000, 2)
     rng = np.random.default_rng([seed, 5])
     data = teacher_task(20000, rng=rng) + teacher_task(1000, rng=rng)

@@ -28,6 +28,7 @@ BatchNorm, trained about as well, and they traced the benefit to a smoother loss
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d, Sigmoid
 from ..perf.threads import single_thread
 from . import _plot
@@ -108,6 +109,7 @@ def jitter(percentiles, skip=0.1):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.covariate_shift.run")
     steps, checkpoints, seeds, lrs, sweep_steps = ((600, 21, 2, (1.0, 4.0, 16.0), 600) if quick
                                                    else (3000, 41, 3, (0.25, 1.0, 4.0, 16.0, 64.0), 2000))
     lr = 1.0

@@ -12,6 +12,7 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 
 import numpy as np
 
+from .._array import flag
 from .. import Dropout, MSELoss, ReLU, Sequential
 from ..perf.threads import single_thread
 from . import _plot
@@ -72,6 +73,7 @@ def train_regression(dropout, p, steps, rng, width=128, lr=0.05, batch=64):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.dropout.run")
     draws, steps, train_ps = ((50, 600, (0.3, 0.5, 0.7)) if quick
                               else (500, 3000, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)))
     rng = np.random.default_rng([seed, 3])

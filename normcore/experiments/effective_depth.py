@@ -27,6 +27,7 @@ affine parameters, x_0 ~ N(0, 1). It measures, layer by layer,
 
 import numpy as np
 
+from .._array import flag
 from ..nn import Linear
 from ..norms import LayerNorm
 from ..perf.threads import single_thread
@@ -68,6 +69,7 @@ def stream_statistics(xs):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.effective_depth.run")
     n_layers = 16
     n_tokens = 256 if quick else 1024
     n_seeds = 3 if quick else 8

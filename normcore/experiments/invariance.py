@@ -20,6 +20,7 @@ must equal the paper's.
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d, LayerNorm, RMSNorm
 from . import _plot
 
@@ -91,6 +92,7 @@ def relative_changes(make_norm, n=16, d_in=12, d=10, rng=None):
 
 
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.invariance.run")
     trials = 3 if quick else 20
     result = {"transforms": np.array(TRANSFORMS), "tolerance": TOLERANCE}
     for i, (name, make_norm) in enumerate(NORMS.items()):

@@ -35,6 +35,7 @@ helps; Santurkar et al. also show that BatchNorm's benefit survives noise inject
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d
 from ..perf.threads import single_thread
 from ..nn import CrossEntropyLoss
@@ -140,6 +141,7 @@ def summary(record, skip=SKIP):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.loss_landscape.run")
     steps, every, seeds = (200, 20, 1) if quick else (1200, 20, 3)
     data = teacher_task(20000, rng=np.random.default_rng([seed, 31]))
     total, done = len(NORMS) * seeds * steps, [0]

@@ -27,6 +27,7 @@ Post-LN normalises after every block, so the embedding scale hardly matters to i
 
 import numpy as np
 
+from .._array import flag
 from ..perf.threads import single_thread
 from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, labelling_task, tiny_model
@@ -72,6 +73,7 @@ def r_squared(y, fitted):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.output_change.run")
     depths = np.array([1, 2, 4, 8, 16, 32] if quick else [1, 2, 4, 8, 12, 16, 24, 32])
     n_seeds = 4 if quick else 16  # Post-LN varies twentyfold between initialisations at depth
     seeds = [seed * 1000 + s for s in range(n_seeds)]

@@ -34,6 +34,7 @@ profile rises less and less reliably across initialisations (its top quarter get
 
 import numpy as np
 
+from .._array import flag
 from ..perf.threads import single_thread
 from . import _plot
 from ._positions import (COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, block_grad_norms, labelling_task,
@@ -68,6 +69,7 @@ def top_to_bottom(profile):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.pre_post_gradients.run")
     n_profile_seeds, n_depth_seeds = (16, 3) if quick else (32, 8)
     depths = np.array([1, 2, 4, 8, 16, 32] if quick else [1, 2, 4, 8, 16, 32, 64])
     by_layer = np.zeros((len(POSITIONS), n_profile_seeds, PROFILE_LAYERS))

@@ -20,6 +20,7 @@ The C channels are independent replicates, so statistics over channels measure t
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d
 from . import _plot
 
@@ -37,6 +38,7 @@ LINESTYLES = {"0.1": "-", "0.9": "-", "None": "--"}  # 0.9 is drawn thin, which 
 
 
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.running_stats.run")
     steps, channels = (200, 256) if quick else (1000, 512)
     rng = np.random.default_rng([seed, 9])
     layers = {k: BatchNorm1d(channels, momentum=m) for k, m in MOMENTA.items()}

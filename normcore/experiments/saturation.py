@@ -18,6 +18,7 @@ not show that case.
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d, CrossEntropyLoss, LayerNorm, Linear, Tanh
 from ..perf.threads import single_thread
 from . import _plot
@@ -63,6 +64,7 @@ def measure(norm, depth=10, width=128, batch=256, weight_std=1.0, norm_after=Fal
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.saturation.run")
     depth, width, batch, seeds = (10, 128, 256, 1) if quick else (16, 256, 512, 4)
     result = {"depth": depth, "width": width, "bins": BINS}
     total, done = len(NORMS) * seeds, 0

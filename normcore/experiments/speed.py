@@ -19,6 +19,7 @@ the pass counts do not.
 
 import numpy as np
 
+from .._array import flag
 from .. import BatchNorm1d, LayerNorm, RMSNorm
 from ..perf.threads import single_thread
 from ..perf.timing import LayerRunner, keep_freed_memory, median, time_interleaved
@@ -98,6 +99,7 @@ def time_forward_backward(layers, x, dy, repeats):
 
 @single_thread()
 def run(quick=False, seed=0, progress=None):
+    quick = flag(quick, "quick", "experiments.speed.run")
     sizes, repeats = ((128, 512, 2048), 7) if quick else ((64, 128, 256, 512, 1024, 2048, 4096), 31)
     keep_freed_memory()  # time the arithmetic, not the page faults of fresh arrays
     rng = np.random.default_rng([seed, 11])

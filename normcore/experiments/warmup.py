@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .._array import flag
 from .. import tasks
 from ..optim import Adam, constant, linear_warmup
 from ..perf.threads import single_thread
@@ -60,6 +61,7 @@ def train(position, steps, warmup, seed):
 def run(quick=False, seed=0, progress=None):
     """Train every position with and without warmup from ``n_seeds`` initialisations (seed,
     seed + 1, ...); ``loss`` and ``accuracy`` are (positions, warmups, seeds, steps)."""
+    quick = flag(quick, "quick", "experiments.warmup.run")
     steps, n_seeds = (100, 1) if quick else (400, 3)
     warmups = (0, int(WARMUP_FRACTION * steps))
     seeds = [seed + k for k in range(n_seeds)]

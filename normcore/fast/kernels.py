@@ -34,12 +34,19 @@ Accuracy (float32 as good as PyTorch's or better, also far from zero):
 * float32 sums add partial sums of at most CHUNK values (along a row) or SUM_ROWS rows (down
   a column) in float64: the rounding error grows with those, not with the row or the batch;
 * a row or channel whose float32 sum of squares overflows (|x| ~ 1e20) or underflows is
-  recomputed in float64, which is how the reference tier computes every statistic.
+  recomputed in float64, which is how the reference tier computes every statistic, with
+  its functions (``moments``, ``standardize``): so a float64 row or channel whose squares
+  overflow float64 (|x| ~ 1e200) is rescaled by a power of two as there, not returned as beta;
+* the per-row and per-channel constants of a backward are formed in float64 and hold rstd
+  once, never rstd**2 or rstd / n in float32: at a spread of 1e22 those are below float32's
+  range and dx loses digits silently.
 
 Outputs are fresh C-contiguous arrays, so every reshape of them is a view (``_view``
 checks it); inputs are only read.
 """
 import numpy as np
+
+from ..norms.standardization import moments, size_scale, standardize
 
 BLOCK_BYTES = 2 ** 19  # half a MiB per block (L2 per core); bigger blocks cost fewer NumPy calls
 CHUNK = 256  # float32 sums along a row run over at most this many values
@@ -223,14 +230,16 @@ def standardize_rows(x, groups, eps, gamma=None, beta=None, out_dtype=None):
 
 
 def _standardize_float64(rows, eps):
-    """The reference tier's arithmetic for a few rows, in float64: (mean, var, rstd, x_hat)."""
+    """The reference tier's arithmetic for a few rows (R, n), in float64: (mean, var, rstd,
+    x_hat), the first three (R,). The variance is carried in units of scale**2 (``moments``),
+    so rows near 1e200, whose squares overflow float64, are standardised too; var itself is
+    then inf, as the true variance is beyond float64."""
     r64 = rows.astype(np.float64)
-    mean = r64.mean(axis=1)
-    d = r64 - mean[:, None]
-    var = np.mean(d * d, axis=1)
-    with np.errstate(divide="ignore"):
-        rstd = 1.0 / np.sqrt(var + eps)
-    return mean, var, rstd, d * rstd[:, None]
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        mean, var, scale = moments(r64, (1,))
+        x_hat, rstd = standardize(r64, mean, var, eps, scale)
+        var = var * scale ** 2
+    return mean[:, 0], var[:, 0], rstd[:, 0], x_hat
 
 
 def _affine(x_hat, g_tile, b_tile, out, work):
@@ -304,7 +313,7 @@ def standardize_rows_backward(dy, x_hat, rstd, groups, gamma=None, out_dtype=Non
         rows = slice(blk.start * G, blk.stop * G)
         d, xh, r = D[rows], XH[rows], R[rows]
         m = len(d)
-        r_n = r / n
+        r_n = r.astype(np.float64) / n                     # float64: r / n is below float32's range when rstd ~ 1e-37
         a = (_group_dot(sd, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat)
         c = (_group_dot(sp, w, G) * r_n).astype(dt, copy=False)  # rstd * mean_row(dx_hat * x_hat)
         o = DX[rows] if work is None else work[:m]
@@ -347,9 +356,10 @@ def rms_rows(x, eps, gamma=None, out_dtype=None):
             rrms[blk] = r
             _affine(xh, g_tile, None, y[blk], work)
     bad = np.flatnonzero(_needs_float64(ms, eps, dt))
-    if bad.size:                                           # x**2 overflowed float32: in float64
+    if bad.size:                                           # x**2 overflowed: in float64, rescaled
         r64 = x[bad].astype(np.float64)
-        r = 1.0 / np.sqrt(np.mean(r64 * r64, axis=1) + eps)
+        scale = size_scale(r64, (1,))                      # (b, 1)  as the reference tier's RMSNorm
+        r = 1.0 / (scale[:, 0] * np.sqrt(np.mean((r64 / scale) ** 2, axis=1) + eps / scale[:, 0] ** 2))
         rrms[bad], x_hat[bad] = r, r64 * r[:, None]
         y[bad] = x_hat[bad] * (1.0 if gamma is None else gamma)
     return y, x_hat, rrms
@@ -377,7 +387,8 @@ def rms_rows_backward(dy, x_hat, rrms, gamma=None, out_dtype=None):
         p = P[:m]
         np.multiply(d, xh, out=p)
         _column_sums(p, dgamma)
-        c = (p @ w) * (r / n)                              # rrms * mean_n(dx_hat * x_hat)
+        c = (p @ w) * (r.astype(np.float64) / n)           # rrms * mean_n(dx_hat * x_hat), float64 (see above)
+        c = c.astype(dt, copy=False)
         o = dx[blk] if work is None else work[:m]
         if gamma is None:
             np.multiply(d, r[:, None], out=o)
@@ -457,8 +468,8 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
         return s, q
 
     sample = np.ascontiguousarray(x[::max(1, N // k)][:k])  # k samples spread over the batch
-    pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # sums that overflow float32: see bad below
+        pivot = (_channel_sums(sample) / (len(sample) * L)).astype(dt).astype(np.float64)
         s, q = shift_and_sum(x, pivot)
         shift = s / n
         var = q / n - shift ** 2
@@ -468,17 +479,20 @@ def standardize_channels(x, eps, gamma=None, beta=None, out_dtype=None):
             s, q = shift_and_sum(xc, sub)
             shift = s / n
             var = q / n - shift ** 2
-    mean = pivot + shift
+        mean = pivot + shift
     var = np.maximum(var, 0.0)
     bad = _needs_float64(var, eps, dt)
-    if bad.any():                                      # x**2 overflowed: these channels in float64
-        xb = x[:, bad].astype(np.float64)
-        mean[bad] = xb.mean(axis=(0, 2))
-        d = xb - mean[bad][:, None]
-        var[bad] = np.mean(d * d, axis=(0, 2))
-        shift[bad] = mean[bad] - pivot[bad]
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         rstd = 1.0 / np.sqrt(var + eps)
+    if bad.any():                                      # x**2 overflowed: these channels in float64
+        xb = x[:, bad].astype(np.float64)              # (N, b, L)
+        with np.errstate(divide="ignore", over="ignore"):
+            m, v, scale = moments(xb, (0, 2))          # (1, b, 1)  v in units of scale**2 (1e200 in float64)
+            _, r = standardize(xb, m, v, eps, scale)      # rstd (1, b, 1)
+            mean[bad], var[bad], rstd[bad] = m.ravel(), (v * scale ** 2).ravel(), r.ravel()
+        pivot[bad] = mean[bad].astype(dt)              # the pivot's sums may have overflowed too
+        xc[:, bad] = xb - pivot[bad][:, None]
+        shift[bad] = mean[bad] - pivot[bad]
     _shifted_affine(xc, shift, rstd, gamma, beta, y, blocks, k, L)
     return y, xc, shift, rstd, mean, var
 
@@ -520,8 +534,13 @@ def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=T
     rstd are constant over the axes the statistics run over, so mean(dx_hat) = gamma * dbeta / n
     and mean(dx_hat * x_hat) = gamma * dgamma / n. One pass for the sums, one for dx::
 
-        dx = dy * K - xc * A + B,   K = gamma * rstd,  A = K * rstd * dgamma / n,
-                                    B = A * shift - K * dbeta / n
+        dx = K * (dy - xc * A + B),   K = gamma * rstd,  A = rstd * dgamma / n,
+                                      B = A * shift - dbeta / n
+
+    Each per-channel constant holds rstd at most once: a product such as rstd**2 (about
+    1e-44 for a channel of spread 1e22) is below float32's range and rounds to 0 or to a
+    subnormal with few digits left. A channel whose A still falls below the normal range of
+    x's dtype (spreads near its largest values) has its dx computed in float64.
     """
     N, C, L = xc.shape
     dt = xc.dtype
@@ -533,25 +552,37 @@ def standardize_channels_backward(dy, xc, shift, rstd, gamma=None, batch_stats=T
     blocks = _blocks(N, k)
     P = np.empty((k, C, L), dt)
     sum_dy_xc, dbeta = np.zeros(C), np.zeros(C)
-    for blk in blocks:
-        sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
-        dbeta += _channel_sums(dy[blk])
+    with np.errstate(over="ignore", invalid="ignore"):     # float32 sums that overflow: redone below
+        for blk in blocks:
+            sum_dy_xc += _channel_sums(dy[blk], xc[blk], P)
+            dbeta += _channel_sums(dy[blk])
+    overflowed = np.flatnonzero(~np.isfinite(sum_dy_xc))  # dy * xc beyond float32's range (xc ~ 1e38)
+    if overflowed.size:
+        sum_dy_xc[overflowed] = np.sum(dy[:, overflowed].astype(np.float64) * xc[:, overflowed], axis=(0, 2))
     dgamma = rstd * (sum_dy_xc - shift * dbeta)
     K = rstd * (1.0 if gamma is None else gamma.astype(np.float64))
     k_tile = _channel_tile(K, k, L, dt)
     if batch_stats:
-        A = K * rstd * dgamma / n
-        a_tile = _channel_tile(A, k, L, dt)
-        b_tile = _channel_tile(A * shift - K * dbeta / n, k, L, dt)
+        A = rstd * dgamma / n
+        B = A * shift - dbeta / n
+        a_tile, b_tile = _channel_tile(A, k, L, dt), _channel_tile(B, k, L, dt)
     work = _scratch(dx, (k, C, L), dt)
     for blk in blocks:
         m = blk.stop - blk.start
         o = dx[blk] if work is None else work[:m]
-        np.multiply(dy[blk], k_tile[:m], out=o)
         if batch_stats:
             p = P[:m]
             np.multiply(xc[blk], a_tile[:m], out=p)
-            np.subtract(o, p, out=o)
+            np.subtract(dy[blk], p, out=o)
             np.add(o, b_tile[:m], out=o)
+            np.multiply(o, k_tile[:m], out=o)
+        else:
+            np.multiply(dy[blk], k_tile[:m], out=o)
         _finish(o, dx[blk])
+    if batch_stats:
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero((A != 0) & ~(np.abs(A) >= np.finfo(dt).tiny))
+        if bad.size:                                   # A subnormal in x's dtype: these channels in float64
+            x_hat = (xc[:, bad].astype(np.float64) - shift[bad, None]) * rstd[bad, None]
+            dx[:, bad] = K[bad, None] * (dy[:, bad] - dbeta[bad, None] / n - x_hat * dgamma[bad, None] / n)
     return dx, dgamma, dbeta

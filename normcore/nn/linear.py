@@ -5,7 +5,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, check_upstream, compute_dtype, float_input, make_rng, positive_int, real_number
+from .._array import (RngLike, check_upstream, compute_dtype, flag, float_input, make_rng, positive_int,
+                      real_number)
 from ..module import Module, Parameter
 
 INITS = ("xavier", "xavier_normal", "kaiming", "kaiming_uniform", "torch")
@@ -73,7 +74,7 @@ class Linear(Module):
         rng = make_rng(rng)
         weight = init_weight(self.out_features, self.in_features, init, self.gain, rng)  # (out, in)
         self.weight = Parameter(weight, dtype=dtype)
-        if bias:
+        if flag(bias, "bias", "Linear"):
             bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
             self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
         else:

@@ -39,6 +39,8 @@ class _BatchNorm(_Norm):
     here is 0.9 in the "decay" convention of some other frameworks). An empty batch (n = 0)
     gives an empty output and is counted in num_batches_tracked without changing the running
     statistics, as in PyTorch. Cache: x_hat, rstd, and whether the batch's statistics were used.
+    Float64 inputs near 1e200 are standardised correctly (see ``moments``), where PyTorch 2.13
+    returns beta; running_var then overflows to inf, as the variance itself does.
     """
 
     _dims: tuple[int, ...] = ()  # the input ranks the layer takes, set by each subclass
@@ -73,14 +75,15 @@ class _BatchNorm(_Norm):
         n = x.size // self.num_features                            # values per channel
         if batch_stats:
             self._check_batch(x, n)
-            mean, var = moments(x, B)                              # (1, C, 1...)
+            mean, var, scale = moments(x, B)                       # (1, C, 1...)  var in units of scale**2
         else:
             mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
-        x_hat, rstd = standardize(x, mean, var, self.eps)          # (N, C, *L), (1, C, 1...)
+            scale = np.ones(shape)                                 # (1, C, 1...)  var as it is
+        x_hat, rstd = standardize(x, mean, var, self.eps, scale)   # (N, C, *L), (1, C, 1...)
         gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (N, C, *L)
         if self.training and self.track_running_stats:
-            self._update_running_stats(mean, var, n)
+            self._update_running_stats(mean, var * scale ** 2, n)
         self._cache = (x_hat, rstd, batch_stats, in_dtype)
         return y.astype(in_dtype, copy=False)
 

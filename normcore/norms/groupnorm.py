@@ -29,6 +29,8 @@ class GroupNorm(_Norm):
     G = 1 is LayerNorm over (C, *S) with a per-channel affine; G = C is InstanceNorm.
     Training and evaluation behave the same. As in PyTorch, an input with one value per
     channel over the whole batch (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
+    Float64 inputs near 1e200 are standardised correctly (see ``moments``); PyTorch 2.13
+    returns NaN or beta there.
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
@@ -61,8 +63,8 @@ class GroupNorm(_Norm):
         x, in_dtype = self._input(x)                               # (N, C, *S)  float16 -> float32
         xg = self._grouped(x)                                      # (N, G, C/G, *S)
         A = tuple(range(2, xg.ndim))                               # a group: its channels and positions
-        mean, var = moments(xg, A)                                 # (N, G, 1, 1...)
-        x_hat, rstd = standardize(xg, mean, var, self.eps)         # (N, G, C/G, *S), (N, G, 1, 1...)
+        mean, var, scale = moments(xg, A)                          # (N, G, 1, 1...)  var in units of scale**2
+        x_hat, rstd = standardize(xg, mean, var, self.eps, scale)  # (N, G, C/G, *S), (N, G, 1, 1...)
         x_hat = x_hat.reshape(x.shape)                             # (N, C, *S)
         gamma, beta = self._gamma_beta(x.dtype, channel_shape(self.num_channels, x.ndim))  # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (N, C, *S)
@@ -136,14 +138,15 @@ class _InstanceNorm(_Norm):
         n = math.prod(xb.shape[2:])                                # values per instance
         if instance_stats:
             self._check_instances(x, n)
-            mean, var = moments(xb, S)                             # (N, C, 1...)
+            mean, var, scale = moments(xb, S)                      # (N, C, 1...)  var in units of scale**2
         else:
             mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
-        x_hat, rstd = standardize(xb, mean, var, self.eps)         # (N, C, *S), (N or 1, C, 1...)
+            scale = np.ones(shape)                                 # (1, C, 1...)  var as it is
+        x_hat, rstd = standardize(xb, mean, var, self.eps, scale)  # (N, C, *S), (N or 1, C, 1...)
         gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (N, C, *S)
         if self.training and self.track_running_stats:
-            self._update_running_stats(mean, var, n)
+            self._update_running_stats(mean, var * scale ** 2, n)
         self._cache = (x_hat.reshape(x.shape), rstd, instance_stats, in_dtype)
         return y.reshape(x.shape).astype(in_dtype, copy=False)
 

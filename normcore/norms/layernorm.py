@@ -29,7 +29,9 @@ class LayerNorm(_TrailingAxesNorm):
     The three terms of dx are the three paths from x to x_hat: directly, through the mean and
     through the variance (derivation: ``normcore explain layernorm``). Training and evaluation
     behave the same. ``bias=False`` drops beta, ``elementwise_affine=False`` drops both.
-    Cache: x_hat and rstd.
+    Cache: x_hat and rstd. The variance is carried in units of a power of two (see
+    ``moments``), so float64 inputs near 1e200 are standardised correctly, where PyTorch 2.13
+    returns NaN or beta.
     """
 
     def __init__(self, normalized_shape: ShapeLike, eps: float = 1e-5,
@@ -43,8 +45,8 @@ class LayerNorm(_TrailingAxesNorm):
     def forward(self, x: ArrayLike) -> np.ndarray:
         x, in_dtype = self._input(x)                               # (*, ns)  float16 -> float32
         D = self._axes                                             # the last len(ns) axes
-        mean, var = moments(x, D)                                  # (*, 1)
-        x_hat, rstd = standardize(x, mean, var, self.eps)          # (*, ns), (*, 1)
+        mean, var, scale = moments(x, D)                           # (*, 1)  var in units of scale**2
+        x_hat, rstd = standardize(x, mean, var, self.eps, scale)   # (*, ns), (*, 1)
         gamma, beta = self._gamma_beta(x.dtype, self.normalized_shape)  # (ns), (ns)
         y = x_hat * gamma + beta                                   # (*, ns)
         self._cache = (x_hat, rstd, in_dtype)

@@ -9,9 +9,17 @@ These four norms compute the same thing over different axes A of their input::
 
 so the forward and the backward are plain functions of ``axes``, used by every layer::
 
-    mean, var   = moments(x, A)                          mean_A(x), mean_A((x - mean)**2)
-    x_hat, rstd = standardize(x, mean, var, eps)         (x - mean) / sqrt(var + eps)
+    mean, var, scale = moments(x, A)                     mean_A(x), mean_A((x - mean)**2) / scale**2
+    x_hat, rstd = standardize(x, mean, var, eps, scale)  (x - mean) / sqrt(var * scale**2 + eps)
     dx          = standardize_backward(dx_hat, x_hat, rstd, A)
+
+``scale`` is a power of two at least as large as every |x - mean| (and at least 1): the
+variance is carried in units of scale**2, so that it stays finite where the variance itself
+overflows float64 (|x| ~ 1e200 gives var ~ 1e400), while x_hat, which does not depend on
+the size of x, comes out right. For values below 1, scale is 1 and the formulas are computed
+exactly as written (at |x| ~ 1e-200 the squares underflow and eps decides, as it should).
+PyTorch 2.13 differs here: on float64 inputs near 1e200 its LayerNorm and GroupNorm return
+NaN or beta, its BatchNorm beta and its RMSNorm 0 (x_hat = 0), with gradients to match.
 
 Shapes in the comments: X is x's shape, S the statistics' shape, X with every axis of A set
 to 1 (``keepdims``), so that S broadcasts against X. Every mean is accumulated in float64,
@@ -33,27 +41,44 @@ def mean_over(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return a.sum(axis=axes, keepdims=True, dtype=np.float64) / max(n, 1)  # S
 
 
-def moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """mean = mean_A(x) and the *biased* variance var = mean_A((x - mean)**2), both of shape S.
+def size_scale(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The smallest power of two >= max_A |a| and >= 1, kept as size-1 axes (shape S), in float64.
+
+    Dividing by a power of two is exact, and a / scale is at most 1 in size: its square
+    cannot overflow. Where a holds inf or NaN, scale is 1: those are computed as written.
+    """
+    largest = np.max(np.abs(a), axis=axes, keepdims=True, initial=1.0).astype(np.float64)  # S  at least 1
+    largest[~np.isfinite(largest)] = 1.0                                                   # S
+    return np.exp2(np.ceil(np.log2(largest)))                                             # S
+
+
+def moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """mean = mean_A(x) and the *biased* variance mean_A((x - mean)**2), of shape S, the
+    variance as ``var`` in units of ``scale**2``: returns (mean, var, scale), the variance
+    being var * scale**2 (scale: ``size_scale`` of x - mean; 1 unless |x - mean| > 1).
 
     The variance is the mean square of the centred values (two passes over x), not
     E[x**2] - E[x]**2: that one-pass form cancels catastrophically when the mean is large
     compared with the spread (x = 1e4 + noise in float32 gives a variance of 0 or below).
     """
-    mean = mean_over(x, axes)                  # S
-    var = mean_over((x - mean) ** 2, axes)     # S    divided by n, not n - 1
-    return mean, var
+    mean = mean_over(x, axes)                                   # S
+    # (x - mean)**2 overflows float64 beyond 1e154: square (x - mean) / scale instead, which is at most 1
+    scale = size_scale(x - mean, axes)                          # S    a power of two, >= 1
+    var = mean_over(((x - mean) / scale) ** 2, axes)            # S    divided by n, not n - 1
+    return mean, var, scale
 
 
-def standardize(x: np.ndarray, mean: np.ndarray, var: np.ndarray,
-                eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps); returns (x_hat, rstd).
+def standardize(x: np.ndarray, mean: np.ndarray, var: np.ndarray, eps: float,
+                scale: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """x_hat = (x - mean) * rstd with rstd = 1 / sqrt(var * scale**2 + eps); returns (x_hat, rstd).
 
-    ``mean`` and ``var`` broadcast against x: a batch's own statistics from ``moments``, or
-    BatchNorm's running statistics in evaluation. eps sits inside the square root. x_hat has
-    x's dtype; rstd stays in float64.
+    ``mean`` and ``var`` broadcast against x: a batch's own statistics from ``moments`` (var
+    in units of scale**2), or BatchNorm's running statistics in evaluation (scale 1). eps
+    sits inside the square root. rstd is computed as 1 / (scale * sqrt(var + eps / scale**2)),
+    the same number, which does not overflow when var * scale**2 would. x_hat has x's dtype;
+    rstd stays in float64.
     """
-    rstd = 1.0 / np.sqrt(var + eps)                             # S
+    rstd = 1.0 / (scale * np.sqrt(var + eps / scale ** 2))     # S
     x_hat = ((x - mean) * rstd).astype(x.dtype, copy=False)    # X
     return x_hat, rstd
 

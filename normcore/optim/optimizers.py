@@ -29,7 +29,8 @@ def _param_list(params: Params, who: str) -> list[Parameter]:
             seen.add(id(p))
             out.append(p)
     if not out:
-        raise ValueError(f"{who} got an empty parameter list")
+        raise ValueError(f"{who} expected at least one Parameter to optimize (e.g. model.parameters()), "
+                         "got an empty parameter list")
     return out
 
 

@@ -17,27 +17,35 @@ of each norm:
   this floor is a lower bound). Forward + backward: both copies. Each tier's time is also
   shown as a multiple of the floor of the same round: how far it is from the limit.
 
+The learning run (``cases.ReverseRun``, the training the learning test checks: 4 Pre-Norm
+blocks learning to reverse 8 tokens) has its training loop timed against its budget of a
+minute; no test asserts on its time, since a busy machine would fail it although nothing is
+wrong.
+
 Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
 BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
 channels of length 768). NumPy's BLAS runs on one thread for the norms.
 """
 
+from .._array import flag
 from .baselines import default_threads
 from .cases import DTYPES, SHAPES, fast_tier, torch_module
-from .printing import machine_lines, norm_header, norm_rows, step_table, targets_table
-from .runners import bench_shape, bench_transformer
+from .printing import learning_table, machine_lines, norm_header, norm_rows, step_table, targets_table
+from .runners import bench_learning, bench_shape, bench_transformer
 from .targets import compute_targets
 from .timing import keep_freed_memory
 
 
 def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dtypes=None, repeats=None,
-              step_repeats=None, transformer=None, warmup=2):
-    """Measure everything, print the tables as it goes, and return (norm results, step, targets).
+              step_repeats=None, transformer=None, warmup=2, learning=None):
+    """Measure everything, print the tables as it goes, and return (norm results, step,
+    learning run, targets).
 
     ``torch`` and ``fast`` are the modules to compare, None to leave them out, or "auto" to
     import them if they are installed. The keyword arguments after ``out`` replace the sizes
     ``quick`` picks (the tests use tiny ones); the targets are read at the first shape.
     """
+    quick = flag(quick, "quick", "run_bench")
     torch = torch_module() if torch == "auto" else torch
     fast = fast_tier() if fast == "auto" else fast
     if torch is not None:
@@ -64,7 +72,10 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     step = bench_transformer(step_repeats, torch, transformer)
     for line in step_table(step, transformer).splitlines() + [""]:
         out(line)
+    learned = bench_learning(1, learning)
+    for line in learning_table(learned, learning).splitlines() + [""]:
+        out(line)
     targets = compute_targets(results, step, torch, fast, shapes[0])
     for line in targets_table(targets, shapes[0]).splitlines():
         out(line)
-    return results, step, targets
+    return results, step, learned, targets

@@ -1,5 +1,6 @@
 """What ``normcore bench`` measures: the shapes, dtypes, layers and phases, the model of the
-training step, and the norms of either tier built with the same random gamma and beta.
+training step, the norms of either tier built with the same random gamma and beta, and the
+learning run (4 Pre-Norm blocks learning to reverse 8 tokens, as the learning test trains them).
 
 Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
 BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
@@ -10,6 +11,9 @@ import importlib
 
 import numpy as np
 
+from .. import nn, optim, tasks
+from ..train import fit
+
 SHAPES = ((4096, 768), (32, 128, 768))
 DTYPES = (np.float32, np.float64)
 LAYERS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm")
@@ -18,6 +22,9 @@ TIERS = ("reference", "fast")
 GROUPS = 32
 EPS = 1e-5
 TRANSFORMER = dict(vocab_size=256, d_model=128, n_layers=4, n_heads=4, batch=32, length=64)
+LEARNING = dict(n_tokens=8, n_symbols=10, d_model=32, n_layers=4, n_heads=4, steps=250, batch_size=64,
+                lr=3e-3, warmup=30)
+LEARNING_BUDGET = 60.0  # seconds the learning run should take on one BLAS thread
 
 
 def torch_module():
@@ -73,3 +80,31 @@ def transformer_data(cfg):
     rng = np.random.default_rng(2)
     shape = (cfg["batch"], cfg["length"])
     return rng.integers(0, cfg["vocab_size"], shape), rng.integers(0, cfg["vocab_size"], shape)
+
+
+class ReverseRun:
+    """The learning run: a TinyTransformer of ``n_layers`` Pre-Norm blocks learns to reverse
+    ``n_tokens`` tokens with AdamW, warmup and cosine decay, clipping at 1. The learning test
+    checks what it learns; ``normcore bench`` times ``train()``."""
+
+    def __init__(self, cfg=None):
+        self.cfg = cfg = LEARNING if cfg is None else cfg
+        self.task = tasks.ReverseTask(n_tokens=cfg["n_tokens"], n_symbols=cfg["n_symbols"])
+        self.model = nn.TinyTransformer(self.task.vocab_size, d_model=cfg["d_model"], n_layers=cfg["n_layers"],
+                                        n_heads=cfg["n_heads"], max_len=self.task.seq_len, rng=0)
+        self.opt = optim.AdamW(self.model.parameters(), lr=cfg["lr"], weight_decay=0.0)
+        self.history = None
+
+    def train(self):
+        """The training loop alone; returns (and keeps) fit's history."""
+        cfg = self.cfg
+        schedule = optim.warmup_cosine(cfg["lr"], cfg["warmup"], cfg["steps"])
+        self.history = fit(self.model, self.task, self.opt, cfg["steps"], schedule=schedule, clip=1.0,
+                           batch_size=cfg["batch_size"], seed=0, progress=False)
+        return self.history
+
+    def held_out_accuracy(self):
+        """Token accuracy on 1000 fresh problems, never trained on, in eval mode."""
+        self.model.eval()
+        tokens, targets = self.task.batch(1000, seed=12345)
+        return tasks.token_accuracy(self.model(tokens), targets)

@@ -1,5 +1,5 @@
 """The benchmark's printed tables: the machine, the norms (times, multiples of the floor,
-ratios), the training step and the targets, every line within 80 columns.
+ratios), the training step, the learning run and the targets, every line within 80 columns.
 """
 
 import os
@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 from .baselines import NOT_TORCH, default_threads
-from .cases import PHASES, SHAPES, TRANSFORMER
+from .cases import LEARNING, LEARNING_BUDGET, PHASES, SHAPES, TRANSFORMER
 
 WIDTH = 80  # every line printed fits in 80 columns
 
@@ -88,6 +88,24 @@ def step_table(step, cfg=None):
         ratio = (f"  normcore {threads} / {name}: {step.ratio(threads):.2f}x"
                  if name.startswith("torch") else "")
         lines.append(f"  {name:<12} {step.median_ms(name):8.1f} ms{ratio}")
+    return "\n".join(lines)
+
+def learning_table(learning, cfg=None):
+    """The learning run's time against its budget, and what the model learned."""
+    cfg = LEARNING if cfg is None else cfg
+    title = (f"Learning run (the learning test's training loop), float64: {cfg['n_layers']} "
+             f"pre-norm layers, d_model {cfg['d_model']}, {cfg['n_heads']} heads, reversing "
+             f"{cfg['n_tokens']} tokens, {cfg['steps']} AdamW steps of batch {cfg['batch_size']}; "
+             f"NumPy's BLAS on 1 thread")
+    lines = wrap(title)
+    if learning.error:
+        return "\n".join(lines + wrap(f"  unavailable: {learning.error}", "    "))
+    seconds = learning.median_seconds()
+    result = "met" if seconds <= LEARNING_BUDGET else "MISSED"
+    rounds = len(learning.seconds)
+    lines.append(f"  {cfg['steps']} steps in {seconds:.1f} s (median of {rounds} run{'s' * (rounds != 1)}); "
+                 f"budget {LEARNING_BUDGET:.0f} s: {result}")
+    lines.append(f"  held-out token accuracy {learning.accuracy:.4f}")
     return "\n".join(lines)
 
 def targets_table(targets, shape=SHAPES[0]):

@@ -1,6 +1,6 @@
 """Running the benchmark's cases: every norm of both tiers beside its baselines, interleaved
-round by round (``timing.time_interleaved``), and normcore's Transformer training step beside
-PyTorch's. The results keep every round's time, so ratios are paired by round.
+round by round (``timing.time_interleaved``), normcore's Transformer training step beside
+PyTorch's, and the learning run. The results keep every round's time, so ratios are paired by round.
 """
 
 import math
@@ -12,7 +12,8 @@ import numpy as np
 from .. import nn, norms, optim
 from ..train import loss_and_backward
 from .baselines import FloorRunner, TorchRunner, default_threads, make_torch_norm
-from .cases import LAYERS, PHASES, TIERS, TRANSFORMER, forward_cache_ratio, make_norm, transformer_data
+from .cases import (LAYERS, LEARNING, PHASES, TIERS, TRANSFORMER, ReverseRun, forward_cache_ratio, make_norm,
+                    transformer_data)
 from .threads import blas_threads
 from .timing import LayerRunner, median, paired_ratio, time_interleaved
 from .torch_model import TorchTransformerStep
@@ -116,3 +117,41 @@ def bench_transformer(repeats, torch=None, cfg=None):
         steps["torch Nt"] = TorchTransformerStep(torch, cfg, default_threads(torch))
     times = time_interleaved(steps, ("step",), repeats, warmup=1)
     return StepResult({name: ts for (name, _), ts in times.items()})
+
+
+class LearningRunner:
+    """The learning run as a timing runner: every round builds a fresh model, untimed (in
+    ``context()``), and ``step()`` is the training loop, on one BLAS thread (for matrices this
+    small, OpenBLAS's threads only add synchronisation)."""
+
+    def __init__(self, cfg):
+        self.cfg, self.run = cfg, None
+
+    def context(self):
+        self.run = ReverseRun(self.cfg)
+        return blas_threads(1)
+
+    def step(self):
+        self.run.train()
+
+
+@dataclass
+class LearningResult:
+    seconds: list = field(default_factory=list)  # seconds of the training loop in each round
+    accuracy: float = math.nan  # held-out token accuracy after the last round's training
+    error: str = ""  # why the run could not be measured, if it could not
+
+    def median_seconds(self):
+        return median(self.seconds) if self.seconds else math.nan
+
+
+def bench_learning(repeats=1, cfg=None):
+    """Time the learning run ``repeats`` times (no warm-up: a run is seconds long)."""
+    cfg = LEARNING if cfg is None else cfg
+    runner = LearningRunner(cfg)
+    try:
+        times = time_interleaved({"learning": runner}, ("step",), repeats, warmup=0)
+        accuracy = runner.run.held_out_accuracy()
+    except Exception as exc:  # the model, the task or the optimizer is missing or broken
+        return LearningResult(error=f"{type(exc).__name__}: {exc}")
+    return LearningResult(times["learning", "step"], accuracy)

@@ -50,7 +50,8 @@ class Driver:
         attr, p = self._param(name)
         current = np.asarray(p.data if _is_parameter(p) else p)
         if current.size != value.size:
-            raise ContractError(f"{attr} has shape {current.shape}, expected {value.shape}")
+            raise ContractError(f"expected {attr} with {value.size} values, shape {value.shape}, "
+                                f"got shape {current.shape}")
         new = np.array(value.reshape(current.shape), dtype=current.dtype)
         if _is_parameter(p):
             p.data = new
@@ -71,7 +72,8 @@ class Driver:
         for key in (f"d{attr}", f"d{name}", f"{attr}_grad"):
             if hasattr(self.layer, key):
                 return getattr(self.layer, key)
-        raise ContractError(f"{attr} is a plain array but the layer has no d{attr} holding its gradient")
+        raise ContractError(f"{attr} is a plain array: expected its gradient in an attribute d{attr} "
+                            f"(or {attr}_grad), the layer has neither")
 
     def param_dtype(self, name):
         """The dtype of gamma's or beta's values."""
@@ -106,5 +108,6 @@ class Driver:
     def running(self, stat):
         """running_mean or running_var, as a float64 copy."""
         if not hasattr(self.layer, f"running_{stat}"):
-            raise ContractError(f"the layer has no running_{stat}")
+            raise ContractError(f"expected an attribute running_{stat} (the running statistic BatchNorm "
+                                f"keeps), the layer has none")
         return np.array(getattr(self.layer, f"running_{stat}"), dtype=np.float64)

@@ -46,7 +46,10 @@ def find_class(module, name=None):
     if name is not None:
         cls = getattr(module, name, None)
         if not isinstance(cls, type):
-            raise CannotGrade(f"the file defines no class named {name}")
+            classes = [c.__name__ for c in vars(module).values()
+                       if isinstance(c, type) and c.__module__ == module.__name__]
+            raise CannotGrade(f"the file defines no class named {name}; expected one of the classes "
+                              f"it defines: {', '.join(classes) or 'none'}")
         return cls
     found = [c for c in vars(module).values()
              if isinstance(c, type) and c.__module__ == module.__name__

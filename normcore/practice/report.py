@@ -233,7 +233,7 @@ def format_report(report):
         for mistake_id in report.diagnosis_ids:
             mistake = BY_ID[mistake_id]
             hits = [c for c in failing if mistake_id in c.diagnoses]
-            how = "reproduces" if all(c.whole_probe for c in hits) else "matches"
+            how = "reproduces" if all(c.confidence == "reproduces" for c in hits) else "matches"
             others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
             together = f" (together with {', '.join(others)})" if others else ""
             out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
