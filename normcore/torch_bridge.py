@@ -86,7 +86,10 @@ def _dtype_of(module):
 def to_torch(module):
     """The equivalent ``torch.nn.Module``: same structure, weights, buffers, dtype and modes.
 
-    Each torch module gets the training flag of the normcore module it stands for. Raises
+    Each torch module gets the training flag of the normcore module it stands for. Attention
+    becomes torch's own ``nn.MultiheadAttention`` and a Pre-Norm or Post-Norm LayerNorm
+    ``TransformerBlock`` torch's own ``nn.TransformerEncoderLayer``, whose arrays have other
+    names: ``key_map(module, tmodule)`` says where each of normcore's lives. Raises
     ``TypeError`` (listing what is supported) for a module without a mapping.
     """
     torch = _torch()
@@ -249,6 +252,7 @@ def _block(m, sub):
         t.dropout.p = 0.0  # not the attention weights, nor the feed-forward's hidden units
         t.dropout2.p = m.drop2.p
         t.train(m.training)
+        t.dropout1.training, t.dropout2.training = m.drop1.training, m.drop2.training
         keys = {f"attn.{k}": (f"self_attn.{tk}", rows) for k, (tk, rows) in attention_keys(m.attn).items()}
         names = {"norm1": "norm1", "norm2": "norm2", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
         for key in m.state_dict():
