@@ -630,15 +630,16 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     masks pass through. A loss takes ``(logits, targets)`` and its upstream gradient is a
     scalar. ``dy`` defaults to a random array of the output's shape (a random scalar for a
     loss) from ``seed``: never ones, which hide bugs. Rows: the output, the gradient of the
-    first floating input (what normcore's backward returns; None for token ids; a module whose
-    backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey, dvalue), gets one row
-    per floating input, "input 0 grad", "input 1 grad", ...), every
+    first floating input (what normcore's backward returns; None for token ids), every
     parameter's gradient (normcore's names) and every buffer after the forward (BatchNorm's
     running statistics). Modes are copied across: training and evaluation both work.
     ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters' dtype (the inputs' when
     there are none); give floating inputs in that dtype. ``out`` receives each line of the
     table (None: silent). Returns a ``BridgeReport``; normcore's parameter gradients are
     reset first.
+
+    A module whose backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey,
+    dvalue), gets one row per floating input instead: "input 0 grad", "input 1 grad", ...
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics
