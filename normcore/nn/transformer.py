@@ -470,7 +470,7 @@ class TinySeq2Seq(Module):
     ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
     blocks of each block's memory gradient (every block reads the same memory), then runs
     encode in reverse from dmemory; every parameter's gradient accumulates. Integer tokens
-    have no gradient: it returns (None, None), one per input.
+    have no gradient: it returns None, as ``TinyTransformer``'s.
 
     ``src_key_padding_mask`` (B, Ts), True at padding tokens of the source, masks them as keys
     of the encoder's self-attention and of every decoder block's cross-attention. The decoder's
@@ -573,7 +573,7 @@ class TinySeq2Seq(Module):
         self._cache = logits.shape
         return logits  # (B, Tt, V)
 
-    def backward(self, dlogits: ArrayLike) -> tuple[None, None]:
+    def backward(self, dlogits: ArrayLike) -> None:
         shape = self._cached()
         dt = check_upstream(dlogits, shape, "TinySeq2Seq")
         dt = self.head.backward(dt)  # (B, Tt, C)
@@ -592,7 +592,7 @@ class TinySeq2Seq(Module):
         for block in reversed(list(self.encoder)):
             ds = block.backward(ds)  # (B, Ts, C)
         self.src_emb.backward(self.src_pos.backward(ds))
-        return None, None  # one per input, src and tgt: integer ids have no gradient
+        return None  # the embeddings' backward returned None: integer ids have no gradient
 
     def greedy_decode(self, src: ArrayLike, start: int, steps: int,
                       src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
