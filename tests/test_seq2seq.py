@@ -2,7 +2,9 @@
 and the learning test (slow): a 2 + 2 block model learns to reverse sources of 3 to 8 symbols."""
 
 import copy
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,6 +237,18 @@ def test_float32_model_stays_float32():
     assert logits.dtype == np.float32
     model.backward(np.ones_like(logits))
     assert all(p.grad.dtype == np.float32 for p in model.parameters())
+
+
+def test_readme_encoder_decoder_example_runs_in_a_few_steps():
+    """The README's encoder-decoder example, shortened to 3 steps, runs and decodes."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(r"\n```python\n(task = nc.tasks.SourceReversalTask.*?)```", readme, flags=re.S).group(1)
+    code = code.replace("steps=200", "steps=3").replace("batch_size=64)", "batch_size=4, progress=False)")
+    code = code.replace("print(", "decoded = (")
+    namespace = {"nc": nc}
+    exec(compile(code, "README encoder-decoder example", "exec"), namespace)
+    assert namespace["history"]["loss"].shape == (3,)
+    assert namespace["decoded"].shape == (4, 9)
 
 
 # --- learning ------------------------------------------------------------------------------------
