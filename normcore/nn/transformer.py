@@ -333,11 +333,12 @@ class TransformerDecoderBlock(ResidualSublayers):
     PyTorch: ``torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff, dropout=0.0,
     activation="relu" or "gelu", batch_first=True, norm_first=(position == "pre"))`` with
     ``norm="layernorm"`` computes the same, given ``tgt_mask`` = the causal mask (torch's layer
-    is not causal by itself: ``tgt_is_causal`` only hints that ``tgt_mask`` is; here the
-    self-attention is causal by construction and ``tgt_mask`` is added on top of it). torch's
+    is not causal by itself: ``tgt_is_causal=True`` only hints that ``tgt_mask`` is, and without
+    a ``tgt_mask`` it raises, measured on torch 2.13; here the self-attention is causal by
+    construction and ``tgt_mask`` is added on top of it). torch's
     feed-forward also has a dropout between its two linears, which this block does not
-    (equal with dropout 0 or in eval mode). ``normcore.torch_bridge.to_torch_decoder_layer``
-    builds that layer with these weights.
+    (equal with dropout 0 or in eval mode). ``normcore.torch_bridge.to_torch`` builds that
+    layer with these weights (``torch_bridge.decoder_keys`` says where each one goes).
 
     Masks follow ``torch.nn.MultiheadAttention``: boolean True = not allowed to attend, a
     floating mask is added to the scores. tgt_key_padding_mask (B, Tt) and tgt_mask (Tt, Tt) or
