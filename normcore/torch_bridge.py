@@ -17,9 +17,10 @@ numbers under other names (``nn.MultiheadAttention``'s ``in_proj_weight`` holds 
 stacked; ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the
 torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and
 ``key_map`` resolves every key of a model through it. Where torch has no one-to-one layer
-(learned positions, attention with normcore's q/k/v/o, the Transformer block with DeepNorm's
-alpha, the tiny language model), small ``torch.nn.Module`` twins are defined in
-``_twins()``, built on first use.
+(learned positions, the Transformer block with RMSNorm, DeepNorm's alpha or no norm, the tiny
+language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
+use; they also hold the subclasses of torch's own layers that are called as normcore's are
+(attention returning only its output, normcore's ``causal`` flag).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
 loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run PyTorch's own
@@ -31,7 +32,6 @@ failure, which is the truth, not a bug of the bridge.
 """
 
 import functools
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,14 +204,6 @@ def _positional(m, sub):
     return _twins().PositionalEmbedding(m.max_len, m.dim)
 
 
-@converts(nn.MultiheadSelfAttention, nn.CausalSelfAttention)
-def _attention(m, sub):
-    t = _twins().SelfAttention(m.n_heads, m.causal)
-    for name in ("q", "k", "v", "o"):
-        setattr(t, name, sub(getattr(m, name)))
-    return t
-
-
 def attention_keys(m):
     """normcore key -> (``nn.MultiheadAttention`` key, rows) for attention ``m`` (E channels):
     q, k, v are the row blocks [0:E], [E:2E], [2E:3E] of ``in_proj_weight`` when kdim == vdim
@@ -229,12 +221,14 @@ def attention_keys(m):
     return {k: keys[k] for k in m.state_dict()}
 
 
-@converts(nn.MultiheadAttention)
+@converts(nn.MultiheadAttention, nn.MultiheadSelfAttention, nn.CausalSelfAttention)
 def _multihead_attention(m, sub):
-    t = _twins().MultiheadAttention(m.embed_dim, m.num_heads, bias=m.q.bias is not None,
-                                    add_bias_kv=m.add_bias_kv, add_zero_attn=m.add_zero_attn,
-                                    kdim=m.kdim, vdim=m.vdim, batch_first=True)
-    t.causal, t.normcore_keys = m.causal, attention_keys(m)
+    """torch's own ``nn.MultiheadAttention`` (batch_first), called as normcore's layer: with
+    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention."""
+    twin = _twins().MultiheadAttention if isinstance(m, nn.MultiheadAttention) else _twins().SelfAttention
+    t = twin(m.embed_dim, m.num_heads, bias=m.q.bias is not None, add_bias_kv=m.add_bias_kv,
+             add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=True)
+    t.causal, t.normcore_keys, t.normcore_class = m.causal, attention_keys(m), type(m)
     return t
 
 
@@ -355,6 +349,10 @@ def _from_torch_builders():
         if t.dropout:
             raise ValueError(f"from_torch: normcore's MultiheadAttention has no dropout on the attention "
                              f"weights; expected dropout=0.0, got {t.dropout}")
+        if isinstance(t, _twins().SelfAttention):  # to_torch's twin of a self-attention layer
+            return t.normcore_class(t.embed_dim, t.num_heads, **({} if t.normcore_class is nn.CausalSelfAttention
+                                                                 else {"causal": t.causal}),
+                                    bias=t.in_proj_bias is not None)
         return nn.MultiheadAttention(t.embed_dim, t.num_heads, bias=t.in_proj_bias is not None,
                                      add_bias_kv=t.bias_k is not None, add_zero_attn=t.add_zero_attn,
                                      kdim=t.kdim, vdim=t.vdim, causal=getattr(t, "causal", False))
@@ -423,39 +421,6 @@ def _twins():
         def forward(self, x):
             return x + self.weight[: x.shape[-2]]
 
-    class SelfAttention(torch.nn.Module):
-        """q, k, v, o projections (set by the converter) around scaled dot-product attention
-        in torch (the math path: a fully masked row gives NaN, as in normcore; torch's fused
-        SDPA kernels give 0 there). Masks in normcore's (and torch.nn.MultiheadAttention's)
-        convention: a boolean mask is True where attending is not allowed, a floating one is
-        added to the scores."""
-
-        def __init__(self, n_heads, causal):
-            super().__init__()
-            self.n_heads, self.causal = n_heads, causal
-
-        def forward(self, x, key_padding_mask=None, attn_mask=None):
-            B, T, C = x.shape
-            D = C // self.n_heads
-
-            def heads(t):
-                return t.view(B, T, self.n_heads, D).transpose(1, 2)  # (B, H, T, D)
-
-            def additive(mask):
-                if mask.dtype != torch.bool:
-                    return mask.to(x.dtype)
-                return torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask, -torch.inf)
-            q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-            S = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
-            if key_padding_mask is not None:
-                S = S + additive(key_padding_mask)[:, None, None, :]
-            if attn_mask is not None:
-                S = S + additive(attn_mask)
-            if self.causal:
-                S = S + additive(torch.ones(T, T, dtype=torch.bool).triu(1))
-            a = torch.softmax(S, dim=-1) @ v  # (B, H, T, D)
-            return self.o(a.transpose(1, 2).reshape(B, T, C))
-
     def torch_masks(Tq, Tk, key_padding_mask, attn_mask, causal, dtype):
         """normcore's masks for torch's attention: the causal mask merged into attn_mask,
         (B, H, Tq, Tk) reshaped to torch's (B * H, Tq, Tk), and both masks made additive
@@ -489,6 +454,13 @@ def _twins():
             kpm, am = torch_masks(query.shape[1], key.shape[1], key_padding_mask, attn_mask, self.causal,
                                   query.dtype)
             return super().forward(query, key, value, key_padding_mask=kpm, attn_mask=am, need_weights=True)[0]
+
+    class SelfAttention(MultiheadAttention):
+        """``torch.nn.MultiheadAttention`` called as normcore's self-attention:
+        ``forward(x, key_padding_mask=None, attn_mask=None)`` attends from x to x."""
+
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
+            return super().forward(x, x, x, key_padding_mask, attn_mask)
 
     class TransformerEncoderLayer(torch.nn.TransformerEncoderLayer):
         """``torch.nn.TransformerEncoderLayer`` itself (batch_first), called as normcore's block:

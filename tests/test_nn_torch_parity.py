@@ -1,8 +1,8 @@
 """PyTorch as an oracle: attention, a block in every position, the whole model and the optimizers.
 
 The PyTorch models come from ``normcore.torch_bridge.to_torch``: torch's own layers
-(``nn.TransformerEncoderLayer`` for the Pre-Norm and Post-Norm LayerNorm blocks) and torch code
-for the rest (attention as softmax(q k^T / sqrt(D) + mask) v in torch), loaded from normcore's
+(``nn.MultiheadAttention`` for attention, ``nn.TransformerEncoderLayer`` for the Pre-Norm and
+Post-Norm LayerNorm blocks) and torch code for the rest (DeepNorm's alpha), loaded from normcore's
 state dict with ``strict=True``; ``key_map`` says where each normcore array lives in torch's
 (``in_proj_weight`` holds q, k and v stacked). Everything runs in float64 and must agree to 1e-9.
 """

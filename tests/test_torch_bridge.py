@@ -298,6 +298,8 @@ def _round_trip_cases():
         ("MultiheadAttention everything", p(nc.MultiheadAttention(8, 4, add_bias_kv=True, add_zero_attn=True,
                                                                   kdim=3, vdim=5, causal=True, rng=0))),
         ("MultiheadAttention no bias", p(nc.MultiheadAttention(6, 3, bias=False, add_zero_attn=True, rng=0))),
+        ("MultiheadSelfAttention", p(nc.MultiheadSelfAttention(8, 2, causal=True, bias=False, rng=0))),
+        ("CausalSelfAttention", p(nc.CausalSelfAttention(8, 4, rng=0))),
         ("TransformerBlock encoder pre", p(nc.TransformerBlock(8, 2, 12, position="pre", causal=False,
                                                                activation="relu", rng=0))),
         ("TransformerBlock post no bias", p(nc.TransformerBlock(8, 2, position="post", bias=False, rng=0))),
