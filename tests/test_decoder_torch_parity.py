@@ -128,6 +128,8 @@ def test_torch_layer_without_the_causal_mask_is_not_causal():
     assert rel(y, tlayer(x, memory, tgt_mask=causal_tgt_mask(None))) < 1e-10
     assert rel(y[:, 0], tlayer(x, memory)[:, 0]) > 1e-3
     assert rel(y, tlayer(x, memory, tgt_mask=causal_tgt_mask(None), tgt_is_causal=True)) < 1e-10
+    with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+        tlayer(x, memory, tgt_is_causal=True)  # the hint alone does not make it causal (torch 2.13)
 
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])

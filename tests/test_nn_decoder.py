@@ -2,6 +2,7 @@
 in every norm position: gradients, formulas, masks, layouts, empty inputs and bad inputs."""
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -177,7 +178,8 @@ def test_non_contiguous_inputs_give_the_same_output_and_gradients(layout):
 def test_zero_size_inputs_give_outputs_and_gradients_of_their_shapes(position, shape_x, shape_m):
     b = block(position)
     x, memory = np.zeros(shape_x), np.ones(shape_m)
-    with np.errstate(all="raise"):
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "empty slice" RuntimeWarning either
         y = b(x, memory)
         dx, dmemory = b.backward(np.zeros(shape_x))
     assert y.shape == dx.shape == shape_x and dmemory.shape == shape_m

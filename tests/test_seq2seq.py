@@ -2,6 +2,9 @@
 and the learning test (slow): a 2 + 2 block model learns to reverse sources of 3 to 8 symbols."""
 
 import copy
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -211,9 +214,11 @@ def test_a_bad_input_is_refused_and_changes_nothing(make, error, message):
 @pytest.mark.parametrize("src_shape, tgt_shape", [((0, 5), (0, 4)), ((2, 5), (2, 0)), ((2, 0), (2, 3))])
 def test_empty_batch_or_sequences(src_shape, tgt_shape):
     model = small_model("pre")
-    logits = model(np.zeros(src_shape, dtype=np.int64), np.zeros(tgt_shape, dtype=np.int64))
-    assert logits.shape == tgt_shape + (7,)
-    assert model.backward(np.zeros(logits.shape)) == (None, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "empty slice" or "invalid value" RuntimeWarning either
+        logits = model(np.zeros(src_shape, dtype=np.int64), np.zeros(tgt_shape, dtype=np.int64))
+        assert logits.shape == tgt_shape + (7,)
+        assert model.backward(np.zeros(logits.shape)) is None
     assert all(np.all(p.grad == 0) for p in model.parameters())
 
 
@@ -232,6 +237,18 @@ def test_float32_model_stays_float32():
     assert logits.dtype == np.float32
     model.backward(np.ones_like(logits))
     assert all(p.grad.dtype == np.float32 for p in model.parameters())
+
+
+def test_readme_encoder_decoder_example_runs_in_a_few_steps():
+    """The README's encoder-decoder example, shortened to 3 steps, runs and decodes."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(r"\n```python\n(task = nc.tasks.SourceReversalTask.*?)```", readme, flags=re.S).group(1)
+    code = code.replace("steps=200", "steps=3").replace("batch_size=64)", "batch_size=4, progress=False)")
+    code = code.replace("print(", "decoded = (")
+    namespace = {"nc": nc}
+    exec(compile(code, "README encoder-decoder example", "exec"), namespace)
+    assert namespace["history"]["loss"].shape == (3,)
+    assert namespace["decoded"].shape == (4, 9)
 
 
 # --- learning ------------------------------------------------------------------------------------

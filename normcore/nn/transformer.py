@@ -333,11 +333,12 @@ class TransformerDecoderBlock(ResidualSublayers):
     PyTorch: ``torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff, dropout=0.0,
     activation="relu" or "gelu", batch_first=True, norm_first=(position == "pre"))`` with
     ``norm="layernorm"`` computes the same, given ``tgt_mask`` = the causal mask (torch's layer
-    is not causal by itself: ``tgt_is_causal`` only hints that ``tgt_mask`` is; here the
-    self-attention is causal by construction and ``tgt_mask`` is added on top of it). torch's
+    is not causal by itself: ``tgt_is_causal=True`` only hints that ``tgt_mask`` is, and without
+    a ``tgt_mask`` it raises, measured on torch 2.13; here the self-attention is causal by
+    construction and ``tgt_mask`` is added on top of it). torch's
     feed-forward also has a dropout between its two linears, which this block does not
-    (equal with dropout 0 or in eval mode). ``normcore.torch_bridge.to_torch_decoder_layer``
-    builds that layer with these weights.
+    (equal with dropout 0 or in eval mode). ``normcore.torch_bridge.to_torch`` builds that
+    layer with these weights (``torch_bridge.decoder_keys`` says where each one goes).
 
     Masks follow ``torch.nn.MultiheadAttention``: boolean True = not allowed to attend, a
     floating mask is added to the scores. tgt_key_padding_mask (B, Tt) and tgt_mask (Tt, Tt) or
@@ -470,7 +471,7 @@ class TinySeq2Seq(Module):
     ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
     blocks of each block's memory gradient (every block reads the same memory), then runs
     encode in reverse from dmemory; every parameter's gradient accumulates. Integer tokens
-    have no gradient: it returns (None, None), one per input.
+    have no gradient: it returns None, as ``TinyTransformer``'s.
 
     ``src_key_padding_mask`` (B, Ts), True at padding tokens of the source, masks them as keys
     of the encoder's self-attention and of every decoder block's cross-attention. The decoder's
@@ -573,7 +574,7 @@ class TinySeq2Seq(Module):
         self._cache = logits.shape
         return logits  # (B, Tt, V)
 
-    def backward(self, dlogits: ArrayLike) -> tuple[None, None]:
+    def backward(self, dlogits: ArrayLike) -> None:
         shape = self._cached()
         dt = check_upstream(dlogits, shape, "TinySeq2Seq")
         dt = self.head.backward(dt)  # (B, Tt, C)
@@ -592,7 +593,7 @@ class TinySeq2Seq(Module):
         for block in reversed(list(self.encoder)):
             ds = block.backward(ds)  # (B, Ts, C)
         self.src_emb.backward(self.src_pos.backward(ds))
-        return None, None  # one per input, src and tgt: integer ids have no gradient
+        return None  # the embeddings' backward returned None: integer ids have no gradient
 
     def greedy_decode(self, src: ArrayLike, start: int, steps: int,
                       src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
