@@ -300,6 +300,8 @@ def _activation(name, args, kwargs):
         if dim is None:
             raise Unmappable(f"{name}(dim=None) (PyTorch's legacy implicit axis)")
         return getattr(normcore, name)(axis=dim)
+    if name == "Softmax2d":  # softmax over the channels of (N, C, H, W) or (C, H, W)
+        return normcore.Softmax(axis=-3)
     if name == "GELU":
         return normcore.GELU(**bound(torch.nn.GELU, args, kwargs))
     if bound(getattr(torch.nn, name), args, kwargs).get("inplace"):
@@ -959,7 +961,8 @@ MODULE_MAPPERS = {
     **{f"nn.{name}": map_norm_module for name in NORM_CLASSES},
     "nn.Linear": map_linear,
     "nn.Embedding": map_embedding,
-    **{f"nn.{name}": map_activation for name in ("GELU", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax")},
+    **{f"nn.{name}": map_activation for name in ("GELU", "ReLU", "Sigmoid", "Tanh", "Softmax", "Softmax2d",
+                                                 "LogSoftmax")},
     "nn.MSELoss": map_mse_loss,
     "nn.CrossEntropyLoss": map_cross_entropy_loss,
     "nn.MultiheadAttention": map_multihead_attention,
