@@ -102,3 +102,23 @@ def test_unmappable_samples():
     warnings.warn(report, UserWarning, stacklevel=1)
     assert total > 0
     assert unmappable <= MAX_UNMAPPABLE, report
+
+
+def first_mapped(name):
+    for sample in ts.samples(name, torch.float64):
+        try:
+            return sample, ts.map_sample(sample)
+        except ts.Unmappable:
+            continue
+    pytest.skip(f"no sample of {name} is mappable")
+
+
+@pytest.mark.parametrize("name", ["nn.LayerNorm", "nn.functional.layer_norm", "nn.MultiheadAttention",
+                                  "nn.TransformerEncoderLayer", "nn.functional.scaled_dot_product_attention"])
+def test_a_wrong_weight_is_caught(name):
+    """The comparison can fail: one of normcore's weights moved by 1e-8 is found."""
+    sample, case = first_mapped(name)
+    _, p = next(iter(case.ours.named_parameters()))
+    p.data.flat[0] += 1e-8
+    with pytest.raises(AssertionError):
+        compare(case, sample)
