@@ -307,7 +307,7 @@ def from_torch(tmodule):
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
     no output (softmax ignores it). normcore's layers are batch first whatever torch's
     ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
-    ``ValueError`` before anything is built: dropout of the attention weights or of the
+    ``ValueError`` before any weight is loaded: dropout of the attention weights or of the
     feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
     """
     torch = _torch()
