@@ -15,8 +15,8 @@ from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, Instance
 
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
-                 LogSoftmax, MSELoss, MultiheadSelfAttention, PositionalEmbedding, ReLU, Sigmoid, Softmax,
-                 Tanh, TinyTransformer, TransformerBlock)
+                 LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
+                 Sigmoid, Softmax, Tanh, TinyTransformer, TransformerBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -28,7 +28,8 @@ __all__ = [
     "InstanceNorm2d", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
-    "PositionalEmbedding", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward", "TransformerBlock",
+    "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
+    "TransformerBlock",
     "TinyTransformer",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
 ]

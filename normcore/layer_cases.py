@@ -99,8 +99,9 @@ class FixedTarget(Module):
 
 
 def transformer_cases(seed=0):
-    """The Transformer stack: Linear, activations, embeddings, attention, feed-forward, every
-    block position with both norms, a 2-block model, and the losses. Sizes are tiny so that
+    """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
+    feed-forward, every block position with both norms, an encoder block, a 2-block model, and
+    the losses. Sizes are tiny so that
     central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
@@ -124,6 +125,13 @@ def transformer_cases(seed=0):
         Case("FeedForward gelu", nn.FeedForward(3, 5, rng=seed), (x(2, 2, 3),)),
         Case("FeedForward gelu_tanh", nn.FeedForward(3, 5, activation="gelu_tanh", rng=seed), (x(2, 2, 3),)),
         Case("FeedForward relu", nn.FeedForward(3, 5, activation="relu", rng=seed), (x(2, 2, 3),)),
+        Case("MultiheadAttention Tq!=Tk kdim vdim", nn.MultiheadAttention(4, 2, kdim=3, vdim=5, rng=seed),
+             (x(2, 3, 4), x(2, 5, 3), x(2, 5, 5))),
+        Case("MultiheadAttention bias_kv zero_attn",
+             nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, causal=True, rng=seed),
+             (x(2, 3, 4), x(2, 4, 4), x(2, 4, 4))),
+        Case("TransformerBlock encoder post", nn.TransformerBlock(4, 2, 6, position="post", causal=False, rng=seed),
+             (x(2, 3, 4),)),
     ]
     for position in ("pre", "post", "deepnorm", "none"):
         for norm in ("layernorm", "rmsnorm"):

@@ -12,10 +12,19 @@ returning the torch module, where ``sub(child)`` converts a child. Subclasses (t
 a layer you derived) use their nearest registered base class. Adding a layer or an option is
 one entry. Parameter and buffer names are the same on both sides (normcore uses PyTorch's),
 so the weights travel as a state dict with ``strict=True``: a mapping that forgot a parameter
-fails loudly instead of comparing against a default. Where torch has no one-to-one layer
-(learned positions, attention with normcore's q/k/v/o, the Transformer block with DeepNorm's
-alpha, the tiny language model), small ``torch.nn.Module`` twins are defined in
-``_twins()``, built on first use.
+fails loudly instead of comparing against a default. Where torch's layer stores the same
+numbers under other names (``nn.MultiheadAttention``'s ``in_proj_weight`` holds q, k and v
+stacked; ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the
+torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and
+``key_map`` resolves every key of a model through it. Where torch has no one-to-one layer
+(learned positions, the Transformer block with RMSNorm, DeepNorm's alpha or no norm, the tiny
+language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
+use; they also hold the subclasses of torch's own layers that are called as normcore's are
+(attention returning only its output, normcore's ``causal`` flag).
+
+The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
+loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run PyTorch's own
+test samples of ``nn.MultiheadAttention`` through normcore.
 
 Dropout: in evaluation both sides are the identity and compare equal. In training the two
 draw their masks from different generators, so outputs differ; ``compare`` then reports a
@@ -23,7 +32,6 @@ failure, which is the truth, not a bug of the bridge.
 """
 
 import functools
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,24 +86,61 @@ def _dtype_of(module):
 def to_torch(module):
     """The equivalent ``torch.nn.Module``: same structure, weights, buffers, dtype and modes.
 
-    Each torch module gets the training flag of the normcore module it stands for. Raises
+    Each torch module gets the training flag of the normcore module it stands for. Attention
+    becomes torch's own ``nn.MultiheadAttention`` and a Pre-Norm or Post-Norm LayerNorm
+    ``TransformerBlock`` torch's own ``nn.TransformerEncoderLayer``, whose arrays have other
+    names: ``key_map(module, tmodule)`` says where each of normcore's lives. Raises
     ``TypeError`` (listing what is supported) for a module without a mapping.
     """
     torch = _torch()
     if not isinstance(module, Module):
         raise TypeError(f"to_torch expects a normcore Module, got {type(module).__name__}")
+    tmodule = _structure(module)
+    dtype = getattr(torch, _dtype_of(module).name)
+    tmodule.to(dtype)  # floating parameters and buffers only; num_batches_tracked stays int64
+    keys = key_map(module, tmodule)
+    state = {k: torch.zeros_like(v) for k, v in tmodule.state_dict().items()}  # rows no key fills stay 0
+    for key, value in module.state_dict().items():
+        tkey, rows = keys[key]
+        state[tkey][rows] = torch.from_numpy(np.array(value))
+    unfilled = sorted(set(state) - {tkey for tkey, _ in keys.values()})
+    if unfilled:
+        raise TypeError(f"to_torch: nothing in {type(module).__name__} maps to torch's {unfilled}")
+    tmodule.load_state_dict(state, strict=True)
+    return tmodule
 
+
+def _structure(module):
+    """The torch twin of ``module`` with torch's initial weights (``to_torch`` loads them)."""
     def sub(m):
         t = _converter(m)(m, sub)
         t.training = m.training
         return t
+    return sub(module)
 
-    tmodule = sub(module)
-    dtype = getattr(torch, _dtype_of(module).name)
-    tmodule.to(dtype)  # floating parameters and buffers only; num_batches_tracked stays int64
-    state = {k: torch.from_numpy(np.array(v)) for k, v in module.state_dict().items()}
-    tmodule.load_state_dict(state, strict=True)
-    return tmodule
+
+def key_map(module, tmodule):
+    """normcore state dict key -> (torch state dict key, rows): where each of ``module``'s
+    arrays lives in ``tmodule`` (its ``to_torch`` twin), ``rows`` a slice of the first axis
+    (``...``: all of it). A torch module converted with ``normcore_keys`` maps the keys
+    of its normcore module's subtree; every other key is the same on both sides."""
+    mapped = {}  # normcore module name -> its normcore_keys, for the outermost renamed modules
+    for name, _ in module.named_modules():
+        if any(owner == "" or name.startswith(owner + ".") for owner in mapped):
+            continue  # inside a module whose keys are already mapped
+        local = getattr(tmodule.get_submodule(name), "normcore_keys", None)
+        if local is not None:
+            mapped[name] = local
+    out = {}
+    for key in module.state_dict():
+        owner = next((o for o in mapped if o == "" or key.startswith(o + ".")), None)
+        if owner is None:
+            out[key] = (key, ...)
+            continue
+        prefix = f"{owner}." if owner else ""
+        tkey, rows = mapped[owner][key[len(prefix):]]
+        out[key] = (prefix + tkey, rows)
+    return out
 
 
 # --- the mapping, one entry per layer ------------------------------------------------------
@@ -162,11 +207,31 @@ def _positional(m, sub):
     return _twins().PositionalEmbedding(m.max_len, m.dim)
 
 
-@converts(nn.MultiheadSelfAttention, nn.CausalSelfAttention)
-def _attention(m, sub):
-    t = _twins().SelfAttention(m.n_heads, m.causal)
-    for name in ("q", "k", "v", "o"):
-        setattr(t, name, sub(getattr(m, name)))
+def attention_keys(m):
+    """normcore key -> (``nn.MultiheadAttention`` key, rows) for attention ``m`` (E channels):
+    q, k, v are the row blocks [0:E], [E:2E], [2E:3E] of ``in_proj_weight`` when kdim == vdim
+    == E, else ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``; their biases the blocks
+    of ``in_proj_bias`` (a normcore layer without a key bias leaves [E:2E] at 0, where it
+    changes nothing); o is ``out_proj``; ``bias_k``, ``bias_v`` keep their names."""
+    E = m.embed_dim
+    packed = m.kdim == m.vdim == E
+    keys = {"bias_k": ("bias_k", ...), "bias_v": ("bias_v", ...)}
+    for i, name in enumerate("qkv"):
+        block = slice(i * E, (i + 1) * E)
+        keys[f"{name}.weight"] = ("in_proj_weight", block) if packed else (f"{name}_proj_weight", ...)
+        keys[f"{name}.bias"] = ("in_proj_bias", block)
+    keys.update({"o.weight": ("out_proj.weight", ...), "o.bias": ("out_proj.bias", ...)})
+    return {k: keys[k] for k in m.state_dict()}
+
+
+@converts(nn.MultiheadAttention, nn.MultiheadSelfAttention, nn.CausalSelfAttention)
+def _multihead_attention(m, sub):
+    """torch's own ``nn.MultiheadAttention`` (batch_first), called as normcore's layer: with
+    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention."""
+    twin = _twins().MultiheadAttention if isinstance(m, nn.MultiheadAttention) else _twins().SelfAttention
+    t = twin(m.embed_dim, m.num_heads, bias=m.q.bias is not None, add_bias_kv=m.add_bias_kv,
+             add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=True)
+    t.causal, t.normcore_keys, t.normcore_class = m.causal, attention_keys(m), type(m)
     return t
 
 
@@ -177,6 +242,25 @@ def _feedforward(m, sub):
 
 @converts(nn.TransformerBlock)
 def _block(m, sub):
+    """"pre" and "post" with LayerNorm: ``nn.TransformerEncoderLayer`` (norm_first for "pre");
+    the other blocks (RMSNorm, "deepnorm", "none"): a twin of normcore's block."""
+    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps:
+        t = _twins().TransformerEncoderLayer(
+            m.d_model, m.attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
+            norm_first=m.position == "pre", bias=m.bias)
+        t.self_attn.dropout = 0.0  # normcore's block drops only the residual branches (dropout1, dropout2)
+        t.dropout.p = 0.0  # not the attention weights, nor the feed-forward's hidden units
+        t.dropout2.p = m.drop2.p
+        t.train(m.training)
+        t.dropout1.training, t.dropout2.training = m.drop1.training, m.drop2.training
+        keys = {f"attn.{k}": (f"self_attn.{tk}", rows) for k, (tk, rows) in attention_keys(m.attn).items()}
+        names = {"norm1": "norm1", "norm2": "norm2", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
+        for key in m.state_dict():
+            child, _, leaf = key.rpartition(".")
+            if child in names:
+                keys[key] = (f"{names[child]}.{leaf}", ...)
+        t.causal, t.normcore_keys = m.attn.causal, keys
+        return t
     children = {name: sub(child) for name, child in _named_children(m)}
     return _twins().TransformerBlock(m.position, m.alpha, children)
 
@@ -208,6 +292,128 @@ def _mse(m, sub):
     return _torch().nn.MSELoss()
 
 
+# --- from torch: the normcore twin of a torch module -----------------------------------------
+
+def from_torch(tmodule):
+    """The normcore twin of the ``torch.nn.Module`` ``tmodule``: same structure, weights,
+    buffers, dtype and training flag, e.g. ``from_torch(torch.nn.MultiheadAttention(E, H,
+    add_bias_kv=True))``, so PyTorch's own test samples can be run through normcore.
+
+    Knows the classes ``from_torch_supported()`` names (and their subclasses, such as the modules ``to_torch``
+    returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
+    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``); a
+    ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
+    ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
+    ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
+    no output (softmax ignores it). normcore's layers are batch first whatever torch's
+    ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
+    ``ValueError`` before any weight is loaded: dropout of the attention weights or of the
+    feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
+    """
+    torch = _torch()
+    if not isinstance(tmodule, torch.nn.Module):
+        raise TypeError(f"from_torch expects a torch.nn.Module, got {type(tmodule).__name__}")
+    builders = _from_torch_builders()
+
+    def sub(t):
+        for cls in type(t).__mro__:
+            if cls in builders:
+                return builders[cls](t, sub)
+        raise TypeError(f"from_torch: no normcore twin for {type(t).__name__}; supported: "
+                        f"{', '.join(from_torch_supported())}")
+
+    module = sub(tmodule)
+    floating = [v for v in tmodule.state_dict().values() if v.is_floating_point()]
+    if floating:
+        dtype = str(floating[0].dtype).removeprefix("torch.")
+        if dtype not in ("float16", "float32", "float64"):
+            raise TypeError(f"from_torch: normcore's arrays are float16, float32 or float64, got torch.{dtype}; "
+                            f"convert the module first, e.g. module.double()")
+        module.to(dtype)
+    twin = _structure(module)
+    theirs, expected = tmodule.state_dict(), twin.state_dict()
+    if set(theirs) != set(expected) or any(theirs[k].shape != expected[k].shape for k in theirs):
+        raise ValueError(f"from_torch: {type(tmodule).__name__}'s state dict "
+                         f"{[(k, tuple(v.shape)) for k, v in theirs.items()]} does not match normcore's "
+                         f"twin {[(k, tuple(v.shape)) for k, v in expected.items()]}")
+    keys = key_map(module, twin)
+    module.load_state_dict({key: _numpy(theirs[tkey])[rows] for key, (tkey, rows) in keys.items()})
+    return module.train(tmodule.training)
+
+
+def from_torch_supported():
+    """The names of the torch classes ``from_torch`` converts."""
+    return sorted(cls.__name__ for cls in _from_torch_builders())
+
+
+@functools.cache
+def _from_torch_builders():
+    """torch class -> ``(torch module, sub) -> normcore module`` (``sub`` converts a child),
+    the classes ``from_torch`` knows; built on first use, as it needs torch."""
+    tnn = _torch().nn
+    F = tnn.functional
+
+    def attention(t, sub):
+        if t.dropout:
+            raise ValueError(f"from_torch: normcore's MultiheadAttention has no dropout on the attention "
+                             f"weights; expected dropout=0.0, got {t.dropout}")
+        if isinstance(t, _twins().SelfAttention):  # to_torch's twin of a self-attention layer
+            return t.normcore_class(t.embed_dim, t.num_heads, **({} if t.normcore_class is nn.CausalSelfAttention
+                                                                 else {"causal": t.causal}),
+                                    bias=t.in_proj_bias is not None)
+        return nn.MultiheadAttention(t.embed_dim, t.num_heads, bias=t.in_proj_bias is not None,
+                                     add_bias_kv=t.bias_k is not None, add_zero_attn=t.add_zero_attn,
+                                     kdim=t.kdim, vdim=t.vdim, causal=getattr(t, "causal", False))
+
+    def activation_name(act):
+        if act is F.relu or isinstance(act, tnn.ReLU):
+            return "relu"
+        if act is F.gelu or (isinstance(act, tnn.GELU) and act.approximate == "none"):
+            return "gelu"
+        if isinstance(act, tnn.GELU) and act.approximate == "tanh":
+            return "gelu_tanh"
+        raise ValueError(f"from_torch: TransformerEncoderLayer's activation must be relu or gelu "
+                         f"(a function or a module), got {act!r}")
+
+    def encoder_layer(t, sub):
+        if t.self_attn.dropout or t.dropout.p or t.dropout1.p != t.dropout2.p:
+            raise ValueError(
+                "from_torch: normcore's TransformerBlock drops only the two residual branches, with one p; "
+                f"expected self_attn.dropout = dropout.p = 0 and dropout1.p == dropout2.p, got "
+                f"{t.self_attn.dropout}, {t.dropout.p}, {t.dropout1.p}, {t.dropout2.p}")
+        if t.norm1.eps != t.norm2.eps:
+            raise ValueError(f"from_torch: expected norm1 and norm2 with one eps, got {t.norm1.eps}, {t.norm2.eps}")
+        block = nn.TransformerBlock(t.linear1.in_features, t.self_attn.num_heads, t.linear1.out_features,
+                                    "layernorm", "pre" if t.norm_first else "post", t.dropout1.p,
+                                    activation=activation_name(t.activation), causal=getattr(t, "causal", False),
+                                    bias=t.linear1.bias is not None)
+        block.norm1.eps = block.norm2.eps = t.norm1.eps
+        return block
+
+    def running_norm(cls):
+        return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
+
+    return {
+        tnn.MultiheadAttention: attention,
+        tnn.TransformerEncoderLayer: encoder_layer,
+        tnn.Linear: lambda t, sub: nn.Linear(t.in_features, t.out_features, bias=t.bias is not None),
+        tnn.LayerNorm: lambda t, sub: norms.LayerNorm(t.normalized_shape, t.eps, t.elementwise_affine,
+                                                      bias=t.bias is not None),
+        tnn.RMSNorm: lambda t, sub: norms.RMSNorm(t.normalized_shape, t.eps, t.elementwise_affine),
+        tnn.BatchNorm1d: running_norm(norms.BatchNorm1d),
+        tnn.BatchNorm2d: running_norm(norms.BatchNorm2d),
+        tnn.InstanceNorm1d: running_norm(norms.InstanceNorm1d),
+        tnn.InstanceNorm2d: running_norm(norms.InstanceNorm2d),
+        tnn.GroupNorm: lambda t, sub: norms.GroupNorm(t.num_groups, t.num_channels, t.eps, t.affine),
+        tnn.ReLU: lambda t, sub: nn.ReLU(),
+        tnn.Sigmoid: lambda t, sub: nn.Sigmoid(),
+        tnn.Tanh: lambda t, sub: nn.Tanh(),
+        tnn.GELU: lambda t, sub: nn.GELU(approximate=t.approximate),
+        tnn.Dropout: lambda t, sub: nn.Dropout(t.p),
+        tnn.Sequential: lambda t, sub: Sequential(*[sub(child) for child in t]),
+    }
+
+
 @functools.cache
 def _twins():
     """torch.nn twins of the normcore modules torch has no one-to-one layer for."""
@@ -223,38 +429,59 @@ def _twins():
         def forward(self, x):
             return x + self.weight[: x.shape[-2]]
 
-    class SelfAttention(torch.nn.Module):
-        """q, k, v, o projections (set by the converter) around scaled dot-product attention
-        in torch (the math path: a fully masked row gives NaN, as in normcore; torch's fused
-        SDPA kernels give 0 there). Masks in normcore's (and torch.nn.MultiheadAttention's)
-        convention: a boolean mask is True where attending is not allowed, a floating one is
-        added to the scores."""
+    def torch_masks(Tq, Tk, key_padding_mask, attn_mask, causal, dtype):
+        """normcore's masks for torch's attention: the causal mask merged into attn_mask,
+        (B, H, Tq, Tk) reshaped to torch's (B * H, Tq, Tk), and both masks made additive
+        when one is boolean and the other floating (torch deprecates mixing the two)."""
+        def additive(mask):
+            if mask.dtype != torch.bool:
+                return mask.to(dtype)
+            return torch.zeros(mask.shape, dtype=dtype).masked_fill(mask, -torch.inf)
+        if causal:
+            future = torch.ones(Tq, Tk, dtype=torch.bool).triu(1)
+            if attn_mask is None:
+                attn_mask = future
+            else:
+                attn_mask = attn_mask | future if attn_mask.dtype == torch.bool else attn_mask + additive(future)
+        if attn_mask is not None and attn_mask.dim() == 4:
+            attn_mask = attn_mask.reshape(-1, Tq, Tk)
+        if key_padding_mask is not None and attn_mask is not None and (
+                (key_padding_mask.dtype == torch.bool) != (attn_mask.dtype == torch.bool)):
+            key_padding_mask, attn_mask = additive(key_padding_mask), additive(attn_mask)
+        return key_padding_mask, attn_mask
 
-        def __init__(self, n_heads, causal):
-            super().__init__()
-            self.n_heads, self.causal = n_heads, causal
+    class MultiheadAttention(torch.nn.MultiheadAttention):
+        """``torch.nn.MultiheadAttention`` itself (batch_first), called as normcore's layer:
+        ``forward(query, key, value, key_padding_mask=None, attn_mask=None)`` returns only the
+        output, on the math path (``need_weights=True``: a fully masked row gives NaN, as in
+        normcore), with normcore's ``causal`` flag merged into attn_mask."""
+
+        causal = False
+
+        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None):
+            kpm, am = torch_masks(query.shape[1], key.shape[1], key_padding_mask, attn_mask, self.causal,
+                                  query.dtype)
+            return super().forward(query, key, value, key_padding_mask=kpm, attn_mask=am, need_weights=True)[0]
+
+    class SelfAttention(MultiheadAttention):
+        """``torch.nn.MultiheadAttention`` called as normcore's self-attention:
+        ``forward(x, key_padding_mask=None, attn_mask=None)`` attends from x to x."""
 
         def forward(self, x, key_padding_mask=None, attn_mask=None):
-            B, T, C = x.shape
-            D = C // self.n_heads
+            return super().forward(x, x, x, key_padding_mask, attn_mask)
 
-            def heads(t):
-                return t.view(B, T, self.n_heads, D).transpose(1, 2)  # (B, H, T, D)
+    class TransformerEncoderLayer(torch.nn.TransformerEncoderLayer):
+        """``torch.nn.TransformerEncoderLayer`` itself (batch_first), called as normcore's block:
+        ``forward(x, key_padding_mask=None, attn_mask=None)``, with ``causal`` merged into the
+        mask. Its self-attention runs with ``need_weights=False`` (F.scaled_dot_product_attention):
+        equal to normcore except on a fully masked row. With gradients enabled it never takes
+        the fused fast path."""
 
-            def additive(mask):
-                if mask.dtype != torch.bool:
-                    return mask.to(x.dtype)
-                return torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask, -torch.inf)
-            q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-            S = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, T)
-            if key_padding_mask is not None:
-                S = S + additive(key_padding_mask)[:, None, None, :]
-            if attn_mask is not None:
-                S = S + additive(attn_mask)
-            if self.causal:
-                S = S + additive(torch.ones(T, T, dtype=torch.bool).triu(1))
-            a = torch.softmax(S, dim=-1) @ v  # (B, H, T, D)
-            return self.o(a.transpose(1, 2).reshape(B, T, C))
+        causal = False
+
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
+            kpm, am = torch_masks(x.shape[1], x.shape[1], key_padding_mask, attn_mask, self.causal, x.dtype)
+            return super().forward(x, src_mask=am, src_key_padding_mask=kpm)
 
     class FeedForward(torch.nn.Module):
         def __init__(self, fc1, act, fc2):
@@ -274,8 +501,10 @@ def _twins():
             for name, child in children.items():
                 self.add_module(name, child)
 
-        def forward(self, x):
-            for i, f in ((1, self.attn), (2, self.ffn)):
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
+            def attn(h):
+                return self.attn(h, key_padding_mask, attn_mask)
+            for i, f in ((1, attn), (2, self.ffn)):
                 norm = getattr(self, f"norm{i}", None)
                 drop = getattr(self, f"drop{i}")
                 if self.position == "pre":
@@ -302,6 +531,7 @@ def _twins():
 
     return type("Twins", (), dict(
         PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention,
+        MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
         FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages))
 
 
@@ -412,6 +642,9 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     there are none); give floating inputs in that dtype. ``out`` receives each line of the
     table (None: silent). Returns a ``BridgeReport``; normcore's parameter gradients are
     reset first.
+
+    A module whose backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey,
+    dvalue), gets one row per floating input instead: "input 0 grad", "input 1 grad", ...
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics
@@ -446,16 +679,22 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
                             "and torch;\n      expect differences (compare in eval mode)")
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
     grads = [t for t in tinputs if t is not None and t.requires_grad]
-    if dx is not None and grads:
+    if isinstance(dx, tuple):  # one gradient per floating input, in order (attention: query, key, value)
+        for i, (ours, t) in enumerate(zip(dx, grads)):
+            report.rows.append(_row(f"input {i} grad", ours, _numpy(t.grad), atol, rtol))
+    elif dx is not None and grads:
         report.rows.append(_row("input grad", dx, _numpy(grads[0].grad), atol, rtol))
+    keys = key_map(module, tmodule)
     tparams = dict(tmodule.named_parameters())
     for name, p in module.named_parameters():
-        tgrad = tparams[name].grad
-        theirs = np.zeros(p.shape) if tgrad is None else _numpy(tgrad)
+        tkey, rows = keys[name]
+        tgrad = tparams[tkey].grad
+        theirs = np.zeros(p.shape) if tgrad is None else _numpy(tgrad)[rows]
         report.rows.append(_row(f"{name} grad", p.grad, theirs, atol, rtol))
     tbuffers = dict(tmodule.named_buffers())
     for name, b in module.named_buffers():
-        report.rows.append(_row(name, b, _numpy(tbuffers[name]), atol, rtol))
+        tkey, rows = keys[name]
+        report.rows.append(_row(name, b, _numpy(tbuffers[tkey])[rows], atol, rtol))
     if out is not None:
         for line in report.lines():
             out(line)

@@ -188,3 +188,116 @@ def test_the_fast_norm_tier_gives_the_same_model(position, norm):
 def test_norm_tier_must_be_known():
     with pytest.raises(ValueError, match=r"norm_tier must be one of \('reference', 'fast'\)"):
         nc.TransformerBlock(8, 2, norm_tier="quick")
+
+
+# --- the block as an encoder layer: causal=False, masks, bias=False ---------------------------
+
+class BlockWithMasks(nc.Module):
+    """A block with its masks fixed as attributes, so gradcheck differentiates x only."""
+
+    def __init__(self, block, key_padding_mask=None, attn_mask=None):
+        self.block, self.key_padding_mask, self.attn_mask = block, key_padding_mask, attn_mask
+
+    def forward(self, x):
+        return self.block(x, self.key_padding_mask, self.attn_mask)
+
+    def backward(self, dy):
+        return self.block.backward(dy)
+
+
+PADDING = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=bool)
+
+
+def encoder_block(position="pre", norm="layernorm", seed=0, **kw):
+    block = nc.TransformerBlock(8, 2, 12, norm, position, n_layers=2, rng=seed, causal=False, **kw)
+    return perturb_parameters(block, np.random.default_rng(seed + 1))
+
+
+@pytest.mark.parametrize("position, norm, bias", [(p, n, True) for p in POSITIONS for n in NORMS]
+                         + [("pre", "layernorm", False), ("post", "rmsnorm", False)])
+def test_gradcheck_encoder_block_with_masks(position, norm, bias):
+    rng = np.random.default_rng(3)
+    attn_mask = np.where(rng.random((5, 5)) < 0.3, -np.inf, rng.standard_normal((5, 5)))
+    attn_mask[:, 0] = 0.0  # every query keeps key 0, the one key no sequence pads
+    block = encoder_block(position, norm, bias=bias, activation="relu" if bias else "gelu")
+    report = nc.gradcheck(BlockWithMasks(block, PADDING, attn_mask), rng.standard_normal((3, 5, 8)))
+    assert report.passed, report.table()
+    assert len(report.checks) == 1 + len(block.parameters())
+
+
+def test_causal_false_lets_a_position_see_the_future_and_causal_true_does_not():
+    x = np.random.default_rng(0).standard_normal((2, 5, 8))
+    x2 = x.copy()
+    x2[:, 3:] += np.random.default_rng(1).standard_normal((2, 2, 8))  # change positions 3 and 4 only
+    encoder = encoder_block()
+    decoder = perturb_parameters(nc.TransformerBlock(8, 2, 12, rng=0), np.random.default_rng(1))
+    assert decoder.attn.causal and not encoder.attn.causal and isinstance(decoder.attn, nc.CausalSelfAttention)
+    np.testing.assert_allclose(decoder(x2)[:, :3], decoder(x)[:, :3], rtol=1e-13, atol=1e-13)
+    assert not np.allclose(encoder(x2)[:, :3], encoder(x)[:, :3])
+    future = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    for (_, p), (_, p2) in zip(encoder.named_parameters(), decoder.named_parameters()):
+        p2.data[...] = p.data
+    np.testing.assert_array_equal(encoder(x, attn_mask=future), decoder(x))
+
+
+def test_a_masked_padding_token_does_not_change_the_real_tokens():
+    block = encoder_block("post")
+    x = np.random.default_rng(2).standard_normal((3, 5, 8))
+    x2 = x.copy()
+    x2[PADDING] += 5.0  # change only the padding tokens
+    y, y2 = block(x, PADDING), block(x2, PADDING)
+    np.testing.assert_allclose(y2[~PADDING], y[~PADDING], rtol=1e-12, atol=1e-12)
+
+
+def test_bias_false_drops_every_bias():
+    block = nc.TransformerBlock(8, 2, causal=False, bias=False, rng=0)
+    assert [k for k in block.state_dict() if "bias" in k] == []
+    rms = nc.TransformerBlock(8, 2, norm="rmsnorm", bias=False, rng=0)
+    assert [k for k in rms.state_dict() if "bias" in k] == []
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"key_padding_mask": np.zeros((3, 4), dtype=bool)}, ValueError, "key_padding_mask must have shape (3, 5)"),
+    ({"attn_mask": np.zeros((5, 5), dtype=int)}, TypeError, "attn_mask must be boolean"),
+    ({"attn_mask": np.zeros((3, 2, 5, 4))}, ValueError, "(5, 5) or (3, 2, 5, 5)"),
+])
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_bad_masks_raise_before_any_sub_layer_runs(position, kwargs, error, words):
+    """norm1 runs before the attention in a Pre-Norm block: the masks are checked first, so a
+    bad mask leaves every cache as the last good forward left it."""
+    block = encoder_block(position)
+    rng = np.random.default_rng(4)
+    x, dy = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
+    block(x, PADDING)
+    with pytest.raises(error) as info:
+        block(rng.standard_normal((3, 5, 8)), **kwargs)
+    assert words in str(info.value)
+    expected = encoder_block(position)
+    expected(x, PADDING)
+    np.testing.assert_array_equal(block.backward(dy), expected.backward(dy))
+
+
+@pytest.mark.parametrize("layout", ["F", "transposed", "sliced"])
+def test_encoder_block_takes_any_memory_layout(layout):
+    rng = np.random.default_rng(5)
+    x, dy = rng.standard_normal((3, 5, 8)), rng.standard_normal((3, 5, 8))
+    if layout == "F":
+        laid = np.asfortranarray(x)
+    elif layout == "transposed":
+        laid = np.ascontiguousarray(x.transpose(2, 0, 1)).transpose(1, 2, 0)
+    else:
+        big = np.zeros((6, 5, 16))
+        big[::2, :, ::2] = x
+        laid = big[::2, :, ::2]
+    padding = np.asfortranarray(PADDING)
+    block, expected = encoder_block(), encoder_block()  # the same numbers up to BLAS's rounding by layout
+    np.testing.assert_allclose(block(laid, padding), expected(x, PADDING), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(block.backward(dy), expected.backward(dy), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(0, 5, 8), (3, 0, 8)])
+def test_encoder_block_with_zero_size_input(shape):
+    block = encoder_block("post")
+    y = block(np.zeros(shape), np.zeros(shape[:2], dtype=bool))
+    assert y.shape == shape
+    assert block.backward(np.zeros(shape)).shape == shape

@@ -68,10 +68,18 @@ CASES = {
     "MultiheadSelfAttention masked": (lambda: nc.MultiheadSelfAttention(4, 2, causal=True, rng=0),
                                       (_x(2, 5, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]),
                                        _x(5, 5))),
+    "MultiheadAttention": (lambda: nc.MultiheadAttention(4, 2, kdim=3, vdim=5, rng=0),
+                           (_x(2, 3, 4), _x(2, 5, 3), _x(2, 5, 5))),
+    "MultiheadAttention added keys, masked": (lambda: nc.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True,
+                                                                            causal=True, rng=0),
+                                              (_x(2, 3, 4), _x(2, 5, 4), _x(2, 5, 4)[::-1],
+                                               np.array([[False] * 5, [True] * 5]), _x(2, 2, 3, 5))),
     "FeedForward": (lambda: nc.FeedForward(4, 8, rng=0), (_x(2, 5, 4),)),
     "FeedForward sigmoid": (lambda: nc.FeedForward(4, 8, activation="sigmoid", rng=0), (_x(2, 5, 4),)),
     **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none")},
     "TransformerBlock post, no dropout": (_block("post", dropout=0.0), (_x(2, 5, 4),)),
+    "TransformerBlock encoder, masked": (lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, bias=False, rng=0),
+                                         (_x(2, 5, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]))),
     **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post")},
     "CrossEntropyLoss": (nc.CrossEntropyLoss, (_x(3, V, 5), _tokens(3, 5))),
     "CrossEntropyLoss weighted, smoothed": (lambda: nc.CrossEntropyLoss(weight=np.linspace(0.5, 2.0, V),
@@ -124,11 +132,17 @@ def test_overwriting_the_input_or_the_output_after_forward_does_not_change_backw
     _, _, _, dx2, grads2 = _forward_backward(make, _as_dtype(inputs, dtype), scramble=True)
     if dx is None:
         assert dx2 is None
-    else:
-        _assert_same(dx2, dx, dtype, "input gradient")
+    else:  # one input gradient, or a tuple of them (attention: dquery, dkey, dvalue)
+        for i, (a, b) in enumerate(zip(_gradients(dx2), _gradients(dx))):
+            _assert_same(a, b, dtype, f"input gradient {i}")
     assert grads2.keys() == grads.keys()
     for n in grads:
         _assert_same(grads2[n], grads[n], dtype, n)
+
+
+def _gradients(dx):
+    """The input gradients backward returned: a list of one array, or of each in a tuple."""
+    return [] if dx is None else list(dx) if isinstance(dx, tuple) else [dx]
 
 
 def _assert_same(a, b, dtype, what):
@@ -142,7 +156,7 @@ def _assert_same(a, b, dtype, what):
 def test_no_cache_shares_memory_with_the_input_the_output_or_the_returned_gradient(name, dtype):
     make, inputs = CASES[name]
     module, inputs, y, dx, _ = _forward_backward(make, _as_dtype(inputs, dtype), scramble=False)
-    held = {"input": inputs, "output": [y], "returned dx": [] if dx is None else [dx]}
+    held = {"input": inputs, "output": [y], "returned dx": _gradients(dx)}
     for mod_name, mod in module.named_modules():
         for cached in _arrays(mod.__dict__.get("_cache")):
             for what, arrays in held.items():
@@ -165,7 +179,7 @@ def test_the_input_gradient_has_the_input_dtype_whatever_the_dtype_of_dy(name, i
     module = make()
     y = module(*_as_dtype(inputs, in_dtype))
     dx = module.backward(_upstream(y).astype(dy_dtype))
-    assert dx is None or dx.dtype == in_dtype
+    assert all(g.dtype == in_dtype for g in _gradients(dx))
 
 
 def test_linear_example_from_the_issue():
@@ -280,6 +294,8 @@ ZERO_SIZE = [
     ("FeedForward", lambda: nc.FeedForward(4, 8, rng=0), (0, 4), (0, 4)),
     ("FeedForward", lambda: nc.FeedForward(4, 8, rng=0), (2, 0, 4), (2, 0, 4)),
     *[(f"TransformerBlock {p}", _block(p), s, s) for p in ("none", "pre", "post", "deepnorm")
+      for s in [(2, 0, 4), (0, 3, 4)]],
+    *[("TransformerBlock encoder", lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, rng=0), s, s)
       for s in [(2, 0, 4), (0, 3, 4)]],
 ]
 

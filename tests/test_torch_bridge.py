@@ -124,6 +124,15 @@ def cases():
          (x(rng, 2, 5, 8), None, (rng.random((2, 2, 5, 5)) < 0.3) & ~np.eye(5, dtype=bool))),
         ("CausalSelfAttention padding", p(nc.CausalSelfAttention(8, 4, rng=0)),
          (x(rng, 3, 4, 8), np.array([[0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 1, 1]], dtype=bool))),
+        ("MultiheadAttention cross", p(nc.MultiheadAttention(8, 2, rng=0)),
+         (x(rng, 2, 3, 8), x(rng, 2, 6, 8), x(rng, 2, 6, 8))),
+        ("MultiheadAttention kdim vdim bias_kv zero_attn masks",
+         p(nc.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True, kdim=5, vdim=3, rng=0)),
+         (x(rng, 2, 3, 8), x(rng, 2, 4, 5), x(rng, 2, 4, 3), np.array([[0, 0, 1, 1], [1, 1, 1, 1]], dtype=bool),
+          x(rng, 2, 2, 3, 4))),
+        ("MultiheadAttention causal no bias zero_attn", p(nc.MultiheadAttention(8, 4, False, add_zero_attn=True,
+                                                                               causal=True, rng=0)),
+         (x(rng, 3, 4, 8), x(rng, 3, 4, 8), x(rng, 3, 4, 8), None, (rng.random((4, 4)) < 0.3))),
         ("FeedForward", p(nc.FeedForward(6, 10, activation="relu", rng=0)), (x(rng, 2, 3, 6),)),
         ("Sequential", nc.Sequential(r(nc.Linear(4, 6)), nc.Tanh(), r(nc.LayerNorm(6)),
                                      nc.Dropout(0.3).eval(), r(nc.Linear(6, 2))), (x(rng, 5, 4),)),
@@ -149,6 +158,14 @@ def cases():
                         (rng.integers(0, 9, (3, 6)),)))
     out.append(("TransformerBlock eval", p(nc.TransformerBlock(8, 2, dropout=0.2, rng=0)).eval(),
                 (x(rng, 2, 4, 8),)))
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=bool)
+    for position in ("pre", "post", "deepnorm", "none"):  # encoder layers: not causal, padding masks
+        for norm in ("layernorm", "rmsnorm"):
+            block = nc.TransformerBlock(8, 2, 16, norm, position, n_layers=3, rng=0, activation="relu", causal=False)
+            out.append((f"TransformerBlock encoder {position} {norm}", p(block), (x(rng, 3, 5, 8), padding)))
+    out.append(("TransformerBlock encoder no bias, float mask",
+                p(nc.TransformerBlock(8, 2, position="post", causal=False, bias=False, rng=0)),
+                (x(rng, 3, 5, 8), None, x(rng, 5, 5))))
     return out
 
 
@@ -173,7 +190,7 @@ def test_round_trip_forward_and_every_gradient_to_1e_9(label, module, inputs):
     names = [r.name for r in report.rows]
     for name, _ in module.named_parameters():
         assert f"{name} grad" in names
-    assert any(r.name == "input grad" for r in report.rows) == np.issubdtype(
+    assert any(r.name.startswith("input") and r.name.endswith("grad") for r in report.rows) == np.issubdtype(
         np.asarray(inputs[0]).dtype, np.floating)
     for row in report.rows:
         assert row.max_abs <= 1e-9, (label, row)
@@ -224,6 +241,142 @@ def test_batchnorm_running_statistics_after_several_forwards_agree():
         report = torch_bridge.compare(bn, x(rng, 4, 2, 3, 3), out=None)
         assert report.passed, str(report)
         assert {"running_mean", "running_var", "num_batches_tracked"} <= {r.name for r in report.rows}
+
+
+# --- attention, the encoder layer, and from_torch ----------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("kwargs, packed", [({}, True), ({"kdim": 5}, False), ({"vdim": 3, "add_bias_kv": True}, False),
+                                            ({"add_zero_attn": True}, True)])
+def test_multihead_attention_becomes_torchs_own_layer(kwargs, packed):
+    m = perturb_parameters(nc.MultiheadAttention(8, 2, rng=0, **kwargs), np.random.default_rng(1))
+    t = torch_bridge.to_torch(m)
+    assert isinstance(t, torch.nn.MultiheadAttention) and t.batch_first and t._qkv_same_embed_dim == packed
+    assert (t.bias_k is not None) == m.add_bias_kv and t.add_zero_attn == m.add_zero_attn
+    W = t.in_proj_weight.detach().numpy() if packed else None
+    for i, name in enumerate("qkv"):
+        theirs = W[8 * i:8 * (i + 1)] if packed else getattr(t, f"{name}_proj_weight").detach().numpy()
+        np.testing.assert_array_equal(theirs, getattr(m, name).weight.data)
+    key_bias = t.in_proj_bias.detach().numpy()[8:16]
+    np.testing.assert_array_equal(key_bias, np.zeros(8) if m.k.bias is None else m.k.bias.data)
+
+
+@needs_torch
+def test_compare_checks_the_three_input_gradients_of_attention():
+    rng = np.random.default_rng(2)
+    m = perturb_parameters(nc.MultiheadAttention(8, 2, add_bias_kv=True, kdim=5, rng=0), rng)
+    report = torch_bridge.compare(m, x(rng, 2, 3, 8), x(rng, 2, 4, 5), x(rng, 2, 4, 8),
+                                  np.array([[0, 0, 0, 1], [0, 1, 1, 1]], dtype=bool), out=None)
+    names = [r.name for r in report.rows]
+    assert names[:4] == ["output", "input 0 grad", "input 1 grad", "input 2 grad"]
+    assert [r.shape for r in report.rows[1:4]] == [(2, 3, 8), (2, 4, 5), (2, 4, 8)]
+    assert report.passed, str(report)
+
+    class WrongValueGrad(nc.MultiheadAttention):
+        def backward(self, dy):
+            dq, dk, dv = super().backward(dy)
+            return dq, dk, dv * 1.001
+    wrong = perturb_parameters(WrongValueGrad(8, 2, rng=0), rng)
+    report = torch_bridge.compare(wrong, x(rng, 2, 3, 8), x(rng, 2, 4, 8), x(rng, 2, 4, 8), out=None)
+    assert [r.name for r in report.rows if not r.passed] == ["input 2 grad"]
+
+
+def _round_trip_cases():
+    rng = np.random.default_rng(3)
+    p = lambda m: perturb_parameters(m, rng)  # noqa: E731
+    return [
+        ("MultiheadAttention", p(nc.MultiheadAttention(8, 2, rng=0))),
+        ("MultiheadAttention everything", p(nc.MultiheadAttention(8, 4, add_bias_kv=True, add_zero_attn=True,
+                                                                  kdim=3, vdim=5, causal=True, rng=0))),
+        ("MultiheadAttention no bias", p(nc.MultiheadAttention(6, 3, bias=False, add_zero_attn=True, rng=0))),
+        ("MultiheadSelfAttention", p(nc.MultiheadSelfAttention(8, 2, causal=True, bias=False, rng=0))),
+        ("CausalSelfAttention", p(nc.CausalSelfAttention(8, 4, rng=0))),
+        ("TransformerBlock encoder pre", p(nc.TransformerBlock(8, 2, 12, position="pre", causal=False,
+                                                               activation="relu", rng=0))),
+        ("TransformerBlock post no bias", p(nc.TransformerBlock(8, 2, position="post", bias=False, rng=0))),
+        ("TransformerBlock causal gelu_tanh", p(nc.TransformerBlock(8, 2, activation="gelu_tanh", rng=0))),
+        ("Sequential", nc.Sequential(p(nc.Linear(4, 6)), nc.GELU(approximate="tanh"), p(nc.LayerNorm(6)),
+                                     p(nc.RMSNorm(6)), nc.Dropout(0.2), nc.Sigmoid(), p(nc.Linear(6, 2)))),
+        ("norms", nc.Sequential(p(nc.BatchNorm1d(3)), p(nc.GroupNorm(1, 3)), nc.InstanceNorm1d(3), nc.Tanh(),
+                                nc.ReLU())),
+        ("float32", p(nc.MultiheadAttention(4, 2, add_bias_kv=True, rng=0, dtype=np.float32)).eval()),
+    ]
+
+
+@needs_torch
+@pytest.mark.parametrize("label, module", _round_trip_cases(), ids=[c[0] for c in _round_trip_cases()])
+def test_from_torch_gives_back_the_same_module(label, module):
+    back = torch_bridge.from_torch(torch_bridge.to_torch(module))
+    assert type(back) is type(module) and repr(back) == repr(module) and back.training == module.training
+    assert list(back.state_dict()) == list(module.state_dict())
+    for key, value in module.state_dict().items():
+        assert back.state_dict()[key].dtype == value.dtype
+        np.testing.assert_array_equal(back.state_dict()[key], value, err_msg=key)
+
+
+@needs_torch
+def test_from_torch_drops_a_key_bias_that_changes_nothing():
+    t = torch.nn.MultiheadAttention(6, 2, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        t.in_proj_bias.copy_(torch.randn(18, dtype=torch.float64))
+    m = torch_bridge.from_torch(t)
+    assert m.k.bias is None
+    rng = np.random.default_rng(4)
+    q, k = x(rng, 2, 3, 6), x(rng, 2, 4, 6)
+    ty = t(*(torch.from_numpy(a) for a in (q, k, k)), need_weights=True)[0].detach().numpy()
+    np.testing.assert_allclose(m(q, k, k), ty, rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: torch.nn.Conv1d(2, 2, 3), TypeError, "no normcore twin for Conv1d; supported: BatchNorm1d"),
+    (lambda: nc.Linear(2, 2), TypeError, "expects a torch.nn.Module, got Linear"),
+    (lambda: torch.nn.MultiheadAttention(4, 2, dropout=0.1), ValueError, "expected dropout=0.0, got 0.1"),
+    (lambda: torch.nn.TransformerEncoderLayer(4, 2, 8), ValueError, "self_attn.dropout = dropout.p = 0"),
+    (lambda: torch.nn.TransformerEncoderLayer(4, 2, 8, 0.0, torch.tanh), ValueError, "activation must be relu or gelu"),
+    (lambda: torch.nn.Linear(2, 2).to(torch.bfloat16), TypeError, "got torch.bfloat16; convert the module first"),
+    (lambda: torch.nn.LayerNorm(3, elementwise_affine=False), None, None),
+])
+def test_from_torch_refuses_what_normcore_cannot_express(make, error, words):
+    if error is None:
+        assert torch_bridge.from_torch(make()).weight is None
+        return
+    with pytest.raises(error) as info:
+        torch_bridge.from_torch(make())
+    assert words in str(info.value)
+
+
+@needs_torch
+def test_pytorchs_own_multihead_attention_samples_run_through_normcore():
+    """torch.testing's module_db samples of nn.MultiheadAttention (bias, add_bias_kv, add_zero_attn,
+    boolean masks, batch_first or not; unbatched (L, E) inputs) through ``from_torch``: the same
+    output, input gradients and parameter gradients to 1e-10."""
+    common_modules = pytest.importorskip("torch.testing._internal.common_modules")
+    info = next(m for m in common_modules.module_db if m.module_cls is torch.nn.MultiheadAttention)
+    samples = info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True, training=True)
+    assert len(samples) == 64
+    rng = np.random.default_rng(5)
+    for sample in samples:
+        c, f = sample.constructor_input, sample.forward_input
+        t = torch.nn.MultiheadAttention(*c.args, **c.kwargs, dtype=torch.float64)
+        m = torch_bridge.from_torch(t)
+        keys = torch_bridge.key_map(m, torch_bridge.to_torch(m))
+        tout = t(*f.args, **f.kwargs)[0]
+        dy = rng.standard_normal(tout.shape)
+        tout.backward(torch.from_numpy(dy))
+        kpm, am = f.kwargs.get("key_padding_mask"), f.kwargs.get("attn_mask")  # (S,) and (H, L, S)
+        y = m(*(a.detach().numpy()[None] for a in f.args), None if kpm is None else kpm.numpy()[None],
+              None if am is None else am.numpy()[None])
+        grads = m.backward(dy[None])
+        what = f"{c.kwargs} masks: {kpm is not None}, {am is not None}"
+        np.testing.assert_allclose(y[0], tout.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
+        for ours, a in zip(grads, f.args):
+            np.testing.assert_allclose(ours[0], a.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
+        tparams = dict(t.named_parameters())
+        for name, p in m.named_parameters():
+            tkey, rows = keys[name]
+            np.testing.assert_allclose(p.grad, tparams[tkey].grad.numpy()[rows], rtol=1e-10, atol=1e-12,
+                                       err_msg=f"{what} {name}")
 
 
 @needs_torch

@@ -59,6 +59,21 @@ def _masked_attention(tier, rng):
     return attn, (rng.standard_normal((2, 5, 8)), padding)
 
 
+def _cross_attention(tier, rng):
+    attn = perturb_parameters(nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True, kdim=6,
+                                                    rng=rng), rng)
+    padding = np.array([[0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
+    return attn, (rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 7, 6)),
+                  rng.standard_normal((2, 7, 8)), padding)
+
+
+def _encoder(tier, rng):
+    block = nn.TransformerBlock(8, 2, 16, position="post", activation="relu", causal=False, rng=rng,
+                                norm_tier=tier)
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)
+    return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)), padding)
+
+
 def _tiny(tier, rng):
     model = nn.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=rng, norm_tier=tier)
     return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
@@ -82,10 +97,13 @@ MODELS = {
     "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", _attention),
     "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
                          _masked_attention),
+    "cross-attention": ("MultiheadAttention, Tq=4, Tk=7, kdim=6, added keys",
+                        _cross_attention),
     "block-pre": ("TransformerBlock, Pre-Norm", _block("pre")),
     "block-post": ("TransformerBlock, Post-Norm", _block("post")),
     "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
     "block-none": ("TransformerBlock without norms", _block("none")),
+    "encoder": ("TransformerBlock, Post-Norm encoder, key padding", _encoder),
     "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
     "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
                       _cross_entropy),

@@ -36,7 +36,7 @@ API = [
      "(``normcore explain`` prints the same).",
      [("normcore.derivations", None)]),
     ("nn", "The Transformer stack: normcore.nn",
-     "Linear, activations, Dropout, embeddings, multi-head self-attention, the feed-forward, the "
+     "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
      "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
      [("normcore.nn", None)]),
     ("optim", "Optimizers and schedules: normcore.optim", "",

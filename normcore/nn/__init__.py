@@ -1,11 +1,11 @@
 """The layers a Transformer needs, each with a hand-written backward: Linear, activations,
-Dropout, embeddings, multi-head self-attention (causal or not, with masks), the feed-forward,
+Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
 the Transformer block with its norm placed before, after or DeepNorm-style, a tiny language
 model, and the losses."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)
-from .attention import CausalSelfAttention, MultiheadSelfAttention
+from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
@@ -15,7 +15,8 @@ from .transformer import FeedForward, TinyTransformer, TransformerBlock, deepnor
 __all__ = [
     "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
     "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
-    "Embedding", "PositionalEmbedding", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
+    "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
+    "FeedForward",
     "TransformerBlock",
     "TinyTransformer", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
 ]

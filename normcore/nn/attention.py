@@ -1,128 +1,101 @@
-"""Multi-head self-attention, causal or not, with key padding and attention masks, and its
-backward pass written out step by step."""
+"""Multi-head attention, cross or self, causal or not, with key padding and attention masks,
+and its backward pass written out step by step.
+
+``MultiheadAttention`` is the general layer (queries from one sequence, keys and values from
+another, as ``torch.nn.MultiheadAttention``); ``MultiheadSelfAttention`` is the same layer with
+query = key = value = x, and ``CausalSelfAttention`` its causal case. The arithmetic is written
+once, in ``_Attention``, and its docstring (on ``MultiheadAttention``) derives it.
+"""
 
 import math
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int
-from ..module import Module
+from .._array import (RngLike, as_array, check_upstream, compute_dtype, flag, float_input, make_rng,
+                      positive_int, real_number)
+from ..module import Module, Parameter
 from .activations import softmax, softmax_backward
 from .linear import Linear
 
 
-class MultiheadSelfAttention(Module):
-    r"""Multi-head self-attention: each position mixes the values of the positions it may attend to.
+class _Attention(Module):
+    """The parameters and the arithmetic of multi-head attention, shared by ``MultiheadAttention``
+    (three inputs) and ``MultiheadSelfAttention`` (one input used three times). The formulas,
+    the masks and the backward are derived in ``MultiheadAttention``'s docstring; ``_attend``
+    and ``_attend_backward`` follow it line by line."""
 
-    Shapes: B batch, T positions, C = d_model channels, H = n_heads heads, D = C / H channels
-    per head. Four projections ``q``, ``k``, ``v``, ``o``, each a ``Linear(C, C)``; ``bias``
-    governs the biases of ``q``, ``v`` and ``o``; the key projection never has one (see below).
+    bias_k: Parameter | None
+    bias_v: Parameter | None
 
-    ``forward(x, key_padding_mask=None, attn_mask=None)``. The masks follow
-    ``torch.nn.MultiheadAttention``'s convention, one convention for both:
-
-    - a **boolean** mask is True where attending is **not allowed** (True = masked out);
-      (``F.scaled_dot_product_attention`` uses the opposite: True = take part. Not here.)
-    - a **floating** mask is **added** to the scores (0 = allowed, -inf = masked out, any
-      other value biases the score).
-
-    ``key_padding_mask`` has shape (B, T): entry [b, j] masks key j for every query of
-    sequence b (padding tokens). ``attn_mask`` has shape (T, T), the same for every sequence
-    and head, or (B, H, T, T); entry [i, j] concerns query i and key j. ``causal=True`` adds
-    the causal mask (key j > query i masked out). All of them combine by addition into one
-    additive mask M (a boolean True becomes -inf, a False 0)::
-
-        M[b, h, i, j] = kpm[b, j] + attn_mask[(b, h,) i, j] + (-inf if causal and j > i else 0)
-
-    Forward::
-
-        q = x Wq^T + bq,  k = x Wk^T,  v = x Wv^T + bv          (B, T, C) each
-        q, k, v = split_heads(q), split_heads(k), split_heads(v)  (B, H, T, D) each
-        S = q @ k^T / sqrt(D) + M                               (B, H, T, T)  S[b, h, i, j]: query i, key j
-        P = softmax(S, axis=-1)                                 (B, H, T, T)  each row sums to 1
-        A = P @ v                                               (B, H, T, D)
-        y = merge_heads(A) Wo^T + bo                            (B, T, C)
-
-    split_heads reshapes (B, T, C) to (B, T, H, D) and swaps to (B, H, T, D); merge_heads undoes it.
-
-    Backward, the forward read bottom to top (d<name> = dL/d<name>, the shape of <name>)::
-
-        dA = split_heads(o.backward(dy))                        (B, H, T, D)   also dWo, dbo
-        dP = dA @ v^T                                           (B, H, T, T)   from A = P @ v
-        dv = P^T @ dA                                           (B, H, T, D)   from A = P @ v
-        dS = P * (dP - sum_j(dP * P))                           (B, H, T, T)   softmax backward
-        dq = dS @ k / sqrt(D)                                   (B, H, T, D)   from S = q @ k^T / sqrt(D) + M
-        dk = dS^T @ q / sqrt(D)                                 (B, H, T, D)   from S = q @ k^T / sqrt(D) + M
-        dx = q.backward(merge_heads(dq)) + k.backward(merge_heads(dk)) + v.backward(merge_heads(dv))
-                                                                (B, T, C)      also dWq, dbq, ...
-
-    Three things to notice. M is a constant added to S, so dS passes through it unchanged and
-    the masks need no backward of their own (they get no gradient): where M = -inf, P = 0, so
-    dS = P * (...) is 0 there and no gradient reaches a masked key (a future key, a padding
-    token). x feeds three projections, so its gradient is the sum of three terms.
-
-    A row whose every key is masked out (S[b, h, i, :] all -inf) has no softmax: the row
-    maximum is -inf, S - max is -inf - (-inf) = NaN, and P, A and the output y[b, i] are NaN.
-    This is what ``torch.nn.MultiheadAttention`` computes on its explicit math path
-    (``need_weights=True``, and the fused fast path in eval/no_grad; measured on torch 2.13).
-    The backward then carries that NaN on exactly as PyTorch's autograd does: the NaN row of P
-    reaches every dv (dv = P^T @ dA), hence dx and the parameter gradients, usually everywhere.
-    (PyTorch's ``need_weights=False`` path goes through ``F.scaled_dot_product_attention``,
-    which in 2.13 gives A = 0 for such a row instead; normcore does not copy that.) Don't mask
-    a whole row; give a padded query at least one key, e.g. itself, and ignore its output.
-
-    Why no key bias: a bias bk would add q_i . bk to every score of row i, the same constant
-    for every key j (and M is added after it, so masking changes nothing), and softmax ignores
-    a constant added to a whole row. Its gradient is exactly zero (PyTorch has one in
-    ``in_proj_bias[C:2C]``, and its gradient is zero up to rounding), so it would never move
-    from its initial value; ``k`` is therefore ``Linear(C, C, bias=False)``. A PyTorch
-    ``in_proj_bias`` maps to ``q.bias`` = [0:C] and ``v.bias`` = [2C:3C]; [C:2C] is dropped.
-
-    ``value_gain`` scales the initialisation of the value and output projections (DeepNorm's
-    beta); ``init`` is the ``Linear`` initialisation. Cache: q, k, v (split) and P (the masks
-    are not kept: P already holds their effect).
-    """
-
-    def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
-                 init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
+    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
+                 add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
+                 causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
                  dtype: DTypeLike = np.float64) -> None:
         who = type(self).__name__
-        d_model = positive_int(d_model, "d_model", who)
-        n_heads = positive_int(n_heads, "n_heads", who)
-        if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
-        self.causal = bool(causal)
+        embed_dim = positive_int(embed_dim, "embed_dim", who)
+        num_heads = positive_int(num_heads, "num_heads", who)
+        if embed_dim % num_heads:
+            raise ValueError(f"{who}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+        bias = flag(bias, "bias", who)
+        self.add_bias_kv = flag(add_bias_kv, "add_bias_kv", who)
+        self.add_zero_attn = flag(add_zero_attn, "add_zero_attn", who)
+        self.causal = flag(causal, "causal", who)
+        self.kdim = embed_dim if kdim is None else positive_int(kdim, "kdim", who)
+        self.vdim = embed_dim if vdim is None else positive_int(vdim, "vdim", who)
+        value_gain = real_number(value_gain, "value_gain", who)
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        E = embed_dim
         rng = make_rng(rng)
-        self.q = Linear(d_model, d_model, bias, init, 1.0, rng, dtype)
-        self.k = Linear(d_model, d_model, False, init, 1.0, rng, dtype)  # no key bias: see the docstring
-        self.v = Linear(d_model, d_model, bias, init, value_gain, rng, dtype)
-        self.o = Linear(d_model, d_model, bias, init, value_gain, rng, dtype)
+        key_bias = bias and (self.add_bias_kv or self.add_zero_attn)  # see MultiheadAttention's docstring
+        self.q = Linear(E, E, bias, init, 1.0, rng, dtype)
+        self.k = Linear(self.kdim, E, key_bias, init, 1.0, rng, dtype)
+        self.v = Linear(self.vdim, E, bias, init, value_gain, rng, dtype)
+        self.o = Linear(E, E, bias, init, value_gain, rng, dtype)
+        if self.add_bias_kv:  # torch's xavier_normal_ on a (1, 1, E) tensor: std = sqrt(2 / (E + E))
+            self.bias_k = Parameter(rng.normal(0.0, math.sqrt(1.0 / E), (1, 1, E)), dtype=dtype)
+            self.bias_v = Parameter(rng.normal(0.0, math.sqrt(1.0 / E), (1, 1, E)), dtype=dtype)
+        else:
+            self.bias_k = self.bias_v = None
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
+        extra = "".join(f", {name}={getattr(self, name)}" for name, default in
+                        (("kdim", self.embed_dim), ("vdim", self.embed_dim), ("add_bias_kv", False),
+                         ("add_zero_attn", False)) if getattr(self, name) != default)
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, causal={self.causal}{extra}"
 
     def _split_heads(self, t: np.ndarray) -> np.ndarray:
-        """(B, T, C) -> (B, H, T, D)."""
+        """(B, T, E) -> (B, H, T, D)."""
         B, T, _ = t.shape
-        return t.reshape(B, T, self.n_heads, self.head_dim).transpose(0, 2, 1, 3)
+        return t.reshape(B, T, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
 
     def _merge_heads(self, t: np.ndarray) -> np.ndarray:
-        """(B, H, T, D) -> (B, T, C)."""
+        """(B, H, T, D) -> (B, T, E)."""
         B, _, T, _ = t.shape
-        return t.transpose(0, 2, 1, 3).reshape(B, T, self.d_model)
+        return t.transpose(0, 2, 1, 3).reshape(B, T, self.embed_dim)
 
-    def _additive_mask(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, T: int,
-                       dtype: DTypeLike) -> np.ndarray | None:
+    def _input(self, x: ArrayLike, name: str, width: int, length: str) -> np.ndarray:
+        """``x`` as a floating array of shape (B, ``length``, ``width``), or an error saying so."""
+        who = type(self).__name__
+        x = as_array(x, who, name)
+        if x.dtype.type not in (np.float16, np.float32, np.float64):
+            raise TypeError(f"{who} expects {name} as a floating-point array (float16, float32 or float64), "
+                            f"got dtype {x.dtype}")
+        if x.ndim != 3 or x.shape[-1] != width:
+            raise ValueError(f"{who} expects {name} of shape (B, {length}, {width}), got {x.shape}")
+        return x
+
+    def _additive_mask(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, Tq: int,
+                       Tk: int, dtype: DTypeLike) -> np.ndarray | None:
         """Check the masks and combine them (and the causal mask) into one additive mask M,
-        broadcastable to (B, H, T, T), or None when nothing is masked. A new array: the caller's
-        masks are read, never kept."""
-        who, H = type(self).__name__, self.n_heads
+        broadcastable to (B, H, Tq, Tk), or None when nothing is masked. A new array: the
+        caller's masks are read, never kept. The columns of the added keys (bias_kv, zero_attn)
+        come later, in ``_attend``."""
+        who, H = type(self).__name__, self.num_heads
         M = None
         for mask, name, shapes in (
-            (key_padding_mask, "key_padding_mask", [(B, T)]),
-            (attn_mask, "attn_mask", [(T, T), (B, H, T, T)]),
+            (key_padding_mask, "key_padding_mask", [(B, Tk)]),
+            (attn_mask, "attn_mask", [(Tq, Tk), (B, H, Tq, Tk)]),
         ):
             if mask is None:
                 continue
@@ -134,17 +107,233 @@ class MultiheadSelfAttention(Module):
                 )
             if mask.shape not in shapes:
                 expected = " or ".join(str(s) for s in shapes)
-                raise ValueError(f"{who}: {name} must have shape {expected} for input (B, T) = ({B}, {T}), "
-                                 f"got {mask.shape}")
+                raise ValueError(f"{who}: {name} must have shape {expected} for B = {B} sequences, "
+                                 f"Tq = {Tq} queries, Tk = {Tk} keys, H = {H} heads, got {mask.shape}")
             add = np.where(mask, -np.inf, 0.0).astype(dtype) if mask.dtype == np.bool_ else mask.astype(dtype)
             if name == "key_padding_mask":
-                add = add[:, None, None, :]  # (B, 1, 1, T): key j of sequence b, for every head and query
+                add = add[:, None, None, :]  # (B, 1, 1, Tk): key j of sequence b, for every head and query
             M = add if M is None else M + add
         if self.causal:
-            future = np.triu(np.ones((T, T), dtype=bool), k=1)  # (T, T), True where j > i
+            future = np.triu(np.ones((Tq, Tk), dtype=bool), k=1)  # (Tq, Tk), True where j > i
             add = np.where(future, -np.inf, 0.0).astype(dtype)
             M = add if M is None else M + add
         return M
+
+    def check_masks(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, Tq: int,
+                    Tk: int) -> None:
+        """Raise what ``forward`` would raise for these masks with B sequences, Tq queries and Tk
+        keys, and nothing else: lets a block check its attention's masks before any of its
+        sub-layers runs."""
+        self._additive_mask(key_padding_mask, attn_mask, B, Tq, Tk, np.float64)
+
+    def _attend(self, query: np.ndarray, key: np.ndarray, value: np.ndarray, key_padding_mask: ArrayLike | None,
+                attn_mask: ArrayLike | None) -> np.ndarray:
+        """The forward of ``MultiheadAttention``'s docstring on checked inputs (B, Tq, E),
+        (B, Tk, kdim), (B, Tk, vdim); checks the masks before any state changes."""
+        who = type(self).__name__
+        if not (query.dtype == key.dtype == value.dtype):
+            raise TypeError(f"{who} expects query, key and value of one dtype, got {query.dtype}, {key.dtype}, "
+                            f"{value.dtype}")
+        if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
+            raise ValueError(f"{who} expects query (B, Tq, E), key (B, Tk, kdim) and value (B, Tk, vdim) with "
+                             f"one B and one Tk, got {query.shape}, {key.shape}, {value.shape}")
+        (B, Tq, _), Tk = query.shape, key.shape[1]
+        ct = compute_dtype(query.dtype)  # float16 is computed in float32
+        M = self._additive_mask(key_padding_mask, attn_mask, B, Tq, Tk, ct)  # checked before any state changes
+        extra = int(self.add_bias_kv) + int(self.add_zero_attn)  # keys appended to every sequence
+        if M is not None and extra:
+            M = np.pad(M, [(0, 0)] * (M.ndim - 1) + [(0, extra)])  # (.., Tq, Tk'), the added keys never masked
+        q = self._split_heads(self.q(query.astype(ct, copy=False)))  # (B, H, Tq, D)
+        k = self.k(key.astype(ct, copy=False))  # (B, Tk, E)
+        v = self.v(value.astype(ct, copy=False))  # (B, Tk, E)
+        if self.bias_k is not None and self.bias_v is not None:
+            k = np.concatenate([k, np.broadcast_to(self.bias_k.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
+            v = np.concatenate([v, np.broadcast_to(self.bias_v.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
+        k, v = self._split_heads(k), self._split_heads(v)  # (B, H, Tk', D) each
+        if self.add_zero_attn:
+            zero = np.zeros((B, self.num_heads, 1, self.head_dim), dtype=ct)  # (B, H, 1, D)
+            k, v = np.concatenate([k, zero], axis=2), np.concatenate([v, zero], axis=2)  # (B, H, Tk', D)
+        S = q @ k.swapaxes(-1, -2) / math.sqrt(self.head_dim)  # (B, H, Tq, Tk')
+        if M is not None:
+            S = S + M  # (B, H, Tq, Tk'); -inf where masked out
+        with np.errstate(invalid="ignore"):  # a fully masked row: -inf - (-inf) = NaN, as in PyTorch
+            P = softmax(S, axis=-1)  # (B, H, Tq, Tk')
+        A = P @ v  # (B, H, Tq, D)
+        self._cache = (q, k, v, P, query.dtype)
+        return self.o(self._merge_heads(A)).astype(query.dtype, copy=False)  # (B, Tq, E)
+
+    def _attend_backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The backward of ``MultiheadAttention``'s docstring: (dquery, dkey, dvalue)."""
+        q, k, v, P, in_dtype = self._cached()
+        B, H, Tq, D = q.shape
+        dy = check_upstream(dy, (B, Tq, self.embed_dim), type(self).__name__).astype(q.dtype)
+        dA = self._split_heads(self.o.backward(dy))  # (B, H, Tq, D)
+        dP = dA @ v.swapaxes(-1, -2)  # (B, H, Tq, Tk')
+        dv = P.swapaxes(-1, -2) @ dA  # (B, H, Tk', D)
+        dS = softmax_backward(dP, P, axis=-1)  # (B, H, Tq, Tk'), 0 where masked
+        dq = dS @ k / math.sqrt(D)  # (B, H, Tq, D)
+        dk = dS.swapaxes(-1, -2) @ q / math.sqrt(D)  # (B, H, Tk', D)
+        if self.add_zero_attn:
+            dk, dv = dk[:, :, :-1], dv[:, :, :-1]  # (B, H, Tk', D); the zero key and value are constants
+        dk, dv = self._merge_heads(dk), self._merge_heads(dv)  # (B, Tk', E) each
+        if self.bias_k is not None and self.bias_v is not None:
+            self.bias_k.grad += dk[:, -1:].sum(axis=0, keepdims=True)  # (1, 1, E), summed over the batch
+            self.bias_v.grad += dv[:, -1:].sum(axis=0, keepdims=True)  # (1, 1, E)
+            dk, dv = dk[:, :-1], dv[:, :-1]  # (B, Tk, E)
+        dquery = self.q.backward(self._merge_heads(dq))  # (B, Tq, E)
+        dkey = self.k.backward(dk)  # (B, Tk, kdim)
+        dvalue = self.v.backward(dv)  # (B, Tk, vdim)
+        return (dquery.astype(in_dtype, copy=False), dkey.astype(in_dtype, copy=False),
+                dvalue.astype(in_dtype, copy=False))
+
+
+class MultiheadAttention(_Attention):
+    r"""Multi-head attention: each query mixes the values of the keys it may attend to.
+
+    Shapes: B batch, Tq queries, Tk keys and values, E = ``embed_dim`` channels, H =
+    ``num_heads`` heads, D = E / H channels per head. ``forward(query, key, value,
+    key_padding_mask=None, attn_mask=None)`` takes query (B, Tq, E), key (B, Tk, kdim) and value
+    (B, Tk, vdim) (batch first, as ``torch.nn.MultiheadAttention(batch_first=True)``; ``kdim``
+    and ``vdim`` default to E) and returns (B, Tq, E). Queries may come from one sequence and
+    keys and values from another of a different length (cross-attention, as in a decoder
+    attending to an encoder's output). Four projections: ``q`` Linear(E, E), ``k``
+    Linear(kdim, E), ``v`` Linear(vdim, E), ``o`` Linear(E, E); ``bias`` governs the biases of
+    q, v and o, and k's only with ``add_bias_kv`` or ``add_zero_attn`` (see below).
+
+    The masks follow ``torch.nn.MultiheadAttention``'s convention, one convention for both:
+
+    - a **boolean** mask is True where attending is **not allowed** (True = masked out);
+      (``F.scaled_dot_product_attention`` uses the opposite: True = take part. Not here.)
+    - a **floating** mask is **added** to the scores (0 = allowed, -inf = masked out, any
+      other value biases the score).
+
+    ``key_padding_mask`` has shape (B, Tk): entry [b, j] masks key j for every query of
+    sequence b (padding tokens). ``attn_mask`` has shape (Tq, Tk), the same for every sequence
+    and head, or (B, H, Tq, Tk); entry [i, j] concerns query i and key j. ``causal=True`` adds
+    the causal mask (key j > query i masked out). All of them combine by addition into one
+    additive mask M (a boolean True becomes -inf, a False 0)::
+
+        M[b, h, i, j] = kpm[b, j] + attn_mask[(b, h,) i, j] + (-inf if causal and j > i else 0)
+
+    Forward::
+
+        q = query Wq^T + bq                                     (B, Tq, E)
+        k = key Wk^T (+ bk),  v = value Wv^T + bv               (B, Tk, E) each
+        k, v = [k; bias_k], [v; bias_v]    if add_bias_kv       (B, Tk+1, E): one more key and value
+        q, k, v = split_heads(q), split_heads(k), split_heads(v)  (B, H, Tq, D), (B, H, Tk', D)
+        k, v = [k; 0], [v; 0]              if add_zero_attn     (B, H, Tk'+1, D): a zero key and value
+        S = q @ k^T / sqrt(D) + M                               (B, H, Tq, Tk')  S[b, h, i, j]: query i, key j
+        P = softmax(S, axis=-1)                                 (B, H, Tq, Tk')  each row sums to 1
+        A = P @ v                                               (B, H, Tq, D)
+        y = merge_heads(A) Wo^T + bo                            (B, Tq, E)
+
+    split_heads reshapes (B, T, E) to (B, T, H, D) and swaps to (B, H, T, D); merge_heads undoes
+    it. Tk' counts the appended keys; M gets a column of zeros for each (they are never masked).
+
+    Backward, the forward read bottom to top (d<name> = dL/d<name>, the shape of <name>)::
+
+        dA = split_heads(o.backward(dy))                        (B, H, Tq, D)    also dWo, dbo
+        dP = dA @ v^T                                           (B, H, Tq, Tk')  from A = P @ v
+        dv = P^T @ dA                                           (B, H, Tk', D)   from A = P @ v
+        dS = P * (dP - sum_j(dP * P))                           (B, H, Tq, Tk')  softmax backward
+        dq = dS @ k / sqrt(D)                                   (B, H, Tq, D)    from S = q @ k^T / sqrt(D) + M
+        dk = dS^T @ q / sqrt(D)                                 (B, H, Tk', D)   from S = q @ k^T / sqrt(D) + M
+        dk, dv = dk[:, :, :-1], dv[:, :, :-1]  if add_zero_attn (the zero key and value are constants)
+        dk, dv = merge_heads(dk), merge_heads(dv)               (B, Tk', E) each
+        dbias_k = sum_b dk[b, -1], dbias_v = sum_b dv[b, -1]    (1, 1, E)        if add_bias_kv; then drop
+                                                                                 that last position
+        dquery = q.backward(merge_heads(dq))                    (B, Tq, E)       also dWq, dbq
+        dkey = k.backward(dk),  dvalue = v.backward(dv)         (B, Tk, kdim), (B, Tk, vdim)
+
+    ``backward(dy)`` returns the tuple (dquery, dkey, dvalue). M is a constant added to S, so
+    dS passes through it unchanged and the masks need no backward of their own (they get no
+    gradient): where M = -inf, P = 0, so dS = P * (...) is 0 there and no gradient reaches a
+    masked key (a future key, a padding token).
+
+    A row whose every key is masked out (S[b, h, i, :] all -inf) has no softmax: the row
+    maximum is -inf, S - max is -inf - (-inf) = NaN, and P, A and the output y[b, i] are NaN.
+    This is what ``torch.nn.MultiheadAttention`` computes on its explicit math path
+    (``need_weights=True``, and the fused fast path in eval/no_grad; measured on torch 2.13).
+    The backward then carries that NaN on exactly as PyTorch's autograd does: the NaN row of P
+    reaches every dv (dv = P^T @ dA), hence dkey, dvalue and the parameter gradients.
+    (PyTorch's ``need_weights=False`` path goes through ``F.scaled_dot_product_attention``,
+    which in 2.13 gives A = 0 for such a row instead; normcore does not copy that.) Don't mask
+    a whole row; give a padded query at least one key and ignore its output. With
+    ``add_bias_kv`` or ``add_zero_attn`` no row is ever fully masked: the added keys are not.
+
+    When a key bias matters. A bias bk adds q_i . bk to every score of row i: the same
+    constant for every projected key j (and M is added after it, so masking changes nothing),
+    and softmax ignores a constant added to a whole row. So without added keys bk's gradient
+    is exactly zero and it would never move from its initial value; ``k`` then has no bias
+    (PyTorch's ``in_proj_bias[E:2E]`` is dropped). But ``bias_k`` and the zero key are appended
+    *after* the projection and do not get bk: their scores q_i . bias_k and 0 do not shift with
+    the others, so bk changes the softmax and has a gradient. Hence ``k`` has a bias exactly when
+    ``bias and (add_bias_kv or add_zero_attn)``, and it maps to ``in_proj_bias[E:2E]``.
+
+    ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch
+    does (normal, std sqrt(1 / E)). ``add_zero_attn``: a zero key and value appended per head,
+    after ``bias_k``/``bias_v`` (PyTorch's order). ``value_gain`` scales the initialisation of
+    the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
+    initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
+    with the added keys), P (the masks are not kept: P already holds their effect) and the
+    inputs' dtype.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
+                 add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
+                 causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
+        super().__init__(embed_dim, num_heads, bias, add_bias_kv, add_zero_attn, kdim, vdim, causal, init,
+                         value_gain, rng, dtype)
+
+    def forward(self, query: ArrayLike, key: ArrayLike, value: ArrayLike, key_padding_mask: ArrayLike | None = None,
+                attn_mask: ArrayLike | None = None) -> np.ndarray:
+        query = self._input(query, "query", self.embed_dim, "Tq")  # (B, Tq, E)
+        key = self._input(key, "key", self.kdim, "Tk")  # (B, Tk, kdim)
+        value = self._input(value, "value", self.vdim, "Tk")  # (B, Tk, vdim)
+        return self._attend(query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E)
+
+    def backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._attend_backward(dy)  # (dquery, dkey, dvalue)
+
+
+class MultiheadSelfAttention(_Attention):
+    r"""Multi-head self-attention: ``MultiheadAttention`` with query = key = value = x.
+
+    Shapes: B batch, T positions, C = d_model channels, H = n_heads heads, D = C / H.
+    ``forward(x, key_padding_mask=None, attn_mask=None)`` with x (B, T, C), key_padding_mask
+    (B, T), attn_mask (T, T) or (B, H, T, T), in ``MultiheadAttention``'s convention (a boolean
+    True = masked out, a floating mask added); returns (B, T, C). ``causal=True`` masks key
+    j > query i. The forward, the masks and the backward are ``MultiheadAttention``'s (see its
+    docstring for the derivation) with Tq = Tk = T::
+
+        y = MultiheadAttention.forward(x, x, x, key_padding_mask, attn_mask)     (B, T, C)
+        dquery, dkey, dvalue = MultiheadAttention.backward(dy)                   (B, T, C) each
+        dx = dquery + dkey + dvalue                                              (B, T, C)
+
+    x feeds three projections, so its gradient is the sum of three terms. Children q, k, v, o,
+    each a ``Linear(C, C)``; ``bias`` governs the biases of q, v and o; the key projection
+    never has one: a key bias adds q_i . bk to every score of row i, a constant softmax ignores
+    (``MultiheadAttention``'s docstring says why, and when that fails). State dict: q.weight,
+    q.bias, k.weight, v.weight, v.bias, o.weight, o.bias. A PyTorch ``in_proj_bias`` maps to
+    ``q.bias`` = [0:C] and ``v.bias`` = [2C:3C]; [C:2C] is dropped (its gradient is zero).
+    ``value_gain`` scales the value and output projections' initialisation (DeepNorm's beta).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
+                 init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
+                 dtype: DTypeLike = np.float64) -> None:
+        who = type(self).__name__
+        d_model = positive_int(d_model, "d_model", who)
+        n_heads = positive_int(n_heads, "n_heads", who)
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        super().__init__(d_model, n_heads, bias=bias, causal=causal, init=init, value_gain=value_gain, rng=rng,
+                         dtype=dtype)
+        self.d_model, self.n_heads = d_model, n_heads
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
 
     def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
@@ -152,34 +341,11 @@ class MultiheadSelfAttention(Module):
         x = float_input(x, who)
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"{who} expects input of shape (B, T, {self.d_model}), got {x.shape}")
-        B, T, _ = x.shape
-        M = self._additive_mask(key_padding_mask, attn_mask, B, T, x.dtype)  # checked before any state changes
-        q = self._split_heads(self.q(x))  # (B, H, T, D)
-        k = self._split_heads(self.k(x))  # (B, H, T, D)
-        v = self._split_heads(self.v(x))  # (B, H, T, D)
-        S = q @ k.swapaxes(-1, -2) / math.sqrt(self.head_dim)  # (B, H, T, T)
-        if M is not None:
-            S = S + M  # (B, H, T, T); -inf where masked out
-        with np.errstate(invalid="ignore"):  # a fully masked row: -inf - (-inf) = NaN, as in PyTorch
-            P = softmax(S, axis=-1)  # (B, H, T, T)
-        A = P @ v  # (B, H, T, D)
-        self._cache = (q, k, v, P)
-        return self.o(self._merge_heads(A))  # (B, T, C)
+        return self._attend(x, x, x, key_padding_mask, attn_mask)  # (B, T, C)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
-        q, k, v, P = self._cached()
-        B, H, T, D = q.shape
-        dy = check_upstream(dy, (B, T, self.d_model), type(self).__name__)
-        dA = self._split_heads(self.o.backward(dy))  # (B, H, T, D)
-        dP = dA @ v.swapaxes(-1, -2)  # (B, H, T, T)
-        dv = P.swapaxes(-1, -2) @ dA  # (B, H, T, D)
-        dS = softmax_backward(dP, P, axis=-1)  # (B, H, T, T), 0 where masked
-        dq = dS @ k / math.sqrt(D)  # (B, H, T, D)
-        dk = dS.swapaxes(-1, -2) @ q / math.sqrt(D)  # (B, H, T, D)
-        dx = self.q.backward(self._merge_heads(dq))  # (B, T, C)
-        dx = dx + self.k.backward(self._merge_heads(dk))  # (B, T, C)
-        dx = dx + self.v.backward(self._merge_heads(dv))  # (B, T, C)
-        return dx
+        dquery, dkey, dvalue = self._attend_backward(dy)  # (B, T, C) each
+        return dquery + dkey + dvalue  # (B, T, C): x was the query, the key and the value
 
 
 class CausalSelfAttention(MultiheadSelfAttention):

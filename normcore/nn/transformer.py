@@ -1,16 +1,17 @@
 """The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
 small decoder-only language model built from them."""
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, float_input, make_rng, positive_int, real_number
+from .._array import RngLike, as_array, check_upstream, flag, float_input, make_rng, positive_int, real_number
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
-from .attention import CausalSelfAttention
+from .attention import CausalSelfAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
@@ -79,10 +80,46 @@ def deepnorm_constants(n_layers: int) -> tuple[float, float]:
     return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
 
 
-class TransformerBlock(Module):
-    r"""A Transformer block: causal self-attention then a feed-forward, each wrapped with a residual
+class ResidualSublayers(Module):
+    """The residual wrapping every Transformer block shares: a sub-layer F with its residual
+    connection and its norm at ``self.position`` ("pre", "post", "deepnorm", "none"), with
+    DeepNorm's ``self.alpha`` (1 otherwise). ``TransformerBlock`` and ``TransformerDecoderBlock``
+    set both and call ``_residual`` once per sub-layer in forward, ``_residual_backward`` in
+    reverse order in backward; the table of formulas is in ``TransformerBlock``'s docstring.
+
+    ``f`` is the sub-layer as a function of its (normalised, for "pre") input, ``f_backward``
+    its backward, from dL/dF to dL/d(that input): for a sub-layer with a second input (the
+    decoder's cross-attention reading the encoder's memory) they are closures that take the
+    other input along and collect its gradient.
+    """
+
+    position: str
+    alpha: float
+
+    def _residual(self, x: np.ndarray, f: Callable[[np.ndarray], np.ndarray], norm: Any,
+                  drop: Dropout) -> np.ndarray:
+        if self.position == "pre":
+            return x + drop(f(norm(x)))
+        if self.position == "none":
+            return x + drop(f(x))
+        return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
+
+    def _residual_backward(self, dy: np.ndarray, f_backward: Callable[[np.ndarray], np.ndarray], norm: Any,
+                           drop: Dropout) -> np.ndarray:
+        if self.position == "pre":
+            return dy + norm.backward(f_backward(drop.backward(dy)))  # (B, T, C)
+        if self.position == "none":
+            return dy + f_backward(drop.backward(dy))  # (B, T, C)
+        dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
+        return self.alpha * dz + f_backward(drop.backward(dz))  # (B, T, C)
+
+
+class TransformerBlock(ResidualSublayers):
+    r"""A Transformer block: self-attention then a feed-forward, each wrapped with a residual
     connection and a norm placed by ``position``. In the residual sum x + F(x), x is the identity
-    path and F(x) the residual branch.
+    path and F(x) the residual branch. ``causal=True`` (the default) gives a decoder-only
+    language model's block; ``causal=False`` an encoder layer, where every position attends to
+    every other (PyTorch's ``nn.TransformerEncoderLayer``, for "pre" and "post" with LayerNorm).
 
     For each sub-layer F (first ``attn`` with ``norm1``, then ``ffn`` with ``norm2``), with
     ``drop`` the residual dropout applied to F's output::
@@ -103,14 +140,28 @@ class TransformerBlock(Module):
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
     ``activation`` is the feed-forward's ("gelu" the exact form, "gelu_tanh", or e.g.
     "relu" as in the original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
-    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward).
+    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward). ``bias=False``
+    drops the biases of the attention and feed-forward projections and of the LayerNorms (as
+    ``nn.TransformerEncoderLayer(bias=False)``).
+
+    ``forward(x, key_padding_mask=None, attn_mask=None)`` hands the masks to the attention
+    (``MultiheadSelfAttention``'s convention: key_padding_mask (B, T), attn_mask (T, T) or
+    (B, H, T, T), a boolean True = masked out, a floating mask added to the scores); they are
+    checked before any sub-layer runs. The masks are constants: backward is unchanged. A query
+    whose every key is masked out gives NaN, as ``MultiheadSelfAttention`` says; PyTorch's
+    ``nn.TransformerEncoderLayer`` gives NaN there only on its fused fast path (eval mode under
+    no_grad), while in training its attention (``F.scaled_dot_product_attention``) mixes no
+    value there (A = 0, the attention's output is the output projection's bias, and no gradient
+    flows back through it; measured on torch 2.13). Give every query at least one key.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 norm_tier: str = "reference") -> None:
+                 norm_tier: str = "reference", causal: bool = True, bias: bool = True) -> None:
         Norm = norm_class(norm, norm_tier)
+        causal = flag(causal, "causal", "TransformerBlock")
+        self.bias = flag(bias, "bias", "TransformerBlock")
         if position not in POSITIONS:
             raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
         if n_layers is not None:
@@ -124,52 +175,44 @@ class TransformerBlock(Module):
         self.alpha, beta = (deepnorm_constants(n_layers) if position == "deepnorm" and n_layers is not None
                             else (1.0, 1.0))  # n_layers is not None for "deepnorm": checked above
         rng = make_rng(rng)
+        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
         if position != "none":
-            self.norm1 = Norm(self.d_model, dtype=dtype)
-        self.attn = CausalSelfAttention(self.d_model, n_heads, value_gain=beta, rng=rng, dtype=dtype)
+            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.attn = (CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
+                     if causal else
+                     MultiheadSelfAttention(self.d_model, n_heads, False, self.bias, value_gain=beta, rng=rng,
+                                            dtype=dtype))
         if position != "none":
-            self.norm2 = Norm(self.d_model, dtype=dtype)
-        self.ffn = FeedForward(self.d_model, self.d_ff, activation, gain=beta, rng=rng, dtype=dtype)
+            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        return f"position={self.position!r}, norm={self.norm_kind!r}"
+        return f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}"
 
     def _sublayers(self) -> tuple[tuple[Module, Any, Dropout], tuple[Module, Any, Dropout]]:
         """(F, Norm, drop) for the two sub-layers, in forward order."""
         norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
         return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
 
-    def _residual(self, x: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
-        if self.position == "pre":
-            return x + drop(f(norm(x)))
-        if self.position == "none":
-            return x + drop(f(x))
-        return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
-
-    def _residual_backward(self, dy: np.ndarray, f: Module, norm: Any, drop: Dropout) -> np.ndarray:
-        if self.position == "pre":
-            return dy + norm.backward(f.backward(drop.backward(dy)))  # (B, T, C)
-        if self.position == "none":
-            return dy + f.backward(drop.backward(dy))  # (B, T, C)
-        dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
-        return self.alpha * dz + f.backward(drop.backward(dz))  # (B, T, C)
-
-    def forward(self, x: ArrayLike) -> np.ndarray:
+    def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
+                attn_mask: ArrayLike | None = None) -> np.ndarray:
         x = float_input(x, "TransformerBlock")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"TransformerBlock expects input of shape (B, T, {self.d_model}), got {x.shape}")
+        B, T, _ = x.shape
+        self.attn.check_masks(key_padding_mask, attn_mask, B, T, T)  # before any sub-layer changes its cache
         self._cache = (x.shape, x.dtype)
-        for f, norm, drop in self._sublayers():
-            x = self._residual(x, f, norm, drop)
-        return x
+        (attn, norm1, drop1), (ffn, norm2, drop2) = self._sublayers()
+        x = self._residual(x, lambda h: attn(h, key_padding_mask, attn_mask), norm1, drop1)  # (B, T, C)
+        return self._residual(x, ffn, norm2, drop2)  # (B, T, C)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
         shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
         for f, norm, drop in reversed(self._sublayers()):
-            dy = self._residual_backward(dy, f, norm, drop)
+            dy = self._residual_backward(dy, f.backward, norm, drop)
         return dy
 
 
