@@ -144,7 +144,7 @@ class Module:
     # --- modes -----------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Self:
         """Set training mode on this module and every child; returns the module. ``mode`` must
-        be True or False: anything else (a string "False" is truthy, 0 and 1, np.bool_) raises
+        be True or False: anything else (a string "False" is truthy, 0 and 1, ``np.bool_``) raises
         ``ValueError`` and changes nothing, as PyTorch's ``train(mode)``."""
         if not isinstance(mode, bool):
             raise ValueError(f"{type(self).__name__}.train: training mode is expected to be boolean "

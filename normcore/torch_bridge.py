@@ -307,7 +307,7 @@ def from_torch(tmodule):
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
     no output (softmax ignores it). normcore's layers are batch first whatever torch's
     ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
-    ``ValueError`` before anything is built: dropout of the attention weights or of the
+    ``ValueError`` before any weight is loaded: dropout of the attention weights or of the
     feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
     """
     torch = _torch()
@@ -325,7 +325,11 @@ def from_torch(tmodule):
     module = sub(tmodule)
     floating = [v for v in tmodule.state_dict().values() if v.is_floating_point()]
     if floating:
-        module.to(np.dtype(str(floating[0].dtype).removeprefix("torch.")))
+        dtype = str(floating[0].dtype).removeprefix("torch.")
+        if dtype not in ("float16", "float32", "float64"):
+            raise TypeError(f"from_torch: normcore's arrays are float16, float32 or float64, got torch.{dtype}; "
+                            f"convert the module first, e.g. module.double()")
+        module.to(dtype)
     twin = _structure(module)
     theirs, expected = tmodule.state_dict(), twin.state_dict()
     if set(theirs) != set(expected) or any(theirs[k].shape != expected[k].shape for k in theirs):

@@ -8,8 +8,8 @@ from .batchnorm import BatchNorm1d, BatchNorm2d
 from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
-from .standardization import mean_over, moments, size_scale, standardize, standardize_backward
+from .standardization import mean_over, moments, scaled_mean_square, size_scale, standardize, standardize_backward
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "LayerNorm", "RMSNorm", "mean_over", "moments", "size_scale", "standardize",
+           "LayerNorm", "RMSNorm", "mean_over", "moments", "scaled_mean_square", "size_scale", "standardize",
            "standardize_backward"]

@@ -5,7 +5,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import ShapeLike
 from .base import _TrailingAxesNorm, eps_arg, flag
-from .standardization import mean_over, size_scale
+from .standardization import mean_over, scaled_mean_square
 
 
 class RMSNorm(_TrailingAxesNorm):
@@ -29,10 +29,10 @@ class RMSNorm(_TrailingAxesNorm):
     float16 inputs), as PyTorch does. The mean square divides by n, not by n - 1, and eps is
     added before the square root, not to the RMS. Cache: x_hat and rrms.
 
-    The mean square is taken of x / scale (``size_scale``, a power of two >= max|x| and >= 1)
-    and rrms = 1 / (scale * sqrt(ms / scale**2 + eps / scale**2)), the same number, so that
-    float64 inputs near 1e200, whose squares overflow, are normalised correctly; PyTorch 2.13
-    returns 0 (and a zero gradient) there.
+    Where x**2 overflows float64 (inputs near 1e200), the mean square is taken of x / scale
+    (``scaled_mean_square``; scale is 1 otherwise) and rrms = 1 / (scale * sqrt(ms + eps /
+    scale**2)), the same number, so such rows are normalised correctly; PyTorch 2.13 returns 0
+    (and a zero gradient) there.
     """
 
     eps: float | None
@@ -48,9 +48,7 @@ class RMSNorm(_TrailingAxesNorm):
         x, in_dtype = self._input(x)                               # (*, ns)  float16 -> float32
         D = self._axes                                             # the last len(ns) axes
         eps = np.finfo(x.dtype).eps if self.eps is None else self.eps
-        # x**2 overflows float64 beyond 1e154: square x / scale instead (a power of two, >= 1)
-        scale = size_scale(x, D)                                   # (*, 1)
-        ms = mean_over(np.square(x / scale, dtype=np.float64), D)  # (*, 1)  ms / scale**2
+        ms, scale = scaled_mean_square(x, D)                       # (*, 1)  mean_D(x**2) = ms * scale**2
         rrms = 1.0 / (scale * np.sqrt(ms + eps / scale ** 2))      # (*, 1)  = 1 / sqrt(ms * scale**2 + eps)
         x_hat = (x * rrms).astype(x.dtype, copy=False)             # (*, ns)
         gamma, _ = self._gamma_beta(x.dtype, self.normalized_shape)  # (ns)

@@ -13,11 +13,12 @@ so the forward and the backward are plain functions of ``axes``, used by every l
     x_hat, rstd = standardize(x, mean, var, eps, scale)  (x - mean) / sqrt(var * scale**2 + eps)
     dx          = standardize_backward(dx_hat, x_hat, rstd, A)
 
-``scale`` is a power of two at least as large as every |x - mean| (and at least 1): the
-variance is carried in units of scale**2, so that it stays finite where the variance itself
-overflows float64 (|x| ~ 1e200 gives var ~ 1e400), while x_hat, which does not depend on
-the size of x, comes out right. For values below 1, scale is 1 and the formulas are computed
-exactly as written (at |x| ~ 1e-200 the squares underflow and eps decides, as it should).
+``scale`` is 1, and the formulas are computed exactly as written, unless the variance
+overflows float64 (|x - mean| beyond ~1e154: values near 1e200 have a variance near 1e400).
+Only then is the variance carried in units of scale**2, scale a power of two at least as
+large as every |x - mean| (``scaled_mean_square``), so that x_hat, which does not depend on
+the size of x, still comes out right. (At |x| ~ 1e-200 the squares underflow and eps decides,
+as the formula says it should.)
 PyTorch 2.13 differs here: on float64 inputs near 1e200 its LayerNorm and GroupNorm return
 NaN or beta, its BatchNorm beta and its RMSNorm 0 (x_hat = 0), with gradients to match.
 
@@ -52,19 +53,33 @@ def size_scale(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.exp2(np.ceil(np.log2(largest)))                                             # S
 
 
+def scaled_mean_square(a: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """mean_A(a**2) of shape S, as (ms, scale): the mean square is ms * scale**2.
+
+    scale is 1 (and ms the mean square itself) unless a**2 overflows float64, i.e. some
+    |a| > ~1e154. Then the mean square is taken of a / scale, with scale = ``size_scale(a)``,
+    a power of two >= max_A |a|: dividing by it is exact, and the squares stay at most 1.
+    """
+    with np.errstate(over="ignore"):
+        ms = mean_over(np.square(a, dtype=np.float64), axes)   # S    inf where a**2 overflowed
+    if not np.isinf(ms).any():
+        return ms, np.ones_like(ms)                            # S, S the common case: scale 1
+    scale = size_scale(a, axes)                                # S    a power of two, >= 1
+    ms = mean_over(np.square(a / scale, dtype=np.float64), axes)  # S    in units of scale**2
+    return ms, scale
+
+
 def moments(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """mean = mean_A(x) and the *biased* variance mean_A((x - mean)**2), of shape S, the
     variance as ``var`` in units of ``scale**2``: returns (mean, var, scale), the variance
-    being var * scale**2 (scale: ``size_scale`` of x - mean; 1 unless |x - mean| > 1).
+    being var * scale**2 (scale is 1 unless the variance overflows float64: ``scaled_mean_square``).
 
     The variance is the mean square of the centred values (two passes over x), not
     E[x**2] - E[x]**2: that one-pass form cancels catastrophically when the mean is large
     compared with the spread (x = 1e4 + noise in float32 gives a variance of 0 or below).
     """
     mean = mean_over(x, axes)                                   # S
-    # (x - mean)**2 overflows float64 beyond 1e154: square (x - mean) / scale instead, which is at most 1
-    scale = size_scale(x - mean, axes)                          # S    a power of two, >= 1
-    var = mean_over(((x - mean) / scale) ** 2, axes)            # S    divided by n, not n - 1
+    var, scale = scaled_mean_square(x - mean, axes)             # S    divided by n, not n - 1
     return mean, var, scale
 
 
