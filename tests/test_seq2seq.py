@@ -272,7 +272,8 @@ def test_encoder_decoder_learns_to_reverse_its_source(position):
     """THE LEARNING TEST (slow, about 15 s alone): 200 steps of AdamW. Measured held-out token
     accuracy: pre 0.9988, post 0.9924; greedy decoding gets the whole sequence right for 98.5%
     (pre) and 94.5% (post) of 200 fresh sources. With the cross-attention's output zeroed the
-    decoder is blind to the source, and the accuracy falls to chance level."""
+    decoder is blind to the source: the accuracy falls to 0.14 (pre) and 0.15 (post), about
+    chance among 10 symbols (the end token's place is partly guessable from the length so far)."""
     model, task, hist = train_source_reversal(position)
     (src, tgt_in, padding), tgt_out = task.batch(1000, seed=12345)  # fresh problems, never trained on
     with single_thread():
@@ -287,4 +288,4 @@ def test_encoder_decoder_learns_to_reverse_its_source(position):
         block.cross_attn.o.weight.data[...] = 0
         block.cross_attn.o.bias.data[...] = 0
     blind = tasks.token_accuracy(model(src, tgt_in, padding), tgt_out)
-    assert blind < 0.5, blind
+    assert blind < 0.3, blind
