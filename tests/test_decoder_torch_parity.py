@@ -172,3 +172,37 @@ def test_seq2seq_matches_the_model_assembled_from_torch_layers(position):
         assert len(report.rows) == 1 + len(model.parameters())
         assert max(r.max_abs for r in report.rows) < 1e-10, str(report)
         assert report.passed
+
+
+def test_from_torch_builds_the_decoder_block_equal_to_torchs_layer_with_the_causal_mask():
+    torch.manual_seed(0)
+    tlayer = torch.nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, activation="gelu", batch_first=True,
+                                              norm_first=False, layer_norm_eps=1e-3).double()
+    with torch.no_grad():
+        for p in tlayer.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    block = torch_bridge.from_torch(tlayer)
+    assert isinstance(block, nc.TransformerDecoderBlock) and block.position == "post"
+    assert type(block.ffn.act).__name__ == "GELU" and block.norm3.eps == 1e-3
+    ours, theirs = run_both(block, tlayer, "all", seed=9)
+    for a, b in zip(ours, theirs):
+        assert rel(a, b) < 1e-10
+    assert_parameter_grads(block, tlayer)
+
+
+@pytest.mark.parametrize("position, bias", [("pre", True), ("post", False)])
+def test_from_torch_gives_back_the_decoder_block_to_torch_was_given(position, bias):
+    block = perturb_parameters(nc.TransformerDecoderBlock(E, H, FF, position=position, activation="relu", bias=bias,
+                                                          dropout=0.1, rng=0), np.random.default_rng(3), 0.3)
+    back = torch_bridge.from_torch(torch_bridge.to_torch(block))
+    assert type(back) is nc.TransformerDecoderBlock and repr(back) == repr(block)
+    assert back.drop3.p == 0.1 and back.bias == bias
+    assert list(back.state_dict()) == list(block.state_dict())
+    for key, value in block.state_dict().items():
+        np.testing.assert_array_equal(back.state_dict()[key], value, err_msg=key)
+
+
+def test_from_torch_refuses_dropout_normcore_cannot_express():
+    tlayer = torch.nn.TransformerDecoderLayer(E, H, FF, dropout=0.1, batch_first=True)
+    with pytest.raises(ValueError, match="drops only the three residual branches"):
+        torch_bridge.from_torch(tlayer)
