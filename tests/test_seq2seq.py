@@ -230,6 +230,21 @@ def test_non_contiguous_token_arrays():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_the_fast_norm_tier_gives_the_same_model(position):
+    models = {tier: small_model(position, norm_tier=tier) for tier in ("reference", "fast")}
+    assert any(type(m).__module__.startswith("normcore.fast") for _, m in models["fast"].named_modules())
+    src, tgt, padding = small_batch()
+    logits = {tier: m(src, tgt, padding) for tier, m in models.items()}
+    np.testing.assert_allclose(logits["fast"], logits["reference"], rtol=1e-12, atol=1e-12)
+    dlogits = np.random.default_rng(3).standard_normal(logits["fast"].shape)
+    for m in models.values():
+        m.backward(dlogits)
+    fast = dict(models["fast"].named_parameters())
+    for name, p in models["reference"].named_parameters():
+        np.testing.assert_allclose(fast[name].grad, p.grad, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
 def test_float32_model_stays_float32():
     model = nc.TinySeq2Seq(6, 7, 8, 1, 2, 5, 4, dtype=np.float32, rng=0)
     src, tgt, padding = small_batch()
