@@ -86,7 +86,10 @@ def _dtype_of(module):
 def to_torch(module):
     """The equivalent ``torch.nn.Module``: same structure, weights, buffers, dtype and modes.
 
-    Each torch module gets the training flag of the normcore module it stands for. Raises
+    Each torch module gets the training flag of the normcore module it stands for. Attention
+    becomes torch's own ``nn.MultiheadAttention`` and a Pre-Norm or Post-Norm LayerNorm
+    ``TransformerBlock`` torch's own ``nn.TransformerEncoderLayer``, whose arrays have other
+    names: ``key_map(module, tmodule)`` says where each of normcore's lives. Raises
     ``TypeError`` (listing what is supported) for a module without a mapping.
     """
     torch = _torch()
@@ -249,6 +252,7 @@ def _block(m, sub):
         t.dropout.p = 0.0  # not the attention weights, nor the feed-forward's hidden units
         t.dropout2.p = m.drop2.p
         t.train(m.training)
+        t.dropout1.training, t.dropout2.training = m.drop1.training, m.drop2.training
         keys = {f"attn.{k}": (f"self_attn.{tk}", rows) for k, (tk, rows) in attention_keys(m.attn).items()}
         names = {"norm1": "norm1", "norm2": "norm2", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
         for key in m.state_dict():
@@ -305,7 +309,7 @@ def from_torch(tmodule):
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
     no output (softmax ignores it). normcore's layers are batch first whatever torch's
     ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
-    ``ValueError`` before anything is built: dropout of the attention weights or of the
+    ``ValueError`` before any weight is loaded: dropout of the attention weights or of the
     feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
     """
     torch = _torch()
@@ -323,7 +327,11 @@ def from_torch(tmodule):
     module = sub(tmodule)
     floating = [v for v in tmodule.state_dict().values() if v.is_floating_point()]
     if floating:
-        module.to(np.dtype(str(floating[0].dtype).removeprefix("torch.")))
+        dtype = str(floating[0].dtype).removeprefix("torch.")
+        if dtype not in ("float16", "float32", "float64"):
+            raise TypeError(f"from_torch: normcore's arrays are float16, float32 or float64, got torch.{dtype}; "
+                            f"convert the module first, e.g. module.double()")
+        module.to(dtype)
     twin = _structure(module)
     theirs, expected = tmodule.state_dict(), twin.state_dict()
     if set(theirs) != set(expected) or any(theirs[k].shape != expected[k].shape for k in theirs):
@@ -646,15 +654,16 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     masks pass through. A loss takes ``(logits, targets)`` and its upstream gradient is a
     scalar. ``dy`` defaults to a random array of the output's shape (a random scalar for a
     loss) from ``seed``: never ones, which hide bugs. Rows: the output, the gradient of the
-    first floating input (what normcore's backward returns; None for token ids; a module whose
-    backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey, dvalue), gets one row
-    per floating input, "input 0 grad", "input 1 grad", ...), every
+    first floating input (what normcore's backward returns; None for token ids), every
     parameter's gradient (normcore's names) and every buffer after the forward (BatchNorm's
     running statistics). Modes are copied across: training and evaluation both work.
     ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters' dtype (the inputs' when
     there are none); give floating inputs in that dtype. ``out`` receives each line of the
     table (None: silent). Returns a ``BridgeReport``; normcore's parameter gradients are
     reset first.
+
+    A module whose backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey,
+    dvalue), gets one row per floating input instead: "input 0 grad", "input 1 grad", ...
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics

@@ -343,6 +343,7 @@ def test_from_torch_drops_a_key_bias_that_changes_nothing():
     (lambda: torch.nn.MultiheadAttention(4, 2, dropout=0.1), ValueError, "expected dropout=0.0, got 0.1"),
     (lambda: torch.nn.TransformerEncoderLayer(4, 2, 8), ValueError, "self_attn.dropout = dropout.p = 0"),
     (lambda: torch.nn.TransformerEncoderLayer(4, 2, 8, 0.0, torch.tanh), ValueError, "activation must be relu or gelu"),
+    (lambda: torch.nn.Linear(2, 2).to(torch.bfloat16), TypeError, "got torch.bfloat16; convert the module first"),
     (lambda: torch.nn.LayerNorm(3, elementwise_affine=False), None, None),
 ])
 def test_from_torch_refuses_what_normcore_cannot_express(make, error, words):

@@ -12,8 +12,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import (RngLike, as_array, check_upstream, compute_dtype, flag, make_rng, positive_int,
-                      real_number)
+from .._array import (RngLike, as_array, check_upstream, compute_dtype, flag, float_input, make_rng,
+                      positive_int, real_number)
 from ..module import Module, Parameter
 from .activations import softmax, softmax_backward
 from .linear import Linear
@@ -338,9 +338,7 @@ class MultiheadSelfAttention(_Attention):
     def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
         who = type(self).__name__
-        x = as_array(x, who)
-        if x.dtype.type not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"{who} expects a floating-point input (float16, float32 or float64), got dtype {x.dtype}")
+        x = float_input(x, who)
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"{who} expects input of shape (B, T, {self.d_model}), got {x.shape}")
         return self._attend(x, x, x, key_padding_mask, attn_mask)  # (B, T, C)

@@ -155,7 +155,12 @@ class TransformerBlock(ResidualSublayers):
     ``forward(x, key_padding_mask=None, attn_mask=None)`` hands the masks to the attention
     (``MultiheadSelfAttention``'s convention: key_padding_mask (B, T), attn_mask (T, T) or
     (B, H, T, T), a boolean True = masked out, a floating mask added to the scores); they are
-    checked before any sub-layer runs. The masks are constants: backward is unchanged.
+    checked before any sub-layer runs. The masks are constants: backward is unchanged. A query
+    whose every key is masked out gives NaN, as ``MultiheadSelfAttention`` says; PyTorch's
+    ``nn.TransformerEncoderLayer`` gives NaN there only on its fused fast path (eval mode under
+    no_grad), while in training its attention (``F.scaled_dot_product_attention``) mixes no
+    value there (A = 0, the attention's output is the output projection's bias, and no gradient
+    flows back through it; measured on torch 2.13). Give every query at least one key.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
