@@ -206,3 +206,26 @@ def test_from_torch_refuses_dropout_normcore_cannot_express():
     tlayer = torch.nn.TransformerDecoderLayer(E, H, FF, dropout=0.1, batch_first=True)
     with pytest.raises(ValueError, match="drops only the three residual branches"):
         torch_bridge.from_torch(tlayer)
+
+
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_a_memory_of_only_padding_is_nan_here_and_finite_in_torch(position):
+    """Measured on torch 2.13: sequence 0's memory is all padding. normcore (as nn.MultiheadAttention's
+    math path) gives NaN for it; torch's decoder layer (scaled_dot_product_attention) gives 0 attention
+    there, in training and in eval. The other sequence agrees."""
+    block = perturb_parameters(nc.TransformerDecoderBlock(E, H, FF, position=position, rng=0),
+                               np.random.default_rng(1), 0.3)
+    tblock = torch_bridge.to_torch(block)
+    rng = np.random.default_rng(10)
+    x, memory = rng.standard_normal((2, TT, E)), rng.standard_normal((2, TS, E))
+    padding = np.zeros((2, TS), dtype=bool)
+    padding[0] = True
+    padding[1, 3:] = True
+    y = block(x, memory, None, padding)
+    assert np.isnan(y[0]).all() and np.isfinite(y[1]).all()
+    for training in (True, False):
+        tblock.train(training)
+        with torch.set_grad_enabled(training):
+            ty = tblock(torch.from_numpy(x), torch.from_numpy(memory), None, torch.from_numpy(padding))
+        assert np.isfinite(ty.detach().numpy()[0]).all()
+        assert rel(y[1], ty[1]) < 1e-10
