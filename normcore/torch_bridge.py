@@ -301,7 +301,9 @@ def from_torch(tmodule):
 
     Knows the classes ``from_torch_supported()`` names (and their subclasses, such as the modules ``to_torch``
     returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
-    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``); a
+    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``),
+    ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock``, causal by construction: it
+    equals torch's layer called with the causal ``tgt_mask``); a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
@@ -390,12 +392,30 @@ def _from_torch_builders():
         block.norm1.eps = block.norm2.eps = t.norm1.eps
         return block
 
+    def decoder_layer(t, sub):
+        """A TransformerDecoderBlock: causal, so it equals ``t`` called with the causal tgt_mask."""
+        attention_dropout = (t.self_attn.dropout, t.multihead_attn.dropout, t.dropout.p)
+        if any(attention_dropout) or not t.dropout1.p == t.dropout2.p == t.dropout3.p:
+            raise ValueError(
+                "from_torch: normcore's TransformerDecoderBlock drops only the three residual branches, with one "
+                "p; expected self_attn.dropout = multihead_attn.dropout = dropout.p = 0 and dropout1.p == "
+                f"dropout2.p == dropout3.p, got {attention_dropout}, {t.dropout1.p}, {t.dropout2.p}, {t.dropout3.p}")
+        if not t.norm1.eps == t.norm2.eps == t.norm3.eps:
+            raise ValueError(f"from_torch: expected norm1, norm2 and norm3 with one eps, got {t.norm1.eps}, "
+                             f"{t.norm2.eps}, {t.norm3.eps}")
+        block = nn.TransformerDecoderBlock(t.linear1.in_features, t.self_attn.num_heads, t.linear1.out_features,
+                                           "layernorm", "pre" if t.norm_first else "post", t.dropout1.p,
+                                           activation=activation_name(t.activation), bias=t.linear1.bias is not None)
+        block.norm1.eps = block.norm2.eps = block.norm3.eps = t.norm1.eps
+        return block
+
     def running_norm(cls):
         return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
 
     return {
         tnn.MultiheadAttention: attention,
         tnn.TransformerEncoderLayer: encoder_layer,
+        tnn.TransformerDecoderLayer: decoder_layer,
         tnn.Linear: lambda t, sub: nn.Linear(t.in_features, t.out_features, bias=t.bias is not None),
         tnn.LayerNorm: lambda t, sub: norms.LayerNorm(t.normalized_shape, t.eps, t.elementwise_affine,
                                                       bias=t.bias is not None),

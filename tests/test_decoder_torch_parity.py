@@ -172,3 +172,60 @@ def test_seq2seq_matches_the_model_assembled_from_torch_layers(position):
         assert len(report.rows) == 1 + len(model.parameters())
         assert max(r.max_abs for r in report.rows) < 1e-10, str(report)
         assert report.passed
+
+
+def test_from_torch_builds_the_decoder_block_equal_to_torchs_layer_with_the_causal_mask():
+    torch.manual_seed(0)
+    tlayer = torch.nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, activation="gelu", batch_first=True,
+                                              norm_first=False, layer_norm_eps=1e-3).double()
+    with torch.no_grad():
+        for p in tlayer.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    block = torch_bridge.from_torch(tlayer)
+    assert isinstance(block, nc.TransformerDecoderBlock) and block.position == "post"
+    assert type(block.ffn.act).__name__ == "GELU" and block.norm3.eps == 1e-3
+    ours, theirs = run_both(block, tlayer, "all", seed=9)
+    for a, b in zip(ours, theirs):
+        assert rel(a, b) < 1e-10
+    assert_parameter_grads(block, tlayer)
+
+
+@pytest.mark.parametrize("position, bias", [("pre", True), ("post", False)])
+def test_from_torch_gives_back_the_decoder_block_to_torch_was_given(position, bias):
+    block = perturb_parameters(nc.TransformerDecoderBlock(E, H, FF, position=position, activation="relu", bias=bias,
+                                                          dropout=0.1, rng=0), np.random.default_rng(3), 0.3)
+    back = torch_bridge.from_torch(torch_bridge.to_torch(block))
+    assert type(back) is nc.TransformerDecoderBlock and repr(back) == repr(block)
+    assert back.drop3.p == 0.1 and back.bias == bias
+    assert list(back.state_dict()) == list(block.state_dict())
+    for key, value in block.state_dict().items():
+        np.testing.assert_array_equal(back.state_dict()[key], value, err_msg=key)
+
+
+def test_from_torch_refuses_dropout_normcore_cannot_express():
+    tlayer = torch.nn.TransformerDecoderLayer(E, H, FF, dropout=0.1, batch_first=True)
+    with pytest.raises(ValueError, match="drops only the three residual branches"):
+        torch_bridge.from_torch(tlayer)
+
+
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_a_memory_of_only_padding_is_nan_here_and_finite_in_torch(position):
+    """Measured on torch 2.13: sequence 0's memory is all padding. normcore (as nn.MultiheadAttention's
+    math path) gives NaN for it; torch's decoder layer (scaled_dot_product_attention) gives 0 attention
+    there, in training and in eval. The other sequence agrees."""
+    block = perturb_parameters(nc.TransformerDecoderBlock(E, H, FF, position=position, rng=0),
+                               np.random.default_rng(1), 0.3)
+    tblock = torch_bridge.to_torch(block)
+    rng = np.random.default_rng(10)
+    x, memory = rng.standard_normal((2, TT, E)), rng.standard_normal((2, TS, E))
+    padding = np.zeros((2, TS), dtype=bool)
+    padding[0] = True
+    padding[1, 3:] = True
+    y = block(x, memory, None, padding)
+    assert np.isnan(y[0]).all() and np.isfinite(y[1]).all()
+    for training in (True, False):
+        tblock.train(training)
+        with torch.set_grad_enabled(training):
+            ty = tblock(torch.from_numpy(x), torch.from_numpy(memory), None, torch.from_numpy(padding))
+        assert np.isfinite(ty.detach().numpy()[0]).all()
+        assert rel(y[1], ty[1]) < 1e-10

@@ -230,6 +230,21 @@ def test_non_contiguous_token_arrays():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_the_fast_norm_tier_gives_the_same_model(position):
+    models = {tier: small_model(position, norm_tier=tier) for tier in ("reference", "fast")}
+    assert any(type(m).__module__.startswith("normcore.fast") for _, m in models["fast"].named_modules())
+    src, tgt, padding = small_batch()
+    logits = {tier: m(src, tgt, padding) for tier, m in models.items()}
+    np.testing.assert_allclose(logits["fast"], logits["reference"], rtol=1e-12, atol=1e-12)
+    dlogits = np.random.default_rng(3).standard_normal(logits["fast"].shape)
+    for m in models.values():
+        m.backward(dlogits)
+    fast = dict(models["fast"].named_parameters())
+    for name, p in models["reference"].named_parameters():
+        np.testing.assert_allclose(fast[name].grad, p.grad, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
 def test_float32_model_stays_float32():
     model = nc.TinySeq2Seq(6, 7, 8, 1, 2, 5, 4, dtype=np.float32, rng=0)
     src, tgt, padding = small_batch()
@@ -272,7 +287,8 @@ def test_encoder_decoder_learns_to_reverse_its_source(position):
     """THE LEARNING TEST (slow, about 15 s alone): 200 steps of AdamW. Measured held-out token
     accuracy: pre 0.9988, post 0.9924; greedy decoding gets the whole sequence right for 98.5%
     (pre) and 94.5% (post) of 200 fresh sources. With the cross-attention's output zeroed the
-    decoder is blind to the source, and the accuracy falls to chance level."""
+    decoder is blind to the source: the accuracy falls to 0.14 (pre) and 0.15 (post), about
+    chance among 10 symbols (the end token's place is partly guessable from the length so far)."""
     model, task, hist = train_source_reversal(position)
     (src, tgt_in, padding), tgt_out = task.batch(1000, seed=12345)  # fresh problems, never trained on
     with single_thread():
@@ -287,4 +303,4 @@ def test_encoder_decoder_learns_to_reverse_its_source(position):
         block.cross_attn.o.weight.data[...] = 0
         block.cross_attn.o.bias.data[...] = 0
     blind = tasks.token_accuracy(model(src, tgt_in, padding), tgt_out)
-    assert blind < 0.5, blind
+    assert blind < 0.3, blind

@@ -349,7 +349,11 @@ class TransformerDecoderBlock(ResidualSublayers):
     floating mask is added to the scores. tgt_key_padding_mask (B, Tt) and tgt_mask (Tt, Tt) or
     (B, H, Tt, Tt) are the self-attention's key_padding_mask and attn_mask; memory_key_padding_mask
     (B, Ts) and memory_mask (Tt, Ts) or (B, H, Tt, Ts) the cross-attention's. All are checked
-    (by the attentions' ``check_masks``) before any sub-layer runs.
+    (by the attentions' ``check_masks``) before any sub-layer runs. A query whose every key is
+    masked (a sequence whose memory is all padding) gives NaN, as ``MultiheadAttention`` says;
+    torch's decoder layer runs its attention through ``F.scaled_dot_product_attention``, which
+    gives 0 attention there, so its output stays finite (measured on torch 2.13, in training and
+    in eval). Don't mask a whole row.
 
     ``d_ff`` defaults to 4 * d_model; ``norm`` "layernorm" or "rmsnorm" from ``norm_tier``;
     ``activation`` the feed-forward's; ``bias=False`` drops every bias (torch's ``bias=False``).
