@@ -28,15 +28,10 @@ from test_differential_torch import agree, one_torch_thread  # noqa: E402, F401 
 MAX_UNMAPPABLE = 700
 
 
-def params():
-    return list(_params())
-
-
-def _params():
-    for name in ts.MAPPERS:
-        for tier in TIERS if name in ts.NORM_NAMES else TIERS[:1]:
-            for dtype in ts.DTYPES:
-                yield pytest.param(name, tier, dtype, id=f"{name}-{tier.__name__}-{str(dtype)[6:]}")
+# One test per op or module, tier (the norms run on every tier, the rest on normcore's one) and
+# dtype, each running all of its samples: a failure lists every sample that differs.
+PARAMS = [pytest.param(name, tier, dtype, id=f"{name}-{tier.__name__}-{str(dtype)[6:]}")
+          for name in ts.MAPPERS for tier in (TIERS if name in ts.NORM_NAMES else TIERS[:1]) for dtype in ts.DTYPES]
 
 
 def compare(case, sample):
@@ -54,8 +49,9 @@ def compare(case, sample):
         agree(value, theirs[key], None if exact is None else exact[key], np_dtype, key)
 
 
-@pytest.mark.parametrize("name, tier, dtype", params())
+@pytest.mark.parametrize("name, tier, dtype", PARAMS)
 def test_sample_matches_pytorch(name, tier, dtype):
+    """Every mappable sample of ``name`` in ``dtype`` agrees with PyTorch."""
     failures, mapped = [], 0
     for sample in ts.samples(name, dtype):
         try:
