@@ -31,7 +31,10 @@ def test_at_the_largest_batch_the_three_norms_are_level(result):
 def test_per_sample_norms_do_not_degrade_at_small_batches(result, norm):
     err = result[f"{norm}/error"]
     assert err[col(result, 2)] < err[col(result, 32)] + 0.05
-    np.testing.assert_array_equal(result[f"{norm}/mode_gap"], 0)  # same answer in train and eval mode
+    # The same answer in train and eval mode, up to rounding: the evaluation pass multiplies the whole
+    # test set at once and the training pass one batch at a time, and a BLAS may block the two
+    # products differently (on some processors they differ in the last bit).
+    assert np.all(np.asarray(result[f"{norm}/mode_gap"]) < 1e-12), result[f"{norm}/mode_gap"]
 
 
 def test_batchnorm_train_eval_gap_grows_as_the_batch_shrinks(result):
