@@ -16,7 +16,8 @@ from .norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, Instance
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
-                 Sigmoid, Softmax, Tanh, TinyTransformer, TransformerBlock)
+                 Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
+                 TransformerDecoderBlock)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -29,7 +30,7 @@ __all__ = [
     "gradcheck", "GradcheckReport", "rel_error",
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
-    "TransformerBlock",
-    "TinyTransformer",
+    "TransformerBlock", "TransformerDecoderBlock",
+    "TinyTransformer", "TinySeq2Seq",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
 ]

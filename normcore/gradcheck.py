@@ -122,7 +122,8 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
 
     ``module.backward(dy)`` returns dL/d(input) when there is one floating-point input (a loss
     taking logits and integer targets may return just dL/dlogits), otherwise a tuple with one
-    entry per input (``None`` for inputs that are not differentiated).
+    entry per input (``None`` for inputs that are not differentiated), or ``None`` when no input
+    is floating point (a model of integer tokens: only its parameters are checked).
     """
     arrays = [np.array(x, dtype=np.float64) if np.issubdtype(np.asarray(x).dtype, np.floating)
               else np.asarray(x) for x in inputs]
@@ -139,6 +140,8 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
         dy = np.random.default_rng([seed, 1]).standard_normal(y.shape)
     dy = np.asarray(dy, dtype=np.float64)
     grads = m.backward(dy)
+    if grads is None and not diff:  # integer inputs only: no input gradient to check
+        grads = (None,) * len(arrays)
     if not isinstance(grads, tuple):  # one gradient: that of the one floating-point input
         grads = (tuple(grads if i == diff[0] else None for i in range(len(arrays))) if len(diff) == 1
                  else (grads,))

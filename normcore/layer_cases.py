@@ -100,8 +100,8 @@ class FixedTarget(Module):
 
 def transformer_cases(seed=0):
     """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
-    feed-forward, every block position with both norms, an encoder block, a 2-block model, and
-    the losses. Sizes are tiny so that
+    feed-forward, every block position with both norms, an encoder block, a 2-block model, the
+    decoder block, an encoder-decoder model, and the losses. Sizes are tiny so that
     central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
@@ -143,6 +143,11 @@ def transformer_cases(seed=0):
         Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed),
              (x(2, 3, 4),)),
         Case("TinyTransformer 2 blocks pre", nn.TinyTransformer(5, 4, 2, 2, 4, d_ff=6, rng=seed), (ids(5, 2, 3),)),
+        Case("TransformerDecoderBlock pre", nn.TransformerDecoderBlock(4, 2, 6, rng=seed), (x(2, 3, 4), x(2, 4, 4))),
+        Case("TransformerDecoderBlock post", nn.TransformerDecoderBlock(4, 2, 6, position="post", rng=seed),
+             (x(2, 3, 4), x(2, 4, 4))),
+        Case("TinySeq2Seq 1 + 1 blocks pre", nn.TinySeq2Seq(5, 6, 4, 1, 2, 4, 3, d_ff=6, rng=seed),
+             (ids(5, 2, 4), ids(6, 2, 3))),
         Case("CrossEntropyLoss (N,C,d) ignore_index", nn.CrossEntropyLoss(),
              (x(2, 4, 3), np.array([[0, 3, -100], [2, 1, 3]]))),
         Case("CrossEntropyLoss weight, label_smoothing",

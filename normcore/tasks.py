@@ -12,6 +12,10 @@ train with teacher forcing. With n = ``n_tokens`` and SEP the separator token::
 
 so position t predicts the next token, and only the answer is scored. A causal model cannot
 reverse a sequence in place (position 0 would have to see the last token), hence the prompt.
+
+``SourceReversalTask`` is for an encoder-decoder model instead: the source goes to the encoder,
+the answer to the decoder, and its batches are ``((src, tgt_in, src_key_padding_mask),
+tgt_out)``; ``fit`` passes a tuple of inputs to the model as separate arguments.
 """
 
 import numpy as np
@@ -157,11 +161,94 @@ class TeacherLabellingTask(Task):
         return tokens, self._table[previous, tokens]
 
 
-TASKS = {t.name: t for t in (CopyTask, ReverseTask, SortTask, ModularAdditionTask, TeacherLabellingTask)}
+class SourceReversalTask(Task):
+    """Reverse a source sequence of varying length, for an encoder-decoder model (``TinySeq2Seq``).
+
+    The source is L symbols from [0, n_symbols), L uniform in [min_tokens, n_tokens], padded to
+    n = ``n_tokens`` with PAD = n_symbols; the target is the source reversed, then an end token.
+    The two sides have vocabularies of their own: the source's is the symbols and PAD
+    (n_symbols + 1), the target's the symbols, BOS = n_symbols (the start token) and
+    EOS = n_symbols + 1 (``vocab_size`` = n_symbols + 2, the classes predicted). A batch is
+    ``((src, tgt_in, src_key_padding_mask), tgt_out)``, the model's inputs and the targets::
+
+        src                   (B, n)      s[0] ... s[L-1]  PAD ... PAD
+        src_key_padding_mask  (B, n)      False ...        True ... True    (src == PAD)
+        tgt_out               (B, n + 1)  s[L-1] ... s[0]  EOS  -100 ... -100
+        tgt_in                (B, n + 1)  BOS  tgt_out[0] ... tgt_out[n-1]  (EOS after the end)
+
+    so ``TinySeq2Seq(src_vocab_size, vocab_size, ..., max_src_len=n, max_tgt_len=n + 1)`` and
+    ``fit`` train it directly (teacher forcing: position t sees BOS and the answer before t).
+    The target is one token longer than the source and ends at a place set by L, so the
+    decoder must read the source, through the cross-attention: its own input (the answer
+    so far) says nothing about what comes next.
+    """
+
+    name = "source-reversal"
+
+    def __init__(self, n_tokens=8, n_symbols=10, min_tokens=1):
+        if not 1 <= min_tokens <= n_tokens or n_symbols < 2:
+            raise ValueError(f"SourceReversalTask needs 1 <= min_tokens <= n_tokens and n_symbols >= 2, "
+                             f"got min_tokens={min_tokens}, n_tokens={n_tokens}, n_symbols={n_symbols}")
+        self.n_tokens, self.n_symbols, self.min_tokens = int(n_tokens), int(n_symbols), int(min_tokens)
+        self.src_vocab_size = self.n_symbols + 1  # + PAD
+        self.vocab_size = self.n_symbols + 2  # + BOS, EOS
+        self.seq_len = self.n_tokens + 1  # the target's length
+
+    @property
+    def pad(self):
+        return self.n_symbols
+
+    @property
+    def bos(self):
+        return self.n_symbols
+
+    @property
+    def eos(self):
+        return self.n_symbols + 1
+
+    def sample(self, batch_size, rng):
+        n = self.n_tokens
+        lengths = rng.integers(self.min_tokens, n + 1, batch_size)  # (B,)
+        padding = np.arange(n)[None, :] >= lengths[:, None]  # (B, n), True past the end
+        src = np.where(padding, self.pad, rng.integers(0, self.n_symbols, (batch_size, n)))  # (B, n)
+        tgt_out = np.full((batch_size, n + 1), IGNORE)  # (B, n + 1)
+        for b, L in enumerate(lengths):
+            tgt_out[b, :L] = src[b, :L][::-1]
+            tgt_out[b, L] = self.eos
+        tgt_in = np.concatenate([np.full((batch_size, 1), self.bos), tgt_out[:, :-1]], axis=1)  # (B, n + 1)
+        tgt_in[tgt_in == IGNORE] = self.eos  # after the end: never scored, never seen by a scored position
+        return src, tgt_in, padding, tgt_out
+
+    def batch(self, batch_size=32, seed=0):
+        """One batch ``((src, tgt_in, src_key_padding_mask), tgt_out)`` from ``seed``."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        src, tgt_in, padding, tgt_out = self.sample(int(batch_size), make_rng(seed))
+        return (src.astype(np.int64), tgt_in.astype(np.int64), padding), tgt_out.astype(np.int64)
+
+    def answer(self, src):
+        """The target sequences (without EOS) of a batch of sources, as a list of arrays."""
+        return [row[row != self.pad][::-1] for row in np.asarray(src)]
+
+
+def sequence_accuracy(predicted, targets, ignore_index=IGNORE):
+    """The fraction of sequences whose every scored position (targets != ignore_index) is right.
+
+    ``predicted`` (B, T) integer tokens, e.g. from greedy decoding, or logits (B, T, V) (their
+    argmax is taken); ``targets`` (B, T)."""
+    predicted, targets = np.asarray(predicted), np.asarray(targets)
+    if predicted.ndim == targets.ndim + 1:
+        predicted = np.argmax(predicted, axis=-1)
+    keep = targets != ignore_index
+    return float(np.mean(np.all((predicted == targets) | ~keep, axis=1)))
+
+
+TASKS = {t.name: t for t in (CopyTask, ReverseTask, SortTask, ModularAdditionTask, TeacherLabellingTask,
+                             SourceReversalTask)}
 
 
 def make_task(name, **kwargs):
-    """A task by name: "copy", "reverse", "sort", "modadd" or "teacher"."""
+    """A task by name: "copy", "reverse", "sort", "modadd", "teacher" or "source-reversal"."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
     return TASKS[name](**kwargs)

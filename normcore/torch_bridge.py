@@ -301,7 +301,9 @@ def from_torch(tmodule):
 
     Knows the classes ``from_torch_supported()`` names (and their subclasses, such as the modules ``to_torch``
     returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
-    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``); a
+    and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``),
+    ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock``, causal by construction: it
+    equals torch's layer called with the causal ``tgt_mask``); a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
@@ -390,12 +392,30 @@ def _from_torch_builders():
         block.norm1.eps = block.norm2.eps = t.norm1.eps
         return block
 
+    def decoder_layer(t, sub):
+        """A TransformerDecoderBlock: causal, so it equals ``t`` called with the causal tgt_mask."""
+        attention_dropout = (t.self_attn.dropout, t.multihead_attn.dropout, t.dropout.p)
+        if any(attention_dropout) or not t.dropout1.p == t.dropout2.p == t.dropout3.p:
+            raise ValueError(
+                "from_torch: normcore's TransformerDecoderBlock drops only the three residual branches, with one "
+                "p; expected self_attn.dropout = multihead_attn.dropout = dropout.p = 0 and dropout1.p == "
+                f"dropout2.p == dropout3.p, got {attention_dropout}, {t.dropout1.p}, {t.dropout2.p}, {t.dropout3.p}")
+        if not t.norm1.eps == t.norm2.eps == t.norm3.eps:
+            raise ValueError(f"from_torch: expected norm1, norm2 and norm3 with one eps, got {t.norm1.eps}, "
+                             f"{t.norm2.eps}, {t.norm3.eps}")
+        block = nn.TransformerDecoderBlock(t.linear1.in_features, t.self_attn.num_heads, t.linear1.out_features,
+                                           "layernorm", "pre" if t.norm_first else "post", t.dropout1.p,
+                                           activation=activation_name(t.activation), bias=t.linear1.bias is not None)
+        block.norm1.eps = block.norm2.eps = block.norm3.eps = t.norm1.eps
+        return block
+
     def running_norm(cls):
         return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
 
     return {
         tnn.MultiheadAttention: attention,
         tnn.TransformerEncoderLayer: encoder_layer,
+        tnn.TransformerDecoderLayer: decoder_layer,
         tnn.Linear: lambda t, sub: nn.Linear(t.in_features, t.out_features, bias=t.bias is not None),
         tnn.LayerNorm: lambda t, sub: norms.LayerNorm(t.normalized_shape, t.eps, t.elementwise_affine,
                                                       bias=t.bias is not None),
@@ -532,7 +552,7 @@ def _twins():
     return type("Twins", (), dict(
         PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention,
         MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
-        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages))
+        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks))
 
 
 # --- compare --------------------------------------------------------------------------------
@@ -699,3 +719,121 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
         for line in report.lines():
             out(line)
     return report
+
+
+# --- the decoder block and the encoder-decoder model ---------------------------------------
+
+def decoder_keys(m):
+    """normcore key -> (``nn.TransformerDecoderLayer`` key, rows) for decoder block ``m``:
+    self_attn and cross_attn are the layer's ``self_attn`` and ``multihead_attn`` (through
+    ``attention_keys``), the feed-forward's fc1 and fc2 its ``linear1`` and ``linear2``, the
+    norms keep their names."""
+    keys = {}
+    for ours, theirs in (("self_attn", "self_attn"), ("cross_attn", "multihead_attn")):
+        for k, (tk, rows) in attention_keys(getattr(m, ours)).items():
+            keys[f"{ours}.{k}"] = (f"{theirs}.{tk}", rows)
+    names = {"norm1": "norm1", "norm2": "norm2", "norm3": "norm3", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
+    for key in m.state_dict():
+        child, _, leaf = key.rpartition(".")
+        if child in names:
+            keys[key] = (f"{names[child]}.{leaf}", ...)
+    return keys
+
+
+@converts(nn.TransformerDecoderBlock)
+def _decoder_block(m, sub):
+    """"pre" and "post" with LayerNorm: ``nn.TransformerDecoderLayer`` (norm_first for "pre"),
+    called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, "deepnorm",
+    "none"): a twin of normcore's block."""
+    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps:
+        t = _decoder_twins().TransformerDecoderLayer(
+            m.d_model, m.self_attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
+            norm_first=m.position == "pre", bias=m.bias)
+        t.self_attn.dropout = t.multihead_attn.dropout = 0.0  # normcore drops only the residual branches,
+        t.dropout.p = 0.0  # not the attention weights, nor the feed-forward's hidden units
+        t.dropout2.p, t.dropout3.p = m.drop2.p, m.drop3.p
+        t.train(m.training)
+        t.normcore_keys = decoder_keys(m)
+        return t
+    children = {name: sub(child) for name, child in _named_children(m)}
+    return _decoder_twins().TransformerDecoderBlock(m.position, m.alpha, children)
+
+
+@converts(nn.TinySeq2Seq)
+def _seq2seq(m, sub):
+    return _decoder_twins().Seq2Seq({name: sub(child) for name, child in _named_children(m)})
+
+
+@functools.cache
+def _decoder_twins():
+    """torch twins of the decoder block and of the encoder-decoder model, built on first use."""
+    torch = _torch()
+    torch_masks = _twins().torch_masks
+
+    class TransformerDecoderLayer(torch.nn.TransformerDecoderLayer):
+        """``torch.nn.TransformerDecoderLayer`` itself (batch_first), called as normcore's
+        decoder block: ``forward(x, memory, tgt_key_padding_mask=None,
+        memory_key_padding_mask=None, tgt_mask=None, memory_mask=None)``. torch's layer is not
+        causal by itself; normcore's self-attention is, so the causal mask is merged into
+        ``tgt_mask`` (and ``tgt_is_causal`` left False: the merged mask is used as it is)."""
+
+        def forward(self, x, memory, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_mask=None,
+                    memory_mask=None):
+            T, S = x.shape[1], memory.shape[1]
+            tkpm, tmask = torch_masks(T, T, tgt_key_padding_mask, tgt_mask, True, x.dtype)
+            mkpm, mmask = torch_masks(T, S, memory_key_padding_mask, memory_mask, False, x.dtype)
+            return super().forward(x, memory, tgt_mask=tmask, memory_mask=mmask, tgt_key_padding_mask=tkpm,
+                                   memory_key_padding_mask=mkpm)
+
+    class TransformerDecoderBlock(torch.nn.Module):
+        """normcore's decoder block in torch, for the positions and norms torch's layer lacks:
+        pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x))); none: x + drop(F(x));
+        for F = self_attn (norm1, drop1), cross_attn to memory (norm2, drop2), ffn (norm3, drop3)."""
+
+        def __init__(self, position, alpha, children):
+            super().__init__()
+            self.position, self.alpha = position, alpha
+            for name, child in children.items():
+                self.add_module(name, child)
+
+        def forward(self, x, memory, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_mask=None,
+                    memory_mask=None):
+            def self_attn(h):
+                return self.self_attn(h, tgt_key_padding_mask, tgt_mask)
+
+            def cross_attn(h):
+                return self.cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)
+
+            for i, f in ((1, self_attn), (2, cross_attn), (3, self.ffn)):
+                norm = getattr(self, f"norm{i}", None)
+                drop = getattr(self, f"drop{i}")
+                if self.position == "pre":
+                    x = x + drop(f(norm(x)))
+                elif self.position == "none":
+                    x = x + drop(f(x))
+                else:
+                    x = norm(self.alpha * x + drop(f(x)))
+            return x
+
+    class Seq2Seq(torch.nn.Module):
+        """TinySeq2Seq in torch, under normcore's names: src_emb, src_pos, encoder (blocks
+        taking the source padding mask), enc_norm, tgt_emb, tgt_pos, decoder (blocks taking
+        the memory and the same mask), dec_norm, head."""
+
+        def __init__(self, children):
+            super().__init__()
+            for name, child in children.items():
+                self.add_module(name, child)
+
+        def forward(self, src, tgt, src_key_padding_mask=None):
+            s = self.src_pos(self.src_emb(src))
+            for block in self.encoder:
+                s = block(s, src_key_padding_mask)
+            memory = self.enc_norm(s) if hasattr(self, "enc_norm") else s
+            t = self.tgt_pos(self.tgt_emb(tgt))
+            for block in self.decoder:
+                t = block(t, memory, memory_key_padding_mask=src_key_padding_mask)
+            return self.head(self.dec_norm(t) if hasattr(self, "dec_norm") else t)
+
+    return type("DecoderTwins", (), dict(TransformerDecoderLayer=TransformerDecoderLayer,
+                                         TransformerDecoderBlock=TransformerDecoderBlock, Seq2Seq=Seq2Seq))

@@ -51,7 +51,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
     ----------
     batches_or_task : Task or iterable of (tokens, targets)
         A ``Task`` is sampled with ``batch_size`` and ``seed``; an iterable must supply at
-        least ``steps`` batches.
+        least ``steps`` batches. ``tokens`` may be a tuple of inputs, passed to the model as
+        separate arguments (``SourceReversalTask``'s (src, tgt_in, src_key_padding_mask)).
     loss_fn : a loss module, default ``CrossEntropyLoss()``. With integer (class) targets it
         gets the logits flattened to (B*T, V) and the targets to (B*T,), as PyTorch's
         cross-entropy expects the classes on axis 1; with float targets (e.g. ``MSELoss``)
@@ -94,7 +95,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         if schedule is not None:
             optimizer.lr = schedule(step)
         optimizer.zero_grad()
-        logits = model(tokens)  # (B, T, V)
+        logits = model(*tokens) if isinstance(tokens, tuple) else model(tokens)  # (B, T, V); a tuple:
+        # several inputs, e.g. an encoder-decoder's (source, target, source padding mask)
         classes = np.issubdtype(np.asarray(targets).dtype, np.integer)
         loss = loss_and_backward(model, loss_fn, logits, targets)
         history["loss"][step] = loss

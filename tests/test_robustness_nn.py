@@ -81,6 +81,15 @@ CASES = {
     "TransformerBlock encoder, masked": (lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, bias=False, rng=0),
                                          (_x(2, 5, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]))),
     **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post")},
+    **{f"TransformerDecoderBlock {p}": (
+        lambda p=p: nc.TransformerDecoderBlock(4, 2, d_ff=8, position=p, dropout=0.2, n_layers=2, rng=0),
+        (_x(2, 5, 4), _x(2, 6, 4))) for p in ("pre", "post", "deepnorm", "none")},
+    "TransformerDecoderBlock masked": (lambda: nc.TransformerDecoderBlock(4, 2, d_ff=8, position="post", rng=0),
+                                       (_x(2, 5, 4), _x(2, 6, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]),
+                                        np.array([[False] * 6, [False] * 2 + [True] * 4]), _x(5, 5), _x(5, 6))),
+    **{f"TinySeq2Seq {p}": (lambda p=p: nc.TinySeq2Seq(V, V, 4, 2, 2, 6, 5, position=p, dropout=0.1, rng=0),
+                            (_tokens(2, 6), _tokens(2, 5), np.array([[False] * 6, [False] * 4 + [True] * 2])))
+       for p in ("pre", "post")},
     "CrossEntropyLoss": (nc.CrossEntropyLoss, (_x(3, V, 5), _tokens(3, 5))),
     "CrossEntropyLoss weighted, smoothed": (lambda: nc.CrossEntropyLoss(weight=np.linspace(0.5, 2.0, V),
                                                                         label_smoothing=0.1),

@@ -166,6 +166,15 @@ def cases():
     out.append(("TransformerBlock encoder no bias, float mask",
                 p(nc.TransformerBlock(8, 2, position="post", causal=False, bias=False, rng=0)),
                 (x(rng, 3, 5, 8), None, x(rng, 5, 5))))
+    memory_padding = np.array([[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0], [0, 1, 1, 1, 1, 1]], dtype=bool)
+    for position in ("pre", "post", "deepnorm", "none"):  # decoder blocks: x (3, 5, 8), memory (3, 6, 8)
+        for norm in ("layernorm", "rmsnorm"):
+            block = nc.TransformerDecoderBlock(8, 2, 16, norm, position, n_layers=3, rng=0, activation="relu")
+            out.append((f"TransformerDecoderBlock {position} {norm}", p(block),
+                        (x(rng, 3, 5, 8), x(rng, 3, 6, 8), None, memory_padding)))
+        model = nc.TinySeq2Seq(9, 7, 8, 2, 2, 6, 5, d_ff=12, position=position, rng=1)
+        out.append((f"TinySeq2Seq {position}", perturb_parameters(model, rng, 0.2),
+                    (rng.integers(0, 9, (3, 6)), rng.integers(0, 7, (3, 5)), memory_padding)))
     return out
 
 

@@ -79,6 +79,21 @@ def _tiny(tier, rng):
     return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
 
 
+def _decoder(tier, rng):
+    block = nn.TransformerDecoderBlock(8, 2, 16, position="post", activation="relu", rng=rng, norm_tier=tier)
+    target_padding = np.array([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], dtype=bool)
+    memory_padding = np.array([[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]], dtype=bool)
+    return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 6, 8)),
+                                            target_padding, memory_padding)
+
+
+def _seq2seq(tier, rng):
+    model = nn.TinySeq2Seq(9, 7, 8, 2, 2, 6, 5, d_ff=16, rng=rng, norm_tier=tier)
+    padding = np.array([[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0]], dtype=bool)  # the source's padding
+    return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 9, (2, 6)), rng.integers(0, 7, (2, 5)),
+                                                       padding)
+
+
 def _cross_entropy(tier, rng):
     loss = nn.CrossEntropyLoss(weight=rng.uniform(0.5, 2.0, 5), label_smoothing=0.1)
     return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
@@ -105,6 +120,8 @@ MODELS = {
     "block-none": ("TransformerBlock without norms", _block("none")),
     "encoder": ("TransformerBlock, Post-Norm encoder, key padding", _encoder),
     "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
+    "decoder": ("TransformerDecoderBlock, Post-Norm, key padding", _decoder),
+    "seq2seq": ("TinySeq2Seq, 2 + 2 Pre-Norm blocks, source padding", _seq2seq),
     "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
                       _cross_entropy),
 }

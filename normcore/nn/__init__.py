@@ -1,7 +1,7 @@
 """The layers a Transformer needs, each with a hand-written backward: Linear, activations,
 Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
-the Transformer block with its norm placed before, after or DeepNorm-style, a tiny language
-model, and the losses."""
+the Transformer block with its norm placed before, after or DeepNorm-style, the decoder block
+with cross-attention, a tiny language model, a tiny encoder-decoder model, and the losses."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)
@@ -10,13 +10,14 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
-from .transformer import FeedForward, TinyTransformer, TransformerBlock, deepnorm_constants
+from .transformer import (FeedForward, TinySeq2Seq, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
+                          deepnorm_constants)
 
 __all__ = [
     "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
     "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
     "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
     "FeedForward",
-    "TransformerBlock",
-    "TinyTransformer", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
+    "TransformerBlock", "TransformerDecoderBlock",
+    "TinyTransformer", "TinySeq2Seq", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
 ]

@@ -1,5 +1,6 @@
-"""The feed-forward sub-layer, the Transformer block with its norm in four positions, and a
-small decoder-only language model built from them."""
+"""The feed-forward sub-layer, the Transformer block (encoder or causal) and the decoder block
+with its cross-attention, each with its norm in four positions, a small decoder-only language
+model and a small encoder-decoder model built from them."""
 
 from collections.abc import Callable
 from typing import Any
@@ -7,11 +8,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import RngLike, as_array, check_upstream, flag, float_input, make_rng, positive_int, real_number
+from .._array import (RngLike, as_array, check_upstream, flag, float_input, integer, make_rng, positive_int,
+                      real_number)
 from ..module import Module, Sequential
 from ..norms import LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
-from .attention import CausalSelfAttention, MultiheadSelfAttention
+from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
@@ -68,16 +70,22 @@ class FeedForward(Module):
         return self.fc1.backward(self.act.backward(self.fc2.backward(dy)))
 
 
-def deepnorm_constants(n_layers: int) -> tuple[float, float]:
+def deepnorm_constants(n_layers: int, sublayers: int = 2) -> tuple[float, float]:
     """DeepNet's constants for a decoder-only stack of N blocks: alpha = (2N)**(1/4), beta = (8N)**(-1/4).
 
     alpha up-weights the identity path x inside the norm, Norm(alpha * x + F(x)); beta
     shrinks the initialisation of the feed-forward and of the attention value and output
     projections. Together they bound how much one update can change the output, which lets
     Post-Norm-style blocks train at depths where plain Post-Norm diverges (Wang et al., 2022).
+
+    ``sublayers`` is the number of residual sub-layers per block, s: alpha = (sN)**(1/4),
+    beta = (4sN)**(-1/4). s = 2 (attention, feed-forward) gives the values above; s = 3 gives
+    DeepNet's values for the decoder of an encoder-decoder model, whose blocks also
+    cross-attend: alpha = (3M)**(1/4), beta = (12M)**(-1/4) for M decoder blocks.
     """
     n_layers = positive_int(n_layers, "n_layers", "deepnorm_constants")
-    return (2.0 * n_layers) ** 0.25, (8.0 * n_layers) ** -0.25
+    sublayers = positive_int(sublayers, "sublayers", "deepnorm_constants")
+    return (sublayers * n_layers) ** 0.25, (4.0 * sublayers * n_layers) ** -0.25
 
 
 class ResidualSublayers(Module):
@@ -284,3 +292,337 @@ class TinyTransformer(Module):
         for m in reversed(self._stages()):
             dlogits = m.backward(dlogits)
         return None  # tok_emb.backward returned None: integer tokens have no gradient
+
+
+class TransformerDecoderBlock(ResidualSublayers):
+    r"""A Transformer decoder block: causal self-attention, cross-attention to the encoder's output
+    (the memory), then a feed-forward; each sub-layer wrapped with its residual connection and a
+    norm placed by ``position``, exactly as in ``TransformerBlock`` (the same ``_residual``).
+
+    Shapes: x and y (B, Tt, C) the target stream, memory (B, Ts, C) the encoder's output,
+    C = d_model. The three sub-layers, in forward order::
+
+        SA(h)  = self_attn(h, tgt_key_padding_mask, tgt_mask)        causal: key j > query i masked
+        CA(h)  = cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)
+        FF(h)  = ffn(h)
+
+    Forward by position (drop1..3 the residual dropouts)::
+
+        "pre"        h1 = x  + drop1(SA(norm1(x)))
+                     h2 = h1 + drop2(CA(norm2(h1)))                  memory is not normalised
+                     y  = h2 + drop3(FF(norm3(h2)))
+        "post"       h1 = norm1(x  + drop1(SA(x)))
+                     h2 = norm2(h1 + drop2(CA(h1)))
+                     y  = norm3(h2 + drop3(FF(h2)))
+        "deepnorm"   as "post" with alpha * x, alpha * h1, alpha * h2 on the identity path
+        "none"       h1 = x + drop1(SA(x)),  h2 = h1 + drop2(CA(h1)),  y = h2 + drop3(FF(h2))
+
+    Backward, the forward read bottom to top (G'(g) is G's backward applied to g; dL/dy = dy)::
+
+        "pre"        dh2 = dy  + norm3'(FF'(drop3'(dy)))
+                     dq, dk, dv = CA'(drop2'(dh2))                   query, key, value gradients
+                     dh1 = dh2 + norm2'(dq)
+                     dx  = dh1 + norm1'(SA'(drop1'(dh1)))
+                     dmemory = dk + dv
+        "post"       dz3 = norm3'(dy);   dh2 = dz3 + FF'(drop3'(dz3))
+                     dz2 = norm2'(dh2);  dq, dk, dv = CA'(drop2'(dz2));  dh1 = dz2 + dq
+                     dz1 = norm1'(dh1);  dx  = dz1 + SA'(drop1'(dz1))
+                     dmemory = dk + dv
+        "deepnorm"   as "post" with alpha * dz3, alpha * dz2, alpha * dz1
+        "none"       as "pre" without the norms
+
+    The memory enters the cross-attention twice, as its keys and as its values, so its gradient
+    is the sum of the two (dk + dv); dq goes on down the target stream. In a stack of decoder
+    blocks all reading the same memory, the encoder receives the sum over the blocks.
+
+    PyTorch: ``torch.nn.TransformerDecoderLayer(d_model, n_heads, d_ff, dropout=0.0,
+    activation="relu" or "gelu", batch_first=True, norm_first=(position == "pre"))`` with
+    ``norm="layernorm"`` computes the same, given ``tgt_mask`` = the causal mask (torch's layer
+    is not causal by itself: ``tgt_is_causal=True`` only hints that ``tgt_mask`` is, and without
+    a ``tgt_mask`` it raises, measured on torch 2.13; here the self-attention is causal by
+    construction and ``tgt_mask`` is added on top of it). torch's
+    feed-forward also has a dropout between its two linears, which this block does not
+    (equal with dropout 0 or in eval mode). ``normcore.torch_bridge.to_torch`` builds that
+    layer with these weights (``torch_bridge.decoder_keys`` says where each one goes).
+
+    Masks follow ``torch.nn.MultiheadAttention``: boolean True = not allowed to attend, a
+    floating mask is added to the scores. tgt_key_padding_mask (B, Tt) and tgt_mask (Tt, Tt) or
+    (B, H, Tt, Tt) are the self-attention's key_padding_mask and attn_mask; memory_key_padding_mask
+    (B, Ts) and memory_mask (Tt, Ts) or (B, H, Tt, Ts) the cross-attention's. All are checked
+    (by the attentions' ``check_masks``) before any sub-layer runs. A query whose every key is
+    masked (a sequence whose memory is all padding) gives NaN, as ``MultiheadAttention`` says;
+    torch's decoder layer runs its attention through ``F.scaled_dot_product_attention``, which
+    gives 0 attention there, so its output stays finite (measured on torch 2.13, in training and
+    in eval). Don't mask a whole row.
+
+    ``d_ff`` defaults to 4 * d_model; ``norm`` "layernorm" or "rmsnorm" from ``norm_tier``;
+    ``activation`` the feed-forward's; ``bias=False`` drops every bias (torch's ``bias=False``).
+    DeepNorm uses DeepNet's decoder values for three sub-layers, alpha = (3N)**(1/4) and gain
+    beta = (12N)**(-1/4) for the feed-forward and both attentions' value and output projections,
+    N = ``n_layers`` (required for "deepnorm"; see ``deepnorm_constants``). Children: norm1,
+    self_attn, norm2, cross_attn, norm3, ffn (no norms for "none"), drop1, drop2, drop3. Cache:
+    the shapes and dtypes of x and memory; each child caches its own.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
+                 position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
+                 rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
+                 norm_tier: str = "reference", bias: bool = True) -> None:
+        who = "TransformerDecoderBlock"
+        Norm = norm_class(norm, norm_tier)
+        self.bias = flag(bias, "bias", who)
+        if position not in POSITIONS:
+            raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
+        if n_layers is not None:
+            n_layers = positive_int(n_layers, "n_layers", who)
+        if position == "deepnorm" and n_layers is None:
+            raise ValueError("position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
+        dropout = real_number(dropout, "dropout", who, 0.0, 1.0)
+        self.d_model = positive_int(d_model, "d_model", who)
+        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
+        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", who)
+        self.alpha, beta = (deepnorm_constants(n_layers, sublayers=3)
+                            if position == "deepnorm" and n_layers is not None else (1.0, 1.0))
+        rng = make_rng(rng)
+        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
+        if position != "none":
+            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.self_attn = CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
+        if position != "none":
+            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.cross_attn = MultiheadAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
+        if position != "none":
+            self.norm3 = Norm(self.d_model, dtype=dtype, **norm_bias)
+        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
+        self.drop1 = Dropout(dropout, rng=rng)
+        self.drop2 = Dropout(dropout, rng=rng)
+        self.drop3 = Dropout(dropout, rng=rng)
+
+    def extra_repr(self) -> str:
+        return f"position={self.position!r}, norm={self.norm_kind!r}"
+
+    def _norms(self) -> tuple[Any, Any, Any]:
+        return (None, None, None) if self.position == "none" else (self.norm1, self.norm2, self.norm3)
+
+    def forward(self, x: ArrayLike, memory: ArrayLike, tgt_key_padding_mask: ArrayLike | None = None,
+                memory_key_padding_mask: ArrayLike | None = None, tgt_mask: ArrayLike | None = None,
+                memory_mask: ArrayLike | None = None) -> np.ndarray:
+        who, C = "TransformerDecoderBlock", self.d_model
+        x = float_input(x, who)
+        if x.ndim != 3 or x.shape[-1] != C:
+            raise ValueError(f"{who} expects the target x of shape (B, Tt, {C}), got {x.shape}")
+        memory = float_input(memory, f"{who} (memory)")
+        B, Tt, _ = x.shape
+        if memory.ndim != 3 or memory.shape[0] != B or memory.shape[-1] != C:
+            raise ValueError(f"{who} expects the memory of shape (B, Ts, {C}) with the target's B = {B}, "
+                             f"got {memory.shape}")
+        Ts = memory.shape[1]
+        for attn, key_padding_mask, attn_mask, Tk, names in (  # every mask, before any sub-layer runs
+                (self.self_attn, tgt_key_padding_mask, tgt_mask, Tt, "tgt_key_padding_mask and tgt_mask are the "
+                 "self-attention's"),
+                (self.cross_attn, memory_key_padding_mask, memory_mask, Ts, "memory_key_padding_mask and memory_mask "
+                 "are the cross-attention's")):
+            try:
+                attn.check_masks(key_padding_mask, attn_mask, B, Tt, Tk)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{who}: {names} key_padding_mask and attn_mask: {err}") from None
+        self._cache = (x.shape, x.dtype, memory.shape, memory.dtype)
+        memory = memory.astype(x.dtype, copy=False)  # (B, Ts, C), computed in the target's dtype
+        norm1, norm2, norm3 = self._norms()
+
+        def self_attention(h: np.ndarray) -> np.ndarray:
+            return self.self_attn(h, tgt_key_padding_mask, tgt_mask)  # (B, Tt, C)
+
+        def cross_attention(h: np.ndarray) -> np.ndarray:
+            return self.cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)  # (B, Tt, C)
+
+        x = self._residual(x, self_attention, norm1, self.drop1)  # (B, Tt, C)
+        x = self._residual(x, cross_attention, norm2, self.drop2)  # (B, Tt, C)
+        return self._residual(x, self.ffn, norm3, self.drop3)  # (B, Tt, C)
+
+    def backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(dL/dx, dL/dmemory), each in its input's shape and dtype."""
+        x_shape, x_dtype, memory_shape, memory_dtype = self._cached()
+        dy = check_upstream(dy, x_shape, "TransformerDecoderBlock").astype(x_dtype, copy=False)
+        norm1, norm2, norm3 = self._norms()
+        dmemory = []
+
+        def cross_attention_backward(dh: np.ndarray) -> np.ndarray:
+            dquery, dkey, dvalue = self.cross_attn.backward(dh)  # (B, Tt, C), (B, Ts, C), (B, Ts, C)
+            dmemory.append(dkey + dvalue)  # (B, Ts, C): memory is both the keys and the values
+            return dquery
+
+        dy = self._residual_backward(dy, self.ffn.backward, norm3, self.drop3)  # (B, Tt, C)
+        dy = self._residual_backward(dy, cross_attention_backward, norm2, self.drop2)  # (B, Tt, C)
+        dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1)  # (B, Tt, C)
+        return dx.astype(x_dtype, copy=False), dmemory[0].astype(memory_dtype, copy=False)
+
+
+class TinySeq2Seq(Module):
+    r"""A small encoder-decoder Transformer: source tokens in, logits over the target vocabulary
+    out, the decoder reading the encoder's output through cross-attention.
+
+    Shapes: src (B, Ts) integers in [0, src_vocab_size), Ts <= max_src_len; tgt (B, Tt) integers
+    in [0, tgt_vocab_size), Tt <= max_tgt_len, the target shifted right (a start token first,
+    teacher forcing); logits (B, Tt, tgt_vocab_size)::
+
+        encode:  s = src_emb(src)                      (B, Ts, C)   Embedding
+                 s = src_pos(s)                        (B, Ts, C)   + learned positions
+                 s = encoder(s, src_key_padding_mask)  (B, Ts, C)   TransformerBlocks, causal=False
+                 memory = enc_norm(s)                  (B, Ts, C)   only for position="pre"
+        decode:  t = tgt_emb(tgt)                      (B, Tt, C)
+                 t = tgt_pos(t)                        (B, Tt, C)
+                 t = decoder(t, memory)                (B, Tt, C)   TransformerDecoderBlocks, each
+                                                                    cross-attending to memory
+                 t = dec_norm(t)                       (B, Tt, C)   only for position="pre"
+                 logits = head(t)                      (B, Tt, tgt_vocab_size)
+
+    ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
+    blocks of each block's memory gradient (every block reads the same memory), then runs
+    encode in reverse from dmemory; every parameter's gradient accumulates. Integer tokens
+    have no gradient: it returns None, as ``TinyTransformer``'s.
+
+    ``src_key_padding_mask`` (B, Ts), True at padding tokens of the source, masks them as keys
+    of the encoder's self-attention and of every decoder block's cross-attention. The decoder's
+    self-attention is causal, so position t of the target only sees the start token and the
+    targets before t: at inference, ``greedy_decode`` feeds back its own predictions.
+
+    ``n_layers`` encoder blocks and ``n_decoder_layers`` (default ``n_layers``) decoder blocks;
+    the other arguments as in ``TinyTransformer``. With "deepnorm" each stack takes its own
+    block's constants (``TransformerBlock``'s for the encoder, ``TransformerDecoderBlock``'s
+    for the decoder); DeepNet's encoder values for an encoder-decoder model, which depend on
+    both depths, are not used.
+    """
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int, n_layers: int, n_heads: int,
+                 max_src_len: int, max_tgt_len: int, d_ff: int | None = None, norm: str = "layernorm",
+                 position: str = "pre", dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 activation: str = "gelu", embedding_std: float = 1.0, norm_tier: str = "reference",
+                 n_decoder_layers: int | None = None) -> None:
+        who = "TinySeq2Seq"
+        self.src_vocab_size = positive_int(src_vocab_size, "src_vocab_size", who)
+        self.tgt_vocab_size = positive_int(tgt_vocab_size, "tgt_vocab_size", who)
+        d_model = positive_int(d_model, "d_model", who)
+        n_layers = positive_int(n_layers, "n_layers", who)
+        n_decoder_layers = n_layers if n_decoder_layers is None else positive_int(n_decoder_layers,
+                                                                                  "n_decoder_layers", who)
+        n_heads = positive_int(n_heads, "n_heads", who)
+        self.max_src_len = positive_int(max_src_len, "max_src_len", who)
+        self.max_tgt_len = positive_int(max_tgt_len, "max_tgt_len", who)
+        self.position = position
+        rng = make_rng(rng)
+        self.src_emb = Embedding(self.src_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.src_pos = PositionalEmbedding(self.max_src_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.encoder = Sequential(*[
+            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
+                             norm_tier, causal=False)
+            for _ in range(n_layers)
+        ])
+        if position == "pre":
+            self.enc_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
+        self.tgt_emb = Embedding(self.tgt_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.tgt_pos = PositionalEmbedding(self.max_tgt_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
+        self.decoder = Sequential(*[
+            TransformerDecoderBlock(d_model, n_heads, d_ff, norm, position, dropout, n_decoder_layers, rng, dtype,
+                                    activation, norm_tier)
+            for _ in range(n_decoder_layers)
+        ])
+        if position == "pre":
+            self.dec_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
+        self.head = Linear(d_model, self.tgt_vocab_size, rng=rng, dtype=dtype)
+
+    def extra_repr(self) -> str:
+        return f"position={self.position!r}"
+
+    def _check(self, src: ArrayLike, tgt: ArrayLike | None,
+               src_key_padding_mask: ArrayLike | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every input checked, before any child runs."""
+        who = "TinySeq2Seq"
+        src = as_array(src, who, "source ids")
+        if src.ndim != 2:
+            raise ValueError(f"{who} expects source tokens of shape (B, Ts), got shape {src.shape}")
+        index_input(src, self.src_vocab_size, who, "source id")
+        if src.shape[1] > self.max_src_len:
+            raise ValueError(f"source length Ts={src.shape[1]} exceeds max_src_len={self.max_src_len}")
+        if tgt is not None:
+            tgt = as_array(tgt, who, "target ids")
+            if tgt.ndim != 2 or tgt.shape[0] != src.shape[0]:
+                raise ValueError(f"{who} expects target tokens of shape (B, Tt) with the source's "
+                                 f"B = {src.shape[0]}, got shape {tgt.shape}")
+            index_input(tgt, self.tgt_vocab_size, who, "target id")
+            if tgt.shape[1] > self.max_tgt_len:
+                raise ValueError(f"target length Tt={tgt.shape[1]} exceeds max_tgt_len={self.max_tgt_len}")
+        if src_key_padding_mask is not None:
+            B, Ts = src.shape
+            first = self.encoder[0]
+            assert isinstance(first, TransformerBlock)
+            try:
+                first.attn.check_masks(src_key_padding_mask, None, B, Ts, Ts)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{who}: src_key_padding_mask is each attention's key_padding_mask: {err}") from None
+        return src, tgt
+
+    def _encode(self, src: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
+        s = self.src_pos(self.src_emb(src))  # (B, Ts, C)
+        for block in self.encoder:
+            s = block(s, key_padding_mask=src_key_padding_mask)  # (B, Ts, C)
+        enc_norm = getattr(self, "enc_norm", None)
+        return s if enc_norm is None else enc_norm(s)  # (B, Ts, C), the memory
+
+    def _decode(self, tgt: np.ndarray, memory: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
+        t = self.tgt_pos(self.tgt_emb(tgt))  # (B, Tt, C)
+        for block in self.decoder:
+            t = block(t, memory, memory_key_padding_mask=src_key_padding_mask)  # (B, Tt, C)
+        dec_norm = getattr(self, "dec_norm", None)
+        return self.head(t if dec_norm is None else dec_norm(t))  # (B, Tt, V)
+
+    def forward(self, src: ArrayLike, tgt: ArrayLike, src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
+        src_ids, tgt_ids = self._check(src, tgt, src_key_padding_mask)  # every input, before any child runs
+        assert tgt_ids is not None
+        logits = self._decode(tgt_ids, self._encode(src_ids, src_key_padding_mask), src_key_padding_mask)
+        self._cache = logits.shape
+        return logits  # (B, Tt, V)
+
+    def backward(self, dlogits: ArrayLike) -> None:
+        shape = self._cached()
+        dt = check_upstream(dlogits, shape, "TinySeq2Seq")
+        dt = self.head.backward(dt)  # (B, Tt, C)
+        dec_norm = getattr(self, "dec_norm", None)
+        if dec_norm is not None:
+            dt = dec_norm.backward(dt)  # (B, Tt, C)
+        dmemory: Any = 0.0
+        for block in reversed(list(self.decoder)):
+            dt, dm = block.backward(dt)  # (B, Tt, C), (B, Ts, C)
+            dmemory = dmemory + dm  # (B, Ts, C): every decoder block reads the same memory
+        self.tgt_emb.backward(self.tgt_pos.backward(dt))  # tgt_emb's gradients; None for the ids
+        ds = np.asarray(dmemory)
+        enc_norm = getattr(self, "enc_norm", None)
+        if enc_norm is not None:
+            ds = enc_norm.backward(ds)  # (B, Ts, C)
+        for block in reversed(list(self.encoder)):
+            ds = block.backward(ds)  # (B, Ts, C)
+        self.src_emb.backward(self.src_pos.backward(ds))
+        return None  # the embeddings' backward returned None: integer ids have no gradient
+
+    def greedy_decode(self, src: ArrayLike, start: int, steps: int,
+                      src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
+        """Decode ``steps`` tokens after the ``start`` token, each the argmax of the logits at the
+        last position, fed back as the next input; returns them, (B, steps) int64.
+
+        The encoder runs once; the decoder reruns on the growing prefix (its self-attention is
+        causal, so the logits of earlier positions do not change). Put the model in eval mode
+        first when it has dropout. It is inference only: a backward after it raises."""
+        steps = positive_int(steps, "steps", "TinySeq2Seq.greedy_decode")
+        if steps > self.max_tgt_len:
+            raise ValueError(f"TinySeq2Seq.greedy_decode: steps={steps} exceeds max_tgt_len={self.max_tgt_len}")
+        src, _ = self._check(src, None, src_key_padding_mask)
+        start = integer(start, "start", "TinySeq2Seq.greedy_decode")
+        first = np.full((src.shape[0], 1), start, dtype=np.int64)  # (B, 1)
+        index_input(first, self.tgt_vocab_size, "TinySeq2Seq.greedy_decode", "start token")
+        self._cache = None
+        memory = self._encode(src, src_key_padding_mask)  # (B, Ts, C)
+        tgt = first
+        for _ in range(steps):
+            logits = self._decode(tgt, memory, src_key_padding_mask)  # (B, t, V)
+            tgt = np.concatenate([tgt, logits[:, -1].argmax(-1)[:, None]], axis=1)  # (B, t + 1)
+        return tgt[:, 1:]

@@ -25,6 +25,7 @@ CELLS = [
     5. the gradient check of a block in every position
     6. the pitfalls: warmup, the final norm, the "divide by $\sqrt{2}$" argument, DeepNorm's constants
     7. figures: training with and without warmup
+    8. the decoder block of an encoder-decoder Transformer, written out in both positions
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -295,6 +296,62 @@ CELLS = [
         print(f"{label:<14} final loss {history['loss'][-10:].mean():.3f}, accuracy {history['accuracy'][-10:].mean():.2f}")
     ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
     plt.show()
+    """),
+    md(r"""
+    ## 8. The decoder block, written out
+
+    An encoder-decoder Transformer's decoder block has three sub-layers instead of two:
+    masked (causal) self-attention over the target, attention from the target to the
+    encoder's output (the *memory*: queries from the target, keys and values from the
+    memory), and the feed-forward. Each gets its residual connection and its norm in the same
+    place as in the encoder block. Post-LN normalises each residual sum; Pre-LN normalises only
+    what each sub-layer reads, and leaves the memory as the encoder delivered it.
+
+    Below, both forms written out line by line with the sub-layers of a
+    `nc.TransformerDecoderBlock`, so the weights are the block's own, and compared with the
+    block's forward:
+    """),
+    code(r"""
+    def post_ln_decoder(b, x, memory):
+        x = b.norm1(x + b.self_attn(x))                    # causal self-attention: query i sees keys j <= i
+        x = b.norm2(x + b.cross_attn(x, memory, memory))   # attend to the encoder's output
+        x = b.norm3(x + b.ffn(x))                          # position-wise feed-forward
+        return x
+
+    def pre_ln_decoder(b, x, memory):
+        x = x + b.self_attn(b.norm1(x))
+        x = x + b.cross_attn(b.norm2(x), memory, memory)   # the memory itself is not normalised here
+        x = x + b.ffn(b.norm3(x))
+        return x
+
+    target = rng.standard_normal((2, 5, 8))                # (B, Tt, d_model): the decoder's input
+    memory = rng.standard_normal((2, 7, 8))                # (B, Ts, d_model): the encoder's output
+    for position, by_hand in (("post", post_ln_decoder), ("pre", pre_ln_decoder)):
+        block = nc.TransformerDecoderBlock(8, 2, position=position, rng=3)
+        difference = np.abs(by_hand(block, target, memory) - block(target, memory)).max()
+        print(f"{position:<5} max |written out - TransformerDecoderBlock| = {difference:.1e}")
+        assert difference < 1e-12
+    """),
+    md(r"""
+    What the position changes for the gradient: in Pre-LN, each line is
+    $x \leftarrow x + F(\operatorname{Norm}(x))$, so the output's gradient reaches the block's
+    input along the identity path untouched, $\bar{x} = \bar{y} + \dots$, through all three
+    sub-layers; in Post-LN every line ends in a norm, so every gradient, the identity path's
+    included, goes through `norm3`, `norm2` and `norm1`'s backward on its way down. The
+    memory's gradient is the cross-attention's key gradient plus its value gradient
+    (`backward` returns both `dx` and `dmemory`). With the three branches silenced (their
+    output projections set to zero), the Pre-LN block's backward is exactly the identity and
+    the Post-LN block's is not:
+    """),
+    code(r"""
+    dy = rng.standard_normal(target.shape)
+    for position in ("pre", "post"):
+        block = nc.TransformerDecoderBlock(8, 2, position=position, rng=3)
+        for projection in (block.self_attn.o, block.cross_attn.o, block.ffn.fc2):
+            projection.weight.data[...] = 0
+        block(target, memory)
+        dx, dmemory = block.backward(dy)
+        print(f"{position:<5} max |dx - dy| = {np.abs(dx - dy).max():.2f}   max |dmemory| = {np.abs(dmemory).max():.2f}")
     """),
     md(r"""
     ## Where next
