@@ -131,7 +131,7 @@ def test_model_input_errors():
         model(np.array([[0, 6]]))
     with pytest.raises(ValueError, match="size 6"):
         model(np.array([[-1, 2]]))
-    with pytest.raises(ValueError, match="max_len=5"):
+    with pytest.raises(ValueError, match=r"TinyTransformer: expected a sequence length T <= max_len=5, got T=6"):
         model(np.zeros((1, 6), dtype=int))
     with pytest.raises(ValueError, match=r"\(B, T\)"):
         model(np.zeros(3, dtype=int))

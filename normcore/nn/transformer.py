@@ -282,7 +282,8 @@ class TinyTransformer(Module):
             raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
         index_input(tokens, self.vocab_size, "TinyTransformer", "token id")
         if tokens.shape[1] > self.max_len:
-            raise ValueError(f"sequence length T={tokens.shape[1]} exceeds max_len={self.max_len}")
+            raise ValueError(f"TinyTransformer: expected a sequence length T <= max_len={self.max_len}, "
+                             f"got T={tokens.shape[1]}")
         x = tokens
         for m in self._stages():
             x = m(x)
