@@ -204,7 +204,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         DyT works element by element, with gamma and beta over the last axis.
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
-    alpha : DyT's scalar alpha (default: random, from ``seed``).
+    alpha : DyT's scalar alpha (default: random, from ``seed``); one number for every
+        element, so its gradient sums over all of them.
     dy : the upstream gradient dL/dy (default: random);
         the loss is L = sum(y * dy).
     causal : softmax only: set the scores above the diagonal of the last two (square) axes to
