@@ -112,9 +112,9 @@ class FixedTarget(Module):
 
 def transformer_cases(seed=0):
     """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
-    feed-forward, every block position with both norms, an encoder block, a 2-block model, the
-    decoder block, an encoder-decoder model, and the losses. Sizes are tiny so that
-    central differences over every parameter stay fast."""
+    feed-forward, every block position with both norms (and DyT, pre and post), an encoder
+    block, a 2-block model, the decoder block, an encoder-decoder model, and the losses. Sizes
+    are tiny so that central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
     rng = np.random.default_rng(seed)
@@ -169,7 +169,15 @@ def transformer_cases(seed=0):
     ]
     for c in cases:
         perturb_parameters(c.module, rng)
-    return cases
+    # DyT in place of the norms, drawn after the others so that their values stay what they were
+    dyt = [Case(f"TransformerBlock {position} dyt",
+                nn.TransformerBlock(4, 2, 6, norm="dyt", position=position, n_layers=2, rng=seed), (x(2, 3, 4),))
+           for position in ("pre", "post")]
+    for c in dyt:
+        perturb_parameters(c.module, rng)
+        for norm in (c.module.norm1, c.module.norm2):  # |alpha| near 0 would flatten the
+            norm.alpha.data[...] = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)  # attention's input
+    return cases + dyt
 
 
 def all_cases(seed=0):
