@@ -214,9 +214,7 @@ def test_dyt_matches_torch_in_every_layout_and_dtype(data):
         b = b.detach().numpy()
         assert a.dtype == np.dtype(dtype) and a.shape == b.shape, what
         err = np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))) if a.size else 0.0
-        # a parameter's gradient sums over the batch: rounding grows with the count
-        n = max(1, x.size // max(1, a.size)) if what != "output" else 1
-        assert err <= tol * (1 if dtype == np.float64 else np.sqrt(n)), f"{what}: {err:.2e}"
+        assert err <= tol, f"{what}: {err:.2e}"
 
 
 def test_dyt_state_dict_round_trip_with_the_bridge_twin():

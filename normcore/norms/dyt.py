@@ -29,20 +29,25 @@ class DyT(_TrailingAxesNorm):
 
     There is no reduction over D, no mean and no variance: each output depends on its own
     input only, so dx = alpha * gamma * (1 - t**2) * dy element by element, with none of the
-    cross-element terms of LayerNorm's ``- mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat)``.
-    What tanh learns instead is to squash outliers, which LayerNorm would have scaled down.
-    The common mistake is tanh' = 1 - x**2 (the input) instead of 1 - t**2 (the output). As
-    alpha is one scalar, its gradient sums over everything it multiplied; gamma's and beta's
-    sum over the leading axes only.
+    cross-element terms of LayerNorm's ``- mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat)``
+    (compare ``normcore explain dyt`` with ``normcore explain layernorm``). The paper's
+    motivation: a trained Transformer's LayerNorm maps inputs to outputs along S-shaped,
+    tanh-like curves, nearly linear for most values and squashing the extreme ones; DyT keeps
+    the shape and drops the statistics. The common mistake is tanh' = 1 - x**2 (the input)
+    instead of 1 - t**2 (the output). As alpha is one scalar, its gradient sums over
+    everything it multiplied; gamma's and beta's sum over the leading axes only.
 
     ``alpha_init`` is alpha's starting value (0.5, as in the paper's code); ``bias=False``
     drops beta, ``elementwise_affine=False`` drops gamma and beta (alpha stays). The state dict
-    holds alpha, weight, bias in that order. Training and evaluation behave the same. 1 - t**2
-    is computed as sech(u)**2 (``sech2``, the same function ``Tanh`` uses), which keeps its
-    relative accuracy where t is near +-1. Cache: x, t and the slope 1 - t**2.
+    holds alpha, weight, bias in that order. Training and evaluation behave the same. float16
+    inputs are computed in float32 and cast back once; alpha, gamma and beta are used in the
+    compute dtype, and their gradients added in their own. 1 - t**2 is computed as
+    sech(u)**2 (``sech2``, the same function ``Tanh`` uses), which keeps its relative accuracy
+    where t is near +-1. Cache: x, t and the slope 1 - t**2.
+
     ``normcore.fast`` has no DyT: the layer is already one element-wise pass, with no
-    reduction for a blocked kernel to save, so a Transformer's ``norm_tier="fast"`` uses
-    this class too.
+    reduction for a blocked kernel to save, so a Transformer's ``norm_tier="fast"`` uses this
+    class too.
     """
 
     alpha: Parameter
