@@ -586,9 +586,9 @@ TRANSFORMER_BLOCK = Exercise(
     (4, 6), (2, 3, 4), difficulty=3, minutes=40,
 )
 
-EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, DYT_EXERCISE, GROUPNORM, DROPOUT,
-                                 SOFTMAX, LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION, TRANSFORMER_BLOCK,
-                                 MLP_WITH_BATCHNORM)}
+EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
+                                 LOG_SOFTMAX, DYT_EXERCISE, CROSS_ENTROPY, ATTENTION,
+                                 TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM)}
 
 
 def path():
