@@ -27,7 +27,8 @@ def randomize_parameters(module, rng):
 
 
 def norm_cases(seed=0):
-    """Every norm layer and Dropout, on rank 2, 3 and 4 inputs, in training and evaluation."""
+    """Every norm layer (DyT included) and Dropout, on rank 2, 3 and 4 inputs, in training and
+    evaluation."""
     rng = np.random.default_rng(seed)
     x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
 
@@ -69,7 +70,18 @@ def norm_cases(seed=0):
     ]
     for c in cases:
         randomize_parameters(c.module, rng)
-    return cases
+    # DyT draws after the others, so that their inputs and parameters stay what they were;
+    # alpha is random too (standard normal), like gamma and beta
+    dyt = [
+        Case("DyT (N,D)", norms.DyT(6), (x(3, 6),)),
+        Case("DyT (B,T,D) alpha_init=1.5", norms.DyT(5, alpha_init=1.5), (x(2, 3, 5),)),
+        Case("DyT (N,C,H,W) over (H,W)", norms.DyT((2, 3)), (x(2, 2, 2, 3),)),
+        Case("DyT no bias", norms.DyT(6, bias=False), (x(3, 6),)),
+        Case("DyT no affine (alpha only)", norms.DyT(6, elementwise_affine=False), (x(3, 6),)),
+    ]
+    for c in dyt:
+        randomize_parameters(c.module, rng)
+    return cases + dyt
 
 
 def perturb_parameters(module, rng, scale=0.5):
