@@ -458,6 +458,11 @@ def test_hints_fit_the_exercise(tmp_path):
     text = _hints(format_report(grade_file(eps)))
     assert "eps=None" in text and "machine epsilon" in text
 
+    dyt = _variant_file(tmp_path, "dyt", "du = dt * (1.0 - t ** 2)", "du = dt * (1.0 - t)", "dyt")
+    text = _hints(format_report(grade_file(dyt)))
+    assert "DyT's backward goes node by node" in text and "mean-and-variance" not in text
+    assert "normcore explain dyt, or normcore practice solution dyt" in text
+
     forward = _variant_file(tmp_path, "batchnorm", "rstd = 1.0 / np.sqrt(var + self.eps)",
                             "rstd = 2.0 / np.sqrt(var + self.eps)", "bn")
     text = _hints(format_report(grade_file(forward)))
@@ -519,11 +524,12 @@ def test_a_catalogued_mistake_beside_an_uncatalogued_one_only_matches(tmp_path):
 
 
 def test_every_mistake_says_where_it_is_taught():
+    from normcore.derivations import KINDS
     notebooks = Path(__file__).parents[1] / "notebooks"
     for m in CATALOG:
         place = m.taught_in
         if place.startswith("normcore explain "):
-            assert place.split()[2] in ("batchnorm", "layernorm", "rmsnorm"), m.id
+            assert place.split()[2] in KINDS, m.id  # a step-through normcore explain has
         elif place.startswith("normcore practice solution "):
             assert place.split()[3] in m.exercises, m.id
         else:

@@ -1108,10 +1108,17 @@ TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
 TAUGHT_IN.update({m: SOLUTION.format("transformer_block") for m in (
     "block-residual-grad-dropped", "block-norm-backward-skipped", "block-relu-mask-missing",
     "block-pre-post-swapped", "block-norm-on-branch-output")})
-TAUGHT_IN.update({m: SOLUTION.format("dyt") for m in (
-    "dyt-dalpha-not-summed", "dyt-tanh-derivative-from-input", "dyt-dx-missing-alpha",
-    "dyt-dalpha-missing-x", "dyt-gamma-inside-tanh", "dyt-dgamma-from-input",
-    "dyt-dbeta-not-summed", "dyt-backward-no-gamma")})
+EXPLAIN_DYT = "normcore explain dyt ({})"  # DyT's forward and backward, node by node
+TAUGHT_IN.update({
+    "dyt-dalpha-not-summed": EXPLAIN_DYT.format("alpha gets a share from every element"),
+    "dyt-tanh-derivative-from-input": EXPLAIN_DYT.format("tanh's slope, 1 - t**2"),
+    "dyt-dx-missing-alpha": EXPLAIN_DYT.format("scale by alpha: the share to x"),
+    "dyt-dalpha-missing-x": EXPLAIN_DYT.format("scale by alpha: the share to alpha"),
+    "dyt-gamma-inside-tanh": EXPLAIN_DYT.format("the forward: tanh, then scale, then shift"),
+    "dyt-dgamma-from-input": EXPLAIN_DYT.format("scale: the share to gamma"),
+    "dyt-dbeta-not-summed": EXPLAIN_DYT.format("shift: the share to beta"),
+    "dyt-backward-no-gamma": EXPLAIN_DYT.format("scale: the share to t"),
+})
 TAUGHT_IN.update({m: NB.format("interview_practice", section)
                   for section, mistakes in SECTION_9.items() for m in mistakes})
 

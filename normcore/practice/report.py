@@ -18,7 +18,7 @@ NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rms
              "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
 INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "9.2",
                       "attention": "9.3", "transformer_block": "9.4"}
-EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
+EXPLAINED = ("batchnorm", "layernorm", "rmsnorm", "dyt")  # the norms `normcore explain` steps through
 
 FORWARD_HINTS = {
     "batchnorm": "BatchNorm standardises each channel over the batch (and length) axes with "
@@ -98,7 +98,8 @@ def _teaching(exercise, backward):
     if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
         section = INTERVIEW_SECTIONS.get(exercise)
         also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
-        return f"normcore practice solution {exercise} (the derivation in its docstring){also}"
+        explain = f"normcore explain {exercise}, or " if backward and exercise in EXPLAINED else ""
+        return f"{explain}normcore practice solution {exercise} (the derivation in its docstring){also}"
     notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
     if backward:
         explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
