@@ -971,8 +971,8 @@ CATALOG = [
         "dyt-tanh-derivative-from-input",
         "DyT's tanh derivative taken from its input",
         "the forward, dgamma and dbeta are right; dx and dalpha are not: the gradient through "
-        "tanh was multiplied by 1 - x**2 (or 1 - (alpha * x)**2), tanh's input squared, which "
-        "is negative wherever |x| > 1, instead of 1 - t**2 with t = tanh(alpha * x)",
+        "tanh was multiplied by 1 - x**2 (or 1 - (alpha * x)**2), the input squared, which "
+        "turns negative where it exceeds 1 in size, instead of 1 - t**2 with t = tanh(alpha * x)",
         "d tanh(u) / du = 1 - tanh(u)**2: written with tanh's output t, which the forward "
         "already has, not with its input; it lies between 0 and 1 and vanishes where tanh "
         "saturates.",
