@@ -123,6 +123,15 @@ def check_upstream(dy: ArrayLike, expected_shape: Iterable[int], who: str) -> np
     return dy
 
 
+def sech2(x: np.ndarray) -> np.ndarray:
+    """1 - tanh(x)**2 = 4 e / (1 + e)**2 with e = exp(-2|x|): no cancellation where tanh(x) is
+    near +-1 (1 - y**2 loses 1e-8 of its value at |x| = 10 and is 0 beyond 19, where sech**2 is
+    4e-17), and no overflow (cosh(x) would overflow beyond 710). The slope of ``Tanh`` and of
+    ``DyT``, written once here."""
+    e = np.exp(-2.0 * np.abs(x))
+    return 4.0 * e / ((1.0 + e) * (1.0 + e))
+
+
 def sum_to_shape(g: np.ndarray, shape: Iterable[int]) -> np.ndarray:
     """Sum ``g`` over the axes along which an array of ``shape`` was broadcast to ``g.shape``.
 

@@ -27,7 +27,8 @@ def randomize_parameters(module, rng):
 
 
 def norm_cases(seed=0):
-    """Every norm layer and Dropout, on rank 2, 3 and 4 inputs, in training and evaluation."""
+    """Every norm layer (DyT included) and Dropout, on rank 2, 3 and 4 inputs, in training and
+    evaluation."""
     rng = np.random.default_rng(seed)
     x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
 
@@ -69,7 +70,18 @@ def norm_cases(seed=0):
     ]
     for c in cases:
         randomize_parameters(c.module, rng)
-    return cases
+    # DyT draws after the others, so that their inputs and parameters stay what they were;
+    # alpha is random too (standard normal), like gamma and beta
+    dyt = [
+        Case("DyT (N,D)", norms.DyT(6), (x(3, 6),)),
+        Case("DyT (B,T,D) alpha_init=1.5", norms.DyT(5, alpha_init=1.5), (x(2, 3, 5),)),
+        Case("DyT (N,C,H,W) over (H,W)", norms.DyT((2, 3)), (x(2, 2, 2, 3),)),
+        Case("DyT no bias", norms.DyT(6, bias=False), (x(3, 6),)),
+        Case("DyT no affine (alpha only)", norms.DyT(6, elementwise_affine=False), (x(3, 6),)),
+    ]
+    for c in dyt:
+        randomize_parameters(c.module, rng)
+    return cases + dyt
 
 
 def perturb_parameters(module, rng, scale=0.5):
@@ -100,9 +112,9 @@ class FixedTarget(Module):
 
 def transformer_cases(seed=0):
     """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
-    feed-forward, every block position with both norms, an encoder block, a 2-block model, the
-    decoder block, an encoder-decoder model, and the losses. Sizes are tiny so that
-    central differences over every parameter stay fast."""
+    feed-forward, every block position with both norms (and DyT, pre and post), an encoder
+    block, a 2-block model, the decoder block, an encoder-decoder model, and the losses. Sizes
+    are tiny so that central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
     rng = np.random.default_rng(seed)
@@ -157,7 +169,15 @@ def transformer_cases(seed=0):
     ]
     for c in cases:
         perturb_parameters(c.module, rng)
-    return cases
+    # DyT in place of the norms, drawn after the others so that their values stay what they were
+    dyt = [Case(f"TransformerBlock {position} dyt",
+                nn.TransformerBlock(4, 2, 6, norm="dyt", position=position, n_layers=2, rng=seed), (x(2, 3, 4),))
+           for position in ("pre", "post")]
+    for c in dyt:
+        perturb_parameters(c.module, rng)
+        for norm in (c.module.norm1, c.module.norm2):  # |alpha| near 0 would flatten the
+            norm.alpha.data[...] = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)  # attention's input
+    return cases + dyt
 
 
 def all_cases(seed=0):

@@ -17,8 +17,8 @@ numbers under other names (``nn.MultiheadAttention``'s ``in_proj_weight`` holds 
 stacked; ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the
 torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and
 ``key_map`` resolves every key of a model through it. Where torch has no one-to-one layer
-(learned positions, the Transformer block with RMSNorm, DeepNorm's alpha or no norm, the tiny
-language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
+(learned positions, DyT, the Transformer block with RMSNorm, DyT, DeepNorm's alpha or no
+norm, the tiny language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
 use; they also hold the subclasses of torch's own layers that are called as normcore's are
 (attention returning only its output, normcore's ``causal`` flag).
 
@@ -156,6 +156,11 @@ def _rmsnorm(m, sub):
     return _torch().nn.RMSNorm(m.normalized_shape, m.eps, m.elementwise_affine)
 
 
+@converts(norms.DyT)
+def _dyt(m, sub):
+    return _twins().DyT(m.normalized_shape, m.alpha_init, m.weight is not None, m.bias is not None)
+
+
 def _running_norm(torch_name):
     """BatchNorm and InstanceNorm take the same arguments on both sides."""
     def convert(m, sub):
@@ -243,7 +248,7 @@ def _feedforward(m, sub):
 @converts(nn.TransformerBlock)
 def _block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerEncoderLayer`` (norm_first for "pre");
-    the other blocks (RMSNorm, "deepnorm", "none"): a twin of normcore's block."""
+    the other blocks (RMSNorm, DyT, "deepnorm", "none"): a twin of normcore's block."""
     if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps:
         t = _twins().TransformerEncoderLayer(
             m.d_model, m.attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
@@ -449,6 +454,21 @@ def _twins():
         def forward(self, x):
             return x + self.weight[: x.shape[-2]]
 
+    class DyT(torch.nn.Module):
+        """y = weight * tanh(alpha * x) + bias, as normcore.DyT (torch 2.13 has no DyT): alpha
+        (1,), weight and bias of normalized_shape (None when absent), torch's autograd."""
+
+        def __init__(self, normalized_shape, alpha_init, weight, bias):
+            super().__init__()
+            self.alpha = torch.nn.Parameter(torch.full((1,), float(alpha_init)))
+            self.weight = torch.nn.Parameter(torch.ones(normalized_shape)) if weight else None
+            self.bias = torch.nn.Parameter(torch.zeros(normalized_shape)) if bias else None
+
+        def forward(self, x):
+            t = torch.tanh(self.alpha * x)
+            y = t if self.weight is None else self.weight * t
+            return y if self.bias is None else y + self.bias
+
     def torch_masks(Tq, Tk, key_padding_mask, attn_mask, causal, dtype):
         """normcore's masks for torch's attention: the causal mask merged into attn_mask,
         (B, H, Tq, Tk) reshaped to torch's (B * H, Tq, Tk), and both masks made additive
@@ -550,7 +570,7 @@ def _twins():
             return x
 
     return type("Twins", (), dict(
-        PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention,
+        PositionalEmbedding=PositionalEmbedding, DyT=DyT, SelfAttention=SelfAttention,
         MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
         FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks))
 
@@ -743,7 +763,7 @@ def decoder_keys(m):
 @converts(nn.TransformerDecoderBlock)
 def _decoder_block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerDecoderLayer`` (norm_first for "pre"),
-    called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, "deepnorm",
+    called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, DyT, "deepnorm",
     "none"): a twin of normcore's block."""
     if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps:
         t = _decoder_twins().TransformerDecoderLayer(

@@ -53,13 +53,15 @@ def configs(draw, name):
 
     Axes have lengths 1 to 4; in about one case in four one of them (one PyTorch accepts at
     zero) is empty instead."""
-    if name in ("LayerNorm", "RMSNorm"):
+    if name in ("LayerNorm", "RMSNorm", "DyT"):
         ns = tuple(draw(st.lists(size(1, 4), min_size=1, max_size=3)))
         lead = tuple(draw(st.lists(size(1, 3), max_size=2)))
         arg = draw(st.sampled_from([ns[0], ns, list(ns)] if len(ns) == 1 else [ns, list(ns)]))
         kwargs = {"elementwise_affine": draw(st.booleans())}
         if name == "LayerNorm":
             kwargs.update(eps=draw(EPS), bias=draw(st.booleans()))
+        elif name == "DyT":
+            kwargs.update(alpha_init=draw(st.sampled_from([0.5, -1.0, 2.0])), bias=draw(st.booleans()))
         else:
             kwargs.update(eps=draw(st.sampled_from([None, 1e-6, 1e-3])))
         shape, free, may_be_empty = lead + ns, tuple(range(len(lead))), range(len(lead))
@@ -86,7 +88,7 @@ def configs(draw, name):
             else:
                 shape, free = (draw(size(1, 3)), c) + spatial, (0, 1)
             may_be_empty = range(len(shape) - len(spatial), len(shape))
-    if name in ("LayerNorm", "RMSNorm"):
+    if name in ("LayerNorm", "RMSNorm", "DyT"):
         args = (arg,)
     elif name != "GroupNorm":
         args = (c,)
@@ -113,7 +115,7 @@ def randomized(layer, rng):
 
 def channel_axis(name, shape):
     """The axis whose length the layer fixes: the channels, or the last normalised axis."""
-    if name in ("LayerNorm", "RMSNorm"):
+    if name in ("LayerNorm", "RMSNorm", "DyT"):
         return len(shape) - 1
     unbatched = name.startswith("InstanceNorm") and len(shape) == {"InstanceNorm1d": 2, "InstanceNorm2d": 3}[name]
     return 0 if unbatched else 1

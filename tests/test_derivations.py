@@ -19,6 +19,7 @@ SHAPES = {
     "batchnorm": [(3, 4), (5, 2), (2, 3, 4), (2, 2, 2, 3)],
     "layernorm": [(3, 4), (6,), (2, 3, 5), (4, 3)],
     "rmsnorm": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+    "dyt": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "softmax": [(3, 4), (6,), (2, 3, 5), (4, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
@@ -29,6 +30,13 @@ def _compact(kind, st):
     x, dy = st.tape.nodes[0].value, st.dy
     if kind == "softmax":
         return {"s": softmax_backward(dy, softmax(x))}
+    if kind == "dyt":  # written out here: t = tanh(alpha x), y = gamma t + beta
+        alpha, g = st.tape["alpha"].value, st.tape["gamma"].value
+        t = np.tanh(alpha * x)
+        du = dy * g * (1 - t ** 2)
+        lead = tuple(range(x.ndim - 1))
+        return {"x": alpha * du, "alpha": np.sum(du * x, keepdims=True).reshape(1),
+                "gamma": np.sum(dy * t, axis=lead), "beta": np.sum(dy, axis=lead)}
     if kind == "batchnorm":
         layer = (nc.BatchNorm1d if x.ndim < 4 else nc.BatchNorm2d)(x.shape[1])
     else:
@@ -129,7 +137,7 @@ def test_class_scores_by_subject_and_by_student():
     assert ln.passed and bn.passed
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "dyt"])  # DyT's: the next test
 def test_properties_of_the_input_gradient(kind):
     st = step_through(kind, shape=(3, 5), seed=2)
     shift, *rescale = st.properties if kind != "rmsnorm" else [None] + st.properties
@@ -143,6 +151,38 @@ def test_properties_of_the_input_gradient(kind):
         s = np.sum(t["x_hat"].grad * t["x_hat"].value, axis=axis, keepdims=True)
         predicted = np.max(np.abs(r.value * s * st.eps / (v.value + st.eps)))
         assert rescale[0][1] == pytest.approx(predicted, rel=1e-6, abs=1e-15), rescale[0][0]
+
+
+def test_dyt_properties_and_its_one_route():
+    """DyT has no reduction: dx is alpha * gamma * (1 - t**2) * dy element by element, alpha's
+    share sums over every element, and x reaches y by one route only."""
+    st = step_through("dyt", shape=(3, 5), seed=2, alpha=0.7)
+    assert st.passed and st.tape["alpha"].value.tolist() == [0.7]
+    assert [p[1] < 1e-14 for p in st.properties] == [True, True], st.properties
+    t = st.tape
+    np.testing.assert_allclose(t["alpha"].grad, [np.sum(t["u"].grad * t["x"].value)], rtol=1e-13)
+    assert [n.name for n in t] == ["x", "alpha", "gamma", "beta", "u", "t", "scaled", "y"]
+    graph = st.graph()
+    assert list(graph.routes) == ["direct: x -> u -> t -> scaled -> y"] and graph.target == "y"
+    assert "d_u += d_t * (1 - t**2)" in st.text() and "element by element" in st.text()
+
+
+def test_dyt_tanh_rule_written_with_the_input_is_caught(monkeypatch):
+    """The common mistake, tanh'(u) = 1 - u**2 instead of 1 - t**2: every check below t fails."""
+    original = steps_module.Tape.tanh
+
+    def wrong_tanh(self, *args, **kwargs):
+        node = original(self, *args, **kwargs)
+        node.edges[0].vjp = lambda g, out, v: g * (1.0 - v * v)
+        return node
+
+    monkeypatch.setattr(steps_module.Tape, "tanh", wrong_tanh)
+    st = step_through("dyt", shape=(3, 4), seed=0)
+    assert not st.passed
+    for node in ("x", "alpha"):
+        assert st.check(node, "compact").verdict == "DIFFERS"
+    assert st.check("u", "numerical").verdict == "DIFFERS"
+    assert st.check("t", "numerical").verdict in ("exact", "close")  # above the broken node
 
 
 def test_latex_is_well_formed():

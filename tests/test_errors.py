@@ -28,7 +28,7 @@ def test_wrong_channel_count(layer, x, message):
         layer(x)
 
 
-@pytest.mark.parametrize("layer", [nc.LayerNorm(5), nc.RMSNorm(5)])
+@pytest.mark.parametrize("layer", [nc.LayerNorm(5), nc.RMSNorm(5), nc.DyT(5)])
 def test_normalized_shape_mismatch(layer):
     msg = r"Given normalized_shape=\[5\], expected input with shape \[\*, 5\], but got input of size \[2, 4\]"
     with pytest.raises(ValueError, match=msg):
@@ -38,7 +38,7 @@ def test_normalized_shape_mismatch(layer):
 
 
 @pytest.mark.parametrize("layer", [nc.LayerNorm(3), nc.RMSNorm(3), nc.BatchNorm1d(3), nc.GroupNorm(1, 3),
-                                   nc.InstanceNorm1d(3), nc.Dropout(0.1)])
+                                   nc.InstanceNorm1d(3), nc.DyT(4), nc.Dropout(0.1)])
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_, np.complex128])
 def test_integer_bool_and_complex_input(layer, dtype):
     with pytest.raises(TypeError, match=rf"expects a floating-point input \(float16, float32 or float64\), got dtype {np.dtype(dtype)}"):
@@ -87,6 +87,7 @@ def test_batchnorm_bad_constructor_arguments(bad):
 @pytest.mark.parametrize("layer, x", [
     (nc.LayerNorm(4), np.ones((2, 4))),
     (nc.RMSNorm(4), np.ones((2, 4))),
+    (nc.DyT(4), np.ones((2, 4))),
     (nc.BatchNorm1d(4), np.arange(8.0).reshape(2, 4)),
     (nc.GroupNorm(2, 4), np.arange(8.0).reshape(2, 4)),
     (nc.InstanceNorm1d(2), np.arange(12.0).reshape(2, 2, 3)),
@@ -106,6 +107,8 @@ def test_constructor_arguments_of_the_wrong_shape():
         nc.LayerNorm(0)
     with pytest.raises(ValueError, match="normalized_shape must be a positive int"):
         nc.RMSNorm(())
+    with pytest.raises(ValueError, match="DyT: normalized_shape must be a positive int"):
+        nc.DyT((3, 0))
 
 
 # --- messages that say what was expected, beyond the layers ----------------------------------

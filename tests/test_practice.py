@@ -223,6 +223,7 @@ def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
 @pytest.mark.parametrize("class_name, name", [
     ("LogSoftmax", "log_softmax"), ("Softmax", "softmax"), ("MyLogSoftmax", "log_softmax"),
     ("CrossEntropyLoss", "cross_entropy"), ("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"),
+    ("DyT", "dyt"), ("MyDyT", "dyt"), ("DynamicTanh", "dyt"),
 ])
 def test_a_class_is_graded_as_the_exercise_with_the_longest_name_it_contains(class_name, name):
     """LogSoftmax contains "softmax" too: the longer "logsoftmax" wins."""
@@ -404,9 +405,11 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("attention", "scores = q @ k.swapaxes(-1, -2) / D ** 0.5", "scores = q @ k.swapaxes(-1, -2) / D"),
     ("mlp_with_batchnorm", "self.eps = 1e-5", "self.eps = 1e-3"),
     ("transformer_block", "dx = dz + self._ffn_backward(dz)", "dx = dz - self._ffn_backward(dz)"),
+    ("dyt", "du = dt * (1.0 - t ** 2)", "du = dt * (1.0 - t)"),
+    ("dyt", "dx = self.alpha.data * du", "dx = self.alpha.data ** 2 * du"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
-        "mlp-eps-1e-3", "block-branch-sign"])
+        "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -454,6 +457,11 @@ def test_hints_fit_the_exercise(tmp_path):
                         "eps = 1e-6 if self.eps is None else self.eps", "eps")
     text = _hints(format_report(grade_file(eps)))
     assert "eps=None" in text and "machine epsilon" in text
+
+    dyt = _variant_file(tmp_path, "dyt", "du = dt * (1.0 - t ** 2)", "du = dt * (1.0 - t)", "dyt")
+    text = _hints(format_report(grade_file(dyt)))
+    assert "DyT's backward goes node by node" in text and "mean-and-variance" not in text
+    assert "normcore explain dyt, or normcore practice solution dyt" in text
 
     forward = _variant_file(tmp_path, "batchnorm", "rstd = 1.0 / np.sqrt(var + self.eps)",
                             "rstd = 2.0 / np.sqrt(var + self.eps)", "bn")
@@ -516,11 +524,12 @@ def test_a_catalogued_mistake_beside_an_uncatalogued_one_only_matches(tmp_path):
 
 
 def test_every_mistake_says_where_it_is_taught():
+    from normcore.derivations import KINDS
     notebooks = Path(__file__).parents[1] / "notebooks"
     for m in CATALOG:
         place = m.taught_in
         if place.startswith("normcore explain "):
-            assert place.split()[2] in ("batchnorm", "layernorm", "rmsnorm"), m.id
+            assert place.split()[2] in KINDS, m.id  # a step-through normcore explain has
         elif place.startswith("normcore practice solution "):
             assert place.split()[3] in m.exercises, m.id
         else:
@@ -673,3 +682,38 @@ def test_a_missing_or_ambiguous_anchor_raises_a_named_error():
         apply_variant(source.replace("np.sqrt(var + self.eps)", "np.sqrt(var+self.eps)"), variant)
     with pytest.raises(VariantDoesNotApply, match="has no anchor"):
         apply_variant(source, (("np.sqrt(var + self.eps)", "np.sqrt(var)"),))
+
+
+# --- the dyt exercise: alpha is one scalar ----------------------------------------------------
+def test_dyt_probes_show_dalpha_left_an_array_whichever_axes_it_kept():
+    """dalpha summed over the batch only (alpha per channel) is right on one channel, summed
+    over the last axis only is right on one sample; every other probe shows either, and each
+    is named."""
+    passing = {}
+    for k in (0, 1):
+        path = next(p for p in GENERATED if p.name == f"dyt-dalpha-not-summed@dyt.{k}.py")
+        report = grade_file(path)
+        failing = {c.probe for c in _failing(report)}
+        passing[k] = {c.probe for c in report.checks} - failing
+        assert report.diagnosis_ids == ["dyt-dalpha-not-summed"]
+        assert {c.row.rpartition(": ")[2].partition(" ")[0] for c in _failing(report)} == {"dalpha"}
+    assert passing[0] == {"one channel (5, 1)", "default alpha_init, then alpha assigned (5, 1)"}
+    assert passing[1] == {"one sample (1, 6)"}
+
+
+def test_dyt_reference_is_normcore_layer_and_the_answer_gives_its_numbers():
+    import normcore as nc
+    assert EXERCISES["dyt"].reference is nc.DyT
+    ns = {}
+    exec(solution_source("dyt"), ns)
+    rng = np.random.default_rng(5)
+    ours, ref = ns["DyT"]((4, 5), alpha_init=1.7), nc.DyT((4, 5), alpha_init=1.7)
+    for name in ("gamma", "beta"):
+        value = rng.standard_normal((4, 5))
+        getattr(ours, name).data, getattr(ref, name).data = value.copy(), value.copy()
+    x, dy = rng.standard_normal((2, 3, 4, 5)) * 2, rng.standard_normal((2, 3, 4, 5))
+    np.testing.assert_allclose(ours.forward(x), ref.forward(x), rtol=1e-12)
+    np.testing.assert_allclose(ours.backward(dy), ref.backward(dy), rtol=1e-12, atol=1e-15)
+    for name in ("alpha", "gamma", "beta"):
+        np.testing.assert_allclose(getattr(ours, name).grad, getattr(ref, name).grad, rtol=1e-12)
+    assert ours.alpha.grad.shape == ref.alpha.grad.shape == (1,)

@@ -22,13 +22,14 @@ from norm_tiers import (LAYOUTS, NORMS, TIER_IDS, TIERS, arrays_in, channel_axis
                         randomized, suite_settings, wrong_shape)
 
 tiers = pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
-norms = pytest.mark.parametrize("name", NORMS)
+norms = pytest.mark.parametrize("name", NORMS + ("DyT",))  # DyT: the reference tier only (no fast twin)
 SETTINGS = suite_settings(max_examples=25)
 
 # A working layer per norm for the tables: name -> (args, kwargs, input shape).
 BASIC = {
     "LayerNorm": ((4,), {}, (2, 3, 4)),
     "RMSNorm": ((4,), {}, (2, 3, 4)),
+    "DyT": ((4,), {}, (2, 3, 4)),
     "BatchNorm1d": ((3,), {}, (4, 3, 2)),
     "BatchNorm2d": ((3,), {}, (2, 3, 2, 2)),
     "GroupNorm": ((2, 4), {}, (2, 4, 3)),
@@ -37,11 +38,19 @@ BASIC = {
 }
 
 
+def layer_class(tier, name):
+    """The class ``name`` of ``tier``; a skip, with the reason, for DyT in the fast tier, which
+    has none (``nn.norm_class`` gives the reference DyT for both tiers)."""
+    if not hasattr(tier, name):
+        pytest.skip(f"{tier.__name__} has no {name}: the reference class serves both tiers")
+    return getattr(tier, name)
+
+
 def basic(tier, name, rng=None):
     """(a layer with a random state, an input for it)."""
     rng = np.random.default_rng(0) if rng is None else rng
     args, kwargs, shape = BASIC[name]
-    return randomized(getattr(tier, name)(*args, **kwargs), rng), rng.standard_normal(shape)
+    return randomized(layer_class(tier, name)(*args, **kwargs), rng), rng.standard_normal(shape)
 
 
 # --- 1. bad constructor arguments -----------------------------------------------------------------
@@ -68,6 +77,11 @@ CONSTRUCTOR_ERRORS = [
     ("LayerNorm", ((3, 0),), {}, ValueError, r"normalized_shape must be a positive int, got 0"),
     ("RMSNorm", ("8",), {}, TypeError, r"RMSNorm: normalized_shape must be an int or a tuple of ints, got '8'"),
     ("RMSNorm", ([4, None],), {}, TypeError, r"RMSNorm: normalized_shape must be an int, got None"),
+    ("DyT", ("8",), {}, TypeError, r"DyT: normalized_shape must be an int or a tuple of ints, got '8' \(str\)"),
+    ("DyT", ((2, 0),), {}, ValueError, r"DyT: normalized_shape must be a positive int, got 0"),
+    ("DyT", (3,), {"alpha_init": "0.5"}, TypeError, r"DyT: alpha_init must be a number, got '0\.5' \(str\)"),
+    ("DyT", (3,), {"alpha_init": float("nan")}, ValueError, r"DyT: alpha_init must be finite, got nan"),
+    ("DyT", (3,), {"alpha_init": -2}, None, None),  # a negative alpha is a valid start
     # numbers must be numbers, in range
     ("BatchNorm1d", (3,), {"momentum": "0.1"}, TypeError, r"BatchNorm1d: momentum must be a number or None, got '0\.1' \(str\)"),
     ("InstanceNorm1d", (3,), {"momentum": "0.1"}, TypeError, r"InstanceNorm1d: momentum must be a number or None, got '0\.1'"),
@@ -88,6 +102,8 @@ CONSTRUCTOR_ERRORS = [
     ("LayerNorm", (3,), {"elementwise_affine": "yes"}, TypeError, r"LayerNorm: elementwise_affine must be True or False"),
     ("LayerNorm", (3,), {"bias": 1}, TypeError, r"LayerNorm: bias must be True or False, got 1"),
     ("RMSNorm", (3,), {"elementwise_affine": None}, TypeError, r"RMSNorm: elementwise_affine must be True or False"),
+    ("DyT", (3,), {"bias": "no"}, TypeError, r"DyT: bias must be True or False, got 'no'"),
+    ("DyT", (3,), {"dtype": np.int32}, TypeError, r"DyT: dtype must be float16, float32 or float64"),
     # parameters are floats
     ("LayerNorm", (3,), {"dtype": np.int32}, TypeError, r"LayerNorm: dtype must be float16, float32 or float64"),
     ("BatchNorm1d", (3,), {"dtype": "complex128"}, TypeError, r"BatchNorm1d: dtype must be float16, float32 or float64"),
@@ -100,10 +116,10 @@ CONSTRUCTOR_ERRORS = [
                          ids=[f"{c[0]}{c[1]}{c[2]}" for c in CONSTRUCTOR_ERRORS])
 def test_bad_constructor_arguments(tier, name, args, kwargs, error, message):
     if error is None:
-        getattr(tier, name)(*args, **kwargs)
+        layer_class(tier, name)(*args, **kwargs)
         return
     with pytest.raises(error, match=message):
-        getattr(tier, name)(*args, **kwargs)
+        layer_class(tier, name)(*args, **kwargs)
 
 
 # --- 1. bad inputs --------------------------------------------------------------------------------
@@ -133,6 +149,8 @@ SHAPE_ERRORS = [
     ("LayerNorm", (3,), (), r"expected input with shape \[\*, 3\], but got input of size \[\]"),
     ("RMSNorm", (5,), (2, 4), r"Given normalized_shape=\[5\], expected input with shape \[\*, 5\], but got input of size \[2, 4\]"),
     ("RMSNorm", ((4, 2),), (4,), r"expected input with shape \[\*, 4, 2\], but got input of size \[4\]"),
+    ("DyT", (5,), (2, 4), r"Given normalized_shape=\[5\], expected input with shape \[\*, 5\], but got input of size \[2, 4\]"),
+    ("DyT", ((2, 3),), (3,), r"expected input with shape \[\*, 2, 3\], but got input of size \[3\]"),
     # one value per channel (PyTorch's errors)
     ("BatchNorm1d", (3,), (1, 3), r"Expected more than 1 value per channel when training, got input size \(1, 3\)"),
     ("BatchNorm2d", (3,), (1, 3, 1, 1), r"Expected more than 1 value per channel when training, got input size \(1, 3, 1, 1\)"),
@@ -147,7 +165,7 @@ SHAPE_ERRORS = [
                          ids=[f"{c[0]}{c[1]}-{c[2]}" for c in SHAPE_ERRORS])
 def test_inputs_of_the_wrong_shape(tier, name, args, shape, message):
     with pytest.raises(ValueError, match=message):
-        getattr(tier, name)(*args)(np.ones(shape))
+        layer_class(tier, name)(*args)(np.ones(shape))
 
 
 NOT_FLOAT = [np.int8, np.int32, np.int64, np.uint8, np.bool_, np.complex64, np.complex128, "datetime64[s]"]
@@ -321,7 +339,7 @@ def test_state_dicts_are_copies(tier, name):
     for value in given_out.values():
         value[...] = 7
     loaded = {key: value.copy() for key, value in saved.items()}
-    fresh = getattr(tier, name)(*BASIC[name][0], **BASIC[name][1])
+    fresh = layer_class(tier, name)(*BASIC[name][0], **BASIC[name][1])
     fresh.load_state_dict(loaded)
     for value in loaded.values():
         value[...] = 9
@@ -335,7 +353,7 @@ def test_state_dicts_are_copies(tier, name):
 
 def case_layer(tier, name, config, dtype, rng):
     args, kwargs, shape, free_axes = config
-    return randomized(getattr(tier, name)(*args, **kwargs, dtype=dtype), rng)
+    return randomized(layer_class(tier, name)(*args, **kwargs, dtype=dtype), rng)
 
 
 def forward(layer, x):

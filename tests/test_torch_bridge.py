@@ -175,6 +175,24 @@ def cases():
         model = nc.TinySeq2Seq(9, 7, 8, 2, 2, 6, 5, d_ff=12, position=position, rng=1)
         out.append((f"TinySeq2Seq {position}", perturb_parameters(model, rng, 0.2),
                     (rng.integers(0, 9, (3, 6)), rng.integers(0, 7, (3, 5)), memory_padding)))
+    # DyT (torch has none: the bridge's twin), alone and in every model that takes norm=
+    out += [
+        ("DyT", r(nc.DyT(6)), (x(rng, 4, 6),)),
+        ("DyT 2d no bias", r(nc.DyT((2, 3), alpha_init=1.2, bias=False)), (x(rng, 2, 2, 3),)),
+        ("DyT no affine", r(nc.DyT(4, elementwise_affine=False)), (x(rng, 3, 4),)),
+    ]
+    for position in ("pre", "post", "deepnorm"):
+        for tier in ("reference", "fast"):
+            block = nc.TransformerBlock(8, 2, 16, "dyt", position, n_layers=3, rng=0, norm_tier=tier)
+            out.append((f"TransformerBlock {position} dyt {tier}", p(block), (x(rng, 3, 5, 8),)))
+        block = nc.TransformerDecoderBlock(8, 2, 16, "dyt", position, n_layers=3, rng=0, activation="relu")
+        out.append((f"TransformerDecoderBlock {position} dyt", p(block),
+                    (x(rng, 3, 5, 8), x(rng, 3, 6, 8), None, memory_padding)))
+    model = nc.TinyTransformer(9, 8, 2, 2, 6, d_ff=12, norm="dyt", rng=1)
+    out.append(("TinyTransformer pre dyt", perturb_parameters(model, rng, 0.2), (rng.integers(0, 9, (3, 6)),)))
+    model = nc.TinySeq2Seq(9, 7, 8, 2, 2, 6, 5, d_ff=12, norm="dyt", rng=1)
+    out.append(("TinySeq2Seq pre dyt", perturb_parameters(model, rng, 0.2),
+                (rng.integers(0, 9, (3, 6)), rng.integers(0, 7, (3, 5)), memory_padding)))
     return out
 
 

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import normcore as nc
+from norm_tiers import LAYOUTS, in_layout, suite_settings
 from normcore.torch_bridge import to_torch
 from normcore.layer_cases import randomize_parameters
 
@@ -154,3 +157,80 @@ def test_dropout_semantics_match_torch():
         np.testing.assert_allclose(out[kept], x[kept] / 0.7, rtol=1e-12)
         assert abs(kept.mean() - 0.7) < 0.02
     assert not nc.Dropout(1.0)(x).any() and not torch.nn.Dropout(1.0)(torch.tensor(x)).any()
+
+
+# --- DyT: torch has no layer; the bridge's twin is a few lines of torch autograd ----------------
+
+DYT_TOL = {np.float64: 1e-10, np.float32: 1e-5, np.float16: 2e-3}  # as test_differential_torch.py
+
+
+def dyt_twin_by_hand(ns, alpha, weight, bias):
+    """The twin written here again from the paper's formula, to hold the bridge's to it."""
+    class DyT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alpha = torch.nn.Parameter(torch.tensor(alpha))
+            self.weight = None if weight is None else torch.nn.Parameter(torch.tensor(weight))
+            self.bias = None if bias is None else torch.nn.Parameter(torch.tensor(bias))
+
+        def forward(self, x):
+            y = torch.tanh(self.alpha * x)
+            y = y if self.weight is None else y * self.weight
+            return y if self.bias is None else y + self.bias
+    return DyT()
+
+
+@suite_settings(max_examples=40)
+@given(data=st.data())
+def test_dyt_matches_torch_in_every_layout_and_dtype(data):
+    """Random shapes (rank 1 to 4, normalized_shape of 1 or 2 axes), random alpha, gamma and
+    beta, memory layouts; forward, dx, dalpha, dgamma, dbeta against torch in float64 (float32
+    and float16 inputs: against float64 torch on the same rounded values)."""
+    k = data.draw(st.integers(1, 2), label="len(normalized_shape)")
+    ns = tuple(data.draw(st.lists(st.integers(1, 4), min_size=k, max_size=k), label="normalized_shape"))
+    lead = tuple(data.draw(st.lists(st.integers(1, 3), max_size=4 - k), label="leading axes"))
+    kwargs = data.draw(st.sampled_from([{}, {"bias": False}, {"elementwise_affine": False}]), label="kwargs")
+    dtype = data.draw(st.sampled_from([np.float64, np.float32, np.float16]), label="dtype")
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16), label="seed"))
+    shape = lead + ns
+    ours = randomize_parameters(nc.DyT(ns, **kwargs, dtype=dtype), rng)
+    state = {key: v.astype(np.float64) for key, v in ours.state_dict().items()}
+    theirs = dyt_twin_by_hand(ns, state["alpha"], state.get("weight"), state.get("bias"))
+    x = (rng.standard_normal(shape) * 2).astype(dtype)
+    dy = rng.standard_normal(shape).astype(dtype)
+    free = tuple(range(len(lead)))
+    y = ours(in_layout(x, layout, rng, free))
+    dx = ours.backward(in_layout(dy, layout, rng, free))
+    xt = torch.tensor(x.astype(np.float64), requires_grad=True)
+    yt = theirs(xt)
+    yt.backward(torch.tensor(dy.astype(np.float64)))
+    tol = DYT_TOL[dtype]
+    pairs = [("output", y, yt), ("input gradient", dx, xt.grad)]
+    pairs += [(f"{name} gradient", p.grad, dict(theirs.named_parameters())[name].grad)
+              for name, p in ours.named_parameters()]
+    assert [name for name, _ in ours.named_parameters()] == [name for name, _ in theirs.named_parameters()]
+    for what, a, b in pairs:
+        b = b.detach().numpy()
+        assert a.dtype == np.dtype(dtype) and a.shape == b.shape, what
+        err = np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))) if a.size else 0.0
+        assert err <= tol, f"{what}: {err:.2e}"
+
+
+def test_dyt_state_dict_round_trip_with_the_bridge_twin():
+    rng = np.random.default_rng(12)
+    ours = randomize_parameters(nc.DyT((2, 3), alpha_init=0.9), rng)
+    theirs = to_torch(ours)
+    assert list(theirs.state_dict()) == ["alpha", "weight", "bias"]
+    assert tuple(theirs.alpha.shape) == (1,)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(torch.randn(p.shape, dtype=torch.float64))
+    back = nc.DyT((2, 3))
+    back.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    assert list(back.state_dict()) == list(theirs.state_dict())
+    assert_same(back, theirs, rng.standard_normal((4, 2, 3)), rng)
+    for kwargs, keys in [({"bias": False}, ["alpha", "weight"]), ({"elementwise_affine": False}, ["alpha"])]:
+        layer = randomize_parameters(nc.DyT(4, **kwargs), rng)
+        assert list(to_torch(layer).state_dict()) == keys
+        assert_same(layer, to_torch(layer), rng.standard_normal((3, 4)), rng)

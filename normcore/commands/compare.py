@@ -33,16 +33,17 @@ examples:
 
 
 def _norm(name, *args, shape):
-    """A norm with random gamma and beta, from the tier asked for, and its input."""
+    """A norm with random gamma and beta, from the tier asked for, and its input. DyT has no
+    fast twin: the reference layer serves both tiers (as ``nn.norm_class`` says)."""
     def build(tier, rng):
-        layer = getattr(fast if tier == "fast" else norms, name)(*args)
+        layer = getattr(fast if tier == "fast" and name != "DyT" else norms, name)(*args)
         return randomize_parameters(layer, rng), (rng.standard_normal(shape) * 2 + 0.5,)
     return build
 
 
-def _block(position):
+def _block(position, norm="layernorm"):
     def build(tier, rng):
-        block = nn.TransformerBlock(8, 2, 16, position=position, n_layers=3, rng=rng,
+        block = nn.TransformerBlock(8, 2, 16, norm=norm, position=position, n_layers=3, rng=rng,
                                     norm_tier=tier)
         return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)),)
     return build
@@ -103,6 +104,7 @@ def _cross_entropy(tier, rng):
 MODELS = {
     "layernorm": ("LayerNorm(6) on (4, 6)", _norm("LayerNorm", 6, shape=(4, 6))),
     "rmsnorm": ("RMSNorm(6) on (4, 6)", _norm("RMSNorm", 6, shape=(4, 6))),
+    "dyt": ("DyT(6) on (4, 6), random alpha", _norm("DyT", 6, shape=(4, 6))),
     "batchnorm": ("BatchNorm1d(3) on (5, 3, 4)", _norm("BatchNorm1d", 3, shape=(5, 3, 4))),
     "batchnorm2d": ("BatchNorm2d(3) on (4, 3, 2, 2)",
                     _norm("BatchNorm2d", 3, shape=(4, 3, 2, 2))),
@@ -118,6 +120,7 @@ MODELS = {
     "block-post": ("TransformerBlock, Post-Norm", _block("post")),
     "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
     "block-none": ("TransformerBlock without norms", _block("none")),
+    "block-dyt": ("TransformerBlock, Pre-Norm with DyT", _block("pre", "dyt")),
     "encoder": ("TransformerBlock, Post-Norm encoder, key padding", _encoder),
     "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
     "decoder": ("TransformerDecoderBlock, Post-Norm, key padding", _decoder),

@@ -53,9 +53,10 @@ def render_text(st, width=80, latex=True, parts=PARTS):
 def _forward(st, width, latex):
     tape, out = st.tape, []
     x = tape.nodes[0]
-    out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, "
-                  f"{'softmax' if st.kind == 'softmax' else 'statistics'} over {st.over}"
-                  + ("" if st.kind == "softmax" else f", eps = {st.eps:.3g}"), width),
+    what = {"softmax": f"softmax over {st.over}",
+            "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
+                                                                     f"eps = {st.eps:.3g}")
+    out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, {what}", width),
             _wrap(f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
                   f"dL/d{tape.output.name} = dy.", width)]
     if np.isneginf(x.value).any():

@@ -1,5 +1,5 @@
-"""Step-throughs: BatchNorm, LayerNorm, RMSNorm and softmax as tapes of elementary nodes, with
-the staged gradient checked against the layer's compact backward and central differences.
+"""Step-throughs: BatchNorm, LayerNorm, RMSNorm, DyT and softmax as tapes of elementary nodes,
+with the staged gradient checked against the layer's compact backward and central differences.
 
     st = step_through("layernorm", shape=(3, 4), seed=0)
     print(st.text())               # the forward, the backward node by node, the checks
@@ -123,6 +123,19 @@ def rms_tape(x, gamma, eps, axes, over, over_params):
     return t
 
 
+def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
+    """scale by alpha, tanh, scale, shift (DyT: no statistics, every step element by element)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    a = t.leaf("alpha", alpha, r"\alpha")
+    g = t.leaf("gamma", gamma, r"\gamma")
+    b = t.leaf("beta", beta, r"\beta")
+    u = t.mul(a, x, "u", "scale by alpha", "u", over_a=over_all)  # alpha: one number for all
+    th = t.tanh(u, "t", "tanh", "t")
+    _affine(t, th, g, b, over_params)
+    return t
+
+
 def softmax_tape(s, axis, over):
     """max, shift, exp, sum, reciprocal, normalise: p = exp(s - max) / sum(exp(s - max))."""
     t = Tape()
@@ -136,7 +149,7 @@ def softmax_tape(s, axis, over):
     return t
 
 
-# --- the four step-throughs ------------------------------------------------------------------
+# --- the five step-throughs ------------------------------------------------------------------
 def _letters(kind, ndim):
     """A letter per axis for the text: (N, C, L) for BatchNorm, (N, D) or (B, T, D) otherwise."""
     if kind == "batchnorm":
@@ -149,6 +162,7 @@ KINDS = {
     "batchnorm": ("BatchNorm", (2, 3, 4)),
     "layernorm": ("LayerNorm", (1, 2, 3, 4)),
     "rmsnorm": ("RMSNorm", (1, 2, 3, 4)),
+    "dyt": ("DyT", (1, 2, 3, 4)),
     "softmax": ("softmax", (1, 2, 3, 4)),
 }
 
@@ -158,6 +172,7 @@ COMPACT = {
     "layernorm": "dx = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat)),"
                  " dx_hat = dy * gamma",
     "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
+    "dyt": "dx = alpha * du, du = dy * gamma * (1 - t**2); dalpha = sum_all(du * x)",
     "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
 }
 
@@ -178,15 +193,19 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
     return GradientComparison(node, against, diff, err, verdict)
 
 
-def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6):
-    """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm or softmax), run its backward
-    and check it; returns a ``StepThrough``.
+def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
+                 alpha=None):
+    """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm, dyt or softmax), run its
+    backward and check it; returns a ``StepThrough``.
 
     x : the input (default: random of ``shape``, mean about 1, spread about 2, from ``seed``).
         BatchNorm takes (N, C), (N, C, L) or (N, C, H, W) and normalises each channel over the
-        other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it.
+        other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it;
+        DyT works element by element, with gamma and beta over the last axis.
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
+    alpha : DyT's scalar alpha (default: random, from ``seed``); one number for every
+        element, so its gradient sums over all of them.
     dy : the upstream gradient dL/dy (default: random);
         the loss is L = sum(y * dy).
     causal : softmax only: set the scores above the diagonal of the last two (square) axes to
@@ -216,7 +235,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         axes, layer = (x.ndim - 1,), Softmax(axis=-1)
     else:
         axes = (x.ndim - 1,)
-        layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm}[kind](x.shape[-1])
+        layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm, "dyt": norms.DyT}[kind](x.shape[-1])
         view = (x.shape[-1],)
     over = ",".join(letters[a] for a in axes)
     # gamma and beta are shared along the statistics' axes (BatchNorm) or the leading axes
@@ -229,6 +248,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
             layer.weight.data[...] = np.asarray(gamma, dtype=np.float64).reshape(layer.weight.shape)
         if beta is not None and layer.bias is not None:
             layer.bias.data[...] = np.asarray(beta, dtype=np.float64).reshape(layer.bias.shape)
+        if alpha is not None and kind == "dyt":
+            layer.alpha.data[...] = np.asarray(alpha, dtype=np.float64).reshape(1)
     dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
     if dy.shape != x.shape:
         raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
@@ -236,6 +257,10 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if kind == "softmax":
         eps = 0.0
         tape = softmax_tape(x, axes[0], over)
+    elif kind == "dyt":
+        eps, over = 0.0, ",".join(letters)  # no statistics: alpha's gradient sums over every axis
+        tape = dyt_tape(x, layer.alpha.data, layer.weight.data.reshape(view), layer.bias.data.reshape(view),
+                        over, over_params)
     else:
         eps = layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)  # RMSNorm(eps=None)
         gamma_v = layer.weight.data.reshape(view)
@@ -247,7 +272,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     layer.zero_grad()
     y_ref = layer.forward(x)
     reference = {tape.nodes[0].name: layer.backward(dy)}
-    reference.update({{"weight": "gamma", "bias": "beta"}[n]: p.grad for n, p in layer.named_parameters()})
+    reference.update({{"alpha": "alpha", "weight": "gamma", "bias": "beta"}[n]: p.grad
+                      for n, p in layer.named_parameters()})
     reference_name = f"{type(layer).__name__}.backward"
 
     tape.backward(dy)
@@ -269,6 +295,12 @@ def _properties(kind, tape, axes, over):
     worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
     if kind == "softmax":
         return [(f"sum_{over}(ds): softmax ignores a shift of its row", worst(dx.sum(axis=axes)))]
+    if kind == "dyt":  # no reduction: nothing sums to zero, but each dx is its own x's business
+        t, alpha = tape["t"].value, tape["alpha"].value
+        return [("dx - alpha * gamma * (1 - t**2) * dy: element by element, no term mixing "
+                 "elements", worst(dx - alpha * tape["gamma"].value * (1 - t * t) * tape.output.grad)),
+                ("dalpha - sum(dx * x) / alpha: alpha scales x, so its gradient is dx's against x",
+                 worst(tape["alpha"].grad - np.sum(dx * first.value) / alpha))]
     x_hat = tape["x_hat"].value
     props = [(f"sum_{over}(dx * x_hat): the output ignores a rescaling of x (up to eps)",
               worst(np.sum(dx * x_hat, axis=axes)))]

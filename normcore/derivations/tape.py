@@ -187,6 +187,15 @@ class Tape:
                   f"d_{a.name} += d_{name} * {name}", lambda g, out, v: g * out)],
             f"{name} = exp({a.name})", rf"{tex} = e^{{{a.tex}}}")
 
+    def tanh(self, a, name, step, tex):
+        """tanh(a); its derivative is written with the output: 1 - tanh(a)**2 = 1 - out**2."""
+        return self._op(
+            name, step, tex, np.tanh,
+            [Edge(a, f"d {name}/d {a.name} = 1 - tanh({a.name})**2 = 1 - {name}**2",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1 - {tex}^2",
+                  f"d_{a.name} += d_{name} * (1 - {name}**2)", lambda g, out, v: g * (1.0 - out * out))],
+            f"{name} = tanh({a.name})", rf"{tex} = \tanh {a.tex}")
+
     def mul(self, a, b, name, step, tex, over_a=None, over_b=None):
         """a * b with broadcasting; ``over_a``/``over_b`` name the axes a's / b's share is summed over."""
         ra = f"sum_{over_a}(d_{name} * {b.name})" if over_a else f"d_{name} * {b.name}"

@@ -23,9 +23,9 @@ API = [
      "Forward and Backward formulas in the names the code uses (mean, var, rstd, x_hat, gamma, "
      "beta), with the shape of every line. The standardisation arithmetic that LayerNorm, "
      "BatchNorm, GroupNorm and InstanceNorm share is written once, in "
-     "``normcore.norms.standardization``.",
+     "``normcore.norms.standardization``. DyT, which replaces a norm by a tanh, has no statistics.",
      [("normcore", ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
-                    "InstanceNorm1d", "InstanceNorm2d")),
+                    "InstanceNorm1d", "InstanceNorm2d", "DyT")),
       ("normcore.norms.standardization", None)]),
     ("gradcheck", "Gradient checks",
      "Numerical against analytic gradients of the input and of every parameter, with a random "

@@ -11,29 +11,31 @@ from numpy.typing import ArrayLike, DTypeLike
 from .._array import (RngLike, as_array, check_upstream, flag, float_input, integer, make_rng, positive_int,
                       real_number)
 from ..module import Module, Sequential
-from ..norms import LayerNorm, RMSNorm
+from ..norms import DyT, LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
 from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
 
-NORMS = ("layernorm", "rmsnorm")
+NORMS = ("layernorm", "rmsnorm", "dyt")
 NORM_TIERS = ("reference", "fast")
 
 
-def norm_class(norm: str, tier: str = "reference") -> type[LayerNorm] | type[RMSNorm]:
-    """The class of the norm named ``norm`` ("layernorm" or "rmsnorm") in ``tier``: "reference"
-    (``normcore.norms``, the readable layers) or "fast" (``normcore.fast``, the same layers with
-    cache-blocked kernels, for experiments bound by time; imported only when asked for)."""
+def norm_class(norm: str, tier: str = "reference") -> type[LayerNorm] | type[RMSNorm] | type[DyT]:
+    """The class of the norm named ``norm`` ("layernorm", "rmsnorm" or "dyt") in ``tier``:
+    "reference" (``normcore.norms``, the readable layers) or "fast" (``normcore.fast``, the
+    same layers with cache-blocked kernels, for experiments bound by time; imported only when
+    asked for). DyT has no fast twin (it is one element-wise pass, with no reduction to block):
+    the reference class serves both tiers."""
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
     if tier not in NORM_TIERS:
         raise ValueError(f"norm_tier must be one of {NORM_TIERS}, got {tier!r}")
-    if tier == "fast":
+    if tier == "fast" and norm != "dyt":
         from .. import fast
         return {"layernorm": fast.LayerNorm, "rmsnorm": fast.RMSNorm}[norm]
-    return {"layernorm": LayerNorm, "rmsnorm": RMSNorm}[norm]
+    return {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "dyt": DyT}[norm]
 POSITIONS = ("pre", "post", "deepnorm", "none")
 
 

@@ -5,11 +5,12 @@ share; ``base`` the bookkeeping every norm shares. The fast tier is ``normcore.f
 """
 
 from .batchnorm import BatchNorm1d, BatchNorm2d
+from .dyt import DyT
 from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
 from .standardization import mean_over, moments, scaled_mean_square, size_scale, standardize, standardize_backward
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "DyT", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
            "LayerNorm", "RMSNorm", "mean_over", "moments", "scaled_mean_square", "size_scale", "standardize",
            "standardize_backward"]

@@ -1,6 +1,6 @@
-"""The catalog of mistakes people make when they hand-write a norm layer, Dropout, softmax,
-log-softmax, cross-entropy, attention, a residual block with its norm, or a small MLP with
-BatchNorm.
+"""The catalog of mistakes people make when they hand-write a norm layer, DyT, Dropout,
+softmax, log-softmax, cross-entropy, attention, a residual block with its norm, or a small MLP
+with BatchNorm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -123,6 +123,18 @@ MLP_DH = Anchor("dh", "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h
 MLP_DW1 = Anchor("dw1", "self.w1.grad += x.T @ dh")
 MLP_DB1 = Anchor("db1", "self.b1.grad += dh.sum(axis=0)")
 MLP_HBN = "(self.gamma.data * h_hat + self.beta.data)"  # tanh's input, recomputed in the backward
+# --- dyt ---
+DYT_ALPHA = Anchor("alpha", "np.full(1, alpha_init, dtype)")
+DYT_U = Anchor("u", "u = self.alpha.data * x")
+DYT_SCALE = Anchor("scale", "y = y * self.gamma.data")
+DYT_DBETA = Anchor("dbeta", "self.beta.grad += dy.sum(axis=lead)")
+DYT_DGAMMA = Anchor("dgamma", "self.gamma.grad += (dy * t).sum(axis=lead)")
+DYT_DGAMMA_T = Anchor("dgamma", "(dy * t)")
+DYT_DT = Anchor("dt", "dt = dy * self.gamma.data")
+DYT_SLOPE = Anchor("du", "(1.0 - t ** 2)")
+DYT_DALPHA = Anchor("dalpha", "self.alpha.grad += (du * x).sum()")
+DYT_DALPHA_SUM = Anchor("dalpha", "(du * x).sum()")
+DYT_DX = Anchor("dx", "dx = self.alpha.data * du")
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -325,6 +337,11 @@ CATALOG = [
                                    (DBETA_LEAD, "self.beta.grad += dy.sum()")),
                                   ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),
                                    (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
+            # DyT: gamma and beta summed over every element, as alpha's gradient is; or averaged
+            "dyt": [((DYT_DGAMMA, "self.gamma.grad += (dy * t).sum()"),
+                     (DYT_DBETA, "self.beta.grad += dy.sum()")),
+                    ((DYT_DGAMMA, "self.gamma.grad += (dy * t).mean(axis=lead)"),
+                     (DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"))],
         },
     ),
     Mistake(
@@ -346,6 +363,8 @@ CATALOG = [
                 MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
             "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (
                 DGAMMA_LEAD, DBETA_LEAD, BLOCK_DW1, BLOCK_DB1, BLOCK_DW2, BLOCK_DB2))],
+            "dyt": [tuple((line, line.replace("+=", "=")) for line in (
+                DYT_DBETA, DYT_DGAMMA, DYT_DALPHA))],
         },
     ),
     Mistake(
@@ -930,6 +949,101 @@ CATALOG = [
              (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
         ]},
     ),
+    # --- dyt ---
+    Mistake(
+        "dyt-dalpha-not-summed",
+        "DyT's dalpha not summed over every element",
+        "the forward, dx, dgamma and dbeta are right, dalpha is not: it is an array with one "
+        "value per channel (alpha kept per channel, or du * x summed over the batch only) or "
+        "one per row (summed over the last axis only), or one number N * D times too small "
+        "(the mean); a batch of one, or a single channel, can hide the array",
+        "alpha is ONE scalar that multiplies every element of x, so each element sends its "
+        "share du * x back to it: dalpha is the sum over every axis, the batch and the "
+        "channels alike, one number of shape (1,).",
+        {"dyt": [
+            ((DYT_ALPHA, "np.full(self.normalized_shape, alpha_init, dtype)"),
+             (DYT_DALPHA_SUM, "(du * x).sum(axis=lead)")),
+            ((DYT_DALPHA, "self.alpha.grad = self.alpha.grad + (du * x).sum(axis=-1)"),),
+            ((DYT_DALPHA_SUM, "(du * x).mean()"),),
+        ]},
+    ),
+    Mistake(
+        "dyt-tanh-derivative-from-input",
+        "DyT's tanh derivative taken from its input",
+        "the forward, dgamma and dbeta are right; dx and dalpha are not: the gradient through "
+        "tanh was multiplied by 1 - x**2 (or 1 - (alpha * x)**2), the input squared, which "
+        "turns negative where it exceeds 1 in size, instead of 1 - t**2 with t = tanh(alpha * x)",
+        "d tanh(u) / du = 1 - tanh(u)**2: written with tanh's output t, which the forward "
+        "already has, not with its input; it lies between 0 and 1 and vanishes where tanh "
+        "saturates.",
+        {"dyt": [((DYT_SLOPE, "(1.0 - x ** 2)"),),
+                 ((DYT_SLOPE, "(1.0 - (self.alpha.data * x) ** 2)"),)]},
+    ),
+    Mistake(
+        "dyt-dx-missing-alpha",
+        "DyT's dx without the factor alpha",
+        "the forward and every parameter gradient are right; dx is off by the factor alpha "
+        "everywhere (1 / alpha times the right value): the chain rule stopped at u = alpha * x",
+        "u = alpha * x, so du/dx = alpha: dx = alpha * du, the last link of the chain.",
+        {"dyt": [((DYT_DX, "dx = du"),)]},
+    ),
+    Mistake(
+        "dyt-dalpha-missing-x",
+        "DyT's dalpha without the factor x",
+        "the forward, dx, dgamma and dbeta are right; dalpha is the sum of du alone: the "
+        "factor x of d(alpha * x) / d alpha was dropped",
+        "u = alpha * x, so du/dalpha = x: dalpha sums du * x, the gradient at u times the "
+        "input, over every element.",
+        {"dyt": [((DYT_DALPHA_SUM, "du.sum()"),)]},
+    ),
+    Mistake(
+        "dyt-gamma-inside-tanh",
+        "DyT with gamma inside the tanh",
+        "every number is off, the forward first: y = tanh(alpha * gamma * x) + beta, so gamma "
+        "scales tanh's input instead of its output and the outputs never leave (beta - 1, "
+        "beta + 1)",
+        "DyT squashes first and scales after, as LayerNorm's affine comes after the "
+        "normalisation: y = gamma * tanh(alpha * x) + beta, so gamma can undo the squashing's "
+        "range.",
+        {"dyt": [(
+            (DYT_U, "u = self.alpha.data * self.gamma.data * x"),
+            (DYT_SCALE, "y = y"),
+            (DYT_DGAMMA_T, "(dy * (1.0 - t ** 2) * self.alpha.data * x)"),
+            (DYT_DT, "dt = dy"),
+            (DYT_DALPHA_SUM, "(du * self.gamma.data * x).sum()"),
+            (DYT_DX, "dx = self.alpha.data * self.gamma.data * du"),
+        )]},
+    ),
+    Mistake(
+        "dyt-dgamma-from-input",
+        "DyT's dgamma computed with the input instead of t",
+        "the forward, dx, dalpha and dbeta are right, dgamma is not: it sums dy * x (or "
+        "dy * alpha * x) where gamma multiplies t = tanh(alpha * x), as if gamma scaled the "
+        "input (LayerNorm's dgamma = sum(dy * x_hat) with x in place of x_hat)",
+        "y = gamma * t + beta, so dy/dgamma = t: dgamma sums dy * t over the leading axes, "
+        "t being what gamma multiplies.",
+        {"dyt": [((DYT_DGAMMA_T, "(dy * x)"),),
+                 ((DYT_DGAMMA_T, "(dy * self.alpha.data * x)"),)]},
+    ),
+    Mistake(
+        "dyt-dbeta-not-summed",
+        "DyT's dbeta missing, or averaged instead of summed",
+        "everything is right except dbeta: it stays zero (beta's gradient was never added), "
+        "or it is the mean of dy over the leading axes, too small by their size",
+        "beta is added at every position of the leading axes, so its gradient is the sum of "
+        "dy over them, one entry per element of normalized_shape, added into beta.grad.",
+        {"dyt": [((DYT_DBETA, "pass"),),
+                 ((DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"),)]},
+    ),
+    Mistake(
+        "dyt-backward-no-gamma",
+        "DyT's backward without the factor gamma",
+        "the forward, dgamma and dbeta are right; dx and dalpha are not: the gradient was "
+        "sent into tanh as dy itself instead of dy * gamma",
+        "y = gamma * t + beta, so the gradient reaching t is scaled by gamma: dt = dy * gamma, "
+        "and the rest of the backward (du, dx, dalpha) starts from dt.",
+        {"dyt": [((DYT_DT, "dt = dy"),)]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -994,6 +1108,17 @@ TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
 TAUGHT_IN.update({m: SOLUTION.format("transformer_block") for m in (
     "block-residual-grad-dropped", "block-norm-backward-skipped", "block-relu-mask-missing",
     "block-pre-post-swapped", "block-norm-on-branch-output")})
+EXPLAIN_DYT = "normcore explain dyt ({})"  # DyT's forward and backward, node by node
+TAUGHT_IN.update({
+    "dyt-dalpha-not-summed": EXPLAIN_DYT.format("alpha gets a share from every element"),
+    "dyt-tanh-derivative-from-input": EXPLAIN_DYT.format("tanh's slope, 1 - t**2"),
+    "dyt-dx-missing-alpha": EXPLAIN_DYT.format("scale by alpha: the share to x"),
+    "dyt-dalpha-missing-x": EXPLAIN_DYT.format("scale by alpha: the share to alpha"),
+    "dyt-gamma-inside-tanh": EXPLAIN_DYT.format("the forward: tanh, then scale, then shift"),
+    "dyt-dgamma-from-input": EXPLAIN_DYT.format("scale: the share to gamma"),
+    "dyt-dbeta-not-summed": EXPLAIN_DYT.format("shift: the share to beta"),
+    "dyt-backward-no-gamma": EXPLAIN_DYT.format("scale: the share to t"),
+})
 TAUGHT_IN.update({m: NB.format("interview_practice", section)
                   for section, mistakes in SECTION_9.items() for m in mistakes})
 

@@ -193,6 +193,74 @@ RMSNORM = Exercise(
     (6,), (4, 6), difficulty=1, minutes=20,
 )
 
+# --- DyT (Dynamic Tanh) ------------------------------------------------------------------------
+DYT = ("alpha", "gamma", "beta")
+
+
+def _dyt_layer(make, rng, normalized_shape, alpha, kwargs=None):
+    """DyT(normalized_shape, alpha_init=alpha) with random gamma and beta."""
+    layer = make(normalized_shape, alpha_init=alpha, **(kwargs or {}))
+    _randomize(layer, rng, tuple(normalized_shape), ("gamma", "beta"))
+    return layer
+
+
+def dyt_probe(label, normalized_shape, xshape, alpha=(0.3, 1.5), dtype=np.float64, scale=1.0):
+    """A forward and backward of DyT(normalized_shape, alpha_init=alpha) on a random input:
+    alpha drawn uniformly from the range ``alpha`` (a negative range for a negative alpha),
+    gamma and beta random, x standard normal times ``scale``. alpha * x decides the regime:
+    |alpha * x| above about 3 saturates tanh (t = +-1, slope near 0), below 0.1 it is nearly
+    linear (t = alpha * x)."""
+    def run(rec, make, rng):
+        layer = _dyt_layer(make, rng, normalized_shape, float(rng.uniform(*alpha)))
+        x = (rng.standard_normal(xshape) * scale).astype(dtype)
+        _step(rec, layer, x, rng, DYT)
+    return Probe(label, run)
+
+
+def dyt_assigned_alpha(rec, make, rng):
+    """The default alpha_init (0.5), then alpha assigned through alpha.data as an optimizer
+    would: the forward must read the Parameter, not a copy of alpha_init. One channel, so
+    that an alpha of any shape with one value can be assigned."""
+    layer = make(1)
+    _randomize(layer, rng, (1,), ("gamma", "beta"))
+    x = rng.standard_normal((5, 1)) * 2.0
+    rec("forward with the default alpha_init", layer.forward(x), F64)
+    layer.set_param("alpha", rng.uniform(1.0, 2.0, 1))
+    _step(rec, layer, x, rng, DYT, prefix="alpha assigned: ")
+
+
+def dyt_accumulation(rec, make, rng):
+    """Two backward calls after one forward: every parameter gradient must be their sum."""
+    layer = _dyt_layer(make, rng, (6,), float(rng.uniform(0.3, 1.5)))
+    layer.check_accumulates(DYT)
+    layer.forward(rng.standard_normal((4, 6)))
+    layer.zero_grad(DYT)
+    layer.backward(rng.standard_normal((4, 6)))
+    layer.backward(rng.standard_normal((4, 6)))
+    for name in DYT:
+        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+
+
+DYT_EXERCISE = Exercise(
+    "dyt", "DyT", norms.DyT,
+    "DyT(normalized_shape, alpha_init=0.5): y = gamma * tanh(alpha * x) + beta, input "
+    "(*, *normalized_shape); alpha one scalar of shape (1,)",
+    (
+        dyt_probe("(4, 6)", (6,), (4, 6)),
+        dyt_probe("(2, 3, 5), rank 3", (5,), (2, 3, 5)),
+        dyt_probe("(2, 3, 4, 5), normalized_shape (4, 5)", (4, 5), (2, 3, 4, 5)),
+        dyt_probe("(4, 6) float32", (6,), (4, 6), dtype=np.float32),
+        dyt_probe("one sample (1, 6)", (6,), (1, 6)),
+        dyt_probe("one channel (5, 1)", (1,), (5, 1)),
+        dyt_probe("tanh saturated, alpha ~ 3 (4, 6)", (6,), (4, 6), alpha=(2.5, 4.0), scale=3.0),
+        dyt_probe("tanh nearly linear, alpha ~ 0.05 (4, 6)", (6,), (4, 6), alpha=(0.03, 0.08)),
+        dyt_probe("negative alpha (3, 2, 4)", (4,), (3, 2, 4), alpha=(-1.5, -0.3), scale=2.0),
+        Probe("default alpha_init, then alpha assigned (5, 1)", dyt_assigned_alpha),
+        Probe("gradients accumulate (4, 6)", dyt_accumulation),
+    ),
+    (6,), (4, 6), difficulty=1, minutes=15,
+)
+
 # --- GroupNorm --------------------------------------------------------------------------------
 GN = ("gamma", "beta")
 GROUPNORM = Exercise(
@@ -519,8 +587,8 @@ TRANSFORMER_BLOCK = Exercise(
 )
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 LOG_SOFTMAX, CROSS_ENTROPY, ATTENTION, TRANSFORMER_BLOCK,
-                                 MLP_WITH_BATCHNORM)}
+                                 LOG_SOFTMAX, DYT_EXERCISE, CROSS_ENTROPY, ATTENTION,
+                                 TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM)}
 
 
 def path():

@@ -76,6 +76,8 @@ def exercise_for(cls, layer=None):
         return max(named, key=lambda n: n[0])[1]
     if "rms" in key:
         return EXERCISES["rmsnorm"]
+    if "dynamictanh" in key:
+        return EXERCISES["dyt"]
     raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
                       f"({', '.join(EXERCISES)})")
 

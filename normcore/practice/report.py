@@ -18,7 +18,7 @@ NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rms
              "groupnorm": "groupnorm_instancenorm", "dropout": "dropout"}
 INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "9.2",
                       "attention": "9.3", "transformer_block": "9.4"}
-EXPLAINED = ("batchnorm", "layernorm", "rmsnorm")  # the norms `normcore explain` steps through
+EXPLAINED = ("batchnorm", "layernorm", "rmsnorm", "dyt")  # the norms `normcore explain` steps through
 
 FORWARD_HINTS = {
     "batchnorm": "BatchNorm standardises each channel over the batch (and length) axes with "
@@ -28,6 +28,9 @@ FORWARD_HINTS = {
                  "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta.",
     "rmsnorm": "RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
                "normalised axes of each sample, then gamma; no mean, no beta.",
+    "dyt": "DyT squashes each element on its own, with no statistics: y = gamma * "
+           "tanh(alpha * x) + beta, alpha one scalar of shape (1,), gamma and beta over the "
+           "last len(normalized_shape) axes; cast y back to x's dtype.",
     "groupnorm": "GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
                  "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back.",
     "dropout": "Inverted dropout zeroes each unit with probability p in training and scales "
@@ -55,6 +58,9 @@ DX_HINTS = {
     "rmsnorm": "RMSNorm's dx has two paths, the direct one and the one through the RMS: "
                "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
                "x_hat (up to eps) but need not sum to zero.",
+    "dyt": "DyT's backward goes node by node, element by element: dt = dy * gamma, "
+           "du = dt * (1 - t**2) with t = tanh(alpha * x) from the forward, dx = alpha * du, "
+           "and dalpha = the sum of du * x over every element, one number.",
     "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
                "(1 - p) in training, dx = dy in evaluation.",
     "softmax": "Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
@@ -92,7 +98,8 @@ def _teaching(exercise, backward):
     if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
         section = INTERVIEW_SECTIONS.get(exercise)
         also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
-        return f"normcore practice solution {exercise} (the derivation in its docstring){also}"
+        explain = f"normcore explain {exercise}, or " if backward and exercise in EXPLAINED else ""
+        return f"{explain}normcore practice solution {exercise} (the derivation in its docstring){also}"
     notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
     if backward:
         explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
@@ -136,6 +143,9 @@ def _generic_hints(exercise, checks):
                      "broadcast over, one entry per parameter.")
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+    if exercise in DX_HINTS and not any(r.startswith("dx") for r in values) and any(
+            r.startswith("dalpha") for r in values):  # dalpha alone: the same node-by-node hint
+        hints.append(DX_HINTS[exercise])
     names = {r.partition(" ")[0] for r in values}
     if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
         hints.append(WEIGHT_HINTS[exercise])
