@@ -32,6 +32,7 @@ failure, which is the truth, not a bug of the bridge.
 """
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -227,7 +228,21 @@ def attention_keys(m):
 @converts(nn.MultiheadAttention, nn.MultiheadSelfAttention, nn.CausalSelfAttention)
 def _multihead_attention(m, sub):
     """torch's own ``nn.MultiheadAttention`` (batch_first), called as normcore's layer: with
-    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention."""
+    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention. With
+    ``qk_norm``, which torch's layer lacks, the twin ``QKNormAttention`` written with torch ops."""
+    if m.qk_norm is not None:
+        cross = isinstance(m, nn.MultiheadAttention)
+        t = (_twins().QKNormAttention if cross else _twins().QKNormSelfAttention)(
+            m.embed_dim, m.num_heads, m.causal, m.add_zero_attn,
+            {name: sub(child) for name, child in _named_children(m)},
+            m.bias_k is not None)
+        t.normcore_class = type(m)
+        t.normcore_args = (dict(embed_dim=m.embed_dim, num_heads=m.num_heads, bias=m.q.bias is not None,
+                                add_bias_kv=m.add_bias_kv, add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim,
+                                causal=m.causal, qk_norm=m.qk_norm) if cross else
+                           dict(d_model=m.d_model, n_heads=m.n_heads, bias=m.q.bias is not None, qk_norm=m.qk_norm,
+                                **({} if isinstance(m, nn.CausalSelfAttention) else {"causal": m.causal})))
+        return t
     twin = _twins().MultiheadAttention if isinstance(m, nn.MultiheadAttention) else _twins().SelfAttention
     t = twin(m.embed_dim, m.num_heads, bias=m.q.bias is not None, add_bias_kv=m.add_bias_kv,
              add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=True)
@@ -243,8 +258,9 @@ def _feedforward(m, sub):
 @converts(nn.TransformerBlock)
 def _block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerEncoderLayer`` (norm_first for "pre");
-    the other blocks (RMSNorm, "deepnorm", "none"): a twin of normcore's block."""
-    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps:
+    the other blocks (RMSNorm, "deepnorm", "none", "peri", qk_norm): a twin of normcore's block."""
+    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps
+            and m.attn.qk_norm is None):
         t = _twins().TransformerEncoderLayer(
             m.d_model, m.attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -413,6 +429,7 @@ def _from_torch_builders():
         return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
 
     return {
+        _twins().QKNormAttention: lambda t, sub: t.normcore_class(**t.normcore_args),  # to_torch's qk_norm twin
         tnn.MultiheadAttention: attention,
         tnn.TransformerEncoderLayer: encoder_layer,
         tnn.TransformerDecoderLayer: decoder_layer,
@@ -438,6 +455,7 @@ def _from_torch_builders():
 def _twins():
     """torch.nn twins of the normcore modules torch has no one-to-one layer for."""
     torch = _torch()
+    F = torch.nn.functional
 
     class PositionalEmbedding(torch.nn.Module):
         """y = x + weight[:T], as normcore.nn.PositionalEmbedding."""
@@ -490,6 +508,63 @@ def _twins():
         def forward(self, x, key_padding_mask=None, attn_mask=None):
             return super().forward(x, x, x, key_padding_mask, attn_mask)
 
+    class QKNormAttention(torch.nn.Module):
+        """normcore's ``MultiheadAttention`` with ``qk_norm`` in plain torch ops (torch's layer has
+        no QK-norm): q, k, v, o are ``nn.Linear``, q_norm and k_norm torch's ``nn.RMSNorm`` or
+        ``nn.LayerNorm`` over D, applied per head after the split and before 1/sqrt(D); bias_k
+        is appended before the split (and normalised), the zero key after the norm. The softmax
+        is explicit, so a fully masked row gives NaN, as normcore and torch's math path do.
+        Masks in normcore's convention (boolean True = masked out, floating added)."""
+
+        def __init__(self, embed_dim, num_heads, causal, add_zero_attn, children, add_bias_kv):
+            super().__init__()
+            self.embed_dim, self.num_heads, self.causal = embed_dim, num_heads, causal
+            self.add_zero_attn = add_zero_attn
+            if add_bias_kv:
+                self.bias_k = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
+                self.bias_v = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
+            else:
+                self.bias_k = self.bias_v = None
+            for name, child in children.items():
+                self.add_module(name, child)
+
+        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None):
+            (B, Tq, E), Tk, H = query.shape, key.shape[1], self.num_heads
+            D = E // H
+
+            def split(t):
+                return t.reshape(B, t.shape[1], H, D).transpose(1, 2)
+
+            q = self.q_norm(split(self.q(query)))
+            k, v = self.k(key), self.v(value)
+            if self.bias_k is not None:
+                k = torch.cat([k, self.bias_k.expand(B, 1, E)], dim=1)
+                v = torch.cat([v, self.bias_v.expand(B, 1, E)], dim=1)
+            k, v = self.k_norm(split(k)), split(v)
+            if self.add_zero_attn:
+                zero = torch.zeros(B, H, 1, D, dtype=q.dtype)
+                k, v = torch.cat([k, zero], dim=2), torch.cat([v, zero], dim=2)
+            S = q @ k.transpose(-1, -2) / math.sqrt(D)
+            M = torch.zeros(Tq, Tk, dtype=S.dtype)
+            if self.causal:
+                M = M.masked_fill(torch.ones(Tq, Tk, dtype=torch.bool).triu(1), -torch.inf)
+            for mask, padding in ((key_padding_mask, True), (attn_mask, False)):
+                if mask is None:
+                    continue
+                add = (torch.zeros(mask.shape, dtype=S.dtype).masked_fill(mask, -torch.inf)
+                       if mask.dtype == torch.bool else mask.to(S.dtype))
+                M = M + (add[:, None, None, :] if padding else add)
+            S = S + F.pad(M, (0, k.shape[2] - Tk))  # the added keys are never masked
+            A = torch.softmax(S, dim=-1) @ v
+            return self.o(A.transpose(1, 2).reshape(B, Tq, E))
+
+    class QKNormSelfAttention(QKNormAttention):
+        """``QKNormAttention`` called as normcore's self-attention: ``forward(x, key_padding_mask=None,
+        attn_mask=None)``."""
+
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
+            return super().forward(x, x, x, key_padding_mask, attn_mask)
+
     class TransformerEncoderLayer(torch.nn.TransformerEncoderLayer):
         """``torch.nn.TransformerEncoderLayer`` itself (batch_first), called as normcore's block:
         ``forward(x, key_padding_mask=None, attn_mask=None)``, with ``causal`` merged into the
@@ -513,7 +588,8 @@ def _twins():
 
     class TransformerBlock(torch.nn.Module):
         """pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x)));
-        none: x + drop(F(x)); for F = attn (norm1, drop1), then ffn (norm2, drop2)."""
+        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); for F = attn (norm1, drop1,
+        norm1_out), then ffn (norm2, drop2, norm2_out)."""
 
         def __init__(self, position, alpha, children):
             super().__init__()
@@ -529,6 +605,8 @@ def _twins():
                 drop = getattr(self, f"drop{i}")
                 if self.position == "pre":
                     x = x + drop(f(norm(x)))
+                elif self.position == "peri":
+                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
                 elif self.position == "none":
                     x = x + drop(f(x))
                 else:
@@ -550,7 +628,8 @@ def _twins():
             return x
 
     return type("Twins", (), dict(
-        PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention,
+        PositionalEmbedding=PositionalEmbedding, SelfAttention=SelfAttention, QKNormAttention=QKNormAttention,
+        QKNormSelfAttention=QKNormSelfAttention,
         MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
         FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks))
 
@@ -744,8 +823,9 @@ def decoder_keys(m):
 def _decoder_block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerDecoderLayer`` (norm_first for "pre"),
     called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, "deepnorm",
-    "none"): a twin of normcore's block."""
-    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps:
+    "none", "peri", qk_norm): a twin of normcore's block."""
+    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps
+            and m.self_attn.qk_norm is None):
         t = _decoder_twins().TransformerDecoderLayer(
             m.d_model, m.self_attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -788,7 +868,8 @@ def _decoder_twins():
     class TransformerDecoderBlock(torch.nn.Module):
         """normcore's decoder block in torch, for the positions and norms torch's layer lacks:
         pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x))); none: x + drop(F(x));
-        for F = self_attn (norm1, drop1), cross_attn to memory (norm2, drop2), ffn (norm3, drop3)."""
+        peri: x + Norm_out(drop(F(Norm(x)))); for F = self_attn (norm1, drop1, norm1_out),
+        cross_attn to memory (norm2, drop2, norm2_out), ffn (norm3, drop3, norm3_out)."""
 
         def __init__(self, position, alpha, children):
             super().__init__()
@@ -809,6 +890,8 @@ def _decoder_twins():
                 drop = getattr(self, f"drop{i}")
                 if self.position == "pre":
                     x = x + drop(f(norm(x)))
+                elif self.position == "peri":
+                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
                 elif self.position == "none":
                     x = x + drop(f(x))
                 else:
