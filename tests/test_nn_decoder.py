@@ -11,7 +11,7 @@ import normcore as nc
 from normcore import nn
 from normcore.layer_cases import perturb_parameters
 
-POSITIONS = ["pre", "post", "deepnorm", "none"]
+POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 NORMS = ["layernorm", "rmsnorm"]
 
 
@@ -81,6 +81,10 @@ def test_forward_formulas_by_position():
             h1 = x + b.self_attn(x)
             h2 = h1 + ca(h1)
             expect = h2 + b.ffn(h2)
+        elif position == "peri":
+            h1 = x + b.norm1_out(b.self_attn(b.norm1(x)))
+            h2 = h1 + b.norm2_out(ca(b.norm2(h1)))
+            expect = h2 + b.norm3_out(b.ffn(b.norm3(h2)))
         else:
             h1 = b.norm1(a * x + b.self_attn(x))
             h2 = b.norm2(a * h1 + ca(h1))
