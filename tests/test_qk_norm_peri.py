@@ -360,8 +360,9 @@ def test_blocks_with_peri_and_qk_norm_match_torch(label, make, inputs, dtype):
 
 
 @needs_torch
-@pytest.mark.parametrize("position, qk_norm, norm", [("peri", None, "layernorm"), ("peri", "rmsnorm", "rmsnorm"),
-                                                     ("pre", "layernorm", "layernorm"), ("post", "rmsnorm", "layernorm")])
+@pytest.mark.parametrize("position, qk_norm, norm", [
+    ("peri", None, "layernorm"), ("peri", "rmsnorm", "rmsnorm"), ("pre", "layernorm", "layernorm"),
+    ("post", "rmsnorm", "layernorm")])
 def test_models_with_peri_and_qk_norm_match_torch(position, qk_norm, norm):
     rng = np.random.default_rng(6)
     tiny = _random(nc.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, norm=norm, position=position, qk_norm=qk_norm,

@@ -332,8 +332,8 @@ class MultiheadAttention(_Attention):
     after ``bias_k``/``bias_v`` (PyTorch's order). ``value_gain`` scales the initialisation of
     the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
     initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
-    normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P (the masks are not kept: P already holds their effect) and the
-    inputs' dtype.
+    normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P
+    (the masks are not kept: P already holds their effect) and the inputs' dtype.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
