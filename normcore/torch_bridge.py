@@ -17,9 +17,10 @@ numbers under other names (``nn.MultiheadAttention``'s ``in_proj_weight`` holds 
 stacked; ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the
 torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and
 ``key_map`` resolves every key of a model through it. Where torch has no one-to-one layer
-(learned positions, the Transformer block with RMSNorm, DeepNorm's alpha or no norm, the tiny
-language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
-use; they also hold the subclasses of torch's own layers that are called as normcore's are
+(learned positions, the Transformer block with RMSNorm, DeepNorm's alpha, no norm or Peri-LN's
+two norms, attention with QK-norm, the tiny language model), small ``torch.nn.Module`` twins
+are defined in ``_twins()``, built on first use, written in torch ops with torch's own norms;
+they also hold the subclasses of torch's own layers that are called as normcore's are
 (attention returning only its output, normcore's ``causal`` flag).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
@@ -319,7 +320,8 @@ def from_torch(tmodule):
     returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
     and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``),
     ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock``, causal by construction: it
-    equals torch's layer called with the causal ``tgt_mask``); a
+    equals torch's layer called with the causal ``tgt_mask``), ``to_torch``'s QK-norm attention
+    twin (the attention class and options it was made from); a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
