@@ -113,8 +113,9 @@ class FixedTarget(Module):
 def transformer_cases(seed=0):
     """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
     feed-forward, every block position with both norms (and DyT, pre and post), an encoder
-    block, a 2-block model, the decoder block, an encoder-decoder model, and the losses. Sizes
-    are tiny so that central differences over every parameter stay fast."""
+    block, a 2-block model, the decoder block, an encoder-decoder model, QK-norm in each
+    attention and Peri-LN in each block and model, and the losses. Sizes are tiny so that
+    central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
     rng = np.random.default_rng(seed)
@@ -144,8 +145,18 @@ def transformer_cases(seed=0):
              (x(2, 3, 4), x(2, 4, 4), x(2, 4, 4))),
         Case("TransformerBlock encoder post", nn.TransformerBlock(4, 2, 6, position="post", causal=False, rng=seed),
              (x(2, 3, 4),)),
+        # QK-norm: D = 3 channels per head (a LayerNorm over 2 channels is all eps, too ill-conditioned)
+        Case("CausalSelfAttention qk_norm=rmsnorm", nn.CausalSelfAttention(6, 2, qk_norm="rmsnorm", rng=seed),
+             (x(2, 3, 6),)),
+        Case("MultiheadSelfAttention qk_norm=layernorm",
+             nn.MultiheadSelfAttention(6, 2, qk_norm="layernorm", rng=seed), (x(2, 3, 6),)),
+        Case("MultiheadAttention qk_norm=layernorm bias_kv zero_attn",
+             nn.MultiheadAttention(6, 2, add_bias_kv=True, add_zero_attn=True, kdim=4, qk_norm="layernorm",
+                                   rng=seed), (x(2, 3, 6), x(2, 4, 4), x(2, 4, 6))),
+        Case("MultiheadAttention qk_norm=rmsnorm Tq!=Tk", nn.MultiheadAttention(6, 2, qk_norm="rmsnorm", rng=seed),
+             (x(2, 3, 6), x(2, 5, 6), x(2, 5, 6))),
     ]
-    for position in ("pre", "post", "deepnorm", "none"):
+    for position in ("pre", "post", "deepnorm", "none", "peri"):
         for norm in ("layernorm", "rmsnorm"):
             if position == "none" and norm == "rmsnorm":
                 continue  # no norm: the same block as with layernorm
@@ -155,6 +166,18 @@ def transformer_cases(seed=0):
         Case("TransformerBlock pre dropout=0.3", nn.TransformerBlock(4, 2, 6, dropout=0.3, rng=seed),
              (x(2, 3, 4),)),
         Case("TinyTransformer 2 blocks pre", nn.TinyTransformer(5, 4, 2, 2, 4, d_ff=6, rng=seed), (ids(5, 2, 3),)),
+        Case("TransformerBlock encoder peri qk_norm=layernorm",
+             nn.TransformerBlock(6, 2, 8, position="peri", causal=False, qk_norm="layernorm", rng=seed),
+             (x(2, 3, 6),)),
+        Case("TinyTransformer 2 blocks peri qk_norm=rmsnorm",
+             nn.TinyTransformer(5, 8, 2, 2, 4, d_ff=6, position="peri", qk_norm="rmsnorm", rng=seed),
+             (ids(5, 2, 4),)),
+        Case("TransformerDecoderBlock peri qk_norm=rmsnorm",
+             nn.TransformerDecoderBlock(4, 2, 6, position="peri", qk_norm="rmsnorm", rng=seed),
+             (x(2, 3, 4), x(2, 4, 4))),
+        Case("TinySeq2Seq 1 + 1 blocks peri qk_norm=rmsnorm",
+             nn.TinySeq2Seq(5, 6, 8, 1, 2, 4, 3, d_ff=6, position="peri", qk_norm="rmsnorm", rng=seed),
+             (ids(5, 2, 4), ids(6, 2, 3))),
         Case("TransformerDecoderBlock pre", nn.TransformerDecoderBlock(4, 2, 6, rng=seed), (x(2, 3, 4), x(2, 4, 4))),
         Case("TransformerDecoderBlock post", nn.TransformerDecoderBlock(4, 2, 6, position="post", rng=seed),
              (x(2, 3, 4), x(2, 4, 4))),

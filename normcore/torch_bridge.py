@@ -17,9 +17,11 @@ numbers under other names (``nn.MultiheadAttention``'s ``in_proj_weight`` holds 
 stacked; ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the
 torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and
 ``key_map`` resolves every key of a model through it. Where torch has no one-to-one layer
-(learned positions, DyT, the Transformer block with RMSNorm, DyT, DeepNorm's alpha or no
-norm, the tiny language model), small ``torch.nn.Module`` twins are defined in ``_twins()``, built on first
-use; they also hold the subclasses of torch's own layers that are called as normcore's are
+(learned positions, DyT, the Transformer block with RMSNorm or DyT, DeepNorm's alpha, no
+norm or Peri-LN's two norms, attention with QK-norm, the tiny language model), small
+``torch.nn.Module`` twins are defined in ``_twins()``, built on first use, written in torch ops
+with torch's own norms; they also hold the subclasses of torch's own layers that are called as
+normcore's are
 (attention returning only its output, normcore's ``causal`` flag).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
@@ -32,6 +34,7 @@ failure, which is the truth, not a bug of the bridge.
 """
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -232,7 +235,21 @@ def attention_keys(m):
 @converts(nn.MultiheadAttention, nn.MultiheadSelfAttention, nn.CausalSelfAttention)
 def _multihead_attention(m, sub):
     """torch's own ``nn.MultiheadAttention`` (batch_first), called as normcore's layer: with
-    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention."""
+    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention. With
+    ``qk_norm``, which torch's layer lacks, the twin ``QKNormAttention`` written with torch ops."""
+    if m.qk_norm is not None:
+        cross = isinstance(m, nn.MultiheadAttention)
+        t = (_twins().QKNormAttention if cross else _twins().QKNormSelfAttention)(
+            m.embed_dim, m.num_heads, m.causal, m.add_zero_attn,
+            {name: sub(child) for name, child in _named_children(m)},
+            m.bias_k is not None)
+        t.normcore_class = type(m)
+        t.normcore_args = (dict(embed_dim=m.embed_dim, num_heads=m.num_heads, bias=m.q.bias is not None,
+                                add_bias_kv=m.add_bias_kv, add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim,
+                                causal=m.causal, qk_norm=m.qk_norm) if cross else
+                           dict(d_model=m.d_model, n_heads=m.n_heads, bias=m.q.bias is not None, qk_norm=m.qk_norm,
+                                **({} if isinstance(m, nn.CausalSelfAttention) else {"causal": m.causal})))
+        return t
     twin = _twins().MultiheadAttention if isinstance(m, nn.MultiheadAttention) else _twins().SelfAttention
     t = twin(m.embed_dim, m.num_heads, bias=m.q.bias is not None, add_bias_kv=m.add_bias_kv,
              add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=True)
@@ -248,8 +265,9 @@ def _feedforward(m, sub):
 @converts(nn.TransformerBlock)
 def _block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerEncoderLayer`` (norm_first for "pre");
-    the other blocks (RMSNorm, DyT, "deepnorm", "none"): a twin of normcore's block."""
-    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps:
+    the other blocks (RMSNorm, DyT, "deepnorm", "none", "peri", qk_norm): a twin of normcore's block."""
+    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps
+            and m.attn.qk_norm is None):
         t = _twins().TransformerEncoderLayer(
             m.d_model, m.attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -307,8 +325,9 @@ def from_torch(tmodule):
     Knows the classes ``from_torch_supported()`` names (and their subclasses, such as the modules ``to_torch``
     returns): the norms, Linear, the activations, Dropout, Sequential, ``nn.MultiheadAttention``
     and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``),
-    ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock``, causal by construction: it
-    equals torch's layer called with the causal ``tgt_mask``); a
+    ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock`` with ``causal=False``, as
+    torch's layer is unless its ``tgt_mask`` makes it causal), ``to_torch``'s QK-norm attention
+    twin (the attention class and options it was made from); a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
@@ -398,7 +417,9 @@ def _from_torch_builders():
         return block
 
     def decoder_layer(t, sub):
-        """A TransformerDecoderBlock: causal, so it equals ``t`` called with the causal tgt_mask."""
+        """A TransformerDecoderBlock, causal only if ``t`` is ``to_torch``'s causal twin: torch's own
+        layer is not causal by itself (its tgt_mask carries causality), so it becomes a block
+        with ``causal=False``."""
         attention_dropout = (t.self_attn.dropout, t.multihead_attn.dropout, t.dropout.p)
         if any(attention_dropout) or not t.dropout1.p == t.dropout2.p == t.dropout3.p:
             raise ValueError(
@@ -410,7 +431,8 @@ def _from_torch_builders():
                              f"{t.norm2.eps}, {t.norm3.eps}")
         block = nn.TransformerDecoderBlock(t.linear1.in_features, t.self_attn.num_heads, t.linear1.out_features,
                                            "layernorm", "pre" if t.norm_first else "post", t.dropout1.p,
-                                           activation=activation_name(t.activation), bias=t.linear1.bias is not None)
+                                           activation=activation_name(t.activation), bias=t.linear1.bias is not None,
+                                           causal=getattr(t, "causal", False))
         block.norm1.eps = block.norm2.eps = block.norm3.eps = t.norm1.eps
         return block
 
@@ -418,6 +440,7 @@ def _from_torch_builders():
         return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
 
     return {
+        _twins().QKNormAttention: lambda t, sub: t.normcore_class(**t.normcore_args),  # to_torch's qk_norm twin
         tnn.MultiheadAttention: attention,
         tnn.TransformerEncoderLayer: encoder_layer,
         tnn.TransformerDecoderLayer: decoder_layer,
@@ -443,6 +466,7 @@ def _from_torch_builders():
 def _twins():
     """torch.nn twins of the normcore modules torch has no one-to-one layer for."""
     torch = _torch()
+    F = torch.nn.functional
 
     class PositionalEmbedding(torch.nn.Module):
         """y = x + weight[:T], as normcore.nn.PositionalEmbedding."""
@@ -510,6 +534,63 @@ def _twins():
         def forward(self, x, key_padding_mask=None, attn_mask=None):
             return super().forward(x, x, x, key_padding_mask, attn_mask)
 
+    class QKNormAttention(torch.nn.Module):
+        """normcore's ``MultiheadAttention`` with ``qk_norm`` in plain torch ops (torch's layer has
+        no QK-norm): q, k, v, o are ``nn.Linear``, q_norm and k_norm torch's ``nn.RMSNorm`` or
+        ``nn.LayerNorm`` over D, applied per head after the split and before 1/sqrt(D); bias_k
+        is appended before the split (and normalised), the zero key after the norm. The softmax
+        is explicit, so a fully masked row gives NaN, as normcore and torch's math path do.
+        Masks in normcore's convention (boolean True = masked out, floating added)."""
+
+        def __init__(self, embed_dim, num_heads, causal, add_zero_attn, children, add_bias_kv):
+            super().__init__()
+            self.embed_dim, self.num_heads, self.causal = embed_dim, num_heads, causal
+            self.add_zero_attn = add_zero_attn
+            if add_bias_kv:
+                self.bias_k = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
+                self.bias_v = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
+            else:
+                self.bias_k = self.bias_v = None
+            for name, child in children.items():
+                self.add_module(name, child)
+
+        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None):
+            (B, Tq, E), Tk, H = query.shape, key.shape[1], self.num_heads
+            D = E // H
+
+            def split(t):
+                return t.reshape(B, t.shape[1], H, D).transpose(1, 2)
+
+            q = self.q_norm(split(self.q(query)))
+            k, v = self.k(key), self.v(value)
+            if self.bias_k is not None:
+                k = torch.cat([k, self.bias_k.expand(B, 1, E)], dim=1)
+                v = torch.cat([v, self.bias_v.expand(B, 1, E)], dim=1)
+            k, v = self.k_norm(split(k)), split(v)
+            if self.add_zero_attn:
+                zero = torch.zeros(B, H, 1, D, dtype=q.dtype)
+                k, v = torch.cat([k, zero], dim=2), torch.cat([v, zero], dim=2)
+            S = q @ k.transpose(-1, -2) / math.sqrt(D)
+            M = torch.zeros(Tq, Tk, dtype=S.dtype)
+            if self.causal:
+                M = M.masked_fill(torch.ones(Tq, Tk, dtype=torch.bool).triu(1), -torch.inf)
+            for mask, padding in ((key_padding_mask, True), (attn_mask, False)):
+                if mask is None:
+                    continue
+                add = (torch.zeros(mask.shape, dtype=S.dtype).masked_fill(mask, -torch.inf)
+                       if mask.dtype == torch.bool else mask.to(S.dtype))
+                M = M + (add[:, None, None, :] if padding else add)
+            S = S + F.pad(M, (0, k.shape[2] - Tk))  # the added keys are never masked
+            A = torch.softmax(S, dim=-1) @ v
+            return self.o(A.transpose(1, 2).reshape(B, Tq, E))
+
+    class QKNormSelfAttention(QKNormAttention):
+        """``QKNormAttention`` called as normcore's self-attention: ``forward(x, key_padding_mask=None,
+        attn_mask=None)``."""
+
+        def forward(self, x, key_padding_mask=None, attn_mask=None):
+            return super().forward(x, x, x, key_padding_mask, attn_mask)
+
     class TransformerEncoderLayer(torch.nn.TransformerEncoderLayer):
         """``torch.nn.TransformerEncoderLayer`` itself (batch_first), called as normcore's block:
         ``forward(x, key_padding_mask=None, attn_mask=None)``, with ``causal`` merged into the
@@ -533,7 +614,8 @@ def _twins():
 
     class TransformerBlock(torch.nn.Module):
         """pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x)));
-        none: x + drop(F(x)); for F = attn (norm1, drop1), then ffn (norm2, drop2)."""
+        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); for F = attn (norm1, drop1,
+        norm1_out), then ffn (norm2, drop2, norm2_out)."""
 
         def __init__(self, position, alpha, children):
             super().__init__()
@@ -549,6 +631,8 @@ def _twins():
                 drop = getattr(self, f"drop{i}")
                 if self.position == "pre":
                     x = x + drop(f(norm(x)))
+                elif self.position == "peri":
+                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
                 elif self.position == "none":
                     x = x + drop(f(x))
                 else:
@@ -571,6 +655,7 @@ def _twins():
 
     return type("Twins", (), dict(
         PositionalEmbedding=PositionalEmbedding, DyT=DyT, SelfAttention=SelfAttention,
+        QKNormAttention=QKNormAttention, QKNormSelfAttention=QKNormSelfAttention,
         MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
         FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks))
 
@@ -764,8 +849,9 @@ def decoder_keys(m):
 def _decoder_block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerDecoderLayer`` (norm_first for "pre"),
     called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, DyT, "deepnorm",
-    "none"): a twin of normcore's block."""
-    if m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps:
+    "none", "peri", qk_norm): a twin of normcore's block."""
+    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps
+            and m.self_attn.qk_norm is None):
         t = _decoder_twins().TransformerDecoderLayer(
             m.d_model, m.self_attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -773,7 +859,7 @@ def _decoder_block(m, sub):
         t.dropout.p = 0.0  # not the attention weights, nor the feed-forward's hidden units
         t.dropout2.p, t.dropout3.p = m.drop2.p, m.drop3.p
         t.train(m.training)
-        t.normcore_keys = decoder_keys(m)
+        t.causal, t.normcore_keys = m.self_attn.causal, decoder_keys(m)
         return t
     children = {name: sub(child) for name, child in _named_children(m)}
     return _decoder_twins().TransformerDecoderBlock(m.position, m.alpha, children)
@@ -794,13 +880,16 @@ def _decoder_twins():
         """``torch.nn.TransformerDecoderLayer`` itself (batch_first), called as normcore's
         decoder block: ``forward(x, memory, tgt_key_padding_mask=None,
         memory_key_padding_mask=None, tgt_mask=None, memory_mask=None)``. torch's layer is not
-        causal by itself; normcore's self-attention is, so the causal mask is merged into
-        ``tgt_mask`` (and ``tgt_is_causal`` left False: the merged mask is used as it is)."""
+        causal by itself; normcore's self-attention is when ``causal`` (the default), and then the
+        causal mask is merged into ``tgt_mask`` (``tgt_is_causal`` left False: the merged mask is
+        used as it is)."""
+
+        causal = True
 
         def forward(self, x, memory, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_mask=None,
                     memory_mask=None):
             T, S = x.shape[1], memory.shape[1]
-            tkpm, tmask = torch_masks(T, T, tgt_key_padding_mask, tgt_mask, True, x.dtype)
+            tkpm, tmask = torch_masks(T, T, tgt_key_padding_mask, tgt_mask, self.causal, x.dtype)
             mkpm, mmask = torch_masks(T, S, memory_key_padding_mask, memory_mask, False, x.dtype)
             return super().forward(x, memory, tgt_mask=tmask, memory_mask=mmask, tgt_key_padding_mask=tkpm,
                                    memory_key_padding_mask=mkpm)
@@ -808,7 +897,8 @@ def _decoder_twins():
     class TransformerDecoderBlock(torch.nn.Module):
         """normcore's decoder block in torch, for the positions and norms torch's layer lacks:
         pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x))); none: x + drop(F(x));
-        for F = self_attn (norm1, drop1), cross_attn to memory (norm2, drop2), ffn (norm3, drop3)."""
+        peri: x + Norm_out(drop(F(Norm(x)))); for F = self_attn (norm1, drop1, norm1_out),
+        cross_attn to memory (norm2, drop2, norm2_out), ffn (norm3, drop3, norm3_out)."""
 
         def __init__(self, position, alpha, children):
             super().__init__()
@@ -829,6 +919,8 @@ def _decoder_twins():
                 drop = getattr(self, f"drop{i}")
                 if self.position == "pre":
                     x = x + drop(f(norm(x)))
+                elif self.position == "peri":
+                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
                 elif self.position == "none":
                     x = x + drop(f(x))
                 else:

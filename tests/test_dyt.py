@@ -272,3 +272,11 @@ def test_the_fast_tier_uses_the_reference_dyt():
     blocks = [nc.TransformerBlock(8, 2, 16, norm="dyt", norm_tier=tier, rng=0) for tier in ("reference", "fast")]
     assert isinstance(blocks[1].norm1, nc.DyT)
     np.testing.assert_array_equal(blocks[0](x), blocks[1](x))
+
+
+def test_a_block_without_biases_gives_its_dyt_norms_no_beta():
+    for block in (nc.TransformerBlock(4, 2, norm="dyt", bias=False, position="peri", rng=0),
+                  nc.TransformerDecoderBlock(4, 2, norm="dyt", bias=False, rng=0)):
+        norms = [m for name, m in block.named_modules() if isinstance(m, nc.DyT)]
+        assert norms and all(m.beta is None and m.gamma is not None for m in norms)
+        assert not [key for key in block.state_dict() if key.endswith("bias")]

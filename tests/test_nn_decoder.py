@@ -11,7 +11,7 @@ import normcore as nc
 from normcore import nn
 from normcore.layer_cases import perturb_parameters
 
-POSITIONS = ["pre", "post", "deepnorm", "none"]
+POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 NORMS = ["layernorm", "rmsnorm"]
 
 
@@ -81,6 +81,10 @@ def test_forward_formulas_by_position():
             h1 = x + b.self_attn(x)
             h2 = h1 + ca(h1)
             expect = h2 + b.ffn(h2)
+        elif position == "peri":
+            h1 = x + b.norm1_out(b.self_attn(b.norm1(x)))
+            h2 = h1 + b.norm2_out(ca(b.norm2(h1)))
+            expect = h2 + b.norm3_out(b.ffn(b.norm3(h2)))
         else:
             h1 = b.norm1(a * x + b.self_attn(x))
             h2 = b.norm2(a * h1 + ca(h1))
@@ -283,3 +287,18 @@ def test_bias_false_drops_every_bias_and_still_checks():
     assert report.passed, report.table()
     with pytest.raises(TypeError, match="bias must be True or False"):
         nc.TransformerDecoderBlock(4, 2, bias="False")
+
+
+def test_causal_false_lets_every_target_position_see_the_later_ones():
+    rng = np.random.default_rng(5)
+    x, memory = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 3, 8))
+    later = x.copy()
+    later[:, -1] += rng.standard_normal(8)  # only the last target position changes (not by a constant:
+    # the norm would hide a shift)
+    for causal in (True, False):
+        block = nc.TransformerDecoderBlock(8, 2, 16, causal=causal, rng=1)
+        assert block.self_attn.causal is causal
+        moved = np.abs(block(later, memory) - block(x, memory))[:, 0].max()
+        assert (moved == 0) if causal else (moved > 1e-3)  # position 0 sees position 3 only without the mask
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        nc.TransformerDecoderBlock(8, 2, causal="False")

@@ -22,7 +22,7 @@ from normcore.layer_cases import perturb_parameters  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)  # tiny tensors: threads only add synchronisation
-POSITIONS = ["pre", "post", "deepnorm", "none"]
+POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 NORMS = ["layernorm", "rmsnorm"]
 
 

@@ -7,7 +7,7 @@ import normcore as nc
 from normcore import nn
 from normcore.layer_cases import perturb_parameters
 
-POSITIONS = ["pre", "post", "deepnorm", "none"]
+POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 NORMS = ["layernorm", "rmsnorm"]
 
 
@@ -54,6 +54,9 @@ def test_block_forward_formulas_by_position():
         elif position == "none":
             h = x + b.attn(x)
             expect = h + b.ffn(h)
+        elif position == "peri":
+            h = x + b.norm1_out(b.attn(b.norm1(x)))
+            expect = h + b.norm2_out(b.ffn(b.norm2(h)))
         else:
             h = b.norm1(a * x + b.attn(x))
             expect = b.norm2(a * h + b.ffn(h))

@@ -74,16 +74,24 @@ CASES = {
                                                                             causal=True, rng=0),
                                               (_x(2, 3, 4), _x(2, 5, 4), _x(2, 5, 4)[::-1],
                                                np.array([[False] * 5, [True] * 5]), _x(2, 2, 3, 5))),
+    "MultiheadSelfAttention qk_norm, masked": (lambda: nc.MultiheadSelfAttention(6, 2, qk_norm="layernorm", rng=0),
+                                               (_x(2, 5, 6), np.array([[False] * 5, [False] * 3 + [True] * 2]),
+                                                _x(5, 5))),
+    "MultiheadAttention qk_norm, added keys": (lambda: nc.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True,
+                                                                             qk_norm="rmsnorm", rng=0),
+                                               (_x(2, 3, 4), _x(2, 5, 4), _x(2, 5, 4)[::-1])),
     "FeedForward": (lambda: nc.FeedForward(4, 8, rng=0), (_x(2, 5, 4),)),
     "FeedForward sigmoid": (lambda: nc.FeedForward(4, 8, activation="sigmoid", rng=0), (_x(2, 5, 4),)),
-    **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none")},
+    **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none", "peri")},
+    "TransformerBlock peri, qk_norm, no dropout": (
+        lambda: nc.TransformerBlock(4, 2, d_ff=8, position="peri", qk_norm="rmsnorm", rng=0), (_x(2, 5, 4),)),
     "TransformerBlock post, no dropout": (_block("post", dropout=0.0), (_x(2, 5, 4),)),
     "TransformerBlock encoder, masked": (lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, bias=False, rng=0),
                                          (_x(2, 5, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]))),
-    **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post")},
+    **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post", "peri")},
     **{f"TransformerDecoderBlock {p}": (
         lambda p=p: nc.TransformerDecoderBlock(4, 2, d_ff=8, position=p, dropout=0.2, n_layers=2, rng=0),
-        (_x(2, 5, 4), _x(2, 6, 4))) for p in ("pre", "post", "deepnorm", "none")},
+        (_x(2, 5, 4), _x(2, 6, 4))) for p in ("pre", "post", "deepnorm", "none", "peri")},
     "TransformerDecoderBlock masked": (lambda: nc.TransformerDecoderBlock(4, 2, d_ff=8, position="post", rng=0),
                                        (_x(2, 5, 4), _x(2, 6, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]),
                                         np.array([[False] * 6, [False] * 2 + [True] * 4]), _x(5, 5), _x(5, 6))),
@@ -300,9 +308,11 @@ ZERO_SIZE = [
     ("CausalSelfAttention", lambda: nc.CausalSelfAttention(4, 2, rng=0), (0, 3, 4), (0, 3, 4)),
     ("MultiheadSelfAttention", lambda: nc.MultiheadSelfAttention(4, 2, rng=0), (2, 0, 4), (2, 0, 4)),
     ("MultiheadSelfAttention", lambda: nc.MultiheadSelfAttention(4, 2, rng=0), (0, 3, 4), (0, 3, 4)),
+    *[("MultiheadSelfAttention qk_norm", lambda q=q: nc.MultiheadSelfAttention(4, 2, qk_norm=q, rng=0), s, s)
+      for q in ("rmsnorm", "layernorm") for s in [(2, 0, 4), (0, 3, 4)]],
     ("FeedForward", lambda: nc.FeedForward(4, 8, rng=0), (0, 4), (0, 4)),
     ("FeedForward", lambda: nc.FeedForward(4, 8, rng=0), (2, 0, 4), (2, 0, 4)),
-    *[(f"TransformerBlock {p}", _block(p), s, s) for p in ("none", "pre", "post", "deepnorm")
+    *[(f"TransformerBlock {p}", _block(p), s, s) for p in ("none", "pre", "post", "deepnorm", "peri")
       for s in [(2, 0, 4), (0, 3, 4)]],
     *[("TransformerBlock encoder", lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, rng=0), s, s)
       for s in [(2, 0, 4), (0, 3, 4)]],
@@ -333,7 +343,7 @@ def test_embedding_of_no_ids(shape):
     assert not emb.weight.grad.any()
 
 
-@pytest.mark.parametrize("position", ["none", "pre", "post", "deepnorm"])
+@pytest.mark.parametrize("position", ["none", "pre", "post", "deepnorm", "peri"])
 @pytest.mark.parametrize("shape", [(2, 0), (0, 3)])
 def test_model_on_an_empty_batch_or_empty_sequences(position, shape):
     with warnings.catch_warnings():

@@ -14,7 +14,7 @@ from normcore import optim, tasks
 from normcore.layer_cases import perturb_parameters
 from normcore.perf.threads import single_thread
 
-POSITIONS = ["pre", "post", "deepnorm", "none"]
+POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 
 
 def small_model(position="pre", seed=0, **kw):

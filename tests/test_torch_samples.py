@@ -13,6 +13,8 @@ The norms run on every tier. A sample normcore cannot express is counted by reas
 import warnings
 from collections import Counter
 
+import numpy as np
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
@@ -21,11 +23,11 @@ pytest.importorskip("expecttest", reason="PyTorch's sample databases need expect
 import normcore  # noqa: E402
 import torch_samples as ts  # noqa: E402
 from norm_tiers import TIERS  # noqa: E402
-from test_differential_torch import agree, one_torch_thread  # noqa: E402, F401  (the fixture: one thread)
+from test_differential_torch import agree, error, one_torch_thread  # noqa: E402, F401  (the fixture: one thread)
 
 # At most this many samples (of all dtypes and modes, each counted once, not per tier) may be
 # unmappable: a change that stops normcore from expressing samples it used to must say so here.
-MAX_UNMAPPABLE = 700
+MAX_UNMAPPABLE = 176
 
 
 # One test per op or module, tier (the norms run on every tier, the rest on normcore's one) and
@@ -45,8 +47,29 @@ def compare(case, sample):
     exact = ts.run_theirs(case, torch.float64, np_dtype) if sample.dtype != torch.float64 else None
     ours = ts.run_ours(case, np_dtype)
     assert sorted(ours) == sorted(theirs), f"compared {sorted(ours)}, PyTorch {sorted(theirs)}"
+    if exact is not None:
+        theirs = plainest(case, sample, theirs, exact, np_dtype)
     for key, value in ours.items():
         agree(value, theirs[key], None if exact is None else exact[key], np_dtype, key)
+
+
+def plainest(case, sample, theirs, exact, np_dtype):
+    """PyTorch's float32 results to measure its own error by: for each result, the larger error
+    of its default attention kernel and of its plain one (the explicit softmax, as normcore
+    computes attention). Inside nn.Transformer*Layer PyTorch calls a fused kernel whose float32
+    rounding differs from the explicit softmax that nn.MultiheadAttention(need_weights=True) and
+    normcore use; PyTorch's own error on the same arithmetic is the fair yardstick."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel(SDPBackend.MATH):
+        plain = ts.run_theirs(case, sample.dtype, np_dtype)
+    worse = {}
+    for key, value in theirs.items():
+        other = plain[key]
+        if np.issubdtype(np.asarray(value).dtype, np.floating):
+            worse[key] = other if error(other, exact[key]) > error(value, exact[key]) else value
+        else:
+            worse[key] = value
+    return worse
 
 
 @pytest.mark.parametrize("name, tier, dtype", PARAMS)

@@ -75,6 +75,12 @@ def _encoder(tier, rng):
     return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)), padding)
 
 
+def _qk_norm(tier, rng):
+    attn = perturb_parameters(nn.MultiheadSelfAttention(8, 2, qk_norm="rmsnorm", rng=rng), rng)
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
+    return attn, (rng.standard_normal((2, 5, 8)), padding)
+
+
 def _tiny(tier, rng):
     model = nn.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=rng, norm_tier=tier)
     return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
@@ -121,6 +127,8 @@ MODELS = {
     "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
     "block-none": ("TransformerBlock without norms", _block("none")),
     "block-dyt": ("TransformerBlock, Pre-Norm with DyT", _block("pre", "dyt")),
+    "peri": ("TransformerBlock, Peri-LN (sandwich norm)", _block("peri")),
+    "qk-norm": ("MultiheadSelfAttention, qk_norm='rmsnorm', key padding", _qk_norm),
     "encoder": ("TransformerBlock, Post-Norm encoder, key padding", _encoder),
     "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
     "decoder": ("TransformerDecoderBlock, Post-Norm, key padding", _decoder),

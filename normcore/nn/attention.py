@@ -15,8 +15,19 @@ from numpy.typing import ArrayLike, DTypeLike
 from .._array import (RngLike, as_array, check_upstream, compute_dtype, flag, float_input, make_rng,
                       positive_int, real_number)
 from ..module import Module, Parameter
+from ..norms import LayerNorm, RMSNorm
 from .activations import softmax, softmax_backward
 from .linear import Linear
+
+QK_NORMS = ("rmsnorm", "layernorm")
+
+
+def qk_norm_choice(qk_norm: object, who: str) -> str | None:
+    """``qk_norm`` checked: None, "rmsnorm" or "layernorm"; an error saying so for anything else."""
+    if qk_norm is None or (isinstance(qk_norm, str) and qk_norm in QK_NORMS):
+        return qk_norm
+    error = ValueError if isinstance(qk_norm, str) else TypeError
+    raise error(f"{who}: qk_norm must be None, 'rmsnorm' or 'layernorm', got {qk_norm!r}")
 
 
 class _Attention(Module):
@@ -27,12 +38,15 @@ class _Attention(Module):
 
     bias_k: Parameter | None
     bias_v: Parameter | None
+    q_norm: LayerNorm | RMSNorm | None
+    k_norm: LayerNorm | RMSNorm | None
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
                  add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
                  causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
         who = type(self).__name__
+        self.qk_norm = qk_norm_choice(qk_norm, who)
         embed_dim = positive_int(embed_dim, "embed_dim", who)
         num_heads = positive_int(num_heads, "num_heads", who)
         if embed_dim % num_heads:
@@ -47,7 +61,8 @@ class _Attention(Module):
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         E = embed_dim
         rng = make_rng(rng)
-        key_bias = bias and (self.add_bias_kv or self.add_zero_attn)  # see MultiheadAttention's docstring
+        # see MultiheadAttention's docstring: a key bias matters only where it is not a per-row constant
+        key_bias = bias and (self.add_bias_kv or self.add_zero_attn or self.qk_norm is not None)
         self.q = Linear(E, E, bias, init, 1.0, rng, dtype)
         self.k = Linear(self.kdim, E, key_bias, init, 1.0, rng, dtype)
         self.v = Linear(self.vdim, E, bias, init, value_gain, rng, dtype)
@@ -57,11 +72,19 @@ class _Attention(Module):
             self.bias_v = Parameter(rng.normal(0.0, math.sqrt(1.0 / E), (1, 1, E)), dtype=dtype)
         else:
             self.bias_k = self.bias_v = None
+        if self.qk_norm is None:
+            self.q_norm = self.k_norm = None
+        else:  # one weight (D,) per norm, shared by every head; a LayerNorm bias where it matters (docstring)
+            D = self.head_dim
+            self.q_norm = (RMSNorm(D, dtype=dtype) if self.qk_norm == "rmsnorm" else
+                           LayerNorm(D, bias=bias, dtype=dtype))
+            self.k_norm = (RMSNorm(D, dtype=dtype) if self.qk_norm == "rmsnorm" else
+                           LayerNorm(D, bias=bias and self.add_zero_attn, dtype=dtype))
 
     def extra_repr(self) -> str:
-        extra = "".join(f", {name}={getattr(self, name)}" for name, default in
+        extra = "".join(f", {name}={getattr(self, name)!r}" for name, default in
                         (("kdim", self.embed_dim), ("vdim", self.embed_dim), ("add_bias_kv", False),
-                         ("add_zero_attn", False)) if getattr(self, name) != default)
+                         ("add_zero_attn", False), ("qk_norm", None)) if getattr(self, name) != default)
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, causal={self.causal}{extra}"
 
     def _split_heads(self, t: np.ndarray) -> np.ndarray:
@@ -144,12 +167,16 @@ class _Attention(Module):
         if M is not None and extra:
             M = np.pad(M, [(0, 0)] * (M.ndim - 1) + [(0, extra)])  # (.., Tq, Tk'), the added keys never masked
         q = self._split_heads(self.q(query.astype(ct, copy=False)))  # (B, H, Tq, D)
+        if self.q_norm is not None:
+            q = self.q_norm(q)  # (B, H, Tq, D), each head's query normalised over its D channels
         k = self.k(key.astype(ct, copy=False))  # (B, Tk, E)
         v = self.v(value.astype(ct, copy=False))  # (B, Tk, E)
         if self.bias_k is not None and self.bias_v is not None:
             k = np.concatenate([k, np.broadcast_to(self.bias_k.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
             v = np.concatenate([v, np.broadcast_to(self.bias_v.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
         k, v = self._split_heads(k), self._split_heads(v)  # (B, H, Tk', D) each
+        if self.k_norm is not None:
+            k = self.k_norm(k)  # (B, H, Tk', D), bias_k among them; the zero key comes after, stays 0
         if self.add_zero_attn:
             zero = np.zeros((B, self.num_heads, 1, self.head_dim), dtype=ct)  # (B, H, 1, D)
             k, v = np.concatenate([k, zero], axis=2), np.concatenate([v, zero], axis=2)  # (B, H, Tk', D)
@@ -175,6 +202,9 @@ class _Attention(Module):
         dk = dS.swapaxes(-1, -2) @ q / math.sqrt(D)  # (B, H, Tk', D)
         if self.add_zero_attn:
             dk, dv = dk[:, :, :-1], dv[:, :, :-1]  # (B, H, Tk', D); the zero key and value are constants
+        if self.q_norm is not None and self.k_norm is not None:
+            dq = self.q_norm.backward(dq)  # (B, H, Tq, D), dq_raw: also dgamma_q (and dbeta_q)
+            dk = self.k_norm.backward(dk)  # (B, H, Tk', D), dk_raw: also dgamma_k (and dbeta_k)
         dk, dv = self._merge_heads(dk), self._merge_heads(dv)  # (B, Tk', E) each
         if self.bias_k is not None and self.bias_v is not None:
             self.bias_k.grad += dk[:, -1:].sum(axis=0, keepdims=True)  # (1, 1, E), summed over the batch
@@ -198,7 +228,7 @@ class MultiheadAttention(_Attention):
     keys and values from another of a different length (cross-attention, as in a decoder
     attending to an encoder's output). Four projections: ``q`` Linear(E, E), ``k``
     Linear(kdim, E), ``v`` Linear(vdim, E), ``o`` Linear(E, E); ``bias`` governs the biases of
-    q, v and o, and k's only with ``add_bias_kv`` or ``add_zero_attn`` (see below).
+    q, v and o, and k's only with ``add_bias_kv``, ``add_zero_attn`` or ``qk_norm`` (see below).
 
     The masks follow ``torch.nn.MultiheadAttention``'s convention, one convention for both:
 
@@ -221,6 +251,8 @@ class MultiheadAttention(_Attention):
         k = key Wk^T (+ bk),  v = value Wv^T + bv               (B, Tk, E) each
         k, v = [k; bias_k], [v; bias_v]    if add_bias_kv       (B, Tk+1, E): one more key and value
         q, k, v = split_heads(q), split_heads(k), split_heads(v)  (B, H, Tq, D), (B, H, Tk', D)
+        q, k = q_norm(q), k_norm(k)        if qk_norm           (B, H, Tq, D), (B, H, Tk', D): each head's
+                                                                 rows over their D channels, before 1/sqrt(D)
         k, v = [k; 0], [v; 0]              if add_zero_attn     (B, H, Tk'+1, D): a zero key and value
         S = q @ k^T / sqrt(D) + M                               (B, H, Tq, Tk')  S[b, h, i, j]: query i, key j
         P = softmax(S, axis=-1)                                 (B, H, Tq, Tk')  each row sums to 1
@@ -239,6 +271,8 @@ class MultiheadAttention(_Attention):
         dq = dS @ k / sqrt(D)                                   (B, H, Tq, D)    from S = q @ k^T / sqrt(D) + M
         dk = dS^T @ q / sqrt(D)                                 (B, H, Tk', D)   from S = q @ k^T / sqrt(D) + M
         dk, dv = dk[:, :, :-1], dv[:, :, :-1]  if add_zero_attn (the zero key and value are constants)
+        dq = q_norm.backward(dq)                                (B, H, Tq, D)    if qk_norm: dq_raw; also
+        dk = k_norm.backward(dk)                                (B, H, Tk', D)   dgamma (dbeta) of each norm
         dk, dv = merge_heads(dk), merge_heads(dv)               (B, Tk', E) each
         dbias_k = sum_b dk[b, -1], dbias_v = sum_b dv[b, -1]    (1, 1, E)        if add_bias_kv; then drop
                                                                                  that last position
@@ -267,24 +301,47 @@ class MultiheadAttention(_Attention):
     is exactly zero and it would never move from its initial value; ``k`` then has no bias
     (PyTorch's ``in_proj_bias[E:2E]`` is dropped). But ``bias_k`` and the zero key are appended
     *after* the projection and do not get bk: their scores q_i . bias_k and 0 do not shift with
-    the others, so bk changes the softmax and has a gradient. Hence ``k`` has a bias exactly when
-    ``bias and (add_bias_kv or add_zero_attn)``, and it maps to ``in_proj_bias[E:2E]``.
+    the others, so bk changes the softmax and has a gradient. With ``qk_norm`` the bias is added
+    *before* the norm: k_j = norm(key_j Wk^T + bk) is no longer k_j + a constant, the score
+    q_i . k_j changes with bk differently for every key j, and bk has a gradient (a gradient
+    check measures it, to 1e-9 against central differences, where without qk_norm it is exactly
+    0). Hence ``k`` has a bias exactly when ``bias and (add_bias_kv or add_zero_attn or
+    qk_norm)``; without qk_norm it maps to ``in_proj_bias[E:2E]``. The same argument, one step
+    later, removes the bias of a LayerNorm ``k_norm``: beta_k is added *after* the norm, to every
+    key of the head (bias_k included), so q_i . beta_k is again a per-row constant and its
+    gradient exactly 0; only the zero key, appended after the norm, escapes it. So ``k_norm`` has
+    a bias only when ``bias and add_zero_attn``, while ``q_norm``'s (beta_q . k_j, different for
+    every key) is there with ``bias``.
+
+    ``qk_norm`` ("rmsnorm" or "layernorm"; Dehghani et al. 2023, ViT-22B; Wortsman et al. 2023;
+    used in OLMo 2, Gemma 3 and Qwen3): children ``q_norm`` and ``k_norm``, normcore's
+    ``RMSNorm(D)`` or ``LayerNorm(D)`` with their default eps (machine epsilon for RMSNorm, as
+    torch's eps=None; 1e-5 for LayerNorm), one weight gamma of shape (D,) each, shared by all
+    heads, applied to each head's queries and keys after split_heads and before the 1/sqrt(D)
+    scaling. Why: without it a logit q . k / sqrt(D) grows with Wq and Wk, and at high learning
+    rates the logits grow without bound until softmax is one-hot (attention entropy collapse)
+    and training diverges. With RMSNorm each head's q and k row has RMS 1 (|q_hat| = sqrt(D)),
+    so by Cauchy-Schwarz |q . k| / sqrt(D) <= max|gamma_q| max|gamma_k| |q_hat| |k_hat| / sqrt(D)
+    = max|gamma_q| max|gamma_k| sqrt(D): the logits are bounded by the two small weight vectors
+    alone, whatever Wq, Wk and the input do (with LayerNorm likewise, |x_hat| <= sqrt(D), plus
+    q_norm's bias). In the backward the norm's backward stands between dq (dk) and the merge:
+    dq_raw = q_norm.backward(dq), then merged and through the q projection.
 
     ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch
     does (normal, std sqrt(1 / E)). ``add_zero_attn``: a zero key and value appended per head,
     after ``bias_k``/``bias_v`` (PyTorch's order). ``value_gain`` scales the initialisation of
     the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
     initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
-    with the added keys), P (the masks are not kept: P already holds their effect) and the
-    inputs' dtype.
+    normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P
+    (the masks are not kept: P already holds their effect) and the inputs' dtype.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
                  add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
                  causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
         super().__init__(embed_dim, num_heads, bias, add_bias_kv, add_zero_attn, kdim, vdim, causal, init,
-                         value_gain, rng, dtype)
+                         value_gain, rng, dtype, qk_norm)
 
     def forward(self, query: ArrayLike, key: ArrayLike, value: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
@@ -312,28 +369,33 @@ class MultiheadSelfAttention(_Attention):
         dx = dquery + dkey + dvalue                                              (B, T, C)
 
     x feeds three projections, so its gradient is the sum of three terms. Children q, k, v, o,
-    each a ``Linear(C, C)``; ``bias`` governs the biases of q, v and o; the key projection
-    never has one: a key bias adds q_i . bk to every score of row i, a constant softmax ignores
-    (``MultiheadAttention``'s docstring says why, and when that fails). State dict: q.weight,
-    q.bias, k.weight, v.weight, v.bias, o.weight, o.bias. A PyTorch ``in_proj_bias`` maps to
+    each a ``Linear(C, C)``; ``bias`` governs the biases of q, v and o; without ``qk_norm`` the
+    key projection has none: a key bias adds q_i . bk to every score of row i, a constant softmax
+    ignores (``MultiheadAttention``'s docstring says why, and when that fails). State dict:
+    q.weight, q.bias, k.weight, v.weight, v.bias, o.weight, o.bias. ``qk_norm="rmsnorm"`` or
+    ``"layernorm"`` normalises each head's q and k over its D channels before 1/sqrt(D) (see
+    ``MultiheadAttention``): children ``q_norm``, ``k_norm``; the key bias then matters, so
+    ``k.bias`` is there with ``bias``, and the state dict adds q_norm.weight (and q_norm.bias
+    for layernorm) and k_norm.weight. A PyTorch ``in_proj_bias`` maps to
     ``q.bias`` = [0:C] and ``v.bias`` = [2C:3C]; [C:2C] is dropped (its gradient is zero).
     ``value_gain`` scales the value and output projections' initialisation (DeepNorm's beta).
     """
 
     def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
                  init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
         who = type(self).__name__
         d_model = positive_int(d_model, "d_model", who)
         n_heads = positive_int(n_heads, "n_heads", who)
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         super().__init__(d_model, n_heads, bias=bias, causal=causal, init=init, value_gain=value_gain, rng=rng,
-                         dtype=dtype)
+                         dtype=dtype, qk_norm=qk_norm)
         self.d_model, self.n_heads = d_model, n_heads
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}"
+        qk = "" if self.qk_norm is None else f", qk_norm={self.qk_norm!r}"
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}{qk}"
 
     def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
@@ -358,8 +420,10 @@ class CausalSelfAttention(MultiheadSelfAttention):
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, init: str = "xavier",
-                 value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
-        super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype)
+                 value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
+                 qk_norm: str | None = None) -> None:
+        super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype, qk_norm)
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}"
+        qk = "" if self.qk_norm is None else f", qk_norm={self.qk_norm!r}"
+        return f"d_model={self.d_model}, n_heads={self.n_heads}{qk}"

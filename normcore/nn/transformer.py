@@ -13,7 +13,7 @@ from .._array import (RngLike, as_array, check_upstream, flag, float_input, inte
 from ..module import Module, Sequential
 from ..norms import DyT, LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
-from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
+from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention, qk_norm_choice
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
@@ -36,7 +36,7 @@ def norm_class(norm: str, tier: str = "reference") -> type[LayerNorm] | type[RMS
         from .. import fast
         return {"layernorm": fast.LayerNorm, "rmsnorm": fast.RMSNorm}[norm]
     return {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "dyt": DyT}[norm]
-POSITIONS = ("pre", "post", "deepnorm", "none")
+POSITIONS = ("pre", "post", "deepnorm", "none", "peri")
 
 
 class FeedForward(Module):
@@ -90,9 +90,18 @@ def deepnorm_constants(n_layers: int, sublayers: int = 2) -> tuple[float, float]
     return (sublayers * n_layers) ** 0.25, (4.0 * sublayers * n_layers) ** -0.25
 
 
+def self_attention(causal: bool, d_model: int, n_heads: int, bias: bool, **kwargs: Any) -> MultiheadSelfAttention:
+    """A block's self-attention: ``CausalSelfAttention`` (a decoder's), or ``MultiheadSelfAttention``
+    with ``causal=False`` (an encoder's); ``kwargs`` go to either."""
+    if causal:
+        return CausalSelfAttention(d_model, n_heads, bias, **kwargs)
+    return MultiheadSelfAttention(d_model, n_heads, False, bias, **kwargs)
+
+
 class ResidualSublayers(Module):
     """The residual wrapping every Transformer block shares: a sub-layer F with its residual
-    connection and its norm at ``self.position`` ("pre", "post", "deepnorm", "none"), with
+    connection and its norm at ``self.position`` ("pre", "post", "deepnorm", "none", "peri": a
+    norm on F's input and ``out_norm`` on its output), with
     DeepNorm's ``self.alpha`` (1 otherwise). ``TransformerBlock`` and ``TransformerDecoderBlock``
     set both and call ``_residual`` once per sub-layer in forward, ``_residual_backward`` in
     reverse order in backward; the table of formulas is in ``TransformerBlock``'s docstring.
@@ -105,19 +114,68 @@ class ResidualSublayers(Module):
 
     position: str
     alpha: float
+    bias: bool
+    _dtype: DTypeLike
+
+    def _setup(self, who: str, d_model: int, d_ff: int | None, norm: str, norm_tier: str, position: str,
+               dropout: float, n_layers: int | None, bias: bool, qk_norm: str | None,
+               sublayers: int) -> tuple[float, str | None]:
+        """Check the arguments every block shares and set d_model, d_ff, position, norm_kind,
+        n_layers, alpha and bias; returns (dropout, qk_norm) checked and DeepNorm's beta is kept
+        in ``self._beta`` (1 for the other positions). ``sublayers`` is the block's count (2 for
+        an encoder or decoder-only block, 3 for an encoder-decoder's decoder block)."""
+        self._Norm = norm_class(norm, norm_tier)
+        qk_norm = qk_norm_choice(qk_norm, who)
+        self.bias = flag(bias, "bias", who)
+        if position not in POSITIONS:
+            raise ValueError(f"{who}: position must be one of {POSITIONS}, got {position!r}")
+        if n_layers is not None:
+            n_layers = positive_int(n_layers, "n_layers", who)
+        if position == "deepnorm" and n_layers is None:
+            raise ValueError(f"{who}: position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
+        dropout = real_number(dropout, "dropout", who, 0.0, 1.0)
+        self.d_model = positive_int(d_model, "d_model", who)
+        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
+        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", who)
+        self.alpha, self._beta = (deepnorm_constants(n_layers, sublayers)
+                                  if position == "deepnorm" and n_layers is not None else (1.0, 1.0))
+        return dropout, qk_norm
+
+    def _norm(self) -> Module:
+        """A new norm of the block's kind over d_model (LayerNorm and DyT take the block's bias)."""
+        extra = {"bias": self.bias} if self.norm_kind in ("layernorm", "dyt") else {}  # RMSNorm has no bias
+        return self._Norm(self.d_model, dtype=self._dtype, **extra)
+
+    def _add_sublayer(self, i: int, name: str, layer: Module) -> None:
+        """Register sub-layer i under ``name`` with its norms, in the state dict's order: norm{i}
+        on its input (every position but "none"), the layer, and norm{i}_out on its output
+        (Peri-LN only)."""
+        if self.position != "none":
+            setattr(self, f"norm{i}", self._norm())
+        setattr(self, name, layer)
+        if self.position == "peri":
+            setattr(self, f"norm{i}_out", self._norm())
+
+    def _norms_of(self, i: int) -> tuple[Any, Any]:
+        """(norm{i}, norm{i}_out) of sub-layer i, None where the position has no such norm."""
+        return getattr(self, f"norm{i}", None), getattr(self, f"norm{i}_out", None)
 
     def _residual(self, x: np.ndarray, f: Callable[[np.ndarray], np.ndarray], norm: Any,
-                  drop: Dropout) -> np.ndarray:
+                  drop: Dropout, out_norm: Any = None) -> np.ndarray:
         if self.position == "pre":
             return x + drop(f(norm(x)))
+        if self.position == "peri":
+            return x + out_norm(drop(f(norm(x))))
         if self.position == "none":
             return x + drop(f(x))
         return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
 
     def _residual_backward(self, dy: np.ndarray, f_backward: Callable[[np.ndarray], np.ndarray], norm: Any,
-                           drop: Dropout) -> np.ndarray:
+                           drop: Dropout, out_norm: Any = None) -> np.ndarray:
         if self.position == "pre":
             return dy + norm.backward(f_backward(drop.backward(dy)))  # (B, T, C)
+        if self.position == "peri":
+            return dy + norm.backward(f_backward(drop.backward(out_norm.backward(dy))))  # (B, T, C)
         if self.position == "none":
             return dy + f_backward(drop.backward(dy))  # (B, T, C)
         dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
@@ -139,18 +197,25 @@ class TransformerBlock(ResidualSublayers):
         "post"       y = Norm(x + drop(F(x)))              dz = Norm'(dy);  dx = dz + F'(drop'(dz))
         "deepnorm"   y = Norm(alpha * x + drop(F(x)))      dz = Norm'(dy);  dx = alpha * dz + F'(drop'(dz))
         "none"       y = x + drop(F(x))                    dx = dy + F'(drop'(dy))
+        "peri"       y = x + Norm_out(drop(F(Norm(x))))    dx = dy + Norm'(F'(drop'(Norm_out'(dy))))
 
     where G'(g) is G's backward applied to the gradient g. In Pre-Norm the identity path
     x -> y carries dy to the input untouched; in Post-Norm and DeepNorm every gradient first
     goes through the norm's backward, after the residual add. DeepNorm uses alpha = (2N)**(1/4)
     and initialises the feed-forward and the attention value and output projections with gain
-    beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm").
+    beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm"). Peri-LN, the "sandwich"
+    norm (Gemma 2 and 3; Kim et al. 2025), keeps Pre-Norm's untouched identity path and also
+    normalises each branch's output before it joins the stream, so no branch can add more than
+    a norm's worth (gamma_out) to the residual stream, however large F's output grows.
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
     ``activation`` is the feed-forward's ("gelu" the exact form, "gelu_tanh", or e.g.
     "relu" as in the original Transformer). Children: norm1, attn, norm2, ffn (norm1 and norm2 absent for "none"),
-    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward). ``bias=False``
+    drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward); "peri" adds
+    norm1_out after attn and norm2_out after ffn (Norm_out of the table; norm1 and norm2 keep
+    their Pre-Norm role). ``qk_norm`` (None, "rmsnorm", "layernorm") is the attention's (see
+    ``MultiheadAttention``): each head's queries and keys normalised before 1/sqrt(D). ``bias=False``
     drops the biases of the attention and feed-forward projections and of the LayerNorms (as
     ``nn.TransformerEncoderLayer(bias=False)``).
 
@@ -165,46 +230,35 @@ class TransformerBlock(ResidualSublayers):
     flows back through it; measured on torch 2.13). Give every query at least one key.
     """
 
+    attn: MultiheadSelfAttention
+    ffn: FeedForward
+
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 norm_tier: str = "reference", causal: bool = True, bias: bool = True) -> None:
-        Norm = norm_class(norm, norm_tier)
+                 norm_tier: str = "reference", causal: bool = True, bias: bool = True,
+                 qk_norm: str | None = None) -> None:
         causal = flag(causal, "causal", "TransformerBlock")
-        self.bias = flag(bias, "bias", "TransformerBlock")
-        if position not in POSITIONS:
-            raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
-        if n_layers is not None:
-            n_layers = positive_int(n_layers, "n_layers", "TransformerBlock")
-        if position == "deepnorm" and n_layers is None:
-            raise ValueError("position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
-        dropout = real_number(dropout, "dropout", "TransformerBlock", 0.0, 1.0)
-        self.d_model = positive_int(d_model, "d_model", "TransformerBlock")
-        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
-        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", "TransformerBlock")
-        self.alpha, beta = (deepnorm_constants(n_layers) if position == "deepnorm" and n_layers is not None
-                            else (1.0, 1.0))  # n_layers is not None for "deepnorm": checked above
+        self._dtype = dtype
+        dropout, qk_norm = self._setup("TransformerBlock", d_model, d_ff, norm, norm_tier, position, dropout,
+                                       n_layers, bias, qk_norm, sublayers=2)
         rng = make_rng(rng)
-        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
-        if position != "none":
-            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
-        self.attn = (CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
-                     if causal else
-                     MultiheadSelfAttention(self.d_model, n_heads, False, self.bias, value_gain=beta, rng=rng,
-                                            dtype=dtype))
-        if position != "none":
-            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
-        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
+        C, beta = self.d_model, self._beta
+        self._add_sublayer(1, "attn", self_attention(causal, C, n_heads, self.bias, value_gain=beta, rng=rng,
+                                                     dtype=dtype, qk_norm=qk_norm))
+        self._add_sublayer(2, "ffn", FeedForward(C, self.d_ff, activation, self.bias, gain=beta, rng=rng,
+                                                 dtype=dtype))
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        return f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}"
+        qk = "" if self.attn.qk_norm is None else f", qk_norm={self.attn.qk_norm!r}"
+        return f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}{qk}"
 
-    def _sublayers(self) -> tuple[tuple[Module, Any, Dropout], tuple[Module, Any, Dropout]]:
-        """(F, Norm, drop) for the two sub-layers, in forward order."""
-        norms = (None, None) if self.position == "none" else (self.norm1, self.norm2)
-        return ((self.attn, norms[0], self.drop1), (self.ffn, norms[1], self.drop2))
+    def _sublayers(self) -> tuple[tuple[Module, Any, Dropout, Any], tuple[Module, Any, Dropout, Any]]:
+        """(F, Norm, drop, Norm_out) for the two sub-layers, in forward order."""
+        (norm1, out1), (norm2, out2) = self._norms_of(1), self._norms_of(2)
+        return ((self.attn, norm1, self.drop1, out1), (self.ffn, norm2, self.drop2, out2))
 
     def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
@@ -214,15 +268,15 @@ class TransformerBlock(ResidualSublayers):
         B, T, _ = x.shape
         self.attn.check_masks(key_padding_mask, attn_mask, B, T, T)  # before any sub-layer changes its cache
         self._cache = (x.shape, x.dtype)
-        (attn, norm1, drop1), (ffn, norm2, drop2) = self._sublayers()
-        x = self._residual(x, lambda h: attn(h, key_padding_mask, attn_mask), norm1, drop1)  # (B, T, C)
-        return self._residual(x, ffn, norm2, drop2)  # (B, T, C)
+        (attn, norm1, drop1, out1), (ffn, norm2, drop2, out2) = self._sublayers()
+        x = self._residual(x, lambda h: attn(h, key_padding_mask, attn_mask), norm1, drop1, out1)  # (B, T, C)
+        return self._residual(x, ffn, norm2, drop2, out2)  # (B, T, C)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
         shape, in_dtype = self._cached()
         dy = check_upstream(dy, shape, "TransformerBlock").astype(in_dtype, copy=False)
-        for f, norm, drop in reversed(self._sublayers()):
-            dy = self._residual_backward(dy, f.backward, norm, drop)
+        for f, norm, drop, out_norm in reversed(self._sublayers()):
+            dy = self._residual_backward(dy, f.backward, norm, drop, out_norm)
         return dy
 
 
@@ -234,13 +288,16 @@ class TinyTransformer(Module):
         x = tok_emb(tokens)                  (B, T, d_model)   Embedding
         x = pos_emb(x)                       (B, T, d_model)   x + learned position vectors
         x = blocks(x)                        (B, T, d_model)   n_layers TransformerBlocks
-        x = norm_f(x)                        (B, T, d_model)   only for position="pre"
+        x = norm_f(x)                        (B, T, d_model)   only for position="pre" or "peri"
         logits = head(x)                     (B, T, vocab_size)
 
     ``backward(dlogits)`` runs the same steps in reverse and accumulates every parameter's
     gradient; the integer tokens have none, so it returns None. A Pre-Norm stack needs the
     final norm because its residual stream is never normalised otherwise; Post-Norm and
-    DeepNorm blocks already end in a norm. ``model.blocks`` is a ``Sequential`` whose children
+    DeepNorm blocks already end in a norm. A Peri-LN stack's residual stream is not normalised
+    either (only what each branch adds to it), so it gets the final norm too, as Gemma 2 and 3
+    do (a final RMSNorm after the last block, before the output head). ``qk_norm`` is every
+    block's attention's. ``model.blocks`` is a ``Sequential`` whose children
     are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
     ``activation`` is each feed-forward's; ``embedding_std`` the standard deviation the token and
     position embeddings are drawn with (small values, e.g. 0.02, leave the residual stream to
@@ -252,7 +309,7 @@ class TinyTransformer(Module):
                  d_ff: int | None = None, norm: str = "layernorm", position: str = "pre",
                  dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
                  activation: str = "gelu", embedding_std: float = 1.0,
-                 norm_tier: str = "reference") -> None:
+                 norm_tier: str = "reference", qk_norm: str | None = None) -> None:
         who = "TinyTransformer"
         vocab_size = positive_int(vocab_size, "vocab_size", who)
         d_model = positive_int(d_model, "d_model", who)
@@ -266,10 +323,10 @@ class TinyTransformer(Module):
         self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.blocks = Sequential(*[
             TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
-                             norm_tier)
+                             norm_tier, qk_norm=qk_norm)
             for _ in range(n_layers)
         ])
-        if position == "pre":
+        if position in ("pre", "peri"):
             self.norm_f = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
 
@@ -309,6 +366,10 @@ class TransformerDecoderBlock(ResidualSublayers):
         CA(h)  = cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)
         FF(h)  = ffn(h)
 
+    ``causal=True`` (the default) is a decoder's: position i of the target sees positions <= i.
+    ``causal=False`` leaves the self-attention unmasked, as ``torch.nn.TransformerDecoderLayer``
+    is by itself (its ``tgt_mask`` is what makes it causal there).
+
     Forward by position (drop1..3 the residual dropouts)::
 
         "pre"        h1 = x  + drop1(SA(norm1(x)))
@@ -319,6 +380,9 @@ class TransformerDecoderBlock(ResidualSublayers):
                      y  = norm3(h2 + drop3(FF(h2)))
         "deepnorm"   as "post" with alpha * x, alpha * h1, alpha * h2 on the identity path
         "none"       h1 = x + drop1(SA(x)),  h2 = h1 + drop2(CA(h1)),  y = h2 + drop3(FF(h2))
+        "peri"       h1 = x  + norm1_out(drop1(SA(norm1(x))))
+                     h2 = h1 + norm2_out(drop2(CA(norm2(h1))))
+                     y  = h2 + norm3_out(drop3(FF(norm3(h2))))
 
     Backward, the forward read bottom to top (G'(g) is G's backward applied to g; dL/dy = dy)::
 
@@ -333,6 +397,8 @@ class TransformerDecoderBlock(ResidualSublayers):
                      dmemory = dk + dv
         "deepnorm"   as "post" with alpha * dz3, alpha * dz2, alpha * dz1
         "none"       as "pre" without the norms
+        "peri"       as "pre" with each branch's gradient first through its output norm:
+                     dh2 = dy + norm3'(FF'(drop3'(norm3_out'(dy)))), dq, dk, dv = CA'(drop2'(norm2_out'(dh2))), ...
 
     The memory enters the cross-attention twice, as its keys and as its values, so its gradient
     is the sum of the two (dk + dv); dq goes on down the target stream. In a stack of decoder
@@ -363,49 +429,41 @@ class TransformerDecoderBlock(ResidualSublayers):
     DeepNorm uses DeepNet's decoder values for three sub-layers, alpha = (3N)**(1/4) and gain
     beta = (12N)**(-1/4) for the feed-forward and both attentions' value and output projections,
     N = ``n_layers`` (required for "deepnorm"; see ``deepnorm_constants``). Children: norm1,
-    self_attn, norm2, cross_attn, norm3, ffn (no norms for "none"), drop1, drop2, drop3. Cache:
-    the shapes and dtypes of x and memory; each child caches its own.
+    self_attn, norm2, cross_attn, norm3, ffn (no norms for "none"; "peri" adds norm1_out after
+    self_attn, norm2_out after cross_attn, norm3_out after ffn), drop1, drop2, drop3.
+    ``qk_norm`` (None, "rmsnorm", "layernorm") is both attentions': the self-attention's queries
+    and keys, and the cross-attention's queries (from the target) and keys (from the memory).
+    Cache: the shapes and dtypes of x and memory; each child caches its own.
     """
+
+    self_attn: MultiheadSelfAttention
+    cross_attn: MultiheadAttention
+    ffn: FeedForward
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
-                 norm_tier: str = "reference", bias: bool = True) -> None:
-        who = "TransformerDecoderBlock"
-        Norm = norm_class(norm, norm_tier)
-        self.bias = flag(bias, "bias", who)
-        if position not in POSITIONS:
-            raise ValueError(f"position must be one of {POSITIONS}, got {position!r}")
-        if n_layers is not None:
-            n_layers = positive_int(n_layers, "n_layers", who)
-        if position == "deepnorm" and n_layers is None:
-            raise ValueError("position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
-        dropout = real_number(dropout, "dropout", who, 0.0, 1.0)
-        self.d_model = positive_int(d_model, "d_model", who)
-        self.position, self.norm_kind, self.n_layers = position, norm, n_layers
-        self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", who)
-        self.alpha, beta = (deepnorm_constants(n_layers, sublayers=3)
-                            if position == "deepnorm" and n_layers is not None else (1.0, 1.0))
+                 norm_tier: str = "reference", bias: bool = True, qk_norm: str | None = None,
+                 causal: bool = True) -> None:
+        causal = flag(causal, "causal", "TransformerDecoderBlock")
+        self._dtype = dtype
+        dropout, qk_norm = self._setup("TransformerDecoderBlock", d_model, d_ff, norm, norm_tier, position, dropout,
+                                       n_layers, bias, qk_norm, sublayers=3)
         rng = make_rng(rng)
-        norm_bias = {"bias": self.bias} if norm == "layernorm" else {}  # RMSNorm has no bias
-        if position != "none":
-            self.norm1 = Norm(self.d_model, dtype=dtype, **norm_bias)
-        self.self_attn = CausalSelfAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
-        if position != "none":
-            self.norm2 = Norm(self.d_model, dtype=dtype, **norm_bias)
-        self.cross_attn = MultiheadAttention(self.d_model, n_heads, self.bias, value_gain=beta, rng=rng, dtype=dtype)
-        if position != "none":
-            self.norm3 = Norm(self.d_model, dtype=dtype, **norm_bias)
-        self.ffn = FeedForward(self.d_model, self.d_ff, activation, self.bias, gain=beta, rng=rng, dtype=dtype)
+        C, beta = self.d_model, self._beta
+        self._add_sublayer(1, "self_attn", self_attention(causal, C, n_heads, self.bias, value_gain=beta, rng=rng,
+                                                          dtype=dtype, qk_norm=qk_norm))
+        self._add_sublayer(2, "cross_attn", MultiheadAttention(C, n_heads, self.bias, value_gain=beta, rng=rng,
+                                                               dtype=dtype, qk_norm=qk_norm))
+        self._add_sublayer(3, "ffn", FeedForward(C, self.d_ff, activation, self.bias, gain=beta, rng=rng,
+                                                 dtype=dtype))
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
         self.drop3 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        return f"position={self.position!r}, norm={self.norm_kind!r}"
-
-    def _norms(self) -> tuple[Any, Any, Any]:
-        return (None, None, None) if self.position == "none" else (self.norm1, self.norm2, self.norm3)
+        qk = "" if self.self_attn.qk_norm is None else f", qk_norm={self.self_attn.qk_norm!r}"
+        return f"position={self.position!r}, norm={self.norm_kind!r}{qk}"
 
     def forward(self, x: ArrayLike, memory: ArrayLike, tgt_key_padding_mask: ArrayLike | None = None,
                 memory_key_padding_mask: ArrayLike | None = None, tgt_mask: ArrayLike | None = None,
@@ -431,7 +489,7 @@ class TransformerDecoderBlock(ResidualSublayers):
                 raise type(err)(f"{who}: {names} key_padding_mask and attn_mask: {err}") from None
         self._cache = (x.shape, x.dtype, memory.shape, memory.dtype)
         memory = memory.astype(x.dtype, copy=False)  # (B, Ts, C), computed in the target's dtype
-        norm1, norm2, norm3 = self._norms()
+        (norm1, out1), (norm2, out2), (norm3, out3) = (self._norms_of(i) for i in (1, 2, 3))
 
         def self_attention(h: np.ndarray) -> np.ndarray:
             return self.self_attn(h, tgt_key_padding_mask, tgt_mask)  # (B, Tt, C)
@@ -439,15 +497,15 @@ class TransformerDecoderBlock(ResidualSublayers):
         def cross_attention(h: np.ndarray) -> np.ndarray:
             return self.cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)  # (B, Tt, C)
 
-        x = self._residual(x, self_attention, norm1, self.drop1)  # (B, Tt, C)
-        x = self._residual(x, cross_attention, norm2, self.drop2)  # (B, Tt, C)
-        return self._residual(x, self.ffn, norm3, self.drop3)  # (B, Tt, C)
+        x = self._residual(x, self_attention, norm1, self.drop1, out1)  # (B, Tt, C)
+        x = self._residual(x, cross_attention, norm2, self.drop2, out2)  # (B, Tt, C)
+        return self._residual(x, self.ffn, norm3, self.drop3, out3)  # (B, Tt, C)
 
     def backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(dL/dx, dL/dmemory), each in its input's shape and dtype."""
         x_shape, x_dtype, memory_shape, memory_dtype = self._cached()
         dy = check_upstream(dy, x_shape, "TransformerDecoderBlock").astype(x_dtype, copy=False)
-        norm1, norm2, norm3 = self._norms()
+        (norm1, out1), (norm2, out2), (norm3, out3) = (self._norms_of(i) for i in (1, 2, 3))
         dmemory = []
 
         def cross_attention_backward(dh: np.ndarray) -> np.ndarray:
@@ -455,9 +513,9 @@ class TransformerDecoderBlock(ResidualSublayers):
             dmemory.append(dkey + dvalue)  # (B, Ts, C): memory is both the keys and the values
             return dquery
 
-        dy = self._residual_backward(dy, self.ffn.backward, norm3, self.drop3)  # (B, Tt, C)
-        dy = self._residual_backward(dy, cross_attention_backward, norm2, self.drop2)  # (B, Tt, C)
-        dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1)  # (B, Tt, C)
+        dy = self._residual_backward(dy, self.ffn.backward, norm3, self.drop3, out3)  # (B, Tt, C)
+        dy = self._residual_backward(dy, cross_attention_backward, norm2, self.drop2, out2)  # (B, Tt, C)
+        dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1, out1)  # (B, Tt, C)
         return dx.astype(x_dtype, copy=False), dmemory[0].astype(memory_dtype, copy=False)
 
 
@@ -472,12 +530,12 @@ class TinySeq2Seq(Module):
         encode:  s = src_emb(src)                      (B, Ts, C)   Embedding
                  s = src_pos(s)                        (B, Ts, C)   + learned positions
                  s = encoder(s, src_key_padding_mask)  (B, Ts, C)   TransformerBlocks, causal=False
-                 memory = enc_norm(s)                  (B, Ts, C)   only for position="pre"
+                 memory = enc_norm(s)                  (B, Ts, C)   only for position="pre" or "peri"
         decode:  t = tgt_emb(tgt)                      (B, Tt, C)
                  t = tgt_pos(t)                        (B, Tt, C)
                  t = decoder(t, memory)                (B, Tt, C)   TransformerDecoderBlocks, each
                                                                     cross-attending to memory
-                 t = dec_norm(t)                       (B, Tt, C)   only for position="pre"
+                 t = dec_norm(t)                       (B, Tt, C)   only for position="pre" or "peri"
                  logits = head(t)                      (B, Tt, tgt_vocab_size)
 
     ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
@@ -494,14 +552,14 @@ class TinySeq2Seq(Module):
     the other arguments as in ``TinyTransformer``. With "deepnorm" each stack takes its own
     block's constants (``TransformerBlock``'s for the encoder, ``TransformerDecoderBlock``'s
     for the decoder); DeepNet's encoder values for an encoder-decoder model, which depend on
-    both depths, are not used.
+    both depths, are not used. ``qk_norm`` is every attention's (``TransformerBlock``'s).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int, n_layers: int, n_heads: int,
                  max_src_len: int, max_tgt_len: int, d_ff: int | None = None, norm: str = "layernorm",
                  position: str = "pre", dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
                  activation: str = "gelu", embedding_std: float = 1.0, norm_tier: str = "reference",
-                 n_decoder_layers: int | None = None) -> None:
+                 n_decoder_layers: int | None = None, qk_norm: str | None = None) -> None:
         who = "TinySeq2Seq"
         self.src_vocab_size = positive_int(src_vocab_size, "src_vocab_size", who)
         self.tgt_vocab_size = positive_int(tgt_vocab_size, "tgt_vocab_size", who)
@@ -518,19 +576,19 @@ class TinySeq2Seq(Module):
         self.src_pos = PositionalEmbedding(self.max_src_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.encoder = Sequential(*[
             TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
-                             norm_tier, causal=False)
+                             norm_tier, causal=False, qk_norm=qk_norm)
             for _ in range(n_layers)
         ])
-        if position == "pre":
+        if position in ("pre", "peri"):
             self.enc_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.tgt_emb = Embedding(self.tgt_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.tgt_pos = PositionalEmbedding(self.max_tgt_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
         self.decoder = Sequential(*[
             TransformerDecoderBlock(d_model, n_heads, d_ff, norm, position, dropout, n_decoder_layers, rng, dtype,
-                                    activation, norm_tier)
+                                    activation, norm_tier, qk_norm=qk_norm)
             for _ in range(n_decoder_layers)
         ])
-        if position == "pre":
+        if position in ("pre", "peri"):
             self.dec_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
         self.head = Linear(d_model, self.tgt_vocab_size, rng=rng, dtype=dtype)
 
