@@ -612,6 +612,24 @@ def _twins():
         def forward(self, x):
             return self.fc2(self.act(self.fc1(x)))
 
+    def residual_sublayers(block, x, fs):
+        """normcore's residual placement in torch, for a twin block with children norm{i},
+        drop{i} (and norm{i}_out): sub-layer i is fs[i - 1] (pre: x + drop(F(Norm(x)));
+        peri: x + Norm_out(drop(F(Norm(x)))); none: x + drop(F(x)); post/deepnorm:
+        Norm(alpha x + drop(F(x))))."""
+        for i, f in enumerate(fs, start=1):
+            norm = getattr(block, f"norm{i}", None)
+            drop = getattr(block, f"drop{i}")
+            if block.position == "pre":
+                x = x + drop(f(norm(x)))
+            elif block.position == "peri":
+                x = x + getattr(block, f"norm{i}_out")(drop(f(norm(x))))
+            elif block.position == "none":
+                x = x + drop(f(x))
+            else:
+                x = norm(block.alpha * x + drop(f(x)))
+        return x
+
     class TransformerBlock(torch.nn.Module):
         """pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x)));
         none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); for F = attn (norm1, drop1,
@@ -626,18 +644,7 @@ def _twins():
         def forward(self, x, key_padding_mask=None, attn_mask=None):
             def attn(h):
                 return self.attn(h, key_padding_mask, attn_mask)
-            for i, f in ((1, attn), (2, self.ffn)):
-                norm = getattr(self, f"norm{i}", None)
-                drop = getattr(self, f"drop{i}")
-                if self.position == "pre":
-                    x = x + drop(f(norm(x)))
-                elif self.position == "peri":
-                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
-                elif self.position == "none":
-                    x = x + drop(f(x))
-                else:
-                    x = norm(self.alpha * x + drop(f(x)))
-            return x
+            return residual_sublayers(self, x, (attn, self.ffn))
 
     class Stages(torch.nn.Module):
         """Children applied in order (TinyTransformer: tok_emb, pos_emb, blocks, norm_f,
@@ -657,7 +664,8 @@ def _twins():
         PositionalEmbedding=PositionalEmbedding, DyT=DyT, SelfAttention=SelfAttention,
         QKNormAttention=QKNormAttention, QKNormSelfAttention=QKNormSelfAttention,
         MultiheadAttention=MultiheadAttention, TransformerEncoderLayer=TransformerEncoderLayer,
-        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks))
+        FeedForward=FeedForward, TransformerBlock=TransformerBlock, Stages=Stages, torch_masks=torch_masks,
+        residual_sublayers=residual_sublayers))
 
 
 # --- compare --------------------------------------------------------------------------------
@@ -914,18 +922,7 @@ def _decoder_twins():
             def cross_attn(h):
                 return self.cross_attn(h, memory, memory, memory_key_padding_mask, memory_mask)
 
-            for i, f in ((1, self_attn), (2, cross_attn), (3, self.ffn)):
-                norm = getattr(self, f"norm{i}", None)
-                drop = getattr(self, f"drop{i}")
-                if self.position == "pre":
-                    x = x + drop(f(norm(x)))
-                elif self.position == "peri":
-                    x = x + getattr(self, f"norm{i}_out")(drop(f(norm(x))))
-                elif self.position == "none":
-                    x = x + drop(f(x))
-                else:
-                    x = norm(self.alpha * x + drop(f(x)))
-            return x
+            return _twins().residual_sublayers(self, x, (self_attn, cross_attn, self.ffn))
 
     class Seq2Seq(torch.nn.Module):
         """TinySeq2Seq in torch, under normcore's names: src_emb, src_pos, encoder (blocks

@@ -133,6 +133,19 @@ def wrong_shape(name, shape):
 LAYOUTS = ("C", "F", "transposed", "stepped", "reversed", "broadcast", "readonly")
 
 
+def with_layout(a, layout):
+    """``a`` in the memory layout ``layout`` (the same values)."""
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout == "transposed":
+        return np.ascontiguousarray(a.transpose()).transpose()
+    if layout == "sliced":
+        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        big[..., ::2] = a
+        return big[..., ::2]
+    return np.ascontiguousarray(a)
+
+
 def in_layout(a, layout, rng, free_axes=()):
     """An array of ``a``'s shape and (but for ``broadcast``) values, laid out as ``layout`` says:
 

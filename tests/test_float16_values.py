@@ -29,23 +29,10 @@ from hypothesis import given, strategies as st
 
 import normcore as nc
 import normcore.fast as fast
-from norm_tiers import suite_settings
+from norm_tiers import suite_settings, with_layout
 
 F16 = np.float16
 U32 = 2.0 ** -24
-
-
-def with_layout(a, layout):
-    """``a`` in the memory layout ``layout`` (the same values)."""
-    if layout == "F":
-        return np.asfortranarray(a)
-    if layout == "transposed":
-        return np.ascontiguousarray(a.transpose()).transpose()
-    if layout == "sliced":
-        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
-        big[..., ::2] = a
-        return big[..., ::2]
-    return np.ascontiguousarray(a)
 
 
 LAYOUTS = ["C", "F", "transposed", "sliced"]

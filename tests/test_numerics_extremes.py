@@ -14,6 +14,7 @@ import pytest
 
 import normcore as nc
 import normcore.fast as fast
+from norm_tiers import with_layout
 
 F32_EPS = float(np.finfo(np.float32).eps)
 
@@ -116,19 +117,6 @@ LAYERS = [("LayerNorm", dict(normalized_shape=(3, 4)), (5, 3, 4)),
           ("InstanceNorm1d", dict(num_features=3, affine=True), (2, 3, 7)),
           ("InstanceNorm2d", dict(num_features=2, affine=True), (2, 2, 3, 4))]
 LAYER_IDS = [f"{name}-{len(shape)}d" for name, _, shape in LAYERS]
-
-
-def with_layout(a, layout):
-    """``a`` in the memory layout ``layout`` (the same values)."""
-    if layout == "F":
-        return np.asfortranarray(a)
-    if layout == "transposed":
-        return np.ascontiguousarray(a.transpose()).transpose()
-    if layout == "sliced":
-        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
-        big[..., ::2] = a
-        return big[..., ::2]
-    return np.ascontiguousarray(a)
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")  # running_var: the variance itself is beyond float64
