@@ -42,7 +42,8 @@ def test_every_implementation_computes_the_same(kind, shape):
     x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
     reference = cases.make_norm(nc.norms, kind, shape, np.float64)
     y, dx = reference.forward(x), reference.backward(dy)
-    tiers = [cases.make_norm(cases.fast_tier(), kind, shape, np.float64)] if cases.fast_tier() else []
+    has_fast = cases.fast_tier() and kind not in cases.ONE_TIER  # DyT: the reference class serves both
+    tiers = [cases.make_norm(cases.fast_tier(), kind, shape, np.float64)] if has_fast else []
     for layer in tiers:
         np.testing.assert_allclose(layer.forward(x), y, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(layer.backward(dy), dx, rtol=1e-9, atol=1e-12)
@@ -75,6 +76,38 @@ def test_the_floor_copies_and_every_tier_is_read_against_it(numpy_only):
     np.testing.assert_array_equal(floor.dx, floor.dy)
 
 
+def test_dyt_is_timed_once_in_the_same_rounds_as_the_other_norms(numpy_only):
+    """DyT has no fast tier: one row per case, in the reference column, against the floor of the
+    same rounds as LayerNorm and RMSNorm, its ratios the paired ones, printed as such."""
+    results, out = numpy_only[0], numpy_only[3]
+    fast = cases.fast_tier()
+    dyt = [r for r in results if r.layer == "DyT"]
+    assert len(dyt) == len(TINY["shapes"]) * len(cases.DTYPES)
+    lines = out.splitlines()
+    for r in dyt:
+        assert r.has("reference") and not r.has("fast") and list(r.cache) == ["reference"]
+        x = np.random.default_rng(1).standard_normal(r.shape).astype(r.dtype)
+        layer = cases.make_norm(nc.norms, "DyT", r.shape, np.dtype(r.dtype))
+        assert r.cache["reference"] == cases.forward_cache_ratio(layer, x)
+        same_case = [o for o in results if (o.shape, o.dtype) == (r.shape, r.dtype)]
+        assert {o.layer for o in same_case} == set(cases.LAYERS)
+        for other in same_case:  # the floor of the same rounds
+            for phase in cases.PHASES:
+                assert other.times["floor", phase] == r.times["floor", phase]
+        title = f"DyT (one tier) {r.shape} {r.dtype}: forward cache / x: reference"
+        at = [i for i, line in enumerate(lines) if line.startswith(title)]
+        assert len(at) == 1, title
+        for phase, line in zip(cases.PHASES, lines[at[0] + 1:at[0] + 4], strict=True):
+            assert len(r.times["reference", phase]) == TINY["repeats"]
+            expected = timing.paired_ratio(r.times["reference", phase], r.times["floor", phase])
+            assert r.over_floor("reference", phase) == expected
+            ms_xf = printing.num(r.median_ms("reference", phase), 7) + printing.num(expected, 7, "x", 1)
+            assert line.startswith(f"{phase:<8}{printing.num(r.median_ms('floor', phase), 7)}{ms_xf}")
+            if fast:  # the fast column says n/a, and there is no fast/ref ratio
+                assert line.split()[4:] == ["n/a", "n/a"]
+    assert "DyT has no fast tier" in out
+
+
 def test_every_printed_line_fits_80_columns(numpy_only):
     out = numpy_only[3]
     assert max(len(line) for line in out.splitlines()) <= 80
@@ -103,7 +136,7 @@ def test_targets_are_the_measured_ratios(numpy_only):
         assert rms_vs_ln.measured == expected
         assert f"{expected:.2f}x" in out
         cache = by_what["forward cache / input bytes, largest"]
-        assert cache.measured == max(r.cache["fast"] for r in results)
+        assert cache.measured == max(r.cache["fast"] for r in results if "fast" in r.cache)
     else:
         assert math.isnan(rms_vs_ln.measured) and "unavailable" in out
     # without torch, the ratios to torch are not made up
@@ -176,6 +209,14 @@ def test_bench_with_torch_measures_every_ratio():
     ln = next(r for r in results if r.layer == "LayerNorm")
     if ln.has("fast"):
         assert targets[0].measured == ln.ratio("fast", "torch 1t", "fwd+bwd")
+    dyt = next(r for r in results if r.layer == "DyT")  # against the bridge's twin, no fast tier
+    assert not dyt.has("fast") and math.isnan(dyt.ratio("fast", "torch 1t", "fwd+bwd"))
+    for phase in cases.PHASES:
+        for impl in ("torch 1t", "torch Nt"):
+            assert len(dyt.times[impl, phase]) == TINY["repeats"]
+            assert dyt.over_floor(impl, phase) == timing.paired_ratio(dyt.times[impl, phase],
+                                                                      dyt.times["floor", phase])
+    assert "twin" in out and "to_torch(nc.DyT(...))" in out
     assert "fast/1t" in out and max(len(line) for line in out.splitlines()) <= 80
 
 

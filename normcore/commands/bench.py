@@ -8,13 +8,14 @@ from ..perf.bench import run_bench
 DESCRIPTION = """\
 Time forward, backward and forward+backward of LayerNorm, RMSNorm, BatchNorm1d
 and GroupNorm in both tiers of normcore (the reference tier nc.LayerNorm, ...,
-and the fast tier normcore.fast), against PyTorch on one thread and on all
-threads, and against the memory floor: the copies of x and dy that no
-implementation can avoid. Everything runs interleaved in one process, round by
-round. Then a Transformer training step against the same model in PyTorch, the
-learning run (4 Pre-Norm blocks learning to reverse 8 tokens, as the learning
-test trains them) against its one-minute budget, and the fast tier's targets
-beside the measured ratios."""
+and the fast tier normcore.fast), and of DyT in its one tier (nc.DyT serves
+both), against PyTorch on one thread and on all threads (for DyT, which PyTorch
+lacks, the torch bridge's autograd twin), and against the memory floor: the
+copies of x and dy that no implementation can avoid. Everything runs
+interleaved in one process, round by round. Then a Transformer training step
+against the same model in PyTorch, the learning run (4 Pre-Norm blocks learning
+to reverse 8 tokens, as the learning test trains them) against its one-minute
+budget, and the fast tier's targets beside the measured ratios."""
 
 EPILOG = """\
 examples:

@@ -1,17 +1,23 @@
 """The baselines each norm is timed against: the memory floor (the passes over the data no
 implementation can avoid, as ``np.copyto``) and PyTorch on one thread and on all threads.
+PyTorch has no DyT: its baseline is the torch bridge's twin (``to_torch(nc.DyT(...))``), a
+small autograd module (tanh, multiply, add), not a kernel of torch's own.
 """
 
 import contextlib
 
 import numpy as np
 
-from .cases import EPS, GROUPS, affine_values, channels
+from .. import norms
+from ..torch_bridge import to_torch
+from .cases import EPS, GROUPS, affine_values, channels, make_norm
 
 NOT_TORCH = "without PyTorch: not installed, or --no-torch"
 
 
 def make_torch_norm(torch, kind, shape, dtype):
+    if kind == "DyT":  # torch has no DyT: the bridge's twin of the reference layer, same values
+        return to_torch(make_norm(norms, kind, shape, dtype))
     c = channels(kind, shape)
     tdtype = torch.float32 if dtype == np.float32 else torch.float64
     module = {"LayerNorm": lambda: torch.nn.LayerNorm(c, dtype=tdtype),

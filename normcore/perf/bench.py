@@ -10,7 +10,8 @@ of each norm:
 * ``reference``: ``nc.LayerNorm`` and the others, the readable whole-array tier.
 * ``fast``: ``normcore.fast.LayerNorm`` and the others, the cache-blocked tier (when present).
 * ``torch 1t`` and ``torch Nt``: PyTorch on the CPU with one thread and with its default
-  number of threads, when torch is importable.
+  number of threads, when torch is importable. PyTorch has no DyT: for DyT these columns time
+  the torch bridge's twin (``to_torch(nc.DyT(...))``), a small autograd module.
 * ``floor``, the MEMORY FLOOR: the passes over the data that no implementation can avoid, as
   copies into preallocated arrays (``np.copyto``). A forward must read x and write y: a copy
   of x. A backward must read dy and write dx: a copy of dy (it also reads x or its cache, so
@@ -22,7 +23,10 @@ blocks learning to reverse 8 tokens) has its training loop timed against its bud
 minute; no test asserts on its time, since a busy machine would fail it although nothing is
 wrong.
 
-Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
+DyT (``nc.DyT``, element-wise tanh with no reduction) has no fast tier: its reference class
+serves both, so it is timed once, in the reference column.
+
+Shapes: (4096, 768) and (32, 128, 768). LayerNorm, RMSNorm and DyT act on the last axis (768);
 BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
 channels of length 768). NumPy's BLAS runs on one thread for the norms.
 """

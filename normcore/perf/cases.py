@@ -2,9 +2,10 @@
 training step, the norms of either tier built with the same random gamma and beta, and the
 learning run (4 Pre-Norm blocks learning to reverse 8 tokens, as the learning test trains them).
 
-Shapes: (4096, 768) and (32, 128, 768). LayerNorm and RMSNorm normalise the last axis (768);
-BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
-channels of length 768).
+Shapes: (4096, 768) and (32, 128, 768). LayerNorm, RMSNorm and DyT act on the last axis
+(768); BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels, or 128
+channels of length 768). DyT (element-wise tanh, no reduction) has one tier: ``normcore.fast``
+has no DyT, the reference class ``nc.DyT`` serves both, so it is timed once.
 """
 
 import importlib
@@ -16,7 +17,8 @@ from ..train import fit
 
 SHAPES = ((4096, 768), (32, 128, 768))
 DTYPES = (np.float32, np.float64)
-LAYERS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm")
+LAYERS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm", "DyT")
+ONE_TIER = ("DyT",)  # no fast tier: the reference class serves both, timed once as "reference"
 PHASES = ("forward", "backward", "fwd+bwd")
 TIERS = ("reference", "fast")
 GROUPS = 32
@@ -45,7 +47,7 @@ def fast_tier():
 
 
 def channels(kind, shape):
-    return shape[-1] if kind in ("LayerNorm", "RMSNorm") else shape[1]
+    return shape[-1] if kind in ("LayerNorm", "RMSNorm", "DyT") else shape[1]
 
 
 def affine_values(c):
@@ -55,12 +57,14 @@ def affine_values(c):
 
 
 def make_norm(tier, kind, shape, dtype):
-    """Layer ``kind`` of ``tier`` (``normcore.norms`` or ``normcore.fast``) for input ``shape``."""
+    """Layer ``kind`` of ``tier`` (``normcore.norms`` or ``normcore.fast``) for input ``shape``;
+    a kind in ONE_TIER exists in ``normcore.norms`` only."""
     c = channels(kind, shape)
     layer = {"LayerNorm": lambda: tier.LayerNorm(c, dtype=dtype),
              "RMSNorm": lambda: tier.RMSNorm(c, eps=EPS, dtype=dtype),
              "BatchNorm1d": lambda: tier.BatchNorm1d(c, dtype=dtype),
-             "GroupNorm": lambda: tier.GroupNorm(GROUPS, c, dtype=dtype)}[kind]()
+             "GroupNorm": lambda: tier.GroupNorm(GROUPS, c, dtype=dtype),
+             "DyT": lambda: tier.DyT(c, dtype=dtype)}[kind]()
     gamma, beta = affine_values(c)
     layer.weight.data[...] = gamma
     if layer.bias is not None:

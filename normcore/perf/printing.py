@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 from .baselines import NOT_TORCH, default_threads
-from .cases import LEARNING, LEARNING_BUDGET, PHASES, SHAPES, TRANSFORMER
+from .cases import LEARNING, LEARNING_BUDGET, ONE_TIER, PHASES, SHAPES, TRANSFORMER
 
 WIDTH = 80  # every line printed fits in 80 columns
 
@@ -36,6 +36,10 @@ def machine_lines(torch, fast, repeats, warmup):
                    "multiple of the floor; fast/1t (fast/ref without torch): the fast tier's time over "
                    "torch's on one thread (over the reference tier's); both are medians over rounds of "
                    "the ratio of two times of the same round.")
+    twin = (" torch has no DyT: its torch columns time the torch bridge's twin "
+            "(to_torch(nc.DyT(...)), a small autograd module)." if torch else "")
+    lines += wrap("DyT has no fast tier (nc.DyT serves both tiers): it is timed once, in the "
+                  "reference column, with no fast/ratio column." + twin)
     return lines
 
 def columns(torch, fast):
@@ -66,7 +70,8 @@ def norm_header(torch, fast):
 def norm_rows(r, torch, fast):
     """A title line for the case (with the forward caches), then one line per phase."""
     cache = ", ".join(f"{tier} {num(c, 8, 'x').strip()}" for tier, c in r.cache.items())
-    yield f"{r.layer} {r.shape} {r.dtype}: forward cache / x: {cache or 'n/a'}"
+    one_tier = " (one tier)" if r.layer in ONE_TIER else ""
+    yield f"{r.layer}{one_tier} {r.shape} {r.dtype}: forward cache / x: {cache or 'n/a'}"
     other = ratio_against(torch)[0]
     for phase in PHASES:
         line = f"{phase:<8}{num(r.median_ms('floor', phase), 7)}"

@@ -12,7 +12,7 @@ import numpy as np
 from .. import nn, norms, optim
 from ..train import loss_and_backward
 from .baselines import FloorRunner, TorchRunner, default_threads, make_torch_norm
-from .cases import (LAYERS, LEARNING, PHASES, TIERS, TRANSFORMER, ReverseRun, forward_cache_ratio, make_norm,
+from .cases import (LAYERS, LEARNING, ONE_TIER, PHASES, TIERS, TRANSFORMER, ReverseRun, forward_cache_ratio, make_norm,
                     transformer_data)
 from .threads import blas_threads
 from .timing import LayerRunner, median, paired_ratio, time_interleaved
@@ -45,7 +45,8 @@ class NormResult:
 
 
 def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2):
-    """A NormResult per layer in LAYERS: every layer, implementation and the floor in each round."""
+    """A NormResult per layer in LAYERS: every layer, implementation and the floor in each round.
+    A layer in ONE_TIER (DyT) is timed once, as "reference": it has no fast tier."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(dtype)
     dy = rng.standard_normal(shape).astype(dtype)
@@ -53,7 +54,7 @@ def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2):
     runners = {("floor", "floor"): FloorRunner(x, dy)}
     for kind in LAYERS:
         for name, tier in tiers.items():
-            if tier is not None:
+            if tier is not None and not (name == "fast" and kind in ONE_TIER):
                 runners[kind, name] = LayerRunner(make_norm(tier, kind, shape, dtype), x, dy)
         if torch is not None:
             module = make_torch_norm(torch, kind, shape, dtype)
