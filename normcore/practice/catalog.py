@@ -370,6 +370,7 @@ CATALOG = [
                            (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
             "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
             "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
+            "qk_norm": [tuple((line, line.replace("+=", "=")) for line in ATT_DW + (QK_DGAMMA,))],
             "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
                 MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
             "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (

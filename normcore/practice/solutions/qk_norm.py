@@ -124,7 +124,7 @@ class QKNormSelfAttention:
         C = H * D
         wq, wk, wv, wo = (w.data.astype(dy.dtype) for w in (self.wq, self.wk, self.wv, self.wo))
         gq, gk = self.gamma_q.data.astype(dy.dtype), self.gamma_k.data.astype(dy.dtype)
-        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)  # (C, C)
+        self.wo.grad += self.merge_heads(out).reshape(-1, C).T @ dy.reshape(-1, C)  # (C, C) [dwo]
         dout = self.split_heads(dy @ wo.T)                                   # (B, H, T, D)
         dattn = dout @ v.swapaxes(-1, -2)                                    # (B, H, T, T)
         dv = attn.swapaxes(-1, -2) @ dout                                    # (B, H, T, D)
@@ -135,8 +135,8 @@ class QKNormSelfAttention:
         dk = self.rms_norm_backward(dkn, gk, k_cache, self.gamma_k)          # (B, H, T, D) [dk]
         dq, dk, dv = self.merge_heads(dq), self.merge_heads(dk), self.merge_heads(dv)  # (B, T, C)
         rows = x.reshape(-1, C)                                              # (B*T, C)
-        self.wq.grad += rows.T @ dq.reshape(-1, C)                           # (C, C)
-        self.wk.grad += rows.T @ dk.reshape(-1, C)                           # (C, C)
-        self.wv.grad += rows.T @ dv.reshape(-1, C)                           # (C, C)
+        self.wq.grad += rows.T @ dq.reshape(-1, C)                           # (C, C) [dwq]
+        self.wk.grad += rows.T @ dk.reshape(-1, C)                           # (C, C) [dwk]
+        self.wv.grad += rows.T @ dv.reshape(-1, C)                           # (C, C) [dwv]
         dx = dq @ wq.T + dk @ wk.T + dv @ wv.T                               # (B, T, C)
         return dx.astype(dy.dtype)
