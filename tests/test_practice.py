@@ -20,6 +20,7 @@ before '@') on every failing check.
 """
 
 import ast
+import dataclasses
 import atexit
 import importlib.util
 import re
@@ -35,7 +36,7 @@ import pytest
 
 from normcore.cli import main
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
-from normcore.practice.catalog import Anchor
+from normcore.practice.catalog import BY_ID, Anchor
 from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
                                       solution_source)
 from normcore.practice.mutants import VariantDoesNotApply, tagged_lines
@@ -224,6 +225,7 @@ def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     ("LogSoftmax", "log_softmax"), ("Softmax", "softmax"), ("MyLogSoftmax", "log_softmax"),
     ("CrossEntropyLoss", "cross_entropy"), ("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"),
     ("DyT", "dyt"), ("MyDyT", "dyt"), ("DynamicTanh", "dyt"),
+    ("MultiheadSelfAttention", "attention"), ("QKNormSelfAttention", "qk_norm"),
 ])
 def test_a_class_is_graded_as_the_exercise_with_the_longest_name_it_contains(class_name, name):
     """LogSoftmax contains "softmax" too: the longer "logsoftmax" wins."""
@@ -717,3 +719,63 @@ def test_dyt_reference_is_normcore_layer_and_the_answer_gives_its_numbers():
     for name in ("alpha", "gamma", "beta"):
         np.testing.assert_allclose(getattr(ours, name).grad, getattr(ref, name).grad, rtol=1e-12)
     assert ours.alpha.grad.shape == ref.alpha.grad.shape == (1,)
+
+
+# --- the qk_norm exercise: RMSNorm on each head's q and k, before the scale --------------------
+def test_qk_norm_reference_is_normcore_attention_with_rmsnorm_qk_norm_and_the_answer_gives_its_numbers():
+    import normcore as nc
+    ref = EXERCISES["qk_norm"].reference(8, 2, causal=True)
+    assert isinstance(ref.layer, nc.MultiheadSelfAttention) and ref.layer.qk_norm == "rmsnorm"
+    ns = {}
+    exec(solution_source("qk_norm"), ns)
+    ours = ns["QKNormSelfAttention"](8, 2, causal=True)
+    rng = np.random.default_rng(7)
+    names = ("wq", "wk", "wv", "wo", "gamma_q", "gamma_k")
+    for name in names:
+        value = rng.standard_normal((4,) if name.startswith("gamma") else (8, 8))
+        getattr(ours, name).data, getattr(ref, name).data = value.copy(), value.copy()
+    x, dy = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
+    np.testing.assert_allclose(ours.forward(x), ref.forward(x), rtol=1e-10)
+    np.testing.assert_allclose(ours.backward(dy), ref.backward(dy), rtol=1e-9, atol=1e-12)
+    for name in names:
+        np.testing.assert_allclose(getattr(ours, name).grad, getattr(ref, name).grad, rtol=1e-9, atol=1e-12)
+    assert ours.gamma_q.grad.shape == ref.gamma_q.grad.shape == (4,)
+
+
+def test_qk_norm_after_the_scale_is_told_from_no_scale_only_where_eps_matters():
+    """RMSNorm is scale invariant up to eps, so normalising q / sqrt(D) gives the numbers of
+    no scale at all except where q and k are near 0: the probe that makes them so is the one
+    that tells the two mistakes apart, and each is named alone on the whole exercise."""
+    exercise = EXERCISES["qk_norm"]
+    tiny = [p for p in exercise.probes if "eps matters" in p.label]
+    assert len(tiny) == 1
+    without = dataclasses.replace(exercise, probes=tuple(p for p in exercise.probes if p not in tiny))
+    source = solution_source("qk_norm")
+    for mistake, other in (("qk-norm-after-scale", "attn-no-scale"), ("attn-no-scale", "qk-norm-after-scale")):
+        variant = BY_ID[mistake].variants["qk_norm"][0]
+        cls = mutant_class(exercise, source, variant, "sep")
+        assert grade(cls, exercise).diagnosis_ids == [mistake]
+        assert {mistake, other} <= set(grade(cls, without).diagnosis_ids)
+
+
+def test_an_attention_mistake_not_catalogued_for_qk_norm_gets_no_name(tmp_path):
+    """dv = attn @ dout (no transpose) is catalogued for the attention exercise, not for
+    qk_norm: the grader must say that no catalogued mistake produces the numbers."""
+    source = solution_source("qk_norm")
+    old = "dv = attn.swapaxes(-1, -2) @ dout"
+    assert source.count(old) == 1
+    path = tmp_path / "qk_odd.py"
+    path.write_text(source.replace(old, "dv = attn @ dout"))
+    report = grade_file(path)
+    assert not report.passed and report.diagnosis_ids == []
+    assert "No catalogued mistake produces your numbers" in format_report(report)
+
+
+def test_the_qk_norm_skeleton_lists_and_checks_as_not_implemented(tmp_path, capsys):
+    assert main(["practice", "list"]) == 0
+    assert "qk_norm" in capsys.readouterr().out
+    assert main(["practice", "new", "qk_norm", "--dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["practice", "check", str(tmp_path / "my_qk_norm.py")]) == 1
+    assert "Not implemented yet" in capsys.readouterr().out
+    assert main(["practice", "check", str(SOLUTIONS / "qk_norm.py")]) == 0

@@ -1,7 +1,8 @@
 """Interview practice: hand-write a layer, get graded, learn which mistake you made.
 
-Twelve exercises, from Dropout, Softmax and DyT to multi-head attention, a residual block with
-its norm and a small MLP with BatchNorm (``normcore practice list`` shows the path).
+Thirteen exercises, from Dropout, Softmax and DyT to multi-head attention (with and without
+QK-norm), a residual block with its norm and a small MLP with BatchNorm (``normcore practice
+list`` shows the path).
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
     normcore practice new batchnorm        write a skeleton to fill in

@@ -1,6 +1,6 @@
 """The catalog of mistakes people make when they hand-write a norm layer, DyT, Dropout,
-softmax, log-softmax, cross-entropy, attention, a residual block with its norm, or a small MLP
-with BatchNorm.
+softmax, log-softmax, cross-entropy, attention (with or without QK-norm), a residual block
+with its norm, or a small MLP with BatchNorm.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -123,6 +123,17 @@ MLP_DH = Anchor("dh", "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h
 MLP_DW1 = Anchor("dw1", "self.w1.grad += x.T @ dh")
 MLP_DB1 = Anchor("db1", "self.b1.grad += dh.sum(axis=0)")
 MLP_HBN = "(self.gamma.data * h_hat + self.beta.data)"  # tanh's input, recomputed in the backward
+# --- qk_norm ---
+QK_AXES = Anchor("norm-axes", "self.norm_axes = (-1,)")
+QK_QNORM = Anchor("q-norm", "qn, q_cache = self.rms_norm(q, gq)")
+QK_KNORM = Anchor("k-norm", "kn, k_cache = self.rms_norm(k, gk)")
+QK_SCORES = Anchor("scores", "scores = qn @ kn.swapaxes(-1, -2) / D ** 0.5")
+QK_DQN = Anchor("dqn", "dqn = dscores @ kn / D ** 0.5")
+QK_DKN = Anchor("dkn", "dkn = dscores.swapaxes(-1, -2) @ qn / D ** 0.5")
+QK_DQ = Anchor("dq", "dq = self.rms_norm_backward(dqn, gq, q_cache, self.gamma_q)")
+QK_DK = Anchor("dk", "dk = self.rms_norm_backward(dkn, gk, k_cache, self.gamma_k)")
+QK_DNORM = Anchor("dnorm", "return rrms * (dt_hat - t_hat * mean_dt_hat_t_hat)")
+QK_DGAMMA = Anchor("dgamma", "param.grad += (dout * t_hat).sum(axis=(0, 1, 2))")
 # --- dyt ---
 DYT_ALPHA = Anchor("alpha", "np.full(1, alpha_init, dtype)")
 DYT_U = Anchor("u", "u = self.alpha.data * x")
@@ -359,6 +370,7 @@ CATALOG = [
                            (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
             "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
             "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
+            "qk_norm": [tuple((line, line.replace("+=", "=")) for line in ATT_DW + (QK_DGAMMA,))],
             "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
                 MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
             "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (
@@ -738,6 +750,10 @@ CATALOG = [
             ((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2)"), (ATT_DQ, "dq = dscores @ k"),
              (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
             ((ATT_DQ, "dq = dscores @ k"), (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q")),
+        ],
+         "qk_norm": [
+            ((QK_SCORES, "scores = qn @ kn.swapaxes(-1, -2)"), (QK_DQN, "dqn = dscores @ kn"),
+             (QK_DKN, "dkn = dscores.swapaxes(-1, -2) @ qn")),
         ]},
     ),
     Mistake(
@@ -949,6 +965,69 @@ CATALOG = [
              (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
         ]},
     ),
+    # --- qk_norm ---
+    Mistake(
+        "qk-norm-over-d-model",
+        "QK-norm over the whole d_model instead of each head's D channels",
+        "right with one head, wrong with several: the RMS of q (and k) was taken over all "
+        "C = H * D channels of a position (the norm applied before split_heads, or over the "
+        "heads and channels), so one head's size sets the other heads' scale",
+        "QK-norm normalises each head's query and key on their own: split the heads first, "
+        "then take the mean square over the last axis of (B, H, T, D), D channels; the "
+        "backward's mean runs over the same axis.",
+        {"qk_norm": [((QK_AXES, "self.norm_axes = (1, -1)"),)]},
+    ),
+    Mistake(
+        "qk-norm-after-scale",
+        "QK-norm applied after the 1 / sqrt(D) scaling",
+        "every number is off, as if the scale were missing: q was multiplied by 1 / sqrt(D) "
+        "and then normalised, and RMSNorm is scale invariant, so the norm undoes the scale "
+        "and the scores are sqrt(D) times too large (where q and k are near 0, eps lets a "
+        "little of the scale through)",
+        "Normalise first, scale after: scores = norm(q) norm(k)^T / sqrt(D). The norm fixes "
+        "the size of q and k; the 1 / sqrt(D) then keeps the D-term dot product near unit "
+        "spread.",
+        {"qk_norm": [((QK_QNORM, "qn, q_cache = self.rms_norm(q / D ** 0.5, gq)"),
+                      (QK_SCORES, "scores = qn @ kn.swapaxes(-1, -2)"),
+                      (QK_DQN, "dqn = dscores @ kn"),
+                      (QK_DKN, "dkn = dscores.swapaxes(-1, -2) @ qn"),
+                      (QK_DQ, "dq = self.rms_norm_backward(dqn, gq, q_cache, self.gamma_q) "
+                              "/ D ** 0.5"))]},
+    ),
+    Mistake(
+        "qk-norm-backward-skipped",
+        "QK-norm's backward skipped: dq and dk passed straight through",
+        "the forward, dwv, dwo and the norm weights' gradients are right; dwq, dwk and dx "
+        "are not: the gradient reaching the normalised q and k was used as the gradient of "
+        "q and k themselves, as if the norm were the identity",
+        "qn = gamma * q / rms(q) depends on every channel of the head: dq = rrms * (dqn * "
+        "gamma - q_hat * mean(dqn * gamma * q_hat)) over the head's D channels, RMSNorm's "
+        "backward, before merging the heads.",
+        {"qk_norm": [((QK_DNORM, "return dout"),)]},
+    ),
+    Mistake(
+        "qk-norm-one-side",
+        "QK-norm on only one of q and k",
+        "every number is off: only the queries were normalised and the keys left raw (or the "
+        "reverse), so the scores grow with the size of the raw side and gamma_k (or "
+        "gamma_q) gets no gradient",
+        "QK-norm normalises both sides of the dot product: qn = RMSNorm_q(q) and kn = "
+        "RMSNorm_k(k), each with its own weight, so that every score is bounded.",
+        {"qk_norm": [
+            ((QK_KNORM, "kn, k_cache = k, None"), (QK_DK, "dk = dkn")),
+            ((QK_QNORM, "qn, q_cache = q, None"), (QK_DQ, "dq = dqn")),
+        ]},
+    ),
+    Mistake(
+        "qk-norm-dgamma-head-mean",
+        "QK-norm weight's gradient averaged over the heads instead of summed",
+        "right with one head; with H heads dgamma_q and dgamma_k are H times too small and "
+        "everything else is right: the weight (D,) is shared by every head, but its gradient "
+        "took the mean of the heads' shares (as if each head had its own weight)",
+        "One weight (D,) serves every head, so every head adds its share: dgamma sums dqn * "
+        "q_hat over the batch, the heads and the positions, not a mean over the heads.",
+        {"qk_norm": [((QK_DGAMMA, "param.grad += (dout * t_hat).sum(axis=(0, 2)).mean(axis=0)"),)]},
+    ),
     # --- dyt ---
     Mistake(
         "dyt-dalpha-not-summed",
@@ -1102,6 +1181,9 @@ TAUGHT_IN.update({m: SOLUTION.format("attention") for m in (
     "attn-mask-after-softmax", "attn-mask-zero-fill", "attn-no-scale", "attn-scale-by-d-model",
     "attn-wrong-head-split", "attn-dx-missing-share", "attn-softmax-over-queries",
     "attn-mask-flipped", "attn-mask-covers-diagonal", "attn-backward-untransposed")})
+TAUGHT_IN.update({m: SOLUTION.format("qk_norm") for m in (
+    "qk-norm-over-d-model", "qk-norm-after-scale", "qk-norm-backward-skipped", "qk-norm-one-side",
+    "qk-norm-dgamma-head-mean")})
 TAUGHT_IN.update({m: SOLUTION.format("mlp_with_batchnorm") for m in (
     "tanh-derivative-from-input", "bn-backward-no-gamma", "dw-from-pre-activation",
     "bias-grad-averaged", "ce-mean-over-classes")})

@@ -461,6 +461,61 @@ ATTENTION = Exercise(
     (4, 2), (2, 3, 4), difficulty=3, minutes=45,
 )
 
+# --- qk_norm ----------------------------------------------------------------------------------
+QK = ("wq", "wk", "wv", "wo", "gamma_q", "gamma_k")
+
+
+def _qk_layer(make, rng, d_model, n_heads, causal):
+    """QKNormSelfAttention(d_model, n_heads, causal=causal) with random (C, C) weights and
+    random QK-norm weights (D,), never the initial ones."""
+    layer = make(d_model, n_heads, causal=causal)
+    for name in QK:
+        shape = (d_model // n_heads,) if name.startswith("gamma") else (d_model, d_model)
+        layer.set_param(name, rng.standard_normal(shape))
+    return layer
+
+
+def qk_norm_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, scale=1.0):
+    """A forward and backward of QKNormSelfAttention; x is drawn with standard deviation
+    scale / sqrt(C). A tiny ``scale`` makes q and k so small that eps matters in the RMS: the
+    norm of q and the norm of q / sqrt(D) then differ."""
+    def run(rec, make, rng):
+        layer = _qk_layer(make, rng, d_model, n_heads, causal)
+        x = (rng.standard_normal(xshape) * scale / np.sqrt(d_model)).astype(dtype)
+        _step(rec, layer, x, rng, QK)
+    return Probe(label, run)
+
+
+def qk_norm_accumulation(rec, make, rng):
+    layer = _qk_layer(make, rng, 8, 2, True)
+    layer.check_accumulates(QK)
+    layer.forward(rng.standard_normal((2, 4, 8)))
+    layer.zero_grad(QK)
+    layer.backward(rng.standard_normal((2, 4, 8)))
+    layer.backward(rng.standard_normal((2, 4, 8)))
+    for name in QK:
+        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+
+
+QK_NORM = Exercise(
+    "qk_norm", "QKNormSelfAttention", references.QKNormSelfAttention,
+    "QKNormSelfAttention(d_model, n_heads, causal): self-attention, RMSNorm on each head's q and "
+    "k; wq, wk, wv, wo, gamma_q, gamma_k",
+    (
+        qk_norm_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
+        qk_norm_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
+        qk_norm_probe("(2, 4, 12), H=3, causal", 12, 3, (2, 4, 12), True),
+        qk_norm_probe("(2, 4, 6), H=1", 6, 1, (2, 4, 6), False),
+        qk_norm_probe("(2, 5, 8) float32, H=4, causal", 8, 4, (2, 5, 8), True, dtype=np.float32),
+        qk_norm_probe("one position (2, 1, 8), H=2", 8, 2, (2, 1, 8), False),
+        qk_norm_probe("large x, scale ~ 30 (2, 4, 8), H=2", 8, 2, (2, 4, 8), False, scale=30.0),
+        qk_norm_probe("q and k near 0, eps matters (2, 4, 8), H=2", 8, 2, (2, 4, 8), False,
+                      scale=3e-8),
+        Probe("gradients accumulate (2, 4, 8), H=2, causal", qk_norm_accumulation),
+    ),
+    (4, 2), (2, 3, 4), difficulty=3, minutes=50,  # the attention exercise and two RMSNorms
+)
+
 # --- mlp_with_batchnorm -----------------------------------------------------------------------
 MLP = ("w1", "b1", "gamma", "beta", "w2", "b2")
 ZERO_ROUNDING = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-6}  # |db1|: 0 up to rounding
@@ -588,7 +643,7 @@ TRANSFORMER_BLOCK = Exercise(
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
                                  LOG_SOFTMAX, DYT_EXERCISE, CROSS_ENTROPY, ATTENTION,
-                                 TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM)}
+                                 QK_NORM, TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM)}
 
 
 def path():

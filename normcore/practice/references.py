@@ -121,3 +121,21 @@ class FeedForwardBlock:
             return dy + self.norm.backward(self.ffn.backward(dy))
         dz = self.norm.backward(dy)
         return dz + self.ffn.backward(dz)
+
+
+# --- qk_norm --------------------------------------------------------------------------------------
+class QKNormSelfAttention(MultiheadSelfAttention):
+    """normcore's ``nn.MultiheadSelfAttention(d_model, n_heads, causal, bias=False,
+    qk_norm="rmsnorm")`` behind the practice contract: ``wq``, ``wk``, ``wv``, ``wo`` as in the
+    attention exercise, and ``gamma_q``, ``gamma_k`` the weights (D,) of its children q_norm
+    and k_norm (RMSNorm(D), eps the machine epsilon), shared by every head."""
+
+    built_from = "MultiheadSelfAttention (bias=False, qk_norm='rmsnorm')"
+
+    def __init__(self, d_model, n_heads, causal=False):
+        self.layer = nn.MultiheadSelfAttention(d_model, n_heads, causal=causal, bias=False, rng=0,
+                                               qk_norm="rmsnorm")
+        for name in "qkvo":
+            setattr(self, "w" + name, ParameterView(getattr(self.layer, name).weight, transpose=True))
+        self.gamma_q = ParameterView(self.layer.q_norm.weight)
+        self.gamma_k = ParameterView(self.layer.k_norm.weight)

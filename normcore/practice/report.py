@@ -44,6 +44,9 @@ FORWARD_HINTS = {
     "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
                  "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
                  "above the diagonal before it when causal; y = merge(attn v) @ wo.",
+    "qk_norm": "QK-norm: after split_heads, qn = q / sqrt(mean(q**2 over D) + eps) * gamma_q "
+               "(likewise k with gamma_k), each head over its own D channels, eps the machine "
+               "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual.",
     "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
                           "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
                           "the mean cross-entropy: work it through one layer at a time.",
@@ -72,6 +75,9 @@ DX_HINTS = {
     "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
                  "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
                  "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
+    "qk_norm": "After dqn = dscores kn / sqrt(D) (and dkn), go back through each RMSNorm: "
+               "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
+               "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions.",
     "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
                           "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
                           "dx = dh @ w1.T. Check the first failing gradient in that order; a "
