@@ -94,12 +94,13 @@ def real_number(value: object, name: str, who: str, low: float | None = None, hi
     return value
 
 
-def float_input(x: ArrayLike, who: str) -> np.ndarray:
-    """Return ``x`` as a floating-point NumPy array, or raise ``TypeError`` saying what is accepted."""
-    x = as_array(x, who)
+def float_input(x: ArrayLike, who: str, what: str = "input") -> np.ndarray:
+    """Return ``x`` as a floating-point NumPy array, or raise ``TypeError`` saying what is accepted
+    (``what`` names the argument in the message)."""
+    x = as_array(x, who, what)
     if x.dtype.type not in FLOAT_DTYPES:
         raise TypeError(
-            f"{who} expects a floating-point input (float16, float32 or float64), "
+            f"{who} expects a floating-point {what} (float16, float32 or float64), "
             f"got dtype {x.dtype}"
         )
     return x

@@ -391,7 +391,7 @@ Q, K, V = _x(B, TQ, E, seed=1), _x(B, TK, 5, seed=2), _x(B, TK, 3, seed=3)
     ((Q, K, V[:, :4]), {}, ValueError, "one B and one Tk"),
     ((Q[:1], K, V), {}, ValueError, "one B and one Tk"),
     ((Q, K.astype(np.float32), V), {}, TypeError, "query, key and value of one dtype"),
-    ((Q, K.astype(int), V), {}, TypeError, "key as a floating-point array"),
+    ((Q, K.astype(int), V), {}, TypeError, "expects a floating-point key"),
     ((Q, "key", V), {}, TypeError, "key"),
     ((Q, K, V), {"key_padding_mask": np.zeros((B, TQ), dtype=bool)}, ValueError,
      "key_padding_mask must have shape (2, 5) for B = 2 sequences, Tq = 3 queries, Tk = 5 keys"),

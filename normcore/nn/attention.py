@@ -100,10 +100,7 @@ class _Attention(Module):
     def _input(self, x: ArrayLike, name: str, width: int, length: str) -> np.ndarray:
         """``x`` as a floating array of shape (B, ``length``, ``width``), or an error saying so."""
         who = type(self).__name__
-        x = as_array(x, who, name)
-        if x.dtype.type not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"{who} expects {name} as a floating-point array (float16, float32 or float64), "
-                            f"got dtype {x.dtype}")
+        x = float_input(x, who, name)
         if x.ndim != 3 or x.shape[-1] != width:
             raise ValueError(f"{who} expects {name} of shape (B, {length}, {width}), got {x.shape}")
         return x
