@@ -55,11 +55,13 @@ COLORS = {
     "layernorm": OKABE_ITO["orange"],
     "rmsnorm": OKABE_ITO["green"],
     "groupnorm": OKABE_ITO["purple"],
+    "dyt": OKABE_ITO["vermillion"],
 }
-MARKERS = {"none": "X", "batchnorm": "o", "layernorm": "s", "rmsnorm": "^", "groupnorm": "D"}
-LINESTYLES = {"none": ":", "batchnorm": "-", "layernorm": "--", "rmsnorm": "-.", "groupnorm": (0, (6, 2, 1, 2))}
+MARKERS = {"none": "X", "batchnorm": "o", "layernorm": "s", "rmsnorm": "^", "groupnorm": "D", "dyt": "v"}
+LINESTYLES = {"none": ":", "batchnorm": "-", "layernorm": "--", "rmsnorm": "-.", "groupnorm": (0, (6, 2, 1, 2)),
+              "dyt": (0, (1, 1))}
 LABELS = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
-          "groupnorm": "GroupNorm"}
+          "groupnorm": "GroupNorm", "dyt": "DyT"}
 
 
 def series(name, colors=COLORS, markers=MARKERS, linestyles=LINESTYLES, **overrides):

@@ -8,6 +8,10 @@ styles (``_plot.series(position, COLORS, MARKERS, LINESTYLES)``)::
     "post"      x_{l+1} = LN(x_l + F(x_l))                 the original Transformer
     "pre"       x_{l+1} = x_l + F(LN(x_l))                 GPT-2 and most models since
     "deepnorm"  x_{l+1} = LN(alpha * x_l + F(x_l))         DeepNet: alpha = (2N)**(1/4)
+
+and the Peri-LN experiment adds a fourth, drawn in the same family::
+
+    "peri"      x_{l+1} = x_l + LN_out(F(LN_in(x_l)))      Gemma 2 and 3, Kim et al. 2025
 """
 
 import numpy as np
@@ -19,10 +23,11 @@ from ..train import loss_and_backward
 from ._plot import OKABE_ITO
 
 POSITIONS = ("post", "pre", "deepnorm")
-COLORS = {"post": OKABE_ITO["vermillion"], "pre": OKABE_ITO["blue"], "deepnorm": OKABE_ITO["green"]}
-MARKERS = {"post": "o", "pre": "s", "deepnorm": "^"}
-LINESTYLES = {"post": "-", "pre": "--", "deepnorm": "-."}
-LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm"}
+COLORS = {"post": OKABE_ITO["vermillion"], "pre": OKABE_ITO["blue"], "deepnorm": OKABE_ITO["green"],
+          "peri": OKABE_ITO["purple"]}
+MARKERS = {"post": "o", "pre": "s", "deepnorm": "^", "peri": "D"}
+LINESTYLES = {"post": "-", "pre": "--", "deepnorm": "-.", "peri": ":"}
+LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm", "peri": "Peri-LN"}
 
 D_MODEL = 32
 N_HEADS = 4
