@@ -137,3 +137,73 @@ def test_pytorch_float16_batchnorm_buffers_overflow_too(half):
         bn(wide)
         assert torch.isinf(bn.running_var).all()
         assert (bn.eval()(wide) == 0).all()
+
+
+@pytest.fixture(scope="module")
+def dyt():
+    return run_section("modern_norms", "1. DyT")
+
+
+def test_layernorm_squashes_extreme_values_below_its_bound(dyt):
+    assert np.all(np.diff(dyt["ln_median"]) > 0)           # the output grows with the input...
+    assert np.all(np.diff(dyt["ln_ratio"]) < 0)            # ...ever more slowly
+    assert dyt["ln_ratio"][-1] < 0.25 * dyt["ln_ratio"][1]
+    assert dyt["out_size"].max() <= np.sqrt(15)
+
+
+def test_each_dyt_mistake_breaks_its_own_gradients_and_is_named(dyt):
+    errors = dyt["dyt_errors"]
+    assert max(errors[None].values()) < 1e-7
+    wrong = {mistake: {name for name, e in errs.items() if e > 1e-3} for mistake, errs in errors.items()}
+    assert wrong == {None: set(), "dalpha averaged": {"alpha"}, "tanh' from x": {"x", "alpha"},
+                     "no alpha in dx": {"x"}}
+
+
+def test_dyt_mistakes_give_the_numbers_the_notebook_says(dyt):
+    dx_right, dalpha_right = dyt["dx_right"], dyt["dalpha_right"]
+    dalpha_mean = dyt["gradients"]("dalpha averaged")[1]
+    assert dalpha_right / dalpha_mean == pytest.approx(dyt["batch"].size)       # 24 values
+    assert dyt["per_channel"].sum() == pytest.approx(dalpha_right.item())
+    np.testing.assert_allclose(dyt["gradients"]("no alpha in dx")[0] / dx_right, 1 / dyt["alpha_"])
+    assert 1e-13 < dyt["dx_saturated"] < 3e-13                                  # the question's number
+
+
+@pytest.fixture(scope="module")
+def qk():
+    return run_section("modern_norms", "2. QK-norm")
+
+
+def test_qk_norm_bounds_the_logits_and_without_it_they_grow_as_c_squared(qk):
+    logits, bound = qk["logits"], qk["bound"]
+    assert logits[64, None] / logits[1, None] == pytest.approx(64 ** 2, rel=1e-6)
+    assert all(logits[c, "rmsnorm"] <= bound for c in (1, 4, 16, 64))
+    assert logits[64, "rmsnorm"] == pytest.approx(logits[1, "rmsnorm"], rel=1e-9)
+
+
+def test_qk_norm_mistakes(qk):
+    np.testing.assert_allclose(qk["rms"](qk["per_head"]), 1, atol=1e-9)
+    whole = qk["rms"](qk["whole"])
+    assert whole[0] > 1.3 and whole[1] < 0.2                 # head 0 takes the budget
+    np.testing.assert_allclose(qk["after"] / qk["right"], np.sqrt(qk["D"]), rtol=1e-9)
+    assert qk["skipped_error"] > 0.3
+    assert np.abs(qk["dx_hand"] - qk["dx_layer"]).max() < 1e-12
+
+
+@pytest.fixture(scope="module")
+def peri():
+    return run_section("modern_norms", "3. Peri-LN")
+
+
+def test_peri_ln_caps_what_a_branch_adds_but_is_not_smaller_at_initialisation(peri):
+    growth = peri["growth"]
+    for c in (3, 10):
+        assert 0.5 * c ** 2 < growth["pre", c] < 2 * c ** 2
+        assert 0.8 < growth["peri", c] < 1.2
+    np.testing.assert_allclose(peri["added"], 1, atol=1e-9)   # RMSNorm, gamma 1: exactly RMS 1
+    assert peri["stream"]["peri", 1][-1] > peri["stream"]["pre", 1][-1]
+    assert peri["pre_added_rms"] < 1
+
+
+def test_peri_out_norm_divides_a_grown_branchs_gradient(peri):
+    first, second = peri["grads_out"]
+    np.testing.assert_allclose(first / second, 100, rtol=1e-9)
