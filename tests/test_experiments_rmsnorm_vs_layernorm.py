@@ -1,0 +1,92 @@
+"""RMSNorm vs LayerNorm in the same Pre-LN Transformer: both learn far below the uniform guess,
+their final losses differ by less than the spread over initialisations, and the timings of both
+tiers are measured (their sizes are reported, never asserted)."""
+
+import numpy as np
+import pytest
+
+from normcore.experiments import rmsnorm_vs_layernorm as exp
+
+
+@pytest.fixture(scope="module")
+def result():
+    return exp.run(quick=True, seed=0)
+
+
+def _by_norm(result, key):
+    return dict(zip(result["norms"], result[key]))
+
+
+def test_both_norms_learn_far_below_the_uniform_guess(result):
+    chance = result["chance_loss"]
+    for norm, final in _by_norm(result, "final_loss").items():
+        assert np.all(final < 0.25 * chance), f"{norm} did not learn: final losses {final}, chance {chance:.2f}"
+    for norm, accuracy in _by_norm(result, "accuracy").items():
+        assert np.all(accuracy[:, -exp.FINAL_WINDOW:].mean(axis=-1) > 0.8), f"{norm}: accuracy {accuracy[:, -1]}"
+
+
+def test_the_final_losses_differ_by_less_than_the_spread_over_initialisations(result):
+    final = _by_norm(result, "final_loss")
+    gap = abs(np.median(final["rmsnorm"]) - np.median(final["layernorm"]))
+    widest = max(np.ptp(f) for f in final.values())
+    assert gap < widest, f"medians {gap:.4f} apart, the widest spread over initialisations is {widest:.4f}"
+
+
+def test_the_difference_is_small_against_the_uniform_guess(result):
+    difference = result["final_loss_difference"]  # RMSNorm - LayerNorm, per initialisation
+    np.testing.assert_allclose(difference, result["final_loss"][1] - result["final_loss"][0])
+    assert np.all(np.abs(difference) < 0.03 * result["chance_loss"]), difference
+
+
+def test_another_initialisation_gives_the_same_verdict(result):
+    steps, chance = result["loss"].shape[-1], result["chance_loss"]
+    final = {norm: float(exp.final_loss(exp.train(norm, steps, seed=7)["loss"])) for norm in exp.NORMS}
+    assert max(final.values()) < 0.25 * chance, final
+    assert abs(final["rmsnorm"] - final["layernorm"]) < 0.03 * chance, final
+
+
+def test_the_runs_are_deterministic():
+    again = exp.train("rmsnorm", 5, seed=0)["loss"]
+    np.testing.assert_array_equal(again, exp.train("rmsnorm", 5, seed=0)["loss"])
+
+
+def test_every_timing_has_its_shape_and_is_positive_and_finite(result):
+    tiers, norms = len(exp.TIERS), len(exp.NORMS)
+    for key in ("step_seconds", "norm_seconds"):
+        t = result[key]
+        assert t.ndim == 3 and t.shape[:2] == (tiers, norms) and t.shape[2] >= 5, (key, t.shape)
+        assert np.all(np.isfinite(t)) and np.all(t > 0), key
+    for key in ("step_ratio", "norm_ratio", "expected_step_ratio"):
+        assert result[key].shape == (tiers,) and np.all(np.isfinite(result[key])) and np.all(result[key] > 0), key
+    assert result["norm_share"].shape == (tiers, norms) and np.all(result["norm_share"] > 0)
+
+
+def test_the_ratios_are_rmsnorm_over_layernorm_paired_by_round(result):
+    ln, rms = exp.NORMS.index("layernorm"), exp.NORMS.index("rmsnorm")
+    for what in ("step", "norm"):
+        seconds = result[f"{what}_seconds"]
+        rounds = result[f"{what}_ratio_rounds"]
+        np.testing.assert_allclose(rounds, seconds[:, rms] / seconds[:, ln])
+        np.testing.assert_allclose(result[f"{what}_ratio"], np.median(rounds, axis=-1))
+    share = np.median(exp.N_NORMS * result["norm_seconds"] / result["step_seconds"], axis=-1)
+    np.testing.assert_allclose(result["norm_share"], share)
+
+
+def test_the_interval_of_the_median_comes_from_order_statistics():
+    assert exp.median_interval(np.arange(100.0)[::-1]) == (39.0, 60.0)  # k = (100 - 19.6) // 2 = 40
+    assert exp.median_interval(np.array([3.0, 1.0, 2.0])) == (1.0, 3.0)  # too few values: the range
+
+
+def test_the_model_has_nine_norms_of_the_asked_kind_and_tier():
+    from normcore import fast, norms
+    for tier, module in (("reference", norms), ("fast", fast)):
+        model = exp.make_model("rmsnorm", tier, seed=0)
+        found = [m for _, m in model.named_modules() if type(m).__name__ in ("LayerNorm", "RMSNorm")]
+        assert len(found) == exp.N_NORMS
+        assert all(type(m) is module.RMSNorm for m in found), tier
+
+
+def test_plot_writes_two_pngs(result, tmp_path):
+    paths = exp.plot(result, tmp_path)
+    assert [p.name for p in paths] == ["rmsnorm_vs_layernorm.png", "rmsnorm_vs_layernorm_time.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
