@@ -158,6 +158,40 @@ def test_gradcheck_upstream_gradient_differs_from_an_input_drawn_with_the_same_s
     assert report.passed, report
 
 
+def _tiny_pre_ln_case(seed):
+    from normcore.layer_cases import all_cases
+
+    return next(c for c in all_cases(seed) if c.label == "TinyTransformer 2 blocks pre")
+
+
+def test_a_right_gradient_tiny_next_to_the_loss_passes_at_the_noise_floor_and_says_so():
+    # At seed 2 block 2's query weights have a gradient about 1e-2 while sum|y * dy| is 75: the
+    # central differences are noisy by ~eps * 75 / h ~ 2e-8, a relative error of ~5e-7 > tol.
+    case = _tiny_pre_ln_case(2)
+    report = nc.gradcheck(case.module, *case.inputs, seed=2)
+    floor = [c for c in report.checks if c.at_noise_floor]
+    assert report.passed and floor, report
+    assert {c.name for c in floor} <= {"blocks.1.attn.q.weight", "blocks.1.attn.q.bias", "blocks.1.attn.k.weight"}
+    assert all(c.rel_error > report.tol and c.verdict == "pass*" for c in floor)
+    assert "rounding noise" in report.table()
+
+
+def test_a_wrong_gradient_of_a_tensor_at_the_noise_floor_still_fails():
+    case = _tiny_pre_ln_case(2)
+    q = case.module.blocks[1].attn.q
+    backward = type(q).backward
+
+    def off_by_a_thousandth(self, dy):  # the weight's gradient 0.1% too large
+        before = self.weight.grad.copy()
+        dx = backward(self, dy)
+        self.weight.grad[...] = before + 1.001 * (self.weight.grad - before)
+        return dx
+
+    q.backward = off_by_a_thousandth.__get__(q)
+    check = nc.gradcheck(case.module, *case.inputs, seed=2)["blocks.1.attn.q.weight"]
+    assert not check.passed and not check.at_noise_floor and check.verdict == "FAIL"
+
+
 def test_to_casts_floating_parameters_gradients_and_buffers_in_place():
     bn = nc.BatchNorm1d(3)
     bn(np.random.default_rng(0).standard_normal((4, 3)))

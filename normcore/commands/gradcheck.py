@@ -4,7 +4,7 @@ import argparse
 import sys
 import textwrap
 
-from ..gradcheck import gradcheck
+from ..gradcheck import NOISE_NOTE, gradcheck
 from ..layer_cases import all_cases
 from ._options import positive_float, seed
 
@@ -69,8 +69,10 @@ def run(args):
         for c in report.checks:
             failed += not c.passed
             print(f"{'  ' + c.name:<{name_w}}  {str(c.shape):<{shape_w}}  {c.rel_error:>9.1e}  "
-                  f"{'pass' if c.passed else 'FAIL'}")
+                  f"{c.verdict}")
     print("-" * len(head))
+    if any(c.at_noise_floor for c in checks):
+        print(NOISE_NOTE)
     if any(has_norm(case.module) for case in cases):
         print(NORM_NAMES)
     print(f"{len(cases)} layers checked in float64 with a random upstream gradient:")
