@@ -244,7 +244,7 @@ def plot_sweep(result, outdir):
                 ylabel="final loss (cross-entropy, nats)", title="final loss (mean of the last 20 steps)")
         ax2.set(xscale="log", yscale="log", xlabel="learning rate (Adam, constant)",
                 ylabel="largest |q.k| / sqrt(D) (max over blocks)", title="largest attention logit after training")
-        ax1.legend(loc="upper left")
+        ax1.legend(loc="lower left")  # the low learning rates' curves start at the top left
         ax2.legend(loc="upper left")
         fig.suptitle(f"{_config(result)}, {len(result['measured_steps']) * EVERY - EVERY} steps ({_spread(result)})")
         return _plot.save(fig, outdir, NAME)
@@ -271,8 +271,8 @@ def plot_logits(result, outdir):
         ax2.set(yscale="log", xlabel="training step", ylabel="largest |q.k| / sqrt(D) (max over blocks)",
                 title="largest attention logit")
         ax3.set(xlabel="training step", ylabel="mean attention entropy (nats)", title="attention entropy")
-        for ax in (ax1, ax2, ax3):
-            ax.legend(loc="best")
+        for ax, loc in ((ax1, "upper right"), (ax2, "center right"), (ax3, "center right")):
+            ax.legend(loc=loc)
         fig.suptitle(f"{_config(result)}, lr = {result['lrs'][j]:g}; measured every {EVERY} steps on a fixed "
                      f"batch ({_spread(result)})")
         return _plot.save(fig, outdir, f"{NAME}_logits")
