@@ -13,7 +13,8 @@ from normcore.cli import main
 from normcore.perf import threads as blas
 
 ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
-       "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed"]
+       "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed",
+       "layernorm_tanh", "dyt_training", "qk_norm", "peri_ln", "rmsnorm_vs_layernorm"]
 
 
 def test_registry_lists_all_in_order():

@@ -1,10 +1,10 @@
-"""The four norm-position experiments follow the experiments protocol."""
+"""The five norm-position experiments follow the experiments protocol."""
 
 import pytest
 
 from normcore import experiments
 
-POSITION_EXPERIMENTS = ["pre_post_gradients", "warmup", "output_change", "effective_depth"]
+POSITION_EXPERIMENTS = ["pre_post_gradients", "warmup", "output_change", "effective_depth", "peri_ln"]
 
 
 @pytest.mark.parametrize("name", POSITION_EXPERIMENTS)

@@ -40,6 +40,12 @@ EXPERIMENTS = [
     "running_stats",
     "dropout",
     "speed",
+    # since 2020
+    "layernorm_tanh",
+    "dyt_training",
+    "qk_norm",
+    "peri_ln",
+    "rmsnorm_vs_layernorm",
 ]
 
 

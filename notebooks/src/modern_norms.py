@@ -23,6 +23,7 @@ CELLS = [
     3. Peri-LN: what a branch can add to the stream, the formulas, the backward written out,
        the gradient check
     4. RMSNorm against LayerNorm, in one paragraph
+    5. the figures: each paper's claim, measured at this scale
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -678,6 +679,53 @@ CELLS = [
         gap[shift] = np.abs(rms_ln[0](row + shift) - rms_ln[1](row + shift)).max()
         print(f"mean / spread = {shift:<4} largest |RMSNorm - LayerNorm| = {gap[shift]:.3f}")
     assert gap[0.0] < 1e-12 and gap[0.1] < gap[0.3] < gap[1.0]
+    """),
+
+    md(r"""
+    ## 5. Figures: what the papers claim, measured at this scale
+
+    From the experiments (`normcore figures NAME`; each claim is asserted by a test on the
+    measured numbers). These are small models trained for a few hundred steps on synthetic
+    tasks, so read each verdict as "at this scale".
+
+    **LayerNorm acts like a tanh** (`layernorm_tanh`). Each element's LayerNorm input against
+    its normalised output, in a trained 8-block Pre-LN model (top) and untrained (bottom). Each
+    token is an exact straight line of slope $1/\sigma_{token}$, as section 1 showed; across
+    tokens the cloud bends only slightly, because here the tokens' spreads differ by less than a
+    factor of 2: a fitted $c\tanh(\alpha x)$ beats the best straight line in every layer, but by
+    at most 0.005 in $R^2$. The pronounced S of the DyT paper needs extreme tokens this toy model
+    does not have.
+
+    ![Each LayerNorm's input against its normalised output, with the fitted tanh](../figures/layernorm_tanh.png)
+
+    **DyT in place of LayerNorm** (`dyt_training`). At one shared Adam learning rate a 4-block
+    Pre-LN model trains with DyT as with LayerNorm and RMSNorm, but ends about 5 times higher in
+    loss, from each of three initialisations; too large an `alpha_init` leaves it at the chance
+    loss, and the largest that trains falls from 2 at 2 blocks to 0.5 at 8. The paper's match with
+    LayerNorm does not reproduce here; its warning about a large `alpha_init` does.
+
+    ![Training curves with LayerNorm, RMSNorm and DyT](../figures/dyt_training.png)
+
+    **QK-norm** (`qk_norm`). Without it, a 2-block model trained with Adam and no warmup fails
+    from lr 0.1 on, its largest logit above $10^4$; with it the logits stay below the bound of
+    section 2 (computed from the learned gains and biases) and it trains up to lr 0.22 instead of
+    0.046. It does not make every learning rate safe: from 0.46 on it fails too.
+
+    ![Final loss against learning rate, and the largest attention logit, with and without QK-norm](../figures/qk_norm.png)
+
+    **Peri-LN** (`peri_ln`). At initialisation and at a standard learning rate Peri-LN's residual
+    stream is as large as Pre-LN's or larger (section 3's "each branch adds RMS 1"); only at a high
+    learning rate (6e-2) does it keep the stream in scale (6-9 times the embeddings' RMS against
+    Pre-LN's 200-360) and learn part of the task where Pre-LN stalls.
+
+    ![Residual-stream RMS and gradient norm per block for Post-LN, Pre-LN, Peri-LN and DeepNorm](../figures/peri_ln.png)
+
+    **RMSNorm against LayerNorm** (`rmsnorm_vs_layernorm`). The final losses of five
+    initialisations overlap, and which norm ends lower changes from one to the next; the norm
+    alone is about 30% faster as RMSNorm, a whole training step only 4-6%, because the norms are
+    a small part of a step.
+
+    ![Loss curves and final losses of LayerNorm and RMSNorm](../figures/rmsnorm_vs_layernorm.png)
     """),
 
     md(r"""
