@@ -51,6 +51,17 @@ def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1
                            embedding_std=embedding_std)
 
 
+def residual_stream(model, tokens):
+    """Yield the residual stream of a TinyTransformer on ``tokens``: x_0 (the embeddings, entering
+    block 1), then x_1, ..., x_L (leaving each block), each (B, T, C); the stages of its forward
+    up to the final norm, run one block at a time."""
+    x = model.pos_emb(model.tok_emb(tokens))  # (B, T, C)
+    yield x
+    for block in model.blocks:
+        x = block(x)  # (B, T, C)
+        yield x
+
+
 def block_grad_norms(model, tokens, targets):
     """One forward and backward of the cross-entropy loss; the gradient norm of each block, (L,)."""
     model.zero_grad()

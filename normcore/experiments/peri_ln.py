@@ -56,7 +56,7 @@ from ..optim import Adam
 from ..perf.threads import single_thread
 from ..train import fit
 from . import _plot
-from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, block_grad_norms, tiny_model
+from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, block_grad_norms, residual_stream, tiny_model
 from .warmup import copy_task, smooth
 
 NAME = "peri_ln"
@@ -82,13 +82,8 @@ def rms(x):
 
 def residual_rms(model, tokens):
     """The RMS of the residual stream x_0 (the embeddings, entering block 1), x_1, ..., x_L (leaving
-    each block), (L + 1,): the first steps of ``TinyTransformer.forward``, one block at a time."""
-    x = model.pos_emb(model.tok_emb(tokens))  # (B, T, C)
-    stream = [rms(x)]
-    for block in model.blocks:
-        x = block(x)  # (B, T, C)
-        stream.append(rms(x))
-    return np.array(stream)
+    each block), (L + 1,)."""
+    return np.array([rms(x) for x in residual_stream(model, tokens)])
 
 
 def probe(model):

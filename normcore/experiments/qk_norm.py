@@ -60,6 +60,7 @@ from ..optim import Adam
 from ..perf.threads import single_thread
 from ..train import fit
 from . import _plot
+from ._positions import residual_stream
 from .warmup import smooth
 
 NAME = "qk_norm"
@@ -101,10 +102,8 @@ def attention_inputs(model, tokens):
     found by running the model's stages one by one (the input of a Pre-LN block's attention is
     norm1 of the block's input)."""
     assert model.position == "pre", "the attention's input is norm1(x) only in a Pre-LN block"
-    x = model.pos_emb(model.tok_emb(tokens))  # (B, T, C)
-    for block in model.blocks:
+    for block, x in zip(model.blocks, residual_stream(model, tokens)):  # x: the block's input (B, T, C)
         yield block.attn, block.norm1(x)
-        x = block(x)  # (B, T, C), the next block's input
 
 
 def attention_logits(attn, h):
