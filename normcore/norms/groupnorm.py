@@ -27,8 +27,9 @@ class GroupNorm(_Norm):
         dx = rstd * (dx_hat - mean_A(dx_hat) - x_hat * mean_A(dx_hat * x_hat))     per group
 
     G = 1 is LayerNorm over (C, *S) with a per-channel affine; G = C is InstanceNorm.
-    ``bias=False`` drops beta (and dbeta), ``affine=False`` both. Training and evaluation behave the same. As in PyTorch, an input with one value per
-    channel over the whole batch (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
+    ``bias=False`` drops beta (and dbeta), ``affine=False`` both. Training and evaluation
+    behave the same. As in PyTorch, an input with one value per channel over the whole batch
+    (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
     Float64 inputs near 1e200 are standardised correctly (see ``moments``); PyTorch 2.13
     returns NaN or beta there.
     """
