@@ -104,7 +104,7 @@ class _InstanceNorm(_Norm):
     (C, *S) is accepted. Empty inputs give empty results; with no spatial positions the
     running statistics stay unchanged, as in PyTorch. Unlike PyTorch, which only warns, a
     channel count other than ``num_features`` raises; and an empty batch (N = 0), on which
-    PyTorch 2.13 fails with an IndexError, gives an empty result.
+    PyTorch 2.13 fails with an IndexError when ``affine=True``, gives an empty result.
     Cache: x_hat, rstd, and whether the instance statistics were used.
     """
 
