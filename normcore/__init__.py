@@ -11,7 +11,8 @@ from .gradcheck import GradcheckReport, gradcheck, rel_error
 from . import derivations  # nc.derivations.step_through("layernorm"): the backward node by node
 from . import fast  # normcore.fast.LayerNorm etc.: the same layers with blocked, in-place kernels
 from .module import Module, Parameter, Sequential
-from .norms import BatchNorm1d, BatchNorm2d, DyT, GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
+from .norms import (BatchNorm1d, BatchNorm2d, BatchNorm3d, DyT, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                    InstanceNorm3d, LayerNorm, RMSNorm)
 
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
@@ -25,8 +26,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Parameter", "Module", "Sequential", "derivations", "fast",
-    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
-    "InstanceNorm2d", "DyT", "Dropout",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "DyT", "Dropout",
     "gradcheck", "GradcheckReport", "rel_error",
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",

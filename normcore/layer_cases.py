@@ -27,8 +27,8 @@ def randomize_parameters(module, rng):
 
 
 def norm_cases(seed=0):
-    """Every norm layer (DyT included) and Dropout, on rank 2, 3 and 4 inputs, in training and
-    evaluation."""
+    """Every norm layer (DyT included) and Dropout, on rank 2 to 5 inputs, in training and
+    evaluation, with and without bias."""
     rng = np.random.default_rng(seed)
     x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
 
@@ -81,7 +81,22 @@ def norm_cases(seed=0):
     ]
     for c in dyt:
         randomize_parameters(c.module, rng)
-    return cases + dyt
+    # 3-D inputs and bias=False, drawn after the others too (a weight without a bias: no dbeta)
+    newer = [
+        Case("BatchNorm1d no bias", norms.BatchNorm1d(4, bias=False), (x(5, 4),)),
+        Case("BatchNorm3d (N,C,D,H,W) train", norms.BatchNorm3d(2), (x(2, 2, 2, 3, 2),)),
+        Case("BatchNorm3d no bias, eval", warmed(norms.BatchNorm3d(2, bias=False), (2, 2, 2, 2, 2)).eval(),
+             (x(2, 2, 2, 3, 2),)),
+        Case("GroupNorm (N,C,D,H,W) G=2 no bias", norms.GroupNorm(2, 4, bias=False), (x(2, 4, 2, 2, 2),)),
+        Case("InstanceNorm2d affine no bias", norms.InstanceNorm2d(2, affine=True, bias=False), (x(2, 2, 3, 2),)),
+        Case("InstanceNorm3d (N,C,D,H,W) affine", norms.InstanceNorm3d(2, affine=True), (x(2, 2, 2, 3, 2),)),
+        Case("InstanceNorm3d (C,D,H,W) tracked no bias, eval",
+             warmed(norms.InstanceNorm3d(2, affine=True, bias=False, track_running_stats=True), (2, 2, 2, 2, 2)).eval(),
+             (x(2, 2, 3, 2),)),
+    ]
+    for c in newer:
+        randomize_parameters(c.module, rng)
+    return cases + dyt + newer
 
 
 def perturb_parameters(module, rng, scale=0.5):

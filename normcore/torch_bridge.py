@@ -164,23 +164,24 @@ def _dyt(m, sub):
     return _twins().DyT(m.normalized_shape, m.alpha_init, m.weight is not None, m.bias is not None)
 
 
+RUNNING_NORMS = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
+
+
 def _running_norm(torch_name):
     """BatchNorm and InstanceNorm take the same arguments on both sides."""
     def convert(m, sub):
         return getattr(_torch().nn, torch_name)(m.num_features, m.eps, m.momentum, m.affine,
-                                                m.track_running_stats)
+                                                m.track_running_stats, bias=m.bias is not None)
     return convert
 
 
-converts(norms.BatchNorm1d)(_running_norm("BatchNorm1d"))
-converts(norms.BatchNorm2d)(_running_norm("BatchNorm2d"))
-converts(norms.InstanceNorm1d)(_running_norm("InstanceNorm1d"))
-converts(norms.InstanceNorm2d)(_running_norm("InstanceNorm2d"))
+for _name in RUNNING_NORMS:
+    converts(getattr(norms, _name))(_running_norm(_name))
 
 
 @converts(norms.GroupNorm)
 def _groupnorm(m, sub):
-    return _torch().nn.GroupNorm(m.num_groups, m.num_channels, m.eps, m.affine)
+    return _torch().nn.GroupNorm(m.num_groups, m.num_channels, m.eps, m.affine, bias=m.bias is not None)
 
 
 @converts(nn.Linear)
@@ -437,7 +438,8 @@ def _from_torch_builders():
         return block
 
     def running_norm(cls):
-        return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats)
+        return lambda t, sub: cls(t.num_features, t.eps, t.momentum, t.affine, t.track_running_stats,
+                                  bias=t.bias is not None)
 
     return {
         _twins().QKNormAttention: lambda t, sub: t.normcore_class(**t.normcore_args),  # to_torch's qk_norm twin
@@ -448,11 +450,9 @@ def _from_torch_builders():
         tnn.LayerNorm: lambda t, sub: norms.LayerNorm(t.normalized_shape, t.eps, t.elementwise_affine,
                                                       bias=t.bias is not None),
         tnn.RMSNorm: lambda t, sub: norms.RMSNorm(t.normalized_shape, t.eps, t.elementwise_affine),
-        tnn.BatchNorm1d: running_norm(norms.BatchNorm1d),
-        tnn.BatchNorm2d: running_norm(norms.BatchNorm2d),
-        tnn.InstanceNorm1d: running_norm(norms.InstanceNorm1d),
-        tnn.InstanceNorm2d: running_norm(norms.InstanceNorm2d),
-        tnn.GroupNorm: lambda t, sub: norms.GroupNorm(t.num_groups, t.num_channels, t.eps, t.affine),
+        **{getattr(tnn, name): running_norm(getattr(norms, name)) for name in RUNNING_NORMS},
+        tnn.GroupNorm: lambda t, sub: norms.GroupNorm(t.num_groups, t.num_channels, t.eps, t.affine,
+                                                      bias=t.bias is not None),
         tnn.ReLU: lambda t, sub: nn.ReLU(),
         tnn.Sigmoid: lambda t, sub: nn.Sigmoid(),
         tnn.Tanh: lambda t, sub: nn.Tanh(),

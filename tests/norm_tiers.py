@@ -31,7 +31,9 @@ def _tiers():
 TIERS = _tiers()
 TIER_IDS = [tier.__name__ for tier in TIERS]
 
-NORMS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d")
+NORMS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+         "InstanceNorm2d", "InstanceNorm3d")
+SPATIAL_DIMS = {"InstanceNorm1d": 1, "InstanceNorm2d": 2, "InstanceNorm3d": 3}  # an InstanceNorm's spatial axes
 
 def suite_settings(max_examples):
     """Hypothesis bounded and reproducible: the same examples on every run, nothing saved."""
@@ -68,21 +70,25 @@ def configs(draw, name):
     elif name == "GroupNorm":
         g, k = draw(size(1, 3)), draw(size(1, 3))
         spatial = tuple(draw(st.lists(size(1, 3), max_size=2)))
-        args, kwargs = (g, g * k), {"eps": draw(EPS), "affine": draw(st.booleans())}
+        args, kwargs = (g, g * k), {"eps": draw(EPS), "affine": draw(st.booleans()), "bias": draw(st.booleans())}
         shape, free = (draw(size(1, 3)), g * k) + spatial, (0,)
         may_be_empty = [0] + list(range(2, len(shape)))
     else:
         c = draw(size(1, 4))
         kwargs = {"eps": draw(st.sampled_from([1e-5, 1e-3])), "momentum": draw(MOMENTUM),
-                  "affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
+                  "affine": draw(st.booleans()), "bias": draw(st.booleans()),
+                  "track_running_stats": draw(st.booleans())}
         if name == "BatchNorm1d":
             shape, free = (draw(size(1, 4)), c) + draw(st.sampled_from([(), (draw(size(1, 4)),)])), (1,)
             may_be_empty = [0] + list(range(2, len(shape)))
         elif name == "BatchNorm2d":
             shape, free = (draw(size(1, 3)), c, draw(size(1, 3)), draw(size(1, 3))), (1,)
             may_be_empty = [0, 2, 3]
+        elif name == "BatchNorm3d":
+            shape, free = (draw(size(1, 3)), c) + tuple(draw(size(1, 3)) for _ in range(3)), (1,)
+            may_be_empty = [0, 2, 3, 4]
         else:  # InstanceNorm: PyTorch fails on an empty batch (N = 0), so only spatial axes
-            spatial = tuple(draw(size(1, 4)) for _ in range(1 if name == "InstanceNorm1d" else 2))
+            spatial = tuple(draw(size(1, 4)) for _ in range(SPATIAL_DIMS[name]))
             if draw(st.booleans()):  # unbatched (C, *S)
                 shape, free = (c,) + spatial, (0,)
             else:
@@ -117,7 +123,7 @@ def channel_axis(name, shape):
     """The axis whose length the layer fixes: the channels, or the last normalised axis."""
     if name in ("LayerNorm", "RMSNorm", "DyT"):
         return len(shape) - 1
-    unbatched = name.startswith("InstanceNorm") and len(shape) == {"InstanceNorm1d": 2, "InstanceNorm2d": 3}[name]
+    unbatched = name.startswith("InstanceNorm") and len(shape) == SPATIAL_DIMS[name] + 1
     return 0 if unbatched else 1
 
 

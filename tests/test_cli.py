@@ -15,8 +15,9 @@ from normcore import cli, layer_cases
 def test_gradcheck_command_lists_every_layer_and_passes(capsys):
     assert cli.main(["gradcheck"]) == 0
     out = capsys.readouterr().out
-    for name in ["LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d",
-                 "InstanceNorm2d", "Dropout"]:
+    for name in ["LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+                 "InstanceNorm2d", "InstanceNorm3d", "Dropout", "BatchNorm1d no bias",
+                 "GroupNorm (N,C,D,H,W) G=2 no bias"]:
         assert name in out
     rows = [line for line in out.splitlines() if line.rstrip().endswith(("pass", "FAIL"))]
     assert len(rows) >= 3 * 15 and all(line.endswith("pass") for line in rows)

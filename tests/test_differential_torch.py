@@ -212,7 +212,8 @@ def same_state(ours, theirs, what):
         np.testing.assert_array_equal(value, theirs[key], err_msg=f"{what}: {key}")
 
 
-@pytest.mark.parametrize("name, shape", [("InstanceNorm1d", (0, 3, 4)), ("InstanceNorm2d", (0, 3, 2, 2))])
+@pytest.mark.parametrize("name, shape", [("InstanceNorm1d", (0, 3, 4)), ("InstanceNorm2d", (0, 3, 2, 2)),
+                                         ("InstanceNorm3d", (0, 3, 2, 1, 2))])
 @pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
 def test_instancenorm_of_an_empty_batch_where_pytorch_fails(tier, name, shape):
     """A documented difference: PyTorch 2.13 raises IndexError on N = 0 (so the hypothesis
@@ -241,6 +242,11 @@ ZERO_SIZE = [  # every place PyTorch accepts an empty axis, whatever hypothesis 
     ("InstanceNorm1d", ((3,), {"affine": True, "track_running_stats": True}), (2, 3, 0), (0, 1)),
     ("InstanceNorm1d", ((3,), {"affine": True}), (3, 0), (0,)),
     ("InstanceNorm2d", ((3,), {"affine": True, "track_running_stats": True}), (2, 3, 0, 2), (0, 1)),
+    ("BatchNorm3d", ((3,), {"bias": False}), (0, 3, 2, 1, 2), (1,)),
+    ("BatchNorm3d", ((3,), {}), (2, 3, 2, 0, 2), (1,)),
+    ("GroupNorm", ((2, 4), {"bias": False}), (2, 4, 1, 0, 2), (0,)),
+    ("InstanceNorm3d", ((3,), {"affine": True, "bias": False, "track_running_stats": True}), (2, 3, 0, 2, 1), (0, 1)),
+    ("InstanceNorm3d", ((3,), {}), (3, 2, 0, 1), (0,)),
 ]
 
 

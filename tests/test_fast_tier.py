@@ -134,16 +134,15 @@ def test_layernorm_and_rmsnorm_agree(lead, ns, kind, affine, bias, eps, pdtype, 
 
 
 @settings(max_examples=40, **SETTINGS)
-@given(n=st.integers(2, 7), c=st.integers(1, 6), spatial=st.lists(st.integers(1, 4), max_size=2),
-       affine=st.booleans(), track=st.booleans(), momentum=st.sampled_from([0.1, 0.7, None, 0.0, 1.0]),
-       eps=st.sampled_from([1e-5, 1e-1]), train=st.booleans(), pdtype=st.sampled_from([np.float64, np.float32]),
-       **common)
-def test_batchnorm_agrees(n, c, spatial, affine, track, momentum, eps, train, pdtype, seed, dtype, layout, steps,
-                          offset):
-    name = "BatchNorm2d" if len(spatial) == 2 else "BatchNorm1d"
-    spatial = spatial if name == "BatchNorm2d" else spatial[:1]
+@given(n=st.integers(2, 7), c=st.integers(1, 6), spatial=st.lists(st.integers(1, 4), max_size=3),
+       affine=st.booleans(), bias=st.booleans(), track=st.booleans(),
+       momentum=st.sampled_from([0.1, 0.7, None, 0.0, 1.0]), eps=st.sampled_from([1e-5, 1e-1]), train=st.booleans(),
+       pdtype=st.sampled_from([np.float64, np.float32]), **common)
+def test_batchnorm_agrees(n, c, spatial, affine, bias, track, momentum, eps, train, pdtype, seed, dtype, layout,
+                          steps, offset):
+    name = {0: "BatchNorm1d", 1: "BatchNorm1d", 2: "BatchNorm2d", 3: "BatchNorm3d"}[len(spatial)]
     ref, fst = pair(name, num_features=c, eps=eps, momentum=momentum, affine=affine, track_running_stats=track,
-                    dtype=pdtype)
+                    dtype=pdtype, bias=bias)
     if not train and track:  # evaluation with running statistics that are not the initial ones
         run_both(ref, fst, *data(seed + 1, (n, c, *spatial), np.float64, "C", 2, offset), train=True)
     run_both(ref, fst, *data(seed, (n, c, *spatial), dtype, layout, steps, offset), train=train)
@@ -151,21 +150,22 @@ def test_batchnorm_agrees(n, c, spatial, affine, track, momentum, eps, train, pd
 
 @settings(max_examples=30, **SETTINGS)
 @given(n=st.integers(2, 4), groups=st.integers(1, 3), per_group=st.integers(1, 3),
-       spatial=st.lists(st.integers(2, 4), max_size=2), affine=st.booleans(), eps=st.sampled_from([1e-5, 1e-1]),
-       **common)
-def test_groupnorm_agrees(n, groups, per_group, spatial, affine, eps, seed, dtype, layout, steps, offset):
-    ref, fst = pair("GroupNorm", num_groups=groups, num_channels=groups * per_group, eps=eps, affine=affine)
+       spatial=st.lists(st.integers(2, 4), max_size=3), affine=st.booleans(), bias=st.booleans(),
+       eps=st.sampled_from([1e-5, 1e-1]), **common)
+def test_groupnorm_agrees(n, groups, per_group, spatial, affine, bias, eps, seed, dtype, layout, steps, offset):
+    ref, fst = pair("GroupNorm", num_groups=groups, num_channels=groups * per_group, eps=eps, affine=affine,
+                    bias=bias)
     run_both(ref, fst, *data(seed, (n, groups * per_group, *spatial), dtype, layout, steps, offset))
 
 
 @settings(max_examples=30, **SETTINGS)
-@given(n=st.integers(1, 4), c=st.integers(1, 4), spatial=st.lists(st.integers(2, 5), min_size=1, max_size=2),
-       unbatched=st.booleans(), affine=st.booleans(), track=st.booleans(),
+@given(n=st.integers(1, 4), c=st.integers(1, 4), spatial=st.lists(st.integers(2, 5), min_size=1, max_size=3),
+       unbatched=st.booleans(), affine=st.booleans(), bias=st.booleans(), track=st.booleans(),
        momentum=st.sampled_from([0.1, None, 1.0]), train=st.booleans(), **common)
-def test_instancenorm_agrees(n, c, spatial, unbatched, affine, track, momentum, train, seed, dtype, layout, steps,
-                             offset):
-    name = "InstanceNorm2d" if len(spatial) == 2 else "InstanceNorm1d"
-    ref, fst = pair(name, num_features=c, affine=affine, track_running_stats=track, momentum=momentum)
+def test_instancenorm_agrees(n, c, spatial, unbatched, affine, bias, track, momentum, train, seed, dtype, layout,
+                             steps, offset):
+    name = f"InstanceNorm{len(spatial)}d"
+    ref, fst = pair(name, num_features=c, affine=affine, bias=bias, track_running_stats=track, momentum=momentum)
     shape = (c, *spatial) if unbatched else (n, c, *spatial)
     if not train and track:
         run_both(ref, fst, *data(seed + 1, shape, np.float64, "C", 2, offset), train=True)
@@ -178,7 +178,9 @@ ALL = [("LayerNorm", dict(normalized_shape=(6, 5)), (4, 3, 6, 5)),
        ("BatchNorm2d", dict(num_features=3), (5, 3, 4, 2)),
        ("GroupNorm", dict(num_groups=3, num_channels=6), (11, 6, 4, 2)),
        ("InstanceNorm1d", dict(num_features=4, affine=True, track_running_stats=True), (5, 4, 7)),
-       ("InstanceNorm2d", dict(num_features=4, affine=True), (3, 4, 3, 5))]
+       ("InstanceNorm2d", dict(num_features=4, affine=True), (3, 4, 3, 5)),
+       ("BatchNorm3d", dict(num_features=3, bias=False), (3, 3, 4, 2, 3)),
+       ("InstanceNorm3d", dict(num_features=2, affine=True, bias=False, track_running_stats=True), (3, 2, 3, 2, 4))]
 IDS = [a[0] for a in ALL]
 
 
@@ -315,8 +317,8 @@ def test_exports():
     import normcore
     assert normcore.fast is fast
     assert nc.LayerNorm is nc.norms.LayerNorm and nc.LayerNorm is not fast.LayerNorm
-    assert set(fast.__all__) >= {"LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
-                                 "InstanceNorm1d", "InstanceNorm2d"}
+    assert set(fast.__all__) >= {"LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
+                                 "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
     assert repr(fast.LayerNorm(4)) == repr(nc.LayerNorm(4))
 
 

@@ -88,7 +88,9 @@ NORMS = [("LayerNorm", dict(normalized_shape=(3, 5)), (4, 3, 5)),
          ("BatchNorm2d", dict(num_features=2), (3, 2, 4, 3)),
          ("GroupNorm", dict(num_groups=2, num_channels=6), (3, 6, 4)),
          ("InstanceNorm1d", dict(num_features=3, affine=True), (2, 3, 9)),
-         ("InstanceNorm2d", dict(num_features=2, affine=True), (2, 2, 3, 4))]
+         ("InstanceNorm2d", dict(num_features=2, affine=True), (2, 2, 3, 4)),
+         ("BatchNorm3d", dict(num_features=2, bias=False), (3, 2, 2, 3, 2)),
+         ("InstanceNorm3d", dict(num_features=2, affine=True, bias=False), (2, 2, 2, 3, 2))]
 NORM_IDS = [f"{name}-{'x'.join(map(str, shape))}" for name, _, shape in NORMS]
 
 

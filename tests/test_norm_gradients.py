@@ -42,6 +42,8 @@ STANDARDIZING = [
     (lambda: nc.BatchNorm1d(3, eps=EPS), (4, 3, 5), (0, 2)),
     (lambda: nc.BatchNorm2d(2, eps=EPS), (3, 2, 2, 3), (0, 2, 3)),
     (lambda: nc.InstanceNorm2d(2, eps=EPS, affine=True), (3, 2, 2, 3), (2, 3)),
+    (lambda: nc.BatchNorm3d(2, eps=EPS, bias=False), (3, 2, 2, 3, 2), (0, 2, 3, 4)),
+    (lambda: nc.InstanceNorm3d(2, eps=EPS, affine=True, bias=False), (3, 2, 2, 3, 2), (2, 3, 4)),
 ]
 
 

@@ -77,6 +77,8 @@ EMPTY = [
     ("BatchNorm1d", (3,), {}, (2, 3, 0)),
     ("BatchNorm2d", (3,), {}, (0, 3, 2, 2)),
     ("BatchNorm2d", (3,), {}, (2, 3, 0, 2)),
+    ("BatchNorm3d", (3,), {"bias": False}, (0, 3, 2, 2, 1)),
+    ("InstanceNorm3d", (3,), {"affine": True, "bias": False}, (2, 3, 2, 0, 1)),
 ]
 
 
@@ -202,6 +204,7 @@ def test_groupnorm_with_more_than_one_value_per_group_works(tier, groups, channe
 @pytest.mark.parametrize("name, batched, unbatched", [
     ("InstanceNorm1d", (2, 3, 5), (3, 5)),
     ("InstanceNorm2d", (2, 3, 2, 3), (3, 2, 3)),
+    ("InstanceNorm3d", (2, 3, 2, 1, 3), (3, 2, 1, 3)),
 ])
 @pytest.mark.parametrize("first", ["batched", "unbatched"])
 def test_a_failed_instancenorm_forward_keeps_the_last_cache(tier, name, batched, unbatched, first):

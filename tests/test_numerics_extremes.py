@@ -115,7 +115,9 @@ LAYERS = [("LayerNorm", dict(normalized_shape=(3, 4)), (5, 3, 4)),
           ("BatchNorm2d", dict(num_features=2), (4, 2, 3, 3)),
           ("GroupNorm", dict(num_groups=2, num_channels=4), (3, 4, 5)),
           ("InstanceNorm1d", dict(num_features=3, affine=True), (2, 3, 7)),
-          ("InstanceNorm2d", dict(num_features=2, affine=True), (2, 2, 3, 4))]
+          ("InstanceNorm2d", dict(num_features=2, affine=True), (2, 2, 3, 4)),
+          ("BatchNorm3d", dict(num_features=2, bias=False), (3, 2, 2, 3, 2)),
+          ("InstanceNorm3d", dict(num_features=2, affine=True, bias=False), (2, 2, 2, 3, 2))]
 LAYER_IDS = [f"{name}-{len(shape)}d" for name, _, shape in LAYERS]
 
 
@@ -171,6 +173,7 @@ def centre(name, kwargs, a):
         g = a.reshape(a.shape[0], kwargs["num_groups"], -1)
         return (g - g.mean(axis=2, keepdims=True)).reshape(a.shape)
     axes = {"LayerNorm": tuple(range(1, a.ndim)),
-            "InstanceNorm1d": tuple(range(2, a.ndim)), "InstanceNorm2d": tuple(range(2, a.ndim))}.get(
+            "InstanceNorm1d": tuple(range(2, a.ndim)), "InstanceNorm2d": tuple(range(2, a.ndim)),
+            "InstanceNorm3d": tuple(range(2, a.ndim))}.get(
         name, (0,) + tuple(range(2, a.ndim)))          # BatchNorm: every axis but the channels
     return a - a.mean(axis=axes, keepdims=True)

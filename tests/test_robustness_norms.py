@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from norm_tiers import (LAYOUTS, NORMS, TIER_IDS, TIERS, arrays_in, channel_axis, configs, in_layout,
-                        randomized, suite_settings, wrong_shape)
+from norm_tiers import (LAYOUTS, NORMS, SPATIAL_DIMS, TIER_IDS, TIERS, arrays_in, channel_axis, configs,
+                        in_layout, randomized, suite_settings, wrong_shape)
 
 tiers = pytest.mark.parametrize("tier", TIERS, ids=TIER_IDS)
 norms = pytest.mark.parametrize("name", NORMS + ("DyT",))  # DyT: the reference tier only (no fast twin)
@@ -35,6 +35,8 @@ BASIC = {
     "GroupNorm": ((2, 4), {}, (2, 4, 3)),
     "InstanceNorm1d": ((3,), {"affine": True, "track_running_stats": True}, (2, 3, 4)),
     "InstanceNorm2d": ((3,), {"affine": True, "track_running_stats": True}, (2, 3, 2, 3)),
+    "BatchNorm3d": ((3,), {"bias": False}, (2, 3, 2, 1, 2)),
+    "InstanceNorm3d": ((2,), {"affine": True, "bias": False, "track_running_stats": True}, (2, 2, 2, 3, 2)),
 }
 
 
@@ -103,6 +105,11 @@ CONSTRUCTOR_ERRORS = [
     ("LayerNorm", (3,), {"bias": 1}, TypeError, r"LayerNorm: bias must be True or False, got 1"),
     ("RMSNorm", (3,), {"elementwise_affine": None}, TypeError, r"RMSNorm: elementwise_affine must be True or False"),
     ("DyT", (3,), {"bias": "no"}, TypeError, r"DyT: bias must be True or False, got 'no'"),
+    ("BatchNorm3d", (3,), {"bias": 0}, TypeError, r"BatchNorm3d: bias must be True or False, got 0"),
+    ("GroupNorm", (1, 3), {"bias": None}, TypeError, r"GroupNorm: bias must be True or False, got None"),
+    ("InstanceNorm3d", (3,), {"affine": False, "bias": "no"}, TypeError,
+     r"InstanceNorm3d: bias must be True or False, got 'no'"),
+    ("InstanceNorm3d", (2.0,), {}, TypeError, r"InstanceNorm3d: num_features must be an int, got 2\.0 \(float\)"),
     ("DyT", (3,), {"dtype": np.int32}, TypeError, r"DyT: dtype must be float16, float32 or float64"),
     # parameters are floats
     ("LayerNorm", (3,), {"dtype": np.int32}, TypeError, r"LayerNorm: dtype must be float16, float32 or float64"),
@@ -134,6 +141,15 @@ SHAPE_ERRORS = [
     ("InstanceNorm2d", (3,), (2, 3), r"InstanceNorm2d expected 4D or unbatched 3D input \(got 2D input\)"),
     ("InstanceNorm2d", (3,), (1, 2, 3, 4, 5), r"expected 4D or unbatched 3D input \(got 5D input\)"),
     ("GroupNorm", (2, 4), (4,), r"GroupNorm\(2, 4\) expected input of shape \(N, 4, \*\), got \(4,\)"),
+    ("BatchNorm3d", (3,), (2, 3, 4, 4), r"BatchNorm3d expected 5D input \(got 4D input\)"),
+    ("BatchNorm3d", (3,), (2, 3, 2, 2, 2, 2), r"BatchNorm3d expected 5D input \(got 6D input\)"),
+    ("InstanceNorm3d", (3,), (3, 4, 4), r"InstanceNorm3d expected 5D or unbatched 4D input \(got 3D input\)"),
+    ("InstanceNorm3d", (3,), (1, 3, 2, 2, 2, 2), r"expected 5D or unbatched 4D input \(got 6D input\)"),
+    ("BatchNorm3d", (2,), (2, 3, 2, 2, 2), r"BatchNorm3d\(2\) expected input with 2 channels on axis 1"),
+    ("InstanceNorm3d", (2,), (3, 2, 2, 2), r"InstanceNorm3d\(2\) expected input with 2 channels on axis 0"),
+    ("BatchNorm3d", (3,), (1, 3, 1, 1, 1), r"Expected more than 1 value per channel when training, got input size \(1, 3, 1, 1, 1\)"),
+    ("InstanceNorm3d", (3,), (2, 3, 1, 1, 1), r"Expected more than 1 spatial element when training, got input size \(2, 3, 1, 1, 1\)"),
+    ("InstanceNorm3d", (3,), (3, 1, 1, 1), r"Expected more than 1 spatial element when training, got input size \(3, 1, 1, 1\)"),
     # the wrong number of channels
     ("BatchNorm1d", (5,), (2, 3), r"BatchNorm1d\(5\) expected input with 5 channels on axis 1, got input of shape \(2, 3\)"),
     ("BatchNorm1d", (3,), (2, 4, 6), r"BatchNorm1d\(3\) expected input with 3 channels on axis 1, got input of shape \(2, 4, 6\)"),
@@ -450,7 +466,7 @@ def bad_inputs(name, layer, shape, dtype):
     if name.startswith("BatchNorm") and layer.training:
         bad.append(("one value per channel", np.ones((1,) + shape[1:2] + (1,) * (len(shape) - 2), dtype)))
     if name.startswith("InstanceNorm"):  # batched after unbatched, and the other way round
-        d = {"InstanceNorm1d": 3, "InstanceNorm2d": 4}[name]
+        d = SPATIAL_DIMS[name] + 2
         other = (2,) + shape if len(shape) < d else shape[1:]
         bad.append(("other batching, wrong channels", np.ones(wrong_shape(name, other), dtype)))
         if layer.training or not layer.track_running_stats:

@@ -100,6 +100,16 @@ def cases():
             (f"{t}.InstanceNorm1d stats", tier.InstanceNorm1d(3, track_running_stats=True),
              (x(rng, 2, 3, 5),)),
             (f"{t}.InstanceNorm2d", r(tier.InstanceNorm2d(2, affine=True)), (x(rng, 2, 2, 3, 4),)),
+            (f"{t}.BatchNorm3d train", r(tier.BatchNorm3d(2)), (x(rng, 2, 2, 2, 3, 2),)),
+            (f"{t}.BatchNorm3d eval no bias", warmed(r(tier.BatchNorm3d(2, bias=False)), (2, 2, 2, 2, 2), rng).eval(),
+             (x(rng, 2, 2, 2, 3, 2),)),
+            (f"{t}.BatchNorm1d no bias", r(tier.BatchNorm1d(3, bias=False)), (x(rng, 5, 3),)),
+            (f"{t}.BatchNorm2d no bias", r(tier.BatchNorm2d(2, bias=False)), (x(rng, 3, 2, 2, 3),)),
+            (f"{t}.GroupNorm no bias", r(tier.GroupNorm(2, 4, bias=False)), (x(rng, 2, 4, 3),)),
+            (f"{t}.InstanceNorm1d no bias", r(tier.InstanceNorm1d(3, affine=True, bias=False)), (x(rng, 2, 3, 5),)),
+            (f"{t}.InstanceNorm3d", r(tier.InstanceNorm3d(2, affine=True)), (x(rng, 2, 2, 2, 3, 2),)),
+            (f"{t}.InstanceNorm3d unbatched stats no bias",
+             r(tier.InstanceNorm3d(2, affine=True, bias=False, track_running_stats=True)), (x(rng, 2, 3, 2, 2),)),
         ]
     out += [
         ("Linear", r(nc.Linear(5, 3)), (x(rng, 2, 4, 5),)),
@@ -326,6 +336,10 @@ def _round_trip_cases():
                                      p(nc.RMSNorm(6)), nc.Dropout(0.2), nc.Sigmoid(), p(nc.Linear(6, 2)))),
         ("norms", nc.Sequential(p(nc.BatchNorm1d(3)), p(nc.GroupNorm(1, 3)), nc.InstanceNorm1d(3), nc.Tanh(),
                                 nc.ReLU())),
+        ("norms no bias", nc.Sequential(p(nc.BatchNorm1d(3, bias=False)), p(nc.GroupNorm(1, 3, bias=False)),
+                                        p(nc.InstanceNorm1d(3, affine=True, bias=False)))),
+        ("3d norms", nc.Sequential(p(nc.BatchNorm3d(3, momentum=None)), p(nc.InstanceNorm3d(3, affine=True)),
+                                   nc.InstanceNorm3d(3, track_running_stats=True, bias=False))),
         ("float32", p(nc.MultiheadAttention(4, 2, add_bias_kv=True, rng=0, dtype=np.float32)).eval()),
     ]
 

@@ -73,6 +73,16 @@ LAYERS = [
     ("InstanceNorm1d", (3,), {"affine": True}, (2, 3, 5)),
     ("InstanceNorm2d", (2,), {"affine": True}, (2, 2, 3, 4)),
     ("InstanceNorm1d", (3,), {}, (3, 6)),  # unbatched
+    ("BatchNorm1d", (3,), {"bias": False}, (4, 3, 5)),
+    ("BatchNorm2d", (2,), {"bias": False}, (3, 2, 2, 3)),
+    ("BatchNorm2d", (2,), {"affine": False, "bias": False}, (3, 2, 2, 3)),
+    ("BatchNorm3d", (2,), {}, (3, 2, 2, 3, 2)),
+    ("BatchNorm3d", (2,), {"bias": False, "momentum": None}, (2, 2, 3, 2, 2)),
+    ("GroupNorm", (2, 6), {"bias": False}, (3, 6, 2, 2, 2)),
+    ("InstanceNorm1d", (3,), {"affine": True, "bias": False}, (2, 3, 5)),
+    ("InstanceNorm2d", (2,), {"affine": True, "bias": False}, (2, 2, 3, 4)),
+    ("InstanceNorm3d", (2,), {"affine": True}, (2, 2, 3, 2, 2)),
+    ("InstanceNorm3d", (2,), {"affine": True, "bias": False, "track_running_stats": True}, (2, 3, 2, 2)),  # unbatched
 ]
 
 
@@ -95,7 +105,9 @@ def test_forward_and_every_gradient(name, args, kwargs, shape, mode):
     ("BatchNorm1d", {"momentum": None}, (4, 3, 5)),
     ("BatchNorm1d", {"momentum": 0.7}, (6, 3)),
     ("BatchNorm2d", {}, (3, 3, 2, 2)),
+    ("BatchNorm3d", {"bias": False}, (2, 3, 2, 2, 3)),
     ("InstanceNorm1d", {"track_running_stats": True, "affine": True}, (4, 3, 5)),
+    ("InstanceNorm3d", {"track_running_stats": True, "affine": True, "bias": False}, (2, 3, 2, 3, 2)),
     ("InstanceNorm1d", {"track_running_stats": True, "momentum": None}, (4, 3, 5)),
 ])
 def test_running_statistics_over_several_steps_then_eval(name, kwargs, shape):
@@ -121,7 +133,7 @@ def test_batchnorm_without_running_stats_in_eval():
 
 @pytest.mark.parametrize("name, args, shape", [
     ("BatchNorm1d", (4,), (6, 4)), ("BatchNorm2d", (2,), (3, 2, 2, 2)), ("LayerNorm", (5,), (3, 5)),
-    ("RMSNorm", (5,), (3, 5)), ("GroupNorm", (2, 4), (3, 4, 2)),
+    ("RMSNorm", (5,), (3, 5)), ("GroupNorm", (2, 4), (3, 4, 2)), ("BatchNorm3d", (2,), (3, 2, 2, 2, 2)),
 ])
 def test_loading_a_pytorch_state_dict(name, args, shape):
     rng = np.random.default_rng(3)
@@ -234,3 +246,21 @@ def test_dyt_state_dict_round_trip_with_the_bridge_twin():
         layer = randomize_parameters(nc.DyT(4, **kwargs), rng)
         assert list(to_torch(layer).state_dict()) == keys
         assert_same(layer, to_torch(layer), rng.standard_normal((3, 4)), rng)
+
+
+CHANNEL_NORMS = [("BatchNorm1d", (3,)), ("BatchNorm2d", (3,)), ("BatchNorm3d", (3,)), ("GroupNorm", (1, 3)),
+                 ("InstanceNorm1d", (3,)), ("InstanceNorm2d", (3,)), ("InstanceNorm3d", (3,))]
+
+
+@pytest.mark.parametrize("name, args", CHANNEL_NORMS, ids=[c[0] for c in CHANNEL_NORMS])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+def test_bias_option_builds_what_torch_builds(name, args, affine, bias):
+    """bias=False keeps the weight and drops the bias; without affine there is neither,
+    whatever bias says: the same parameters, state dict keys and repr as torch.nn's layer."""
+    ours = getattr(nc, name)(*args, affine=affine, bias=bias)
+    theirs = getattr(torch.nn, name)(*args, affine=affine, bias=bias)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    assert ours.gamma is ours.weight and (ours.beta is None) == (theirs.bias is None)

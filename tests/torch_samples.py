@@ -253,7 +253,7 @@ def map_norm_module(sample, tier):
     cls_name = sample.name.removeprefix("nn.")
     cls = getattr(tier, cls_name, None)
     if cls is None:
-        raise Unmappable(f"no {cls_name} in normcore (1-D and 2-D spatial only)")
+        raise Unmappable(f"no {cls_name} in normcore")
     ci = sample.data.constructor_input
     kwargs = dict(ci.kwargs)
     if "bias" in kwargs and not accepts(cls, "bias"):
@@ -728,9 +728,9 @@ def map_batch_norm_op(sample, tier):
     a = op_arguments(sample, ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum",
                               "eps"), training=False, momentum=0.1, eps=1e-5)
     x = a["input"]
-    cls = {2: tier.BatchNorm1d, 3: tier.BatchNorm1d, 4: tier.BatchNorm2d}.get(x.dim())
+    cls = {2: tier.BatchNorm1d, 3: tier.BatchNorm1d, 4: tier.BatchNorm2d, 5: tier.BatchNorm3d}.get(x.dim())
     if cls is None:
-        raise Unmappable(f"batch_norm on a {x.dim()}-D input (normcore: 2-D to 4-D)")
+        raise Unmappable(f"batch_norm on a {x.dim()}-D input (normcore: 2-D to 5-D)")
     tracked = a["running_mean"] is not None
     if not tracked and not a["training"]:
         raise Unmappable("evaluation without running statistics")
@@ -746,9 +746,9 @@ def map_instance_norm_op(sample, tier):
     a = op_arguments(sample, ("input", "running_mean", "running_var", "weight", "bias", "use_input_stats",
                               "momentum", "eps"), use_input_stats=True, momentum=0.1, eps=1e-5)
     x = a["input"]
-    cls = {3: tier.InstanceNorm1d, 4: tier.InstanceNorm2d}.get(x.dim())
+    cls = {3: tier.InstanceNorm1d, 4: tier.InstanceNorm2d, 5: tier.InstanceNorm3d}.get(x.dim())
     if cls is None:
-        raise Unmappable(f"instance_norm on a {x.dim()}-D input (normcore: 3-D and 4-D)")
+        raise Unmappable(f"instance_norm on a {x.dim()}-D input (normcore: 3-D to 5-D)")
     tracked = a["running_mean"] is not None
     if not a["use_input_stats"] and not tracked:
         raise Unmappable("use_input_stats=False without running statistics")

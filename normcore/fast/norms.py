@@ -94,7 +94,7 @@ class RMSNorm(_FastTrailing, norms.RMSNorm):
 
 
 class _BatchNorm(_Fast, _ReferenceBatchNorm):
-    """BatchNorm1d and BatchNorm2d: ``kernels.standardize_channels`` with the batch's
+    """BatchNorm1d, 2d and 3d: ``kernels.standardize_channels`` with the batch's
     statistics, ``kernels.normalize_channels`` with the running ones. The cache is
     (xc, shift, rstd) with x_hat = (xc - shift) * rstd per channel (see the kernels)."""
 
@@ -135,6 +135,10 @@ class BatchNorm2d(_BatchNorm, norms.BatchNorm2d):
     __doc__ = f"The fast tier's BatchNorm2d.\n\n{norms.BatchNorm2d.__doc__}"
 
 
+class BatchNorm3d(_BatchNorm, norms.BatchNorm3d):
+    __doc__ = f"The fast tier's BatchNorm3d.\n\n{norms.BatchNorm3d.__doc__}"
+
+
 class GroupNorm(_Fast, norms.GroupNorm):
     __doc__ = "The fast tier's GroupNorm (``kernels.standardize_rows``, one row per group).\n\n" \
         f"{norms.GroupNorm.__doc__}"
@@ -157,7 +161,7 @@ class GroupNorm(_Fast, norms.GroupNorm):
 
 
 class _InstanceNorm(_Fast, _ReferenceInstanceNorm):
-    """InstanceNorm1d and InstanceNorm2d: ``kernels.standardize_rows`` with one row per
+    """InstanceNorm1d, 2d and 3d: ``kernels.standardize_rows`` with one row per
     (sample, channel) in training (cache: x_hat, rstd), ``kernels.normalize_channels`` with the
     running statistics (cache: xc, shift, rstd, as BatchNorm's)."""
 
@@ -201,3 +205,7 @@ class InstanceNorm1d(_InstanceNorm, norms.InstanceNorm1d):
 
 class InstanceNorm2d(_InstanceNorm, norms.InstanceNorm2d):
     __doc__ = f"The fast tier's InstanceNorm2d.\n\n{norms.InstanceNorm2d.__doc__}"
+
+
+class InstanceNorm3d(_InstanceNorm, norms.InstanceNorm3d):
+    __doc__ = f"The fast tier's InstanceNorm3d.\n\n{norms.InstanceNorm3d.__doc__}"

@@ -4,13 +4,14 @@
 share; ``base`` the bookkeeping every norm shares. The fast tier is ``normcore.fast``.
 """
 
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .dyt import DyT
-from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d
+from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
 from .standardization import mean_over, moments, scaled_mean_square, size_scale, standardize, standardize_backward
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "DyT", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "DyT", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d",
            "LayerNorm", "RMSNorm", "mean_over", "moments", "scaled_mean_square", "size_scale", "standardize",
            "standardize_backward"]

@@ -54,20 +54,29 @@ class _Norm(Module):
         if shift:
             self.bias = Parameter(np.zeros(shape), dtype=dtype)
 
+    def _make_channel_affine(self, num_channels: int, affine: bool, bias: bool, dtype: DTypeLike) -> None:
+        """The affine of BatchNorm, InstanceNorm and GroupNorm: gamma of shape (C,) when
+        ``affine``, and beta too unless ``bias=False``. Without ``affine`` there is neither,
+        whatever ``bias`` says (as in PyTorch)."""
+        who = type(self).__name__
+        self.affine = flag(affine, "affine", who)
+        bias = flag(bias, "bias", who)
+        self._make_affine((num_channels,), self.affine, self.affine and bias, dtype)
+
     def _make_channel_norm(self, num_features: int, eps: float, momentum: float | None, affine: bool,
-                           track_running_stats: bool, dtype: DTypeLike) -> None:
+                           track_running_stats: bool, dtype: DTypeLike, bias: bool) -> None:
         """What BatchNorm's and InstanceNorm's constructors do (only their defaults differ):
-        num_features, eps, gamma and beta of shape (C,) when ``affine``, the running statistics."""
+        num_features, eps, gamma and beta of shape (C,) when ``affine`` (no beta with
+        ``bias=False``), the running statistics."""
         who = type(self).__name__
         self.num_features = positive_int(num_features, "num_features", who)
         self.eps = eps_arg(eps, who)
-        self.affine = flag(affine, "affine", who)
-        self._make_affine((self.num_features,), self.affine, self.affine, dtype)
+        self._make_channel_affine(self.num_features, affine, bias, dtype)
         self._make_running_stats(self.num_features, momentum, track_running_stats, dtype)
 
     def extra_repr(self) -> str:  # BatchNorm's and InstanceNorm's; the other norms write their own
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
     def _make_running_stats(self, num_features: int, momentum: float | None, track_running_stats: bool,
                             dtype: DTypeLike) -> None:

@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d: standardise each channel over the batch (and spatial) axes."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d: standardise each channel over the batch (and spatial) axes."""
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -28,12 +28,13 @@ class _BatchNorm(_Norm):
 
     Backward (dy = dL/dy)::
 
-        dgamma = sum_B(dy * x_hat),   dbeta = sum_B(dy)      (C,)
+        dgamma = sum_B(dy * x_hat),   dbeta = sum_B(dy)      (C,)   (no beta with bias=False)
         dx_hat = dy * gamma                                  (N, C, ...)
         training:   dx = rstd * (dx_hat - mean_B(dx_hat) - x_hat * mean_B(dx_hat * x_hat))
         evaluation: dx = rstd * dx_hat         (the statistics do not depend on x)
 
-    ``track_running_stats=False`` keeps no running statistics and uses the batch's in
+    ``bias=False`` keeps gamma and drops beta; ``affine=False`` drops both, whatever ``bias``
+    says (as in PyTorch). ``track_running_stats=False`` keeps no running statistics and uses the batch's in
     evaluation too, so there, as in training (and in PyTorch), one value per channel or
     eps <= 0 raises. Note the momentum convention: ``momentum`` weights the *new* batch (0.1
     here is 0.9 in the "decay" convention of some other frameworks). An empty batch (n = 0)
@@ -47,8 +48,8 @@ class _BatchNorm(_Norm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype, bias)
 
     def _check_shape(self, x: np.ndarray) -> None:
         who = type(self).__name__
@@ -111,3 +112,8 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     __doc__ = f"BatchNorm for (N, C, H, W) input; statistics over N, H and W.\n\n{_BatchNorm.__doc__}"
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    __doc__ = f"BatchNorm for (N, C, D, H, W) input; statistics over N, D, H and W.\n\n{_BatchNorm.__doc__}"
+    _dims = (5,)

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import positive_int
-from .base import _Norm, channel_shape, eps_arg, flag
+from .base import _Norm, channel_shape, eps_arg
 from .standardization import moments, standardize, standardize_backward
 
 
@@ -27,14 +27,15 @@ class GroupNorm(_Norm):
         dx = rstd * (dx_hat - mean_A(dx_hat) - x_hat * mean_A(dx_hat * x_hat))     per group
 
     G = 1 is LayerNorm over (C, *S) with a per-channel affine; G = C is InstanceNorm.
-    Training and evaluation behave the same. As in PyTorch, an input with one value per
-    channel over the whole batch (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
+    ``bias=False`` drops beta (and dbeta), ``affine=False`` both. Training and evaluation
+    behave the same. As in PyTorch, an input with one value per channel over the whole batch
+    (N * C/G * prod(S) = 1) raises. Cache: x_hat and rstd.
     Float64 inputs near 1e200 are standardised correctly (see ``moments``); PyTorch 2.13
     returns NaN or beta there.
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
         self.num_groups = positive_int(num_groups, "num_groups", "GroupNorm")
         self.num_channels = positive_int(num_channels, "num_channels", "GroupNorm")
         if self.num_channels % self.num_groups:
@@ -42,11 +43,11 @@ class GroupNorm(_Norm):
                 f"num_channels ({self.num_channels}) must be divisible by num_groups ({self.num_groups})"
             )
         self.eps = eps_arg(eps, "GroupNorm")
-        self.affine = flag(affine, "affine", "GroupNorm")
-        self._make_affine((self.num_channels,), self.affine, self.affine, dtype)
+        self._make_channel_affine(self.num_channels, affine, bias, dtype)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
     def _check_shape(self, x: np.ndarray) -> None:
         if x.ndim < 2 or x.shape[1] != self.num_channels:
@@ -92,7 +93,7 @@ class _InstanceNorm(_Norm):
 
         mean  = mean_S(x),  var = mean_S((x - mean)**2)          (N, C, 1...)
         x_hat = (x - mean) / sqrt(var + eps)                     (N, C, *S)
-        y     = x_hat * gamma + beta                             (affine=True)
+        y     = x_hat * gamma + beta                             (affine=True; no beta with bias=False)
         dx    = rstd * (dx_hat - mean_S(dx_hat) - x_hat * mean_S(dx_hat * x_hat))
 
     With ``track_running_stats=True`` it keeps BatchNorm's running statistics (the
@@ -103,7 +104,7 @@ class _InstanceNorm(_Norm):
     (C, *S) is accepted. Empty inputs give empty results; with no spatial positions the
     running statistics stay unchanged, as in PyTorch. Unlike PyTorch, which only warns, a
     channel count other than ``num_features`` raises; and an empty batch (N = 0), on which
-    PyTorch 2.13 fails with an IndexError, gives an empty result.
+    PyTorch 2.13 fails with an IndexError when ``affine=True``, gives an empty result.
     Cache: x_hat, rstd, and whether the instance statistics were used.
     """
 
@@ -112,8 +113,8 @@ class _InstanceNorm(_Norm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
-                 dtype: DTypeLike = np.float64) -> None:
-        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype)
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype, bias)
 
     def _check_shape(self, x: np.ndarray) -> None:
         who, d = type(self).__name__, self._ndim
@@ -177,3 +178,8 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     __doc__ = f"InstanceNorm for (N, C, H, W) or unbatched (C, H, W) input.\n\n{_InstanceNorm.__doc__}"
     _ndim = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    __doc__ = f"InstanceNorm for (N, C, D, H, W) or unbatched (C, D, H, W) input.\n\n{_InstanceNorm.__doc__}"
+    _ndim = 5
