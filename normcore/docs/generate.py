@@ -24,8 +24,8 @@ API = [
      "beta), with the shape of every line. The standardisation arithmetic that LayerNorm, "
      "BatchNorm, GroupNorm and InstanceNorm share is written once, in "
      "``normcore.norms.standardization``. DyT, which replaces a norm by a tanh, has no statistics.",
-     [("normcore", ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
-                    "InstanceNorm1d", "InstanceNorm2d", "DyT")),
+     [("normcore", ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
+                    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "DyT")),
       ("normcore.norms.standardization", None)]),
     ("gradcheck", "Gradient checks",
      "Numerical against analytic gradients of the input and of every parameter, with a random "
