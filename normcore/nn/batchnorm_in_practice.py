@@ -190,7 +190,7 @@ def _calibration_pass(model: Module, tracked: list[_BatchNorm], batches: list[An
         for bn, p in zip(tracked, pooled):
             # not training and not tracking: the layer uses the batch's statistics and updates nothing
             bn.track_running_stats = False
-            setattr(bn, "forward", _recording(bn.forward, p))   # shadows the class's, for this pass
+            bn.forward = _recording(bn.forward, p)  # type: ignore[method-assign]  # for this pass only
         for i, batch in enumerate(batches):
             try:
                 model(batch)
