@@ -1,11 +1,13 @@
 """The layers a Transformer needs, each with a hand-written backward: Linear, activations,
 Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
 the Transformer block with its norm placed before, after or DeepNorm-style, the decoder block
-with cross-attention, a tiny language model, a tiny encoder-decoder model, and the losses."""
+with cross-attention, a tiny language model, a tiny encoder-decoder model, the losses, and
+BatchNorm after training (folded into a Linear, recalibrated, frozen)."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)
 from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
+from .batchnorm_in_practice import fold_batchnorm, freeze_batchnorm, recalibrate_batchnorm
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
@@ -20,4 +22,5 @@ __all__ = [
     "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "TinySeq2Seq", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
+    "fold_batchnorm", "recalibrate_batchnorm", "freeze_batchnorm",
 ]

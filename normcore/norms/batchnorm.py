@@ -1,5 +1,7 @@
 """BatchNorm1d, BatchNorm2d and BatchNorm3d: standardise each channel over the batch (and spatial) axes."""
 
+from typing import Self
+
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
@@ -45,11 +47,21 @@ class _BatchNorm(_Norm):
     """
 
     _dims: tuple[int, ...] = ()  # the input ranks the layer takes, set by each subclass
+    frozen = False  # set by nc.freeze_batchnorm: evaluation mode whatever train() says
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
                  dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
         self._make_channel_norm(num_features, eps, momentum, affine, track_running_stats, dtype, bias)
+
+    def train(self, mode: bool = True) -> Self:
+        """``Module.train``, except that a frozen BatchNorm (``nc.freeze_batchnorm``) stays in
+        evaluation mode: it keeps normalising with its running statistics, and never updates them,
+        while the model around it trains."""
+        super().train(mode)
+        if self.frozen:
+            self.training = False
+        return self
 
     def _check_shape(self, x: np.ndarray) -> None:
         who = type(self).__name__

@@ -1,0 +1,243 @@
+r"""BatchNorm as it is used after training: folded into the Linear before it, its running
+statistics recalibrated, and frozen for fine-tuning.
+
+``fold_batchnorm(linear, bn)``      a new Linear equal to linear -> bn in evaluation mode
+``recalibrate_batchnorm(model, batches)``   running statistics = those of the given data
+``freeze_batchnorm(model)``         BatchNorms stay in evaluation mode while the model trains
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..module import Module, Parameter
+from ..norms.batchnorm import BatchNorm1d, _BatchNorm
+from ..norms.layernorm import LayerNorm
+from ..norms.rmsnorm import RMSNorm
+from ..norms.standardization import moments
+from .linear import Linear
+
+
+def fold_batchnorm(linear: Linear, bn: BatchNorm1d) -> Linear:
+    r"""A new ``Linear`` equal to ``linear`` followed by ``bn`` in evaluation mode.
+
+    Derivation. In evaluation BatchNorm is a fixed affine map of each feature j: with
+    ``s = gamma / sqrt(running_var + eps)`` (eps inside the square root, as in the layer)::
+
+        bn(z)_j = (z_j - running_mean_j) * s_j + beta_j
+        z       = x W^T + b                                  (the Linear)
+        bn(z)_j = sum_i x_i (s_j W_ji) + s_j (b_j - running_mean_j) + beta_j
+
+    so the pair is one Linear with
+
+        W' = s[:, None] * W                                  (out, in)   row j scaled by s_j
+        b' = s * (b - running_mean) + beta                   (out,)
+
+    (b = 0 when ``linear`` has no bias; gamma = 1 and beta = 0 when ``bn`` has none). At
+    inference the BatchNorm then costs nothing: one matrix product instead of a matrix product
+    and a pass over its output.
+
+    Only BatchNorm folds this way, and only in evaluation. In training it normalises with the
+    batch's mean and variance, which change with every batch. LayerNorm and RMSNorm cannot fold
+    at all: their mean and variance (RMSNorm's mean square) are taken over each sample's own
+    features, so the divisor ``sqrt(var(z) + eps)`` differs from sample to sample and depends on
+    the input. That makes them nonlinear in x, so no fixed W' and b' reproduce them; they must
+    be computed at inference too. (Their gamma and beta alone, an affine map applied after the
+    statistics, could fold into the *next* Linear, but that leaves the normalisation itself.)
+
+    Requirements, checked before anything is computed: ``linear`` a Linear, ``bn`` a
+    BatchNorm1d in evaluation mode with running statistics (``track_running_stats=True``) and
+    ``bn.num_features == linear.out_features``. The result always has a bias, has ``linear``'s
+    dtype (computed in float64, then cast) and shares no array with the inputs, which are not
+    changed.
+    """
+    _check_foldable(linear, bn)
+    scale = _gamma(bn) / np.sqrt(bn.running_var.astype(np.float64) + bn.eps)      # (out,)  s
+    weight = linear.weight.data.astype(np.float64)                                 # (out, in)
+    bias = np.zeros(linear.out_features) if linear.bias is None else linear.bias.data.astype(np.float64)  # (out,)
+    folded = Linear(linear.in_features, linear.out_features, bias=True, dtype=linear.weight.dtype)
+    dtype = linear.weight.dtype
+    folded.weight = Parameter(scale[:, None] * weight, dtype=dtype)               # (out, in)  W'
+    folded.bias = Parameter(scale * (bias - bn.running_mean) + _beta(bn), dtype=dtype)  # (out,)  b'
+    return folded
+
+
+def _gamma(bn: _BatchNorm) -> np.ndarray | float:
+    """gamma in float64, or 1 when the layer has no scale."""
+    weight = getattr(bn, "weight", None)
+    return 1.0 if weight is None else weight.data.astype(np.float64)
+
+
+def _beta(bn: _BatchNorm) -> np.ndarray | float:
+    """beta in float64, or 0 when the layer has no shift (affine=False, or bias=False)."""
+    bias = getattr(bn, "bias", None)
+    return 0.0 if bias is None else bias.data.astype(np.float64)
+
+
+def _check_foldable(linear: Any, bn: Any) -> None:
+    who = "fold_batchnorm"
+    if not isinstance(linear, Linear):
+        raise TypeError(f"{who} expects a Linear as its first argument, got {type(linear).__name__}")
+    if isinstance(bn, (LayerNorm, RMSNorm)):
+        raise TypeError(f"{who}: {type(bn).__name__} cannot be folded into a Linear: its statistics are "
+                        "computed per sample at inference too, so it is no fixed affine map")
+    if not isinstance(bn, BatchNorm1d):
+        raise TypeError(f"{who} expects a BatchNorm1d as its second argument, got {type(bn).__name__}")
+    if bn.training:
+        raise ValueError(f"{who}: the BatchNorm1d is in training mode, where it normalises with each "
+                         "batch's statistics; call bn.eval() first to fold its running statistics")
+    if not bn.track_running_stats:
+        raise ValueError(f"{who}: the BatchNorm1d has track_running_stats=False, so it has no running "
+                         "statistics to fold (it uses each batch's statistics even in evaluation)")
+    if bn.num_features != linear.out_features:
+        raise ValueError(f"{who}: Linear has out_features={linear.out_features} but the BatchNorm1d has "
+                         f"num_features={bn.num_features}; they must be equal")
+
+
+def batchnorms(model: Module) -> list[_BatchNorm]:
+    """Every BatchNorm (1d, 2d, reference or fast tier) in ``model``, itself included, in
+    ``named_modules`` order."""
+    return [m for _, m in model.named_modules() if isinstance(m, _BatchNorm)]
+
+
+class _PooledMoments:
+    """Count, mean and M2 = sum((x - mean)**2) per channel over every batch added, merged with
+    Chan's parallel formula (no E[x**2] - E[x]**2 cancellation), in float64::
+
+        n = n_a + n_b,   d = mean_b - mean_a
+        mean = mean_a + d * n_b / n,   M2 = M2_a + M2_b + d**2 * n_a * n_b / n
+    """
+
+    def __init__(self, channels: int) -> None:
+        self.n, self.mean, self.m2 = 0, np.zeros(channels), np.zeros(channels)
+
+    def add(self, x: np.ndarray) -> None:
+        x = np.asarray(x, dtype=np.float64)                       # (N, C, *L)
+        n_b = x.size // x.shape[1]                                # values per channel
+        if n_b == 0:
+            return
+        B = (0,) + tuple(range(2, x.ndim))                        # every axis but the channels
+        mean_b, var_b, scale = moments(x, B)                      # (1, C, 1...)  biased, in units of scale**2
+        mean_b, m2_b = mean_b.ravel(), (var_b * scale ** 2).ravel() * n_b   # (C,), (C,)
+        n = self.n + n_b
+        d = mean_b - self.mean                                    # (C,)
+        self.mean = self.mean + d * n_b / n                       # (C,)
+        self.m2 = self.m2 + m2_b + d ** 2 * self.n * n_b / n      # (C,)
+        self.n = n
+
+
+def recalibrate_batchnorm(model: Module, batches: Iterable[Any]) -> Module:
+    r"""Recompute the running statistics of every BatchNorm in ``model`` from ``batches``.
+
+    Each BatchNorm's running_mean and running_var become exactly the mean and the *unbiased*
+    variance (factor N / (N - 1), N the total count) of everything it receives over all the
+    batches together: the statistics of the concatenated batches, every sample weighing the
+    same, whatever the batch sizes. This is the "calibration" of a trained network (one pass
+    over the training set after training), and it closes the train/eval gap that the running
+    averages' momentum leaves: with momentum 0.1 they mix the last ~10 batches, seen by
+    weights that have moved since.
+
+    What each BatchNorm receives: the batches go through ``model`` in evaluation mode, except
+    that every BatchNorm normalises with the current batch's statistics, as in training (so
+    that the layers after it see what they saw in training, and its running statistics are not
+    touched during the pass); so every non-empty batch must give each BatchNorm more than one
+    value per channel, as in training. Dropout is off. The statistics are accumulated per channel with
+    Chan's parallel merge in float64 and written when the pass is over.
+
+    PyTorch's ``momentum=None`` (the cumulative average, and ``torch.optim.swa_utils.update_bn``)
+    weighs every *batch* the same: its running_mean is the mean of the batch means and its
+    running_var the mean of the batch's unbiased variances. With equal batch sizes the means
+    agree, but that variance leaves out the spread of the batch means around the overall mean,
+    which the variance of the concatenation includes.
+
+    Every other state stays as it was: parameters, gradients, other buffers, each module's
+    training flag and forward cache. num_batches_tracked becomes the number of batches, the
+    count PyTorch's ``update_bn`` leaves. A BatchNorm with ``track_running_stats=False`` has
+    no running statistics and is left alone. Errors (no batches, no BatchNorm with running
+    statistics, a batch the model rejects, a BatchNorm that received fewer than two values per
+    channel) are raised before anything is written. Returns ``model``.
+    """
+    who = "recalibrate_batchnorm"
+    if not isinstance(model, Module):
+        raise TypeError(f"{who} expects a Module, got {type(model).__name__}")
+    batches = list(batches)
+    if not batches:
+        raise ValueError(f"{who} needs at least one batch, got none")
+    tracked = [bn for bn in batchnorms(model) if bn.track_running_stats]
+    if not tracked:
+        raise ValueError(f"{who}: {type(model).__name__} has no BatchNorm with running statistics")
+    pooled = _calibration_pass(model, tracked, batches)
+    for bn, p in zip(tracked, pooled):
+        if p.n < 2:
+            raise ValueError(f"{who}: a {type(bn).__name__} received {p.n} value(s) per channel over all "
+                             "batches; the unbiased variance needs at least 2")
+    for bn, p in zip(tracked, pooled):  # everything is computed: now write it
+        bn.running_mean[...] = p.mean
+        bn.running_var[...] = p.m2 / (p.n - 1)
+        bn.num_batches_tracked[...] = len(batches)
+    return model
+
+
+def _calibration_pass(model: Module, tracked: list[_BatchNorm], batches: list[Any]) -> list[_PooledMoments]:
+    """Run every batch through ``model`` (evaluation mode, each BatchNorm normalising with the
+    batch's statistics) and return the pooled moments of each tracked BatchNorm's input. Every
+    module's attributes (training flag, cache, ...) are restored afterwards, even on an error."""
+    saved = [(m, dict(m.__dict__)) for _, m in model.named_modules()]
+    pooled = [_PooledMoments(bn.num_features) for bn in tracked]
+    try:
+        model.eval()
+        for bn, p in zip(tracked, pooled):
+            # not training and not tracking: the layer uses the batch's statistics and updates nothing
+            bn.track_running_stats = False
+            bn.forward = _recording(bn.forward, p)  # type: ignore[method-assign]  # for this pass only
+        for i, batch in enumerate(batches):
+            try:
+                model(batch)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"recalibrate_batchnorm: batch {i} was rejected: {e}") from e
+    finally:
+        for m, attributes in saved:
+            m.__dict__.clear()
+            m.__dict__.update(attributes)
+    return pooled
+
+
+def _recording(forward: Any, pooled: _PooledMoments) -> Any:
+    """``forward`` that also adds its (validated) input to ``pooled``."""
+    def record(x: Any) -> np.ndarray:
+        y = forward(x)
+        pooled.add(x)
+        return y
+    return record
+
+
+def freeze_batchnorm(model: Module, frozen: bool = True) -> list[_BatchNorm]:
+    """Freeze every BatchNorm in ``model`` for fine-tuning; returns them.
+
+    A frozen BatchNorm is in evaluation mode and stays there when ``model.train()`` is called:
+    it normalises with its running statistics, which no longer move, while the rest of the
+    model trains (with batches too small or too different for good batch statistics, as in
+    fine-tuning a detector). Its backward is then the evaluation one, dx = dy * gamma / sqrt(
+    running_var + eps). gamma and beta still receive gradients; to keep them fixed as well
+    (PyTorch's ``torchvision.ops.FrozenBatchNorm2d``), leave them out of the optimizer, e.g.
+    ``frozen_ids = {id(p) for bn in frozen for p in bn.parameters()}``.
+
+    ``frozen=False`` unfreezes them: they return to the model's current mode. A BatchNorm with
+    ``track_running_stats=False`` has no running statistics to freeze to: an error, before
+    anything changes.
+    """
+    who = "freeze_batchnorm"
+    if not isinstance(model, Module):
+        raise TypeError(f"{who} expects a Module, got {type(model).__name__}")
+    if not isinstance(frozen, bool):
+        raise TypeError(f"{who}: frozen must be True or False, got {frozen!r}")
+    layers = batchnorms(model)
+    untracked = [name for name, m in model.named_modules() if m in layers and not m.track_running_stats]
+    if frozen and untracked:
+        raise ValueError(f"{who}: {untracked} have track_running_stats=False: no running statistics to "
+                         "freeze to")
+    for bn in layers:
+        bn.frozen = frozen
+        bn.training = False if frozen else model.training
+    return layers

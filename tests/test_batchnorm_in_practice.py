@@ -1,0 +1,284 @@
+"""BatchNorm after training: fold_batchnorm (exact, against linear -> bn.eval() and torch's fusion),
+recalibrate_batchnorm (exact statistics of the concatenated batches, nothing else changed) and
+freeze_batchnorm (evaluation mode that survives model.train(), gradients of the eval BatchNorm)."""
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import normcore as nc
+import normcore.fast as fast
+
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def trained_bn(c, rng, affine=True, cls=nc.BatchNorm1d, dtype=np.float64):
+    """A BatchNorm1d in evaluation mode with random running statistics, gamma and beta."""
+    bn = cls(c, affine=affine, dtype=dtype, eps=float(rng.uniform(1e-5, 1e-1)))
+    bn.running_mean[...] = rng.normal(0, 3, c)
+    bn.running_var[...] = rng.uniform(0.1, 5, c)
+    if affine:
+        bn.weight.data[...] = rng.normal(0, 2, c)
+        bn.bias.data[...] = rng.normal(0, 2, c)
+    return bn.eval()
+
+
+# --- fold_batchnorm ---------------------------------------------------------------------------
+@settings(max_examples=60, **SETTINGS)
+@given(n_in=st.integers(1, 7), n_out=st.integers(1, 7), bias=st.booleans(), affine=st.booleans(),
+       rows=st.integers(0, 9), seed=st.integers(0, 2 ** 16))
+def test_fold_equals_linear_then_bn_in_eval_to_1e_12(n_in, n_out, bias, affine, rows, seed):
+    rng = np.random.default_rng(seed)
+    linear = nc.Linear(n_in, n_out, bias=bias, init="torch", rng=rng)
+    bn = trained_bn(n_out, rng, affine)
+    x = rng.normal(size=(rows, n_in))
+    expected = bn(linear(x))
+    folded = nc.fold_batchnorm(linear, bn)
+    y = folded(x)
+    assert isinstance(folded, nc.Linear) and folded.bias is not None
+    assert y.shape == expected.shape and y.dtype == np.float64
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(expected).max(initial=0)))
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 2e-2)])
+def test_fold_keeps_the_linear_dtype(dtype, tol):
+    rng = np.random.default_rng(1)
+    linear = nc.Linear(6, 5, rng=rng, dtype=dtype)
+    bn = trained_bn(5, rng, dtype=np.float64)
+    folded = nc.fold_batchnorm(linear, bn)
+    assert folded.weight.dtype == folded.bias.dtype == dtype
+    x = rng.normal(size=(8, 6)).astype(dtype)
+    expected = bn(linear(x).astype(np.float64))
+    np.testing.assert_allclose(folded(x), expected, rtol=tol, atol=tol * np.abs(expected).max())
+
+
+def test_fold_leaves_its_inputs_alone_and_shares_nothing():
+    rng = np.random.default_rng(2)
+    linear, bn = nc.Linear(4, 3, rng=rng), trained_bn(3, rng)
+    before = {**{f"l.{k}": v for k, v in linear.state_dict().items()},
+              **{f"b.{k}": v for k, v in bn.state_dict().items()}}
+    folded = nc.fold_batchnorm(linear, bn)
+    after = {**{f"l.{k}": v for k, v in linear.state_dict().items()},
+             **{f"b.{k}": v for k, v in bn.state_dict().items()}}
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    theirs = [p.data for p in linear.parameters() + bn.parameters()] + [b for _, b in bn.named_buffers()]
+    for mine in (folded.weight.data, folded.bias.data):
+        assert not any(np.shares_memory(mine, a) for a in theirs)
+    assert not bn.training
+
+
+def test_fold_reads_a_missing_beta_as_zero_and_a_missing_gamma_as_one():
+    rng = np.random.default_rng(3)
+    linear, bn = nc.Linear(4, 3, rng=rng), trained_bn(3, rng)
+    bn.bias = None  # a BatchNorm with a scale but no shift (bias=False)
+    x = rng.normal(size=(5, 4))
+    np.testing.assert_allclose(nc.fold_batchnorm(linear, bn)(x), bn(linear(x)), rtol=1e-12, atol=1e-12)
+
+
+def test_fold_takes_the_fast_tier_batchnorm():
+    rng = np.random.default_rng(4)
+    linear, bn = nc.Linear(4, 3, rng=rng), trained_bn(3, rng, cls=fast.BatchNorm1d)
+    x = rng.normal(size=(5, 4))
+    np.testing.assert_allclose(nc.fold_batchnorm(linear, bn)(x), bn(linear(x)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fold_matches_torch_fuse_linear_bn_eval(bias):
+    torch = pytest.importorskip("torch", reason="torch is the oracle of this test and is not installed")
+    fusion = pytest.importorskip("torch.nn.utils.fusion", reason="this torch has no fuse_linear_bn_eval")
+    rng = np.random.default_rng(5)
+    linear, bn = nc.Linear(6, 4, bias=bias, rng=rng), trained_bn(4, rng)
+    t_linear = torch.nn.Linear(6, 4, bias=bias).double()
+    t_bn = torch.nn.BatchNorm1d(4, eps=bn.eps).double()
+    t_linear.load_state_dict({k: torch.from_numpy(v) for k, v in linear.state_dict().items()})
+    t_bn.load_state_dict({k: torch.from_numpy(v) for k, v in bn.state_dict().items()})
+    t_linear.eval(), t_bn.eval()
+    fused = fusion.fuse_linear_bn_eval(t_linear, t_bn)
+    folded = nc.fold_batchnorm(linear, bn)
+    np.testing.assert_allclose(folded.weight.data, fused.weight.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(folded.bias.data, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_fold_refuses_what_does_not_fold():
+    rng = np.random.default_rng(6)
+    linear = nc.Linear(4, 3, rng=rng)
+    with pytest.raises(ValueError, match="training mode"):
+        nc.fold_batchnorm(linear, nc.BatchNorm1d(3))
+    with pytest.raises(ValueError, match="track_running_stats=False"):
+        nc.fold_batchnorm(linear, nc.BatchNorm1d(3, track_running_stats=False).eval())
+    with pytest.raises(ValueError, match="out_features=3 .* num_features=5"):
+        nc.fold_batchnorm(linear, trained_bn(5, rng))
+    with pytest.raises(TypeError, match="LayerNorm cannot be folded.*per sample"):
+        nc.fold_batchnorm(linear, nc.LayerNorm(3).eval())
+    with pytest.raises(TypeError, match="RMSNorm cannot be folded"):
+        nc.fold_batchnorm(linear, nc.RMSNorm(3).eval())
+    with pytest.raises(TypeError, match="expects a BatchNorm1d"):
+        nc.fold_batchnorm(linear, nc.BatchNorm2d(3).eval())
+    with pytest.raises(TypeError, match="expects a Linear"):
+        nc.fold_batchnorm(nc.ReLU(), trained_bn(3, rng))
+
+
+# --- recalibrate_batchnorm ------------------------------------------------------------------
+def two_bn_model(rng, cls=nc.BatchNorm1d):
+    model = nc.Sequential(nc.Linear(5, 6, init="torch", rng=rng), cls(6), nc.ReLU(),
+                          nc.Linear(6, 4, init="torch", rng=rng), cls(4))
+    for bn in (model[1], model[4]):
+        bn.weight.data[...] = rng.normal(1, 0.5, bn.num_features)
+        bn.bias.data[...] = rng.normal(0, 0.5, bn.num_features)
+    return model
+
+
+def numpy_calibration(model, batches):
+    """What recalibration must give, in plain NumPy: each BatchNorm's input, batch by batch, with
+    the earlier BatchNorm normalising by the batch's (biased) statistics; then the mean and the
+    unbiased variance of the concatenation."""
+    lin1, bn1, _, lin2, bn2 = model
+    batches = [b for b in batches if len(b)]  # an empty batch adds nothing
+    z1 = [b @ lin1.weight.data.T + lin1.bias.data for b in batches]
+    h = [np.maximum((z - z.mean(0)) / np.sqrt(z.var(0) + bn1.eps) * bn1.weight.data + bn1.bias.data, 0) for z in z1]
+    z2 = [a @ lin2.weight.data.T + lin2.bias.data for a in h]
+    return [(np.concatenate(z).mean(0), np.concatenate(z).var(0, ddof=1)) for z in (z1, z2)]
+
+
+@pytest.mark.parametrize("cls", [nc.BatchNorm1d, fast.BatchNorm1d])
+@pytest.mark.parametrize("training", [True, False])
+def test_recalibration_gives_the_statistics_of_the_concatenated_batches(cls, training):
+    rng = np.random.default_rng(7)
+    model = two_bn_model(rng, cls).train(training)
+    batches = [rng.normal(2, 3, (k, 5)) for k in (7, 2, 12, 0, 4)]
+    for b in batches[:3]:
+        model(b)  # running statistics that are not the answer
+    expected = numpy_calibration(model, batches)
+    assert nc.recalibrate_batchnorm(model, batches) is model
+    for bn, (mean, var) in zip((model[1], model[4]), expected):
+        np.testing.assert_allclose(bn.running_mean, mean, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(bn.running_var, var, rtol=1e-12, atol=1e-12)
+        assert bn.num_batches_tracked == len(batches)
+
+
+def test_recalibration_changes_nothing_but_the_running_statistics():
+    rng = np.random.default_rng(8)
+    model = nc.Sequential(*two_bn_model(rng), nc.Dropout(0.5, rng=3))
+    model[1].momentum = None
+    nc.freeze_batchnorm(model[4])  # one frozen BatchNorm among them
+    model.train()
+    x = rng.normal(size=(6, 5))
+    model(x)
+    modes = {name: m.training for name, m in model.named_modules()}
+    caches = {name: m.__dict__.get("_cache") for name, m in model.named_modules()}
+    before, rng_state = model.state_dict(), copy.deepcopy(model[5].rng.bit_generator.state)
+    grads = [p.grad.copy() for p in model.parameters()]
+    nc.recalibrate_batchnorm(model, [rng.normal(size=(9, 5)), rng.normal(size=(3, 5))])
+    after = model.state_dict()
+    stats = ("running_mean", "running_var", "num_batches_tracked")
+    assert all(np.array_equal(before[k], after[k]) for k in before if not k.endswith(stats))
+    assert all(not np.array_equal(before[k], after[k]) for k in before if k.endswith(stats[:2]))
+    assert {name: m.training for name, m in model.named_modules()} == modes
+    assert all(m.__dict__.get("_cache") is caches[name] for name, m in model.named_modules())
+    assert "forward" not in model[1].__dict__ and model[1].track_running_stats and model[1].momentum is None
+    assert model[5].rng.bit_generator.state == rng_state
+    assert all(np.array_equal(g, p.grad) for g, p in zip(grads, model.parameters()))
+    model.backward(np.ones((6, 4)))  # the caches of the last forward still serve its backward
+
+
+def test_recalibration_is_stable_far_from_zero_and_works_for_batchnorm2d():
+    rng = np.random.default_rng(9)
+    bn = nc.BatchNorm2d(3)
+    batches = [1e6 + rng.normal(size=(k, 3, 2, 2)) for k in (1, 4, 2)]
+    nc.recalibrate_batchnorm(bn, batches)
+    pooled = np.concatenate(batches).transpose(1, 0, 2, 3).reshape(3, -1)
+    np.testing.assert_allclose(bn.running_mean, pooled.mean(1), rtol=1e-14)
+    np.testing.assert_allclose(bn.running_var, pooled.var(1, ddof=1), rtol=1e-9)
+    assert bn.training
+
+
+def test_recalibration_weighs_samples_where_momentum_none_weighs_batches():
+    """With equal batch sizes the means agree; momentum=None's variance (the mean of the batches'
+    unbiased variances) misses the spread of the batch means, which recalibration includes."""
+    rng = np.random.default_rng(10)
+    batches = [rng.normal(loc, 1, (8, 2)) for loc in (-1.0, 0.0, 3.0)]
+    cumulative = nc.BatchNorm1d(2, momentum=None)
+    for b in batches:
+        cumulative(b)
+    recalibrated = nc.recalibrate_batchnorm(nc.BatchNorm1d(2), batches)
+    np.testing.assert_allclose(recalibrated.running_mean, cumulative.running_mean, rtol=1e-12)
+    np.testing.assert_allclose(cumulative.running_var, np.mean([b.var(0, ddof=1) for b in batches], 0), rtol=1e-12)
+    assert np.all(recalibrated.running_var > 2 * cumulative.running_var)
+
+
+def test_recalibration_errors_change_nothing():
+    rng = np.random.default_rng(11)
+    model = two_bn_model(rng)
+    before = model.state_dict()
+    with pytest.raises(ValueError, match="at least one batch"):
+        nc.recalibrate_batchnorm(model, [])
+    with pytest.raises(ValueError, match="batch 1 was rejected"):
+        nc.recalibrate_batchnorm(model, [rng.normal(size=(4, 5)), rng.normal(size=(4, 6))])
+    with pytest.raises(ValueError, match="batch 0 was rejected: Expected more than 1 value per channel"):
+        nc.recalibrate_batchnorm(model, [np.zeros((1, 5)), np.zeros((3, 5))])  # batch statistics, as in training
+    with pytest.raises(ValueError, match="received 0 value.* at least 2"):
+        nc.recalibrate_batchnorm(nc.BatchNorm1d(5), [np.zeros((0, 5)), np.zeros((0, 5))])
+    with pytest.raises(ValueError, match="no BatchNorm with running statistics"):
+        nc.recalibrate_batchnorm(nc.Sequential(nc.Linear(2, 2), nc.BatchNorm1d(2, track_running_stats=False)),
+                                 [np.zeros((3, 2))])
+    with pytest.raises(TypeError, match="expects a Module"):
+        nc.recalibrate_batchnorm("model", [np.zeros((3, 2))])
+    after = model.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert model.training and "forward" not in model[1].__dict__ and model[1].track_running_stats
+
+
+# --- freeze_batchnorm -------------------------------------------------------------------------
+def test_frozen_batchnorm_stays_in_eval_and_its_statistics_do_not_move():
+    rng = np.random.default_rng(12)
+    model = two_bn_model(rng)
+    frozen = nc.freeze_batchnorm(model)
+    assert frozen == [model[1], model[4]]
+    model.train()
+    assert model.training and model[0].training and not model[1].training and not model[4].training
+    before = model.state_dict()
+    x = rng.normal(size=(6, 5))
+    y = model(x)
+    after = model.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+    reference = copy.deepcopy(model)
+    for bn in (reference[1], reference[4]):
+        bn.frozen = False
+    np.testing.assert_array_equal(y, reference.eval()(x))
+    nc.freeze_batchnorm(model, frozen=False)
+    assert model[1].training and model[4].training
+    model(x)
+    assert model[1].num_batches_tracked == 1
+
+
+def test_frozen_batchnorm_backward_is_the_eval_backward():
+    rng = np.random.default_rng(13)
+    model = two_bn_model(rng)
+    model[1].running_mean[...] = rng.normal(size=6)
+    model[1].running_var[...] = rng.uniform(0.5, 2, 6)
+    nc.freeze_batchnorm(model)
+    model.train()
+    x = rng.normal(size=(5, 5))
+    report = nc.gradcheck(model, x)
+    assert report.passed, report
+    dy = rng.normal(size=(5, 4))
+    model(x)
+    dx = model.backward(dy)
+    eval_model = copy.deepcopy(model)
+    for bn in (eval_model[1], eval_model[4]):
+        bn.frozen = False
+    eval_model.eval()
+    eval_model(x)
+    np.testing.assert_allclose(dx, eval_model.backward(dy), rtol=1e-12, atol=1e-14)
+    assert np.abs(model[1].weight.grad).max() > 0  # gamma still learns
+
+
+def test_freeze_refuses_a_batchnorm_without_running_statistics():
+    model = nc.Sequential(nc.Linear(2, 2), nc.BatchNorm1d(2, track_running_stats=False))
+    with pytest.raises(ValueError, match="track_running_stats=False"):
+        nc.freeze_batchnorm(model)
+    assert not model[1].frozen and model[1].training
+    with pytest.raises(TypeError, match="True or False"):
+        nc.freeze_batchnorm(model, frozen="yes")
