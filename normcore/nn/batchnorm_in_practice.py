@@ -212,7 +212,7 @@ def _recording(forward: Any, pooled: _PooledMoments) -> Any:
     return record
 
 
-def freeze_batchnorm(model: Module, frozen: bool = True) -> list[_BatchNorm]:
+def freeze_batchnorm(model: Module, frozen: bool = True) -> list[Module]:
     """Freeze every BatchNorm in ``model`` for fine-tuning; returns them.
 
     A frozen BatchNorm is in evaluation mode and stays there when ``model.train()`` is called:
