@@ -1,5 +1,8 @@
 """SyncBatchNorm on an InProcessGroup equals BatchNorm on the concatenated batch (float64, 1e-12)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -260,3 +263,9 @@ def test_all_reduce_returns_a_fresh_array_to_each_worker():
 def test_state_dict_is_batchnorms():
     group, sync, bn = replicas(2, 3)
     assert list(sync[0].state_dict()) == list(bn.state_dict())
+
+
+def test_normcore_distributed_imports_without_torch():
+    code = "import sys, normcore.distributed; assert 'torch' not in sys.modules, 'torch was imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
