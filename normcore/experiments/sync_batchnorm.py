@@ -60,7 +60,7 @@ LABELS = {"per_worker": "BatchNorm per worker (8 x 2)", "sync": "SyncBatchNorm (
 COLORS = {"per_worker": _plot.OKABE_ITO["vermillion"], "sync": _plot.OKABE_ITO["blue"],
           "single": _plot.OKABE_ITO["black"]}
 MARKERS = {"per_worker": "X", "sync": "o", "single": "s"}
-LINESTYLES = {"per_worker": "-", "sync": "-", "single": "--"}
+LINESTYLES = {"per_worker": "-.", "sync": "-", "single": "--"}
 WIDE = {"sync": {"linewidth": 8, "markersize": 16}}  # drawn under the identical single-worker curve
 
 
