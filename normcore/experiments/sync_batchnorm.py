@@ -30,9 +30,10 @@ accuracy, while BatchNorm on 2 samples per worker stays near 34% from the first 
 and its training-mode and evaluation-mode networks disagree far more (gap 0.89 against 0.24).
 A batch of 16 leaves a gap too: in training mode the 16-sample network scores 67%, not 75%.
 
-What not to conclude: that per-worker BatchNorm always fails in data-parallel training. With
-32 or more samples per worker the per-worker statistics are good enough and SyncBatchNorm's
-extra messages buy little; this toy MLP shows the small-shard regime only. Nor does it show
+What not to conclude: that per-worker BatchNorm always fails in data-parallel training. This
+toy MLP shows the small-shard regime only; with larger shards the local statistics may well be
+good enough (the batch_size experiment finds BatchNorm level with GroupNorm at 32 samples per
+batch), which this figure does not measure. Nor does it show
 SyncBatchNorm's cost: the in-process group measures no network time.
 """
 
