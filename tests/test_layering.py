@@ -20,7 +20,7 @@ LAYERS = [  # bottom first: (layer, the top-level modules and packages of normco
     ("stack", {"module"}),
     ("reference norms", {"norms"}),
     ("fast tier", {"fast"}),
-    ("Transformer stack", {"nn", "optim", "tasks", "train"}),
+    ("Transformer stack", {"nn", "optim", "tasks", "train", "distributed"}),
     ("tools", {"gradcheck", "layer_cases", "derivations", "experiments", "practice",
                "torch_bridge", "perf"}),
     ("subcommands and the docs site", {"commands", "docs"}),

@@ -9,9 +9,10 @@ from .dyt import DyT
 from .groupnorm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layernorm import LayerNorm
 from .rmsnorm import RMSNorm
-from .standardization import mean_over, moments, scaled_mean_square, size_scale, standardize, standardize_backward
+from .standardization import (mean_over, moments, scaled_mean_square, size_scale, standardize, standardize_backward,
+                              standardize_backward_from_means)
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "DyT", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d",
            "LayerNorm", "RMSNorm", "mean_over", "moments", "scaled_mean_square", "size_scale", "standardize",
-           "standardize_backward"]
+           "standardize_backward", "standardize_backward_from_means"]

@@ -110,4 +110,14 @@ def standardize_backward(dx_hat: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray
     """
     mean_dx_hat = mean_over(dx_hat, axes)                      # S
     mean_dx_hat_x_hat = mean_over(dx_hat * x_hat, axes)        # S
+    return standardize_backward_from_means(dx_hat, x_hat, rstd, mean_dx_hat, mean_dx_hat_x_hat)  # X
+
+
+def standardize_backward_from_means(dx_hat: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray,
+                                    mean_dx_hat: np.ndarray, mean_dx_hat_x_hat: np.ndarray) -> np.ndarray:
+    """``standardize_backward`` with its two means given (shape S), for when they are taken over
+    more values than this x holds: SyncBatchNorm's, over every worker's shard of the batch::
+
+        dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)
+    """
     return rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)   # X

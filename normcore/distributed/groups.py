@@ -1,0 +1,246 @@
+"""Process groups: who the workers are and how they sum a vector, behind one small interface.
+
+A process group is any object with ``rank`` (this worker's number, 0 .. world_size - 1),
+``world_size`` (how many workers) and::
+
+    total = group.all_reduce(vector)     # vector: this worker's float64 1-D array
+                                         # total: the SUM over every worker's vector, the same
+                                         # array on every worker (each call is one message round)
+
+Every worker must make the same all_reduce calls, in the same order, with vectors of the same
+length: an all_reduce returns only once every worker has sent its vector. Two implementations:
+
+- ``InProcessGroup(K)``: K workers as K threads of this process, for the classroom. Its
+  ``run(fn, shards)`` runs ``fn(worker, shard)`` for every worker together; each worker's
+  all_reduce waits at a barrier for the K vectors and sums them in rank order, so every worker
+  gets the same bits. ``verbose=True`` prints every message (who sends what, its size in
+  bytes, and the total every worker receives); ``log=[]`` collects them as ``Message`` records.
+- ``TorchGroup()``: ``torch.distributed.all_reduce`` on a CPU float64 tensor, for real processes
+  (the gloo backend on one machine or several), the engine a user would scale to. torch is
+  imported only when a TorchGroup is made.
+"""
+
+import threading
+from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._array import flag, positive_int, real_number
+
+
+class ProcessGroup(Protocol):
+    """What SyncBatchNorm needs from the workers' communication."""
+
+    rank: int
+    world_size: int
+
+    def all_reduce(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        """The sum over every worker of its float64 1-D ``vector``; ``name`` labels the message."""
+        ...
+
+
+def check_vector(vector: Any, who: str) -> np.ndarray:
+    """``vector`` as a float64 1-D ndarray, or a clear TypeError / ValueError."""
+    if not isinstance(vector, np.ndarray) or vector.dtype != np.float64:
+        raise TypeError(f"{who}.all_reduce expects a float64 NumPy array, got "
+                        f"{getattr(vector, 'dtype', type(vector).__name__)}")
+    if vector.ndim != 1:
+        raise ValueError(f"{who}.all_reduce expects a 1-D vector, got shape {vector.shape}")
+    return vector
+
+
+@dataclass
+class Message:
+    """One all_reduce round of an InProcessGroup: what each worker sent, and the sum all received."""
+
+    index: int                    # 1 for the group's first all_reduce, 2 for the next, ...
+    name: str | None              # the label the workers gave it
+    sent: list[np.ndarray]        # sent[k]: worker k's vector
+    received: np.ndarray          # their sum, which every worker receives
+
+    @property
+    def nbytes(self) -> int:
+        """The size of each worker's message in bytes (8 per float64)."""
+        return self.received.nbytes
+
+    def __str__(self) -> str:
+        label = f" {self.name}" if self.name else ""
+        lines = [f"all_reduce #{self.index}{label}: each of {len(self.sent)} workers sends "
+                 f"{self.received.size} float64 = {self.nbytes} bytes"]
+        with np.printoptions(precision=6, suppress=True, linewidth=200):
+            lines += [f"  worker {k} sends     {v}" for k, v in enumerate(self.sent)]
+            lines.append(f"  every worker gets {self.received}")
+        return "\n".join(lines)
+
+
+_FINISHED = object()  # what a worker "sends" when its function has returned
+
+
+class Worker:
+    """One worker of an InProcessGroup: its ``rank``, ``world_size`` and ``all_reduce``."""
+
+    def __init__(self, group: "InProcessGroup", rank: int) -> None:
+        self.group, self.rank, self.world_size = group, rank, group.world_size
+
+    def all_reduce(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        vector = check_vector(vector, f"InProcessGroup worker {self.rank}")
+        return self.group.exchange(self.rank, vector.copy(), name)
+
+    def __repr__(self) -> str:
+        return f"Worker(rank={self.rank}, world_size={self.world_size})"
+
+    def __deepcopy__(self, memo: dict) -> "Worker":
+        """The same worker: a copied layer (copy.deepcopy, gradcheck) talks to the same workers."""
+        return self
+
+
+class InProcessGroup:
+    """K workers in one process, each a thread, that sum vectors at a barrier.
+
+        group = InProcessGroup(2, verbose=True)
+        bns = [SyncBatchNorm(C, process_group=w) for w in group.workers]
+        ys = group.run(lambda w, x: bns[w.rank](x), [x0, x1])    # the two shards, together
+
+    ``run`` re-raises the first worker's error (by rank) after every thread has stopped; the
+    other workers' pending all_reduce calls are abandoned. ``timeout`` (seconds) bounds how long
+    a worker waits for the others at one all_reduce.
+    """
+
+    def __init__(self, world_size: int, verbose: bool = False, log: list | None = None,
+                 timeout: float = 60.0) -> None:
+        self.world_size = positive_int(world_size, "world_size", "InProcessGroup")
+        self.verbose = flag(verbose, "verbose", "InProcessGroup")
+        if log is not None and not isinstance(log, list):
+            raise TypeError(f"InProcessGroup: log must be None or a list, got {type(log).__name__}")
+        self.log = log
+        self.timeout = real_number(timeout, "timeout", "InProcessGroup", low=1e-3)
+        self.workers = [Worker(self, k) for k in range(self.world_size)]
+        self.calls = 0                                        # all_reduce rounds so far
+        self._sent: list[Any] = [None] * self.world_size
+        self._names: list[str | None] = [None] * self.world_size
+        self._outcome: tuple[np.ndarray | None, Exception | None] = (None, None)
+        self._barrier = threading.Barrier(self.world_size, action=self._reduce, timeout=self.timeout)
+
+    def exchange(self, rank: int, sent: Any, name: str | None) -> np.ndarray:
+        """Worker ``rank`` sends ``sent`` and waits for every other worker's; returns the sum."""
+        self._sent[rank], self._names[rank] = sent, name
+        try:
+            self._barrier.wait()                               # the last to arrive runs _reduce
+        except threading.BrokenBarrierError:
+            raise RuntimeError(f"InProcessGroup: worker {rank}'s all_reduce was abandoned (another worker "
+                               f"failed, or did not call all_reduce within {self.timeout} s)") from None
+        total, error = self._outcome
+        if error is not None:
+            raise error
+        return total.copy() if total is not None else np.empty(0)
+
+    def _reduce(self) -> None:
+        """Run once per round by the last worker to arrive: check the K vectors, sum them in rank order."""
+        sent = list(self._sent)
+        finished = [k for k, v in enumerate(sent) if v is _FINISHED]
+        if len(finished) == self.world_size:                  # everyone is done: no message
+            self._outcome = (None, None)
+            return
+        self.calls += 1
+        if finished:
+            self._outcome = (None, RuntimeError(
+                f"InProcessGroup: workers {finished} returned while the others called all_reduce "
+                f"#{self.calls}: every worker must make the same all_reduce calls"))
+            return
+        sizes = {k: v.size for k, v in enumerate(sent)}
+        if len(set(sizes.values())) > 1:
+            self._outcome = (None, ValueError(
+                f"InProcessGroup all_reduce #{self.calls}: the workers sent vectors of different lengths "
+                f"{sizes} (worker: length); every worker must send as many values (the same number of "
+                f"channels, the same layer)"))
+            return
+        total = np.zeros_like(sent[0])
+        for v in sent:                                        # rank order: the same bits on every worker
+            total += v
+        message = Message(self.calls, self._names[0], sent, total)
+        if self.log is not None:
+            self.log.append(message)
+        if self.verbose:
+            print(message)
+        self._outcome = (total, None)
+
+    def run(self, fn: Callable[..., Any], *per_worker: Sequence[Any]) -> list[Any]:
+        """[fn(worker_k, a_k, b_k, ...) for k in range(K)], the K calls running together in K
+        threads; each argument after ``fn`` is a sequence of K values, one per worker."""
+        for args in per_worker:
+            if len(args) != self.world_size:
+                raise ValueError(f"InProcessGroup.run: expected one value per worker ({self.world_size}), "
+                                 f"got {len(args)}")
+        self._barrier.reset()
+        results: list[Any] = [None] * self.world_size
+        errors: list[BaseException | None] = [None] * self.world_size
+
+        def work(k: int) -> None:
+            try:
+                results[k] = fn(self.workers[k], *(args[k] for args in per_worker))
+                self.exchange(k, _FINISHED, None)             # tell the others this worker is done
+            except BaseException as exc:                      # noqa: BLE001  re-raised by run
+                errors[k] = exc
+                self._barrier.abort()                         # release the workers waiting for this one
+
+        threads = [threading.Thread(target=work, args=(k,), name=f"worker {k}") for k in range(self.world_size)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        first = next((e for e in errors if e is not None and not _abandoned(e)), None)
+        first = first or next((e for e in errors if e is not None), None)
+        if first is not None:
+            raise first
+        return results
+
+    def __repr__(self) -> str:
+        return f"InProcessGroup(world_size={self.world_size})"
+
+    def __deepcopy__(self, memo: dict) -> "InProcessGroup":
+        """The same group: a copied layer (copy.deepcopy, gradcheck) talks to the same workers."""
+        return self
+
+
+def _abandoned(exc: BaseException) -> bool:
+    """True for the error a worker gets when another worker failed first."""
+    return isinstance(exc, RuntimeError) and "was abandoned" in str(exc)
+
+
+class TorchGroup:
+    """``torch.distributed`` as a process group: all_reduce is ``torch.distributed.all_reduce``
+    (SUM) of a CPU float64 tensor. Start the processes first, e.g. with
+    ``torch.multiprocessing.spawn`` or ``torchrun``, and in each one::
+
+        torch.distributed.init_process_group("gloo", rank=rank, world_size=world_size)
+        bn = SyncBatchNorm(C, process_group=TorchGroup())
+
+    ``group`` is a torch process group (None: the default one, every process).
+    """
+
+    def __init__(self, group: Any = None) -> None:
+        import torch.distributed as dist   # only here: normcore does not need torch
+
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError("TorchGroup needs torch.distributed initialised in this process: call "
+                               "torch.distributed.init_process_group('gloo', rank=..., world_size=...) first")
+        self._dist, self.group = dist, group
+        self.rank = dist.get_rank(group)
+        self.world_size = dist.get_world_size(group)
+
+    def all_reduce(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        import torch
+
+        vector = check_vector(vector, "TorchGroup")
+        tensor = torch.from_numpy(vector.copy())               # CPU float64, not the caller's memory
+        self._dist.all_reduce(tensor, op=self._dist.ReduceOp.SUM, group=self.group)
+        return tensor.numpy()
+
+    def __repr__(self) -> str:
+        return f"TorchGroup(rank={self.rank}, world_size={self.world_size})"
+
+    def __deepcopy__(self, memo: dict) -> "TorchGroup":
+        """The same group: a copied layer (copy.deepcopy, gradcheck) talks to the same workers."""
+        return self

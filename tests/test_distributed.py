@@ -1,0 +1,271 @@
+"""SyncBatchNorm on an InProcessGroup equals BatchNorm on the concatenated batch (float64, 1e-12)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore.distributed import InProcessGroup, SyncBatchNorm
+
+TOL = 1e-12
+
+
+def replicas(K, C, seed=0, **kw):
+    """K SyncBatchNorm replicas on one InProcessGroup and a BatchNorm1d, all with the same random gamma, beta."""
+    group = InProcessGroup(K, log=[])
+    sync = [SyncBatchNorm(C, process_group=w, **kw) for w in group.workers]
+    bn = nc.BatchNorm1d(C, **kw)
+    rng = np.random.default_rng(seed)
+    if bn.weight is not None:
+        gamma, beta = rng.normal(size=C), rng.normal(size=C)
+        for layer in sync + [bn]:
+            layer.weight.data[:], layer.bias.data[:] = gamma, beta
+    return group, sync, bn
+
+
+def forward(group, sync, shards):
+    return group.run(lambda w, x: sync[w.rank](x), shards)
+
+
+def backward(group, sync, dys):
+    return group.run(lambda w, dy: sync[w.rank].backward(dy), dys)
+
+
+def shards_of(sizes, C, rest=(), offset=0.0, seed=1, spread=1.0):
+    rng = np.random.default_rng(seed)
+    return [offset + spread * rng.normal(size=(n, C) + rest) for n in sizes]
+
+
+def reference(bn, shards, dys):
+    """BatchNorm (1d, whichever rank it takes: the ranks only shape the batch axes) on the concatenation."""
+    x = np.concatenate(shards)
+    if x.ndim == 4:  # BatchNorm1d takes (N, C, L): the same statistics over N, H, W
+        y = bn(x.reshape(x.shape[0], x.shape[1], -1)).reshape(x.shape)
+        return y, bn.backward(np.concatenate(dys).reshape(y.shape[0], y.shape[1], -1)).reshape(x.shape)
+    return bn(x), bn.backward(np.concatenate(dys))
+
+
+def check_equal(sync, bn, ys, dxs, y, dx, tol=TOL):
+    assert nc.rel_error(np.concatenate(ys), y) < tol
+    assert nc.rel_error(np.concatenate(dxs), dx) < tol
+    if bn.weight is not None:  # each replica holds its local share; their sum is BatchNorm's
+        assert nc.rel_error(sum(s.weight.grad for s in sync), bn.weight.grad) < tol
+        assert nc.rel_error(sum(s.bias.grad for s in sync), bn.bias.grad) < tol
+    if bn.track_running_stats:
+        for s in sync:  # every worker's running statistics are the global ones
+            assert nc.rel_error(s.running_mean, bn.running_mean) < tol
+            assert nc.rel_error(s.running_var, bn.running_var) < tol
+            assert s.num_batches_tracked == bn.num_batches_tracked
+
+
+@pytest.mark.parametrize("rest", [(), (5,), (3, 4)], ids=["(N,C)", "(N,C,L)", "(N,C,H,W)"])
+@pytest.mark.parametrize("sizes", [(4, 4), (3, 0, 6, 1), (1, 1, 1)], ids=["even", "uneven+empty", "ones"])
+def test_train_steps_and_eval_equal_batchnorm_on_the_concatenation(rest, sizes):
+    C = 3
+    group, sync, bn = replicas(len(sizes), C)
+    rng = np.random.default_rng(2)
+    for step in range(3):  # three training steps, then evaluation
+        shards = shards_of(sizes, C, rest, seed=step)
+        dys = [rng.normal(size=s.shape) for s in shards]
+        ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+        check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
+    for layer in sync + [bn]:
+        layer.eval()
+    shards = shards_of(sizes, C, rest, seed=9)
+    dys = [rng.normal(size=s.shape) for s in shards]
+    messages = len(group.log)
+    ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+    check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
+    assert len(group.log) == messages, "evaluation sends no messages"
+
+
+def test_a_worker_with_zero_samples_gets_an_empty_output_and_contributes_nothing():
+    C = 4
+    group, sync, bn = replicas(3, C)
+    shards = shards_of((5, 0, 2), C, (3,))
+    dys = [np.random.default_rng(3).normal(size=s.shape) for s in shards]
+    ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+    assert ys[1].shape == (0, C, 3) and dxs[1].shape == (0, C, 3)
+    assert np.all(sync[1].weight.grad == 0) and np.all(sync[1].bias.grad == 0)
+    assert [m.sent[1][0] for m in group.log[:1]] == [0.0]  # its count is 0
+    check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
+
+
+def test_a_shard_at_1e4_loses_nothing():
+    """Offset 1e4, spread 10: the one-round sums (E[x**2] - E[x]**2) lose 6 digits; the two rounds
+    none beyond the input's own (x near 1e4 is stored to 1.8e-12, 2e-13 of the spread: BatchNorm
+    on the concatenation has that same limit, so a spread of 1 would agree to 3e-12 only)."""
+    C = 3
+    group, sync, bn = replicas(4, C)
+    shards = shards_of((6, 2, 9, 3), C, (4,), offset=1e4, spread=10.0)
+    dys = [np.random.default_rng(4).normal(size=s.shape) for s in shards]
+    ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+    y, dx = reference(bn, shards, dys)
+    check_equal(sync, bn, ys, dxs, y, dx)
+    # what the test guards against: the variance from one round of [n, sum x, sum x**2]
+    x = np.concatenate(shards)
+    n, s, ss = x.size / C, x.sum(axis=(0, 2)), np.square(x).sum(axis=(0, 2))
+    naive_var = ss / n - (s / n) ** 2
+    true_var = x.var(axis=(0, 2))
+    assert nc.rel_error(naive_var, true_var) > 3e-11
+    assert nc.rel_error(group.log[1].received / n, true_var) < TOL
+
+
+@pytest.mark.parametrize("kw", [dict(momentum=None), dict(affine=False), dict(eps=1e-3, momentum=0.5)])
+def test_constructor_options_follow_batchnorm(kw):
+    group, sync, bn = replicas(3, 2, **kw)
+    rng = np.random.default_rng(5)
+    for step in range(3):
+        shards = shards_of((2, 5, 3), 2, (3,), seed=step)
+        dys = [rng.normal(size=s.shape) for s in shards]
+        ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+        check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
+
+
+def test_without_running_stats_evaluation_uses_each_workers_own_shard():
+    """As PyTorch's SyncBatchNorm: evaluation never communicates, so with track_running_stats=False
+    each worker standardises with its own shard's statistics."""
+    group, sync, _ = replicas(2, 3, track_running_stats=False)
+    shards = shards_of((4, 6), 3)
+    ys = forward(group, sync, shards)
+    check = [nc.BatchNorm1d(3, track_running_stats=False) for _ in shards]
+    for layer in sync + check:
+        layer.eval()
+    for s, c in zip(sync, check):
+        c.weight.data[:], c.bias.data[:] = s.weight.data, s.bias.data
+    ys_eval = forward(group, sync, shards)
+    for y_eval, c, x in zip(ys_eval, check, shards):
+        assert nc.rel_error(y_eval, c(x)) < TOL
+    assert nc.rel_error(np.concatenate(ys), np.concatenate(ys_eval)) > 1e-3  # not the global statistics
+    assert len(group.log) == 2
+
+
+def test_one_worker_is_batchnorm():
+    group, sync, bn = replicas(1, 3)
+    x = shards_of((7,), 3, (2,))
+    dy = [np.random.default_rng(6).normal(size=x[0].shape)]
+    ys, dxs = forward(group, sync, x), backward(group, sync, dy)
+    check_equal(sync, bn, ys, dxs, *reference(bn, x, dy), tol=1e-14)
+
+
+def test_gradcheck_on_one_worker():
+    layer = SyncBatchNorm(3, process_group=InProcessGroup(1).workers[0])
+    rng = np.random.default_rng(7)
+    layer.weight.data[:], layer.bias.data[:] = rng.normal(size=3), rng.normal(size=3)
+    assert nc.gradcheck(layer, rng.normal(size=(5, 3, 2))).passed
+
+
+@pytest.mark.parametrize("layout", ["fortran", "transposed", "sliced"])
+def test_memory_layouts(layout):
+    base = np.random.default_rng(8).normal(size=(6, 3, 8))
+    x = {"fortran": np.asfortranarray(base), "transposed": base.transpose(2, 1, 0).copy().transpose(2, 1, 0),
+         "sliced": np.random.default_rng(8).normal(size=(12, 3, 8))[::2]}[layout]
+    group, sync, bn = replicas(2, 3)
+    shards, dys = [x[:2], x[2:]], [np.ones((2, 3, 8)), np.arange(96.0).reshape(4, 3, 8) % 5]
+    ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+    check_equal(sync, bn, ys, dxs, *reference(bn, [np.ascontiguousarray(s) for s in shards], dys))
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-6), (np.float16, 1e-3)])
+def test_low_precision_keeps_the_dtype(dtype, tol):
+    group, sync, bn = replicas(2, 3)
+    shards = [s.astype(dtype) for s in shards_of((3, 5), 3, (2,))]
+    ys = forward(group, sync, shards)
+    assert all(y.dtype == dtype for y in ys)
+    assert nc.rel_error(np.concatenate(ys), bn(np.concatenate(shards))) < tol
+
+
+def test_the_message_log_shows_each_round():
+    C = 2
+    group, sync, _ = replicas(3, C)
+    shards = shards_of((2, 3, 1), C)
+    forward(group, sync, shards)
+    backward(group, sync, [np.ones_like(s) for s in shards])
+    assert [m.index for m in group.log] == [1, 2, 3]
+    assert [m.nbytes for m in group.log] == [8 * (1 + C), 8 * C, 8 * 2 * C]
+    assert [m.name.split(":")[0] for m in group.log] == ["forward 1/2", "forward 2/2", "backward"]
+    for m in group.log:
+        assert np.array_equal(m.received, sum(m.sent))
+    assert list(group.log[0].received[:1]) == [6.0]
+    assert "worker 2 sends" in str(group.log[0]) and "every worker gets" in str(group.log[0])
+
+
+def test_verbose_prints_every_message(capsys):
+    group = InProcessGroup(2, verbose=True)
+    sync = [SyncBatchNorm(2, process_group=w) for w in group.workers]
+    forward(group, sync, shards_of((2, 2), 2))
+    out = capsys.readouterr().out
+    assert out.count("all_reduce #") == 2 and "24 bytes" in out and "16 bytes" in out
+
+
+def test_a_global_batch_of_one_value_raises_on_every_worker_and_changes_nothing():
+    group, sync, _ = replicas(2, 3)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        forward(group, sync, shards_of((1, 0), 3))
+    for s in sync:
+        assert s.num_batches_tracked == 0 and np.all(s.running_var == 1)
+
+
+def test_an_empty_global_batch_is_counted_and_changes_no_statistics():
+    group, sync, _ = replicas(2, 3)
+    ys = forward(group, sync, shards_of((0, 0), 3))
+    assert [y.shape for y in ys] == [(0, 3), (0, 3)]
+    assert all(s.num_batches_tracked == 1 and np.all(s.running_mean == 0) for s in sync)
+
+
+def test_workers_with_different_channel_counts_get_a_clear_error():
+    group = InProcessGroup(2)
+    sync = [SyncBatchNorm(3, process_group=group.workers[0]), SyncBatchNorm(4, process_group=group.workers[1])]
+    with pytest.raises(ValueError, match="different lengths"):
+        forward(group, sync, [np.ones((2, 3)), np.ones((2, 4))])
+
+
+def test_a_shard_of_the_wrong_shape_raises_its_own_error_and_releases_the_others():
+    group, sync, _ = replicas(2, 3)
+    with pytest.raises(ValueError, match="expected input with 3 channels"):
+        forward(group, sync, [np.ones((2, 3)), np.ones((2, 5))])
+    with pytest.raises(ValueError, match="2D or 3D or 4D or 5D"):
+        forward(group, sync, [np.ones((2, 3)), np.ones(3)])
+    assert all(y.shape == (2, 3) for y in forward(group, sync, [np.ones((2, 3)), np.zeros((2, 3))]))
+
+
+def test_a_worker_that_skips_the_all_reduce_is_named():
+    group, sync, _ = replicas(2, 3)
+    with pytest.raises(RuntimeError, match="same all_reduce calls"):
+        group.run(lambda w, x: sync[0](x) if w.rank == 0 else None, shards_of((2, 2), 3))
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="process_group"):
+        SyncBatchNorm(3)
+    with pytest.raises(TypeError, match="float64"):
+        InProcessGroup(1).workers[0].all_reduce(np.ones(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="1-D"):
+        InProcessGroup(1).workers[0].all_reduce(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="positive"):
+        InProcessGroup(0)
+    with pytest.raises(ValueError, match="one value per worker"):
+        InProcessGroup(2).run(lambda w, x: x, [1, 2, 3])
+    with pytest.raises(RuntimeError, match="before forward"):
+        SyncBatchNorm(3, process_group=InProcessGroup(1).workers[0]).backward(np.ones((2, 3)))
+
+
+def test_all_reduce_returns_a_fresh_array_to_each_worker():
+    group = InProcessGroup(2)
+    out = group.run(lambda w, v: w.all_reduce(v), [np.ones(2), np.full(2, 2.0)])
+    assert np.array_equal(out[0], [3.0, 3.0]) and out[0] is not out[1]
+    out[0][0] = 99
+    assert out[1][0] == 3.0
+
+
+def test_state_dict_is_batchnorms():
+    group, sync, bn = replicas(2, 3)
+    assert list(sync[0].state_dict()) == list(bn.state_dict())
+
+
+def test_normcore_distributed_imports_without_torch():
+    code = "import sys, normcore.distributed; assert 'torch' not in sys.modules, 'torch was imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr

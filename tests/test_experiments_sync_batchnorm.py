@@ -1,0 +1,48 @@
+"""SyncBatchNorm on 8 simulated workers x 2 samples trains like one worker with 16; per-worker BatchNorm does not."""
+
+import numpy as np
+import pytest
+
+from normcore.experiments import sync_batchnorm
+
+
+@pytest.fixture(scope="module")
+def result():
+    return sync_batchnorm.run(quick=True)
+
+
+def test_syncbatchnorm_trains_exactly_like_one_worker_with_the_whole_batch(result):
+    """Global-batch statistics with averaged gradients are the large batch's step: the same
+    network to rounding (a SyncBatchNorm that used per-worker statistics anywhere would drift)."""
+    assert result["sync_vs_single_logit_difference"] < 1e-9
+    for key in ("curve", "eval_accuracy", "train_mode_accuracy", "gap"):
+        np.testing.assert_allclose(result[f"sync/{key}"], result[f"single/{key}"], atol=1e-12)
+
+
+def test_per_worker_batchnorm_reaches_a_lower_held_out_accuracy(result):
+    assert np.all(result["per_worker/eval_accuracy"] < result["sync/eval_accuracy"] - 0.2)
+    assert np.all(result["sync/eval_accuracy"] > 0.6)  # the task is learnt when statistics are good
+
+
+def test_per_worker_batchnorm_has_the_larger_train_eval_gap(result):
+    assert np.all(result["per_worker/gap"] > 2 * result["sync/gap"])
+    drop = result["per_worker/eval_accuracy"] - result["per_worker/train_mode_accuracy"]
+    assert np.all(drop > 0.05)  # training mode (2-sample statistics) is worse still
+
+
+def test_the_curves_are_recorded_for_every_checkpoint(result):
+    for kind in sync_batchnorm.NETWORKS:
+        assert result[f"{kind}/curve"].shape == (result["seeds"], len(result["steps"]))
+
+
+def test_plot_writes_a_png(result, tmp_path):
+    paths = sync_batchnorm.plot(result, tmp_path)
+    assert [p.name for p in paths] == ["sync_batchnorm.png"]
+    assert paths[0].stat().st_size > 10_000
+
+
+def test_another_seed_shows_the_same():
+    other = sync_batchnorm.run(quick=True, seed=1)
+    assert other["sync_vs_single_logit_difference"] < 1e-9
+    assert np.all(other["per_worker/eval_accuracy"] < other["sync/eval_accuracy"] - 0.2)
+    assert np.all(other["per_worker/gap"] > 2 * other["sync/gap"])
