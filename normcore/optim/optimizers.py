@@ -1,25 +1,37 @@
 """SGD, Adam and AdamW with PyTorch's update rules, and clipping by the global gradient norm.
 
-An optimizer holds a list of ``Parameter`` and updates ``p.data`` in place from ``p.grad`` on
-``step()``. ``lr`` is a plain attribute, so a schedule can set it before each step.
+An optimizer holds parameter groups, as ``torch.optim`` does: lists of ``Parameter`` with their
+own hyperparameters (lr, weight_decay, ...), and updates ``p.data`` in place from ``p.grad`` on
+``step()``. Setting ``optimizer.lr`` sets every group's lr, so a schedule can set it before each
+step. ``param_groups_no_decay(model, weight_decay)`` builds the usual two groups: weight decay
+on the weight matrices only.
 """
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from .._array import real_number
+from .._array import as_array, real_number
 from ..module import Module, Parameter
+from ..norms.base import _Norm
 
 Params = Module | Iterable[Parameter]
 """What an optimizer or a gradient-norm function takes: a Module (its parameters) or Parameters."""
+ParamsOrGroups = Params | Iterable[Mapping[str, Any]]
+"""What an optimizer takes: one group's parameters, or parameter groups (dicts with a "params" key)."""
 
 
-def _param_list(params: Params, who: str) -> list[Parameter]:
-    """A Module's parameters, or a list of Parameter without repeats, in order."""
+def _param_list(params: Params | Parameter, who: str) -> list[Parameter]:
+    """A Module's parameters, or a list of Parameter without repeats, in order (one Parameter: [it])."""
     if isinstance(params, Module):
         return params.parameters()
+    if isinstance(params, Parameter):
+        return [params]
+    if isinstance(params, (set, frozenset)) or not isinstance(params, Iterable):
+        raise TypeError(f"{who} takes Parameters in an ordered collection (e.g. model.parameters()), "
+                        f"got {type(params).__name__}")
     out, seen = [], set()
     for i, p in enumerate(params):
         if not isinstance(p, Parameter):
@@ -32,6 +44,43 @@ def _param_list(params: Params, who: str) -> list[Parameter]:
         raise ValueError(f"{who} expected at least one Parameter to optimize (e.g. model.parameters()), "
                          "got an empty parameter list")
     return out
+
+
+def _groups(params: ParamsOrGroups, who: str) -> list[Mapping[str, Any]]:
+    """The parameter groups an optimizer is given: a list of dicts as is, or one group holding a
+    Module's parameters or an iterable of Parameter."""
+    if isinstance(params, (Module, Parameter, set, frozenset)) or not isinstance(params, Iterable):
+        return [{"params": params}]  # _param_list accepts it or says what it expected
+    items = list(params)
+    groups = [item for item in items if isinstance(item, Mapping)]
+    if not groups:
+        return [{"params": items}]  # Parameters (an empty list: _param_list says it is empty)
+    if len(groups) != len(items):
+        raise TypeError(f"{who} takes either Parameters or parameter-group dicts, not a mix of both")
+    return groups
+
+
+def param_groups_no_decay(model: Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Two parameter groups for an optimizer: weight decay on the weight matrices, none elsewhere.
+
+    The convention of GPT-2 and minGPT (and most training code since): decay the parameters with
+    two or more dimensions (the weights of Linear, Embedding, attention projections) and not
+    biases, nor any parameter of a norm module (BatchNorm, LayerNorm, RMSNorm, GroupNorm,
+    InstanceNorm, DyT: gamma, beta, DyT's alpha), whatever its shape. Decaying gamma pulls a
+    norm's output scale towards zero, and decaying a bias pulls its shift towards zero; neither
+    is a capacity that decay is meant to limit. Groups with no parameters are left out::
+
+        opt = AdamW(param_groups_no_decay(model, 0.1), lr=1e-3)   # decay 0.1 on matrices only
+    """
+    if not isinstance(model, Module):
+        raise TypeError(f"param_groups_no_decay takes a Module, got {type(model).__name__}")
+    weight_decay = real_number(weight_decay, "weight_decay", "param_groups_no_decay", low=0.0)
+    in_norms = {id(p) for _, m in model.named_modules() if isinstance(m, _Norm) for p in m.parameters()}
+    decay = [p for p in model.parameters() if p.ndim >= 2 and id(p) not in in_norms]
+    taken = {id(p) for p in decay}
+    groups = [{"params": decay, "weight_decay": weight_decay},
+              {"params": [p for p in model.parameters() if id(p) not in taken], "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
 
 
 def grad_norm(params: Params) -> float:
@@ -60,29 +109,176 @@ def clip_grad_norm(params: Params, max_norm: float) -> float:
 
 
 class Optimizer:
-    """Bookkeeping shared by the optimizers: the parameter list, ``lr``, the step count, state."""
+    """Parameter groups, their hyperparameters, per-parameter state, and state dicts.
 
-    def __init__(self, params: Params, lr: float, weight_decay: float = 0.0) -> None:
-        name = type(self).__name__
-        self.lr = real_number(lr, "lr", name, low=0.0)
-        self.weight_decay = real_number(weight_decay, "weight_decay", name, low=0.0)
-        self.params = _param_list(params, name)
-        self.step_count = 0
-        self.state: list[dict[str, np.ndarray]] = [{} for _ in self.params]
+    As ``torch.optim``: ``params`` is a Module, an iterable of Parameter (one group), or a list
+    of dicts, each a group ``{"params": [...], "lr": ..., ...}`` whose missing hyperparameters
+    default to the constructor's (``optimizer.defaults``)::
 
+        AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=1e-3)
+
+    ``param_groups`` is that list of dicts, each with ``"params"`` and every hyperparameter;
+    ``g["lr"] = ...`` on a group takes effect at the next ``step()``, which checks every group's
+    values before it changes anything. ``optimizer.lr`` is a convenience for schedules
+    (``normcore.fit`` sets it before each step): reading it gives the first group's lr, setting it
+    sets every group's lr (so it overwrites per-group lrs; scale them yourself for ratios).
+
+    Differences from torch, on purpose: a group with no parameters and an unknown key in a group
+    (a misspelt ``"weight_decy"``) raise instead of passing silently; a Parameter repeated within
+    a group is kept once (torch warns).
+    """
+
+    def __init__(self, params: ParamsOrGroups, defaults: dict[str, Any]) -> None:
+        self.defaults = self._checked_hyper(defaults, type(self).__name__)
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[Parameter, dict[str, Any]] = {}  # per parameter, filled by its first step
+        for group in _groups(params, type(self).__name__):
+            self.add_param_group(group)
+
+    # --- groups -------------------------------------------------------------------------------
+    def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
+        """Every hyperparameter of ``hyper`` checked (``lr`` >= 0, ...); subclasses add theirs."""
+        return {"lr": real_number(hyper["lr"], "lr", who, low=0.0),
+                "weight_decay": real_number(hyper["weight_decay"], "weight_decay", who, low=0.0)}
+
+    def _checked_group(self, group: object, who: str) -> dict[str, Any]:
+        """A new group dict: its parameters as a list, every hyperparameter (defaults filled in) checked."""
+        if not isinstance(group, Mapping):
+            raise TypeError(f"{who}: a parameter group must be a dict with a 'params' key, got {type(group).__name__}")
+        if "params" not in group:
+            raise KeyError(f"{who}: a parameter group needs a 'params' key (its Parameters), got keys {list(group)}")
+        unknown = [k for k in group if k != "params" and k not in self.defaults]
+        if unknown:
+            raise ValueError(f"{who}: unknown key(s) {unknown} in a parameter group; "
+                             f"expected 'params' and hyperparameters among {list(self.defaults)}")
+        hyper = self._checked_hyper({**self.defaults, **group}, who)
+        return {"params": _param_list(group["params"], who), **hyper}
+
+    def add_param_group(self, param_group: Mapping[str, Any]) -> None:
+        """Append a group (as in the constructor); raises and changes nothing if it is invalid or
+        shares a Parameter with an existing group."""
+        who = f"{type(self).__name__}.add_param_group"
+        group = self._checked_group(param_group, who)
+        taken = {id(p) for p in self.params}
+        if any(id(p) in taken for p in group["params"]):
+            raise ValueError(f"{who}: some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    @property
+    def params(self) -> list[Parameter]:
+        """Every parameter, group after group (the order of the indices in ``state_dict``)."""
+        return [p for group in self.param_groups for p in group["params"]]
+
+    @property
+    def lr(self) -> float:
+        """The first group's lr (all groups' after ``optimizer.lr = value``)."""
+        return self.param_groups[0]["lr"]
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        value = real_number(value, "lr", type(self).__name__, low=0.0)
+        for group in self.param_groups:
+            group["lr"] = value
+
+    # --- the update ---------------------------------------------------------------------------
     def zero_grad(self) -> None:
         """Reset the gradient of every parameter to zero."""
         for p in self.params:
             p.grad[...] = 0
 
     def step(self) -> None:
-        """Update every parameter once from its current gradient."""
-        self.step_count += 1
-        for p, state in zip(self.params, self.state):
-            self._update(p, p.grad, state)
+        """Update every parameter once from its current gradient, with its group's hyperparameters."""
+        name = type(self).__name__
+        groups = [self._checked_hyper(g, f"{name}.step: param_groups[{i}]") for i, g in enumerate(self.param_groups)]
+        for group, hyper in zip(self.param_groups, groups):
+            for p in group["params"]:
+                self._update(p, p.grad, self.state.setdefault(p, {}), **hyper)
 
-    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
-        raise NotImplementedError
+    _update: Callable[..., None]
+    """``_update(p, grad, state, **hyper)``: one parameter's update with its group's hyperparameters."""
+
+    # --- state dicts --------------------------------------------------------------------------
+    STATE_KEYS: tuple[str, ...] = ()
+    TORCH_FLAGS: dict[str, Any] = {"maximize": False, "foreach": None, "differentiable": False, "fused": None}
+    """Keys of a torch state dict's groups that normcore accepts only at these values (the behaviour it has)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """torch's layout, with copies: ``{"state": {index: {key: array}}, "param_groups": [{...,
+        "params": [indices]}]}``, indices counting parameters group after group."""
+        index = {id(p): i for i, p in enumerate(self.params)}
+        state = {index[id(p)]: {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in s.items()}
+                 for p, s in self.state.items() if s}
+        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
+                  for g in self.param_groups]
+        return {"state": dict(sorted(state.items())), "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Load hyperparameters and state from ``state_dict`` (this optimizer's own, or a torch
+        optimizer's converted to NumPy); everything is checked before anything changes."""
+        who = f"{type(self).__name__}.load_state_dict"
+        if (not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}
+                or not isinstance(state_dict["state"], Mapping)):
+            raise ValueError(f"{who} expects a dict with keys 'state' (a dict) and 'param_groups'")
+        saved = list(state_dict["param_groups"])
+        if not all(isinstance(g, Mapping) for g in saved):
+            raise ValueError(f"{who}: param_groups must be a list of dicts")
+        if [len(g.get("params", ())) for g in saved] != [len(g["params"]) for g in self.param_groups]:
+            raise ValueError(f"{who}: the saved groups' sizes {[len(g.get('params', ())) for g in saved]} "
+                             f"differ from this optimizer's {[len(g['params']) for g in self.param_groups]}")
+        hypers = [self._checked_hyper(self._without_torch_flags(g, f"{who}: param_groups[{i}]"),
+                                      f"{who}: param_groups[{i}]") for i, g in enumerate(saved)]
+        params = {i: p for i, p in enumerate(self.params)}
+        saved_index = [i for g in saved for i in g["params"]]
+        if len(set(saved_index)) != len(saved_index):
+            raise ValueError(f"{who}: a parameter index appears twice in the saved groups")
+        order = {i: params[j] for j, i in enumerate(saved_index)}  # saved index -> this optimizer's Parameter
+        state = {}
+        for i, s in state_dict["state"].items():
+            if i not in order:
+                raise ValueError(f"{who}: state for parameter index {i!r}, which no group lists")
+            state[order[i]] = self._checked_state(s, order[i], f"{who}: state[{i}]")
+        for group, hyper in zip(self.param_groups, hypers):
+            group.update(hyper)
+        self.state = state
+
+    def _without_torch_flags(self, group: Mapping[str, Any], who: str) -> dict[str, Any]:
+        """A saved group's hyperparameters, torch-only flags dropped once checked to be at the value
+        whose behaviour normcore has (e.g. amsgrad=False); any other key is an error."""
+        out = {}
+        for k, v in group.items():
+            if k in self.defaults:
+                out[k] = v
+            elif k in self.TORCH_FLAGS:
+                if v != self.TORCH_FLAGS[k]:
+                    raise ValueError(f"{who}: {k}={v!r} is not supported "
+                                     f"(normcore implements {k}={self.TORCH_FLAGS[k]!r})")
+            elif k != "params":
+                raise ValueError(f"{who}: unknown key {k!r}; expected 'params' and {list(self.defaults)}")
+        missing = [k for k in self.defaults if k not in out]
+        if missing:
+            raise ValueError(f"{who}: missing hyperparameter(s) {missing}")
+        return out
+
+    def _checked_state(self, s: Mapping[str, Any], p: Parameter, who: str) -> dict[str, Any]:
+        """One parameter's saved state as copies in its dtype, its keys and shapes checked."""
+        present = {k for k, v in s.items() if v is not None} if isinstance(s, Mapping) else None
+        if present is None or (present and present != set(self.STATE_KEYS)):
+            raise ValueError(f"{who}: expected a dict with keys {list(self.STATE_KEYS)} (or none), got {s!r}")
+        out: dict[str, Any] = {}
+        for k, v in s.items():
+            if v is None:  # torch's SGD keeps momentum_buffer=None without momentum
+                continue
+            if k == "step":
+                step = float(np.asarray(v))
+                if step != int(step) or step < 0:
+                    raise ValueError(f"{who}: step must be a count >= 0, got {v!r}")
+                out[k] = int(step)
+                continue
+            a = as_array(v, who, k)
+            if a.shape != p.shape:
+                raise ValueError(f"{who}: {k} must have the parameter's shape {p.shape}, got {a.shape}")
+            out[k] = a.astype(p.dtype, copy=True)
+        return out
 
 
 class SGD(Optimizer):
@@ -96,20 +292,28 @@ class SGD(Optimizer):
         p   = p - lr * buf             (p - lr * g without momentum)
     """
 
-    def __init__(self, params: Params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
-        super().__init__(params, lr, weight_decay)
-        self.momentum = real_number(momentum, "momentum", "SGD", low=0.0)
+    STATE_KEYS = ("momentum_buffer",)
+    TORCH_FLAGS = {**Optimizer.TORCH_FLAGS, "dampening": 0, "nesterov": False}
 
-    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
-        g = g + self.weight_decay * p.data
-        if self.momentum:
-            state["buf"] = g.copy() if "buf" not in state else self.momentum * state["buf"] + g
-            g = state["buf"]
-        p.data -= self.lr * g
+    def __init__(self, params: ParamsOrGroups, lr: float, momentum: float = 0.0,
+                 weight_decay: float = 0.0) -> None:
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+
+    def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
+        momentum = real_number(hyper["momentum"], "momentum", who, low=0.0)
+        return {**super()._checked_hyper(hyper, who), "momentum": momentum}
+
+    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, Any], lr: float, momentum: float,
+                weight_decay: float) -> None:
+        g = g + weight_decay * p.data
+        if momentum:
+            buf = state.get("momentum_buffer")
+            g = state["momentum_buffer"] = g.copy() if buf is None else momentum * buf + g
+        p.data -= lr * g
 
 
 class Adam(Optimizer):
-    r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``; t counts steps from 1::
+    r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``; t counts this parameter's steps from 1::
 
         g     = grad + weight_decay * p                     weight decay added to the gradient
         m     = beta1 * m + (1 - beta1) * g                 first moment, starts at 0
@@ -118,36 +322,43 @@ class Adam(Optimizer):
         p     = p - lr * m_hat / (sqrt(v_hat) + eps)
 
     With weight decay added to g, Adam divides the decay by sqrt(v_hat) too, so parameters
-    with large gradients are barely decayed; AdamW fixes that.
+    with large gradients are barely decayed; AdamW fixes that. State per parameter, under
+    torch's names: step (t), exp_avg (m), exp_avg_sq (v).
     """
 
     decoupled = False
+    STATE_KEYS = ("step", "exp_avg", "exp_avg_sq")
+    TORCH_FLAGS = {**Optimizer.TORCH_FLAGS, "amsgrad": False, "capturable": False, "decoupled_weight_decay": False}
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        super().__init__(params, lr, weight_decay)
-        name = type(self).__name__
+    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+
+    def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
+        betas = hyper["betas"]
         if not isinstance(betas, (tuple, list)):
-            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+            raise TypeError(f"{who}: betas must be a pair (beta1, beta2), got {betas!r}")
         if len(betas) != 2:
-            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        self.betas = tuple(real_number(b, f"betas[{i}]", name, low=0.0) for i, b in enumerate(betas))
-        if not all(b < 1.0 for b in self.betas):
-            raise ValueError(f"{name}: betas must lie in [0, 1), got {betas}")
-        self.eps = real_number(eps, "eps", name, low=0.0)
+            raise ValueError(f"{who}: betas must be a pair (beta1, beta2), got {betas!r}")
+        betas = tuple(real_number(b, f"betas[{i}]", who, low=0.0) for i, b in enumerate(betas))
+        if not all(b < 1.0 for b in betas):
+            raise ValueError(f"{who}: betas must lie in [0, 1), got {betas}")
+        return {**super()._checked_hyper(hyper, who), "betas": betas,
+                "eps": real_number(hyper["eps"], "eps", who, low=0.0)}
 
-    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
-        beta1, beta2 = self.betas
-        t = self.step_count
+    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, Any], lr: float, betas: tuple[float, float],
+                eps: float, weight_decay: float) -> None:
+        beta1, beta2 = betas
+        t = state["step"] = state.get("step", 0) + 1
         if self.decoupled:
-            p.data *= 1.0 - self.lr * self.weight_decay
+            p.data *= 1.0 - lr * weight_decay
         else:
-            g = g + self.weight_decay * p.data
-        m = state["m"] = beta1 * state.get("m", 0.0) + (1.0 - beta1) * g
-        v = state["v"] = beta2 * state.get("v", 0.0) + (1.0 - beta2) * g * g
+            g = g + weight_decay * p.data
+        m = state["exp_avg"] = beta1 * state.get("exp_avg", 0.0) + (1.0 - beta1) * g
+        v = state["exp_avg_sq"] = beta2 * state.get("exp_avg_sq", 0.0) + (1.0 - beta2) * g * g
         m_hat = m / (1.0 - beta1**t)
         v_hat = v / (1.0 - beta2**t)
-        p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
 class AdamW(Adam):
@@ -160,7 +371,8 @@ class AdamW(Adam):
     """
 
     decoupled = True
+    TORCH_FLAGS = {**Adam.TORCH_FLAGS, "decoupled_weight_decay": True}
 
-    def __init__(self, params: Params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:
+    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)
