@@ -14,7 +14,8 @@ from normcore.perf import threads as blas
 
 ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
        "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed",
-       "layernorm_tanh", "dyt_training", "qk_norm", "peri_ln", "rmsnorm_vs_layernorm"]
+       "layernorm_tanh", "dyt_training", "qk_norm", "peri_ln", "rmsnorm_vs_layernorm",
+       "bn_placement", "recalibration", "sync_batchnorm", "weight_decay_bn"]
 
 
 def test_registry_lists_all_in_order():
@@ -116,13 +117,19 @@ def test_quick_runs_are_marked_in_the_title_and_full_runs_are_not(tmp_path):
 
 
 def test_figures_use_the_colour_blind_safe_palette_and_a_line_style_per_series():
-    from normcore.experiments import _plot, _positions, dropout, running_stats
+    from normcore.experiments import (_plot, _positions, bn_placement, dropout, recalibration, running_stats,
+                                      sync_batchnorm, weight_decay_bn)
 
     palette = set(_plot.OKABE_ITO.values())
     families = [(_plot.COLORS, _plot.MARKERS, _plot.LINESTYLES),
                 (_positions.COLORS, _positions.MARKERS, _positions.LINESTYLES),
                 (dropout.COLORS, dropout.MARKERS, dropout.LINESTYLES),
-                (running_stats.COLORS, running_stats.MARKERS, running_stats.LINESTYLES)]
+                (running_stats.COLORS, running_stats.MARKERS, running_stats.LINESTYLES),
+                (bn_placement.COLORS, bn_placement.MARKERS, bn_placement.LINESTYLES),
+                (recalibration.COLORS, recalibration.MARKERS, recalibration.LINESTYLES),
+                (recalibration.ERROR_COLORS, recalibration.ERROR_MARKERS, recalibration.ERROR_LINESTYLES),
+                (sync_batchnorm.COLORS, sync_batchnorm.MARKERS, sync_batchnorm.LINESTYLES),
+                (weight_decay_bn.COLORS, weight_decay_bn.MARKERS, weight_decay_bn.LINESTYLES)]
     for colors, markers, linestyles in families:
         assert set(colors.values()) <= palette
         assert len(set(colors.values())) == len(colors)

@@ -46,6 +46,11 @@ EXPERIMENTS = [
     "qk_norm",
     "peri_ln",
     "rmsnorm_vs_layernorm",
+    # BatchNorm in practice
+    "bn_placement",
+    "recalibration",
+    "sync_batchnorm",
+    "weight_decay_bn",
 ]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._array import flag
 from ..module import Module, Parameter
 from ..norms.batchnorm import BatchNorm1d, _BatchNorm
 from ..norms.layernorm import LayerNorm
@@ -230,8 +231,7 @@ def freeze_batchnorm(model: Module, frozen: bool = True) -> list[Module]:
     who = "freeze_batchnorm"
     if not isinstance(model, Module):
         raise TypeError(f"{who} expects a Module, got {type(model).__name__}")
-    if not isinstance(frozen, bool):
-        raise TypeError(f"{who}: frozen must be True or False, got {frozen!r}")
+    frozen = flag(frozen, "frozen", who)
     layers = batchnorms(model)
     untracked = [name for name, m in model.named_modules() if m in layers and not m.track_running_stats]
     if frozen and untracked:
@@ -240,4 +240,4 @@ def freeze_batchnorm(model: Module, frozen: bool = True) -> list[Module]:
     for bn in layers:
         bn.frozen = frozen
         bn.training = False if frozen else model.training
-    return layers
+    return list(layers)

@@ -133,7 +133,7 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Parameter, dict[str, Any]] = {}  # per parameter, filled by its first step
         for group in _groups(params, type(self).__name__):
-            self.add_param_group(group)
+            self._add_group(group, type(self).__name__)
 
     # --- groups -------------------------------------------------------------------------------
     def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
@@ -157,7 +157,9 @@ class Optimizer:
     def add_param_group(self, param_group: Mapping[str, Any]) -> None:
         """Append a group (as in the constructor); raises and changes nothing if it is invalid or
         shares a Parameter with an existing group."""
-        who = f"{type(self).__name__}.add_param_group"
+        self._add_group(param_group, f"{type(self).__name__}.add_param_group")
+
+    def _add_group(self, param_group: Mapping[str, Any], who: str) -> None:
         group = self._checked_group(param_group, who)
         taken = {id(p) for p in self.params}
         if any(id(p) in taken for p in group["params"]):
