@@ -32,8 +32,8 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SOURCES = HERE / "src"
-TOPICS = ["batchnorm", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout", "pre_post_norm",
-          "modern_norms", "interview_practice", "claims"]
+TOPICS = ["batchnorm", "batchnorm_in_practice", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout",
+          "pre_post_norm", "modern_norms", "interview_practice", "claims"]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)(\))")  # ![alt](target)

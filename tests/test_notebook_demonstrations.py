@@ -207,3 +207,95 @@ def test_peri_ln_caps_what_a_branch_adds_but_is_not_smaller_at_initialisation(pe
 def test_peri_out_norm_divides_a_grown_branchs_gradient(peri):
     first, second = peri["grads_out"]
     np.testing.assert_allclose(first / second, 100, rtol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def folding():
+    return run_section("batchnorm_in_practice", "1. Folding")
+
+
+def test_the_fold_is_exact_and_layernorm_rmsnorm_are_not_affine(folding):
+    assert folding["fold_vs_hand"] < 1e-12 and folding["fold_vs_pair"] < 1e-12
+    assert folding["fold_after_error"] < 1e-12                    # the question: into the next Linear
+    assert folding["ln_scale"]["Ana"] > 1.5 * folding["ln_scale"]["Dina"]
+    gaps = folding["midpoint_gap"]
+    assert gaps["BatchNorm (eval)"] < 1e-12
+    assert gaps["LayerNorm"] > 0.5 and gaps["RMSNorm"] > 1e-3     # "over ten trillion times rounding"
+
+
+@pytest.fixture(scope="module")
+def running_stats():
+    return run_section("batchnorm_in_practice", "2. Running statistics")
+
+
+def test_recalibration_gives_the_statistics_of_the_concatenated_batches(running_stats):
+    r = running_stats
+    assert r["recal_error"] < 1e-12
+    assert r["gap_before"] / r["gap_after"] > 50                  # "ninety-fold"
+    assert r["gap_biased"] < 1e-12 < r["gap_one_batch"] < r["gap_after"]
+
+
+def test_momentum_none_averages_per_batch(running_stats):
+    assert running_stats["cumulative_is_per_batch"] < 1e-12
+    assert 0.3 < running_stats["per_batch_vs_pooled"] < 0.6       # "up to 43%"
+
+
+def test_frozen_batchnorm_keeps_its_statistics_through_train(running_stats):
+    r = running_stats
+    assert r["stats_unchanged"] and not any(r["frozen_flags"])
+    assert np.abs(r["frozen"][0].gamma.grad).max() > 0.1
+    assert all(b.training for b in r["frozen"])                  # unfrozen at the end of the cell
+
+
+@pytest.fixture(scope="module")
+def sync():
+    return run_section("batchnorm_in_practice", "3. SyncBatchNorm")
+
+
+def test_sync_batchnorm_written_out_and_the_layer_equal_batchnorm(sync):
+    assert sync["hand_error"] < 1e-12 and sync["sync_error"] < 1e-12
+    assert [m.nbytes for m in sync["log"]] == [32, 24, 48]        # three messages, their sizes
+    assert [len(s) for s in sync["shards"]] == [2, 1, 5, 0]
+
+
+def test_averaged_variances_lose_the_spread_of_the_means(sync):
+    assert sync["split_error"] < 1e-12
+    np.testing.assert_allclose(sync["between"], [1.5625, 56.25, 100.0])
+
+
+def test_one_round_variance_loses_digits(sync):
+    digits = sync["digits"]
+    assert 7 < digits[1e4]["one round"] < 10 and digits[1e4]["two rounds"] > 14
+    assert digits[1e8]["one round"] < 1 and digits[1e8]["two rounds"] > 14
+    assert 0.2 < sync["skipped_error"] < 0.4                      # the question's "0.3 here"
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return run_section("batchnorm_in_practice", "4. Scale invariance")
+
+
+def test_a_weight_before_batchnorm_is_scale_invariant(scale):
+    for change, ratio in scale["invariance"].values():
+        assert change < 1e-5 and abs(ratio - 1) < 1e-4
+
+
+def test_sgd_grows_the_norm_and_decay_balances_it(scale):
+    norms_plain, _, _ = scale["runs"][0.0]
+    norms_decay, _, rel_decay = scale["runs"][0.05]
+    assert np.all(np.diff(norms_plain) > 0) and scale["growth_error"] < 1e-3
+    assert norms_decay[-1] < 0.5 * norms_decay[0]
+    assert (norms_plain[0] / norms_decay[-1]) ** 2 > 5            # lr / ||W||^2 several-fold higher
+    assert rel_decay[-100:].mean() == pytest.approx(np.sqrt(2 * 0.1 * 0.05), rel=0.1)
+
+
+@pytest.fixture(scope="module")
+def placement():
+    return run_section("batchnorm_in_practice", "5. Before or after")
+
+
+def test_a_bias_before_batchnorm_has_a_zero_gradient(placement):
+    before, after = placement["bias_grad"]["before the ReLU"], placement["bias_grad"]["after the ReLU"]
+    assert before[0] < 1e-12 and before[1] > 0.1
+    assert after[0] > 1e-3
+    assert placement["shifted"]["before the ReLU"] < 1e-12 < placement["shifted"]["after the ReLU"]
