@@ -171,10 +171,11 @@ def test_correct_answers_in_another_style_pass(path):
 @pytest.mark.parametrize("name", list(EXERCISES))
 def test_untouched_skeleton_is_reported_not_implemented(name):
     report = grade_file(SKELETONS / f"{name}.py")
-    assert report.not_implemented == ["forward", "backward"]
+    todo = [name] if EXERCISES[name].function else ["forward", "backward"]  # fold_batchnorm: a function
+    assert report.not_implemented == todo
     assert {c.status for c in report.checks} == {"TODO"}
     text = format_report(report)
-    assert "Not implemented yet: forward, backward" in text and "Traceback" not in text
+    assert f"Not implemented yet: {', '.join(todo)}" in text and "Traceback" not in text
 
 
 def test_half_done_skeleton_reports_backward_only(tmp_path):
@@ -226,6 +227,7 @@ def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     ("CrossEntropyLoss", "cross_entropy"), ("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"),
     ("DyT", "dyt"), ("MyDyT", "dyt"), ("DynamicTanh", "dyt"),
     ("MultiheadSelfAttention", "attention"), ("QKNormSelfAttention", "qk_norm"),
+    ("SyncBatchNorm", "sync_batchnorm"), ("MySyncBatchNorm", "sync_batchnorm"),
 ])
 def test_a_class_is_graded_as_the_exercise_with_the_longest_name_it_contains(class_name, name):
     """LogSoftmax contains "softmax" too: the longer "logsoftmax" wins."""
@@ -409,9 +411,15 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("transformer_block", "dx = dz + self._ffn_backward(dz)", "dx = dz - self._ffn_backward(dz)"),
     ("dyt", "du = dt * (1.0 - t ** 2)", "du = dt * (1.0 - t)"),
     ("dyt", "dx = self.alpha.data * du", "dx = self.alpha.data ** 2 * du"),
+    ("fold_batchnorm", "b_folded = s * (b - running_mean) + beta", "b_folded = s * (b - running_mean) - beta"),
+    ("fold_batchnorm", "W_folded = s[:, None] * W", "W_folded = s[:, None] * W * 0.5"),
+    ("sync_batchnorm", "dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N)",
+     "dx = gamma * rstd * (dy - sum_dy / N + x_hat * sum_dy_xhat / N)"),
+    ("sync_batchnorm", "self.beta.grad += local[:C]", "self.beta.grad -= local[:C]"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
-        "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared"])
+        "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared",
+        "fold-beta-subtracted", "fold-weight-halved", "sync-dx-sign", "sync-dbeta-sign"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -779,3 +787,101 @@ def test_the_qk_norm_skeleton_lists_and_checks_as_not_implemented(tmp_path, caps
     assert main(["practice", "check", str(tmp_path / "my_qk_norm.py")]) == 1
     assert "Not implemented yet" in capsys.readouterr().out
     assert main(["practice", "check", str(SOLUTIONS / "qk_norm.py")]) == 0
+
+
+# --- the fold_batchnorm exercise: a function of plain arrays -----------------------------------
+def test_fold_reference_is_normcore_fold_and_equals_linear_then_batchnorm_in_evaluation():
+    """The grader's reference folds with nc.fold_batchnorm; its (W', b') give what the Linear
+    followed by the BatchNorm1d in evaluation gives, and the reference answer gives the same."""
+    import normcore as nc
+    rng = np.random.default_rng(11)
+    W, b = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    stats = (rng.standard_normal(4), rng.uniform(0.5, 2.0, 4), rng.standard_normal(4), rng.standard_normal(4))
+    W2, b2 = EXERCISES["fold_batchnorm"].reference(W, b, *stats, 1e-3)
+    linear, bn = nc.Linear(3, 4), nc.BatchNorm1d(4, eps=1e-3)
+    linear.weight.data, linear.bias.data = W.copy(), b.copy()
+    bn.running_mean, bn.running_var = stats[0].copy(), stats[1].copy()
+    bn.weight.data, bn.bias.data = stats[2].copy(), stats[3].copy()
+    x = rng.standard_normal((5, 3))
+    np.testing.assert_allclose(x @ W2.T + b2, bn.eval()(linear(x)), rtol=1e-12, atol=1e-12)
+    ns = {}
+    exec(solution_source("fold_batchnorm"), ns)
+    for ours, ref in zip(ns["fold_batchnorm"](W, b, *stats, 1e-3), (W2, b2)):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12)
+
+
+def test_a_fold_file_is_found_by_its_function_and_graded(tmp_path):
+    """A file that defines the function fold_batchnorm (no class) is graded as the exercise."""
+    path = tmp_path / "answer.py"
+    path.write_text(solution_source("fold_batchnorm") + "\n\ndef helper():\n    return 1\n")
+    report = grade_file(path)
+    assert report.exercise.name == "fold_batchnorm" and report.passed
+    assert "All checks pass." in format_report(report)
+
+
+def test_a_fold_that_returns_one_array_gets_a_contract_error(tmp_path):
+    path = _variant_file(tmp_path, "fold_batchnorm", "return W_folded, b_folded", "return W_folded")
+    report = grade_file(path)
+    assert {c.status for c in report.checks} == {"ERROR"}
+    assert "expected fold_batchnorm to return (W_folded, b_folded)" in report.checks[0].note
+
+
+def test_a_fold_that_changes_its_inputs_in_place_fails(tmp_path):
+    path = _variant_file(tmp_path, "fold_batchnorm", "W_folded = s[:, None] * W", "W *= s[:, None]; W_folded = W")
+    failing = _failing(grade_file(path))
+    assert failing and {c.row for c in failing} == {"inputs left unchanged"}
+
+
+# --- the sync_batchnorm exercise: K workers in threads, graded against BatchNorm1d ------------
+def test_normcore_sync_batchnorm_passes_the_sync_exercise():
+    """normcore.distributed.SyncBatchNorm, graded as a candidate's answer against BatchNorm1d on
+    the concatenated batch, passes every check (its weight and bias are gamma and beta)."""
+    from normcore.distributed import SyncBatchNorm
+    report = grade(SyncBatchNorm, EXERCISES["sync_batchnorm"])
+    assert report.passed, [(c.label, c.note) for c in report.checks if c.status != "pass"]
+
+
+def test_sync_one_round_variance_shows_only_at_a_large_mean_and_never_on_a_two_round_answer():
+    """The one-round E[x**2] - mean**2 fails only the probe whose mean is 1e5 (about 60 times its
+    tolerance there); the correct answers, two rounds or Chan's one-round merge, stay more than
+    1000 times below the tolerance on that probe, so they cannot be taken for it."""
+    exercise = EXERCISES["sync_batchnorm"]
+    variant = BY_ID["sync-bn-one-round-variance"].variants["sync_batchnorm"][0]
+    report = grade(mutant_class(exercise, solution_source("sync_batchnorm"), variant, "t"), exercise)
+    assert {c.probe for c in _failing(report)} == {"K=2, shards 3 + 5, mean ~ 1e5"}
+    assert max(c.error for c in _failing(report)) > 10 * 1e-8
+    for path in [SOLUTIONS / "sync_batchnorm.py", *sorted((HERE / "practice_alt").glob("sync_batchnorm_*.py"))]:
+        checks = [c for c in grade_file(path).checks if "mean ~ 1e5" in c.probe]
+        assert checks and max(c.error for c in checks) < 1e-11, path.name
+
+
+def test_sync_mean_of_means_and_variances_averaged_pass_where_they_should():
+    """The mean averaged over the workers is right with equal shards; the workers' variances
+    averaged are wrong everywhere the workers' means differ (every probe)."""
+    exercise = EXERCISES["sync_batchnorm"]
+    source = solution_source("sync_batchnorm")
+    means = grade(mutant_class(exercise, source, BY_ID["sync-bn-mean-of-means"].variants["sync_batchnorm"][0],
+                               "m"), exercise)
+    passing = {c.probe for c in means.checks} - {c.probe for c in _failing(means)}
+    assert passing == {"K=2, shards 4 + 4", "K=4, shards of 2"}
+    spread = grade(mutant_class(exercise, source, BY_ID["sync-bn-variances-averaged"].variants["sync_batchnorm"][0],
+                                "v"), exercise)
+    assert {c.probe for c in _failing(spread)} >= {p.label for p in exercise.probes[:6]}
+
+
+def test_a_mean_of_means_with_a_staged_backward_is_never_given_another_name():
+    """The workers' means averaged, written into the staged answer: its backward is the staged
+    gradient around the wrong mean, which the reference-style mutant does not reproduce, so the
+    forward's numbers are matched by sync-bn-mean-of-means and dx follows from the forward;
+    no other mistake is named."""
+    answer = (HERE / "practice_alt" / "sync_batchnorm_staged.py").read_text()
+    for old, new in [("x.sum(axis=0)))", "x.sum(axis=0) / max(len(x), 1)))"),
+                     ("first[1:] / first[0]", "first[1:] / self.group.world_size")]:
+        assert answer.count(old) == 1
+        answer = answer.replace(old, new)
+    path = Path(tempfile.mkdtemp(prefix="normcore-sync-")) / "staged_mean_of_means.py"
+    path.write_text(answer)
+    report = grade_file(path)
+    assert not report.passed and report.diagnosis_ids == ["sync-bn-mean-of-means"]
+    assert all(c.diagnoses == ["sync-bn-mean-of-means"] or (c.follows and c.backward)
+               for c in _failing(report))

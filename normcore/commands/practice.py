@@ -121,7 +121,8 @@ def _new(args):
     skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
     target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
     ex = EXERCISES[args.name]
-    print(f"wrote {target}: fill in forward and backward, then run\n    normcore practice check {target}\n"
+    todo = ex.class_name if ex.function else "forward and backward"
+    print(f"wrote {target}: fill in {todo}, then run\n    normcore practice check {target}\n"
           f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
 

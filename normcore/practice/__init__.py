@@ -1,8 +1,8 @@
 """Interview practice: hand-write a layer, get graded, learn which mistake you made.
 
-Thirteen exercises, from Dropout, Softmax and DyT to multi-head attention (with and without
-QK-norm), a residual block with its norm and a small MLP with BatchNorm (``normcore practice
-list`` shows the path).
+Fifteen exercises, from Dropout, Softmax, DyT and folding a BatchNorm into a Linear to
+multi-head attention (with and without QK-norm), a residual block with its norm, a small MLP
+with BatchNorm and SyncBatchNorm across workers (``normcore practice list`` shows the path).
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
     normcore practice new batchnorm        write a skeleton to fill in

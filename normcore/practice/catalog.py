@@ -1,6 +1,7 @@
 """The catalog of mistakes people make when they hand-write a norm layer, DyT, Dropout,
 softmax, log-softmax, cross-entropy, attention (with or without QK-norm), a residual block
-with its norm, or a small MLP with BatchNorm.
+with its norm, a small MLP with BatchNorm, the fold of a BatchNorm into a Linear, or
+SyncBatchNorm across workers.
 
 Each ``Mistake`` has an id, a title, the symptom it produces and a hint toward the fix (not
 the code). Its *signature* is a mutant: the reference answer in ``solutions/`` with exactly
@@ -146,6 +147,19 @@ DYT_SLOPE = Anchor("du", "(1.0 - t ** 2)")
 DYT_DALPHA = Anchor("dalpha", "self.alpha.grad += (du * x).sum()")
 DYT_DALPHA_SUM = Anchor("dalpha", "(du * x).sum()")
 DYT_DX = Anchor("dx", "dx = self.alpha.data * du")
+# --- fold_batchnorm ---
+FOLD_SCALE = Anchor("scale", "gamma / np.sqrt(running_var + eps)")
+FOLD_WEIGHT = Anchor("weight", "s[:, None] * W")
+FOLD_BIAS = Anchor("bias", "s * (b - running_mean) + beta")
+# --- sync_batchnorm ---
+SYNC_COUNT = Anchor("count", "x.sum(axis=0)")
+SYNC_MEAN = Anchor("mean", "mean = got[1:] / N")
+SYNC_SQDEV = Anchor("sq-dev", "((x - mean) ** 2).sum(axis=0)")
+SYNC_VAR = Anchor("var", "var = got2 / N")
+SYNC_UNBIASED = Anchor("unbiased", "var * N / (N - 1)")
+SYNC_REDUCE = Anchor("reduce", "got = self.group.all_reduce(local)")
+SYNC_DX = Anchor("dx", "(dy - sum_dy / N - x_hat * sum_dy_xhat / N)")
+SYNC_LOCAL_MEAN = "x.sum(axis=0) / max(n_k, 1)"  # this worker's own mean (0 on an empty shard)
 
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
@@ -235,13 +249,15 @@ CATALOG = [
         "eps added outside the square root",
         "outputs differ slightly for ordinary inputs and a lot when the variance (or mean "
         "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
-        "instead of 1/sqrt(eps)",
+        "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
+        "is comparable to eps",
         "eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
         "sqrt(mean(x**2) + eps), not RMS + eps).",
         {
             **_same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
             "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
+            "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
         },
     ),
     Mistake(
@@ -419,7 +435,8 @@ CATALOG = [
         "off: running_var is squared as if it were a standard deviation",
         "running_var already is a variance (sigma squared): evaluation divides by "
         "sqrt(running_var + eps).",
-        {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)]},
+        {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)],
+         "fold_batchnorm": [((FOLD_SCALE, "gamma / np.sqrt(running_var ** 2 + eps)"),)]},
     ),
     Mistake(
         "bn-eval-backward-batch-formula",
@@ -1123,6 +1140,111 @@ CATALOG = [
         "and the rest of the backward (du, dx, dalpha) starts from dt.",
         {"dyt": [((DYT_DT, "dt = dy"),)]},
     ),
+    # --- fold_batchnorm ---
+    Mistake(
+        "fold-bias-not-centred",
+        "the folded bias not shifted by the running mean",
+        "W' is right and so is every output's scale, but b' is off by s * running_mean: "
+        "b' = s * b + beta, as if BatchNorm only scaled and shifted, so every output is off by "
+        "a constant per feature, large when the running mean is",
+        "Evaluation subtracts running_mean before it scales: bn(z) = s * (z - running_mean) + "
+        "beta, and z = x @ W.T + b, so b' = s * (b - running_mean) + beta.",
+        {"fold_batchnorm": [((FOLD_BIAS, "s * b + beta"),)]},
+    ),
+    Mistake(
+        "fold-scale-on-columns",
+        "the fold's scale applied to the columns of W instead of its rows",
+        "b' is right, W' is not: W * s scales column i (input feature i) by s_i where row j "
+        "(output feature j) should be scaled by s_j; it runs only because W is square, and "
+        "raises a shape error otherwise",
+        "s has one value per OUTPUT feature, and W is (out, in): output j is row j of W, so "
+        "W' = s[:, None] * W (or np.diag(s) @ W), not W * s.",
+        {"fold_batchnorm": [((FOLD_WEIGHT, "W * s[None, :]"),)]},
+    ),
+    Mistake(
+        "fold-beta-missing",
+        "the fold forgets beta",
+        "W' is right, b' is off by beta: b' = s * (b - running_mean), the BatchNorm's shift "
+        "left out of the folded layer",
+        "BatchNorm adds beta after the scale, and a constant added to every output goes into "
+        "the bias: b' = s * (b - running_mean) + beta.",
+        {"fold_batchnorm": [((FOLD_BIAS, "s * (b - running_mean)"),)]},
+    ),
+    Mistake(
+        "fold-bias-dropped",
+        "the fold drops the Linear's own bias",
+        "W' is right, b' is off by s * b: b' = beta - s * running_mean, as if the Linear had "
+        "no bias; a Linear without bias (b = 0) hides it",
+        "The Linear's bias goes through the BatchNorm like the rest of z: it is shifted by the "
+        "running mean and scaled, b' = s * (b - running_mean) + beta.",
+        {"fold_batchnorm": [((FOLD_BIAS, "beta - s * running_mean"),)]},
+    ),
+    # --- sync_batchnorm ---
+    Mistake(
+        "sync-bn-variances-averaged",
+        "SyncBatchNorm averages the workers' own variances",
+        "right when every worker's shard has the same mean, too small otherwise: each worker "
+        "took squared deviations from its OWN mean (its own variance) and the workers averaged "
+        "them, so the spread between the workers' means is lost; the outputs come out too "
+        "large and running_var too small",
+        "The variance of the whole batch is the mean of squared deviations from the GLOBAL "
+        "mean: all-reduce the mean first, then sum (x_k - mean)**2; or merge each worker's "
+        "(n_k, mean_k, M2_k) with Chan's formula, M2 = sum_k [M2_k + n_k (mean_k - mean)**2].",
+        {"sync_batchnorm": [
+            ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(axis=0)"),),
+            ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(axis=0) / max(n_k, 1)"),
+             (SYNC_VAR, "var = got2 / self.group.world_size")),
+        ]},
+    ),
+    Mistake(
+        "sync-bn-unbiased-local-count",
+        "SyncBatchNorm's running_var unbiased with the worker's own count",
+        "the forward, dx and the gradients are right, and so is running_mean; running_var is "
+        "not, and differs from worker to worker: the batch variance was multiplied by "
+        "n_k / (n_k - 1), the worker's own count, instead of N / (N - 1)",
+        "The variance is the whole batch's, so is its unbiased correction: N / (N - 1) with N "
+        "the global count from the all-reduce; every worker's running statistics must be "
+        "the same.",
+        {"sync_batchnorm": [((SYNC_UNBIASED, "var * n_k / (n_k - 1)"),)]},
+    ),
+    Mistake(
+        "sync-bn-backward-not-reduced",
+        "SyncBatchNorm's backward without its all-reduce",
+        "the forward, the running statistics and the local dgamma and dbeta are right; dx is "
+        "not: its mean terms used this worker's sums of dy and dy * x_hat only (divided by N "
+        "or by n_k), as if the other workers' rows did not depend on these inputs",
+        "Every output depends on every worker's inputs through the global mean and variance, "
+        "so dx needs the GLOBAL sums of dy and dy * x_hat: one all-reduce of the two local "
+        "sums (2C values), then dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N).",
+        {"sync_batchnorm": [
+            ((SYNC_REDUCE, "got = local"),),
+            ((SYNC_REDUCE, "got = local"),
+             (SYNC_DX, "(dy - sum_dy / len(dy) - x_hat * sum_dy_xhat / len(dy))")),
+        ]},
+    ),
+    Mistake(
+        "sync-bn-one-round-variance",
+        "SyncBatchNorm's variance as E[x**2] - E[x]**2 from one round of sums",
+        "right for ordinary inputs, off when the mean is large against the spread (a mean of "
+        "1e5 with a spread of 2 loses about 9 of float64's 16 digits): the sums of x and of "
+        "x**2 cancel catastrophically",
+        "Subtract the global mean before squaring: a second all-reduce of sum((x_k - mean)**2) "
+        "after the first one gives the mean; or send each worker's (n_k, mean_k, M2_k) and "
+        "merge them with Chan's formula, which is stable in one round.",
+        {"sync_batchnorm": [((SYNC_SQDEV, "(x ** 2).sum(axis=0)"),
+                             (SYNC_VAR, "var = got2 / N - mean ** 2"))]},
+    ),
+    Mistake(
+        "sync-bn-mean-of-means",
+        "SyncBatchNorm's mean averaged over the workers, not weighted by their counts",
+        "right when every shard has the same number of rows, wrong with uneven shards or an "
+        "empty one: the global mean was taken as the plain average of the K workers' means, "
+        "so the small shards weigh as much as the large ones",
+        "The batch's mean is the sum of every row over the count of every row: all-reduce "
+        "[n_k, sum(x_k)] and divide, mean = S / N (or weight each worker's mean by n_k / N).",
+        {"sync_batchnorm": [((SYNC_COUNT, SYNC_LOCAL_MEAN),
+                             (SYNC_MEAN, "mean = got[1:] / self.group.world_size"))]},
+    ),
 ]
 
 NB = "notebooks/{}.ipynb, section {}"
@@ -1201,6 +1323,11 @@ TAUGHT_IN.update({
     "dyt-dbeta-not-summed": EXPLAIN_DYT.format("shift: the share to beta"),
     "dyt-backward-no-gamma": EXPLAIN_DYT.format("scale: the share to t"),
 })
+TAUGHT_IN.update({m: SOLUTION.format("fold_batchnorm") for m in (
+    "fold-bias-not-centred", "fold-scale-on-columns", "fold-beta-missing", "fold-bias-dropped")})
+TAUGHT_IN.update({m: SOLUTION.format("sync_batchnorm") for m in (
+    "sync-bn-variances-averaged", "sync-bn-unbiased-local-count", "sync-bn-backward-not-reduced",
+    "sync-bn-one-round-variance", "sync-bn-mean-of-means")})
 TAUGHT_IN.update({m: NB.format("interview_practice", section)
                   for section, mistakes in SECTION_9.items() for m in mistakes})
 

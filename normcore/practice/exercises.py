@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import nn, norms
+from .. import distributed, nn, norms
 from . import references
+from .driver import ContractError
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -28,7 +29,7 @@ class Probe:
 @dataclass(frozen=True)
 class Exercise:
     name: str  # "batchnorm"
-    class_name: str  # the class the skeleton defines
+    class_name: str  # the class the skeleton defines (the function, for a function exercise)
     reference: type  # normcore's layer, the grader's reference
     summary: str
     probes: tuple
@@ -37,6 +38,7 @@ class Exercise:
     difficulty: int = 2  # 1 easy, 2 medium, 3 hard: the order of the path through the exercises
     minutes: int = 30  # the time box an interview would give it
     example_extra: tuple = ()  # forward's arguments after the input (CrossEntropyLoss's targets)
+    function: bool = False  # the candidate writes a function (class_name is its name), not a layer
 
 
 DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
@@ -259,6 +261,150 @@ DYT_EXERCISE = Exercise(
         Probe("gradients accumulate (4, 6)", dyt_accumulation),
     ),
     (6,), (4, 6), difficulty=1, minutes=15,
+)
+
+# --- fold_batchnorm (a function: make(...) returns a Driver around what it returned) ----------
+def _folded(driver):
+    """(W', b') as the candidate's fold_batchnorm returned them."""
+    result = driver.layer
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ContractError(f"expected fold_batchnorm to return (W_folded, b_folded), got "
+                            f"{type(result).__name__}")
+    return np.asarray(result[0]), np.asarray(result[1])
+
+
+def fold_probe(label, n, dtype=np.float64, var=(0.5, 2.0), eps=1e-5, mean_scale=2.0, bias=True):
+    """fold_batchnorm on a random square Linear (n, n) and BatchNorm1d(n): running_var drawn
+    uniformly from ``var``, running_mean with standard deviation ``mean_scale``, gamma, beta and
+    b random (b = 0 for a Linear without bias). Records W', b', the folded layer's output on
+    a random x, and whether the inputs were left unchanged. W is square so that a scale put on
+    the columns instead of the rows gives numbers rather than a shape error."""
+    def run(rec, make, rng):
+        W = rng.standard_normal((n, n))
+        b = rng.standard_normal(n) if bias else np.zeros(n)
+        mean = rng.standard_normal(n) * mean_scale
+        running_var = rng.uniform(*var, n)
+        gamma, beta = rng.standard_normal(n), rng.standard_normal(n)
+        args = tuple(a.astype(dtype) for a in (W, b, mean, running_var, gamma, beta))
+        kept = tuple(a.copy() for a in args)
+        W2, b2 = _folded(make(*args, eps))
+        tol = F32 if dtype == np.float32 else F64
+        rec("W' (folded weight)", W2, tol)
+        rec("b' (folded bias)", b2, tol)
+        if dtype != np.float64:
+            rec("W' dtype", str(W2.dtype), 0, "equal")
+            rec("b' dtype", str(b2.dtype), 0, "equal")
+        x = rng.standard_normal((3, n)).astype(dtype)
+        rec("output x @ W'.T + b'", x @ W2.T + b2, tol)
+        rec("inputs left unchanged", float(all(np.array_equal(a, k) for a, k in zip(args, kept))), 0, "abs")
+    return Probe(label, run)
+
+
+FOLD_BATCHNORM = Exercise(
+    "fold_batchnorm", "fold_batchnorm", references.fold_batchnorm,
+    "fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps) -> (W', b'): a Linear "
+    "followed by a BatchNorm1d in evaluation, as one Linear",
+    (
+        fold_probe("(4, 4)", 4),
+        fold_probe("running_var near eps (3, 3)", 3, var=(1e-6, 1e-5)),
+        fold_probe("eps = 0.1 (5, 5)", 5, eps=0.1),
+        fold_probe("running_mean ~ 100 (4, 4)", 4, mean_scale=100.0),
+        fold_probe("no bias, b = 0 (4, 4)", 4, bias=False),
+        fold_probe("float32 (4, 4)", 4, dtype=np.float32),
+    ),
+    (np.eye(2), np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), np.zeros(2), 1e-5), (2, 2),
+    difficulty=1, minutes=15, function=True,
+)
+
+# --- sync_batchnorm -----------------------------------------------------------------------------
+SYNC_C = 3  # channels
+SYNC = ("gamma", "beta")
+
+
+def _workers(make, rng, k):
+    """An InProcessGroup of k workers and one replica of the layer per worker, every replica
+    with the same random gamma and beta."""
+    group = distributed.InProcessGroup(k, timeout=10.0)
+    layers = [make(SYNC_C, process_group=w) for w in group.workers]
+    for name in SYNC:
+        value = rng.standard_normal(SYNC_C)
+        for layer in layers:
+            layer.set_param(name, value)
+    return group, layers
+
+
+def _shards(rng, sizes, offset):
+    """Worker k's shard: sizes[k] rows, standard deviation 2 around offset + 1.5 k (the workers'
+    means differ, so the spread between them is part of the variance)."""
+    return [rng.standard_normal((n, SYNC_C)) * 2.0 + offset + 1.5 * k for k, n in enumerate(sizes)]
+
+
+def _each(group, layers, method, arrays):
+    """layers[k].<method>(arrays[k]) on every worker together; the results concatenated."""
+    out = group.run(lambda w, a: getattr(layers[w.rank], method)(a), arrays)
+    return np.concatenate([np.asarray(o, dtype=np.float64).reshape(-1, SYNC_C) for o in out])
+
+
+def _stacked(layers, method, name):
+    """layer.<method>(name) of every worker's layer, one row per worker: (K, C)."""
+    return np.stack([np.asarray(getattr(layer, method)(name), dtype=np.float64) for layer in layers])
+
+
+def sync_probe(label, sizes, offset=0.0, steps=1, then_eval=False):
+    """K = len(sizes) workers, shards of sizes[k] rows: ``steps`` training forwards, then one
+    backward with a random dy. Records the concatenated forward and dx, each worker's local
+    dgamma and dbeta, and each worker's running statistics; with ``then_eval`` the evaluation
+    forward too."""
+    def run(rec, make, rng):
+        group, layers = _workers(make, rng, len(sizes))
+        for _ in range(steps):
+            xs = _shards(rng, sizes, offset)
+            y = _each(group, layers, "forward", xs)
+        rec("forward (the shards concatenated)", y, F64)
+        dys = [rng.standard_normal(x.shape) for x in xs]
+        for layer in layers:
+            layer.zero_grad(SYNC)
+        rec("dx (the shards concatenated)", _each(group, layers, "backward", dys), F64)
+        for name in SYNC:
+            rec(f"d{name} of each worker (its local share)", _stacked(layers, "grad", name), F64)
+        for stat in ("mean", "var"):
+            rec(f"running_{stat} of each worker", _stacked(layers, "running", stat), F64)
+        if then_eval:
+            for layer in layers:
+                layer.eval()
+            rec("eval: forward", _each(group, layers, "forward", _shards(rng, sizes, offset)), F64)
+    return Probe(label, run)
+
+
+def sync_accumulation(rec, make, rng):
+    """Two backward calls after one forward: each worker's gradients must be their sum."""
+    sizes = (3, 5)
+    group, layers = _workers(make, rng, len(sizes))
+    layers[0].check_accumulates(SYNC)
+    xs = _shards(rng, sizes, 0.0)
+    _each(group, layers, "forward", xs)
+    for layer in layers:
+        layer.zero_grad(SYNC)
+    for _ in range(2):
+        _each(group, layers, "backward", [rng.standard_normal(x.shape) for x in xs])
+    for name in SYNC:
+        rec(f"d{name} of each worker after two backward calls", _stacked(layers, "grad", name), F64)
+
+
+SYNC_BATCHNORM = Exercise(
+    "sync_batchnorm", "SyncBatchNorm", references.SyncBatchNorm,
+    "SyncBatchNorm(num_features, process_group, eps, momentum): BatchNorm1d over shards (n_k, C) "
+    "on K workers, with process_group.all_reduce (sum); local gamma/beta gradients",
+    (
+        sync_probe("K=2, shards 4 + 4", (4, 4)),
+        sync_probe("K=3, uneven shards 2 + 5 + 3", (2, 5, 3)),
+        sync_probe("K=3, worker 1 empty: 4 + 0 + 3", (4, 0, 3)),
+        sync_probe("K=4, shards of 2", (2, 2, 2, 2)),
+        sync_probe("K=2, shards 3 + 5, mean ~ 1e5", (3, 5), offset=1e5),
+        sync_probe("running stats, 3 steps, then eval: 2 + 6 + 4", (2, 6, 4), steps=3, then_eval=True),
+        Probe("gradients accumulate, K=2, 3 + 5", sync_accumulation),
+    ),
+    (SYNC_C, None), (4, SYNC_C), difficulty=3, minutes=45,
 )
 
 # --- GroupNorm --------------------------------------------------------------------------------
@@ -642,8 +788,9 @@ TRANSFORMER_BLOCK = Exercise(
 )
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 LOG_SOFTMAX, DYT_EXERCISE, CROSS_ENTROPY, ATTENTION,
-                                 QK_NORM, TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM)}
+                                 LOG_SOFTMAX, DYT_EXERCISE, FOLD_BATCHNORM, CROSS_ENTROPY,
+                                 ATTENTION, QK_NORM, TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM,
+                                 SYNC_BATCHNORM)}
 
 
 def path():

@@ -84,6 +84,17 @@ class Report:
 def _not_implemented(cls, exercise, path):
     """The methods of the user's class that still raise NotImplementedError (the skeleton's TODOs)."""
     todo = []
+    if exercise.function:  # a function: called once on the example arguments
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cls(*exercise.example_args)
+        except NotImplementedError as e:
+            if _raised_in(e, path, exercise.class_name):
+                todo.append(exercise.class_name)
+        except Exception:  # noqa: BLE001 - other problems are reported by the checks
+            pass
+        return todo
     x = np.random.default_rng(0).standard_normal(exercise.example_shape)
     for method in ("forward", "backward"):
         try:

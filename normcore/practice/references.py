@@ -139,3 +139,82 @@ class QKNormSelfAttention(MultiheadSelfAttention):
             setattr(self, "w" + name, ParameterView(getattr(self.layer, name).weight, transpose=True))
         self.gamma_q = ParameterView(self.layer.q_norm.weight)
         self.gamma_k = ParameterView(self.layer.k_norm.weight)
+
+
+# --- fold_batchnorm -------------------------------------------------------------------------------
+def fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps=1e-5):
+    """normcore's ``fold_batchnorm(linear, bn)`` behind the practice contract of plain arrays: a
+    Linear (weight ``W`` (out, in), bias ``b``) and a BatchNorm1d in evaluation mode built from
+    the arrays, folded, and the folded Linear's (weight, bias) returned."""
+    out_features, in_features = W.shape
+    linear = nn.Linear(in_features, out_features, dtype=W.dtype)
+    linear.weight.data, linear.bias.data = W.copy(), b.copy()
+    bn = norms.BatchNorm1d(out_features, eps=eps, dtype=W.dtype)
+    bn.running_mean, bn.running_var = running_mean.copy(), running_var.copy()
+    bn.weight.data, bn.bias.data = gamma.copy(), beta.copy()
+    folded = nn.fold_batchnorm(linear, bn.eval())
+    return folded.weight.data, folded.bias.data
+
+
+fold_batchnorm.built_from = "fold_batchnorm of a Linear and a BatchNorm1d in evaluation"
+
+
+# --- sync_batchnorm -------------------------------------------------------------------------------
+class SyncBatchNorm:
+    """normcore's ``BatchNorm1d`` on the concatenated batch, behind the practice contract of
+    SyncBatchNorm (``SyncBatchNorm(num_features, process_group, eps, momentum)``, one replica
+    per worker, input this worker's shard (n_k, C)).
+
+    Each replica gathers the whole batch with the group's all_reduce (every worker sends its
+    rows at their place in a vector of zeros, so the sum is the concatenation, exactly), runs
+    its own BatchNorm1d on it and returns its rows. The backward gathers dy likewise: dx is
+    BatchNorm1d's, and gamma and beta get this worker's local shares, the backward of dy with
+    the other workers' rows set to 0 (dgamma = sum over this worker's rows of dy * x_hat)."""
+
+    built_from = "BatchNorm1d on the concatenated batch"
+
+    def __init__(self, num_features, process_group, eps=1e-5, momentum=0.1):
+        self.group = process_group
+        self.bn = norms.BatchNorm1d(num_features, eps=eps, momentum=momentum)
+        self.gamma, self.beta = ParameterView(self.bn.weight), ParameterView(self.bn.bias)
+
+    @property
+    def running_mean(self):
+        return self.bn.running_mean
+
+    @property
+    def running_var(self):
+        return self.bn.running_var
+
+    def train(self):
+        self.bn.train()
+
+    def eval(self):
+        self.bn.eval()
+
+    def _gather(self, a):
+        """(the whole batch (N, C), the slice of this worker's rows in it)."""
+        counts = np.zeros(self.group.world_size)
+        counts[self.group.rank] = len(a)
+        counts = self.group.all_reduce(counts).astype(int)                    # (K,)
+        start = int(counts[:self.group.rank].sum())
+        whole = np.zeros((int(counts.sum()), a.shape[1]))                     # (N, C)
+        whole[start:start + len(a)] = a
+        whole = self.group.all_reduce(whole.ravel()).reshape(whole.shape)     # zeros add exactly
+        return whole, slice(start, start + len(a))
+
+    def forward(self, x):
+        if not self.bn.training:
+            return self.bn.forward(x)
+        whole, self._rows = self._gather(x)
+        return self.bn.forward(whole)[self._rows]
+
+    def backward(self, dy):
+        whole, rows = self._gather(dy)
+        grads = (self.bn.weight.grad.copy(), self.bn.bias.grad.copy())
+        dx = self.bn.backward(whole)[rows]
+        self.bn.weight.grad, self.bn.bias.grad = grads
+        mine = np.zeros_like(whole)
+        mine[rows] = whole[rows]
+        self.bn.backward(mine)                                                # the local shares
+        return dx

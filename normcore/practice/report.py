@@ -47,6 +47,14 @@ FORWARD_HINTS = {
     "qk_norm": "QK-norm: after split_heads, qn = q / sqrt(mean(q**2 over D) + eps) * gamma_q "
                "(likewise k with gamma_k), each head over its own D channels, eps the machine "
                "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual.",
+    "fold_batchnorm": "In evaluation BatchNorm is s * (z - running_mean) + beta per output "
+                      "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
+                      "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
+                      "beta; return new arrays.",
+    "sync_batchnorm": "SyncBatchNorm takes the whole batch's statistics: all-reduce [n_k, "
+                      "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
+                      "variance; running_var gets var * N / (N - 1); in evaluation the running "
+                      "statistics, with no messages.",
     "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
                           "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
                           "the mean cross-entropy: work it through one layer at a time.",
@@ -78,6 +86,10 @@ DX_HINTS = {
     "qk_norm": "After dqn = dscores kn / sqrt(D) (and dkn), go back through each RMSNorm: "
                "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
                "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions.",
+    "sync_batchnorm": "SyncBatchNorm's dx is BatchNorm's with the GLOBAL sums: all-reduce "
+                      "[sum(dy_k), sum(dy_k * x_hat_k)], then dx = gamma * rstd * (dy - "
+                      "sum_dy / N - x_hat * sum_dy_xhat / N); gamma.grad and beta.grad get the "
+                      "LOCAL sums (+=).",
     "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
                           "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
                           "dx = dh @ w1.T. Check the first failing gradient in that order; a "

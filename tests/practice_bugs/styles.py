@@ -456,6 +456,66 @@ STYLE_BUGS = {
         ('        dbndiff2 = (1 / n * np.ones_like(self.bndiff2)) * dbnvar\n',
          '        dbndiff2 = (1 / (n - 1) * np.ones_like(self.bndiff2)) * dbnvar\n'),
     ]),
+    'fold-bias-not-centred@loops.py': ('fold_batchnorm_loops.py', [
+        ('"""Test fixture: a correct fold written one output feature at a time: row j of the weight and\nentry j of the bias scaled by gamma_j / sqrt(running_var_j + eps). The grader must pass it.\n"""\n',
+         '"""A fold, one feature at a time, whose bias is scaled and shifted by beta but not centred."""\n'),
+        ('        b_new[j] = (b[j] - running_mean[j]) * scale + beta[j]\n',
+         '        b_new[j] = b[j] * scale + beta[j]\n'),
+    ]),
+    'fold-bias-dropped@loops.py': ('fold_batchnorm_loops.py', [
+        ('"""Test fixture: a correct fold written one output feature at a time: row j of the weight and\nentry j of the bias scaled by gamma_j / sqrt(running_var_j + eps). The grader must pass it.\n"""\n',
+         '"""A fold, one feature at a time, that leaves the Linear\'s own bias out."""\n'),
+        ('        b_new[j] = (b[j] - running_mean[j]) * scale + beta[j]\n',
+         '        b_new[j] = beta[j] - running_mean[j] * scale\n'),
+    ]),
+    'eps-outside-sqrt@fold-loops.py': ('fold_batchnorm_loops.py', [
+        ('"""Test fixture: a correct fold written one output feature at a time: row j of the weight and\nentry j of the bias scaled by gamma_j / sqrt(running_var_j + eps). The grader must pass it.\n"""\n',
+         '"""A fold, one feature at a time, dividing by sqrt(running_var) + eps."""\n'),
+        ('        scale = gamma[j] / math.sqrt(running_var[j] + eps)\n',
+         '        scale = gamma[j] / (math.sqrt(running_var[j]) + eps)\n'),
+    ]),
+    'fold-scale-on-columns@diag.py': ('fold_batchnorm_diag.py', [
+        ('"""Test fixture: a correct fold written with matrices: the BatchNorm in evaluation as the affine\nmap z -> D (z - running_mean) + beta with D = diag(gamma / sqrt(running_var + eps)), composed with\nthe Linear. The grader must pass it.\n"""\n',
+         '"""A fold with matrices that multiplies the weight by diag(s) on the wrong side (W @ D)."""\n'),
+        ('    return D @ W, D @ (b - running_mean) + beta\n',
+         '    return W @ D, D @ (b - running_mean) + beta\n'),
+    ]),
+    'fold-beta-missing@diag.py': ('fold_batchnorm_diag.py', [
+        ('"""Test fixture: a correct fold written with matrices: the BatchNorm in evaluation as the affine\nmap z -> D (z - running_mean) + beta with D = diag(gamma / sqrt(running_var + eps)), composed with\nthe Linear. The grader must pass it.\n"""\n',
+         '"""A fold with matrices that forgets the BatchNorm\'s beta."""\n'),
+        ('    return D @ W, D @ (b - running_mean) + beta\n',
+         '    return D @ W, D @ (b - running_mean)\n'),
+    ]),
+    'bn-eval-squared-var@fold-diag.py': ('fold_batchnorm_diag.py', [
+        ('"""Test fixture: a correct fold written with matrices: the BatchNorm in evaluation as the affine\nmap z -> D (z - running_mean) + beta with D = diag(gamma / sqrt(running_var + eps)), composed with\nthe Linear. The grader must pass it.\n"""\n',
+         '"""A fold with matrices that squares running_var as if it were a standard deviation."""\n'),
+        ('    D = np.diag(gamma * (running_var + eps) ** -0.5)\n',
+         '    D = np.diag(gamma * (running_var ** 2 + eps) ** -0.5)\n'),
+    ]),
+    'sync-bn-variances-averaged@chan.py': ('sync_batchnorm_chan.py', [
+        ('"""Test fixture: a correct SyncBatchNorm with ONE forward round: every worker writes its\n(n_k, mean_k, M2_k) into its own slot of a K x (1 + 2C) vector of zeros, so the all-reduced sum\nis every worker\'s statistics side by side (an all-gather), and each worker merges them with\nChan\'s parallel formula, stable at any mean. The backward all-reduces the sums of dy * gamma and\ndy * gamma * x_hat. The grader must pass it.\n"""\n',
+         '"""SyncBatchNorm (one round, Chan\'s merge) that adds the workers\' M2 but not the spread of their means."""\n'),
+        ('            m2 = m2 + m2_b + delta ** 2 * n * n_b / total\n',
+         '            m2 = m2 + m2_b\n'),
+    ]),
+    'sync-bn-backward-not-reduced@chan.py': ('sync_batchnorm_chan.py', [
+        ('"""Test fixture: a correct SyncBatchNorm with ONE forward round: every worker writes its\n(n_k, mean_k, M2_k) into its own slot of a K x (1 + 2C) vector of zeros, so the all-reduced sum\nis every worker\'s statistics side by side (an all-gather), and each worker merges them with\nChan\'s parallel formula, stable at any mean. The backward all-reduces the sums of dy * gamma and\ndy * gamma * x_hat. The grader must pass it.\n"""\n',
+         '"""SyncBatchNorm (one round, Chan\'s merge) whose backward uses this worker\'s sums only."""\n'),
+        ('        sums = self.group.all_reduce(np.concatenate([g.sum(axis=0), (g * self.xh).sum(axis=0)]))\n',
+         '        sums = np.concatenate([g.sum(axis=0), (g * self.xh).sum(axis=0)])\n'),
+    ]),
+    'sync-bn-unbiased-local-count@staged.py': ('sync_batchnorm_staged.py', [
+        ('"""Test fixture: a correct SyncBatchNorm with a staged backward (dvar, then dmean, as in a\nmakemore-style derivation), every sum over the batch an all-reduce of the workers\' sums. The\nforward takes two rounds: [n_k, sum x_k], then the sum of squared deviations from the global\nmean. The grader must pass it.\n"""\n',
+         '"""SyncBatchNorm (staged backward) whose running_var is unbiased with the shard\'s own row count."""\n'),
+        ('        self.running_var = (1 - m) * self.running_var + m * var * (N / (N - 1))\n',
+         '        self.running_var = (1 - m) * self.running_var + m * var * (len(x) / (len(x) - 1))\n'),
+    ]),
+    'sync-bn-one-round-variance@staged.py': ('sync_batchnorm_staged.py', [
+        ('"""Test fixture: a correct SyncBatchNorm with a staged backward (dvar, then dmean, as in a\nmakemore-style derivation), every sum over the batch an all-reduce of the workers\' sums. The\nforward takes two rounds: [n_k, sum x_k], then the sum of squared deviations from the global\nmean. The grader must pass it.\n"""\n',
+         '"""SyncBatchNorm (staged backward) with the variance E[x**2] - mean**2 from summed squares."""\n'),
+        ('        var = self.group.all_reduce((xmu * xmu).sum(axis=0)) / N\n',
+         '        var = self.group.all_reduce((x * x).sum(axis=0)) / N - mu * mu\n'),
+    ]),
 }
 
 
