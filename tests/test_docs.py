@@ -176,7 +176,9 @@ def test_api_reference_documents_every_public_name_once():
         objects.append(getattr(importlib.import_module(module), name))
     assert len({id(o) for o in objects}) == len(objects), "an object is documented twice"
     public = [getattr(normcore, n) for n in normcore.__all__]
-    for sub in (normcore.nn, normcore.optim, normcore.derivations, normcore.fast):
+    import normcore.distributed
+
+    for sub in (normcore.nn, normcore.optim, normcore.derivations, normcore.fast, normcore.distributed):
         public += [getattr(sub, n) for n in sub.__all__]
     missing = [o.__name__ for o in public
                if (inspect.isclass(o) or inspect.isfunction(o)) and all(o is not d for d in objects)]

@@ -39,6 +39,11 @@ API = [
      "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
      "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
      [("normcore.nn", None)]),
+    ("distributed", "SyncBatchNorm across workers: normcore.distributed",
+     "BatchNorm whose statistics are taken over a batch split across workers, and the process "
+     "groups it talks through: threads of one process for the classroom, ``torch.distributed`` "
+     "with gloo for real processes (torch is imported only when a ``TorchGroup`` is made).",
+     [("normcore.distributed", None)]),
     ("optim", "Optimizers and schedules: normcore.optim", "",
      [("normcore.optim", None)]),
     ("training", "Synthetic tasks and the training loop",
