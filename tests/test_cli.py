@@ -75,6 +75,12 @@ def _wide(text):
     return [line for line in text.splitlines() if len(line) > 80]
 
 
+def test_gradcheck_counts_one_layer_in_the_singular(capsys):
+    assert cli.main(["gradcheck", "--only", "TinyTransformer 2 blocks pre"]) == 0
+    out = capsys.readouterr().out
+    assert "1 layer checked in float64" in out and "1 layers" not in out
+
+
 def test_gradcheck_table_fits_80_columns_with_long_tensor_names(capsys):
     assert cli.main(["gradcheck", "--only", "transformerblock pre layernorm"]) == 0
     out = capsys.readouterr().out

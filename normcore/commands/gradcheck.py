@@ -75,7 +75,8 @@ def run(args):
         print(NOISE_NOTE)
     if any(has_norm(case.module) for case in cases):
         print(NORM_NAMES)
-    print(f"{len(cases)} layers checked in float64 with a random upstream gradient:")
+    print(f"{len(cases)} {'layer' if len(cases) == 1 else 'layers'} checked in float64 with a random "
+          "upstream gradient:")
     print(f"{'all gradients pass' if not failed else f'{failed} gradient(s) FAIL'} "
           f"(tolerance {args.tol:g})")
     return 1 if failed else 0
