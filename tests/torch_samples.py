@@ -731,14 +731,20 @@ def map_batch_norm_op(sample, tier):
     cls = {2: tier.BatchNorm1d, 3: tier.BatchNorm1d, 4: tier.BatchNorm2d, 5: tier.BatchNorm3d}.get(x.dim())
     if cls is None:
         raise Unmappable(f"batch_norm on a {x.dim()}-D input (normcore: 2-D to 5-D)")
-    tracked = a["running_mean"] is not None
-    if not tracked and not a["training"]:
+    if a["running_mean"] is None and not a["training"]:
         raise Unmappable("evaluation without running statistics")
+    return _running_stats_case(sample, cls, a, a["training"], F.batch_norm)
+
+
+def _running_stats_case(sample, cls, a, training, op):
+    """The case of a BatchNorm or InstanceNorm class ``cls`` built from the op's arguments ``a``,
+    in training mode or not, with running statistics where the op was given them."""
+    tracked = a["running_mean"] is not None
     affine, extra = _channel_affine(cls, a)
-    layer = cls(x.shape[1], _eps(a["eps"]), _momentum(a["momentum"]), affine, track_running_stats=tracked,
-                dtype=np_dtype_of(sample), **extra).train(a["training"])
+    layer = cls(a["input"].shape[1], _eps(a["eps"]), _momentum(a["momentum"]), affine, track_running_stats=tracked,
+                dtype=np_dtype_of(sample), **extra).train(training)
     _loaded(layer, a, ("weight", "bias", "running_mean", "running_var"))
-    return norm_op_case(layer, a, F.batch_norm, _affine_grads(a, "weight", "bias"),
+    return norm_op_case(layer, a, op, _affine_grads(a, "weight", "bias"),
                         state=("running_mean", "running_var") if tracked else ())
 
 
@@ -749,15 +755,9 @@ def map_instance_norm_op(sample, tier):
     cls = {3: tier.InstanceNorm1d, 4: tier.InstanceNorm2d, 5: tier.InstanceNorm3d}.get(x.dim())
     if cls is None:
         raise Unmappable(f"instance_norm on a {x.dim()}-D input (normcore: 3-D to 5-D)")
-    tracked = a["running_mean"] is not None
-    if not a["use_input_stats"] and not tracked:
+    if not a["use_input_stats"] and a["running_mean"] is None:
         raise Unmappable("use_input_stats=False without running statistics")
-    affine, extra = _channel_affine(cls, a)
-    layer = cls(x.shape[1], _eps(a["eps"]), _momentum(a["momentum"]), affine, track_running_stats=tracked,
-                dtype=np_dtype_of(sample), **extra).train(a["use_input_stats"])
-    _loaded(layer, a, ("weight", "bias", "running_mean", "running_var"))
-    return norm_op_case(layer, a, F.instance_norm, _affine_grads(a, "weight", "bias"),
-                        state=("running_mean", "running_var") if tracked else ())
+    return _running_stats_case(sample, cls, a, a["use_input_stats"], F.instance_norm)
 
 
 def map_group_norm_op(sample, tier):

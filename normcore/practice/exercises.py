@@ -86,19 +86,23 @@ def norm_probe(label, args, pshape, xshape, params, dtype=np.float64, scale=1.0,
     return Probe(label, run)
 
 
+def _two_backward_calls(rec, layer, rng, xshape, params):
+    """One forward, two backward calls: records each parameter's gradient, which must be the sum."""
+    layer.check_accumulates(params)
+    layer.forward(rng.standard_normal(xshape))
+    layer.zero_grad(params)
+    layer.backward(rng.standard_normal(xshape))
+    layer.backward(rng.standard_normal(xshape))
+    for name in params:
+        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+
+
 def accumulation_probe(args, pshape, xshape, params, kwargs=None):
     """Two backward calls after one forward: the parameter gradients must be their sum."""
     def run(rec, make, rng):
         layer = make(*args, **(kwargs or {}))
         _randomize(layer, rng, pshape, params)
-        layer.check_accumulates(params)
-        x = rng.standard_normal(xshape)
-        layer.forward(x)
-        layer.zero_grad(params)
-        layer.backward(rng.standard_normal(xshape))
-        layer.backward(rng.standard_normal(xshape))
-        for name in params:
-            rec(f"d{name} after two backward calls", layer.grad(name), F64)
+        _two_backward_calls(rec, layer, rng, xshape, params)
     return Probe(f"gradients accumulate {xshape}", run)
 
 
@@ -234,13 +238,7 @@ def dyt_assigned_alpha(rec, make, rng):
 def dyt_accumulation(rec, make, rng):
     """Two backward calls after one forward: every parameter gradient must be their sum."""
     layer = _dyt_layer(make, rng, (6,), float(rng.uniform(0.3, 1.5)))
-    layer.check_accumulates(DYT)
-    layer.forward(rng.standard_normal((4, 6)))
-    layer.zero_grad(DYT)
-    layer.backward(rng.standard_normal((4, 6)))
-    layer.backward(rng.standard_normal((4, 6)))
-    for name in DYT:
-        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    _two_backward_calls(rec, layer, rng, (4, 6), DYT)
 
 
 DYT_EXERCISE = Exercise(
@@ -634,13 +632,7 @@ def qk_norm_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, sca
 
 def qk_norm_accumulation(rec, make, rng):
     layer = _qk_layer(make, rng, 8, 2, True)
-    layer.check_accumulates(QK)
-    layer.forward(rng.standard_normal((2, 4, 8)))
-    layer.zero_grad(QK)
-    layer.backward(rng.standard_normal((2, 4, 8)))
-    layer.backward(rng.standard_normal((2, 4, 8)))
-    for name in QK:
-        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    _two_backward_calls(rec, layer, rng, (2, 4, 8), QK)
 
 
 QK_NORM = Exercise(
@@ -763,13 +755,7 @@ def block_accumulation_probe(position, xshape, d_ff=6):
     """Two backward calls after one forward: every parameter gradient must be their sum."""
     def run(rec, make, rng):
         layer = _block(make, rng, position, xshape[-1], d_ff)
-        layer.check_accumulates(BLOCK)
-        layer.forward(rng.standard_normal(xshape))
-        layer.zero_grad(BLOCK)
-        layer.backward(rng.standard_normal(xshape))
-        layer.backward(rng.standard_normal(xshape))
-        for name in BLOCK:
-            rec(f"d{name} after two backward calls", layer.grad(name), F64)
+        _two_backward_calls(rec, layer, rng, xshape, BLOCK)
     return Probe(f"{POSITION_NAMES[position]} gradients accumulate {xshape}", run)
 
 
