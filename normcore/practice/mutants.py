@@ -1,6 +1,6 @@
 """The catalogued mistakes as runnable layers: each variant applied to the reference answer.
 
-``apply_variant`` rewrites the reference answer's source as a variant of ``catalog.py`` says;
+``apply_variant`` rewrites the reference answer's source as a variant of the ``catalog`` says;
 ``mutant_class`` compiles the result; ``Mutants`` holds an exercise's mutants (and every pair
 of them), built once per process and run lazily on the probes. A variant that does not apply
 to the answer raises ``VariantDoesNotApply``.

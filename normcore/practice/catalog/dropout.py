@@ -1,0 +1,93 @@
+"""Dropout mistakes: the scale, the mask, training against evaluation.
+"""
+
+from .base import Anchor, Mistake, notebook
+
+
+# The pieces of the reference answers that the mutants replace (see base.Anchor).
+DROP_SCALE = Anchor("scale", "scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)")
+DROP_KEEP = Anchor("keep", "keep = self.rng.random(x.shape) >= self.p")
+DROP_EVAL = Anchor("eval", "if not self.training or self.p == 0.0:")
+DROP_EVAL_RETURN = Anchor("eval-return", "return x")
+DROP_BACKWARD = Anchor("dx", "return (dy * self.mask).astype(dy.dtype)")
+
+MISTAKES = [
+    Mistake(
+        "dropout-no-scale",
+        "Dropout without the 1 / (1 - p) scale",
+        "kept units pass through unchanged in training, so the expected activation shrinks to "
+        "(1 - p) * x in training while evaluation returns x",
+        "Inverted dropout scales the kept units by 1 / (1 - p) in training (forward and "
+        "backward), so that the expected output equals the input and evaluation needs nothing.",
+        {"dropout": [((DROP_SCALE, "scale = 1.0"),)]},
+        taught=notebook('dropout', '7 (Forgetting the scale)'),
+    ),
+    Mistake(
+        "dropout-eval-scaling",
+        "Dropout that scales at evaluation time",
+        "evaluation is not the identity: the output is multiplied by (1 - p) (the old, "
+        "non-inverted convention) or by 1 / (1 - p)",
+        "With inverted dropout all the scaling happens in training; in evaluation the layer "
+        "returns its input unchanged.",
+        {"dropout": [
+            ((DROP_EVAL_RETURN, "return x * (1.0 - self.p)"),),
+            ((DROP_EVAL_RETURN, "return x / (1.0 - self.p)"),),
+        ]},
+        taught=notebook('dropout', '7 (Train vs eval)'),
+    ),
+    Mistake(
+        "dropout-active-in-eval",
+        "Dropout still dropping in evaluation",
+        "eval() changes nothing: units are still zeroed (and the kept ones scaled) at "
+        "evaluation time, so predictions are random",
+        "Check the mode: in evaluation (training flag off) Dropout returns its input.",
+        {"dropout": [((DROP_EVAL, "if self.p == 0.0:"),)]},
+        taught=notebook('dropout', '7 (Train vs eval)'),
+    ),
+    Mistake(
+        "dropout-fresh-mask",
+        "Dropout backward draws a fresh mask",
+        "the forward is right, but the units whose gradient is zeroed are not the units that "
+        "were dropped: about 2p(1 - p) of the positions disagree",
+        "The backward must reuse the mask of the forward pass: cache it in forward, and use the "
+        "cached mask (with the same scale) in backward.",
+        {"dropout": [((DROP_BACKWARD, "return (dy * (self.rng.random(dy.shape) >= self.p) / (1.0 - self.p))"
+                                      ".astype(dy.dtype)"),)]},
+        taught=notebook('dropout', '7 (A new mask in the backward is wrong)'),
+    ),
+    Mistake(
+        "dropout-p-is-keep",
+        "p taken as the keep probability",
+        "the fraction of zeroed units is 1 - p instead of p (the units are kept with "
+        "probability p, and the kept ones scaled by 1 / p or by 1 / (1 - p))",
+        "In Dropout(p) (PyTorch's convention) p is the probability of *dropping* a unit; each "
+        "unit is kept with probability 1 - p.",
+        {"dropout": [
+            ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),
+             (DROP_SCALE, "scale = 1.0 / self.p")),
+            ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),),
+        ]},
+        taught=notebook('dropout', '7 (p is the probability of dropping)'),
+    ),
+    Mistake(
+        "dropout-scale-1-over-p",
+        "Dropout kept units scaled by 1 / p",
+        "the right fraction of units is dropped, but the kept ones are scaled by 1 / p instead "
+        "of 1 / (1 - p), so the expected output is (1 - p) / p times the input",
+        "The kept units are the fraction 1 - p, so inverted dropout divides them by 1 - p (the "
+        "keep probability), not by p.",
+        {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
+                     ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
+        taught=notebook('dropout', '7 (Forgetting the scale)'),
+    ),
+    Mistake(
+        "dropout-backward-no-scale",
+        "Dropout backward without the 1 / (1 - p) scale",
+        "the forward is right and the right units get a zero gradient, but the kept gradients "
+        "pass through unscaled: the backward multiplies by the 0/1 mask only",
+        "y = x * mask / (1 - p), so dy/dx = mask / (1 - p): the backward applies the same mask "
+        "*and* the same scale as the forward (cache the scaled mask once).",
+        {"dropout": [((DROP_BACKWARD, "return (dy * (self.mask != 0)).astype(dy.dtype)"),)]},
+        taught=notebook('dropout', '4 (The backward, step by step)'),
+    ),
+]

@@ -1,0 +1,416 @@
+"""BatchNorm, LayerNorm, RMSNorm and GroupNorm mistakes, and the ones the norm layers share
+with the other exercises that contain a norm (its backward, its parameters' gradients).
+"""
+
+from .base import Anchor, Mistake, same, notebook, explain
+from .attention import ATT_DW, QK_DGAMMA
+from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
+                     MLP_DGAMMA, MLP_DH, MLP_DW1, MLP_DW2, MLP_VAR)
+from .dyt import DYT_DALPHA, DYT_DBETA, DYT_DGAMMA
+from .fold_batchnorm import FOLD_SCALE
+
+
+# The pieces of the reference answers that the mutants replace (see base.Anchor).
+BN_RUNNING_MEAN = Anchor("running-mean", "(1 - m) * self.running_mean + m * mean.ravel()")
+BN_RUNNING_VAR = Anchor("running-var", "(1 - m) * self.running_var + m * var.ravel()")
+BN_UNBIASED = Anchor("running-var", "var.ravel() * n / (n - 1)")
+BN_AFTER_UPDATE = Anchor("rstd", "        rstd = ")  # the first line after the running update
+BN_BATCH_STATS = Anchor("batch-stats",
+                        "batch_stats = self.training or not self.track_running_stats")
+BN_UPDATE = Anchor("update-running", "if self.training and self.track_running_stats:")
+BN_NEW_MEAN = Anchor("running-mean", "+ m * mean.ravel()")
+BN_NEW_VAR = Anchor("running-var", "+ m * var.ravel()")
+BN_EVAL_BACKWARD = Anchor("eval-backward", "if not batch_stats:")
+BN_EVAL_VAR = Anchor("eval-var", "var = self.running_var.reshape(view)")
+VAR = Anchor("var", "var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)")
+VAR_GROUPED = Anchor("var", "var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)")
+RSTD = Anchor("rstd", "np.sqrt(var + self.eps)")
+RRMS = Anchor("rrms", "np.sqrt(ms + eps)")
+MEAN_SQUARE = Anchor("mean-square", "ms = (x ** 2).mean(axis=axes, keepdims=True)")
+AXES_TRAILING = Anchor("axes", "axes = tuple(range(-len(self.normalized_shape), 0))")
+DX = Anchor("dx", "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)")
+DX_GROUPED = Anchor("dx", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)")
+DX_RMS = Anchor("dx", "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)")
+BN_MEAN = Anchor("mean", "mean = x.mean(axis=axes, keepdims=True)")
+BN_MEAN_DX_HAT = Anchor("mean-dx-hat", "mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)")
+BN_MEAN_DX_HAT_X_HAT = Anchor("mean-dx-hat-x-hat",
+                              "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=axes, keepdims=True)")
+DGAMMA_AXES = Anchor("dgamma", "self.gamma.grad += (dy * x_hat).sum(axis=axes)")
+DBETA_AXES = Anchor("dbeta", "self.beta.grad += dy.sum(axis=axes)")
+DGAMMA_LEAD = Anchor("dgamma", "self.gamma.grad += (dy * x_hat).sum(axis=lead)")
+DBETA_LEAD = Anchor("dbeta", "self.beta.grad += dy.sum(axis=lead)")
+GROUP = Anchor("group", "return a.reshape(a.shape[0], self.num_groups, -1)")
+UNGROUP = Anchor("ungroup", "return ag.reshape(shape)")
+NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
+MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
+
+MISTAKES = [
+    Mistake(
+        "bn-momentum-flipped",
+        "momentum weights the old running value instead of the new batch",
+        "the running statistics follow the latest batch almost entirely: after one step they "
+        "are 0.1 * initial + 0.9 * batch instead of 0.9 * initial + 0.1 * batch (the 'decay' "
+        "convention, where 0.9 weights the old value, written with PyTorch's momentum=0.1), so "
+        "evaluation depends mostly on the last training batch",
+        "In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
+        "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch.",
+        {"batchnorm": [(
+            (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
+            (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()"),
+        )]},
+        taught=notebook('batchnorm', '7 (Momentum: which side does it weight?)'),
+    ),
+    Mistake(
+        "bn-running-var-biased",
+        "biased variance in the running_var update",
+        "running_mean is right but running_var is too small by the factor (n - 1) / n, n being "
+        "the number of values per channel in the batch (N, or N * L)",
+        "The running variance estimates the population variance, so it takes the unbiased "
+        "batch variance (divide by n - 1), even though the normalisation itself uses the "
+        "biased one.",
+        {"batchnorm": [(
+            (BN_UNBIASED, "var.ravel()"),
+        )]},
+        taught=notebook('batchnorm', '7 (Biased vs unbiased variance)'),
+    ),
+    Mistake(
+        "var-unbiased-in-normalization",
+        "unbiased variance (divide by n - 1) used to normalise",
+        "outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
+        "for small n such as a batch of 2",
+        "Normalise with the biased variance, the mean of the squared deviations (divide by n). "
+        "The unbiased n / (n - 1) correction belongs only in BatchNorm's running_var update.",
+        {
+            **same(("layernorm",), ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),)),
+            "batchnorm": [
+                ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),
+                 (BN_UNBIASED, "var.ravel()")),
+                ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
+            ],
+            "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),)],
+            # the backward derived for the biased variance, or re-derived for n - 1 (staged)
+            "mlp_with_batchnorm": [
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),),
+                ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),
+                 (MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat * n / (n - 1))")),
+            ],
+        },
+        taught=notebook('layernorm', '7 (Biased variance)'),
+    ),
+    Mistake(
+        "eps-outside-sqrt",
+        "eps added outside the square root",
+        "outputs differ slightly for ordinary inputs and a lot when the variance (or mean "
+        "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
+        "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
+        "is comparable to eps",
+        "eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
+        "sqrt(mean(x**2) + eps), not RMS + eps).",
+        {
+            **same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
+            "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
+            "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
+            "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
+        },
+        taught=notebook('layernorm', '7 (eps inside the square root)'),
+    ),
+    Mistake(
+        "stats-over-too-few-axes",
+        "statistics over too few axes",
+        "correct while the normalised part is a single axis, wrong as soon as it has several: "
+        "a LayerNorm/RMSNorm with a multi-axis normalized_shape that only normalises the last "
+        "axis, or a GroupNorm that normalises each channel on its own (InstanceNorm)",
+        "Reduce over every normalised axis at once: the last len(normalized_shape) axes, or "
+        "for GroupNorm all channels of the group together with their spatial positions.",
+        {
+            **same(("layernorm", "rmsnorm"), ((AXES_TRAILING, "axes = (-1,)"),)),
+            "groupnorm": [((GROUP, "return a.reshape(a.shape[0], a.shape[1], -1)"),)],
+        },
+        taught=notebook('layernorm', '7 (Which axes, and train vs eval)'),
+    ),
+    Mistake(
+        "ln-over-batch",
+        "LayerNorm statistics taken over the batch",
+        "each feature is standardised across the samples (BatchNorm's axes) instead of each "
+        "sample across its features; a single sample comes out as beta",
+        "LayerNorm normalises each sample on its own: the mean and variance run over the "
+        "feature axes (the last ones), one pair of statistics per sample or token.",
+        {"layernorm": [((AXES_TRAILING, "axes = (0,)"),)]},
+        taught=notebook('interview_practice', '1 (Intuition: which axis)'),
+    ),
+    Mistake(
+        "gn-strided-groups",
+        "GroupNorm groups made of strided channels",
+        "outputs are wrong when 1 < G < C: channel c is put in group c % G instead of group "
+        "c // (C / G) (the reshape splits the channel axis in the wrong order)",
+        "A group is C / G *contiguous* channels: reshape (N, C, ...) to (N, G, C / G, ...), "
+        "with G first, and undo it the same way.",
+        {"groupnorm": [(
+            (GROUP, "return a.reshape(a.shape[0], -1, self.num_groups, *a.shape[2:])"
+                    ".swapaxes(1, 2).reshape(a.shape[0], self.num_groups, -1)"),
+            (UNGROUP, "return ag.reshape(shape[0], self.num_groups, -1, *shape[2:])"
+                      ".swapaxes(1, 2).reshape(shape)"),
+        )]},
+        taught=notebook('groupnorm_instancenorm', '7 (groups are contiguous)'),
+    ),
+    Mistake(
+        "backward-stats-constant",
+        "backward without the mean terms (statistics treated as constants)",
+        "the forward is right, dgamma and dbeta are right, but dx = rstd * dy * gamma: it "
+        "ignores that the mean and the variance (RMS) depend on x (for LayerNorm, BatchNorm and "
+        "GroupNorm: dx does not sum to zero over the normalised axes)",
+        "The statistics are functions of x: dx gets a term through the mean and one through "
+        "the variance (RMS). Differentiate x_hat through all three paths.",
+        {
+            **same(("batchnorm", "layernorm", "transformer_block"), ((DX, "dx = rstd * dx_hat"),)),
+            "groupnorm": [((DX_GROUPED, "dx = rstd * dx_hat_g"),)],
+            "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
+        },
+        taught=explain('layernorm', 'every path from x to y'),
+    ),
+    Mistake(
+        "backward-no-xhat-term",
+        "backward without the x_hat * mean(dx_hat * x_hat) term",
+        "dx sums to zero over the normalised axes but is not orthogonal to x_hat, even up to "
+        "eps: the path "
+        "through the variance is missing",
+        "The variance depends on x too: add the path through the variance. A correct dx is "
+        "orthogonal to x_hat over the normalised axes (up to eps); test yours.",
+        {
+            **same(("batchnorm", "layernorm", "transformer_block"),
+                    ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
+            "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
+        },
+        taught=explain('layernorm', 'the path through the variance'),
+    ),
+    Mistake(
+        "rms-backward-mean-term",
+        "RMSNorm backward with LayerNorm's mean term",
+        "the forward is right but dx sums to zero over the normalised axes, as LayerNorm's "
+        "would: the - mean(dx_hat) term was copied from LayerNorm's backward",
+        "RMSNorm subtracts no mean, so its backward has no path through a mean: keep only the "
+        "direct term and the one through the RMS.",
+        {"rmsnorm": [((DX_RMS, "dx = rrms * (dx_hat - dx_hat.mean(axis=axes, keepdims=True) "
+                               "- x_hat * mean_dx_hat_x_hat)"),)]},
+        taught=explain('rmsnorm', 'no mean, no mean term'),
+    ),
+    Mistake(
+        "dparam-wrong-reduction",
+        "dgamma / dbeta reduced over the wrong axes",
+        "dx is right but dgamma or dbeta is not: every entry holds the total over all axes, or "
+        "the average instead of the sum over the batch",
+        "gamma and beta are shared by every position they are broadcast over, so their "
+        "gradients are *sums* over exactly those axes (the batch and spatial axes for "
+        "BatchNorm/GroupNorm, the leading axes for LayerNorm/RMSNorm), one entry per parameter.",
+        {
+            **same(("batchnorm", "groupnorm"),
+                    ((DGAMMA_AXES, "self.gamma.grad += (dy * x_hat).sum()"),
+                     (DBETA_AXES, "self.beta.grad += dy.sum()")),
+                    ((DGAMMA_AXES, "self.gamma.grad += (dy * x_hat).mean(axis=axes)"),
+                     (DBETA_AXES, "self.beta.grad += dy.mean(axis=axes)"))),
+            "layernorm": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),
+                           (DBETA_LEAD, "self.beta.grad += dy.sum()")),
+                          ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),
+                           (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
+            "rmsnorm": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),),
+                        ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),)],
+            "mlp_with_batchnorm": [((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).sum()"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.sum()")),
+                                   ((MLP_DGAMMA, "self.gamma.grad += (dhbn * h_hat).mean(axis=0)"),
+                                    (MLP_DBETA, "self.beta.grad += dhbn.mean(axis=0)"))],
+            "transformer_block": [((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).sum()"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.sum()")),
+                                  ((DGAMMA_LEAD, "self.gamma.grad += (dy * x_hat).mean(axis=lead)"),
+                                   (DBETA_LEAD, "self.beta.grad += dy.mean(axis=lead)"))],
+            # DyT: gamma and beta summed over every element, as alpha's gradient is; or averaged
+            "dyt": [((DYT_DGAMMA, "self.gamma.grad += (dy * t).sum()"),
+                     (DYT_DBETA, "self.beta.grad += dy.sum()")),
+                    ((DYT_DGAMMA, "self.gamma.grad += (dy * t).mean(axis=lead)"),
+                     (DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"))],
+        },
+        taught=notebook('interview_practice', '4 (The backward)'),
+    ),
+    Mistake(
+        "grad-assigned",
+        "parameter gradients assigned instead of accumulated",
+        "one backward gives the right parameter gradients (dgamma and dbeta, or the weights' "
+        "and biases'), but after two backward calls they hold only the second one's gradient",
+        "Gradients accumulate: add into each parameter's .grad (+=) and let the caller zero "
+        "them; a parameter used twice must receive both shares.",
+        {
+            **same(("batchnorm", "groupnorm"),
+                    ((DGAMMA_AXES, DGAMMA_AXES.replace("+=", "=")),
+                     (DBETA_AXES, DBETA_AXES.replace("+=", "=")))),
+            "layernorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),
+                           (DBETA_LEAD, DBETA_LEAD.replace("+=", "=")))],
+            "rmsnorm": [((DGAMMA_LEAD, DGAMMA_LEAD.replace("+=", "=")),)],
+            "attention": [tuple((line, line.replace("+=", "=")) for line in ATT_DW)],
+            "qk_norm": [tuple((line, line.replace("+=", "=")) for line in ATT_DW + (QK_DGAMMA,))],
+            "mlp_with_batchnorm": [tuple((line, line.replace("+=", "=")) for line in (
+                MLP_DW2, MLP_DB2, MLP_DGAMMA, MLP_DBETA, MLP_DW1, MLP_DB1))],
+            "transformer_block": [tuple((line, line.replace("+=", "=")) for line in (
+                DGAMMA_LEAD, DBETA_LEAD, BLOCK_DW1, BLOCK_DB1, BLOCK_DW2, BLOCK_DB2))],
+            "dyt": [tuple((line, line.replace("+=", "=")) for line in (
+                DYT_DBETA, DYT_DGAMMA, DYT_DALPHA))],
+        },
+        taught=notebook('interview_practice', '4 (The backward)'),
+    ),
+    Mistake(
+        "bn-eval-batch-stats",
+        "batch statistics used in evaluation",
+        "eval() changes nothing: the output in evaluation is standardised with the batch's own "
+        "mean and variance (and the running statistics may keep moving)",
+        "In evaluation BatchNorm is a fixed affine map: normalise with running_mean and "
+        "running_var, and leave them untouched.",
+        {"batchnorm": [
+            ((BN_BATCH_STATS, "batch_stats = True"),),
+            ((BN_BATCH_STATS, "batch_stats = True"),
+             (BN_UPDATE, "if self.track_running_stats:")),
+        ]},
+        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+    ),
+    Mistake(
+        "bn-train-running-stats",
+        "running statistics used in training",
+        "training outputs are not standardised (their per-channel mean is not 0): the layer "
+        "normalises with running_mean and running_var instead of the batch's statistics",
+        "In training BatchNorm normalises with the statistics of the current batch (and only "
+        "updates the running averages with them); the running values are for evaluation.",
+        {"batchnorm": [
+            ((BN_AFTER_UPDATE, "        if self.training:\n"
+                               "            mean = self.running_mean.reshape(view)\n"
+                               "            var = self.running_var.reshape(view)\n"
+                               + BN_AFTER_UPDATE),),
+            ((BN_UPDATE,
+              "mean_batch, var_batch = mean, var\n"
+              "        mean, var = self.running_mean.reshape(view), self.running_var.reshape(view)\n"
+              "        if self.training and self.track_running_stats:"),
+             (BN_NEW_MEAN, "+ m * mean_batch.ravel()"),
+             (BN_NEW_VAR, "+ m * var_batch.ravel()")),
+        ]},
+        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+    ),
+    Mistake(
+        "bn-eval-squared-var",
+        "evaluation divides by sqrt(running_var**2 + eps)",
+        "training is right and the running statistics are right, but evaluation outputs are "
+        "off: running_var is squared as if it were a standard deviation",
+        "running_var already is a variance (sigma squared): evaluation divides by "
+        "sqrt(running_var + eps).",
+        {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)],
+         "fold_batchnorm": [((FOLD_SCALE, "gamma / np.sqrt(running_var ** 2 + eps)"),)]},
+        taught=notebook('batchnorm', '7 (The running variance is a variance)'),
+    ),
+    Mistake(
+        "bn-eval-backward-batch-formula",
+        "evaluation backward with the training formula",
+        "everything is right except dx in evaluation mode: it has the mean and variance terms of "
+        "training, as if the running statistics depended on the batch",
+        "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
+        "and dx is just the direct term; remember in forward which statistics were used.",
+        {"batchnorm": [
+            ((BN_EVAL_BACKWARD, "if False:"),),
+            # the staged (dvar, dmu) form: with running statistics x_hat is not centred, and
+            # dmu's dvar * mean(-2 (x - mu)) term no longer vanishes
+            ((BN_EVAL_BACKWARD, "if False:"),
+             (DX, "dx = rstd * (dx_hat - mean_dx_hat - (x_hat - x_hat.mean(axis=axes, "
+                  "keepdims=True)) * mean_dx_hat_x_hat)")),
+        ]},
+        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+    ),
+    Mistake(
+        "rms-subtracts-mean",
+        "RMSNorm that subtracts the mean",
+        "outputs have zero mean over the normalised axes, as LayerNorm's would: the input was "
+        "centred before the root mean square was taken",
+        "RMSNorm only rescales: y = x / sqrt(mean(x**2) + eps) * gamma, no centring (and no "
+        "beta). That is the point of it: one statistic, not two.",
+        {"rmsnorm": [((MEAN_SQUARE, "x = x - x.mean(axis=axes, keepdims=True)\n        " + MEAN_SQUARE),)]},
+        taught=notebook('rmsnorm', '1 (Intuition: scale without centring)'),
+    ),
+    Mistake(
+        "rms-wrong-normaliser",
+        "RMSNorm with a wrong normaliser",
+        "outputs are too small by a constant factor per row: the squares were summed instead of "
+        "averaged, or divided by n - 1 (for eps added to the RMS see eps-outside-sqrt)",
+        "The root mean square is sqrt(sum(x**2) / n) with n the number of normalised values; "
+        "then eps goes inside that square root.",
+        {"rmsnorm": [
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True)"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) "
+                           "/ (np.prod([x.shape[a] for a in axes]) - 1)"),),
+        ]},
+        taught=notebook('rmsnorm', '7 (The normaliser is the number of features)'),
+    ),
+    Mistake(
+        "backward-no-mean-term",
+        "backward without the - mean(dx_hat) term",
+        "dx is orthogonal to x_hat over the normalised axes (up to eps) but does not sum to "
+        "zero: the path "
+        "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
+        "RMSNorm's backward, or the staged form without its dmu / n term)",
+        "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
+        "(times rstd). A correct dx sums to zero over the normalised axes; test yours.",
+        {
+            **same(("batchnorm", "layernorm", "transformer_block"),
+                    ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
+            "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
+            "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
+        },
+        taught=explain('layernorm', 'the path through the mean'),
+    ),
+    Mistake(
+        "bn-stats-per-position",
+        "BatchNorm statistics per position, over the batch axis only",
+        "right for (N, C) input, wrong for (N, C, L): each (channel, position) pair is "
+        "standardised over N alone (x.mean(0) on a (B, T, D) input) instead of each channel "
+        "over N and L together",
+        "BatchNorm1d keeps one mean and one variance per channel: reduce over every axis but "
+        "the channel axis, the batch *and* the length (axes (0, 2) of (N, C, L)).",
+        {"batchnorm": [
+            ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
+             (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
+             (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
+             (BN_RUNNING_VAR, "(1 - m) * self.running_var + m * var.mean(axis=axes).ravel()")),
+            ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
+             (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
+             (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
+             (BN_RUNNING_VAR, "(1 - m) * self.running_var + m * var.mean(axis=axes).ravel()"),
+             (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
+             (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
+        ]},
+        taught=notebook('batchnorm', '1 (Intuition) and 2 (The formulas)'),
+    ),
+    Mistake(
+        "rms-batch-size-normaliser",
+        "RMSNorm mean square divided by the batch size",
+        "outputs are off by a factor per row that changes with the batch size: the squares "
+        "were summed over the features and divided by b, the number of rows, instead of d, "
+        "the number of features",
+        "The mean square of a row is sum(x**2) / d over its own d normalised values; the "
+        "batch size has nothing to do with it.",
+        {"rmsnorm": [
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),
+             (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).sum(axis=axes, "
+                      "keepdims=True) / dy.shape[0])")),
+        ]},
+        taught=notebook('rmsnorm', '7 (The normaliser is the number of features)'),
+    ),
+    Mistake(
+        "rms-over-whole-tensor",
+        "one RMS over the whole input",
+        "a single sample is right, a batch is not: every row is divided by the same number, "
+        "the RMS of the whole (batch, features) array, so rows keep their relative sizes",
+        "RMSNorm takes one root mean square per sample (per token): reduce over the "
+        "normalised axes only, with keepdims, never over the batch.",
+        {"rmsnorm": [
+            ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),),
+            ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),
+             (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).mean(keepdims=True))")),
+        ]},
+        taught=notebook('rmsnorm', '7 (One RMS per sample, not per batch)'),
+    ),
+]

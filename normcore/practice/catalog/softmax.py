@@ -1,0 +1,178 @@
+"""Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss).
+"""
+
+from .base import Anchor, Mistake, notebook, solution
+from .attention import ATT_DSCORES, ATT_SHIFT
+from .blocks import MLP_DLOGITS
+
+
+# The pieces of the reference answers that the mutants replace (see base.Anchor).
+SM_AXIS = Anchor("axis", "self.axis = axis")
+SM_SHIFT = Anchor("shift", "z = x - x.max(axis=a, keepdims=True)")
+SM_DX = Anchor("dx", "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))")
+CE_LOGP = Anchor("logp", "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))")
+CE_LOSS = Anchor("loss", "loss = -logp[rows, self.targets].mean()")
+CE_DLOGITS = Anchor("dlogits", "dlogits = dloss * (self.p - onehot) / n")
+LSM_LOGP = Anchor("logp", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))")
+LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
+
+MISTAKES = [
+    Mistake(
+        "softmax-no-max-shift",
+        "softmax without subtracting the max",
+        "right for ordinary logits, nan (or inf) for large ones: exp(1000) overflows to inf "
+        "and inf / inf is nan (in float32 already exp(89) overflows)",
+        "Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
+        "exponent is exp(0) = 1 and nothing can overflow.",
+        {"softmax": [((SM_SHIFT, "z = x"),)],
+         "attention": [((ATT_SHIFT, "z = scores"),)]},
+        taught=notebook('interview_practice',
+                       '9.1 (Softmax: the whole Jacobian, and the max shift)'),
+    ),
+    Mistake(
+        "softmax-diagonal-jacobian",
+        "softmax backward with the diagonal of the Jacobian only",
+        "the forward is right, dx is not: dx = dy * y * (1 - y), as if each y_i depended on "
+        "x_i alone (a sigmoid's derivative); the correct dx sums to zero along the axis, "
+        "this one does not",
+        "Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
+        "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
+        {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)],
+         "attention": [((ATT_DSCORES, "dscores = dattn * attn * (1 - attn)"),)]},
+        taught=notebook('interview_practice',
+                       '9.1 (Softmax: the whole Jacobian, and the max shift)'),
+    ),
+    Mistake(
+        "softmax-wrong-axis",
+        "softmax along the wrong axis",
+        "right when the axis is the last one, wrong for any other: the slices that sum to 1 "
+        "are the last axis's (or the first axis's), not those of the axis asked for",
+        "Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
+        "self.axis, with keepdims=True so they broadcast back.",
+        {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)],
+         "log_softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
+        taught=solution('softmax'),
+    ),
+    Mistake(
+        "ce-summed-not-averaged",
+        "cross-entropy summed over the batch instead of averaged",
+        "right for one sample, N times too large for N samples: the loss, or dlogits, or "
+        "both, miss the 1 / N of the mean reduction",
+        "CrossEntropyLoss() takes the mean over the N samples: loss = -sum(logp[n, y_n]) / N "
+        "and dlogits = dloss * (p - onehot) / N; the forward and the backward agree.",
+        {"cross_entropy": [
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
+             (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
+            ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
+        ],
+         "mlp_with_batchnorm": [
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
+             (MLP_DLOGITS, "dlogits = dloss * (p - onehot)")),
+            ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
+            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
+        ]},
+        taught=notebook('interview_practice',
+                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+    ),
+    Mistake(
+        "ce-unfused-gradient",
+        "cross-entropy gradient through 1 / p and the softmax Jacobian",
+        "right for ordinary logits, nan for a confident wrong prediction: dL/dp = -1 / p "
+        "overflows when the target's probability underflows to 0, and inf * 0 is nan",
+        "Fuse the two steps: through log-softmax the gradient is dloss * (p - onehot) / N, "
+        "with no division by p; derive it once and use it.",
+        {"cross_entropy": [((CE_DLOGITS,
+                             "dp = np.zeros_like(self.p)\n"
+                             "        dp[rows, self.targets] = -dloss / (n * self.p[rows, self.targets])\n"
+                             "        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))"),)]},
+        taught=notebook('interview_practice',
+                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+    ),
+    Mistake(
+        "ce-log-of-softmax",
+        "cross-entropy as log(softmax(x)), which underflows",
+        "right for ordinary logits, an infinite loss for a confident wrong prediction: the "
+        "target's probability underflows to 0 and log(0) = -inf, where the true loss is "
+        "about 800",
+        "Compute log-softmax directly: logp = z - log(sum(exp(z))) with z = x - max(x); it is "
+        "finite however small the probability.",
+        {"cross_entropy": [((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))"),)]},
+        taught=notebook('interview_practice',
+                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+    ),
+    Mistake(
+        "ce-no-onehot",
+        "cross-entropy gradient without the onehot",
+        "the loss is right, dlogits is not: it is p / N, which is positive everywhere and sums "
+        "to 1 / N per row, where the right gradient sums to zero",
+        "The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
+        "d logp_y / d x_j = [y == j] - p_j.",
+        {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
+        taught=notebook('interview_practice',
+                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+    ),
+    Mistake(
+        "lsm-log-of-softmax",
+        "log-softmax as log(softmax(x)), which underflows",
+        "right for ordinary logits, -inf for a logit far below the others: its probability "
+        "exp(-800) underflows to 0 and log(0) = -inf, where the true log-probability is about "
+        "-800",
+        "Never form the probabilities first: logp = z - log(sum(exp(z))) with z = x - max(x) "
+        "takes the log of a sum that is at least 1, so it is finite however small p is.",
+        {"log_softmax": [
+            ((LSM_LOGP, "self.logp = np.log(np.exp(z) / np.exp(z).sum(axis=a, keepdims=True))"),),
+        ]},
+        taught=notebook('interview_practice',
+                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+    ),
+    Mistake(
+        "lsm-diagonal-backward",
+        "log-softmax backward with the diagonal of the Jacobian only",
+        "the forward is right, dx is not: dx = dy - p * dy (= dy * (1 - p)), as if logp_i "
+        "depended on x_i alone; the correct dx = dy - p * sum(dy) sums to zero along the "
+        "axis, this one does not",
+        "logp_i = x_i - log(sum_j exp(x_j)) depends on every x_j through the log of the sum: "
+        "d logp_i / d x_j = [i == j] - p_j. Sum that against dy over i.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = dy - p * dy"),),
+        ]},
+        taught=solution('log_softmax'),
+    ),
+    Mistake(
+        "lsm-softmax-backward",
+        "log-softmax backward written with softmax's formula",
+        "the forward is right, dx is not: it is softmax's backward y * (dy - sum(dy * y)) "
+        "with the log-probabilities in place of y (or with y = exp(logp)), which is the "
+        "gradient of a different function",
+        "LogSoftmax is not Softmax: differentiate logp = z - log(sum(exp(z))) itself; its "
+        "Jacobian is I - 1 p^T, which gives dx = dy - p * sum(dy) along the axis.",
+        {"log_softmax": [
+            ((LSM_DX, "dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))"),),
+            ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
+        ]},
+        taught=solution('log_softmax'),
+    ),
+    Mistake(
+        "ce-mean-over-classes",
+        "cross-entropy averaged over every entry of the (N, C) array",
+        "the loss is C times too small (C the number of classes), and so are the gradients "
+        "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
+        "mean is over the N samples only",
+        "Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
+        "np.mean over the whole (N, C) array also divides by the C classes.",
+        {
+            "mlp_with_batchnorm": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (MLP_DLOGITS, "dlogits = dloss * (p - onehot) / p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+            "cross_entropy": [
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
+                 (CE_DLOGITS, "dlogits = dloss * (self.p - onehot) / self.p.size")),
+                ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
+            ],
+        },
+        taught=solution('mlp_with_batchnorm'),
+    ),
+]
