@@ -90,6 +90,12 @@ class Driver:
         return self.layer.forward(x.copy(), *args)  # a copy: a layer that edits its input in
                                                     # place must not change the probe's next input
 
+    def forward_input_kept(self, x, *args):
+        """forward(x) as ``forward`` runs it, and whether the layer left the array it was given
+        unchanged: a loss that shifts its logits in place changes its caller's array."""
+        given = x.copy()
+        return self.layer.forward(given, *args), bool(np.array_equal(given, x, equal_nan=True))
+
     def backward(self, dy):  # dy: an array, or a loss's scalar upstream gradient
         return self.layer.backward(dy.copy() if isinstance(dy, np.ndarray) else dy)
 

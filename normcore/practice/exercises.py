@@ -443,6 +443,7 @@ def dropout_train(rec, make, rng):
     y = np.asarray(layer.forward(x))
     dropped = y == 0
     rec("fraction of units dropped", dropped.mean(), FRACTION, "abs")
+    rec("fraction of columns dropped in every row", dropped.all(axis=0).mean(), FRACTION, "abs")
     rec("factor on the kept units", _factor(y, x), F64)
     dy = rng.standard_normal(SHAPE)
     dx = np.asarray(layer.backward(dy))
@@ -450,15 +451,21 @@ def dropout_train(rec, make, rng):
     rec("factor on the kept gradients", _factor(dx, dy), F64)
 
 
-def dropout_eval(rec, make, rng):
-    layer = make(P, rng=0)
-    layer.eval()
-    x = rng.standard_normal(SHAPE)
-    y = np.asarray(layer.forward(x))
-    rec("fraction of units dropped", (y == 0).mean(), FRACTION, "abs")
-    rec("output / input", _factor(y, x), F64)
-    dy = rng.standard_normal(SHAPE)
-    rec("dx / dy", _factor(layer.backward(dy), dy), F64)
+def dropout_eval(after_training=False):
+    """Evaluation: the output is the input and dx is dy. ``after_training``: a training forward
+    first, whose mask the evaluation's backward must not reuse."""
+    def run(rec, make, rng):
+        layer = make(P, rng=0)
+        if after_training:
+            layer.forward(rng.standard_normal(SHAPE))
+        layer.eval()
+        x = rng.standard_normal(SHAPE)
+        y = np.asarray(layer.forward(x))
+        rec("fraction of units dropped", (y == 0).mean(), FRACTION, "abs")
+        rec("output / input", _factor(y, x), F64)
+        dy = rng.standard_normal(SHAPE)
+        rec("dx / dy", _factor(layer.backward(dy), dy), F64)
+    return Probe(f"eval p={P} {SHAPE}" + (", after a training forward" if after_training else ""), run)
 
 
 def dropout_float32(rec, make, rng):
@@ -488,7 +495,8 @@ DROPOUT = Exercise(
     "Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks",
     (
         Probe(f"train p={P} {SHAPE}", dropout_train),
-        Probe(f"eval p={P} {SHAPE}", dropout_eval),
+        dropout_eval(),
+        dropout_eval(after_training=True),
         Probe(f"train float32 p={P}", dropout_float32),
         dropout_extreme(0.0),
         dropout_extreme(1.0),
@@ -532,7 +540,9 @@ def ce_probe(label, n, c, dtype=np.float64, scale=1.0, shift=0.0, wrong_by=0.0):
         targets = rng.integers(0, c, n)
         logits[np.arange(n // 2), targets[:n // 2]] -= wrong_by
         logits = logits.astype(dtype)
-        rec("loss", layer.forward(logits, targets), _tol(logits))
+        loss, kept = layer.forward_input_kept(logits, targets)
+        rec("loss", loss, _tol(logits))
+        rec("logits unchanged by forward", float(kept), 0, "abs")
         if dtype != np.float64:
             rec("output dtype", str(np.asarray(layer.forward(logits, targets)).dtype), 0, "equal")
         rec("dlogits", layer.backward(float(rng.uniform(0.5, 2.0))), _tol(logits))
@@ -659,11 +669,12 @@ MLP = ("w1", "b1", "gamma", "beta", "w2", "b2")
 ZERO_ROUNDING = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-6}  # |db1|: 0 up to rounding
 
 
-def _mlp_params(layer, rng, n_in, n_hidden, n_classes):
+def _mlp_params(layer, rng, n_in, n_hidden, n_classes, logit_shift=0.0):
+    """Random parameters; ``logit_shift`` is added to b2, and so to every logit."""
     shapes = {"w1": (n_in, n_hidden), "b1": (n_hidden,), "gamma": (n_hidden,), "beta": (n_hidden,),
               "w2": (n_hidden, n_classes), "b2": (n_classes,)}
     for name in MLP:
-        layer.set_param(name, rng.standard_normal(shapes[name]))
+        layer.set_param(name, rng.standard_normal(shapes[name]) + (logit_shift if name == "b2" else 0.0))
 
 
 def _rec_mlp_grads(rec, layer, dtype, suffix=""):
@@ -676,13 +687,13 @@ def _rec_mlp_grads(rec, layer, dtype, suffix=""):
             rec("d" + name + suffix, layer.grad(name), F32 if dtype == np.float32 else F64)
 
 
-def mlp_probe(label, n, sizes=(5, 6, 4), dtype=np.float64):
+def mlp_probe(label, n, sizes=(5, 6, 4), dtype=np.float64, logit_shift=0.0):
     """The loss, dx and every parameter gradient of MLPWithBatchNorm(*sizes) on a random batch
     of n rows with random integer targets, random parameters and a random scalar upstream
-    gradient."""
+    gradient; ``logit_shift`` (on b2) moves every logit, which the softmax must not notice."""
     def run(rec, make, rng):
         layer = make(*sizes)
-        _mlp_params(layer, rng, *sizes)
+        _mlp_params(layer, rng, *sizes, logit_shift=logit_shift)
         x = rng.standard_normal((n, sizes[0])).astype(dtype)
         targets = rng.integers(0, sizes[2], n)
         loss = layer.forward(x, targets)
@@ -718,6 +729,7 @@ MLP_WITH_BATCHNORM = Exercise(
         mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
         mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),
         mlp_probe("(8, 5) -> 6 -> 4 float32", 8, dtype=np.float32),
+        mlp_probe("logits around 1000 (8, 5) -> 6 -> 4", 8, logit_shift=1000.0),
         mlp_accumulation_probe(8),
     ),
     (5, 6, 4), (4, 5), difficulty=3, minutes=45, example_extra=(np.array([0, 2, 1, 3]),),

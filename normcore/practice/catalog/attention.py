@@ -29,6 +29,7 @@ QK_DQ = Anchor("dq", "dq = self.rms_norm_backward(dqn, gq, q_cache, self.gamma_q
 QK_DK = Anchor("dk", "dk = self.rms_norm_backward(dkn, gk, k_cache, self.gamma_k)")
 QK_DNORM = Anchor("dnorm", "return rrms * (dt_hat - t_hat * mean_dt_hat_t_hat)")
 QK_DGAMMA = Anchor("dgamma", "param.grad += (dout * t_hat).sum(axis=(0, 1, 2))")
+QK_MEAN_SQUARE = Anchor("mean-square", "ms = (t ** 2).mean(axis=self.norm_axes, keepdims=True)")
 
 MISTAKES = [
     Mistake(
@@ -41,8 +42,8 @@ MISTAKES = [
         "softmax, so that it normalises over the allowed keys only and every row sums to 1.",
         {"attention": [((ATT_MASK, "scores = scores"),
                         (ATT_SOFTMAX, "attn = e / e.sum(axis=-1, keepdims=True) * ~future"))]},
-        taught=notebook('interview_practice',
-                       '9.3 (Attention: the scale, the mask, three shares of dx)'),
+        taught=notebook("interview_practice",
+                       "9.3 (Attention: the scale, the mask, three shares of dx)"),
     ),
     Mistake(
         "attn-mask-zero-fill",
@@ -53,7 +54,7 @@ MISTAKES = [
         "A masked key must get probability 0, i.e. exp(score) = 0: fill the masked scores "
         "with -inf (or a very large negative number), then take the softmax.",
         {"attention": [((ATT_MASK, "scores = np.where(future, 0.0, scores)"),)]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "attn-no-scale",
@@ -73,8 +74,8 @@ MISTAKES = [
             ((QK_SCORES, "scores = qn @ kn.swapaxes(-1, -2)"), (QK_DQN, "dqn = dscores @ kn"),
              (QK_DKN, "dkn = dscores.swapaxes(-1, -2) @ qn")),
         ]},
-        taught=notebook('interview_practice',
-                       '9.3 (Attention: the scale, the mask, three shares of dx)'),
+        taught=notebook("interview_practice",
+                       "9.3 (Attention: the scale, the mask, three shares of dx)"),
     ),
     Mistake(
         "attn-scale-by-d-model",
@@ -86,8 +87,8 @@ MISTAKES = [
         {"attention": [((ATT_SCORES, "scores = q @ k.swapaxes(-1, -2) / C ** 0.5"),
                         (ATT_DQ, "dq = dscores @ k / C ** 0.5"),
                         (ATT_DK, "dk = dscores.swapaxes(-1, -2) @ q / C ** 0.5"))]},
-        taught=notebook('interview_practice',
-                       '9.3 (Attention: the scale, the mask, three shares of dx)'),
+        taught=notebook("interview_practice",
+                       "9.3 (Attention: the scale, the mask, three shares of dx)"),
     ),
     Mistake(
         "attn-wrong-head-split",
@@ -102,7 +103,7 @@ MISTAKES = [
              (ATT_MERGE, "t.reshape(B, T, H * D)")),
             ((ATT_MERGE, "t.reshape(B, T, H * D)"),),
         ]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "attn-dx-missing-share",
@@ -113,8 +114,8 @@ MISTAKES = [
         "dx = dq @ wq^T + dk @ wk^T + dv @ wv^T (each merged back to (B, T, C)).",
         {"attention": [((ATT_DX, "dx = dx_k + dx_v"),), ((ATT_DX, "dx = dx_q + dx_v"),),
                        ((ATT_DX, "dx = dx_q + dx_k"),)]},
-        taught=notebook('interview_practice',
-                       '9.3 (Attention: the scale, the mask, three shares of dx)'),
+        taught=notebook("interview_practice",
+                       "9.3 (Attention: the scale, the mask, three shares of dx)"),
     ),
     Mistake(
         "attn-softmax-over-queries",
@@ -128,7 +129,7 @@ MISTAKES = [
                         (ATT_SOFTMAX, "attn = e / e.sum(axis=-2, keepdims=True)"),
                         (ATT_DSCORES, "dscores = attn * (dattn - (dattn * attn).sum(axis=-2, "
                                       "keepdims=True))"))]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "attn-mask-flipped",
@@ -139,7 +140,7 @@ MISTAKES = [
         "Query i may attend to keys j <= i: mask the entries with j > i, the ones *above* the "
         "diagonal of scores[..., i, j] (np.triu(..., k=1)); check it on T = 3 by hand.",
         {"attention": [((ATT_FUTURE, "future = np.tril(np.ones((T, T), dtype=bool), k=-1)"),)]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "attn-mask-covers-diagonal",
@@ -150,7 +151,7 @@ MISTAKES = [
         "Position i may attend to itself: mask only j > i, strictly above the diagonal "
         "(np.triu(..., k=1)), so every row keeps at least one key.",
         {"attention": [((ATT_FUTURE, "future = np.triu(np.ones((T, T), dtype=bool), k=0)"),)]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "attn-backward-untransposed",
@@ -163,7 +164,7 @@ MISTAKES = [
         "axis carries.",
         {"attention": [((ATT_DK, "dk = dscores @ q / D ** 0.5"),),
                        ((ATT_DV, "dv = attn @ dout"),)]},
-        taught=solution('attention'),
+        taught=solution("attention"),
     ),
     Mistake(
         "qk-norm-over-d-model",
@@ -175,7 +176,7 @@ MISTAKES = [
         "then take the mean square over the last axis of (B, H, T, D), D channels; the "
         "backward's mean runs over the same axis.",
         {"qk_norm": [((QK_AXES, "self.norm_axes = (1, -1)"),)]},
-        taught=solution('qk_norm'),
+        taught=solution("qk_norm"),
     ),
     Mistake(
         "qk-norm-after-scale",
@@ -193,7 +194,7 @@ MISTAKES = [
                       (QK_DKN, "dkn = dscores.swapaxes(-1, -2) @ qn"),
                       (QK_DQ, "dq = self.rms_norm_backward(dqn, gq, q_cache, self.gamma_q) "
                               "/ D ** 0.5"))]},
-        taught=solution('qk_norm'),
+        taught=solution("qk_norm"),
     ),
     Mistake(
         "qk-norm-backward-skipped",
@@ -205,7 +206,7 @@ MISTAKES = [
         "gamma - q_hat * mean(dqn * gamma * q_hat)) over the head's D channels, RMSNorm's "
         "backward, before merging the heads.",
         {"qk_norm": [((QK_DNORM, "return dout"),)]},
-        taught=solution('qk_norm'),
+        taught=solution("qk_norm"),
     ),
     Mistake(
         "qk-norm-one-side",
@@ -219,7 +220,7 @@ MISTAKES = [
             ((QK_KNORM, "kn, k_cache = k, None"), (QK_DK, "dk = dkn")),
             ((QK_QNORM, "qn, q_cache = q, None"), (QK_DQ, "dq = dqn")),
         ]},
-        taught=solution('qk_norm'),
+        taught=solution("qk_norm"),
     ),
     Mistake(
         "qk-norm-dgamma-head-mean",
@@ -230,6 +231,34 @@ MISTAKES = [
         "One weight (D,) serves every head, so every head adds its share: dgamma sums dqn * "
         "q_hat over the batch, the heads and the positions, not a mean over the heads.",
         {"qk_norm": [((QK_DGAMMA, "param.grad += (dout * t_hat).sum(axis=(0, 2)).mean(axis=0)"),)]},
-        taught=solution('qk_norm'),
+        taught=solution("qk_norm"),
+    ),
+    Mistake(
+        "qk-norm-shared-gamma",
+        "QK-norm with one weight for q and k",
+        "every number is off: the keys were normalised with gamma_q, the queries' weight, "
+        "instead of their own gamma_k, so gamma_q receives the gradients of both norms and "
+        "gamma_k none (one RMSNorm module applied to both sides)",
+        "QK-norm has two norms with a weight each: qn = RMSNorm_q(q) with gamma_q and kn = "
+        "RMSNorm_k(k) with gamma_k; each weight gets the gradient of its own norm.",
+        {"qk_norm": [((QK_KNORM, "kn, k_cache = self.rms_norm(k, gq)"),
+                      (QK_DK, "dk = self.rms_norm_backward(dkn, gq, k_cache, self.gamma_q)"))]},
+        taught=solution("qk_norm"),
+    ),
+    Mistake(
+        "qk-norm-mean-subtracted",
+        "QK-norm written as a LayerNorm: the mean subtracted",
+        "every number is off: each head's q and k were centred before the root mean square "
+        "(a LayerNorm without beta), so every normalised query and key sums to zero over the "
+        "head's D channels, and the backward has LayerNorm's mean term",
+        "This QK-norm is an RMSNorm: q / sqrt(mean(q**2) + eps) * gamma over the head's D "
+        "channels, nothing subtracted; its backward has no - mean(dq_hat) term.",
+        {"qk_norm": [(
+            (QK_MEAN_SQUARE, "t = t - t.mean(axis=self.norm_axes, keepdims=True)\n"
+                             "        ms = (t ** 2).mean(axis=self.norm_axes, keepdims=True)"),
+            (QK_DNORM, "return rrms * (dt_hat - dt_hat.mean(axis=self.norm_axes, keepdims=True) "
+                       "- t_hat * mean_dt_hat_t_hat)"),
+        )]},
+        taught=solution("qk_norm"),
     ),
 ]

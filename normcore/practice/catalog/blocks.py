@@ -18,6 +18,7 @@ BLOCK_DW2 = Anchor("dw2", "self.w2.grad += rows(r).T @ rows(dg)")
 BLOCK_DB2 = Anchor("db2", "self.b2.grad += rows(dg).sum(axis=0)")
 MLP_VAR = Anchor("var", "var = ((h - mean) ** 2).mean(axis=0, keepdims=True)")
 MLP_DLOGITS = Anchor("dlogits", "dlogits = dloss * (p - onehot) / n")
+MLP_SHIFT = Anchor("shift", "z = logits - logits.max(axis=1, keepdims=True)")
 MLP_DW2 = Anchor("dw2", "self.w2.grad += a.T @ dlogits")
 MLP_DB2 = Anchor("db2", "self.b2.grad += dlogits.sum(axis=0)")
 MLP_DHBN = Anchor("dhbn", "dhbn = da * (1.0 - a ** 2)")
@@ -43,7 +44,7 @@ MISTAKES = [
             ((MLP_DHBN, f"dhbn = da * (1.0 - {MLP_HBN} ** 2)"),),
             ((MLP_DHBN, "dhbn = da * (1.0 - (x @ self.w1.data + self.b1.data) ** 2)"),),
         ]},
-        taught=solution('mlp_with_batchnorm'),
+        taught=solution("mlp_with_batchnorm"),
     ),
     Mistake(
         "bn-backward-no-gamma",
@@ -53,7 +54,7 @@ MISTAKES = [
         "hbn = gamma * h_hat + beta, so the gradient reaching h_hat is scaled by gamma: "
         "dh_hat = dhbn * gamma, and the BatchNorm backward starts from dh_hat.",
         {"mlp_with_batchnorm": [((MLP_DH_HAT, "dh_hat = dhbn"),)]},
-        taught=solution('mlp_with_batchnorm'),
+        taught=solution("mlp_with_batchnorm"),
     ),
     Mistake(
         "dw-from-pre-activation",
@@ -63,7 +64,7 @@ MISTAKES = [
         "A Linear layer's weight gradient is (the layer's input).T @ (its output's gradient); "
         "the second Linear's input is the activation a = tanh(hbn).",
         {"mlp_with_batchnorm": [((MLP_DW2, f"self.w2.grad += {MLP_HBN}.T @ dlogits"),)]},
-        taught=solution('mlp_with_batchnorm'),
+        taught=solution("mlp_with_batchnorm"),
     ),
     Mistake(
         "bias-grad-averaged",
@@ -74,7 +75,7 @@ MISTAKES = [
         "A bias is broadcast over the N rows, so its gradient is the sum of the rows' "
         "gradients; the 1 / N of the mean belongs to dlogits, once.",
         {"mlp_with_batchnorm": [((MLP_DB2, "self.b2.grad += dlogits.mean(axis=0)"),)]},
-        taught=solution('mlp_with_batchnorm'),
+        taught=solution("mlp_with_batchnorm"),
     ),
     Mistake(
         "block-residual-grad-dropped",
@@ -88,8 +89,8 @@ MISTAKES = [
             ((BLOCK_DX_PRE, "dx = self._ln_backward(self._ffn_backward(dy))"),),
             ((BLOCK_DX_POST, "dx = self._ffn_backward(dz)"),),
         ]},
-        taught=notebook('interview_practice',
-                       '9.4 (The residual block: the identity path carries dy)'),
+        taught=notebook("interview_practice",
+                       "9.4 (The residual block: the identity path carries dy)"),
     ),
     Mistake(
         "block-norm-backward-skipped",
@@ -106,8 +107,8 @@ MISTAKES = [
             ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy"),),
             ((BLOCK_DZ_POST, "self._ln_backward(dy)\n            dz = dy * self.gamma.data"),),
         ]},
-        taught=notebook('interview_practice',
-                       '9.4 (The residual block: the identity path carries dy)'),
+        taught=notebook("interview_practice",
+                       "9.4 (The residual block: the identity path carries dy)"),
     ),
     Mistake(
         "block-relu-mask-missing",
@@ -118,7 +119,7 @@ MISTAKES = [
         "relu'(a) is 1 where a > 0 and 0 elsewhere: multiply the gradient at ReLU's output by "
         "the mask a > 0 from the forward, before dw1, db1 and the input's gradient.",
         {"transformer_block": [((BLOCK_RELU_MASK, "da = dr"),)]},
-        taught=solution('transformer_block'),
+        taught=solution("transformer_block"),
     ),
     Mistake(
         "block-pre-post-swapped",
@@ -131,7 +132,7 @@ MISTAKES = [
         {"transformer_block": [
             ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),),
         ]},
-        taught=solution('transformer_block'),
+        taught=solution("transformer_block"),
     ),
     Mistake(
         "block-norm-on-branch-output",
@@ -145,6 +146,6 @@ MISTAKES = [
             ((BLOCK_Y_PRE, "y = x + self._ln(self._ffn(x))"),
              (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
         ]},
-        taught=solution('transformer_block'),
+        taught=solution("transformer_block"),
     ),
 ]

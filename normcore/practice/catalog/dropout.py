@@ -1,7 +1,7 @@
 """Dropout mistakes: the scale, the mask, training against evaluation.
 """
 
-from .base import Anchor, Mistake, notebook
+from .base import Anchor, Mistake, notebook, solution
 
 
 # The pieces of the reference answers that the mutants replace (see base.Anchor).
@@ -9,6 +9,7 @@ DROP_SCALE = Anchor("scale", "scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - sel
 DROP_KEEP = Anchor("keep", "keep = self.rng.random(x.shape) >= self.p")
 DROP_EVAL = Anchor("eval", "if not self.training or self.p == 0.0:")
 DROP_EVAL_RETURN = Anchor("eval-return", "return x")
+DROP_EVAL_MASK = Anchor("eval-mask", "self.mask = None")
 DROP_BACKWARD = Anchor("dx", "return (dy * self.mask).astype(dy.dtype)")
 
 MISTAKES = [
@@ -20,7 +21,7 @@ MISTAKES = [
         "Inverted dropout scales the kept units by 1 / (1 - p) in training (forward and "
         "backward), so that the expected output equals the input and evaluation needs nothing.",
         {"dropout": [((DROP_SCALE, "scale = 1.0"),)]},
-        taught=notebook('dropout', '7 (Forgetting the scale)'),
+        taught=notebook("dropout", "7 (Forgetting the scale)"),
     ),
     Mistake(
         "dropout-eval-scaling",
@@ -33,7 +34,7 @@ MISTAKES = [
             ((DROP_EVAL_RETURN, "return x * (1.0 - self.p)"),),
             ((DROP_EVAL_RETURN, "return x / (1.0 - self.p)"),),
         ]},
-        taught=notebook('dropout', '7 (Train vs eval)'),
+        taught=notebook("dropout", "7 (Train vs eval)"),
     ),
     Mistake(
         "dropout-active-in-eval",
@@ -42,7 +43,7 @@ MISTAKES = [
         "evaluation time, so predictions are random",
         "Check the mode: in evaluation (training flag off) Dropout returns its input.",
         {"dropout": [((DROP_EVAL, "if self.p == 0.0:"),)]},
-        taught=notebook('dropout', '7 (Train vs eval)'),
+        taught=notebook("dropout", "7 (Train vs eval)"),
     ),
     Mistake(
         "dropout-fresh-mask",
@@ -53,7 +54,7 @@ MISTAKES = [
         "cached mask (with the same scale) in backward.",
         {"dropout": [((DROP_BACKWARD, "return (dy * (self.rng.random(dy.shape) >= self.p) / (1.0 - self.p))"
                                       ".astype(dy.dtype)"),)]},
-        taught=notebook('dropout', '7 (A new mask in the backward is wrong)'),
+        taught=notebook("dropout", "7 (A new mask in the backward is wrong)"),
     ),
     Mistake(
         "dropout-p-is-keep",
@@ -67,7 +68,7 @@ MISTAKES = [
              (DROP_SCALE, "scale = 1.0 / self.p")),
             ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),),
         ]},
-        taught=notebook('dropout', '7 (p is the probability of dropping)'),
+        taught=notebook("dropout", "7 (p is the probability of dropping)"),
     ),
     Mistake(
         "dropout-scale-1-over-p",
@@ -78,7 +79,7 @@ MISTAKES = [
         "keep probability), not by p.",
         {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
                      ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
-        taught=notebook('dropout', '7 (Forgetting the scale)'),
+        taught=notebook("dropout", "7 (Forgetting the scale)"),
     ),
     Mistake(
         "dropout-backward-no-scale",
@@ -88,6 +89,39 @@ MISTAKES = [
         "y = x * mask / (1 - p), so dy/dx = mask / (1 - p): the backward applies the same mask "
         "*and* the same scale as the forward (cache the scaled mask once).",
         {"dropout": [((DROP_BACKWARD, "return (dy * (self.mask != 0)).astype(dy.dtype)"),)]},
-        taught=notebook('dropout', '4 (The backward, step by step)'),
+        taught=notebook("dropout", "4 (The backward, step by step)"),
+    ),
+    Mistake(
+        "dropout-p-one-nan",
+        "Dropout(p=1) gives nan",
+        "every p < 1 is right; p = 1 gives nan (or inf) outputs and gradients instead of "
+        "zeros: the scale 1 / (1 - p) divides by zero, and 0 * inf is nan",
+        "p = 1 drops every unit, so the output and dx are zeros: special-case it (a scale of "
+        "0, or return zeros) before dividing by 1 - p.",
+        {"dropout": [((DROP_SCALE, "scale = 1.0 / np.float64(1.0 - self.p)"),)]},
+        taught=solution("dropout"),
+    ),
+    Mistake(
+        "dropout-stale-mask",
+        "Dropout backward after an evaluation forward reuses the training mask",
+        "training and a fresh layer in evaluation are right; after a training forward, the "
+        "backward of an evaluation forward zeroes and scales dy with the mask that training "
+        "step drew, where evaluation's dx is dy itself",
+        "The backward belongs to the last forward: when the forward is the identity "
+        "(evaluation, or p = 0), clear the cached mask (or remember the mode), so that the "
+        "backward passes dy through unchanged.",
+        {"dropout": [((DROP_EVAL_MASK, "pass"),)]},
+        taught=notebook("dropout", "7 (Train vs eval, and dropout before a norm)"),
+    ),
+    Mistake(
+        "dropout-batch-shared-mask",
+        "one Dropout mask shared by every row of the batch",
+        "the fraction of dropped units and the scale are right, but every sample drops the "
+        "same units: the mask was drawn with shape x.shape[1:] and broadcast over the batch, "
+        "so a column is dropped in every row or in none",
+        "Draw one independent keep/drop decision per ELEMENT: a mask of the input's full "
+        "shape, rng.random(x.shape) >= p, not one per feature.",
+        {"dropout": [((DROP_KEEP, "keep = self.rng.random(x.shape[1:]) >= self.p"),)]},
+        taught=notebook("dropout", "3 (The forward in code: the mask and the expectation)"),
     ),
 ]

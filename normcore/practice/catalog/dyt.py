@@ -34,7 +34,7 @@ MISTAKES = [
             ((DYT_DALPHA, "self.alpha.grad = self.alpha.grad + (du * x).sum(axis=-1)"),),
             ((DYT_DALPHA_SUM, "(du * x).mean()"),),
         ]},
-        taught=explain('dyt', 'alpha gets a share from every element'),
+        taught=explain("dyt", "alpha gets a share from every element"),
     ),
     Mistake(
         "dyt-tanh-derivative-from-input",
@@ -47,7 +47,7 @@ MISTAKES = [
         "saturates.",
         {"dyt": [((DYT_SLOPE, "(1.0 - x ** 2)"),),
                  ((DYT_SLOPE, "(1.0 - (self.alpha.data * x) ** 2)"),)]},
-        taught=explain('dyt', "tanh's slope, 1 - t**2"),
+        taught=explain("dyt", "tanh's slope, 1 - t**2"),
     ),
     Mistake(
         "dyt-dx-missing-alpha",
@@ -56,7 +56,7 @@ MISTAKES = [
         "everywhere (1 / alpha times the right value): the chain rule stopped at u = alpha * x",
         "u = alpha * x, so du/dx = alpha: dx = alpha * du, the last link of the chain.",
         {"dyt": [((DYT_DX, "dx = du"),)]},
-        taught=explain('dyt', 'scale by alpha: the share to x'),
+        taught=explain("dyt", "scale by alpha: the share to x"),
     ),
     Mistake(
         "dyt-dalpha-missing-x",
@@ -66,7 +66,7 @@ MISTAKES = [
         "u = alpha * x, so du/dalpha = x: dalpha sums du * x, the gradient at u times the "
         "input, over every element.",
         {"dyt": [((DYT_DALPHA_SUM, "du.sum()"),)]},
-        taught=explain('dyt', 'scale by alpha: the share to alpha'),
+        taught=explain("dyt", "scale by alpha: the share to alpha"),
     ),
     Mistake(
         "dyt-gamma-inside-tanh",
@@ -85,7 +85,7 @@ MISTAKES = [
             (DYT_DALPHA_SUM, "(du * self.gamma.data * x).sum()"),
             (DYT_DX, "dx = self.alpha.data * self.gamma.data * du"),
         )]},
-        taught=explain('dyt', 'the forward: tanh, then scale, then shift'),
+        taught=explain("dyt", "the forward: tanh, then scale, then shift"),
     ),
     Mistake(
         "dyt-dgamma-from-input",
@@ -97,7 +97,7 @@ MISTAKES = [
         "t being what gamma multiplies.",
         {"dyt": [((DYT_DGAMMA_T, "(dy * x)"),),
                  ((DYT_DGAMMA_T, "(dy * self.alpha.data * x)"),)]},
-        taught=explain('dyt', 'scale: the share to gamma'),
+        taught=explain("dyt", "scale: the share to gamma"),
     ),
     Mistake(
         "dyt-dbeta-not-summed",
@@ -108,7 +108,7 @@ MISTAKES = [
         "dy over them, one entry per element of normalized_shape, added into beta.grad.",
         {"dyt": [((DYT_DBETA, "pass"),),
                  ((DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"),)]},
-        taught=explain('dyt', 'shift: the share to beta'),
+        taught=explain("dyt", "shift: the share to beta"),
     ),
     Mistake(
         "dyt-backward-no-gamma",
@@ -118,6 +118,29 @@ MISTAKES = [
         "y = gamma * t + beta, so the gradient reaching t is scaled by gamma: dt = dy * gamma, "
         "and the rest of the backward (du, dx, dalpha) starts from dt.",
         {"dyt": [((DYT_DT, "dt = dy"),)]},
-        taught=explain('dyt', 'scale: the share to t'),
+        taught=explain("dyt", "scale: the share to t"),
+    ),
+    Mistake(
+        "dyt-alpha-init-ignored",
+        "DyT's alpha_init ignored",
+        "every number is off unless alpha_init happens to be the value hard-coded: alpha "
+        "starts at 0.5 (or 1) whatever alpha_init says, so tanh's input is scaled wrongly; "
+        "once alpha is assigned through alpha.data everything is right",
+        "alpha's starting value is the constructor's alpha_init: alpha = np.full(1, "
+        "alpha_init). Models tune it (larger for wider models), so a constant is wrong.",
+        {"dyt": [((DYT_ALPHA, "np.full(1, 0.5, dtype)"),),
+                 ((DYT_ALPHA, "np.ones(1, dtype)"),)]},
+        taught=explain("dyt", "the forward: tanh, then scale, then shift"),
+    ),
+    Mistake(
+        "dyt-tanh-derivative-missing",
+        "DyT's backward without tanh's derivative",
+        "the forward, dgamma and dbeta are right; dx and dalpha are not, worst where tanh "
+        "saturates: the gradient went through tanh unchanged (du = dt), as if tanh were the "
+        "identity, instead of du = dt * (1 - t**2)",
+        "Every node of the chain contributes its slope: tanh's is 1 - t**2 with t its output, "
+        "close to 0 where it saturates, so du = dt * (1 - t**2).",
+        {"dyt": [((DYT_SLOPE, "1.0"),)]},
+        taught=explain("dyt", "tanh's slope, 1 - t**2"),
     ),
 ]

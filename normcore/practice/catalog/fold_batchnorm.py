@@ -19,7 +19,7 @@ MISTAKES = [
         "Evaluation subtracts running_mean before it scales: bn(z) = s * (z - running_mean) + "
         "beta, and z = x @ W.T + b, so b' = s * (b - running_mean) + beta.",
         {"fold_batchnorm": [((FOLD_BIAS, "s * b + beta"),)]},
-        taught=solution('fold_batchnorm'),
+        taught=solution("fold_batchnorm"),
     ),
     Mistake(
         "fold-scale-on-columns",
@@ -30,7 +30,7 @@ MISTAKES = [
         "s has one value per OUTPUT feature, and W is (out, in): output j is row j of W, so "
         "W' = s[:, None] * W (or np.diag(s) @ W), not W * s.",
         {"fold_batchnorm": [((FOLD_WEIGHT, "W * s[None, :]"),)]},
-        taught=solution('fold_batchnorm'),
+        taught=solution("fold_batchnorm"),
     ),
     Mistake(
         "fold-beta-missing",
@@ -40,7 +40,7 @@ MISTAKES = [
         "BatchNorm adds beta after the scale, and a constant added to every output goes into "
         "the bias: b' = s * (b - running_mean) + beta.",
         {"fold_batchnorm": [((FOLD_BIAS, "s * (b - running_mean)"),)]},
-        taught=solution('fold_batchnorm'),
+        taught=solution("fold_batchnorm"),
     ),
     Mistake(
         "fold-bias-dropped",
@@ -50,6 +50,27 @@ MISTAKES = [
         "The Linear's bias goes through the BatchNorm like the rest of z: it is shifted by the "
         "running mean and scaled, b' = s * (b - running_mean) + beta.",
         {"fold_batchnorm": [((FOLD_BIAS, "beta - s * running_mean"),)]},
-        taught=solution('fold_batchnorm'),
+        taught=solution("fold_batchnorm"),
+    ),
+    Mistake(
+        "fold-eps-missing",
+        "the fold forgets eps",
+        "right while running_var is large against eps, wrong where it is not: s = gamma / "
+        "sqrt(running_var) without the BatchNorm's eps, so W' and b' are too large for "
+        "channels whose running variance is near eps (and infinite for a zero one)",
+        "The folded layer must equal the BatchNorm in evaluation, eps included: "
+        "s = gamma / sqrt(running_var + eps).",
+        {"fold_batchnorm": [((FOLD_SCALE, "gamma / np.sqrt(running_var)"),)]},
+        taught=solution("fold_batchnorm"),
+    ),
+    Mistake(
+        "fold-bias-not-scaled",
+        "the folded bias not multiplied by the scale",
+        "W' is right, b' is not: b' = b - running_mean + beta, the centred bias left unscaled, "
+        "where the BatchNorm multiplies everything it normalises, the bias included, by s",
+        "bn(z) = s * (z - running_mean) + beta with z = x @ W.T + b: s multiplies b and the "
+        "running mean along with x @ W.T, so b' = s * (b - running_mean) + beta.",
+        {"fold_batchnorm": [((FOLD_BIAS, "b - running_mean + beta"),)]},
+        taught=solution("fold_batchnorm"),
     ),
 ]

@@ -2,8 +2,8 @@
 with the other exercises that contain a norm (its backward, its parameters' gradients).
 """
 
-from .base import Anchor, Mistake, same, notebook, explain
-from .attention import ATT_DW, QK_DGAMMA
+from .base import Anchor, Mistake, explain, notebook, same, solution
+from .attention import ATT_DW, QK_DGAMMA, QK_DNORM
 from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
                      MLP_DGAMMA, MLP_DH, MLP_DW1, MLP_DW2, MLP_VAR)
 from .dyt import DYT_DALPHA, DYT_DBETA, DYT_DGAMMA
@@ -22,6 +22,12 @@ BN_NEW_MEAN = Anchor("running-mean", "+ m * mean.ravel()")
 BN_NEW_VAR = Anchor("running-var", "+ m * var.ravel()")
 BN_EVAL_BACKWARD = Anchor("eval-backward", "if not batch_stats:")
 BN_EVAL_VAR = Anchor("eval-var", "var = self.running_var.reshape(view)")
+BN_MOMENTUM = Anchor("momentum",
+                     "1.0 / self.num_batches_tracked if self.momentum is None else self.momentum")
+BN_M = Anchor("momentum", "m = ")
+BN_SET_MEAN = Anchor("running-mean", "self.running_mean = ")
+BN_SET_VAR = Anchor("running-var", "self.running_var = ")
+BN_AFFINE = Anchor("affine", "if self.gamma is not None:")  # the forward's gamma and beta
 VAR = Anchor("var", "var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)")
 VAR_GROUPED = Anchor("var", "var = ((xg - mean) ** 2).mean(axis=-1, keepdims=True)")
 RSTD = Anchor("rstd", "np.sqrt(var + self.eps)")
@@ -58,7 +64,7 @@ MISTAKES = [
             (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
             (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()"),
         )]},
-        taught=notebook('batchnorm', '7 (Momentum: which side does it weight?)'),
+        taught=notebook("batchnorm", "7 (Momentum: which side does it weight?)"),
     ),
     Mistake(
         "bn-running-var-biased",
@@ -71,7 +77,7 @@ MISTAKES = [
         {"batchnorm": [(
             (BN_UNBIASED, "var.ravel()"),
         )]},
-        taught=notebook('batchnorm', '7 (Biased vs unbiased variance)'),
+        taught=notebook("batchnorm", "7 (Biased vs unbiased variance)"),
     ),
     Mistake(
         "var-unbiased-in-normalization",
@@ -95,7 +101,7 @@ MISTAKES = [
                  (MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat * n / (n - 1))")),
             ],
         },
-        taught=notebook('layernorm', '7 (Biased variance)'),
+        taught=notebook("layernorm", "7 (Biased variance)"),
     ),
     Mistake(
         "eps-outside-sqrt",
@@ -108,11 +114,11 @@ MISTAKES = [
         "sqrt(mean(x**2) + eps), not RMS + eps).",
         {
             **same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
-            "rmsnorm": [((RRMS, "(np.sqrt(ms) + eps)"),)],
+            **same(("rmsnorm", "qk_norm"), ((RRMS, "(np.sqrt(ms) + eps)"),)),
             "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
             "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
         },
-        taught=notebook('layernorm', '7 (eps inside the square root)'),
+        taught=notebook("layernorm", "7 (eps inside the square root)"),
     ),
     Mistake(
         "stats-over-too-few-axes",
@@ -126,7 +132,7 @@ MISTAKES = [
             **same(("layernorm", "rmsnorm"), ((AXES_TRAILING, "axes = (-1,)"),)),
             "groupnorm": [((GROUP, "return a.reshape(a.shape[0], a.shape[1], -1)"),)],
         },
-        taught=notebook('layernorm', '7 (Which axes, and train vs eval)'),
+        taught=notebook("layernorm", "7 (Which axes, and train vs eval)"),
     ),
     Mistake(
         "ln-over-batch",
@@ -136,7 +142,7 @@ MISTAKES = [
         "LayerNorm normalises each sample on its own: the mean and variance run over the "
         "feature axes (the last ones), one pair of statistics per sample or token.",
         {"layernorm": [((AXES_TRAILING, "axes = (0,)"),)]},
-        taught=notebook('interview_practice', '1 (Intuition: which axis)'),
+        taught=notebook("interview_practice", "1 (Intuition: which axis)"),
     ),
     Mistake(
         "gn-strided-groups",
@@ -151,7 +157,7 @@ MISTAKES = [
             (UNGROUP, "return ag.reshape(shape[0], self.num_groups, -1, *shape[2:])"
                       ".swapaxes(1, 2).reshape(shape)"),
         )]},
-        taught=notebook('groupnorm_instancenorm', '7 (groups are contiguous)'),
+        taught=notebook("groupnorm_instancenorm", "7 (groups are contiguous)"),
     ),
     Mistake(
         "backward-stats-constant",
@@ -167,7 +173,7 @@ MISTAKES = [
             "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
         },
-        taught=explain('layernorm', 'every path from x to y'),
+        taught=explain("layernorm", "every path from x to y"),
     ),
     Mistake(
         "backward-no-xhat-term",
@@ -183,7 +189,7 @@ MISTAKES = [
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
         },
-        taught=explain('layernorm', 'the path through the variance'),
+        taught=explain("layernorm", "the path through the variance"),
     ),
     Mistake(
         "rms-backward-mean-term",
@@ -194,7 +200,7 @@ MISTAKES = [
         "direct term and the one through the RMS.",
         {"rmsnorm": [((DX_RMS, "dx = rrms * (dx_hat - dx_hat.mean(axis=axes, keepdims=True) "
                                "- x_hat * mean_dx_hat_x_hat)"),)]},
-        taught=explain('rmsnorm', 'no mean, no mean term'),
+        taught=explain("rmsnorm", "no mean, no mean term"),
     ),
     Mistake(
         "dparam-wrong-reduction",
@@ -230,7 +236,7 @@ MISTAKES = [
                     ((DYT_DGAMMA, "self.gamma.grad += (dy * t).mean(axis=lead)"),
                      (DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"))],
         },
-        taught=notebook('interview_practice', '4 (The backward)'),
+        taught=notebook("interview_practice", "4 (The backward)"),
     ),
     Mistake(
         "grad-assigned",
@@ -255,7 +261,7 @@ MISTAKES = [
             "dyt": [tuple((line, line.replace("+=", "=")) for line in (
                 DYT_DBETA, DYT_DGAMMA, DYT_DALPHA))],
         },
-        taught=notebook('interview_practice', '4 (The backward)'),
+        taught=notebook("interview_practice", "4 (The backward)"),
     ),
     Mistake(
         "bn-eval-batch-stats",
@@ -269,7 +275,7 @@ MISTAKES = [
             ((BN_BATCH_STATS, "batch_stats = True"),
              (BN_UPDATE, "if self.track_running_stats:")),
         ]},
-        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
     ),
     Mistake(
         "bn-train-running-stats",
@@ -290,7 +296,7 @@ MISTAKES = [
              (BN_NEW_MEAN, "+ m * mean_batch.ravel()"),
              (BN_NEW_VAR, "+ m * var_batch.ravel()")),
         ]},
-        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
     ),
     Mistake(
         "bn-eval-squared-var",
@@ -301,7 +307,7 @@ MISTAKES = [
         "sqrt(running_var + eps).",
         {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)],
          "fold_batchnorm": [((FOLD_SCALE, "gamma / np.sqrt(running_var ** 2 + eps)"),)]},
-        taught=notebook('batchnorm', '7 (The running variance is a variance)'),
+        taught=notebook("batchnorm", "7 (The running variance is a variance)"),
     ),
     Mistake(
         "bn-eval-backward-batch-formula",
@@ -318,7 +324,7 @@ MISTAKES = [
              (DX, "dx = rstd * (dx_hat - mean_dx_hat - (x_hat - x_hat.mean(axis=axes, "
                   "keepdims=True)) * mean_dx_hat_x_hat)")),
         ]},
-        taught=notebook('batchnorm', '7 (Training vs evaluation)'),
+        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
     ),
     Mistake(
         "rms-subtracts-mean",
@@ -328,7 +334,7 @@ MISTAKES = [
         "RMSNorm only rescales: y = x / sqrt(mean(x**2) + eps) * gamma, no centring (and no "
         "beta). That is the point of it: one statistic, not two.",
         {"rmsnorm": [((MEAN_SQUARE, "x = x - x.mean(axis=axes, keepdims=True)\n        " + MEAN_SQUARE),)]},
-        taught=notebook('rmsnorm', '1 (Intuition: scale without centring)'),
+        taught=notebook("rmsnorm", "1 (Intuition: scale without centring)"),
     ),
     Mistake(
         "rms-wrong-normaliser",
@@ -342,7 +348,7 @@ MISTAKES = [
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) "
                            "/ (np.prod([x.shape[a] for a in axes]) - 1)"),),
         ]},
-        taught=notebook('rmsnorm', '7 (The normaliser is the number of features)'),
+        taught=notebook("rmsnorm", "7 (The normaliser is the number of features)"),
     ),
     Mistake(
         "backward-no-mean-term",
@@ -359,7 +365,7 @@ MISTAKES = [
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
         },
-        taught=explain('layernorm', 'the path through the mean'),
+        taught=explain("layernorm", "the path through the mean"),
     ),
     Mistake(
         "bn-stats-per-position",
@@ -381,7 +387,7 @@ MISTAKES = [
              (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
              (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
         ]},
-        taught=notebook('batchnorm', '1 (Intuition) and 2 (The formulas)'),
+        taught=notebook("batchnorm", "1 (Intuition) and 2 (The formulas)"),
     ),
     Mistake(
         "rms-batch-size-normaliser",
@@ -397,7 +403,7 @@ MISTAKES = [
              (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).sum(axis=axes, "
                       "keepdims=True) / dy.shape[0])")),
         ]},
-        taught=notebook('rmsnorm', '7 (The normaliser is the number of features)'),
+        taught=notebook("rmsnorm", "7 (The normaliser is the number of features)"),
     ),
     Mistake(
         "rms-over-whole-tensor",
@@ -411,6 +417,103 @@ MISTAKES = [
             ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),
              (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).mean(keepdims=True))")),
         ]},
-        taught=notebook('rmsnorm', '7 (One RMS per sample, not per batch)'),
+        taught=notebook("rmsnorm", "7 (One RMS per sample, not per batch)"),
+    ),
+    Mistake(
+        "bn-momentum-none-unsupported",
+        "momentum=None (the cumulative average) not handled",
+        "BatchNorm1d(C, momentum=None) raises a TypeError at the first training step: the "
+        "running update computes (1 - self.momentum) with momentum None, where None asks for "
+        "the plain average of every batch so far",
+        "momentum=None means the running statistics are the cumulative average: count the "
+        "batches and use m = 1 / num_batches_tracked as the weight of the new batch; any "
+        "other momentum is used as given.",
+        {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
+        taught=solution("batchnorm"),
+    ),
+    Mistake(
+        "bn-running-never-updated",
+        "running statistics never updated in training",
+        "training outputs and gradients are right, but running_mean stays 0 and running_var "
+        "stays 1 however many batches go through, so evaluation normalises with the initial "
+        "values (the update went into local variables, not into the layer's attributes)",
+        "Each training forward blends the batch's statistics into the layer's own "
+        "self.running_mean and self.running_var (assign the attributes, not a local copy); "
+        "evaluation then uses them.",
+        {"batchnorm": [((BN_SET_MEAN, "running_mean = "), (BN_SET_VAR, "running_var = "))]},
+        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+    ),
+    Mistake(
+        "bn-running-init-first-batch",
+        "running statistics set to the first batch's statistics",
+        "after the first training step running_mean and running_var are that batch's own "
+        "statistics instead of 0.9 * (0, 1) + 0.1 * batch; the later steps blend as they "
+        "should, so the error fades by 0.9 each step but evaluation after a few steps is off",
+        "The running statistics start at mean 0 and variance 1 and every step, the first one "
+        "included, blends: running = (1 - momentum) * running + momentum * batch (with the "
+        "unbiased variance). Only momentum=None gives the first batch a weight of 1.",
+        {"batchnorm": [
+            ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),),
+            # the first batch's biased variance copied as it is
+            ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),
+             (BN_UNBIASED, "var.ravel() * (n / (n - 1) if self.num_batches_tracked > 1 else 1.0)")),
+        ]},
+        taught=notebook("batchnorm", "7 (Momentum: which side does it weight?)"),
+    ),
+    Mistake(
+        "bn-eval-no-affine",
+        "evaluation without gamma and beta",
+        "training is right and so are the running statistics; the evaluation output is not: it "
+        "is (x - running_mean) / sqrt(running_var + eps) alone, the normalised x without "
+        "gamma's scale and beta's shift",
+        "Evaluation changes only which statistics normalise x; the affine part stays: "
+        "y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta, as in training.",
+        {"batchnorm": [((BN_AFFINE, "if self.gamma is not None and batch_stats:"),)]},
+        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+    ),
+    Mistake(
+        "bn-backward-count-n",
+        "BatchNorm backward divides by N instead of N * L",
+        "right for (N, C) input, dx wrong for (N, C, L): the backward's means over the "
+        "channel's values were sums divided by N, the batch size, where each channel has "
+        "N * L values; the forward, dgamma and dbeta are right",
+        "Every mean in the backward runs over the same values as the forward's statistics: "
+        "all n = N * L values of a channel (axes 0 and 2), so divide the sums by n, or take "
+        ".mean over those axes.",
+        {"batchnorm": [(
+            (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.sum(axis=axes, keepdims=True) / len(dy)"),
+            (BN_MEAN_DX_HAT_X_HAT,
+             "mean_dx_hat_x_hat = (dx_hat * x_hat).sum(axis=axes, keepdims=True) / len(dy)"),
+        )]},
+        taught=notebook("batchnorm", "4 (The backward, derived step by step)"),
+    ),
+    Mistake(
+        "gn-stats-per-position",
+        "GroupNorm statistics per position, over the group's channels only",
+        "right for (N, C) input, wrong with spatial axes: each position of each group is "
+        "standardised over the group's C / G channels at that position alone, instead of over "
+        "the group's channels and every position together (with one channel per group the "
+        "output is beta)",
+        "A group's statistics run over its C / G channels AND all their spatial positions: "
+        "reshape (N, C, *spatial) to (N, G, C / G * spatial) and reduce the last axis.",
+        {"groupnorm": [(
+            (GROUP, "return a.reshape(a.shape[0], self.num_groups, a.shape[1] // self.num_groups, "
+                    "-1).swapaxes(2, 3).reshape(a.shape[0], -1, a.shape[1] // self.num_groups)"),
+            (UNGROUP, "return ag.reshape(shape[0], self.num_groups, -1, shape[1] // "
+                      "self.num_groups).swapaxes(2, 3).reshape(shape)"),
+        )]},
+        taught=notebook("groupnorm_instancenorm", "1 (Intuition: subjects in groups)"),
+    ),
+    Mistake(
+        "rms-backward-missing-rrms",
+        "RMSNorm backward: the x_hat term not multiplied by 1 / rms",
+        "the forward and dgamma are right, dx is not: dx = rrms * dx_hat - x_hat * "
+        "mean(dx_hat * x_hat), the 1 / rms factor applied to the first term only (a "
+        "parenthesis in the wrong place)",
+        "Both terms come through x_hat = x / rms, so both carry 1 / rms: "
+        "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)) over the normalised axes.",
+        {"rmsnorm": [((DX_RMS, "dx = rrms * dx_hat - x_hat * mean_dx_hat_x_hat"),)],
+         "qk_norm": [((QK_DNORM, "return rrms * dt_hat - t_hat * mean_dt_hat_t_hat"),)]},
+        taught=explain("rmsnorm", "the path through the RMS"),
     ),
 ]

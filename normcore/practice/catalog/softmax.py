@@ -3,7 +3,7 @@
 
 from .base import Anchor, Mistake, notebook, solution
 from .attention import ATT_DSCORES, ATT_SHIFT
-from .blocks import MLP_DLOGITS
+from .blocks import MLP_DLOGITS, MLP_SHIFT
 
 
 # The pieces of the reference answers that the mutants replace (see base.Anchor).
@@ -13,6 +13,7 @@ SM_DX = Anchor("dx", "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))")
 CE_LOGP = Anchor("logp", "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))")
 CE_LOSS = Anchor("loss", "loss = -logp[rows, self.targets].mean()")
 CE_DLOGITS = Anchor("dlogits", "dlogits = dloss * (self.p - onehot) / n")
+CE_SHIFT = Anchor("shift", "z = x - x.max(axis=1, keepdims=True)")
 LSM_LOGP = Anchor("logp", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))")
 LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
 
@@ -26,8 +27,8 @@ MISTAKES = [
         "exponent is exp(0) = 1 and nothing can overflow.",
         {"softmax": [((SM_SHIFT, "z = x"),)],
          "attention": [((ATT_SHIFT, "z = scores"),)]},
-        taught=notebook('interview_practice',
-                       '9.1 (Softmax: the whole Jacobian, and the max shift)'),
+        taught=notebook("interview_practice",
+                       "9.1 (Softmax: the whole Jacobian, and the max shift)"),
     ),
     Mistake(
         "softmax-diagonal-jacobian",
@@ -39,8 +40,8 @@ MISTAKES = [
         "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
         {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)],
          "attention": [((ATT_DSCORES, "dscores = dattn * attn * (1 - attn)"),)]},
-        taught=notebook('interview_practice',
-                       '9.1 (Softmax: the whole Jacobian, and the max shift)'),
+        taught=notebook("interview_practice",
+                       "9.1 (Softmax: the whole Jacobian, and the max shift)"),
     ),
     Mistake(
         "softmax-wrong-axis",
@@ -51,7 +52,7 @@ MISTAKES = [
         "self.axis, with keepdims=True so they broadcast back.",
         {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)],
          "log_softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
-        taught=solution('softmax'),
+        taught=solution("softmax"),
     ),
     Mistake(
         "ce-summed-not-averaged",
@@ -72,8 +73,8 @@ MISTAKES = [
             ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
         ]},
-        taught=notebook('interview_practice',
-                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+        taught=notebook("interview_practice",
+                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),
     Mistake(
         "ce-unfused-gradient",
@@ -86,8 +87,8 @@ MISTAKES = [
                              "dp = np.zeros_like(self.p)\n"
                              "        dp[rows, self.targets] = -dloss / (n * self.p[rows, self.targets])\n"
                              "        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))"),)]},
-        taught=notebook('interview_practice',
-                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+        taught=notebook("interview_practice",
+                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),
     Mistake(
         "ce-log-of-softmax",
@@ -98,8 +99,8 @@ MISTAKES = [
         "Compute log-softmax directly: logp = z - log(sum(exp(z))) with z = x - max(x); it is "
         "finite however small the probability.",
         {"cross_entropy": [((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))"),)]},
-        taught=notebook('interview_practice',
-                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+        taught=notebook("interview_practice",
+                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),
     Mistake(
         "ce-no-onehot",
@@ -109,8 +110,8 @@ MISTAKES = [
         "The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
         "d logp_y / d x_j = [y == j] - p_j.",
         {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
-        taught=notebook('interview_practice',
-                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+        taught=notebook("interview_practice",
+                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),
     Mistake(
         "lsm-log-of-softmax",
@@ -123,8 +124,8 @@ MISTAKES = [
         {"log_softmax": [
             ((LSM_LOGP, "self.logp = np.log(np.exp(z) / np.exp(z).sum(axis=a, keepdims=True))"),),
         ]},
-        taught=notebook('interview_practice',
-                       '9.2 (Cross-entropy: log-softmax, and the fused gradient)'),
+        taught=notebook("interview_practice",
+                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),
     Mistake(
         "lsm-diagonal-backward",
@@ -137,7 +138,7 @@ MISTAKES = [
         {"log_softmax": [
             ((LSM_DX, "dx = dy - p * dy"),),
         ]},
-        taught=solution('log_softmax'),
+        taught=solution("log_softmax"),
     ),
     Mistake(
         "lsm-softmax-backward",
@@ -151,7 +152,7 @@ MISTAKES = [
             ((LSM_DX, "dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))"),),
             ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
         ]},
-        taught=solution('log_softmax'),
+        taught=solution("log_softmax"),
     ),
     Mistake(
         "ce-mean-over-classes",
@@ -173,6 +174,76 @@ MISTAKES = [
                 ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),),
             ],
         },
-        taught=solution('mlp_with_batchnorm'),
+        taught=solution("mlp_with_batchnorm"),
+    ),
+    Mistake(
+        "lse-no-max-shift",
+        "log-sum-exp without subtracting the max",
+        "right for ordinary logits, inf or nan for large ones: log(sum(exp(x))) overflows "
+        "when a logit is above about 709 (89 in float32), and logp = x - inf is -inf, the "
+        "loss inf and the gradients nan",
+        "log(sum(exp(x))) = m + log(sum(exp(x - m))) with m = max(x): subtract the max first, "
+        "so the largest exponent is exp(0) = 1 and the log's argument lies in [1, C].",
+        {"log_softmax": [((SM_SHIFT, "z = x"),)],
+         "cross_entropy": [((CE_SHIFT, "z = x"),)],
+         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
+        taught=notebook("interview_practice", "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+    ),
+    Mistake(
+        "ce-log-eps",
+        "cross-entropy with eps inside the log, or the probabilities clipped",
+        "right for ordinary logits, too small a loss for a confident wrong prediction: "
+        "log(p + 1e-12) or log(clip(p, 1e-7, 1 - 1e-7)) caps each sample's loss near 28 (or "
+        "16), where the true loss of a target 800 below the others is about 800",
+        "No eps is needed when the log-probabilities come from log-softmax: logp = z - "
+        "log(sum(exp(z))) is finite for any logits. An eps or a clip changes the loss exactly "
+        "where it matters most.",
+        {"cross_entropy": [
+            ((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True) + 1e-12)"),),
+            ((CE_LOGP, "logp = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-7, 1 - 1e-7))"),),
+        ]},
+        taught=notebook("interview_practice", "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+    ),
+    Mistake(
+        "ce-first-sample-only",
+        "cross-entropy of the first sample only",
+        "right for a batch of one, wrong for N > 1: the loss is -logp[0, y_0], the first "
+        "row's, and dlogits is that row's gradient with zeros elsewhere (or the gradient is "
+        "the whole batch's while the loss is not)",
+        "The loss is the mean over ALL N rows of -logp[n, y_n]: index every row at once, "
+        "logp[np.arange(N), y], and give every row its share (p - onehot) / N of the gradient.",
+        {"cross_entropy": [
+            ((CE_LOSS, "loss = -logp[0, self.targets[0]]"),
+             (CE_DLOGITS, "dlogits = np.zeros_like(self.p)\n"
+                          "        dlogits[0] = dloss * (self.p[0] - onehot[0])")),
+            ((CE_LOSS, "loss = -logp[0, self.targets[0]]"),),
+        ]},
+        taught=solution("cross_entropy"),
+    ),
+    Mistake(
+        "ce-sign-flipped",
+        "cross-entropy with the wrong sign",
+        "the loss is negative: mean(logp[n, y_n]) instead of -mean(...), the log-likelihood "
+        "instead of its negative; dlogits is right, or flipped too, (onehot - p) / N, so a "
+        "descent step would make the predictions worse",
+        "Cross-entropy is the NEGATIVE mean log-probability of the targets: it is >= 0, and "
+        "its gradient (p - onehot) / N pushes the target's logit up when followed downhill.",
+        {"cross_entropy": [
+            ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),),
+            ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),
+             (CE_DLOGITS, "dlogits = dloss * (onehot - self.p) / n")),
+        ]},
+        taught=solution("cross_entropy"),
+    ),
+    Mistake(
+        "ce-logits-in-place",
+        "cross-entropy shifts the caller's logits in place",
+        "the loss and dlogits are right, but the logits array passed to forward has changed: "
+        "the max was subtracted in place (logits -= logits.max(...)), so the caller's "
+        "array, the previous layer's output, now holds the shifted values",
+        "Never edit an input you were given: z = logits - logits.max(axis=1, keepdims=True) "
+        "makes a new array; -= writes into the caller's.",
+        {"cross_entropy": [((CE_SHIFT, "x -= x.max(axis=1, keepdims=True)\n        z = x"),)]},
+        taught=solution("cross_entropy"),
     ),
 ]

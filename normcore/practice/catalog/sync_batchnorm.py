@@ -12,6 +12,10 @@ SYNC_VAR = Anchor("var", "var = got2 / N")
 SYNC_UNBIASED = Anchor("unbiased", "var * N / (N - 1)")
 SYNC_REDUCE = Anchor("reduce", "got = self.group.all_reduce(local)")
 SYNC_DX = Anchor("dx", "(dy - sum_dy / N - x_hat * sum_dy_xhat / N)")
+SYNC_REDUCE_SUMS = Anchor("reduce-sums", "got = self.group.all_reduce(sent)")
+SYNC_REDUCE_SQDEV = Anchor("sq-dev", "self.group.all_reduce(((x - mean) ** 2).sum(axis=0))")
+SYNC_DBETA = Anchor("dbeta", "local[:C]")
+SYNC_DGAMMA = Anchor("dgamma", "local[C:]")
 SYNC_LOCAL_MEAN = "x.sum(axis=0) / max(n_k, 1)"  # this worker's own mean (0 on an empty shard)
 
 MISTAKES = [
@@ -30,7 +34,7 @@ MISTAKES = [
             ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(axis=0) / max(n_k, 1)"),
              (SYNC_VAR, "var = got2 / self.group.world_size")),
         ]},
-        taught=solution('sync_batchnorm'),
+        taught=solution("sync_batchnorm"),
     ),
     Mistake(
         "sync-bn-unbiased-local-count",
@@ -42,7 +46,7 @@ MISTAKES = [
         "the global count from the all-reduce; every worker's running statistics must be "
         "the same.",
         {"sync_batchnorm": [((SYNC_UNBIASED, "var * n_k / (n_k - 1)"),)]},
-        taught=solution('sync_batchnorm'),
+        taught=solution("sync_batchnorm"),
     ),
     Mistake(
         "sync-bn-backward-not-reduced",
@@ -58,7 +62,7 @@ MISTAKES = [
             ((SYNC_REDUCE, "got = local"),
              (SYNC_DX, "(dy - sum_dy / len(dy) - x_hat * sum_dy_xhat / len(dy))")),
         ]},
-        taught=solution('sync_batchnorm'),
+        taught=solution("sync_batchnorm"),
     ),
     Mistake(
         "sync-bn-one-round-variance",
@@ -71,7 +75,7 @@ MISTAKES = [
         "merge them with Chan's formula, which is stable in one round.",
         {"sync_batchnorm": [((SYNC_SQDEV, "(x ** 2).sum(axis=0)"),
                              (SYNC_VAR, "var = got2 / N - mean ** 2"))]},
-        taught=solution('sync_batchnorm'),
+        taught=solution("sync_batchnorm"),
     ),
     Mistake(
         "sync-bn-mean-of-means",
@@ -83,6 +87,33 @@ MISTAKES = [
         "[n_k, sum(x_k)] and divide, mean = S / N (or weight each worker's mean by n_k / N).",
         {"sync_batchnorm": [((SYNC_COUNT, SYNC_LOCAL_MEAN),
                              (SYNC_MEAN, "mean = got[1:] / self.group.world_size"))]},
-        taught=solution('sync_batchnorm'),
+        taught=solution("sync_batchnorm"),
+    ),
+    Mistake(
+        "sync-bn-local-statistics",
+        "SyncBatchNorm that never communicates: a BatchNorm per worker",
+        "right with one worker, wrong with several: each worker normalised its shard with its "
+        "own mean and variance and took its own sums in the backward, so the outputs, dx and "
+        "the running statistics differ from the whole batch's (and an empty shard gives nan)",
+        "The statistics are the whole batch's: all-reduce [n_k, sum(x_k)] for the global "
+        "mean, then the squared deviations for the variance; the backward all-reduces its two "
+        "sums the same way.",
+        {"sync_batchnorm": [((SYNC_REDUCE_SUMS, "got = sent"),
+                             (SYNC_REDUCE_SQDEV, "((x - mean) ** 2).sum(axis=0)"),
+                             (SYNC_REDUCE, "got = local"))]},
+        taught=solution("sync_batchnorm"),
+    ),
+    Mistake(
+        "sync-bn-dgamma-reduced",
+        "SyncBatchNorm's dgamma and dbeta all-reduced across the workers",
+        "the forward, dx and the running statistics are right; each worker's dgamma and "
+        "dbeta are not its local share but the sum over every worker, taken from the "
+        "backward's all-reduce, so once data-parallel training averages the workers' "
+        "gradients they are K times too large (K workers)",
+        "Each worker adds only its LOCAL share, sum(dy_k * x_hat_k) and sum(dy_k), into "
+        "gamma.grad and beta.grad: data-parallel training all-reduces every parameter's "
+        "gradient afterwards, this layer's like any other's.",
+        {"sync_batchnorm": [((SYNC_DBETA, "got[:C]"), (SYNC_DGAMMA, "got[C:]"))]},
+        taught=solution("sync_batchnorm"),
     ),
 ]

@@ -74,14 +74,14 @@ class BatchNorm1d:
         if self.training and self.track_running_stats:  # [update-running]
             n = x.size // self.num_features
             self.num_batches_tracked += 1
-            m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum
+            m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum  # [momentum]
             self.running_mean = (1 - m) * self.running_mean + m * mean.ravel()  # [running-mean]
             self.running_var = (1 - m) * self.running_var + m * var.ravel() * n / (n - 1)  # [running-var]
         rstd = 1.0 / np.sqrt(var + self.eps)                            # (1, C, 1) [rstd]
         x_hat = (x - mean) * rstd                                       # (N, C, L)
         self.cache = (x_hat, rstd, axes, view, batch_stats)
         y = x_hat
-        if self.gamma is not None:
+        if self.gamma is not None:  # [affine]
             y = x_hat * self.gamma.data.reshape(view) + self.beta.data.reshape(view)
         return y.astype(x.dtype)
 

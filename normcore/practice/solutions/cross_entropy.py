@@ -36,7 +36,7 @@ class CrossEntropyLoss:
         x = logits
         n = x.shape[0]
         rows = np.arange(n)                                             # (N,)
-        z = x - x.max(axis=1, keepdims=True)                            # (N, C), max 0
+        z = x - x.max(axis=1, keepdims=True)                            # (N, C), max 0 [shift]
         logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))         # (N, C) log-softmax [logp]
         self.p = np.exp(logp)                                           # (N, C) softmax
         self.targets = np.asarray(targets)                              # (N,)

@@ -29,6 +29,7 @@ class Dropout:
         self.p = p
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.training = True
+        self.mask = None                                                # no forward yet
 
     def train(self, mode=True):
         self.training = mode
@@ -39,7 +40,7 @@ class Dropout:
 
     def forward(self, x):
         if not self.training or self.p == 0.0:  # [eval]
-            self.mask = None
+            self.mask = None  # [eval-mask]
             return x  # [eval-return]
         scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)  # [scale]
         keep = self.rng.random(x.shape) >= self.p                       # True with probability 1 - p [keep]

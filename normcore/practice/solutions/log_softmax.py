@@ -41,7 +41,7 @@ class LogSoftmax:
 
     def forward(self, x):
         a = self.axis                                                   # the axis
-        z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0
+        z = x - x.max(axis=a, keepdims=True)                            # (..., C, ...), max 0 [shift]
         self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))    # (..., C, ...) [logp]
         return self.logp.astype(x.dtype)
 

@@ -109,7 +109,7 @@ class MLPWithBatchNorm:
         hbn = self.gamma.data * h_hat + self.beta.data                       # (N, H)
         a = np.tanh(hbn)                                                     # (N, H)
         logits = a @ self.w2.data + self.b2.data                             # (N, C)
-        z = logits - logits.max(axis=1, keepdims=True)                       # (N, C), max 0
+        z = logits - logits.max(axis=1, keepdims=True)                       # (N, C), max 0 [shift]
         logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))              # (N, C)
         self.targets = np.asarray(targets)                                   # (N,)
         loss = -logp[rows, self.targets].mean()                              # () [loss]

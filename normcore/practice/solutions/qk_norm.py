@@ -85,8 +85,8 @@ class QKNormSelfAttention:
     def rms_norm(self, t, gamma):
         """RMSNorm of t (B, H, T, D) over the norm axes, times gamma (D,); and its cache."""
         eps = np.finfo(t.dtype).eps
-        ms = (t ** 2).mean(axis=self.norm_axes, keepdims=True)              # (B, H, T, 1)
-        rrms = 1.0 / np.sqrt(ms + eps)                                       # (B, H, T, 1)
+        ms = (t ** 2).mean(axis=self.norm_axes, keepdims=True)              # (B, H, T, 1) [mean-square]
+        rrms = 1.0 / np.sqrt(ms + eps)                                       # (B, H, T, 1) [rrms]
         t_hat = t * rrms                                                     # (B, H, T, D)
         return t_hat * gamma, (t_hat, rrms)
 

@@ -63,7 +63,7 @@ class SyncBatchNorm:
             return self.gamma.data * (x - self.running_mean) * rstd + self.beta.data
         n_k = x.shape[0]
         sent = np.concatenate([[n_k], x.sum(axis=0)])                   # (1 + C,) [count]
-        got = self.group.all_reduce(sent)                               # forward, round 1
+        got = self.group.all_reduce(sent)                               # forward, round 1 [reduce-sums]
         N = got[0]
         mean = got[1:] / N                                              # (C,) [mean]
         got2 = self.group.all_reduce(((x - mean) ** 2).sum(axis=0))     # (C,) round 2 [sq-dev]
@@ -80,9 +80,9 @@ class SyncBatchNorm:
         x_hat, rstd, N = self.cache
         local = np.concatenate([dy.sum(axis=0), (dy * x_hat).sum(axis=0)])  # (2C,) this worker's sums
         C = x_hat.shape[1]
-        self.beta.grad += local[:C]                                     # (C,) the local share
-        self.gamma.grad += local[C:]                                    # (C,) the local share
         got = self.group.all_reduce(local)                              # (2C,) backward [reduce]
+        self.beta.grad += local[:C]                                     # (C,) the local share [dbeta]
+        self.gamma.grad += local[C:]                                    # (C,) the local share [dgamma]
         sum_dy, sum_dy_xhat = got[:C], got[C:]                          # (C,) over every worker
         gamma = self.gamma.data
         dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N)  # (n_k, C) [dx]
