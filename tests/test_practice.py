@@ -107,12 +107,32 @@ def bug_id(path):
 
 
 # --- the catalog ------------------------------------------------------------------------------
-def test_catalog_has_at_least_15_distinct_documented_mistakes():
+def test_catalog_has_at_least_100_distinct_documented_mistakes():
     ids = [m.id for m in CATALOG]
-    assert len(ids) >= 15 and len(set(ids)) == len(ids)
+    assert len(ids) >= 100 and len(set(ids)) == len(ids)
     for m in CATALOG:
-        assert m.title and len(m.symptom) > 30 and len(m.hint) > 30, m.id
+        assert m.title and len(m.symptom) > 30 and len(m.hint) > 30 and m.taught_in, m.id
         assert m.variants and set(m.variants) <= set(EXERCISES), m.id
+
+
+# The catalog's files, one per family of exercises, and the exercises of each family.
+FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropout": {"dropout"},
+            "softmax": {"softmax", "log_softmax", "cross_entropy"},
+            "attention": {"attention", "qk_norm"},
+            "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
+            "fold_batchnorm": {"fold_batchnorm"}, "sync_batchnorm": {"sync_batchnorm"}}
+
+
+def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():
+    """CATALOG is the family files' MISTAKES one after the other, every exercise belongs to one
+    family, and a mistake that spans families lives in the file of one of its exercises."""
+    import importlib
+    files = {name: importlib.import_module(f"normcore.practice.catalog.{name}") for name in FAMILIES}
+    assert CATALOG == [m for name in FAMILIES for m in files[name].MISTAKES]
+    assert sorted(e for exercises in FAMILIES.values() for e in exercises) == sorted(EXERCISES)
+    for name, module in files.items():
+        for m in module.MISTAKES:
+            assert set(m.exercises) & FAMILIES[name], (name, m.id)
 
 
 @pytest.mark.parametrize("mistake", _expecting_raises(CATALOG, lambda m: m.id), ids=lambda m: m.id)
