@@ -1,5 +1,4 @@
-"""Multi-head self-attention mistakes, with and without QK-norm.
-"""
+"""Multi-head self-attention mistakes, with and without QK-norm."""
 
 from .base import Anchor, Mistake, notebook, solution
 

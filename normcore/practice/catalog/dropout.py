@@ -1,5 +1,4 @@
-"""Dropout mistakes: the scale, the mask, training against evaluation.
-"""
+"""Dropout mistakes: the scale, the mask, training against evaluation."""
 
 from .base import Anchor, Mistake, notebook, solution
 

@@ -1,5 +1,4 @@
-"""DyT (Dynamic Tanh) mistakes.
-"""
+"""DyT (Dynamic Tanh) mistakes."""
 
 from .base import Anchor, Mistake, explain
 

@@ -1,5 +1,4 @@
-"""Mistakes in folding an evaluation-mode BatchNorm into the Linear before it.
-"""
+"""Mistakes in folding an evaluation-mode BatchNorm into the Linear before it."""
 
 from .base import Anchor, Mistake, solution
 

@@ -1,5 +1,4 @@
-"""Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss).
-"""
+"""Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss)."""
 
 from .base import Anchor, Mistake, notebook, solution
 from .attention import ATT_DSCORES, ATT_SHIFT

@@ -1,5 +1,4 @@
-"""SyncBatchNorm mistakes: statistics and gradients across workers.
-"""
+"""SyncBatchNorm mistakes: statistics and gradients across workers."""
 
 from .base import Anchor, Mistake, solution
 
