@@ -515,9 +515,10 @@ def test_a_bug_file_in_another_style_is_reproduced_too(path):
     assert _how_sure(grade_file(path)) == ({"reproduces"}, {"reproduces"})
 
 
-def test_a_catalogued_mistake_beside_an_uncatalogued_one_only_matches(tmp_path):
+def test_a_catalogued_mistake_beside_an_uncatalogued_one_is_not_named(tmp_path):
     """dx without the mean terms (catalogued) and dbeta scaled by 1.5 (not catalogued): the
-    mutant gives the failing dx but not dbeta, so dx "matches" and dbeta has no diagnosis."""
+    mutant gives the failing dx but not dbeta, so it does not reproduce the file and no
+    mistake is named (a name is given only when the grader is sure of it)."""
     source = solution_source("layernorm")
     for old, new in [("dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)", "dx = rstd * dx_hat"),
                      ("self.beta.grad += dy.sum(axis=lead)", "self.beta.grad += 1.5 * dy.sum(axis=lead)")]:
@@ -528,9 +529,9 @@ def test_a_catalogued_mistake_beside_an_uncatalogued_one_only_matches(tmp_path):
     report = grade_file(path)
     dx = [c for c in _failing(report) if c.row == "dx"]
     dbeta = [c for c in _failing(report) if c.row.startswith("dbeta")]
-    assert dx and all(c.diagnoses == ["backward-stats-constant"] and c.confidence == "matches" for c in dx)
-    assert dbeta and all(not c.diagnoses and c.confidence == "" for c in dbeta)
-    assert _how_sure(report) == ({"matches", ""}, {"matches"})
+    assert dx and dbeta and report.diagnosis_ids == []
+    assert _how_sure(report) == ({""}, set())
+    assert "No catalogued mistake produces your numbers" in format_report(report)
 
 
 def test_every_mistake_says_where_it_is_taught():
@@ -577,10 +578,10 @@ def test_mutant_runs_are_shared_between_files_without_changing_a_verdict():
     exercise = EXERCISES["layernorm"]
     assert Mutants.of(exercise) is Mutants.of(exercise)
     path = next(p for p in GENERATED if p.name.startswith("backward-no-mean-term@layernorm"))
-    first = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    first = [(c.label, c.status, c.diagnoses, c.confidence) for c in grade_file(path).checks]
     for other in HAND_WRITTEN:
         grade_file(other)
-    again = [(c.label, c.status, c.diagnoses, c.whole_probe) for c in grade_file(path).checks]
+    again = [(c.label, c.status, c.diagnoses, c.confidence) for c in grade_file(path).checks]
     assert first == again
 def test_attention_reference_is_normcore_layer_with_transposed_weights():
     """The attention exercise's reference is normcore's MultiheadSelfAttention (bias=False):
@@ -603,7 +604,8 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
 # --- the transformer_block exercise: both positions -------------------------------------------
 def test_block_is_graded_in_both_positions(tmp_path):
     """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
-    fails the Post-Norm ones, named as the positions swapped."""
+    fails the Post-Norm ones. It is not the positions swapped (that mutant fails Pre-Norm
+    too), and ignoring the position is not catalogued: no mistake is named."""
     path = _variant_file(tmp_path, "transformer_block", 'if self.position == "pre":\n            y',
                          'if True:\n            y')
     source = path.read_text()
@@ -612,7 +614,7 @@ def test_block_is_graded_in_both_positions(tmp_path):
     failing = _failing(report)
     assert failing and all(c.probe.startswith("Post-Norm") for c in failing)
     assert all(c.status == "pass" for c in report.checks if c.probe.startswith("Pre-Norm"))
-    assert report.diagnosis_ids == ["block-pre-post-swapped"]
+    assert report.diagnosis_ids == []
 
 
 def test_block_float64_dx_for_a_float32_input_fails_in_both_positions(tmp_path):
@@ -753,7 +755,9 @@ def test_qk_norm_reference_is_normcore_attention_with_rmsnorm_qk_norm_and_the_an
 def test_qk_norm_after_the_scale_is_told_from_no_scale_only_where_eps_matters():
     """RMSNorm is scale invariant up to eps, so normalising q / sqrt(D) gives the numbers of
     no scale at all except where q and k are near 0: the probe that makes them so is the one
-    that tells the two mistakes apart, and each is named alone on the whole exercise."""
+    that tells the two mistakes apart, and each is named alone on the whole exercise. Without
+    it both mutants give every number of the file: the grader cannot tell which mistake was
+    made and names neither."""
     exercise = EXERCISES["qk_norm"]
     tiny = [p for p in exercise.probes if "eps matters" in p.label]
     assert len(tiny) == 1
@@ -763,7 +767,8 @@ def test_qk_norm_after_the_scale_is_told_from_no_scale_only_where_eps_matters():
         variant = BY_ID[mistake].variants["qk_norm"][0]
         cls = mutant_class(exercise, source, variant, "sep")
         assert grade(cls, exercise).diagnosis_ids == [mistake]
-        assert {mistake, other} <= set(grade(cls, without).diagnosis_ids)
+        report = grade(cls, without)
+        assert not report.passed and report.diagnosis_ids == []
 
 
 def test_an_attention_mistake_not_catalogued_for_qk_norm_gets_no_name(tmp_path):
@@ -871,9 +876,9 @@ def test_sync_mean_of_means_and_variances_averaged_pass_where_they_should():
 
 def test_a_mean_of_means_with_a_staged_backward_is_never_given_another_name():
     """The workers' means averaged, written into the staged answer: its backward is the staged
-    gradient around the wrong mean, which the reference-style mutant does not reproduce, so the
-    forward's numbers are matched by sync-bn-mean-of-means and dx follows from the forward;
-    no other mistake is named."""
+    gradient around the wrong mean, which the reference-style mutant does not reproduce. The
+    mutant gives the forward's numbers but not dx, so the grader is not sure of the mistake and
+    names none (never another one); dx follows from the failing forward."""
     answer = (HERE / "practice_alt" / "sync_batchnorm_staged.py").read_text()
     for old, new in [("x.sum(axis=0)))", "x.sum(axis=0) / max(len(x), 1)))"),
                      ("first[1:] / first[0]", "first[1:] / self.group.world_size")]:
@@ -882,6 +887,5 @@ def test_a_mean_of_means_with_a_staged_backward_is_never_given_another_name():
     path = Path(tempfile.mkdtemp(prefix="normcore-sync-")) / "staged_mean_of_means.py"
     path.write_text(answer)
     report = grade_file(path)
-    assert not report.passed and report.diagnosis_ids == ["sync-bn-mean-of-means"]
-    assert all(c.diagnoses == ["sync-bn-mean-of-means"] or (c.follows and c.backward)
-               for c in _failing(report))
+    assert not report.passed and report.diagnosis_ids == []
+    assert any(c.follows and c.backward for c in _failing(report))
