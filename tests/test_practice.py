@@ -763,12 +763,15 @@ def test_qk_norm_after_the_scale_is_told_from_no_scale_only_where_eps_matters():
     assert len(tiny) == 1
     without = dataclasses.replace(exercise, probes=tuple(p for p in exercise.probes if p not in tiny))
     source = solution_source("qk_norm")
-    for mistake, other in (("qk-norm-after-scale", "attn-no-scale"), ("attn-no-scale", "qk-norm-after-scale")):
+    errors = []
+    for mistake in ("qk-norm-after-scale", "attn-no-scale"):
         variant = BY_ID[mistake].variants["qk_norm"][0]
         cls = mutant_class(exercise, source, variant, "sep")
         assert grade(cls, exercise).diagnosis_ids == [mistake]
         report = grade(cls, without)
         assert not report.passed and report.diagnosis_ids == []
+        errors.append([(c.label, c.status) for c in report.checks])
+    assert errors[0] == errors[1]  # the two mistakes fail the same checks
 
 
 def test_an_attention_mistake_not_catalogued_for_qk_norm_gets_no_name(tmp_path):
