@@ -175,7 +175,7 @@ def grade_file(path, name=None, layer=None):
     """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
     module = load_module(path)
     try:
-        cls = find_class(module, name)
+        cls = find_class(module, name, layer)
         return grade(cls, exercise_for(cls, layer), path)
     finally:
         sys.modules.pop(module.__name__, None)
