@@ -262,7 +262,7 @@ def format_report(report):
             hits = [c for c in report.checks if mistake_id in c.diagnoses]
             others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
             together = f" (together with {', '.join(others)})" if others else ""
-            what = "failing" if all(c.status == "FAIL" for c in hits) else "wrong"
+            what = "failing" if all(c.status == "FAIL" for c in hits) else "failing or raising"
             out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
             out.append(_wrap(f"reproduces your numbers{together} in {len(hits)} {what} "
                              f"check(s), e.g. {hits[0].label}", "    "))
