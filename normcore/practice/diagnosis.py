@@ -7,7 +7,9 @@ mistakes give the same numbers (p = 1, where nothing is kept either way; one sam
 row, where 1/b and 1/d coincide) can support a name but never decide it, and a mistake whose
 mutant differs from the answer on any probe is not named. When no single mistake reproduces
 the answer, a pair of mistakes is tried; when two mistakes (or two pairs) reproduce it
-alike, the probes cannot tell which one the answer made, and neither is named.
+alike, the probes cannot tell which one the answer made, and neither is named. There is no
+weaker level: a mutant that gives some of the failing numbers but not all of them names
+nothing (on published answers, such partial matches named mistakes they did not make).
 
 Reproducing means, observation by observation:
 
@@ -89,9 +91,9 @@ class _File:
         answer changes (two mistakes that only together change an observation are missed:
         the grader then names none). Two variants of one mistake make a pair too: the same
         mistake made in two places (the residual dropped in Pre-Norm and in Post-Norm)."""
-        halves = {}
+        halves, allowed = {}, self.changed | self.unmade
         for key in self.mutants.singles:
-            changes = self.changes(key, within=self.changed | self.unmade)
+            changes = self.changes(key, within=allowed)
             if changes:
                 halves[key] = changes
         keys = list(halves)
