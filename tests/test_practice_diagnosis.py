@@ -299,6 +299,23 @@ def test_a_mistake_seen_only_as_nan_is_named_only_when_every_other_number_agrees
     assert _failing(report) and report.diagnosis_ids == []
 
 
+def test_what_a_half_done_answer_has_not_written_is_neither_for_nor_against_a_mistake(tmp_path):
+    """The skeleton's backward still a TODO and eps outside the root in the forward: every
+    number the answer computes is the mutant's, so the mistake is named; the TODO checks
+    stay TODO."""
+    skeleton = (HERE.parent / "normcore" / "practice" / "skeletons" / "layernorm.py").read_text()
+    answer = solution_source("layernorm")
+    forward = answer[answer.index("    def forward"):answer.index("    def backward")]
+    source = (skeleton[:skeleton.index("    def forward")]
+              + _edit(forward, ("np.sqrt(var + self.eps)", "(np.sqrt(var) + self.eps)"))
+              + skeleton[skeleton.index("    def backward"):])
+    path = tmp_path / "half.py"
+    path.write_text(source)
+    report = grade_file(path)
+    assert report.not_implemented == ["backward"] and report.diagnosis_ids == ["eps-outside-sqrt"]
+    assert {c.status for c in report.checks} == {"pass", "FAIL", "TODO"}
+
+
 # --- an exception of the same type on the same probe -----------------------------------------
 @dataclasses.dataclass(frozen=True)
 class _MadeHere(Mistake):
