@@ -502,6 +502,35 @@ def test_a_block_is_graded_rather_than_the_layernorm_it_uses(tmp_path):
     assert find_class(load_module(path), layer="layernorm").__name__ == "LayerNorm"
 
 
+def test_a_model_that_tries_the_answer_out_is_a_helper(tmp_path):
+    """Net uses LayerNormScratch, and Linear is a helper of both: the class whose name says
+    its exercise is graded."""
+    path = _write(tmp_path, "scratch.py", '''
+        class Linear:
+            def forward(self, x):
+                return x
+
+            def backward(self, dy):
+                return dy
+
+
+        class LayerNormScratch(Linear):
+            pass
+
+
+        class Net:
+            def __init__(self):
+                self.layers = [Linear(), LayerNormScratch()]
+
+            def forward(self, x):
+                return x
+
+            def backward(self, dy):
+                return dy
+    ''')
+    assert find_class(load_module(path)).__name__ == "LayerNormScratch"
+
+
 def test_a_file_with_two_answers_is_still_refused(tmp_path):
     path = _write(tmp_path, "two.py", '''
         class MyLayerNorm:

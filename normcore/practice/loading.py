@@ -54,9 +54,9 @@ def find_class(module, name=None, layer=None):
 
     A file may define helper classes beside its answer (a ``Parameter``, a ``Linear``, the
     ``LayerNorm`` its block uses, a small model that tries the layer out): the answer is the
-    class named as an exercise's skeleton names it (``layer``'s, when given), then the one no
-    other class uses (see ``_answers``). Only a file that still leaves several is refused,
-    with their names.
+    class named as an exercise's skeleton names it (``layer``'s, when given), else one whose
+    name says its exercise, else the one no other class uses (see ``_answers``). Only a file
+    that still leaves several is refused, with their names.
     """
     if name is not None:
         cls = getattr(module, name, None)
@@ -84,12 +84,15 @@ def find_class(module, name=None, layer=None):
 def _answers(classes, layer=None):
     """Narrow several layer classes down to the answer, one rule after the other while more
     than one is left (a rule that would leave none is skipped): the class named as the
-    skeleton names it (``layer``'s, or any exercise's), a class no other one uses, a class
-    whose name says its exercise."""
+    skeleton names it (``layer``'s, or any exercise's); without ``layer``, a class whose name
+    says its exercise (not a ``Model`` that tries the layer out); a class no other one uses
+    (the ``LayerNorm`` a block uses is a helper)."""
     wanted = {EXERCISES[layer].class_name} if layer in EXERCISES else {
         e.class_name for e in EXERCISES.values()}
     used = set().union(*(_names_used(c) for c in classes))
-    rules = (lambda c: c.__name__ in wanted, lambda c: c.__name__ not in used, _says_exercise)
+    rules = [lambda c: c.__name__ in wanted, lambda c: c.__name__ not in used]
+    if layer is None:
+        rules.insert(1, _says_exercise)
     for rule in rules:
         if len(classes) > 1:
             classes = [c for c in classes if rule(c)] or classes
