@@ -69,15 +69,15 @@ def run_probe(probe, make):
         drivers.append(driver)
         return driver
 
+    error = None
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             probe.run(rec, tracked, np.random.default_rng(sum(map(ord, probe.label))))
     except Exception as e:  # the layer under test may raise anything
-        _scale_parameter_gradients(rows, pass_of)
-        return ProbeRun(rows, e)
+        error = e
     _scale_parameter_gradients(rows, pass_of)
-    return ProbeRun(rows)
+    return ProbeRun(rows, error)
 
 
 def _scale_parameter_gradients(rows, pass_of):
