@@ -365,6 +365,26 @@ def test_an_answer_that_raises_is_named_by_a_mutant_that_raises_alike(tmp_path, 
         assert report.diagnosis_ids == []
 
 
+def test_a_mistake_that_raises_pairs_with_one_that_gives_numbers(tmp_path, monkeypatch):
+    """momentum=None unsupported and the biased running variance: the pair's mutant raises
+    the TypeError on the momentum=None probe and gives the biased running_var elsewhere."""
+    mistake = _MadeHere("test-momentum-none-raises", "momentum=None not supported",
+                        "the layer raises on momentum=None", "use the cumulative average",
+                        {"batchnorm": [((RUNNING_MEAN_ANCHOR, "(1 - self.momentum) * "
+                                         "self.running_mean + self.momentum * mean.ravel()"),)]})
+    _catalog_with(monkeypatch, mistake)
+    path = tmp_path / "no_none_biased.py"
+    path.write_text(_batchnorm((MOMENTUM, "m = self.momentum"),
+                               (RUNNING_VAR, "self.running_var = (1 - m) * self.running_var + m * var")))
+    report = grade_file(path)
+    assert report.diagnosis_ids == ["bn-running-var-biased", mistake.id]
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    assert errors and all(mistake.id in c.diagnoses for c in errors)
+    assert all(c.diagnoses == ["bn-running-var-biased"] for c in _failing(report))
+    assert "reproduces your numbers (together with bn-running-var-biased)" in " ".join(
+        format_report(report).split())
+
+
 # --- near-zero quantities -------------------------------------------------------------------
 SOFTMAX_FUNCTIONS = '''
     """Softmax as two functions and a class; 1e-12 is added to the denominator for safety."""
