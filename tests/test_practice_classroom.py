@@ -153,11 +153,17 @@ def test_one_file_keeps_the_detailed_report_and_json_works_for_it(klass, capsys)
     assert record["mistakes"] == ["bn-momentum-flipped"] and record["passed"] is False
 
 
-def test_name_and_layer_apply_to_one_file_only(klass, capsys):
+def test_layer_applies_to_one_file_only_and_name_to_each_file(klass, capsys):
     assert main(["practice", "check", str(klass), "--layer", "layernorm"]) == 2
-    assert main(["practice", "check", str(klass / "alice.py"), str(klass / "bob.py"), "--name", "X"]) == 2
-    assert "apply to a single FILE" in capsys.readouterr().err
+    assert "applies to a single FILE" in capsys.readouterr().err
     assert main(["practice", "check", str(klass / "alice.py"), "--name", "LayerNorm"]) == 0
+    capsys.readouterr()
+    # --name with several files: each is graded on its class of that name, or says it has none
+    assert main(["practice", "check", str(klass / "alice.py"), str(klass / "bob.py"),
+                 "--name", "LayerNorm"]) == 2
+    out = capsys.readouterr().out
+    assert "alice.py" in out and "layernorm" in out
+    assert "no class named LayerNorm" in out and "BatchNorm1d" in out
 
 
 def test_a_file_that_prints_or_exits_does_not_garble_or_stop_the_class(tmp_path, capsys):

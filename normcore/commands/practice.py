@@ -65,7 +65,7 @@ def add_arguments(parser):
              "normcore practice check submissions/ --json results.json --csv -")
     p.add_argument("files", nargs="+", metavar="FILE", help="a Python file, or a folder of them")
     p.add_argument("--name", metavar="CLASS",
-                   help="the class to grade (default: the file's one layer class); one file only")
+                   help="the class to grade in each file (default: the file's layer class)")
     p.add_argument("--layer", choices=list(EXERCISES), metavar="NAME",
                    help=f"the exercise it is ({', '.join(EXERCISES)}; default: from the class "
                         "name); one file only")
@@ -130,8 +130,8 @@ def _new(args):
 def _check(args):
     files = classroom.files_in(args.files)
     single = len(args.files) == 1 and not Path(args.files[0]).is_dir()
-    if not single and (args.name or args.layer):
-        print("error: --name and --layer apply to a single FILE, not to several files or a folder",
+    if not single and args.layer:
+        print("error: --layer applies to a single FILE, not to several files or a folder",
               file=sys.stderr)
         return 2
     if args.json == args.csv == "-":
@@ -154,7 +154,7 @@ def _check(args):
             if not to_stdout:
                 print(format_report(report))
     else:
-        rows = classroom.grade_many(files)
+        rows = classroom.grade_many(files, name=args.name)
         if not to_stdout:
             print(classroom.format_table(rows))
     for option, write in ((args.json, classroom.to_json), (args.csv, classroom.to_csv)):

@@ -1,6 +1,7 @@
 """Grading a class: many files (or a folder of them) graded one by one, one row per file.
 
     rows = grade_many(["alice.py", "bob.py"])      # or grade_many(files_in(["submissions/"]))
+                                                   # name="LayerNorm": that class in each file
     print(format_table(rows))                      # file, exercise, checks passed, mistakes named
     to_json(rows), to_csv(rows)                    # the same rows for a course's records
     exit_status(rows)                              # 0 all pass, 1 a file fails, 2 one cannot be graded
@@ -77,8 +78,9 @@ def row_of(report, path=None):
                list(report.diagnosis_ids), list(report.not_implemented))
 
 
-def grade_many(paths):
-    return [grade_one(p) for p in paths]
+def grade_many(paths, name=None):
+    """One Row per file; ``name``: the class to grade in every file (``--name``)."""
+    return [grade_one(p, name=name) for p in paths]
 
 
 def exit_status(rows):

@@ -1,65 +1,136 @@
-"""Diagnosing the practice grader's failing checks: the catalogued mistakes that reproduce them.
+"""Diagnosing a graded file: the catalogued mistake whose mutant gives every number the file gives.
 
-The catalogued mistakes' mutants (``mutants.py``) run the same probe as the candidate's
-layer, and a failure is diagnosed as the mistake whose numbers the candidate's numbers
-match: first a mutant that reproduces *every* observation of the probe ("reproduces"), then
-a pair of mistakes that does, otherwise one that reproduces that failing observation
-("matches").
+The grader says a mistake's name only when it is sure, and otherwise that no catalogued
+mistake produces the numbers. A mistake is named when its mutant (``mutants.py``) reproduces
+the answer on *every* probe of the exercise, the passing ones included: a probe on which two
+mistakes give the same numbers (p = 1, where nothing is kept either way; one sample per
+row, where 1/b and 1/d coincide) can support a name but never decide it, and a mistake whose
+mutant differs from the answer on any probe is not named. When no single mistake reproduces
+the answer, a pair of mistakes is tried; when two mistakes (or two pairs) reproduce it
+alike, the probes cannot tell which one the answer made, and neither is named. There is no
+weaker level: a mutant that gives some of the failing numbers but not all of them names
+nothing (on published answers, such partial matches named mistakes they did not make).
+
+Reproducing means, observation by observation:
+
+- the numbers agree within the observation's tolerance; a nan or an inf agrees only with the
+  same nan or inf at the same place, so a mistake whose only signature is a nan (a softmax
+  without the max shift overflows) is named, and only when every other number agrees too;
+- where the answer raised (a TypeError on ``momentum=None``), the mutant raises the same type
+  of exception on that probe, after the same observations;
+- what the answer never computed (a TODO of the skeleton, a check that does not apply to
+  it) is neither for nor against a mistake.
 """
 
+from .driver import NotApplicable
 from .probes import distance
 
+UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
-def diagnose(probe, ref, user, failing, mutants):
-    """Name the catalogued mistakes whose mutant reproduces the user's failing numbers.
 
-    First a single mistake that reproduces every observation of the probe; then a pair of
-    mistakes that does; otherwise, per failing check, every single mistake that reproduces it.
+def diagnose(probes, users, checks, mutants):
+    """Set ``diagnoses`` (and ``combined_with`` for a pair) on the failing and erroring checks.
+
+    ``users`` maps each probe's label to the answer's run of it; ``checks`` are the file's
+    CheckResults. Returns the mistake ids named: one, two (a pair) or none.
     """
-    partial = {label: [] for label in failing}
-
-    def agrees(run, label):
-        m = run.rows.get(label)
-        return m is not None and distance(user.rows[label].value, m.value, m.metric) <= m.tol
-
-    def visible(run, label):  # the mistake reproduces this observation, which differs from the reference
-        r = ref.rows[label]
-        return agrees(run, label) and distance(run.rows[label].value, r.value, r.metric) > r.tol
-
-    def explains(run):
-        return (all(agrees(run, label) for label in user.rows)
-                and any(visible(run, label) for label in failing))
-
-    whole, pair = [], None
-    for key in mutants.singles:
-        run = mutants.run(key, probe)
-        if explains(run):
-            whole.append(key[0][0])
-        for label in failing:
-            if visible(run, label):
-                partial[label].append(key[0][0])
-    if not whole:
-        for key in mutants.pairs():
-            run = mutants.run(key, probe)
-            if run is not None and explains(run):
-                pair = [mistake_id for mistake_id, _ in key]
-                break
-    for label, check in failing.items():
-        if pair:  # each check gets the mistake it shows alone, or both when it takes the two
-            check.diagnoses = [i for i in pair if i in partial[label]] or pair
-            check.combined_with = pair
-        else:
-            check.diagnoses = list(dict.fromkeys(whole or partial[label]))
-        check.whole_probe = bool(whole or pair)
+    wrong = [c for c in checks if c.status in ("FAIL", "ERROR")]
+    if not wrong:
+        return []
+    # the probes the answer fails first: most mutants disagree there and are dropped at once
+    order = sorted(probes, key=lambda p: not any(c.probe == p.label for c in wrong))
+    file = _File(order, users, mutants)
+    found = [key for key in mutants.singles if file.reproduced_by(key)]
+    if not found:
+        found = [pair for pair in file.pairs() if file.reproduced_by(pair)]
+    named = {tuple(sorted({mistake_id for mistake_id, _ in key})) for key in found}
+    if len(named) != 1:  # none, or several the probes cannot tell apart
+        return []
+    named, variant = list(named.pop()), dict(found[0])
+    for c in wrong:
+        c.diagnoses = list(named)
+        if len(named) == 2:  # each check names the mistake it shows alone, or both
+            c.diagnoses = [i for i in named if (c.probe, c.row)
+                           in file.changes(((i, variant[i]),))] or list(named)
+            c.combined_with = list(named)
+    return named
 
 
-def keep_common_diagnosis(checks):
-    """When one mistake explains every diagnosed failure, drop the others that only some
-    probes cannot tell apart from it (e.g. a batch of one hides 1/b versus 1/1)."""
-    solo = [c for c in checks if c.status == "FAIL" and c.diagnoses and not c.combined_with]
-    if len(solo) < 2:
-        return
-    common = set.intersection(*(set(c.diagnoses) for c in solo))
-    if common:
-        for c in solo:
-            c.diagnoses = [d for d in c.diagnoses if d in common]
+class _File:
+    """The answer's runs of an exercise's probes against the mutants' (cached by ``Mutants``)."""
+
+    def __init__(self, probes, users, mutants):
+        self.probes, self.users, self.mutants = probes, users, mutants
+        self.changed = set().union(*(_changed(users[p.label], mutants.reference(p), p.label)
+                                     for p in probes))
+        self.unmade = set().union(*(_unmade(users[p.label], mutants.reference(p), p.label)
+                                    for p in probes))
+        self._changes = {}  # single mutant -> the (probe, row) it changes
+
+    def reproduced_by(self, key):
+        """Whether mutant ``key`` gives every observation of every probe as the answer does."""
+        return all(_same(self.users[p.label], self.mutants.run(key, p)) for p in self.probes)
+
+    def changes(self, key, within=None):
+        """The (probe, row) a single mutant changes; None as soon as it changes one outside
+        ``within``."""
+        if key in self._changes:
+            changes = self._changes[key]
+            return changes if within is None or changes <= within else None
+        changes = set()
+        for p in self.probes:
+            changes |= _changed(self.mutants.run(key, p), self.mutants.reference(p), p.label)
+            if within is not None and not changes <= within:
+                return None
+        self._changes[key] = changes
+        return changes
+
+    def pairs(self):
+        """The pairs of mutants that can reproduce the answer: each changes only observations
+        the answer changes too (or did not make), and the two together change every one the
+        answer changes (two mistakes that only together change an observation are missed:
+        the grader then names none). Two variants of one mistake make a pair too: the same
+        mistake made in two places (the residual dropped in Pre-Norm and in Post-Norm)."""
+        halves, allowed = {}, self.changed | self.unmade
+        for key in self.mutants.singles:
+            changes = self.changes(key, within=allowed)
+            if changes:
+                halves[key] = changes
+        keys = list(halves)
+        for i, a in enumerate(keys):
+            for b in keys[i + 1:]:
+                if self.changed <= halves[a] | halves[b]:
+                    yield a + b
+
+
+def _same(user, run):
+    """Whether the mutant's run reproduces the answer's run of one probe."""
+    if run is None:  # two mistakes that rewrite the same piece of the answer
+        return False
+    if isinstance(user.error, UNOBSERVED):
+        made = user.rows
+    elif type(user.error) is not type(run.error) or set(user.rows) != set(run.rows):
+        return False  # one raised and not the other, or raised at another point
+    else:
+        made = run.rows
+    return all(label in run.rows and _agrees(user.rows[label], run.rows[label]) for label in made)
+
+
+def _agrees(answer, mutant):
+    """One observation of the answer against the mutant's, within the mutant's tolerance."""
+    return distance(answer.value, mutant.value, mutant.metric, mutant.scale) <= mutant.tol
+
+
+def _changed(run, ref, probe):
+    """The (probe, row) of the reference that ``run`` changes: gives otherwise, or never makes
+    because it raised (not for a TODO: see ``_unmade``)."""
+    return {(probe, label) for label, r in ref.rows.items()
+            if label in run.rows and not _agrees(run.rows[label], r)
+            or label not in run.rows and not isinstance(run.error, UNOBSERVED)}
+
+
+def _unmade(user, ref, probe):
+    """The (probe, row) the answer never made for a reason that is no mistake (a TODO)."""
+    if not isinstance(user.error, UNOBSERVED):
+        return set()
+    return {(probe, label) for label in ref.rows if label not in user.rows}

@@ -2,9 +2,10 @@
 diagnose, report.
 
 For each probe the same inputs go to normcore's own layer (the reference) and to the user's
-class; every recorded observation becomes one check. When checks fail, the catalogued
-mistakes' mutants run the same probe and name the mistake whose numbers the user's numbers
-match (``diagnosis.py``). The user's source is never read; only their numbers are compared.
+class; every recorded observation becomes one check. When checks fail (or raise), the
+catalogued mistakes' mutants run the same probes, and a mistake is named only when its
+mutant gives every number of every probe as the user's class does (``diagnosis.py``). The
+user's source is never read; only their numbers are compared.
 The forward comes before the backward: a backward failure no mistake explains, in a probe
 whose forward fails, is reported as following from the forward.
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .diagnosis import diagnose, keep_common_diagnosis
+from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
                       user_frame)
@@ -43,17 +44,14 @@ class CheckResult:
     error: float = None  # distance to the reference
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
-    whole_probe: bool = False  # the diagnosis reproduces every observation of the probe
     combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
     follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
 
     @property
     def confidence(self):
-        """'reproduces' (a mutant gives every number of the probe), 'matches' (it gives this
-        failing number only), or '' when there is no diagnosis."""
-        if not self.diagnoses:
-            return ""
-        return "reproduces" if self.whole_probe else "matches"
+        """'reproduces' when a mistake is named (its mutant, or a pair's, gives every number of
+        every probe as the user's class does), '' when none is."""
+        return "reproduces" if self.diagnoses else ""
 
     @property
     def backward(self):
@@ -126,31 +124,38 @@ def grade(cls, exercise, path=None):
     make_user = maker(cls)
     mutants = Mutants.of(exercise)
     todo = _not_implemented(cls, exercise, path)
-    checks = []
+    checks, users = [], {}
     for probe in exercise.probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
-        user = run_probe(probe, make_user)
-        probe_checks = []
-        for label, r in ref.rows.items():
-            if label in user.rows:
-                u = user.rows[label].value
-                err = distance(u, r.value, r.metric)
-                status = "pass" if err <= r.tol else "FAIL"
-                note = "" if status == "pass" else mismatch_note(u, r.value)
-                probe_checks.append(CheckResult(probe.label, label, status, err, note))
-            else:
-                probe_checks.append(_unfinished(probe.label, label, user.error, path))
-        failing = {c.row: c for c in probe_checks if c.status == "FAIL"}
-        if failing:
-            diagnose(probe, ref, user, failing, mutants)
-        if any(c.status in ("FAIL", "ERROR") and not c.backward for c in probe_checks):
-            for c in failing.values():
-                c.follows = c.backward and not c.diagnoses
-        checks += probe_checks
-    keep_common_diagnosis(checks)
+        users[probe.label] = run_probe(probe, make_user)
+        checks += _checks(probe.label, ref, users[probe.label], path)
+    diagnose(exercise.probes, users, checks, mutants)
+    _follow_the_forward(checks)
     return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+
+
+def _checks(probe, ref, user, path):
+    """One check per observation of the reference: the user's against it."""
+    checks = []
+    for label, r in ref.rows.items():
+        if label in user.rows:
+            u = user.rows[label].value
+            err = distance(u, r.value, r.metric, r.scale)
+            status = "pass" if err <= r.tol else "FAIL"
+            note = "" if status == "pass" else mismatch_note(u, r.value)
+            checks.append(CheckResult(probe, label, status, err, note))
+        else:
+            checks.append(_unfinished(probe, label, user.error, path))
+    return checks
+
+
+def _follow_the_forward(checks):
+    """Mark the undiagnosed backward failures of the probes whose forward fails or raises."""
+    broken = {c.probe for c in checks if c.status in ("FAIL", "ERROR") and not c.backward}
+    for c in checks:
+        c.follows = c.status == "FAIL" and c.backward and not c.diagnoses and c.probe in broken
 
 
 def _unfinished(probe, row, error, path):
@@ -170,7 +175,7 @@ def grade_file(path, name=None, layer=None):
     """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
     module = load_module(path)
     try:
-        cls = find_class(module, name)
+        cls = find_class(module, name, layer)
         return grade(cls, exercise_for(cls, layer), path)
     finally:
         sys.modules.pop(module.__name__, None)

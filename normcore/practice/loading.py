@@ -48,9 +48,16 @@ def _functions(module):
             and getattr(f, "__module__", None) == module.__name__ and getattr(f, "__name__", "") in names]
 
 
-def find_class(module, name=None):
-    """The class to grade: ``name``, or the one class defined in the file with forward and
-    backward; for an exercise that asks for a function (fold_batchnorm), that function."""
+def find_class(module, name=None, layer=None):
+    """The class to grade: ``name``, or the layer class the file defines (a class with forward
+    and backward); for an exercise that asks for a function (fold_batchnorm), that function.
+
+    A file may define helper classes beside its answer (a ``Parameter``, a ``Linear``, the
+    ``LayerNorm`` its block uses, a small model that tries the layer out): the answer is the
+    class named as an exercise's skeleton names it (``layer``'s, when given), else one whose
+    name says its exercise, else the one no other class uses (see ``_answers``). Only a file
+    that still leaves several is refused, with their names.
+    """
     if name is not None:
         cls = getattr(module, name, None)
         if not isinstance(cls, type) and cls not in _functions(module):
@@ -67,9 +74,48 @@ def find_class(module, name=None):
     if not found:
         raise CannotGrade("the file defines no class with forward and backward methods")
     if len(found) > 1:
+        found = _answers(found, layer)
+    if len(found) > 1:
         names = ", ".join(c.__name__ for c in found)
         raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
     return found[0]
+
+
+def _answers(classes, layer=None):
+    """Narrow several layer classes down to the answer, one rule after the other while more
+    than one is left (a rule that would leave none is skipped): the class named as the
+    skeleton names it (``layer``'s, or any exercise's); without ``layer``, a class whose name
+    says its exercise (not a ``Model`` that tries the layer out); a class no other one uses
+    (the ``LayerNorm`` a block uses is a helper)."""
+    wanted = {EXERCISES[layer].class_name} if layer in EXERCISES else {
+        e.class_name for e in EXERCISES.values()}
+    used = set().union(*(_names_used(c) for c in classes))
+    rules = [lambda c: c.__name__ in wanted, lambda c: c.__name__ not in used]
+    if layer is None:
+        rules.insert(1, _says_exercise)
+    for rule in rules:
+        if len(classes) > 1:
+            classes = [c for c in classes if rule(c)] or classes
+    return classes
+
+
+def _says_exercise(cls):
+    try:
+        exercise_for(cls)
+    except CannotGrade:
+        return False
+    return True
+
+
+def _names_used(cls):
+    """The global names the methods of a class refer to (its own name left out)."""
+    methods = [getattr(f, "__func__", f) for f in vars(cls).values()]  # static, class methods
+    names, codes = set(), [f.__code__ for f in methods if hasattr(f, "__code__")]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [c for c in code.co_consts if hasattr(c, "co_names")]
+    return names - {cls.__name__}
 
 
 def exercise_for(cls, layer=None):

@@ -4,6 +4,14 @@ two recordings are.
 A probe (``exercises.py``) drives a layer through the practice contract (``driver.py``) and
 records observations (outputs, gradients, running statistics, dtypes); ``run_probe`` collects
 them, and ``distance`` compares one observation with the reference's.
+
+A parameter's gradient is judged at the scale of the backward pass that produced it: its
+difference from the reference is relative to the largest parameter gradient of that pass
+(the observation's ``scale``), when that is larger than the gradient itself. A weight whose
+gradient cancels to ~0 (attention over one position, a saturated softmax) then passes when
+it differs by rounding or by a 1e-12 added to a denominator for safety, and still fails
+when it is wrong by a fraction of the gradients the pass carries. The input's gradient
+(dx, dlogits) is judged on its own size: it is the signal the layer passes down.
 """
 
 import re
@@ -12,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..gradcheck import rel_error
 from .driver import ContractError, Driver
 
 
@@ -21,6 +28,7 @@ class Observation:
     value: object
     tol: float
     metric: str  # "rel", "abs" or "equal"
+    scale: float = 0.0  # a parameter gradient's: the largest of its backward pass (else 0)
 
 
 @dataclass
@@ -36,11 +44,13 @@ def run_probe(probe, make):
     dx and of every parameter gradient is recorded too, right after the gradient itself:
     dx must have the input's dtype, a parameter's gradient the parameter's dtype.
     """
-    rows, drivers = {}, []
+    rows, drivers, passes, pass_of = {}, [], [0], {}
 
     def rec(label, value, tol, metric="rel"):
         if isinstance(value, np.ndarray):
             value = value.copy()  # the layer may change its arrays in place later
+            if metric == "rel" and is_parameter_gradient(label):
+                pass_of[label] = passes[0]
         rows[label] = Observation(value, tol, metric)
         prefix, _, name = label.rpartition(": ")
         prefix = prefix + ": " if prefix else ""
@@ -49,16 +59,38 @@ def run_probe(probe, make):
                 _grad_dtype(value, drivers[-1], name[1:]), 0, "equal")
 
     def tracked(*args, **kwargs):
-        drivers.append(make(*args, **kwargs))
-        return drivers[-1]
+        driver = make(*args, **kwargs)
+        backward = driver.backward
 
+        def counted(dy):  # the parameter gradients recorded after it are of this pass
+            passes[0] += 1
+            return backward(dy)
+        driver.backward = counted
+        drivers.append(driver)
+        return driver
+
+    error = None
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             probe.run(rec, tracked, np.random.default_rng(sum(map(ord, probe.label))))
     except Exception as e:  # the layer under test may raise anything
-        return ProbeRun(rows, e)
-    return ProbeRun(rows)
+        error = e
+    _scale_parameter_gradients(rows, pass_of)
+    return ProbeRun(rows, error)
+
+
+def _scale_parameter_gradients(rows, pass_of):
+    """Each parameter gradient's scale: the largest finite |value| of its backward pass."""
+    largest = {}
+    for label, k in pass_of.items():
+        try:
+            value = np.abs(np.asarray(rows[label].value, dtype=np.float64))
+        except (TypeError, ValueError):  # not numbers: compared as such by distance
+            continue
+        largest[k] = max(largest.get(k, 0.0), float(value[np.isfinite(value)].max(initial=0.0)))
+    for label, k in pass_of.items():
+        rows[label].scale = largest.get(k, 0.0)
 
 
 GRADIENT = re.compile(r"d[a-z_0-9]+")  # a gradient's row: dx, dlogits, dgamma, dwq, ...
@@ -90,8 +122,13 @@ def maker(cls):
     return make
 
 
-def distance(a, b, metric):
-    """How far observation a is from b (0 = the same); nan and inf count as equal to themselves."""
+def distance(a, b, metric, scale=0.0):
+    """How far observation a is from b (0 = the same); nan and inf count as equal to themselves.
+
+    "rel": max|a - b| relative to max(|a| + |b|), or to ``scale`` when that is larger (a
+    parameter gradient's backward pass, see the module's docstring); "abs": max|a - b|;
+    "equal": 0 or inf.
+    """
     if metric == "equal":
         return 0.0 if a == b else float("inf")
     if a is None or b is None:
@@ -108,9 +145,12 @@ def distance(a, b, metric):
     if not same.all() and not (np.isfinite(a[~same]).all() and np.isfinite(b[~same]).all()):
         return float("inf")
     a, b = np.where(same, 0.0, a), np.where(same, 0.0, b)
+    if not a.size:
+        return 0.0
+    gap = float(np.max(np.abs(a - b)))
     if metric == "abs":
-        return float(np.max(np.abs(a - b))) if a.size else 0.0
-    return rel_error(a, b)
+        return gap
+    return gap / max(1e-8, scale, float(np.max(np.abs(a) + np.abs(b))))
 
 
 def mismatch_note(user, ref):
@@ -129,6 +169,12 @@ def mismatch_note(user, ref):
     if not np.isfinite(u).all():
         return "contains nan or inf"
     return ""
+
+
+def is_parameter_gradient(row):
+    """Whether an observation is a parameter's gradient (dgamma, dwq, ...), not the input's."""
+    name = row.rpartition(": ")[2].partition(" ")[0]
+    return bool(GRADIENT.fullmatch(name)) and name not in ("dx", "dlogits")
 
 
 def is_backward(row):

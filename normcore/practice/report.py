@@ -179,12 +179,11 @@ def _collapse(checks):
         j = i
         while (j + 1 < len(checks) and checks[j + 1].probe == c.probe
                and c.status in ("TODO", "ERROR", "n/a")
-               and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
+               and (checks[j + 1].status, checks[j + 1].note, checks[j + 1].diagnoses)
+               == (c.status, c.note, c.diagnoses)):
             j += 1
-        if j > i:
-            rows.append((c.probe, f"{j - i + 1} checks", c.status, None, "", c.note))
-        else:
-            rows.append((c.probe, c.row, c.status, c.error, c.confidence, _cell(c)))
+        row = f"{j - i + 1} checks" if j > i else c.row
+        rows.append((c.probe, row, c.status, None if j > i else c.error, c.confidence, _cell(c)))
         i = j + 1
     return rows
 
@@ -253,20 +252,20 @@ def format_report(report):
         out.append(f"Not implemented yet: {', '.join(report.not_implemented)} "
                    "(the TODOs of the skeleton).")
     failing = [c for c in report.checks if c.status == "FAIL"]
-    if failing:
+    if failing or report.diagnosis_ids:
         out += ["", "Diagnosis"]
         if report.diagnosis_ids:
-            out[-1] += (" (reproduces: the mistake gives every number of the probe; matches: "
-                        "it\ngives the failing number)")
+            out[-1] += (" (reproduces: the mistake's mutant gives every number of every "
+                        "probe\nas yours does)")
         for mistake_id in report.diagnosis_ids:
             mistake = BY_ID[mistake_id]
-            hits = [c for c in failing if mistake_id in c.diagnoses]
-            how = "reproduces" if all(c.confidence == "reproduces" for c in hits) else "matches"
+            hits = [c for c in report.checks if mistake_id in c.diagnoses]
             others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
             together = f" (together with {', '.join(others)})" if others else ""
+            what = "failing" if all(c.status == "FAIL" for c in hits) else "failing or raising"
             out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
-            out.append(_wrap(f"{how} your numbers{together} in {len(hits)} failing check(s), "
-                             f"e.g. {hits[0].label}", "    "))
+            out.append(_wrap(f"reproduces your numbers{together} in {len(hits)} {what} "
+                             f"check(s), e.g. {hits[0].label}", "    "))
             out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
             out.append(_wrap(f"hint: {mistake.hint}", "    "))
             out.append(_wrap(f"learn: {mistake.taught_in}", "    "))
