@@ -8,8 +8,8 @@ Enter (or stdin closes) or the time box is over, then grades the file with hints
 mistake named: an interviewer does not name it either), says whether it was over time, and
 appends the attempt to the history (``history.py``), which shows the mistakes afterwards.
 
-The clock is ``time.monotonic`` unless another is given: tests give a fake one and never
-wait (stdin closed), so no test depends on how long anything takes.
+The clock is ``CLOCK`` (``time.monotonic``) unless another is given: tests give a fake one
+and never wait (stdin closed), so no test depends on how long anything takes.
 """
 
 import contextlib
@@ -28,6 +28,7 @@ from .grader import CannotGrade, grade_file
 from .report import format_report
 
 LEVELS = {name: level for level, name in DIFFICULTY.items()}  # "easy" -> 1
+CLOCK = time.monotonic  # the interview's clock (a fake in tests)
 WIDTH = 80
 MAX_MINUTES = 600  # a time box longer than ten hours is a typing mistake
 
@@ -85,7 +86,7 @@ def wait_for_enter(stream, seconds):
 
 
 def interview(exercise, minutes=None, folder=".", force=False, forward_only=False, wait=True,
-              stdin=None, out=print, clock=time.monotonic, now=None, history_path=None):
+              stdin=None, out=print, clock=None, now=None, history_path=None):
     """Run one mock interview (see the module's docstring); returns (Attempt, Report or None).
 
     Raises InterviewError for bad input, FileExistsError when the skeleton would overwrite a
@@ -94,11 +95,12 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
     box = check_minutes(exercise.minutes if minutes is None else minutes)
     target = skeletons.write(exercise.name, folder, force, forward_only)
     date = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    clock = clock or CLOCK
     start = clock()
     todo = skeletons.what_to_fill(exercise.name, forward_only)
     out(f"Mock interview: {exercise.name} ({DIFFICULTY[exercise.difficulty]}), "
         f"time box {box:g} min.")
-    out(f"Wrote {target}: fill in {todo}. NumPy only, no notes, no hints.")
+    out(_fill(f"Wrote {target}: fill in {todo}. NumPy only, no notes, no hints."))
     if wait:
         out("Press Enter when you are done; when the time is up it is graded as it is.")
         ended = "enter" if wait_for_enter(stdin or sys.stdin, box * 60) else "time up"
@@ -128,7 +130,12 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
         attempt.mistakes, attempt.not_implemented = row.mistakes, row.not_implemented
         out(format_report(report, hints="none"))
     path = history.append(attempt, history_path)
-    out("\n" + textwrap.fill(f"Recorded in {path}.", WIDTH, break_on_hyphens=False))
-    out(f"The mistakes behind the failures: normcore practice history, or\n"
-        f"    normcore practice check {target} --hints full")
+    out("\n" + _fill(f"Recorded in {path}."))
+    if not attempt.passed and not attempt.error:
+        out(f"The mistakes behind the failures: normcore practice history, or\n"
+            f"    normcore practice check {target} --hints full")
     return attempt, report
+
+
+def _fill(text):
+    return textwrap.fill(text, WIDTH, break_on_hyphens=False, break_long_words=False)

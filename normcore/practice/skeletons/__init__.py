@@ -25,6 +25,7 @@ grader checks the forward's numbers and lists the backward's checks as "not aske
 the backward too: ``normcore practice new {name}``.
 """
 FORWARD_ONLY_FLAG = "FORWARD_ONLY = True  # normcore practice check grades the forward alone\n"
+TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title says is asked
 BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
 
 
@@ -71,7 +72,7 @@ def _forward_only(name, text):
         if bullet is not None or stripped == f"# TODO: {CACHE}.":
             drop.add(number)
     title, rest = "".join(line for n, line in enumerate(lines) if n not in drop).split("\n", 1)
-    title = title.replace("forward and backward", "the forward only")
+    title = TITLE_ASKS.sub("the forward only,", title, count=1)
     rest = rest.replace(FILL_IN, FORWARD_ONLY_TASK, 1).replace(f"; {CACHE}.", ".")
     imports = "import numpy as np\n"
     rest = rest.replace(imports, imports + "\n" + FORWARD_ONLY_FLAG, 1)
