@@ -203,7 +203,7 @@ def _collapse(checks, names=True):
                and (checks[j + 1].status, checks[j + 1].note) == (c.status, c.note)):
             j += 1
         status = "-" if c.status == NOT_ASKED else c.status  # the note says "not asked"
-        note = _cell(c) if names else c.note
+        note = _cell(c, names)
         if j > i:
             rows.append((c.probe, f"{j - i + 1} checks", status, None, "", note))
         else:
@@ -212,10 +212,13 @@ def _collapse(checks, names=True):
     return rows
 
 
-def _cell(check):
-    """The diagnosis column: the mistake(s), or a note on why the check did not pass."""
+def _cell(check, names=True):
+    """The diagnosis column: the mistake(s), or a note on why the check did not pass; without
+    ``names``, the note alone."""
     if check.status == NOT_ASKED:
         return "not asked (forward only)"
+    if not names:
+        return check.note
     if check.diagnoses:
         return " + ".join(check.diagnoses)
     if check.follows:
