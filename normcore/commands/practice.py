@@ -2,10 +2,13 @@
 mistake you made.
 
     normcore practice list [--mistakes]
-    normcore practice new NAME [--dir DIR] [--force]
+    normcore practice new NAME [--dir DIR] [--force] [--forward-only]
     normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
     normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
+        (both with [--forward-only] [--hints none|brief|full])
     normcore practice solution NAME
+    normcore practice interview [NAME] [--minutes M] [--dir DIR] [--difficulty LEVEL] [--seed N]
+    normcore practice history [--json]
 
 ``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
 and 2 when a file cannot be graded (missing, does not import, no layer class). One file gets
@@ -14,15 +17,16 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 
 import argparse
 import contextlib
-import importlib.resources
 import io
 import sys
 import textwrap
 from pathlib import Path
 
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
+from ..practice import history, interview, skeletons
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
+from ..practice.report import HINT_LEVELS
 
 WIDTH = 80  # every line list and the catalog print fits in 80 columns
 
@@ -54,6 +58,9 @@ def add_arguments(parser):
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--forward-only", action="store_true",
+                   help="ask for the forward alone: no backward in the skeleton (e.g. "
+                        "normcore practice new layernorm --forward-only)")
     p = _sub(sub, "check", "grade files against normcore's own layers (exit 1 on a failure)",
              "Grade a file against normcore's own layer and name the catalogued mistake behind "
              "each failing check. Several files, or a folder (every *.py in it), give one summary "
@@ -71,19 +78,70 @@ def add_arguments(parser):
                         "name); one file only")
     p.add_argument("--json", metavar="FILE|-", help="also write the results as a JSON list (- for stdout)")
     p.add_argument("--csv", metavar="FILE|-", help="also write the results as CSV (- for stdout)")
+    p.add_argument("--forward-only", action="store_true",
+                   help="grade the forward alone: the backward's checks are 'not asked' (a file "
+                        "with FORWARD_ONLY = True, or no backward method, is graded so anyway)")
+    p.add_argument("--hints", choices=list(HINT_LEVELS), default="full",
+                   help="full (default): each mistake's symptom, hint and where normcore "
+                        "teaches it; brief: the mistakes' names and the checks they show in; "
+                        "none: pass or fail per check (e.g. --hints brief)")
     p = _sub(sub, "solution", "print a reference answer",
              "Print a reference answer: NumPy only, forward and backward, in the names of the "
              "skeleton's docstring.",
              "normcore practice solution rmsnorm > rmsnorm_answer.py")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
+    p = _sub(sub, "interview", "a mock interview: a time box, no hints, graded at the end",
+             "A mock interview: write the skeleton of NAME (or of an exercise drawn at random, of "
+             "--difficulty if given), print the time box, wait until you press Enter (or stdin "
+             "closes) or the time is up, then grade the file with no hints, say whether it was "
+             "over time and record the attempt in the history ($NORMCORE_HOME, else "
+             "~/.normcore/, practice_history.jsonl); normcore practice history shows it, with "
+             "the mistakes named.",
+             "normcore practice interview layernorm --minutes 20\n"
+             "normcore practice interview --difficulty easy --dir ~/practice")
+    p.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
+                   help="the exercise (default: one at random); " + ", ".join(EXERCISES))
+    p.add_argument("--minutes", type=_minutes, metavar="M",
+                   help="the time box in minutes (default: the exercise's, as practice list "
+                        "shows; e.g. --minutes 20)")
+    p.add_argument("--dir", default=".", help="where to write my_NAME.py (default: the current "
+                                              "directory)")
+    p.add_argument("--difficulty", choices=list(interview.LEVELS),
+                   help="draw the exercise among the easy, medium or hard ones")
+    p.add_argument("--seed", type=int, help="seed the random draw (e.g. --seed 3)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing my_NAME.py")
+    p.add_argument("--forward-only", action="store_true", help="ask for the forward alone")
+    p.add_argument("--no-wait", action="store_true",
+                   help="do not wait for Enter: grade at once (for scripts)")
+    p = _sub(sub, "history", "the mock interviews so far, and progress per exercise",
+             "The mock interviews recorded by normcore practice interview: date, exercise, "
+             "minutes taken of the time box, checks passed and the mistakes the grade named "
+             "(hidden during the interview); then per exercise the first, the latest and the "
+             "best attempt.",
+             "normcore practice history\nnormcore practice history --json > interviews.json")
+    p.add_argument("--json", action="store_true", help="print the attempts and progress as JSON")
     parser.set_defaults(_parser=parser)
+
+
+def _minutes(text):
+    """--minutes: a positive number of minutes, or argparse's clear error."""
+    try:
+        return interview.check_minutes(text)
+    except interview.InterviewError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def run(args):
     if args.action is None:
         args._parser.print_help()
         return 0
-    return {"list": _list, "new": _new, "check": _check, "solution": _solution}[args.action](args)
+    return {"list": _list, "new": _new, "check": _check, "solution": _solution,
+            "interview": _interview, "history": _history}[args.action](args)
+
+
+def _error(message):
+    print(textwrap.fill(f"error: {message}", WIDTH, subsequent_indent="  ",
+                        break_on_hyphens=False), file=sys.stderr)
 
 
 def _fill(text, indent):
@@ -112,16 +170,16 @@ def _list(args):
 
 
 def _new(args):
-    target = Path(args.dir) / f"my_{args.name}.py"
-    if target.exists() and not args.force:
-        print(f"{target} already exists: not overwritten (use --force to replace it)")
+    try:
+        target = skeletons.write(args.name, args.dir, args.force, args.forward_only)
+    except FileExistsError as e:
+        print(e)
         return 1
-    target.parent.mkdir(parents=True, exist_ok=True)
-    skeletons = importlib.resources.files("normcore.practice.skeletons")
-    skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
-    target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
+    except skeletons.NoForwardOnly as e:
+        _error(e)
+        return 2
     ex = EXERCISES[args.name]
-    todo = ex.class_name if ex.function else "forward and backward"
+    todo = skeletons.what_to_fill(args.name, args.forward_only)
     print(f"wrote {target}: fill in {todo}, then run\n    normcore practice check {target}\n"
           f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
@@ -144,7 +202,8 @@ def _check(args):
     if single:
         try:  # what the file prints must not garble JSON or CSV written to stdout
             with contextlib.redirect_stdout(io.StringIO()) if to_stdout else contextlib.nullcontext():
-                report = grade_file(files[0], name=args.name, layer=args.layer)
+                report = grade_file(files[0], name=args.name, layer=args.layer,
+                                    forward_only=args.forward_only)
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
@@ -152,11 +211,11 @@ def _check(args):
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:
-                print(format_report(report))
+                print(format_report(report, args.hints))
     else:
-        rows = classroom.grade_many(files, name=args.name)
+        rows = classroom.grade_many(files, name=args.name, forward_only=args.forward_only)
         if not to_stdout:
-            print(classroom.format_table(rows))
+            print(classroom.format_table(rows, hints=args.hints))
     for option, write in ((args.json, classroom.to_json), (args.csv, classroom.to_csv)):
         if option == "-":
             sys.stdout.write(write(rows))
@@ -167,4 +226,29 @@ def _check(args):
 
 def _solution(args):
     print(solution_source(args.name), end="")
+    return 0
+
+
+def _interview(args):
+    try:
+        exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only)
+        attempt, _ = interview.interview(exercise, args.minutes, args.dir, args.force,
+                                         args.forward_only, wait=not args.no_wait)
+    except (interview.InterviewError, skeletons.NoForwardOnly) as e:
+        _error(e)
+        return 2
+    except FileExistsError as e:
+        _error(e)
+        return 1
+    return 2 if attempt.error else (0 if attempt.passed else 1)
+
+
+def _history(args):
+    attempts, problems = history.load()
+    for problem in problems:
+        print(_fill(f"warning: {problem}", ""), file=sys.stderr)
+    if args.json:
+        sys.stdout.write(history.to_json(attempts))
+    else:
+        print(history.format_history(attempts))
     return 0

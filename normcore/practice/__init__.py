@@ -8,6 +8,8 @@ with BatchNorm and SyncBatchNorm across workers (``normcore practice list`` show
     normcore practice new batchnorm        write a skeleton to fill in
     normcore practice check my_bn.py       grade it against normcore's own layer
     normcore practice solution batchnorm   print a reference answer
+    normcore practice interview            a mock interview: a time box, no hints until the end
+    normcore practice history              the interviews so far, and progress per exercise
 
 ``exercises`` defines what is checked, ``catalog`` the mistakes the grader recognises,
 ``grader`` the grading of one class, from the jobs it is made of: ``loading`` (import a
@@ -15,7 +17,8 @@ candidate's file, find its class and exercise), ``probes`` (run one probe, compa
 observations), ``mutants`` and ``diagnosis`` (the catalogued mistakes that reproduce a
 failure), ``report`` (the printed report). ``classroom`` grades several files,
 ``references`` puts normcore's layers behind an exercise's contract where it differs from
-theirs, ``skeletons/`` and ``solutions/`` are the files.
+theirs, ``skeletons/`` and ``solutions/`` are the files (``skeletons`` also derives the
+forward-only version of each), ``interview`` runs a mock interview and ``history`` keeps them.
 """
 
 from .catalog import BY_ID, CATALOG, Mistake, mistakes_for

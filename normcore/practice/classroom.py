@@ -19,7 +19,8 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .grader import CannotGrade, grade_file
+from .grader import PASSING, CannotGrade, grade_file
+from .report import hint_level
 
 WIDTH = 80
 FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes", "error")
@@ -57,12 +58,12 @@ def files_in(args):
     return [str(f) for f in files]
 
 
-def grade_one(path, name=None, layer=None):
+def grade_one(path, name=None, layer=None, forward_only=False):
     """Grade one file into a Row; never raises for the file's own faults."""
     quiet = io.StringIO()  # whatever the file prints would garble the table (or the JSON on stdout)
     try:
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            report = grade_file(path, name=name, layer=layer)
+            report = grade_file(path, name=name, layer=layer, forward_only=forward_only)
     except CannotGrade as e:
         return Row(str(path), error=str(e))
     except (Exception, SystemExit) as e:  # noqa: BLE001 - one student's file must not stop the class
@@ -71,16 +72,17 @@ def grade_one(path, name=None, layer=None):
 
 
 def row_of(report, path=None):
-    """A grader Report as a Row (n/a checks count as passed, as they do for Report.passed)."""
-    ok = sum(c.status in ("pass", "n/a") for c in report.checks)
+    """A grader Report as a Row (n/a and not-asked checks count as passed, as they do for
+    Report.passed)."""
+    ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
                list(report.diagnosis_ids), list(report.not_implemented))
 
 
-def grade_many(paths, name=None):
+def grade_many(paths, name=None, forward_only=False):
     """One Row per file; ``name``: the class to grade in every file (``--name``)."""
-    return [grade_one(p, name=name) for p in paths]
+    return [grade_one(p, name=name, forward_only=forward_only) for p in paths]
 
 
 def exit_status(rows):
@@ -111,10 +113,10 @@ def _reason(row):
     return "cannot grade: " + text.replace(row.file, Path(row.file).name)
 
 
-def _result(row):
+def _result(row, names=True):
     if row.error is not None:
         return _reason(row)
-    text = ", ".join(row.mistakes) or "-"
+    text = (", ".join(row.mistakes) or "-") if names else ("pass" if row.passed else "fail")
     if row.not_implemented:
         text += f" (todo: {', '.join(row.not_implemented)})"
     return text
@@ -128,12 +130,14 @@ def _common_folder(files):
     return parents.pop()
 
 
-def format_table(rows, width=WIDTH):
+def format_table(rows, width=WIDTH, hints="full"):
     """One line per file (continued, indented, when the mistakes do not fit), then a total.
 
     Files all in one folder are shown by name under an "in FOLDER/" line; a path longer than
-    the file column keeps its file name and loses its leading folders.
+    the file column keeps its file name and loses its leading folders. With ``hints="none"``
+    (``report.HINT_LEVELS``) the last column says pass or fail and names no mistake.
     """
+    names_shown = hint_level(hints).names
     folder = _common_folder([r.file for r in rows])
     names = [Path(r.file).name if folder else r.file for r in rows]
     ex_w = max(len("exercise"), max(len(r.exercise or "") for r in rows))
@@ -141,7 +145,8 @@ def format_table(rows, width=WIDTH):
     # the file column gives way so that the longest mistake id fits whole in the last column
     longest = max([len("mistakes named")] + [len(m) for r in rows for m in r.mistakes])
     file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
-    head = f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  mistakes named"
+    head = (f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  "
+            + ("mistakes named" if names_shown else "result"))
     out = [head, "-" * min(width, max(len(head), 60))]
     if folder:
         out.insert(0, "in " + shorten(folder + "/", width - 4) + ":")
@@ -150,7 +155,7 @@ def format_table(rows, width=WIDTH):
         start = f"{shorten(name, file_w):<{file_w}}  {r.exercise or '':<{ex_w}}  {checks:>{checks_w}}  "
         if r.error is not None:  # the reason gets the line from the exercise column on
             start = f"{shorten(name, file_w):<{file_w}}  "
-        lines = textwrap.wrap(_result(r), width - len(start), break_on_hyphens=False,
+        lines = textwrap.wrap(_result(r, names_shown), width - len(start), break_on_hyphens=False,
                               break_long_words=True) or [""]
         out.append((start + lines[0]).rstrip())
         out += [" " * len(start) + line for line in lines[1:]]

@@ -23,23 +23,24 @@ Reproducing means, observation by observation:
 """
 
 from .driver import NotApplicable
-from .probes import distance
+from .probes import ProbeRun, distance, is_backward
 
 UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
 
-def diagnose(probes, users, checks, mutants):
+def diagnose(probes, users, checks, mutants, forward_only=False):
     """Set ``diagnoses`` (and ``combined_with`` for a pair) on the failing and erroring checks.
 
     ``users`` maps each probe's label to the answer's run of it; ``checks`` are the file's
-    CheckResults. Returns the mistake ids named: one, two (a pair) or none.
+    CheckResults. Returns the mistake ids named: one, two (a pair) or none. A forward-only
+    answer is compared on the forward's observations alone, the mutants' too.
     """
     wrong = [c for c in checks if c.status in ("FAIL", "ERROR")]
     if not wrong:
         return []
     # the probes the answer fails first: most mutants disagree there and are dropped at once
     order = sorted(probes, key=lambda p: not any(c.probe == p.label for c in wrong))
-    file = _File(order, users, mutants)
+    file = _File(order, users, _ForwardOnly(mutants) if forward_only else mutants)
     found = [key for key in mutants.singles if file.reproduced_by(key)]
     if not found:
         found = [pair for pair in file.pairs() if file.reproduced_by(pair)]
@@ -101,6 +102,25 @@ class _File:
             for b in keys[i + 1:]:
                 if self.changed <= halves[a] | halves[b]:
                     yield a + b
+
+
+class _ForwardOnly:
+    """The mutants' and the reference's runs without their backward observations."""
+
+    def __init__(self, mutants):
+        self.mutants, self.singles = mutants, mutants.singles
+
+    def run(self, key, probe):
+        return _forward(self.mutants.run(key, probe))
+
+    def reference(self, probe):
+        return _forward(self.mutants.reference(probe))
+
+
+def _forward(run):
+    if run is None:
+        return None
+    return ProbeRun({k: v for k, v in run.rows.items() if not is_backward(k)}, run.error)
 
 
 def _same(user, run):

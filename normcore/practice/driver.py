@@ -27,10 +27,12 @@ def _is_parameter(value):
 
 
 class Driver:
-    """Uniform access to one layer instance."""
+    """Uniform access to one layer instance. ``forward_only``: the layer's backward is never
+    called (a forward-only answer): backward returns zeros and gradients None, so that the
+    forward observations a probe makes after a backward are still recorded."""
 
-    def __init__(self, layer):
-        self.layer = layer
+    def __init__(self, layer, forward_only=False):
+        self.layer, self.forward_only = layer, forward_only
 
     # --- parameters ------------------------------------------------------------------------
     def _param(self, name):
@@ -66,6 +68,8 @@ class Driver:
 
     def grad(self, name):
         """dL/dgamma or dL/dbeta as the layer stored it."""
+        if self.forward_only:
+            return None
         attr, p = self._param(name)
         if _is_parameter(p):
             return p.grad
@@ -97,6 +101,8 @@ class Driver:
         return self.layer.forward(given, *args), bool(np.array_equal(given, x, equal_nan=True))
 
     def backward(self, dy):  # dy: an array, or a loss's scalar upstream gradient
+        if self.forward_only:
+            return np.zeros_like(dy) if isinstance(dy, np.ndarray) else None
         return self.layer.backward(dy.copy() if isinstance(dy, np.ndarray) else dy)
 
     def _mode(self, method, training):

@@ -7,7 +7,9 @@ catalogued mistakes' mutants run the same probes, and a mistake is named only wh
 mutant gives every number of every probe as the user's class does (``diagnosis.py``). The
 user's source is never read; only their numbers are compared.
 The forward comes before the backward: a backward failure no mistake explains, in a probe
-whose forward fails, is reported as following from the forward.
+whose forward fails, is reported as following from the forward. A forward-only answer (asked
+for, ``FORWARD_ONLY = True`` in the file, or a class with no backward) is graded on the
+forward's observations; the backward's checks are "not asked", which counts as passing.
 
 The jobs live apart: ``loading`` (import the file, find the class and its exercise),
 ``probes`` (run one probe, compare observations), ``mutants`` and ``diagnosis`` (the
@@ -27,7 +29,7 @@ from .loading import (CannotGrade, describe_error, exercise_for, find_class, loa
                       user_frame)
 from .mutants import Mutants, VariantDoesNotApply, apply_variant, mutant_class, solution_source
 from .probes import distance, is_backward, maker, mismatch_note, run_probe
-from .report import format_report, reference_name
+from .report import NOT_ASKED, format_report, reference_name
 
 __all__ = ["CannotGrade", "CheckResult", "Report", "grade", "grade_file", "format_report",
            "reference_name", "load_module", "find_class", "exercise_for", "run_probe",
@@ -40,7 +42,8 @@ class CheckResult:
 
     probe: str
     row: str
-    status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a"
+    status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a",
+                 # "not asked" (the backward of a forward-only answer)
     error: float = None  # distance to the reference
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
@@ -62,6 +65,9 @@ class CheckResult:
         return f"{self.probe}: {self.row}"
 
 
+PASSING = ("pass", "n/a", NOT_ASKED)  # the statuses that count as passed
+
+
 @dataclass
 class Report:
     file: str
@@ -69,17 +75,18 @@ class Report:
     exercise: object
     checks: list
     not_implemented: list  # method names still raising NotImplementedError
+    forward_only: str = ""  # why only the forward was graded ("" when both were)
 
     @property
     def passed(self):
-        return all(c.status in ("pass", "n/a") for c in self.checks)
+        return all(c.status in PASSING for c in self.checks)
 
     @property
     def diagnosis_ids(self):
         return sorted({d for c in self.checks for d in c.diagnoses})
 
 
-def _not_implemented(cls, exercise, path):
+def _not_implemented(cls, exercise, path, methods=("forward", "backward")):
     """The methods of the user's class that still raise NotImplementedError (the skeleton's TODOs)."""
     todo = []
     if exercise.function:  # a function: called once on the example arguments
@@ -94,7 +101,7 @@ def _not_implemented(cls, exercise, path):
             pass
         return todo
     x = np.random.default_rng(0).standard_normal(exercise.example_shape)
-    for method in ("forward", "backward"):
+    for method in methods:
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -119,28 +126,43 @@ def _raised_in(exc, path, method):
     return frame is not None and frame.name == method
 
 
-def grade(cls, exercise, path=None):
-    """Grade a class as an exercise; returns a Report."""
-    make_user = maker(cls)
+def grade(cls, exercise, path=None, forward_only=False):
+    """Grade a class as an exercise; returns a Report. ``forward_only`` (True, or the reason
+    the report gives) grades the forward alone: the backward's checks are "not asked"."""
+    if forward_only and exercise.function:
+        raise CannotGrade(f"{exercise.name} is a function with no backward: the whole exercise "
+                          "is its forward, so forward-only grading does not apply (grade it "
+                          "without --forward-only or FORWARD_ONLY)")
+    if forward_only is True:
+        forward_only = "the forward alone was asked"
+    make_user = maker(cls, bool(forward_only))
     mutants = Mutants.of(exercise)
-    todo = _not_implemented(cls, exercise, path)
+    todo = _not_implemented(cls, exercise, path, ("forward",) if forward_only else
+                            ("forward", "backward"))
     checks, users = [], {}
     for probe in exercise.probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
-        users[probe.label] = run_probe(probe, make_user)
-        checks += _checks(probe.label, ref, users[probe.label], path)
-    diagnose(exercise.probes, users, checks, mutants)
+        user = run_probe(probe, make_user)
+        if forward_only:  # the backward's observations are neither graded nor diagnosed
+            user.rows = {k: v for k, v in user.rows.items() if not is_backward(k)}
+        users[probe.label] = user
+        checks += _checks(probe.label, ref, user, path, forward_only)
+    diagnose(exercise.probes, users, checks, mutants, bool(forward_only))
     _follow_the_forward(checks)
-    return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo)
+    return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo,
+                  forward_only or "")
 
 
-def _checks(probe, ref, user, path):
-    """One check per observation of the reference: the user's against it."""
+def _checks(probe, ref, user, path, forward_only=False):
+    """One check per observation of the reference: the user's against it (a backward one is
+    "not asked" in a forward-only grade)."""
     checks = []
     for label, r in ref.rows.items():
-        if label in user.rows:
+        if forward_only and is_backward(label):
+            checks.append(CheckResult(probe, label, NOT_ASKED, note="forward only"))
+        elif label in user.rows:
             u = user.rows[label].value
             err = distance(u, r.value, r.metric, r.scale)
             status = "pass" if err <= r.tol else "FAIL"
@@ -171,11 +193,20 @@ def _unfinished(probe, row, error, path):
     return CheckResult(probe, row, "ERROR", note=describe_error(error, path) if error else "not recorded")
 
 
-def grade_file(path, name=None, layer=None):
-    """Load ``path``, find the class and grade it; raises CannotGrade with a clear message."""
+def grade_file(path, name=None, layer=None, forward_only=False):
+    """Load ``path``, find the class and grade it; raises CannotGrade with a clear message.
+    The forward alone is graded when ``forward_only`` asks for it, when the file says
+    ``FORWARD_ONLY = True``, or when its class has no backward method."""
     module = load_module(path)
     try:
         cls = find_class(module, name, layer)
-        return grade(cls, exercise_for(cls, layer), path)
+        exercise = exercise_for(cls, layer)
+        if forward_only is True:
+            forward_only = "--forward-only"
+        elif getattr(module, "FORWARD_ONLY", False) is True:
+            forward_only = "FORWARD_ONLY = True in the file"
+        elif not exercise.function and not callable(getattr(cls, "backward", None)):
+            forward_only = "the class has no backward method"
+        return grade(cls, exercise, path, forward_only)
     finally:
         sys.modules.pop(module.__name__, None)

@@ -50,7 +50,8 @@ def _functions(module):
 
 def find_class(module, name=None, layer=None):
     """The class to grade: ``name``, or the layer class the file defines (a class with forward
-    and backward); for an exercise that asks for a function (fold_batchnorm), that function.
+    and backward, else one with forward alone: a forward-only answer); for an exercise that
+    asks for a function (fold_batchnorm), that function.
 
     A file may define helper classes beside its answer (a ``Parameter``, a ``Linear``, the
     ``LayerNorm`` its block uses, a small model that tries the layer out): the answer is the
@@ -66,9 +67,10 @@ def find_class(module, name=None, layer=None):
             raise CannotGrade(f"the file defines no class named {name}; expected one of the classes "
                               f"it defines: {', '.join(classes) or 'none'}")
         return cls
-    found = [c for c in vars(module).values()
-             if isinstance(c, type) and c.__module__ == module.__name__
-             and callable(getattr(c, "forward", None)) and callable(getattr(c, "backward", None))]
+    classes = [c for c in vars(module).values()
+               if isinstance(c, type) and c.__module__ == module.__name__
+               and callable(getattr(c, "forward", None))]
+    found = [c for c in classes if callable(getattr(c, "backward", None))] or classes
     if not found:
         found = _functions(module)
     if not found:

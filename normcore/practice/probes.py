@@ -109,16 +109,16 @@ def _grad_dtype(value, driver, name):
     return "the parameter's" if dtype == param else f"{dtype} for a {param} parameter"
 
 
-def maker(cls):
+def maker(cls, forward_only=False):
     """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
     def make(*args, **kwargs):
         try:
-            return Driver(cls(*args, **kwargs))
+            return Driver(cls(*args, **kwargs), forward_only)
         except TypeError as e:
             if "rng" not in kwargs or "rng" not in str(e):
                 raise
             kwargs.pop("rng")
-            return Driver(cls(*args, **kwargs))
+            return Driver(cls(*args, **kwargs), forward_only)
     return make
 
 

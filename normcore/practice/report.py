@@ -3,13 +3,21 @@
 ``format_report`` turns a grader ``Report`` into what ``normcore practice check`` prints, at
 most 80 columns wide: every check grouped by probe, then each diagnosed mistake with its
 symptom, hint and where normcore teaches it, then hints for the failures no mistake explains.
+
+How much it tells is a hint level (``HINT_LEVELS``), the one switch the classroom table
+obeys too: "full" (all of the above), "brief" (an interviewer's level: each mistake's name
+and the checks it shows in, no symptom, hint or formula) and "none" (pass or fail per check,
+no mistake named).
 """
 
 import textwrap
+from collections import namedtuple
 
 import numpy as np
 
 from .catalog import BY_ID
+
+NOT_ASKED = "not asked"  # the status of a forward-only answer's backward checks (grader.py)
 
 
 WIDTH = 80  # the printed report fits a terminal of 80 columns
@@ -106,6 +114,18 @@ WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and bet
 }
 RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
                    "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
+HintLevel = namedtuple("HintLevel", "names hints")  # name the mistakes; give symptoms and hints
+HINT_LEVELS = {"none": HintLevel(False, False), "brief": HintLevel(True, False),
+               "full": HintLevel(True, True)}
+
+
+def hint_level(hints):
+    """The HintLevel called ``hints`` ("none", "brief" or "full"); a clear error otherwise."""
+    if hints not in HINT_LEVELS:
+        raise ValueError(f"unknown hint level {hints!r}: expected one of {', '.join(HINT_LEVELS)}")
+    return HINT_LEVELS[hints]
+
+
 FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose forward "
                  "fails are graded against the right forward, so they fail with it even "
                  "when the backward is consistent with yours.")
@@ -170,26 +190,34 @@ def _generic_hints(exercise, checks):
     return hints
 
 
-def _collapse(checks):
-    """Table rows (probe, row, status, error, how sure, note): a probe whose remaining checks
-    all stopped for the same reason becomes one row."""
+def _collapse(checks, names=True):
+    """Table rows (probe, row, status, error, how sure, note): a probe whose next checks all
+    stopped (or were not asked) for the same reason becomes one row. Without ``names`` no
+    mistake is named and no diagnosis shown."""
     rows, i = [], 0
     while i < len(checks):
         c = checks[i]
         j = i
         while (j + 1 < len(checks) and checks[j + 1].probe == c.probe
-               and c.status in ("TODO", "ERROR", "n/a")
+               and c.status in ("TODO", "ERROR", "n/a", NOT_ASKED)
                and (checks[j + 1].status, checks[j + 1].note, checks[j + 1].diagnoses)
                == (c.status, c.note, c.diagnoses)):
             j += 1
+        status = "-" if c.status == NOT_ASKED else c.status  # the note says "not asked"
         row = f"{j - i + 1} checks" if j > i else c.row
-        rows.append((c.probe, row, c.status, None if j > i else c.error, c.confidence, _cell(c)))
+        rows.append((c.probe, row, status, None if j > i else c.error,
+                     c.confidence if names else "", _cell(c, names)))
         i = j + 1
     return rows
 
 
-def _cell(check):
-    """The diagnosis column: the mistake(s), or a note on why the check did not pass."""
+def _cell(check, names=True):
+    """The diagnosis column: the mistake(s), or a note on why the check did not pass; without
+    ``names``, the note alone."""
+    if check.status == NOT_ASKED:
+        return "not asked (forward only)"
+    if not names:
+        return check.note
     if check.diagnoses:
         return " + ".join(check.diagnoses)
     if check.follows:
@@ -204,11 +232,11 @@ def _wrap(text, indent, width=WIDTH):
                          break_on_hyphens=False)
 
 
-def _table(rows):
+def _table(rows, names=True):
     """The checks grouped by probe, at most WIDTH columns; long cells wrap in their column."""
     name_w, note_at = 18, 50
-    out = [f"{'check':<{name_w + 2}}  {'result':<6}  {'vs ref':>6}  {'how sure':<10}  "
-           "diagnosis / note", "-" * WIDTH]
+    out = [f"{'check':<{name_w + 2}}  {'result':<6}  {'vs ref':>6}  "
+           + (f"{'how sure':<10}  diagnosis / note" if names else f"{'':<10}  note"), "-" * WIDTH]
     probe = None
     for this_probe, row, status, err, how, note in rows:
         if this_probe != probe:
@@ -238,21 +266,39 @@ def reference_name(exercise):
     return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
 
 
-def format_report(report):
-    """The report as printed by ``normcore practice check``: at most 80 columns wide."""
+def format_report(report, hints="full"):
+    """The report as printed by ``normcore practice check``: at most 80 columns wide; ``hints``
+    says how much it tells (``HINT_LEVELS``)."""
+    level = hint_level(hints)
     ex = report.exercise
     out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: {reference_name(ex)})", ""), ""]
-    out += _table(_collapse(report.checks))
+                 f"(reference: {reference_name(ex)})", "")]
     counts = {s: sum(c.status == s for c in report.checks)
-              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a")}
+              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a", NOT_ASKED)}
+    if report.forward_only:
+        out.append(_wrap(f"Forward only ({report.forward_only}): the backward's "
+                         f"{counts[NOT_ASKED]} checks are not asked.", ""))
+    out += [""] + _table(_collapse(report.checks, level.names), level.names)
     out.append(f"{len(report.checks)} checks: "
                + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     if report.not_implemented:
         out.append(f"Not implemented yet: {', '.join(report.not_implemented)} "
                    "(the TODOs of the skeleton).")
     failing = [c for c in report.checks if c.status == "FAIL"]
-    if failing or report.diagnosis_ids:
+    wrong = failing or report.diagnosis_ids  # a raising check can carry a name too
+    if wrong and not level.names:
+        out += ["", f"{len(failing)} check(s) fail (hints: none; no mistake is named)."]
+    elif wrong and not level.hints:
+        out += ["", "Diagnosis (hints: brief)"]
+        for mistake_id in report.diagnosis_ids:
+            hits = [c.label for c in report.checks if mistake_id in c.diagnoses]
+            out.append(_wrap(f"[{mistake_id}] {BY_ID[mistake_id].title}", "  "))
+            out.append(_wrap(f"shows in {len(hits)} check(s): {_some(hits)}", "    "))
+        unexplained = [c.label for c in failing if not c.diagnoses]
+        if unexplained:
+            out.append(_wrap(f"No catalogued mistake names {len(unexplained)} failing "
+                             f"check(s): {_some(unexplained)}", "  "))
+    elif wrong:
         out += ["", "Diagnosis"]
         if report.diagnosis_ids:
             out[-1] += (" (reproduces: the mistake's mutant gives every number of every "
@@ -290,5 +336,13 @@ def format_report(report):
     if errors:
         out += ["", _wrap(f"Your layer raised an error in {len(errors)} check(s); the first: "
                           f"{errors[0].note}", "")]
-    out += ["", "All checks pass." if report.passed else "Not all checks pass yet."]
+    done = "All forward checks pass (the backward was not asked)." if report.forward_only \
+        else "All checks pass."
+    out += ["", done if report.passed else "Not all checks pass yet."]
     return "\n".join(out)
+
+
+def _some(labels, shown=3):
+    """The first ``shown`` check labels, and how many more."""
+    more = f"; and {len(labels) - shown} more" if len(labels) > shown else ""
+    return "; ".join(labels[:shown]) + more

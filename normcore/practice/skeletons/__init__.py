@@ -1,1 +1,100 @@
-"""The files ``normcore practice new NAME`` writes: a class to fill in, with its task and contract."""
+"""The files ``normcore practice new NAME`` writes: a class to fill in, with its task and contract.
+
+``skeleton(name, target)`` is the file for one exercise. With ``forward_only=True`` it is
+derived from the same file, so that each skeleton exists once: the class loses its
+``backward`` method, the contract its backward bullets, the worked example the lines that
+call backward or read a gradient, and the task says that only the forward is asked; a
+module-level ``FORWARD_ONLY = True`` tells ``normcore practice check`` to grade the forward
+alone.
+"""
+
+import ast
+import doctest
+import importlib.resources
+import re
+from pathlib import Path
+
+from ..exercises import EXERCISES
+
+FILL_IN = "Fill in ``forward`` and ``backward`` (the TODOs)"
+FORWARD_ONLY_TASK = "Fill in ``forward`` (the TODO)"
+CACHE = "cache what backward needs"  # a TODO of the forward that the forward alone does not need
+FORWARD_ONLY_NOTE = """
+Forward only: this file asks for ``forward`` alone (``FORWARD_ONLY = True`` below). The
+grader checks the forward's numbers and lists the backward's checks as "not asked". For
+the backward too: ``normcore practice new {name}``.
+"""
+FORWARD_ONLY_FLAG = "FORWARD_ONLY = True  # normcore practice check grades the forward alone\n"
+TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title says is asked
+BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
+
+
+class NoForwardOnly(ValueError):
+    """The exercise has no backward to leave out (a function, such as fold_batchnorm)."""
+
+
+def skeleton(name, target="THIS_FILE.py", forward_only=False):
+    """The text of exercise ``name``'s skeleton, as written to ``target``."""
+    text = importlib.resources.files(__name__).joinpath(f"{name}.py").read_text()
+    if forward_only:
+        text = _forward_only(name, text)
+    return text.replace("THIS_FILE.py", str(target))
+
+
+def _forward_only(name, text):
+    exercise = EXERCISES[name]
+    if exercise.function:
+        raise NoForwardOnly(f"{name} is a function with no backward: the whole exercise is "
+                            f"its forward, so it has no forward-only version (normcore practice "
+                            f"new {name} writes it)")
+    tree = ast.parse(text)
+    doc = ast.get_docstring(tree, clean=False)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == exercise.class_name)
+    backward = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "backward")
+    lines = text.splitlines(keepends=True)
+    drop = set(range(backward.lineno - 1, backward.end_lineno))
+    first = backward.lineno - 1
+    while first > 0 and not lines[first - 1].strip():  # the blank lines before it go too
+        first -= 1
+        drop.add(first)
+    for example in doctest.DocTestParser().get_examples(doc):  # the worked example's backward
+        if BACKWARD_EXAMPLE.search(example.source):
+            start = tree.body[0].lineno + example.lineno - 1  # the docstring opens on line 1
+            size = example.source.count("\n") + example.want.count("\n")
+            drop.update(range(start, start + size))
+    bullet = None  # the indent of a contract bullet about backward: it and its continuation go
+    for number, line in enumerate(lines):
+        stripped, indent = line.strip(), len(line) - len(line.lstrip())
+        if bullet is not None and (not stripped or indent <= bullet):
+            bullet = None
+        if stripped.startswith("- ``backward"):
+            bullet = indent
+        if bullet is not None or stripped == f"# TODO: {CACHE}.":
+            drop.add(number)
+    title, rest = "".join(line for n, line in enumerate(lines) if n not in drop).split("\n", 1)
+    title = TITLE_ASKS.sub("the forward only,", title, count=1)
+    rest = rest.replace(FILL_IN, FORWARD_ONLY_TASK, 1).replace(f"; {CACHE}.", ".")
+    imports = "import numpy as np\n"
+    rest = rest.replace(imports, imports + "\n" + FORWARD_ONLY_FLAG, 1)
+    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + rest
+
+
+def write(name, folder=".", force=False, forward_only=False):
+    """Write exercise ``name``'s skeleton to FOLDER/my_NAME.py and return its path; raises
+    FileExistsError when the file is there and ``force`` is not given, NoForwardOnly when the
+    exercise has no forward-only version."""
+    target = Path(folder) / f"my_{name}.py"
+    if target.exists() and not force:
+        raise FileExistsError(f"{target} already exists: not overwritten (use --force to replace it)")
+    text = skeleton(name, target, forward_only)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return target
+
+
+def what_to_fill(name, forward_only=False):
+    """What the candidate fills in: 'forward and backward', 'forward', or the function."""
+    exercise = EXERCISES[name]
+    if exercise.function:
+        return exercise.class_name
+    return "forward" if forward_only else "forward and backward"

@@ -1,0 +1,154 @@
+"""The record of mock interviews: one JSON line per attempt, and the progress they show.
+
+    append(attempt)                  add an attempt to the history file (created on demand)
+    attempts, problems = load()      every attempt recorded, and the lines that are not one
+    print(format_history(attempts))  the attempts, then progress per exercise (80 columns)
+
+The file is ``practice_history.jsonl`` in ``$NORMCORE_HOME``, or in ``~/.normcore/`` when
+that is not set. An attempt keeps the mistakes the grader named, although the interview
+itself showed no hints: they are shown here, afterwards.
+"""
+
+import json
+import os
+import textwrap
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+WIDTH = 80
+FILE_NAME = "practice_history.jsonl"
+
+
+@dataclass
+class Attempt:
+    """One mock interview: when, which exercise, how long it took and how it was graded."""
+
+    date: str  # when it started, ISO 8601 in UTC, to the second
+    exercise: str
+    file: str
+    time_box: float  # minutes
+    minutes_taken: float
+    over_time: bool  # not finished within the time box
+    ended: str  # "enter" (the candidate said so), "time up", or "no wait" (--no-wait)
+    forward_only: bool = False
+    passed: bool = False
+    checks_passed: int = 0
+    checks_total: int = 0
+    mistakes: list = field(default_factory=list)  # catalog ids named by the grade
+    not_implemented: list = field(default_factory=list)
+    error: str = None  # why the file could not be graded
+
+    def record(self):
+        return asdict(self)
+
+
+REQUIRED = ("date", "exercise", "file", "time_box", "minutes_taken", "over_time", "ended")
+
+
+def home():
+    """normcore's folder for the user's own records: $NORMCORE_HOME, else ~/.normcore."""
+    return Path(os.environ.get("NORMCORE_HOME") or Path.home() / ".normcore")
+
+
+def history_file():
+    return home() / FILE_NAME
+
+
+def append(attempt, path=None):
+    """Add one attempt to the history (its folder created when missing); returns the path."""
+    path = Path(path or history_file())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(json.dumps(attempt.record()) + "\n")
+    return path
+
+
+def load(path=None):
+    """(attempts, problems): every attempt in the history file, oldest first, and a message
+    for each line that is not an attempt (skipped). No file: no attempts."""
+    path = Path(path or history_file())
+    if not path.exists():
+        return [], []
+    known = {f.name for f in fields(Attempt)}
+    attempts, problems = [], []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            missing = [k for k in REQUIRED if k not in record]
+            if missing:
+                raise ValueError(f"no {', '.join(missing)}")
+            attempts.append(Attempt(**{k: v for k, v in record.items() if k in known}))
+        except (ValueError, TypeError, AttributeError) as e:
+            problems.append(f"line {number} of {path} is not an attempt ({e}): skipped")
+    return attempts, problems
+
+
+def progress(attempts):
+    """Per exercise, in the order first practised: the number of attempts, and the first, the
+    latest and the best (most checks passed, then fewest minutes) of them."""
+    by_exercise = {}
+    for a in attempts:
+        by_exercise.setdefault(a.exercise, []).append(a)
+    return [{"exercise": name, "attempts": len(tries), "first": tries[0], "latest": tries[-1],
+             "best": max(tries, key=lambda a: (a.checks_passed, -a.minutes_taken))}
+            for name, tries in by_exercise.items()]
+
+
+def to_json(attempts, path=None):
+    rows = [{"exercise": p["exercise"], "attempts": p["attempts"],
+             **{k: _score(p[k]) for k in ("first", "latest", "best")}} for p in progress(attempts)]
+    return json.dumps({"file": str(path or history_file()),
+                       "attempts": [a.record() for a in attempts], "progress": rows}, indent=2) + "\n"
+
+
+def _score(attempt):
+    return {"date": attempt.date, "checks_passed": attempt.checks_passed,
+            "checks_total": attempt.checks_total, "minutes_taken": attempt.minutes_taken}
+
+
+def _checks(attempt):
+    return "-" if attempt.error else f"{attempt.checks_passed}/{attempt.checks_total}"
+
+
+def _time(attempt):
+    over = " over" if attempt.over_time else ""
+    return f"{attempt.minutes_taken:.0f}/{attempt.time_box:g} min{over}"
+
+
+def _mistakes(attempt):
+    if attempt.error:
+        return "cannot grade: " + attempt.error.splitlines()[0]
+    text = ", ".join(attempt.mistakes) or "-"
+    if attempt.not_implemented:
+        text += f" (todo: {', '.join(attempt.not_implemented)})"
+    return text + (" [forward only]" if attempt.forward_only else "")
+
+
+def format_history(attempts, path=None):
+    """The attempts, oldest first (date, exercise, minutes taken of the time box, checks
+    passed, mistakes named), then the progress per exercise; at most 80 columns."""
+    if not attempts:
+        return "No mock interviews recorded yet: normcore practice interview"
+    ex_w = max(len("exercise"), *(len(a.exercise) for a in attempts))
+    time_w = max(len("minutes"), *(len(_time(a)) for a in attempts))
+    check_w = max(len("checks"), *(len(_checks(a)) for a in attempts))
+    start = f"{'date':<16}  {'exercise':<{ex_w}}  {'minutes':<{time_w}}  {'checks':>{check_w}}  "
+    out = [textwrap.fill(f"Mock interviews ({path or history_file()}):", WIDTH,
+                         break_on_hyphens=False, break_long_words=True),
+           start + "mistakes named", "-" * WIDTH]
+    for a in attempts:
+        first = (f"{a.date[:16].replace('T', ' '):<16}  {a.exercise:<{ex_w}}  {_time(a):<{time_w}}  "
+                 f"{_checks(a):>{check_w}}  ")
+        lines = textwrap.wrap(_mistakes(a), max(20, WIDTH - len(first)), break_on_hyphens=False,
+                              break_long_words=True) or [""]
+        out.append(first + lines[0])
+        out += [" " * (WIDTH - max(20, WIDTH - len(first))) + line for line in lines[1:]]
+    out += ["", "Progress per exercise (checks passed, in how many minutes):",
+            f"{'exercise':<{ex_w}}  {'tries':>5}  {'first':<15}  {'latest':<15}  best", "-" * WIDTH]
+    for p in progress(attempts):
+        first, latest, best = (f"{_checks(p[k])} in {p[k].minutes_taken:.0f} min"
+                               for k in ("first", "latest", "best"))
+        out.append(f"{p['exercise']:<{ex_w}}  {p['attempts']:>5}  {first:<15}  {latest:<15}  {best}")
+    return "\n".join(out)

@@ -1,0 +1,141 @@
+"""A mock interview: one exercise, a time box, no hints until it is over.
+
+    exercise = pick(difficulty="easy", seed=0)       # or pick("layernorm")
+    attempt, report = interview(exercise, minutes=20, folder=".")
+
+``interview`` writes the skeleton, says what to do and waits until the candidate presses
+Enter (or stdin closes) or the time box is over, then grades the file with hints off (no
+mistake named: an interviewer does not name it either), says whether it was over time, and
+appends the attempt to the history (``history.py``), which shows the mistakes afterwards.
+
+The clock is ``CLOCK`` (``time.monotonic``) unless another is given: tests give a fake one
+and never wait (stdin closed), so no test depends on how long anything takes.
+"""
+
+import contextlib
+import io
+import random
+import sys
+import textwrap
+import threading
+import time
+from datetime import UTC, datetime
+
+from . import history, skeletons
+from .classroom import row_of
+from .exercises import DIFFICULTY, EXERCISES
+from .grader import CannotGrade, grade_file
+from .report import format_report
+
+LEVELS = {name: level for level, name in DIFFICULTY.items()}  # "easy" -> 1
+CLOCK = time.monotonic  # the interview's clock (a fake in tests)
+WIDTH = 80
+MAX_MINUTES = 600  # a time box longer than ten hours is a typing mistake
+
+
+class InterviewError(ValueError):
+    """Bad input to an interview (no such exercise, a time box that is not positive); says why."""
+
+
+def pick(name=None, difficulty=None, seed=None, forward_only=False):
+    """The exercise called ``name``, or one drawn at random (with ``seed``) among those of
+    ``difficulty`` ("easy", "medium", "hard"; default any); with ``forward_only``, among
+    those that have a backward to leave out."""
+    if difficulty is not None and difficulty not in LEVELS:
+        raise InterviewError(f"unknown difficulty {difficulty!r}: expected one of {', '.join(LEVELS)}")
+    if name is not None:
+        if name not in EXERCISES:
+            raise InterviewError(f"unknown exercise {name!r}: expected one of {', '.join(EXERCISES)}")
+        exercise = EXERCISES[name]
+        if difficulty is not None and exercise.difficulty != LEVELS[difficulty]:
+            raise InterviewError(f"{name} is {DIFFICULTY[exercise.difficulty]}, not {difficulty}: "
+                                 "give the exercise or the difficulty, not both")
+        return exercise
+    pool = sorted((e for e in EXERCISES.values()
+                   if (difficulty is None or e.difficulty == LEVELS[difficulty])
+                   and not (forward_only and e.function)), key=lambda e: e.name)
+    return random.Random(seed).choice(pool)
+
+
+def check_minutes(minutes):
+    """``minutes`` as a positive float of at most MAX_MINUTES; InterviewError otherwise."""
+    try:
+        value = float(minutes)
+    except (TypeError, ValueError):
+        raise InterviewError(f"expected a number of minutes, got {minutes!r}") from None
+    if not 0 < value <= MAX_MINUTES:
+        raise InterviewError(f"expected a time box of more than 0 and at most {MAX_MINUTES} "
+                             f"minutes, got {minutes}")
+    return value
+
+
+def wait_for_enter(stream, seconds):
+    """Wait until a line (Enter) or the end of ``stream`` comes, or ``seconds`` pass. True when
+    the candidate ended it (Enter, or stdin closed or unusable), False when the time ran out."""
+    done = threading.Event()
+
+    def read():
+        try:
+            stream.readline()
+        except (OSError, ValueError):  # no usable stdin (closed, or captured): as if at its end
+            pass
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    return done.wait(seconds)
+
+
+def interview(exercise, minutes=None, folder=".", force=False, forward_only=False, wait=True,
+              stdin=None, out=print, clock=None, now=None, history_path=None):
+    """Run one mock interview (see the module's docstring); returns (Attempt, Report or None).
+
+    Raises InterviewError for bad input, FileExistsError when the skeleton would overwrite a
+    file (without ``force``) and skeletons.NoForwardOnly for a forward-only function exercise.
+    """
+    box = check_minutes(exercise.minutes if minutes is None else minutes)
+    target = skeletons.write(exercise.name, folder, force, forward_only)
+    date = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    clock = clock or CLOCK
+    start = clock()
+    todo = skeletons.what_to_fill(exercise.name, forward_only)
+    out(f"Mock interview: {exercise.name} ({DIFFICULTY[exercise.difficulty]}), "
+        f"time box {box:g} min.")
+    out(_fill(f"Wrote {target}: fill in {todo}. NumPy only, no notes, no hints."))
+    if wait:
+        out("Press Enter when you are done; when the time is up it is graded as it is.")
+        ended = "enter" if wait_for_enter(stdin or sys.stdin, box * 60) else "time up"
+    else:
+        ended = "no wait"
+    taken = max(0.0, (clock() - start) / 60)
+    over = ended == "time up" or taken > box
+    if ended == "time up":
+        out(f"Time is up ({box:g} min): graded as it is.")
+    elif over:
+        out(f"Done in {taken:.1f} min: over the time box of {box:g} min by {taken - box:.1f} min.")
+    else:
+        out(f"Done in {taken:.1f} min, within the time box of {box:g} min.")
+    attempt = history.Attempt(date, exercise.name, str(target), box, round(taken, 1), over, ended,
+                              forward_only)
+    report = None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # what the file prints is not the grade
+            report = grade_file(target, layer=exercise.name, forward_only=forward_only)
+    except CannotGrade as e:
+        attempt.error = str(e)
+        out(f"cannot grade: {e}")
+    else:
+        row = row_of(report)
+        attempt.passed, attempt.checks_passed, attempt.checks_total = (
+            row.passed, row.checks_passed, row.checks_total)
+        attempt.mistakes, attempt.not_implemented = row.mistakes, row.not_implemented
+        out(format_report(report, hints="none"))
+    path = history.append(attempt, history_path)
+    out("\n" + _fill(f"Recorded in {path}."))
+    if not attempt.passed and not attempt.error:
+        out(f"The mistakes behind the failures: normcore practice history, or\n"
+            f"    normcore practice check {target} --hints full")
+    return attempt, report
+
+
+def _fill(text):
+    return textwrap.fill(text, WIDTH, break_on_hyphens=False, break_long_words=False)
