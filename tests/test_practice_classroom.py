@@ -5,6 +5,7 @@ Check counts are never written down here: they come from grading the same file w
 ``grade_file``, so adding checks to an exercise does not break these tests.
 """
 
+import argparse
 import ast
 import csv
 import doctest
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normcore.cli import main
+from normcore.cli import build_parser, main
 from normcore.practice import EXERCISES, grade_file
 from normcore.practice.classroom import FIELDS, format_table, grade_many, shorten
 from normcore.practice.exercises import path as the_path
@@ -217,7 +218,15 @@ def test_list_shows_the_path_easy_to_hard_within_80_columns(capsys):
     assert not narrow(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("action", ["list", "new", "check", "solution"])
+def _practice_actions():
+    """Every subcommand of ``normcore practice``, read from the parser (none can be missed)."""
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    practice = commands.choices["practice"]
+    actions = next(a for a in practice._actions if isinstance(a, argparse._SubParsersAction))
+    return list(actions.choices)
+
+
+@pytest.mark.parametrize("action", _practice_actions())
 def test_every_practice_subcommand_help_has_a_description_and_an_example(action, capsys):
     with pytest.raises(SystemExit) as done:
         main(["practice", action, "--help"])
