@@ -1,0 +1,31 @@
+import numpy as np
+
+
+class Dropout:
+    def __init__(self, p=0.5, rng=None):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.training = True
+        self.mask = None  # set by the first training forward
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = self.rng.random(x.shape) >= self.p
+        scale = 1.0 / (1.0 - self.p) if self.p < 1 else 0.0
+        self.mask = keep * scale
+        return (x * self.mask).astype(x.dtype)
+
+    def backward(self, dy):
+        if self.mask is None:  # no training forward yet
+            return dy
+        return (dy * self.mask).astype(dy.dtype)

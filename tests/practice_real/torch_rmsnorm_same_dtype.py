@@ -1,0 +1,21 @@
+import torch
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+
+    def _norm(self, x, eps):
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        return x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+
+    def forward(self, x):
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        output = self._norm(x, eps)
+        return output * self.weight.type_as(x)
