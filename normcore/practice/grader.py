@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import torch_track
 from .diagnosis import diagnose, keep_common_diagnosis
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
@@ -121,13 +122,14 @@ def _raised_in(exc, path, method):
     return frame is not None and frame.name == method
 
 
-def grade(cls, exercise, path=None):
-    """Grade a class as an exercise; returns a Report."""
-    make_user = maker(cls)
-    mutants = Mutants.of(exercise)
-    todo = _not_implemented(cls, exercise, path)
+def grade(cls, exercise, path=None, track=None):
+    """Grade a class as an exercise; returns a Report. ``track`` drives a class written to
+    another contract (``torch_track.TRACK`` for a torch.nn.Module); None for NumPy's."""
+    make_user = track.maker(cls) if track else maker(cls)
+    mutants = track.mutants(exercise) if track else Mutants.of(exercise)
+    todo = track.not_implemented(cls, exercise, path) if track else _not_implemented(cls, exercise, path)
     checks = []
-    for probe in exercise.probes:
+    for probe in track.probes(exercise) if track else exercise.probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
@@ -171,6 +173,6 @@ def grade_file(path, name=None, layer=None):
     module = load_module(path)
     try:
         cls = find_class(module, name)
-        return grade(cls, exercise_for(cls, layer), path)
+        return grade(cls, exercise_for(cls, layer), path, torch_track.track_for(cls))
     finally:
         sys.modules.pop(module.__name__, None)

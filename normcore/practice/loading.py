@@ -11,6 +11,8 @@ from pathlib import Path
 
 from .exercises import EXERCISES
 
+NEEDS_TORCH = "needs PyTorch, which is not installed here: pip install normcore[torch] (or torch)"
+
 
 class CannotGrade(Exception):
     """The file cannot be graded (missing, does not import, no suitable class); says why."""
@@ -37,6 +39,8 @@ def load_module(path):
         ) from None
     except Exception as e:  # anything raised while the file's top level runs
         sys.modules.pop(name, None)
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] == "torch":
+            raise CannotGrade(f"{path} {NEEDS_TORCH}") from None  # a PyTorch-track answer
         raise CannotGrade(f"importing {path} raised {describe_error(e, path)}") from None
     return module
 
@@ -48,9 +52,15 @@ def _functions(module):
             and getattr(f, "__module__", None) == module.__name__ and getattr(f, "__name__", "") in names]
 
 
+def is_torch_module(cls):
+    """Whether ``cls`` subclasses torch.nn.Module (the PyTorch track), found without importing torch."""
+    return any(base.__name__ == "Module" and base.__module__.startswith("torch.nn") for base in cls.__mro__)
+
+
 def find_class(module, name=None):
     """The class to grade: ``name``, or the one class defined in the file with forward and
-    backward; for an exercise that asks for a function (fold_batchnorm), that function."""
+    backward (or a torch.nn.Module with forward); for an exercise that asks for a function
+    (fold_batchnorm), that function."""
     if name is not None:
         cls = getattr(module, name, None)
         if not isinstance(cls, type) and cls not in _functions(module):
@@ -61,11 +71,13 @@ def find_class(module, name=None):
         return cls
     found = [c for c in vars(module).values()
              if isinstance(c, type) and c.__module__ == module.__name__
-             and callable(getattr(c, "forward", None)) and callable(getattr(c, "backward", None))]
+             and callable(getattr(c, "forward", None))
+             and (callable(getattr(c, "backward", None)) or is_torch_module(c))]
     if not found:
         found = _functions(module)
     if not found:
-        raise CannotGrade("the file defines no class with forward and backward methods")
+        raise CannotGrade("the file defines no class with forward and backward methods "
+                          "(or a torch.nn.Module subclass with forward)")
     if len(found) > 1:
         names = ", ".join(c.__name__ for c in found)
         raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
