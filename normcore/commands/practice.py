@@ -2,10 +2,10 @@
 mistake you made.
 
     normcore practice list [--mistakes]
-    normcore practice new NAME [--dir DIR] [--force]
+    normcore practice new NAME [--dir DIR] [--force] [--torch]
     normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
     normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
-    normcore practice solution NAME
+    normcore practice solution NAME [--torch]
 
 ``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
 and 2 when a file cannot be graded (missing, does not import, no layer class). One file gets
@@ -15,12 +15,14 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 import argparse
 import contextlib
 import importlib.resources
+import importlib.util
 import io
 import sys
 import textwrap
 from pathlib import Path
 
-from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
+from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for, torch_track
+from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 
@@ -54,6 +56,10 @@ def add_arguments(parser):
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--torch", action="store_true",
+                   help="a torch.nn.Module with forward only, written my_NAME_torch.py "
+                        f"({', '.join(torch_track.EXERCISES)})")
+    p.epilog += "\n  normcore practice new layernorm --torch"
     p = _sub(sub, "check", "grade files against normcore's own layers (exit 1 on a failure)",
              "Grade a file against normcore's own layer and name the catalogued mistake behind "
              "each failing check. Several files, or a folder (every *.py in it), give one summary "
@@ -76,6 +82,8 @@ def add_arguments(parser):
              "skeleton's docstring.",
              "normcore practice solution rmsnorm > rmsnorm_answer.py")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
+    p.add_argument("--torch", action="store_true", help="the PyTorch track's answer (an nn.Module)")
+    p.epilog += "\n  normcore practice solution layernorm --torch"
     parser.set_defaults(_parser=parser)
 
 
@@ -111,17 +119,31 @@ def _list(args):
     return 0
 
 
+def _torch_key(name):
+    """'torch/NAME' for the PyTorch track, None (and a message) when it has no such exercise."""
+    if name in torch_track.EXERCISES:
+        return f"torch/{name}"
+    print(_fill(f"the PyTorch track has no {name} exercise yet; it has "
+                f"{', '.join(torch_track.EXERCISES)}", ""), file=sys.stderr)
+    return None
+
+
 def _new(args):
-    target = Path(args.dir) / f"my_{args.name}.py"
+    key = _torch_key(args.name) if args.torch else args.name
+    if key is None:
+        return 2
+    target = Path(args.dir) / f"my_{args.name}{'_torch' * args.torch}.py"
     if target.exists() and not args.force:
         print(f"{target} already exists: not overwritten (use --force to replace it)")
         return 1
     target.parent.mkdir(parents=True, exist_ok=True)
     skeletons = importlib.resources.files("normcore.practice.skeletons")
-    skeleton = skeletons.joinpath(f"{args.name}.py").read_text()
+    skeleton = skeletons.joinpath(f"{key}.py").read_text()
     target.write_text(skeleton.replace("THIS_FILE.py", str(target)))
     ex = EXERCISES[args.name]
-    todo = ex.class_name if ex.function else "forward and backward"
+    todo = ex.class_name if ex.function else "forward" if args.torch else "forward and backward"
+    if args.torch and importlib.util.find_spec("torch") is None:
+        print(f"note: the file {NEEDS_TORCH}")
     print(f"wrote {target}: fill in {todo}, then run\n    normcore practice check {target}\n"
           f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
@@ -166,5 +188,8 @@ def _check(args):
 
 
 def _solution(args):
-    print(solution_source(args.name), end="")
+    key = _torch_key(args.name) if args.torch else args.name
+    if key is None:
+        return 2
+    print(solution_source(key), end="")
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .exercises import EXERCISES
 
-NEEDS_TORCH = "needs PyTorch, which is not installed here: pip install normcore[torch] (or torch)"
+NEEDS_TORCH = "needs PyTorch, which is not installed here:\n    pip install normcore[torch] (or torch)"
 
 
 class CannotGrade(Exception):
