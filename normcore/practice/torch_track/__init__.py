@@ -16,7 +16,7 @@ Only ``adapter`` imports torch; without torch a torch file is reported as needin
 
 import numpy as np
 
-from ..loading import NEEDS_TORCH, CannotGrade, is_torch_module, user_frame
+from ..loading import CannotGrade, is_torch_module, user_frame
 from ..mutants import Mutants
 from . import mistakes
 

@@ -68,8 +68,10 @@ class TorchDriver:
             self._param(name)[1].grad = None
 
     def grad(self, name):
-        """The parameter's .grad as autograd left it (None when it received no gradient)."""
-        return to_numpy(self._param(name)[1].grad)
+        """The parameter's .grad as autograd left it; zeros when no gradient reached it (as
+        autograd means a None .grad: the output does not depend on it)."""
+        p = self._param(name)[1]
+        return to_numpy(torch.zeros_like(p) if p.grad is None else p.grad)
 
     def param_dtype(self, name):
         return to_numpy(self._param(name)[1][:0]).dtype
@@ -95,15 +97,14 @@ class TorchDriver:
 
     def backward(self, dy):
         """dL/dx for L = (y * dy).sum() by autograd (dy: an array, or a loss's scalar); the
-        parameters' gradients accumulate into their .grad. None where no gradient flows."""
+        parameters' gradients accumulate into their .grad. Zeros where no gradient flows."""
         if self._y is None:
             raise ContractError("backward() was called before forward()")
         self._x.grad = None
-        if not self._y.requires_grad:  # the output has no autograd history at all
-            return None
-        self._y.backward(torch.as_tensor(np.asarray(dy), dtype=self._y.dtype).reshape(self._y.shape),
-                         retain_graph=True)
-        return to_numpy(self._x.grad)
+        if self._y.requires_grad:  # else the output has no autograd history at all
+            self._y.backward(torch.as_tensor(np.asarray(dy), dtype=self._y.dtype).reshape(self._y.shape),
+                             retain_graph=True)
+        return to_numpy(torch.zeros_like(self._x) if self._x.grad is None else self._x.grad)
 
     def train(self):
         self.layer.train()

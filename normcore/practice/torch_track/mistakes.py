@@ -53,6 +53,8 @@ SCALE = Anchor("scale", "y * self.weight")
 WEIGHT = {name: Anchor("weight", f"nn.Parameter(torch.ones({shape}))") for name, shape in (
     ("layernorm", "self.normalized_shape"), ("rmsnorm", "self.normalized_shape"),
     ("batchnorm", "num_features"), ("groupnorm", "num_channels"))}
+BIAS = {name: Anchor("bias", f"nn.Parameter(torch.zeros({shape}))") for name, shape in (
+    ("layernorm", "self.normalized_shape"), ("groupnorm", "num_channels"))}
 # --- batchnorm ---
 BN_RUNNING_MEAN = Anchor("running-mean", "self.running_mean.mul_(1 - m).add_(m * mean.flatten())")
 BN_RUNNING_VAR = Anchor("running-var", "self.running_var.mul_(1 - m).add_(m * var.flatten() * n / (n - 1))")
@@ -213,8 +215,9 @@ TORCH_ONLY = [
         "with .to() (.double(), .cuda())",
         "Wrap learnable tensors in nn.Parameter and register running statistics with "
         "self.register_buffer(name, tensor); a plain tensor attribute is invisible to the module.",
-        _torch({**{name: [((WEIGHT[name], WEIGHT[name].removeprefix("nn.Parameter(")[:-1]),)]
-                   for name in ("layernorm", "rmsnorm", "groupnorm")},
+        _torch({**{name: [tuple((a, a.removeprefix("nn.Parameter(")[:-1]) for a in (WEIGHT[name], BIAS[name]))]
+                   for name in ("layernorm", "groupnorm")},
+                "rmsnorm": [((WEIGHT["rmsnorm"], WEIGHT["rmsnorm"].removeprefix("nn.Parameter(")[:-1]),)],
                 "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
                                (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
                 "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)]}),

@@ -27,7 +27,7 @@ class GroupNorm(nn.Module):
         self.num_channels = num_channels
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(num_channels)) if affine else None  # [weight]
-        self.bias = nn.Parameter(torch.zeros(num_channels)) if affine else None
+        self.bias = nn.Parameter(torch.zeros(num_channels)) if affine else None  # [bias]
 
     def forward(self, x):
         n = x.shape[0]

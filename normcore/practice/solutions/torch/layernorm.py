@@ -30,7 +30,7 @@ class LayerNorm(nn.Module):
         self.eps = eps
         affine = elementwise_affine
         self.weight = nn.Parameter(torch.ones(self.normalized_shape)) if affine else None  # [weight]
-        self.bias = nn.Parameter(torch.zeros(self.normalized_shape)) if affine and bias else None
+        self.bias = nn.Parameter(torch.zeros(self.normalized_shape)) if affine and bias else None  # [bias]
 
     def forward(self, x):
         dims = tuple(range(-len(self.normalized_shape), 0))             # the normalised dims D [dims]
