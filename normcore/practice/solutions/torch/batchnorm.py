@@ -34,7 +34,7 @@ class BatchNorm1d(nn.Module):
         self.eps = eps
         self.momentum = momentum
         self.track_running_stats = track_running_stats
-        self.weight = nn.Parameter(torch.ones(num_features)) if affine else None  # [weight]
+        self.weight = nn.Parameter(torch.ones(num_features)) if affine else None
         self.bias = nn.Parameter(torch.zeros(num_features)) if affine else None
         if track_running_stats:
             self.register_buffer("running_mean", torch.zeros(num_features))  # [running-mean-buffer]
@@ -60,5 +60,5 @@ class BatchNorm1d(nn.Module):
                 self.running_var.mul_(1 - m).add_(m * var.flatten() * n / (n - 1))  # [running-var]
         y = (x - mean) / torch.sqrt(var + self.eps)                     # (N, C, L) x_hat [x-hat]
         if self.weight is not None:
-            y = y * self.weight.view(view) + self.bias.view(view)       # [scale]
+            y = y * self.weight.view(view) + self.bias.view(view)
         return y

@@ -38,5 +38,5 @@ class GroupNorm(nn.Module):
         y = g.reshape(x.shape)                                          # (N, C, *spatial) [ungroup]
         if self.weight is not None:
             view = (1, -1) + (1,) * (x.dim() - 2)
-            y = y * self.weight.view(view) + self.bias.view(view)       # [scale]
+            y = y * self.weight.view(view) + self.bias.view(view)
         return y

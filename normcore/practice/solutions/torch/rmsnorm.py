@@ -35,5 +35,5 @@ class RMSNorm(nn.Module):
         ms = h.pow(2).mean(dim=dims, keepdim=True)                      # (*, 1) [mean-square]
         y = (h * torch.rsqrt(ms + eps)).to(x.dtype)                     # (*, D) x_hat [rrms]
         if self.weight is not None:
-            y = y * self.weight                                         # [scale]
+            y = y * self.weight
         return y
