@@ -40,7 +40,7 @@ class TorchDriver:
     def __init__(self, layer):
         if not isinstance(layer, torch.nn.Module):
             raise ContractError(f"expected a torch.nn.Module, got {type(layer).__name__}")
-        self.layer = layer
+        self.layer = layer.double()  # parameters created with an explicit float32 too
         self._x = self._y = None
 
     # --- parameters ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ F16 = 1e-2  # relative tolerance of a float16 observation (float16 keeps about 3
 
 def module_probe(exercise):
     """Parameters, buffers and state_dict keys of the module as built, then whether its buffers
-    are free of autograd history after two training forwards (and num_batches_tracked)."""
+    are free of autograd history after two training forwards (and BatchNorm's buffers)."""
     def run(rec, make, rng):
         layer = make(*exercise.example_args)
         for kind in ("parameters", "buffers", "state_dict keys"):
@@ -25,8 +25,10 @@ def module_probe(exercise):
         for _ in range(2):
             layer.forward(rng.standard_normal(exercise.example_shape), *exercise.example_extra)
         rec("buffers detached", layer.buffers_without_history(), 0, "equal")
-        if exercise.name == "batchnorm":
+        if exercise.name == "batchnorm":  # the values too, against torch.nn.BatchNorm1d's
             rec("batches tracked", float(layer.layer.num_batches_tracked), 0, "abs")
+            rec("running_mean", layer.running("mean"), F64)
+            rec("running_var", layer.running("var"), F64)
     return Probe("the module; then 2 training forwards", run)
 
 
@@ -80,5 +82,3 @@ def numpy_probes(exercise):
     """The track's extra probes checked against normcore's layer."""
     return SQUARE.get(exercise.name, ())
 
-
-__all__ = ["F64", "torch_probes", "numpy_probes"]
