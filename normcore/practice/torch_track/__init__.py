@@ -21,7 +21,7 @@ from ..mutants import Mutants
 from . import mistakes
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
-             "cross_entropy", "dyt")
+             "cross_entropy", "dyt", "attention", "qk_norm")
 TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
             "groupnorm": "GroupNorm", "dropout": "Dropout", "softmax": "Softmax",
             "log_softmax": "LogSoftmax", "cross_entropy": "CrossEntropyLoss"}  # torch's own layers
@@ -50,7 +50,8 @@ class TorchMutants(Mutants):
 
 
 def torch_reference(exercise):
-    """torch's own layer for the exercise, or the track's reference answer where torch has none."""
+    """torch's own layer for the exercise, or the track's reference answer where torch has none
+    (DyT; attention, whose torch layer keeps its weights otherwise)."""
     import torch
 
     from ..mutants import solution_source

@@ -94,6 +94,21 @@ DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
 DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
 DYT_U = Anchor("y", "self.alpha * x")
 
+# --- attention, qk_norm ---
+ATT_SPLIT = Anchor("split-heads", "t.reshape(B, T, H, C // H).transpose(1, 2)")
+ATT_MERGE = Anchor("merge-heads", "t.transpose(1, 2).reshape(B, T, H * D)")
+ATT_SCORES = Anchor("scores", "scores = q @ k.transpose(-2, -1) / D ** 0.5")
+ATT_FUTURE = Anchor("future", "torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)")
+ATT_MASK = Anchor("mask", 'scores.masked_fill(future, float("-inf"))')
+ATT_SHIFT = Anchor("shift", "z = scores - scores.amax(dim=-1, keepdim=True)")
+ATT_SOFTMAX = Anchor("softmax", "attn = e / e.sum(dim=-1, keepdim=True)")
+ATT_WQ = Anchor("wq", "nn.Parameter(torch.randn(d_model, d_model) / d_model ** 0.5)")
+QK_DIMS = Anchor("norm-dims", "self.norm_dims = (-1,)")
+QK_QNORM = Anchor("q-norm", "qn = self.rms_norm(q, self.gamma_q)")
+QK_KNORM = Anchor("k-norm", "kn = self.rms_norm(k, self.gamma_k)")
+QK_SCORES = Anchor("scores", "scores = qn @ kn.transpose(-2, -1) / D ** 0.5")
+QK_GAMMA_Q = Anchor("gamma-q", "nn.Parameter(torch.ones(d_model // n_heads))")
+
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
 SOFTMAXES = ("softmax", "log_softmax")
@@ -152,7 +167,24 @@ FORWARD_VARIANTS = {
         ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),)]},
     "dropout-scale-1-over-p": {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
                                            ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
-    "softmax-no-max-shift": {"softmax": [((SM_SHIFT, "z = x"),)]},
+    "softmax-no-max-shift": {"softmax": [((SM_SHIFT, "z = x"),)], "attention": [((ATT_SHIFT, "z = scores"),)]},
+    "attn-mask-after-softmax": {"attention": [((ATT_MASK, "scores"),
+                                               (ATT_SOFTMAX, "attn = e / e.sum(dim=-1, keepdim=True) * ~future"))]},
+    "attn-mask-zero-fill": {"attention": [((ATT_MASK, "scores.masked_fill(future, 0.0)"),)]},
+    "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)]},
+    "attn-scale-by-d-model": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1) / C ** 0.5"),)]},
+    "attn-wrong-head-split": {"attention": [
+        ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"), (ATT_MERGE, "t.reshape(B, T, H * D)")),
+        ((ATT_MERGE, "t.reshape(B, T, H * D)"),)]},
+    "attn-softmax-over-queries": {"attention": [(
+        (ATT_SHIFT, "z = scores - scores.amax(dim=-2, keepdim=True)"),
+        (ATT_SOFTMAX, "attn = e / e.sum(dim=-2, keepdim=True)"))]},
+    "attn-mask-flipped": {"attention": [((ATT_FUTURE, ATT_FUTURE.replace("triu(diagonal=1)", "tril(diagonal=-1)")),)]},
+    "attn-mask-covers-diagonal": {"attention": [((ATT_FUTURE, ATT_FUTURE.replace("diagonal=1", "diagonal=0")),)]},
+    "qk-norm-over-d-model": {"qk_norm": [((QK_DIMS, "self.norm_dims = (1, -1)"),)]},
+    "qk-norm-after-scale": {"qk_norm": [((QK_QNORM, "qn = self.rms_norm(q / D ** 0.5, self.gamma_q)"),
+                                         (QK_SCORES, "scores = qn @ kn.transpose(-2, -1)"))]},
+    "qk-norm-one-side": {"qk_norm": [((QK_KNORM, "kn = k"),), ((QK_QNORM, "qn = q"),)]},
     "softmax-wrong-axis": {name: [((SM_DIM, "self.dim = -1"),), ((SM_DIM, "self.dim = 0"),)]
                            for name in SOFTMAXES},
     "lsm-log-of-softmax": {"log_softmax": [(
@@ -220,7 +252,9 @@ TORCH_ONLY = [
                 "rmsnorm": [((WEIGHT["rmsnorm"], WEIGHT["rmsnorm"].removeprefix("nn.Parameter(")[:-1]),)],
                 "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
                                (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
-                "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)]}),
+                "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)],
+                "attention": [((ATT_WQ, ATT_WQ.removeprefix("nn.Parameter(")[:-1]),)],
+                "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)]}),
         learn=SEMANTICS.format("batchnorm"),
     ),
     TorchMistake(
