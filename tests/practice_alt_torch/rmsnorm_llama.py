@@ -12,7 +12,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         h = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps
         h = h * torch.rsqrt(h.pow(2).mean(self.axes, keepdim=True) + eps)
         return self.weight * h.type_as(x)

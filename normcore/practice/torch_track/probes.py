@@ -44,11 +44,12 @@ def in_place_probe(exercise):
     return Probe("forward on tanh(x): the input, autograd", run)
 
 
-def float16_probe(label, xshape, scale):
-    """RMSNorm(D, eps=1e-5) in float16 (the module moved to float16, as in a half-precision
-    model) on inputs of standard deviation ``scale``: above about 256, x**2 overflows float16."""
+def float16_probe(label, xshape, scale, eps=1e-5):
+    """RMSNorm(D, eps) in float16 (the module moved to float16, as in a half-precision model)
+    on inputs of standard deviation ``scale``: above about 256, x**2 overflows float16; with
+    eps=None, eps is float32's machine epsilon (the dtype the norm is computed in)."""
     def run(rec, make, rng):
-        layer = make(xshape[-1], eps=1e-5)
+        layer = make(xshape[-1], eps=eps)
         layer.set_param("gamma", rng.standard_normal(xshape[-1]))
         x = (rng.standard_normal(xshape) * scale).astype(np.float16)
         rec("forward", layer.forward(x), F16)
@@ -69,7 +70,8 @@ SQUARE = {  # inputs whose sizes agree, so that a missing keepdim broadcasts ins
 }
 
 FLOAT16 = {"rmsnorm": (float16_probe("float16, |x| ~ 300 (4, 6)", (4, 6), 300.0),
-                       float16_probe("float16, |x| ~ 1 (4, 6)", (4, 6), 1.0))}
+                       float16_probe("float16, |x| ~ 1 (4, 6)", (4, 6), 1.0),
+                       float16_probe("float16, eps=None, |x| ~ 0.01 (4, 6)", (4, 6), 0.01, eps=None))}
 
 
 def torch_probes(exercise):

@@ -49,7 +49,8 @@ class RMSNorm(nn.Module):
 
     - ``forward(x) -> y``: x of shape (*, *normalized_shape); y has x's shape and dtype.
     - ``self.weight``: an nn.Parameter of shape normalized_shape (PyTorch's name); no bias.
-    - ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch.
+    - ``eps=None`` means the machine epsilon of the dtype it is computed in (float32's for a
+      float16 input), as in PyTorch.
 
     Semantics are PyTorch's; in float16, compute as LLaMA's RMSNorm does. If you are unsure,
     decide, and let the grader tell you.

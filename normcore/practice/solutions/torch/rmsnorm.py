@@ -2,8 +2,9 @@
 
 Standalone (torch only). Semantics as torch.nn.RMSNorm: y = x / sqrt(mean(x**2) + eps) * weight
 over the last len(normalized_shape) dims, no centring and no bias; eps=None means the machine
-epsilon of the input's dtype. As in LLaMA's RMSNorm, a float16 (or bfloat16) input is computed
-in float32 and the result cast back: x**2 overflows float16 as soon as |x| > 256.
+epsilon of the dtype it is computed in (float32's for a float16 input). As in LLaMA's RMSNorm,
+a float16 (or bfloat16) input is computed in float32 and the result cast back: x**2 overflows
+float16 as soon as |x| > 256.
 
 A name in brackets at the end of a line, such as ``[dims]``, names that step for the catalog
 of mistakes the grader recognises (``normcore practice list --mistakes``).
@@ -30,8 +31,8 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):
         dims = tuple(range(-len(self.normalized_shape), 0))             # the normalised dims D [dims]
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         h = x.to(torch.promote_types(x.dtype, torch.float32))           # float16 -> float32 [upcast]
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps  # float32's for float16
         ms = h.pow(2).mean(dim=dims, keepdim=True)                      # (*, 1) [mean-square]
         y = (h * torch.rsqrt(ms + eps)).to(x.dtype)                     # (*, D) x_hat [rrms]
         if self.weight is not None:
