@@ -17,8 +17,10 @@ Only ``adapter`` imports torch; without torch a torch file is reported as needin
 import numpy as np
 
 from ..loading import CannotGrade, is_torch_module, user_frame
-from ..mutants import Mutants
+from ..mutants import Mutants, solution_source
+from ..probes import run_probe
 from . import mistakes
+from .probes import numpy_probes, torch_probes
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm")
@@ -39,12 +41,10 @@ class TorchMutants(Mutants):
     """The torch mutants of an exercise; the torch-only probes' reference is torch's own layer."""
 
     def reference(self, probe):
-        from . import adapter, probes
-        extra = probes.torch_probes(self.exercise)
-        if probe.label not in extra:
+        from . import adapter  # torch
+        if probe.label not in torch_probes(self.exercise):
             return super().reference(probe)
         if probe.label not in self._reference:
-            from ..probes import run_probe
             self._reference[probe.label] = run_probe(probe, adapter.maker(torch_reference(self.exercise)))
         return self._reference[probe.label]
 
@@ -53,8 +53,6 @@ def torch_reference(exercise):
     """torch's own layer for the exercise, or the track's reference answer where torch has none
     (DyT; attention, whose torch layer keeps its weights otherwise)."""
     import torch
-
-    from ..mutants import solution_source
     if exercise.name in TORCH_NN and hasattr(torch.nn, TORCH_NN[exercise.name]):
         return getattr(torch.nn, TORCH_NN[exercise.name])
     namespace = {}
@@ -78,8 +76,7 @@ class TorchTrack:
 
     @staticmethod
     def probes(exercise):
-        from . import probes
-        return exercise.probes + probes.numpy_probes(exercise) + tuple(probes.torch_probes(exercise).values())
+        return exercise.probes + numpy_probes(exercise) + tuple(torch_probes(exercise).values())
 
     @staticmethod
     def not_implemented(cls, exercise, path):
