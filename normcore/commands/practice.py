@@ -2,11 +2,11 @@
 mistake you made.
 
     normcore practice list [--mistakes]
-    normcore practice new NAME [--dir DIR] [--force] [--forward-only]
+    normcore practice new NAME [--dir DIR] [--force] [--forward-only | --torch]
     normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
     normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
         (both with [--forward-only] [--hints none|brief|full])
-    normcore practice solution NAME
+    normcore practice solution NAME [--torch]
     normcore practice interview [NAME] [--minutes M] [--dir DIR] [--difficulty LEVEL] [--seed N]
     normcore practice history [--json]
 
@@ -17,13 +17,15 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import sys
 import textwrap
 from pathlib import Path
 
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
-from ..practice import history, interview, skeletons
+from ..practice import history, interview, skeletons, torch_track
+from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 from ..practice.report import HINT_LEVELS
@@ -61,6 +63,10 @@ def add_arguments(parser):
     p.add_argument("--forward-only", action="store_true",
                    help="ask for the forward alone: no backward in the skeleton (e.g. "
                         "normcore practice new layernorm --forward-only)")
+    p.add_argument("--torch", action="store_true",
+                   help="a torch.nn.Module with forward only, written my_NAME_torch.py "
+                        f"({', '.join(torch_track.EXERCISES)})")
+    p.epilog += "\n  normcore practice new layernorm --torch"
     p = _sub(sub, "check", "grade files against normcore's own layers (exit 1 on a failure)",
              "Grade a file against normcore's own layer and name the catalogued mistake behind "
              "each failing check. Several files, or a folder (every *.py in it), give one summary "
@@ -90,6 +96,8 @@ def add_arguments(parser):
              "skeleton's docstring.",
              "normcore practice solution rmsnorm > rmsnorm_answer.py")
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
+    p.add_argument("--torch", action="store_true", help="the PyTorch track's answer (an nn.Module)")
+    p.epilog += "\n  normcore practice solution layernorm --torch"
     p = _sub(sub, "interview", "a mock interview: a time box, no hints, graded at the end",
              "A mock interview: write the skeleton of NAME (or of an exercise drawn at random, of "
              "--difficulty if given), print the time box, wait until you press Enter (or stdin "
@@ -169,9 +177,20 @@ def _list(args):
     return 0
 
 
+def _torch_key(name):
+    """'torch/NAME' for the PyTorch track, None (and a message) when it has no such exercise."""
+    if name in torch_track.EXERCISES:
+        return f"torch/{name}"
+    print(_fill(f"the PyTorch track has no {name} exercise yet; it has "
+                f"{', '.join(torch_track.EXERCISES)}", ""), file=sys.stderr)
+    return None
+
+
 def _new(args):
+    if args.torch and _torch_key(args.name) is None:
+        return 2
     try:
-        target = skeletons.write(args.name, args.dir, args.force, args.forward_only)
+        target = skeletons.write(args.name, args.dir, args.force, args.forward_only, args.torch)
     except FileExistsError as e:
         print(e)
         return 1
@@ -179,7 +198,9 @@ def _new(args):
         _error(e)
         return 2
     ex = EXERCISES[args.name]
-    todo = skeletons.what_to_fill(args.name, args.forward_only)
+    todo = skeletons.what_to_fill(args.name, args.forward_only, args.torch)
+    if args.torch and importlib.util.find_spec("torch") is None:
+        print(f"note: the file {NEEDS_TORCH}")
     print(f"wrote {target}: fill in {todo}, then run\n    normcore practice check {target}\n"
           f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
     return 0
@@ -225,7 +246,10 @@ def _check(args):
 
 
 def _solution(args):
-    print(solution_source(args.name), end="")
+    key = _torch_key(args.name) if args.torch else args.name
+    if key is None:
+        return 2
+    print(solution_source(key), end="")
     return 0
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import torch_track
 from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
@@ -126,21 +127,27 @@ def _raised_in(exc, path, method):
     return frame is not None and frame.name == method
 
 
-def grade(cls, exercise, path=None, forward_only=False):
+def grade(cls, exercise, path=None, forward_only=False, track=None):
     """Grade a class as an exercise; returns a Report. ``forward_only`` (True, or the reason
-    the report gives) grades the forward alone: the backward's checks are "not asked"."""
+    the report gives) grades the forward alone: the backward's checks are "not asked".
+    ``track`` drives a class written to another contract (``torch_track.TRACK`` for a
+    torch.nn.Module, whose gradients come from autograd); None for NumPy's."""
     if forward_only and exercise.function:
         raise CannotGrade(f"{exercise.name} is a function with no backward: the whole exercise "
                           "is its forward, so forward-only grading does not apply (grade it "
                           "without --forward-only or FORWARD_ONLY)")
     if forward_only is True:
         forward_only = "the forward alone was asked"
-    make_user = maker(cls, bool(forward_only))
-    mutants = Mutants.of(exercise)
-    todo = _not_implemented(cls, exercise, path, ("forward",) if forward_only else
-                            ("forward", "backward"))
+    if track:
+        make_user, mutants = track.maker(cls), track.mutants(exercise)
+        todo, probes = track.not_implemented(cls, exercise, path), track.probes(exercise)
+    else:
+        make_user, mutants = maker(cls, bool(forward_only)), Mutants.of(exercise)
+        todo = _not_implemented(cls, exercise, path, ("forward",) if forward_only else
+                                ("forward", "backward"))
+        probes = exercise.probes
     checks, users = [], {}
-    for probe in exercise.probes:
+    for probe in probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
@@ -149,7 +156,7 @@ def grade(cls, exercise, path=None, forward_only=False):
             user.rows = {k: v for k, v in user.rows.items() if not is_backward(k)}
         users[probe.label] = user
         checks += _checks(probe.label, ref, user, path, forward_only)
-    diagnose(exercise.probes, users, checks, mutants, bool(forward_only))
+    diagnose(probes, users, checks, mutants, bool(forward_only))
     _follow_the_forward(checks)
     return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo,
                   forward_only or "")
@@ -201,12 +208,13 @@ def grade_file(path, name=None, layer=None, forward_only=False):
     try:
         cls = find_class(module, name, layer)
         exercise = exercise_for(cls, layer)
+        track = torch_track.track_for(cls)
         if forward_only is True:
             forward_only = "--forward-only"
         elif getattr(module, "FORWARD_ONLY", False) is True:
             forward_only = "FORWARD_ONLY = True in the file"
-        elif not exercise.function and not callable(getattr(cls, "backward", None)):
+        elif not track and not exercise.function and not callable(getattr(cls, "backward", None)):
             forward_only = "the class has no backward method"
-        return grade(cls, exercise, path, forward_only)
+        return grade(cls, exercise, path, forward_only, track)
     finally:
         sys.modules.pop(module.__name__, None)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from .exercises import EXERCISES
 
+NEEDS_TORCH = "needs PyTorch, which is not installed here:\n    pip install normcore[torch] (or torch)"
+
 
 class CannotGrade(Exception):
     """The file cannot be graded (missing, does not import, no suitable class); says why."""
@@ -37,6 +39,8 @@ def load_module(path):
         ) from None
     except Exception as e:  # anything raised while the file's top level runs
         sys.modules.pop(name, None)
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] == "torch":
+            raise CannotGrade(f"{path} {NEEDS_TORCH}") from None  # a PyTorch-track answer
         raise CannotGrade(f"importing {path} raised {describe_error(e, path)}") from None
     return module
 
@@ -48,10 +52,16 @@ def _functions(module):
             and getattr(f, "__module__", None) == module.__name__ and getattr(f, "__name__", "") in names]
 
 
+def is_torch_module(cls):
+    """Whether ``cls`` subclasses torch.nn.Module (the PyTorch track), found without importing torch."""
+    return any(base.__name__ == "Module" and base.__module__.startswith("torch.nn") for base in cls.__mro__)
+
+
 def find_class(module, name=None, layer=None):
     """The class to grade: ``name``, or the layer class the file defines (a class with forward
-    and backward, else one with forward alone: a forward-only answer); for an exercise that
-    asks for a function (fold_batchnorm), that function.
+    and backward, or a torch.nn.Module with forward; else one with forward alone: a
+    forward-only answer); for an exercise that asks for a function (fold_batchnorm), that
+    function.
 
     A file may define helper classes beside its answer (a ``Parameter``, a ``Linear``, the
     ``LayerNorm`` its block uses, a small model that tries the layer out): the answer is the
@@ -70,11 +80,13 @@ def find_class(module, name=None, layer=None):
     classes = [c for c in vars(module).values()
                if isinstance(c, type) and c.__module__ == module.__name__
                and callable(getattr(c, "forward", None))]
-    found = [c for c in classes if callable(getattr(c, "backward", None))] or classes
+    found = [c for c in classes
+             if callable(getattr(c, "backward", None)) or is_torch_module(c)] or classes
     if not found:
         found = _functions(module)
     if not found:
-        raise CannotGrade("the file defines no class with forward and backward methods")
+        raise CannotGrade("the file defines no class with forward and backward methods "
+                          "(or a torch.nn.Module subclass with forward)")
     if len(found) > 1:
         found = _answers(found, layer)
     if len(found) > 1:

@@ -3,14 +3,16 @@
 ``apply_variant`` rewrites the reference answer's source as a variant of the ``catalog`` says;
 ``mutant_class`` compiles the result; ``Mutants`` holds an exercise's mutants (and every pair
 of them), built once per process and run lazily on the probes. A variant that does not apply
-to the answer raises ``VariantDoesNotApply``.
+to the answer raises ``VariantDoesNotApply``. A track other than NumPy's (the PyTorch track,
+``torch_track``) gives its own answer and mistakes under a key such as ``torch/layernorm``:
+the answer ``solutions/torch/layernorm.py``, the variants ``mistake.variants["torch/layernorm"]``.
 """
 
 import importlib.resources
 import re
 import types
 
-from .catalog import BY_ID, mistakes_for
+from .catalog import mistakes_for
 from .probes import maker, run_probe
 
 
@@ -24,23 +26,29 @@ class Mutants:
     replacements of two mistakes, when they do not touch the same piece of the answer.
     """
 
-    def __init__(self, exercise):
-        self.exercise = exercise
-        self.source = solution_source(exercise.name)
-        self.singles = [((m.id, k),) for m in mistakes_for(exercise.name)
-                        for k in range(len(m.variants[exercise.name]))]
+    def __init__(self, exercise, key=None, mistakes=None, make=maker):
+        """``key``: the answer and variants to use (default: the exercise's name); ``mistakes``:
+        the catalog entries with variants under that key (default: the catalog's); ``make``:
+        how to drive a mutant class (default: the NumPy practice contract)."""
+        self.exercise, self.key, self.make = exercise, key or exercise.name, make
+        self.source = solution_source(self.key)
+        self.mistakes = {m.id: m for m in (mistakes_for(self.key) if mistakes is None else mistakes)}
+        self.singles = [((m.id, k),) for m in self.mistakes.values()
+                        for k in range(len(m.variants[self.key]))]
         self._classes, self._runs, self._reference = {}, {}, {}
 
     @classmethod
-    def of(cls, exercise):
+    def of(cls, exercise, key=None, mistakes=None, make=maker):
         """The exercise's mutants, shared by every grade() in this process: their runs (and the
         reference's) depend only on the probe, whose inputs are seeded, so a class of 30 files
         runs each mutant once. A new reference answer or catalog entry starts afresh."""
-        key = (exercise.name, id(exercise), solution_source(exercise.name),
-               repr([(m.id, m.variants[exercise.name]) for m in mistakes_for(exercise.name)]))
-        if key not in _SHARED:
-            _SHARED[key] = cls(exercise)
-        return _SHARED[key]
+        name = key or exercise.name
+        entries = mistakes_for(name) if mistakes is None else mistakes
+        shared = (cls, name, id(exercise), solution_source(name), make,
+                  repr([(m.id, m.variants[name]) for m in entries]))
+        if shared not in _SHARED:
+            _SHARED[shared] = cls(exercise, key, mistakes, make)
+        return _SHARED[shared]
 
     def reference(self, probe):
         """The probe's run on normcore's own layer."""
@@ -57,8 +65,8 @@ class Mutants:
     def run(self, key, probe):
         """The probe's run on mutant ``key``, or None when a pair's replacements do not combine."""
         if key not in self._classes:
-            name = self.exercise.name
-            variant = tuple(r for mistake_id, k in key for r in BY_ID[mistake_id].variants[name][k])
+            variant = tuple(r for mistake_id, k in key
+                            for r in self.mistakes[mistake_id].variants[self.key][k])
             tag = "+".join(f"{mistake_id}.{k}" for mistake_id, k in key)
             try:
                 self._classes[key] = mutant_class(self.exercise, self.source, variant, tag)
@@ -69,12 +77,13 @@ class Mutants:
         if self._classes[key] is None:
             return None
         if (key, probe.label) not in self._runs:
-            self._runs[key, probe.label] = run_probe(probe, maker(self._classes[key]))
+            self._runs[key, probe.label] = run_probe(probe, self.make(self._classes[key]))
         return self._runs[key, probe.label]
 
 
 def solution_source(name):
-    """The source of the reference answer ``solutions/<name>.py``."""
+    """The source of the reference answer ``solutions/<name>.py`` (``torch/layernorm``: the
+    PyTorch track's ``solutions/torch/layernorm.py``)."""
     return importlib.resources.files("normcore.practice.solutions").joinpath(f"{name}.py").read_text()
 
 

@@ -33,10 +33,12 @@ class NoForwardOnly(ValueError):
     """The exercise has no backward to leave out (a function, such as fold_batchnorm)."""
 
 
-def skeleton(name, target="THIS_FILE.py", forward_only=False):
-    """The text of exercise ``name``'s skeleton, as written to ``target``."""
-    text = importlib.resources.files(__name__).joinpath(f"{name}.py").read_text()
-    if forward_only:
+def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False):
+    """The text of exercise ``name``'s skeleton, as written to ``target``; with ``torch``, the
+    PyTorch track's (a torch.nn.Module, forward only already)."""
+    key = f"torch/{name}" if torch else name
+    text = importlib.resources.files(__name__).joinpath(f"{key}.py").read_text()
+    if forward_only and not torch:
         text = _forward_only(name, text)
     return text.replace("THIS_FILE.py", str(target))
 
@@ -79,22 +81,22 @@ def _forward_only(name, text):
     return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + rest
 
 
-def write(name, folder=".", force=False, forward_only=False):
-    """Write exercise ``name``'s skeleton to FOLDER/my_NAME.py and return its path; raises
-    FileExistsError when the file is there and ``force`` is not given, NoForwardOnly when the
-    exercise has no forward-only version."""
-    target = Path(folder) / f"my_{name}.py"
+def write(name, folder=".", force=False, forward_only=False, torch=False):
+    """Write exercise ``name``'s skeleton to FOLDER/my_NAME.py (my_NAME_torch.py for the
+    PyTorch track) and return its path; raises FileExistsError when the file is there and
+    ``force`` is not given, NoForwardOnly when the exercise has no forward-only version."""
+    target = Path(folder) / f"my_{name}{'_torch' * torch}.py"
     if target.exists() and not force:
         raise FileExistsError(f"{target} already exists: not overwritten (use --force to replace it)")
-    text = skeleton(name, target, forward_only)
+    text = skeleton(name, target, forward_only, torch)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
     return target
 
 
-def what_to_fill(name, forward_only=False):
+def what_to_fill(name, forward_only=False, torch=False):
     """What the candidate fills in: 'forward and backward', 'forward', or the function."""
     exercise = EXERCISES[name]
     if exercise.function:
         return exercise.class_name
-    return "forward" if forward_only else "forward and backward"
+    return "forward" if forward_only or torch else "forward and backward"

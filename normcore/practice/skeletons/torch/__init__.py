@@ -1,0 +1,1 @@
+"""Skeletons of the PyTorch track: torch.nn.Module subclasses whose forward is a TODO."""

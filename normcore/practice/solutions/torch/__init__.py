@@ -1,0 +1,1 @@
+"""Reference answers of the PyTorch track: torch.nn.Module subclasses, forward only."""

@@ -1,0 +1,101 @@
+"""The PyTorch track of interview practice: the answer is a torch.nn.Module with a forward only.
+
+In an interview "hand-write LayerNorm" is usually answered in PyTorch: an nn.Module whose
+parameters are nn.Parameter (``weight``, ``bias``), whose running statistics are buffers, and
+whose backward autograd writes. ``normcore practice new layernorm --torch`` writes such a
+skeleton (``skeletons/torch/``), ``practice solution layernorm --torch`` prints a reference
+answer (``solutions/torch/``), and ``practice check`` grades a file that subclasses
+torch.nn.Module on the exercise's own probes, through ``adapter.TorchDriver`` (NumPy in, NumPy
+out, gradients from autograd), plus the probes of ``probes.py`` (the module's parameters,
+buffers and state_dict against torch's own layer, the input left unchanged, float16). A
+failure is named from ``mistakes.py``: the NumPy catalog's forward mistakes written in torch,
+and the mistakes only a torch module can make.
+
+Only ``adapter`` imports torch; without torch a torch file is reported as needing it.
+"""
+
+import numpy as np
+
+from ..loading import CannotGrade, is_torch_module, user_frame
+from ..mutants import Mutants, solution_source
+from ..probes import run_probe
+from . import mistakes
+from .probes import numpy_probes, torch_probes
+
+EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
+             "cross_entropy", "dyt", "attention", "qk_norm")
+TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
+            "groupnorm": "GroupNorm", "dropout": "Dropout", "softmax": "Softmax",
+            "log_softmax": "LogSoftmax", "cross_entropy": "CrossEntropyLoss"}  # torch's own layers
+
+
+def key(exercise):
+    """The torch track's key of an exercise: its answer solutions/torch/NAME.py, its variants."""
+    if exercise.name not in EXERCISES:
+        raise CannotGrade(f"the PyTorch track has no {exercise.name} exercise yet; it has "
+                          f"{', '.join(EXERCISES)}")
+    return mistakes.TRACK + exercise.name
+
+
+class TorchMutants(Mutants):
+    """The torch mutants of an exercise; the torch-only probes' reference is torch's own layer."""
+
+    def reference(self, probe):
+        from . import adapter  # torch
+        if probe.label not in torch_probes(self.exercise):
+            return super().reference(probe)
+        if probe.label not in self._reference:
+            self._reference[probe.label] = run_probe(probe, adapter.maker(torch_reference(self.exercise)))
+        return self._reference[probe.label]
+
+
+def torch_reference(exercise):
+    """torch's own layer for the exercise, or the track's reference answer where torch has none
+    (DyT; attention, whose torch layer keeps its weights otherwise)."""
+    import torch
+    if exercise.name in TORCH_NN and hasattr(torch.nn, TORCH_NN[exercise.name]):
+        return getattr(torch.nn, TORCH_NN[exercise.name])
+    namespace = {}
+    exec(compile(solution_source(key(exercise)), f"<torch answer {exercise.name}>", "exec"), namespace)
+    return namespace[exercise.class_name]
+
+
+class TorchTrack:
+    """How ``grader.grade`` drives a torch.nn.Module: its maker, mutants, probes and TODOs."""
+
+    @staticmethod
+    def maker(cls):
+        from . import adapter
+        return adapter.maker(cls)
+
+    @staticmethod
+    def mutants(exercise):
+        from . import adapter
+        name = key(exercise)
+        return TorchMutants.of(exercise, name, mistakes.mistakes_for(name), adapter.maker)
+
+    @staticmethod
+    def probes(exercise):
+        return exercise.probes + numpy_probes(exercise) + tuple(torch_probes(exercise).values())
+
+    @staticmethod
+    def not_implemented(cls, exercise, path):
+        """['forward'] while the skeleton's forward still raises NotImplementedError."""
+        from . import adapter
+        x = np.random.default_rng(0).standard_normal(exercise.example_shape)
+        try:
+            adapter.maker(cls)(*exercise.example_args).forward(x, *exercise.example_extra)
+        except NotImplementedError as e:
+            frame = user_frame(e, path)
+            return ["forward"] if frame is not None and frame.name == "forward" else []
+        except Exception:  # noqa: BLE001 - other problems are reported by the checks
+            pass
+        return []
+
+
+TRACK = TorchTrack()
+
+
+def track_for(cls):
+    """The track a class is graded on: TRACK for a torch.nn.Module, None for a NumPy layer."""
+    return TRACK if isinstance(cls, type) and is_torch_module(cls) else None

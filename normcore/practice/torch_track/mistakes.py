@@ -1,0 +1,330 @@
+"""The mistakes the PyTorch track names: the NumPy catalog's forward mistakes written in torch,
+and the mistakes only a torch.nn.Module can make.
+
+A PyTorch answer writes the forward only, so of the NumPy catalog it can make the forward
+mistakes (eps outside the square root, the wrong axes, the momentum flipped, ...): each gets
+variants on the torch reference answer ``solutions/torch/NAME.py`` under the key
+``torch/NAME``, with the NumPy entry's id, title, symptom and hint. The mistakes of the
+backward (a missing term of dx, dgamma reduced wrongly, gradients assigned) cannot happen:
+autograd writes the backward. Then the torch-only mistakes (``TORCH_ONLY``): torch.var's
+Bessel correction, a missing keepdim, a hard-coded dim, a tensor not registered, running
+statistics updated with autograd history, ``.data`` in the forward, an in-place edit of the
+input, a float16 RMSNorm without the float32 upcast.
+
+In the torch track ``torch-var-unbiased`` takes the place of the NumPy catalog's
+``var-unbiased-in-normalization``: the numbers are the same, and torch.var's default is its
+usual cause.
+
+Nothing here imports torch. ``mistakes_for("torch/layernorm")`` lists the entries of one
+exercise; importing this module also registers the torch-only entries in ``catalog.BY_ID``,
+so that a report can name them (the catalog package can do that with one import line).
+"""
+
+from dataclasses import dataclass, replace
+
+from ..catalog import BY_ID, Anchor, Mistake
+
+TRACK = "torch/"  # the prefix of the torch track's keys: torch/layernorm
+
+
+@dataclass(frozen=True)
+class TorchMistake(Mistake):
+    """A mistake only the PyTorch track makes; ``learn`` says where to read about it."""
+
+    learn: str = ""
+
+    @property
+    def taught_in(self):
+        return self.learn
+
+
+# --- the anchors: pieces of the torch reference answers, by the tag of their line -------------
+X_HAT = Anchor("x-hat", "torch.sqrt(var + self.eps)")
+X_HAT_LINE = {name: Anchor("x-hat", line) for name, line in (
+    ("layernorm", "y = (x - mean) / torch.sqrt(var + self.eps)"),
+    ("batchnorm", "y = (x - mean) / torch.sqrt(var + self.eps)"),
+    ("groupnorm", "g = (g - mean) / torch.sqrt(var + self.eps)"))}
+DIMS = Anchor("dims", "dims = tuple(range(-len(self.normalized_shape), 0))")
+MEAN = Anchor("mean", "x.mean(dim=dims, keepdim=True)")
+VAR = Anchor("var", "x.var(dim=dims, unbiased=False, keepdim=True)")
+G_MEAN = Anchor("mean", "g.mean(dim=-1, keepdim=True)")
+G_VAR = Anchor("var", "g.var(dim=-1, unbiased=False, keepdim=True)")
+SCALE = Anchor("scale", "y * self.weight")
+WEIGHT = {name: Anchor("weight", f"nn.Parameter(torch.ones({shape}))") for name, shape in (
+    ("layernorm", "self.normalized_shape"), ("rmsnorm", "self.normalized_shape"),
+    ("batchnorm", "num_features"), ("groupnorm", "num_channels"))}
+BIAS = {name: Anchor("bias", f"nn.Parameter(torch.zeros({shape}))") for name, shape in (
+    ("layernorm", "self.normalized_shape"), ("groupnorm", "num_channels"))}
+# --- batchnorm ---
+BN_RUNNING_MEAN = Anchor("running-mean", "self.running_mean.mul_(1 - m).add_(m * mean.flatten())")
+BN_RUNNING_VAR = Anchor("running-var", "self.running_var.mul_(1 - m).add_(m * var.flatten() * n / (n - 1))")
+BN_UNBIASED = Anchor("running-var", "var.flatten() * n / (n - 1)")
+BN_BATCH_STATS = Anchor("batch-stats", "batch_stats = self.training or not self.track_running_stats")
+BN_UPDATE = Anchor("update-running", "if self.training and self.track_running_stats:")
+BN_EVAL_VAR = Anchor("eval-var", "var = self.running_var.view(view)")
+BN_NO_GRAD = Anchor("no-grad", "with torch.no_grad():")
+BN_BUFFERS = (Anchor("running-mean-buffer", 'self.register_buffer("running_mean", torch.zeros(num_features))'),
+              Anchor("running-var-buffer", 'self.register_buffer("running_var", torch.ones(num_features))'))
+BN_Y = Anchor("x-hat", "y = ")
+# --- rmsnorm ---
+RMS_UPCAST = Anchor("upcast", "h = x.to(torch.promote_types(x.dtype, torch.float32))")
+RMS_MS = Anchor("mean-square", "ms = h.pow(2).mean(dim=dims, keepdim=True)")
+RMS_RRMS = Anchor("rrms", "h * torch.rsqrt(ms + eps)")
+# --- groupnorm ---
+GN_GROUP = Anchor("group", "x.reshape(n, self.num_groups, -1)")
+GN_UNGROUP = Anchor("ungroup", "g.reshape(x.shape)")
+# --- dropout ---
+DROP_EVAL = Anchor("eval", "if not self.training or self.p == 0.0:")
+DROP_EVAL_RETURN = Anchor("eval-return", "return x")
+DROP_KEEP = Anchor("keep", "keep = torch.rand_like(x) >= self.p")
+DROP_SCALE = Anchor("scale", "scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)")
+DROP_MASK = Anchor("mask", "return x * keep * scale")
+# --- softmax, log_softmax, cross_entropy ---
+SM_DIM = Anchor("dim", "self.dim = dim")
+SM_SHIFT = Anchor("shift", "z = x - x.amax(dim=self.dim, keepdim=True)")
+SM_MAX = Anchor("shift", "x.amax(dim=self.dim, keepdim=True)")
+SM_SUM = Anchor("normalise", "e.sum(dim=self.dim, keepdim=True)")
+LSM_LOGP = Anchor("logp", "z - torch.exp(z).sum(dim=self.dim, keepdim=True).log()")
+LSM_SUM = Anchor("logp", "torch.exp(z).sum(dim=self.dim, keepdim=True)")
+CE_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
+CE_LOGP = Anchor("logp", "z - torch.exp(z).sum(dim=1, keepdim=True).log()")
+CE_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
+# --- dyt ---
+DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
+DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
+DYT_U = Anchor("y", "self.alpha * x")
+
+# --- attention, qk_norm ---
+ATT_SPLIT = Anchor("split-heads", "t.reshape(B, T, H, C // H).transpose(1, 2)")
+ATT_MERGE = Anchor("merge-heads", "t.transpose(1, 2).reshape(B, T, H * D)")
+ATT_SCORES = Anchor("scores", "scores = q @ k.transpose(-2, -1) / D ** 0.5")
+ATT_FUTURE = Anchor("future", "torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)")
+ATT_MASK = Anchor("mask", 'scores.masked_fill(future, float("-inf"))')
+ATT_SHIFT = Anchor("shift", "z = scores - scores.amax(dim=-1, keepdim=True)")
+ATT_SOFTMAX = Anchor("softmax", "attn = e / e.sum(dim=-1, keepdim=True)")
+ATT_WQ = Anchor("wq", "nn.Parameter(torch.randn(d_model, d_model) / d_model ** 0.5)")
+QK_DIMS = Anchor("norm-dims", "self.norm_dims = (-1,)")
+QK_QNORM = Anchor("q-norm", "qn = self.rms_norm(q, self.gamma_q)")
+QK_KNORM = Anchor("k-norm", "kn = self.rms_norm(k, self.gamma_k)")
+QK_SCORES = Anchor("scores", "scores = qn @ kn.transpose(-2, -1) / D ** 0.5")
+QK_GAMMA_Q = Anchor("gamma-q", "nn.Parameter(torch.ones(d_model // n_heads))")
+
+MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
+TRAILING = ("layernorm", "rmsnorm")
+SOFTMAXES = ("softmax", "log_softmax")
+
+
+def _torch(variants):
+    """{exercise: variants} -> {torch/exercise: variants}."""
+    return {TRACK + name: list(v) for name, v in variants.items()}
+
+
+def _keepdim_dropped(*anchors):
+    return tuple((a, a.replace(", keepdim=True", "")) for a in anchors)
+
+
+# The NumPy catalog's forward mistakes, written in torch.
+FORWARD_VARIANTS = {
+    "bn-momentum-flipped": {"batchnorm": [(
+        (BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
+        (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))"))]},
+    "bn-running-var-biased": {"batchnorm": [((BN_UNBIASED, "var.flatten()"),)]},
+    "eps-outside-sqrt": {
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS},
+        "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)]},
+    "stats-over-too-few-axes": {
+        **{name: [((DIMS, "dims = (-1,)"),)] for name in TRAILING},
+        "groupnorm": [((GN_GROUP, "x.reshape(n, x.shape[1], -1)"),)]},
+    "ln-over-batch": {"layernorm": [((DIMS, "dims = (0,)"),)]},
+    "gn-strided-groups": {"groupnorm": [(
+        (GN_GROUP, "x.reshape(n, -1, self.num_groups, *x.shape[2:]).transpose(1, 2)"
+                   ".reshape(n, self.num_groups, -1)"),
+        (GN_UNGROUP, "g.reshape(n, self.num_groups, -1, *x.shape[2:]).transpose(1, 2).reshape(x.shape)"))]},
+    "bn-eval-batch-stats": {"batchnorm": [
+        ((BN_BATCH_STATS, "batch_stats = True"),),
+        ((BN_BATCH_STATS, "batch_stats = True"), (BN_UPDATE, "if self.track_running_stats:"))]},
+    "bn-train-running-stats": {"batchnorm": [(
+        (BN_Y, "mean, var = self.running_mean.view(view), self.running_var.view(view)\n        y = "),)]},
+    "bn-eval-squared-var": {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.view(view) ** 2"),)]},
+    "bn-stats-per-position": {"batchnorm": [(
+        (MEAN, "x.mean(dim=0, keepdim=True)"),
+        (VAR, "x.var(dim=0, unbiased=False, keepdim=True)"),
+        (BN_RUNNING_MEAN, "self.running_mean.mul_(1 - m).add_(m * mean.mean(dim=dims).flatten())"),
+        (BN_RUNNING_VAR, "self.running_var.mul_(1 - m).add_(m * var.mean(dim=dims).flatten() * n / (n - 1))"))]},
+    "rms-subtracts-mean": {"rmsnorm": [(
+        (RMS_MS, "h = h - h.mean(dim=dims, keepdim=True)\n        " + RMS_MS),)]},
+    "rms-wrong-normaliser": {"rmsnorm": [
+        ((RMS_MS, "ms = h.pow(2).sum(dim=dims, keepdim=True)"),),
+        ((RMS_MS, "ms = h.pow(2).sum(dim=dims, keepdim=True) / (self.weight.numel() - 1)"),)]},
+    "rms-batch-size-normaliser": {"rmsnorm": [((RMS_MS, "ms = h.pow(2).sum(dim=dims, keepdim=True) / h.shape[0]"),)]},
+    "rms-over-whole-tensor": {"rmsnorm": [((RMS_MS, "ms = h.pow(2).mean()"),)]},
+    "dropout-no-scale": {"dropout": [((DROP_SCALE, "scale = 1.0"),)]},
+    "dropout-eval-scaling": {"dropout": [((DROP_EVAL_RETURN, "return x * (1.0 - self.p)"),),
+                                         ((DROP_EVAL_RETURN, "return x / (1.0 - self.p)"),)]},
+    "dropout-active-in-eval": {"dropout": [((DROP_EVAL, "if self.p == 0.0:"),)]},
+    "dropout-p-is-keep": {"dropout": [
+        ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"), (DROP_SCALE, "scale = 1.0 / self.p")),
+        ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),)]},
+    "dropout-scale-1-over-p": {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
+                                           ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
+    "softmax-no-max-shift": {"softmax": [((SM_SHIFT, "z = x"),)], "attention": [((ATT_SHIFT, "z = scores"),)]},
+    "attn-mask-after-softmax": {"attention": [((ATT_MASK, "scores"),
+                                               (ATT_SOFTMAX, "attn = e / e.sum(dim=-1, keepdim=True) * ~future"))]},
+    "attn-mask-zero-fill": {"attention": [((ATT_MASK, "scores.masked_fill(future, 0.0)"),)]},
+    "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)]},
+    "attn-scale-by-d-model": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1) / C ** 0.5"),)]},
+    "attn-wrong-head-split": {"attention": [
+        ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"), (ATT_MERGE, "t.reshape(B, T, H * D)")),
+        ((ATT_MERGE, "t.reshape(B, T, H * D)"),)]},
+    "attn-softmax-over-queries": {"attention": [(
+        (ATT_SHIFT, "z = scores - scores.amax(dim=-2, keepdim=True)"),
+        (ATT_SOFTMAX, "attn = e / e.sum(dim=-2, keepdim=True)"))]},
+    "attn-mask-flipped": {"attention": [((ATT_FUTURE, ATT_FUTURE.replace("triu(diagonal=1)", "tril(diagonal=-1)")),)]},
+    "attn-mask-covers-diagonal": {"attention": [((ATT_FUTURE, ATT_FUTURE.replace("diagonal=1", "diagonal=0")),)]},
+    "qk-norm-over-d-model": {"qk_norm": [((QK_DIMS, "self.norm_dims = (1, -1)"),)]},
+    "qk-norm-after-scale": {"qk_norm": [((QK_QNORM, "qn = self.rms_norm(q / D ** 0.5, self.gamma_q)"),
+                                         (QK_SCORES, "scores = qn @ kn.transpose(-2, -1)"))]},
+    "qk-norm-one-side": {"qk_norm": [((QK_KNORM, "kn = k"),), ((QK_QNORM, "qn = q"),)]},
+    "softmax-wrong-axis": {name: [((SM_DIM, "self.dim = -1"),), ((SM_DIM, "self.dim = 0"),)]
+                           for name in SOFTMAXES},
+    "lsm-log-of-softmax": {"log_softmax": [(
+        (LSM_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=self.dim, keepdim=True))"),)]},
+    "ce-summed-not-averaged": {"cross_entropy": [((CE_LOSS, "-logp[torch.arange(len(targets)), targets].sum()"),)]},
+    "ce-log-of-softmax": {"cross_entropy": [(
+        (CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True))"),)]},
+    "ce-mean-over-classes": {"cross_entropy": [(
+        (CE_LOSS, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]},
+    "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
+}
+
+SEMANTICS = "normcore practice solution {} --torch (its docstring)"
+TORCH_ONLY = [
+    TorchMistake(
+        "torch-var-unbiased",
+        "torch.var / torch.std with their default Bessel correction",
+        "outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
+        "for small n such as a batch of 2: x.var(dim) divides by n - 1 unless told otherwise",
+        "torch.var and torch.std default to the unbiased estimate (correction=1). Normalise with "
+        "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
+        "unbiased one.",
+        _torch({**{name: [((VAR, "x.var(dim=dims, keepdim=True)"),)] for name in ("layernorm",)},
+                "batchnorm": [((VAR, "x.var(dim=dims, keepdim=True)"),),
+                              ((VAR, "x.var(dim=dims, keepdim=True)"), (BN_UNBIASED, "var.flatten()"))],
+                "groupnorm": [((G_VAR, "g.var(dim=-1, keepdim=True)"),)]}),
+        learn=SEMANTICS.format("layernorm"),
+    ),
+    TorchMistake(
+        "torch-no-keepdim",
+        "a reduction without keepdim=True",
+        "the statistics lose their reduced dim, so they broadcast against the wrong dim of x: "
+        "a shape error for most inputs, and wrong numbers where the sizes happen to agree "
+        "(a square input, or C == L)",
+        "Reduce with keepdim=True (x.mean(dim, keepdim=True)) so that the statistic keeps a "
+        "dim of size 1 where it was taken and broadcasts back along it.",
+        _torch({**{name: [_keepdim_dropped(MEAN, VAR)] for name in ("layernorm", "batchnorm")},
+                "rmsnorm": [_keepdim_dropped(Anchor("mean-square", "h.pow(2).mean(dim=dims, keepdim=True)"))],
+                "softmax": [_keepdim_dropped(SM_MAX, SM_SUM)],
+                "log_softmax": [_keepdim_dropped(SM_MAX, LSM_SUM)]}),
+        learn=SEMANTICS.format("layernorm"),
+    ),
+    TorchMistake(
+        "torch-wrong-dim",
+        "a hard-coded dim=1",
+        "right for a 2-D input, wrong for more dims: dim=1 is the last dim only when x is "
+        "(N, D), so a (B, T, D) input is normalised over T (a softmax along dim 1 instead of "
+        "the dim asked for)",
+        "Name the dims from the end: the last len(normalized_shape) dims are "
+        "range(-len(normalized_shape), 0); a softmax takes the dim it was built with.",
+        _torch({**{name: [((DIMS, "dims = (1,)"),)] for name in TRAILING},
+                **{name: [((SM_DIM, "self.dim = 1"),)] for name in SOFTMAXES}}),
+        learn=SEMANTICS.format("layernorm"),
+    ),
+    TorchMistake(
+        "torch-not-registered",
+        "a tensor not registered as an nn.Parameter or a buffer",
+        "the tensor is missing from parameters() and state_dict(): it gets no gradient (an "
+        "optimizer never updates it), is not saved, and stays behind when the module is moved "
+        "with .to() (.double(), .cuda())",
+        "Wrap learnable tensors in nn.Parameter and register running statistics with "
+        "self.register_buffer(name, tensor); a plain tensor attribute is invisible to the module.",
+        _torch({**{name: [tuple((a, a.removeprefix("nn.Parameter(")[:-1]) for a in (WEIGHT[name], BIAS[name]))]
+                   for name in ("layernorm", "groupnorm")},
+                "rmsnorm": [((WEIGHT["rmsnorm"], WEIGHT["rmsnorm"].removeprefix("nn.Parameter(")[:-1]),)],
+                "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
+                               (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
+                "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)],
+                "attention": [((ATT_WQ, ATT_WQ.removeprefix("nn.Parameter(")[:-1]),)],
+                "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)]}),
+        learn=SEMANTICS.format("batchnorm"),
+    ),
+    TorchMistake(
+        "torch-running-with-grad",
+        "running statistics updated with autograd history",
+        "the numbers are right, but running_mean and running_var require grad after a training "
+        "step: they carry the graph of every batch so far (memory grows, and an evaluation "
+        "backward reaches back into old batches)",
+        "Update buffers under torch.no_grad() (or from mean.detach()): a running statistic is "
+        "a record, not part of the computation to differentiate.",
+        _torch({"batchnorm": [((BN_NO_GRAD, "if True:"),)]}),
+        learn=SEMANTICS.format("batchnorm"),
+    ),
+    TorchMistake(
+        "torch-data-detach",
+        ".data used in the forward",
+        "the forward is right, some gradients are not: x.data (or weight.data) is a tensor "
+        "without history, so autograd treats the statistics as constants (dx loses the paths "
+        "through them) or gives the parameter no gradient",
+        "Never use .data in a forward: it silently cuts the graph. Write x.mean(...) and "
+        "self.weight; use .detach() only where a value is meant to be a constant.",
+        _torch({**{name: [((MEAN, "x.data.mean(dim=dims, keepdim=True)"),
+                           (VAR, "x.data.var(dim=dims, unbiased=False, keepdim=True)")),
+                          ((SCALE, "y * self.weight.data"),)] for name in ("layernorm",)},
+                "batchnorm": [((MEAN, "x.data.mean(dim=dims, keepdim=True)"),
+                               (VAR, "x.data.var(dim=dims, unbiased=False, keepdim=True)"))],
+                "groupnorm": [((G_MEAN, "g.data.mean(dim=-1, keepdim=True)"),
+                               (G_VAR, "g.data.var(dim=-1, unbiased=False, keepdim=True)"))],
+                "rmsnorm": [((RMS_MS, "ms = h.data.pow(2).mean(dim=dims, keepdim=True)"),)],
+                "dyt": [((DYT_U, "self.alpha.data * x"),)]}),
+        learn=SEMANTICS.format("layernorm"),
+    ),
+    TorchMistake(
+        "torch-in-place",
+        "an in-place operation on the input",
+        "the caller's tensor is changed by the forward (x.sub_(...), x.mul_(...)), and the "
+        "backward fails where autograd had saved that tensor: 'one of the variables needed "
+        "for gradient computation has been modified by an inplace operation'",
+        "Write x - mean, not x.sub_(mean): the input belongs to the caller (and to the layer "
+        "before, whose backward may need it). In-place ops are for tensors the forward created.",
+        _torch({**{name: [((X_HAT_LINE[name], X_HAT_LINE[name].replace(
+                     "(x - mean) / ", "x.sub_(mean).div_(").replace("(g - mean) / ", "g.sub_(mean).div_(") + ")"),)]
+                   for name in MEAN_VAR_NORMS},
+                "rmsnorm": [((RMS_RRMS, "h.mul_(torch.rsqrt(ms + eps))"),)],
+                "dropout": [((DROP_MASK, "return x.mul_(keep).mul_(scale)"),)],
+                **{name: [((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True))"),)]
+                   for name in SOFTMAXES},
+                "cross_entropy": [((CE_SHIFT, "z = logits.sub_(logits.amax(dim=1, keepdim=True))"),)],
+                "dyt": [((DYT_U, "x.mul_(self.alpha)"),)]}),
+        learn=SEMANTICS.format("layernorm"),
+    ),
+    TorchMistake(
+        "torch-rmsnorm-no-upcast",
+        "a float16 RMSNorm computed without the float32 upcast",
+        "right in float32 and float64, wrong in float16: x**2 overflows to inf as soon as "
+        "|x| > 256 (and small squares lose their digits), so whole rows come out as 0 or nan",
+        "Compute the mean square in float32: h = x.float() (or x.to(torch.float32)), normalise, "
+        "then cast back with .to(x.dtype) before the weight, as LLaMA's RMSNorm does.",
+        _torch({"rmsnorm": [((RMS_UPCAST, "h = x"),)]}),
+        learn=SEMANTICS.format("rmsnorm"),
+    ),
+]
+
+CATALOG = [replace(BY_ID[mistake_id], variants=_torch(variants))
+           for mistake_id, variants in FORWARD_VARIANTS.items()] + TORCH_ONLY
+
+for _mistake in TORCH_ONLY:  # a report looks mistakes up by id (the catalog package's one line)
+    BY_ID.setdefault(_mistake.id, _mistake)
+
+
+def mistakes_for(key):
+    """The torch track's entries with variants under ``key`` (``torch/layernorm``)."""
+    return [m for m in CATALOG if key in m.variants]

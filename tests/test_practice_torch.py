@@ -1,0 +1,227 @@
+"""Interview practice, the PyTorch track: torch.nn.Module answers with a forward only.
+
+The track's reference answers (normcore/practice/solutions/torch/) pass every check; its
+untouched skeletons are reported not implemented; every torch mistake (the NumPy catalog's
+forward mistakes written in torch, and the torch-only ones) is named exactly on its
+generated mutant (tests/practice_bugs_torch/generate.py, written afresh for each run) and on
+the hand-written files in other styles next to it; correct answers in other styles
+(tests/practice_alt_torch/) pass; a torch file on a machine without torch is reported as
+needing PyTorch, with exit status 2 and no traceback.
+"""
+
+import ast
+import atexit
+import doctest
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from normcore.cli import main  # noqa: E402
+from normcore.practice import EXERCISES, grade_file  # noqa: E402
+from normcore.practice.catalog import BY_ID  # noqa: E402
+from normcore.practice.mutants import solution_source, tagged_lines  # noqa: E402
+from normcore.practice.report import format_report  # noqa: E402
+from normcore.practice.torch_track import EXERCISES as TORCH_EXERCISES  # noqa: E402
+from normcore.practice.torch_track import TORCH_NN  # noqa: E402
+from normcore.practice.torch_track import mistakes  # noqa: E402
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+BUG_DIR = HERE / "practice_bugs_torch"
+SOLUTIONS = ROOT / "normcore" / "practice" / "solutions" / "torch"
+SKELETONS = ROOT / "normcore" / "practice" / "skeletons" / "torch"
+# may also raise in some checks: a shape error, autograd's in-place error, a float64 tensor
+# left behind by .to(float32)
+RAISING = {"torch-in-place", "torch-no-keepdim", "torch-wrong-dim", "torch-not-registered"}
+
+
+def _generated_files():
+    spec = importlib.util.spec_from_file_location("practice_bugs_torch_generate", BUG_DIR / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = tempfile.mkdtemp(prefix="normcore-torch-bugs-")
+    atexit.register(shutil.rmtree, folder, True)
+    return module.write(folder)
+
+
+GENERATED = _generated_files()
+HAND_WRITTEN = sorted(p for p in BUG_DIR.glob("*@*.py"))
+
+
+def expected_id(path):
+    return path.name.partition("@")[0]
+
+
+# --- the reference answers, the skeletons, other styles -----------------------------------------
+@pytest.mark.parametrize("name", TORCH_EXERCISES)
+def test_torch_reference_answer_passes_every_check(name):
+    report = grade_file(SOLUTIONS / f"{name}.py")
+    assert report.passed and not report.not_implemented
+    assert {c.status for c in report.checks} == {"pass"}
+    labels = {c.probe for c in report.checks}
+    assert "the module; then 2 training forwards" in labels  # checked against torch's own layer
+    assert "forward on tanh(x): the input, autograd" in labels
+
+
+@pytest.mark.parametrize("name", TORCH_EXERCISES)
+def test_untouched_torch_skeleton_is_reported_not_implemented(name):
+    report = grade_file(SKELETONS / f"{name}.py")
+    assert report.not_implemented == ["forward"] and not report.passed
+    assert {c.status for c in report.checks} <= {"TODO", "pass"}
+    # only the module's own make-up passes (parameters and buffers are given in __init__)
+    assert {c.probe for c in report.checks if c.status == "pass"} <= {"the module; then 2 training forwards"}
+    text = format_report(report)
+    assert "Not implemented yet: forward" in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize("path", sorted((HERE / "practice_alt_torch").glob("*.py")), ids=lambda p: p.stem)
+def test_correct_torch_answers_in_another_style_pass(path):
+    report = grade_file(path)
+    assert report.passed, [(c.label, c.note) for c in report.checks if c.status != "pass"]
+
+
+def test_the_track_covers_the_norms_the_softmaxes_dyt_and_attention():
+    assert set(TORCH_EXERCISES) == {"batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout",
+                                    "softmax", "log_softmax", "cross_entropy", "dyt", "attention",
+                                    "qk_norm"}
+    assert all(name in EXERCISES for name in TORCH_EXERCISES)
+
+
+# --- the mistakes -----------------------------------------------------------------------------
+@pytest.mark.parametrize("path", HAND_WRITTEN + GENERATED, ids=lambda p: p.name)
+def test_torch_mistake_is_named_exactly(path):
+    report = grade_file(path)
+    failing = [c for c in report.checks if c.status == "FAIL"]
+    assert failing, "the grader passed a buggy implementation"
+    assert {tuple(c.diagnoses) for c in failing if not c.follows} == {(expected_id(path),)}
+    assert report.diagnosis_ids == [expected_id(path)]
+    if expected_id(path) not in RAISING:
+        assert {c.status for c in report.checks} <= {"pass", "FAIL"}
+    assert f"[{expected_id(path)}]" in format_report(report)
+
+
+def test_every_torch_mistake_has_a_generated_file_and_the_torch_only_ids_are_these():
+    assert {m.id for m in mistakes.TORCH_ONLY} == {
+        "torch-var-unbiased", "torch-no-keepdim", "torch-wrong-dim", "torch-not-registered",
+        "torch-running-with-grad", "torch-data-detach", "torch-in-place", "torch-rmsnorm-no-upcast"}
+    names = {p.name for p in GENERATED}
+    for m in mistakes.CATALOG:
+        for key, variants in m.variants.items():
+            assert key.startswith("torch/") and key.removeprefix("torch/") in TORCH_EXERCISES
+            for k in range(len(variants)):
+                assert f"{m.id}@{key.removeprefix('torch/')}.{k}.py" in names
+    assert all(m.id in BY_ID for m in mistakes.CATALOG)  # a report can look each one up
+    assert all(m.taught_in for m in mistakes.CATALOG)
+
+
+@pytest.mark.parametrize("name", TORCH_EXERCISES)
+def test_every_torch_anchor_is_on_exactly_one_tagged_line_and_every_tag_is_used(name):
+    key = "torch/" + name
+    source = solution_source(key)
+    lines, text, used = tagged_lines(source), source.splitlines(), set()
+    for m in mistakes.mistakes_for(key):
+        for variant in m.variants[key]:
+            for anchor, _ in variant:
+                where = lines.get(anchor.tag, [])
+                assert len(where) == 1, (m.id, anchor.tag)
+                assert text[where[0]].count(anchor) == 1, (m.id, str(anchor))
+                used.add(anchor.tag)
+    assert set(lines) == used, f"tags no mistake uses in solutions/{key}.py: {set(lines) - used}"
+
+
+def test_var_unbiased_is_named_by_its_torch_name_in_the_torch_track():
+    """The two would give the same numbers: in the torch track only torch-var-unbiased is listed."""
+    ids = {m.id for m in mistakes.CATALOG}
+    assert "torch-var-unbiased" in ids and "var-unbiased-in-normalization" not in ids
+
+
+# --- the module's own make-up, float16 ---------------------------------------------------------
+@pytest.mark.parametrize("name", [n for n in TORCH_EXERCISES if n in TORCH_NN])
+def test_torch_answer_has_the_state_dict_of_torchs_own_layer(name):
+    ex = EXERCISES[name]
+    ns = {}
+    exec(solution_source("torch/" + name), ns)
+    ours = ns[ex.class_name](*ex.example_args)
+    theirs = getattr(torch.nn, ex.class_name)(*ex.example_args)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+
+
+def test_float16_rmsnorm_answer_matches_float64_arithmetic():
+    """The float16 probe's reference is the track's answer: checked here against float64."""
+    ns = {}
+    exec(solution_source("torch/rmsnorm"), ns)
+    x = torch.from_numpy(np.random.default_rng(3).standard_normal((4, 6)) * 300.0)
+    layer = ns["RMSNorm"](6, eps=1e-5).half()
+    got = layer(x.half()).double()
+    want = x.half().double() / torch.sqrt(x.half().double().pow(2).mean(-1, keepdim=True) + 1e-5)
+    assert torch.isfinite(got).all()
+    assert torch.allclose(got, want, rtol=2e-3, atol=1e-3)
+
+
+# --- the worked examples in the torch skeletons -----------------------------------------------
+def _doctest(name, namespace):
+    doc = ast.get_docstring(ast.parse((SKELETONS / f"{name}.py").read_text()), clean=False)
+    test = doctest.DocTestParser().get_doctest(doc, namespace, name, None, 0)
+    runner = doctest.DocTestRunner(verbose=False)
+    default = torch.get_default_dtype()
+    try:
+        runner.run(test, out=lambda text: None)
+    finally:
+        torch.set_default_dtype(default)
+    return runner
+
+
+@pytest.mark.parametrize("name", TORCH_EXERCISES)
+def test_torch_worked_example_passes_on_torchs_own_layer_and_on_the_answer(name):
+    cls = EXERCISES[name].class_name
+    ns = {}
+    exec(solution_source("torch/" + name), ns)
+    answers = [ns]
+    if name in TORCH_NN:  # DyT and attention: their numbers come from the answer
+        answers.append({"torch": torch, cls: getattr(torch.nn, cls)})
+    for namespace in answers:
+        runner = _doctest(name, namespace)
+        assert runner.failures == 0 and runner.tries >= 5, (name, namespace[cls])
+
+
+# --- the command line -------------------------------------------------------------------------
+def test_cli_new_and_solution_with_torch(tmp_path, capsys):
+    assert main(["practice", "new", "layernorm", "--torch", "--dir", str(tmp_path)]) == 0
+    written = tmp_path / "my_layernorm_torch.py"
+    assert "class LayerNorm(nn.Module)" in written.read_text()
+    capsys.readouterr()
+    assert main(["practice", "check", str(written)]) == 1
+    assert "Not implemented yet: forward" in capsys.readouterr().out
+    assert main(["practice", "solution", "rmsnorm", "--torch"]) == 0
+    assert capsys.readouterr().out == (SOLUTIONS / "rmsnorm.py").read_text()
+    assert main(["practice", "solution", "fold_batchnorm", "--torch"]) == 2
+    assert "no fold_batchnorm exercise" in capsys.readouterr().err
+
+
+def test_cli_check_of_a_torch_file_fits_80_columns(capsys):
+    assert main(["practice", "check", str(BUG_DIR / "torch-running-with-grad@batchnorm-assigned.py")]) == 1
+    out = capsys.readouterr().out
+    assert "[torch-running-with-grad]" in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path):
+    """torch made unimportable in a fresh interpreter: a clear message and exit status 2."""
+    shutil.copy(SOLUTIONS / "layernorm.py", tmp_path / "my_layernorm_torch.py")
+    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.modules['torch'] = None\n"
+              "from normcore.cli import main\n"
+              "sys.exit(main(['practice', 'check', 'my_layernorm_torch.py']))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "needs PyTorch" in done.stdout and "pip install normcore[torch]" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert max(map(len, done.stdout.splitlines())) <= 80
