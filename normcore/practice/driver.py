@@ -47,18 +47,29 @@ class Driver:
             + " or ".join(names) + " with .data and .grad, or a NumPy array"
         )
 
-    def set_param(self, name, value):
-        """Give gamma or beta the values ``value`` (same number of elements, any shape)."""
+    def set_param(self, name, value, dtype=None):
+        """Give gamma or beta the values ``value`` (same number of elements, any shape), in
+        ``dtype`` (default: the parameter's own)."""
         attr, p = self._param(name)
         current = np.asarray(p.data if _is_parameter(p) else p)
         if current.size != value.size:
             raise ContractError(f"expected {attr} with {value.size} values, shape {value.shape}, "
                                 f"got shape {current.shape}")
-        new = np.array(value.reshape(current.shape), dtype=current.dtype)
+        new = np.array(value.reshape(current.shape), dtype=dtype or current.dtype)
         if _is_parameter(p):
             p.data = new
+            if getattr(p, "grad", None) is not None:
+                p.grad = np.zeros_like(new)
         else:
             setattr(self.layer, attr, new)
+
+    def to_dtype(self, names, dtype):
+        """Cast the parameters ``names`` to ``dtype``, keeping their values, as
+        ``module.to(torch.float32)`` does before a float32 forward: a layer computes in its
+        input's dtype, with parameters of that dtype."""
+        for name in names:
+            _, p = self._param(name)
+            self.set_param(name, np.asarray(p.data if _is_parameter(p) else p), dtype)
 
     def zero_grad(self, names):
         for name in names:

@@ -54,7 +54,9 @@ def _randomize(layer, rng, shape, params):
 
 
 def _step(rec, layer, x, rng, params, prefix=""):
-    """One forward and one backward with a random upstream gradient: rows forward, dx, dgamma, dbeta."""
+    """One forward and one backward with a random upstream gradient: rows forward, dx, dgamma,
+    dbeta. A float32 input meets float32 parameters (``Driver.to_dtype``)."""
+    layer.to_dtype(params, x.dtype)
     y = layer.forward(x)
     rec(prefix + "forward", y, _tol(x))
     if x.dtype != np.float64:
@@ -695,6 +697,7 @@ def mlp_probe(label, n, sizes=(5, 6, 4), dtype=np.float64, logit_shift=0.0):
         layer = make(*sizes)
         _mlp_params(layer, rng, *sizes, logit_shift=logit_shift)
         x = rng.standard_normal((n, sizes[0])).astype(dtype)
+        layer.to_dtype(MLP, x.dtype)
         targets = rng.integers(0, sizes[2], n)
         loss = layer.forward(x, targets)
         rec("loss", loss, _tol(x))

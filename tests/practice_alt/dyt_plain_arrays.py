@@ -24,5 +24,5 @@ class DyT:
         self.dgamma = np.sum(dy * self.t, axis=lead, dtype=self.gamma.dtype)
         self.dbeta = np.sum(dy, axis=lead, dtype=self.beta.dtype)
         du = dy * self.gamma * (1 - self.t) * (1 + self.t)
-        self.dalpha = np.sum(du * self.x)
+        self.dalpha = np.sum(du * self.x, dtype=self.alpha.dtype)
         return (self.alpha * du).astype(dy.dtype)

@@ -29,8 +29,8 @@ class LayerNorm:
         xhat, inv, shape, dtype, k = self.saved
         d = xhat.shape[1]
         g = dy.reshape(-1, d).astype(np.float64)
-        self.dgamma = (g * xhat).sum(axis=0).reshape(self.shape)
-        self.dbeta = g.sum(axis=0).reshape(self.shape)
+        self.dgamma = (g * xhat).sum(axis=0).reshape(self.shape).astype(self.gamma.dtype)
+        self.dbeta = g.sum(axis=0).reshape(self.shape).astype(self.beta.dtype)
         gx = g * self.gamma.ravel()
         dx = inv / d * (d * gx - gx.sum(axis=1, keepdims=True) - xhat * (gx * xhat).sum(axis=1, keepdims=True))
         return dx.reshape(shape).astype(dtype)

@@ -63,6 +63,9 @@ class TorchDriver:
         with torch.no_grad():
             p.copy_(torch.from_numpy(value.reshape(tuple(p.shape))))
 
+    def to_dtype(self, names, dtype):
+        """Nothing to do: the module follows its input's dtype at every forward."""
+
     def zero_grad(self, names):
         for name in names:
             self._param(name)[1].grad = None
