@@ -355,6 +355,23 @@ def test_a_mistake_that_raises_pairs_with_one_that_gives_numbers(tmp_path):
         format_report(report).split())
 
 
+# --- dtypes -----------------------------------------------------------------------------------
+def test_a_float64_result_beside_a_catalogued_mistake_leaves_the_name_and_fails_on_its_own(tmp_path):
+    """eps outside the square root, and y returned in float64 for a float32 input (a mask or a
+    constant built in float64 does it in published answers): the numbers are the mistake's,
+    so it is named; the dtype is a failure of its own, left without a name."""
+    path = tmp_path / "eps_float64.py"
+    path.write_text(_edit(solution_source("layernorm"),
+                          ("np.sqrt(var + self.eps)", "(np.sqrt(var) + self.eps)"),
+                          ("return y.astype(x.dtype)", "return y.astype(np.float64)")))
+    report = grade_file(path)
+    assert report.diagnosis_ids == ["eps-outside-sqrt"]
+    dtype = [c for c in _failing(report) if c.row.endswith("dtype")]
+    assert [c.label for c in dtype] == ["(4, 6) float32: output dtype"]
+    assert dtype[0].diagnoses == [] and dtype[0].note == "float64, expected float32"
+    assert all(c.diagnoses == ["eps-outside-sqrt"] for c in _failing(report) if c not in dtype)
+
+
 # --- near-zero quantities -------------------------------------------------------------------
 SOFTMAX_FUNCTIONS = '''
     """Softmax as two functions and a class; 1e-12 is added to the denominator for safety."""

@@ -19,7 +19,10 @@ Reproducing means, observation by observation:
 - where the answer raised (a TypeError on ``momentum=None``), the mutant raises the same type
   of exception on that probe, after the same observations;
 - what the answer never computed (a TODO of the skeleton, a check that does not apply to
-  it) is neither for nor against a mistake.
+  it) is neither for nor against a mistake;
+- a dtype (``output dtype``, ``dx dtype``) is neither for nor against either: the catalogued
+  mistakes are about numbers, and a float64 result for a float32 input (a mask built in
+  float64) is a failure of its own, beside the mistake the numbers show.
 """
 
 from .driver import NotApplicable
@@ -49,6 +52,8 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
         return []
     named, variant = list(named.pop()), dict(found[0])
     for c in wrong:
+        if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
+            continue
         c.diagnoses = list(named)
         if len(named) == 2:  # each check names the mistake it shows alone, or both
             c.diagnoses = [i for i in named if (c.probe, c.row)
@@ -71,6 +76,13 @@ class _File:
     def reproduced_by(self, key):
         """Whether mutant ``key`` gives every observation of every probe as the answer does."""
         return all(_same(self.users[p.label], self.mutants.run(key, p)) for p in self.probes)
+
+    def gives(self, key, check):
+        """Whether mutant ``key`` gives the answer's observation of ``check`` (a dtype too)."""
+        probe = next(p for p in self.probes if p.label == check.probe)
+        run, user = self.mutants.run(key, probe), self.users[check.probe]
+        return check.row in run.rows and check.row in user.rows and _agrees(
+            user.rows[check.row], run.rows[check.row])
 
     def changes(self, key, within=None):
         """The (probe, row) a single mutant changes; None as soon as it changes one outside
@@ -133,7 +145,12 @@ def _same(user, run):
         return False  # one raised and not the other, or raised at another point
     else:
         made = run.rows
-    return all(label in run.rows and _agrees(user.rows[label], run.rows[label]) for label in made)
+    return all(label in run.rows and _agrees(user.rows[label], run.rows[label])
+               for label in made if not _is_dtype(label))
+
+
+def _is_dtype(label):
+    return label.endswith("dtype")
 
 
 def _agrees(answer, mutant):
@@ -144,9 +161,9 @@ def _agrees(answer, mutant):
 def _changed(run, ref, probe):
     """The (probe, row) of the reference that ``run`` changes: gives otherwise, or never makes
     because it raised (not for a TODO: see ``_unmade``)."""
-    return {(probe, label) for label, r in ref.rows.items()
-            if label in run.rows and not _agrees(run.rows[label], r)
-            or label not in run.rows and not isinstance(run.error, UNOBSERVED)}
+    return {(probe, label) for label, r in ref.rows.items() if not _is_dtype(label) and (
+            label in run.rows and not _agrees(run.rows[label], r)
+            or label not in run.rows and not isinstance(run.error, UNOBSERVED))}
 
 
 def _unmade(user, ref, probe):

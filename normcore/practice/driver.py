@@ -58,8 +58,8 @@ class Driver:
         new = np.array(value.reshape(current.shape), dtype=dtype or current.dtype)
         if _is_parameter(p):
             p.data = new
-            if getattr(p, "grad", None) is not None:
-                p.grad = np.zeros_like(new)
+            if isinstance(p.grad, np.ndarray):  # its gradient follows it, as in module.to()
+                p.grad = p.grad.astype(new.dtype)
         else:
             setattr(self.layer, attr, new)
 
@@ -68,8 +68,11 @@ class Driver:
         ``module.to(torch.float32)`` does before a float32 forward: a layer computes in its
         input's dtype, with parameters of that dtype."""
         for name in names:
-            _, p = self._param(name)
+            attr, p = self._param(name)
             self.set_param(name, np.asarray(p.data if _is_parameter(p) else p), dtype)
+            key = None if _is_parameter(p) else self._grad_attribute(attr, name)
+            if key is not None and isinstance(getattr(self.layer, key), np.ndarray):  # dgamma
+                setattr(self.layer, key, getattr(self.layer, key).astype(dtype))
 
     def zero_grad(self, names):
         for name in names:
@@ -84,11 +87,16 @@ class Driver:
         attr, p = self._param(name)
         if _is_parameter(p):
             return p.grad
-        for key in (f"d{attr}", f"d{name}", f"{attr}_grad"):
-            if hasattr(self.layer, key):
-                return getattr(self.layer, key)
-        raise ContractError(f"{attr} is a plain array: expected its gradient in an attribute d{attr} "
-                            f"(or {attr}_grad), the layer has neither")
+        key = self._grad_attribute(attr, name)
+        if key is None:
+            raise ContractError(f"{attr} is a plain array: expected its gradient in an attribute "
+                                f"d{attr} (or {attr}_grad), the layer has neither")
+        return getattr(self.layer, key)
+
+    def _grad_attribute(self, attr, name):
+        """The attribute holding a plain-array parameter's gradient (dgamma), or None."""
+        return next((key for key in (f"d{attr}", f"d{name}", f"{attr}_grad")
+                     if hasattr(self.layer, key)), None)
 
     def param_dtype(self, name):
         """The dtype of gamma's or beta's values."""

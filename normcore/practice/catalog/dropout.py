@@ -66,6 +66,10 @@ MISTAKES = [
             ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),
              (DROP_SCALE, "scale = 1.0 / self.p")),
             ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),),
+            # consistently: kept with probability p, scaled by 1 / p, no shortcut at p = 0
+            ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),
+             (DROP_SCALE, "scale = 0.0 if self.p == 0.0 else 1.0 / self.p"),
+             (DROP_EVAL, "if not self.training:")),
         ]},
         taught=notebook("dropout", "7 (p is the probability of dropping)"),
     ),

@@ -34,6 +34,7 @@ RSTD = Anchor("rstd", "np.sqrt(var + self.eps)")
 RRMS = Anchor("rrms", "np.sqrt(ms + eps)")
 MEAN_SQUARE = Anchor("mean-square", "ms = (x ** 2).mean(axis=axes, keepdims=True)")
 AXES_TRAILING = Anchor("axes", "axes = tuple(range(-len(self.normalized_shape), 0))")
+LEAD = Anchor("lead", "lead = tuple(range(dy.ndim - len(axes)))")
 DX = Anchor("dx", "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)")
 DX_GROUPED = Anchor("dx", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)")
 DX_RMS = Anchor("dx", "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)")
@@ -60,10 +61,13 @@ MISTAKES = [
         "evaluation depends mostly on the last training batch",
         "In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
         "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch.",
-        {"batchnorm": [(
-            (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
-            (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()"),
-        )]},
+        {"batchnorm": [
+            ((BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
+             (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
+            # the 'decay' convention with momentum=None still the cumulative average
+            ((BN_MOMENTUM, "1.0 / self.num_batches_tracked if self.momentum is None "
+                           "else 1 - self.momentum"),),
+        ]},
         taught=notebook("batchnorm", "7 (Momentum: which side does it weight?)"),
     ),
     Mistake(
@@ -129,7 +133,11 @@ MISTAKES = [
         "Reduce over every normalised axis at once: the last len(normalized_shape) axes, or "
         "for GroupNorm all channels of the group together with their spatial positions.",
         {
-            **same(("layernorm", "rmsnorm"), ((AXES_TRAILING, "axes = (-1,)"),)),
+            # the statistics over the last axis; gamma's gradient summed over the leading
+            # axes of the normalised shape (derived from the axes) or of the input (right)
+            **same(("layernorm", "rmsnorm"), ((AXES_TRAILING, "axes = (-1,)"),),
+                   ((AXES_TRAILING, "axes = (-1,)"),
+                    (LEAD, "lead = tuple(range(dy.ndim - len(self.normalized_shape)))"))),
             "groupnorm": [((GROUP, "return a.reshape(a.shape[0], a.shape[1], -1)"),)],
         },
         taught=notebook("layernorm", "7 (Which axes, and train vs eval)"),
@@ -384,6 +392,13 @@ MISTAKES = [
              (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
              (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
              (BN_RUNNING_VAR, "(1 - m) * self.running_var + m * var.mean(axis=axes).ravel()"),
+             (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
+             (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
+            # the running variance made unbiased per position (N values), then averaged
+            ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
+             (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
+             (BN_RUNNING_MEAN, "(1 - m) * self.running_mean + m * mean.mean(axis=axes).ravel()"),
+             (BN_UNBIASED, "(var * len(x) / (len(x) - 1)).mean(axis=axes).ravel()"),
              (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
              (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
         ]},

@@ -68,7 +68,7 @@ class LayerNorm:
 
     def backward(self, dy):
         x_hat, rstd, axes = self.cache
-        lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over
+        lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over [lead]
         dx_hat = dy                                                     # (*, D)
         if self.beta is not None:
             self.beta.grad += dy.sum(axis=lead)                         # D [dbeta]

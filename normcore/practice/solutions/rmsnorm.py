@@ -64,7 +64,7 @@ class RMSNorm:
 
     def backward(self, dy):
         x_hat, rrms, axes = self.cache
-        lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over
+        lead = tuple(range(dy.ndim - len(axes)))                        # the axes gamma is shared over [lead]
         dx_hat = dy                                                     # (*, D)
         if self.gamma is not None:
             self.gamma.grad += (dy * x_hat).sum(axis=lead)              # D [dgamma]

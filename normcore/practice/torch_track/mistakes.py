@@ -50,6 +50,14 @@ VAR = Anchor("var", "x.var(dim=dims, unbiased=False, keepdim=True)")
 G_MEAN = Anchor("mean", "g.mean(dim=-1, keepdim=True)")
 G_VAR = Anchor("var", "g.var(dim=-1, unbiased=False, keepdim=True)")
 SCALE = Anchor("scale", "y * self.weight")
+def _plain(parameter, grad=False):
+    """``nn.Parameter(torch.ones(n))`` written as the plain tensor ``torch.ones(n)``, or with
+    ``grad`` as ``torch.ones(n, requires_grad=True)`` (it gets gradients, and is still not
+    registered)."""
+    tensor = parameter.removeprefix("nn.Parameter(")[:-1]
+    return tensor[:-1] + ", requires_grad=True)" if grad else tensor
+
+
 WEIGHT = {name: Anchor("weight", f"nn.Parameter(torch.ones({shape}))") for name, shape in (
     ("layernorm", "self.normalized_shape"), ("rmsnorm", "self.normalized_shape"),
     ("batchnorm", "num_features"), ("groupnorm", "num_channels"))}
@@ -247,9 +255,11 @@ TORCH_ONLY = [
         "with .to() (.double(), .cuda())",
         "Wrap learnable tensors in nn.Parameter and register running statistics with "
         "self.register_buffer(name, tensor); a plain tensor attribute is invisible to the module.",
-        _torch({**{name: [tuple((a, a.removeprefix("nn.Parameter(")[:-1]) for a in (WEIGHT[name], BIAS[name]))]
+        _torch({**{name: [tuple((a, _plain(a, grad)) for a in (WEIGHT[name], BIAS[name]))
+                          for grad in (False, True)]
                    for name in ("layernorm", "groupnorm")},
-                "rmsnorm": [((WEIGHT["rmsnorm"], WEIGHT["rmsnorm"].removeprefix("nn.Parameter(")[:-1]),)],
+                "rmsnorm": [((WEIGHT["rmsnorm"], _plain(WEIGHT["rmsnorm"], grad)),)
+                            for grad in (False, True)],
                 "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
                                (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
                 "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)],
