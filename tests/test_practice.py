@@ -23,6 +23,7 @@ import ast
 import dataclasses
 import atexit
 import importlib.util
+import io
 import re
 import shutil
 import subprocess
@@ -370,6 +371,30 @@ def test_readme_practice_commands_run(tmp_path, monkeypatch, capsys):
         statuses[argv[2]] = main(argv[1:])
     assert statuses == {"list": 0, "new": 0, "check": 1, "solution": 0}  # check: the skeleton's TODOs
     assert "Not implemented yet: forward, backward" in capsys.readouterr().out
+
+
+def test_readme_interview_commands_run(tmp_path, monkeypatch, capsys):
+    """The README's block "As interviews are held", command by command, in an empty directory
+    with its own history; the interview's file is left as written, so it fails its checks."""
+    import re
+    import shlex
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("### As interviews are held"):]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NORMCORE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    statuses = []
+    for line in block.splitlines():
+        argv = shlex.split(line.split("#")[0])
+        assert argv[:2] == ["normcore", "practice"], line
+        statuses.append((argv[2], main(argv[1:])))
+    assert statuses == [("new", 0), ("new", 0), ("check", 1), ("interview", 1), ("history", 0)]
+    assert (tmp_path / "my_layernorm_torch.py").is_file()
+    assert "FORWARD_ONLY = True" in (tmp_path / "my_layernorm.py").read_text()
+    out = capsys.readouterr().out
+    assert "not asked (forward only)" in out and "Mock interviews" in out
+    assert len((tmp_path / "home" / "practice_history.jsonl").read_text().splitlines()) == 1
 
 
 # --- grading: dtypes, forward before backward, hints, confidence, where to learn ---------------

@@ -59,11 +59,11 @@ def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(name):
 def test_most_catalogued_mistakes_in_published_answers_are_named():
     """The promise above allows "no name" for a catalogued mistake; this keeps it the
     exception: most files with catalogued mistakes get exactly their names (a floor below
-    what the grader does today, 45 of 52, so that a change that loses names fails)."""
+    what the grader does today, 45 of 46, so that a change that loses names fails)."""
     pytest.importorskip("torch")
     labelled = [n for n, e in MANIFEST.items() if _expected_ids(e)]
     named = [n for n in labelled if set(_grade(n)[1].diagnosis_ids) == _expected_ids(MANIFEST[n])]
-    assert len(named) >= 0.8 * len(labelled), sorted(set(labelled) - set(named))
+    assert len(named) >= 0.9 * len(labelled), sorted(set(labelled) - set(named))
 
 
 def test_the_corpus_folder_grades_into_one_table():

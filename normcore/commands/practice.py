@@ -165,15 +165,20 @@ def _list(args):
         print(f"  {step:>2}. {ex.name:<{width}}  {level:<8}  {ex.minutes:>2} min  "
               f"{len(mistakes_for(ex.name)):>2} catalogued mistakes")
         print(_fill(ex.summary, " " * 8))
+    torch_only = torch_track.mistakes.TORCH_ONLY
     if args.mistakes:
-        print(f"\nCatalogued mistakes ({len(CATALOG)}):")
-        for m in CATALOG:
-            print(textwrap.fill(f"{m.id}: {m.title}  [{', '.join(m.exercises)}]", WIDTH,
-                                initial_indent="  ", subsequent_indent=" " * 6,
-                                break_on_hyphens=False))
-            print(_fill(f"symptom: {m.symptom}", " " * 6))
+        for title, mistakes in ((f"Catalogued mistakes ({len(CATALOG)})", CATALOG),
+                                (f"PyTorch track only ({len(torch_only)}; with --torch, the "
+                                 "forward mistakes above too)", torch_only)):
+            print(f"\n{title}:")
+            for m in mistakes:
+                print(textwrap.fill(f"{m.id}: {m.title}  [{', '.join(m.exercises)}]", WIDTH,
+                                    initial_indent="  ", subsequent_indent=" " * 6,
+                                    break_on_hyphens=False))
+                print(_fill(f"symptom: {m.symptom}", " " * 6))
     else:
-        print(f"\n{len(CATALOG)} catalogued mistakes: normcore practice list --mistakes")
+        print(f"\n{len(CATALOG)} catalogued mistakes, and {len(torch_only)} more for the "
+              "PyTorch track: normcore practice list --mistakes")
     return 0
 
 
