@@ -177,8 +177,8 @@ def _list(args):
                                     break_on_hyphens=False))
                 print(_fill(f"symptom: {m.symptom}", " " * 6))
     else:
-        print(f"\n{len(CATALOG)} catalogued mistakes, and {len(torch_only)} more for the "
-              "PyTorch track: normcore practice list --mistakes")
+        print(f"\n{len(CATALOG)} catalogued mistakes, {len(torch_only)} more for PyTorch: "
+              "normcore practice list --mistakes")
     return 0
 
 
