@@ -74,6 +74,9 @@ BN_NO_GRAD = Anchor("no-grad", "with torch.no_grad():")
 BN_BUFFERS = (Anchor("running-mean-buffer", 'self.register_buffer("running_mean", torch.zeros(num_features))'),
               Anchor("running-var-buffer", 'self.register_buffer("running_var", torch.ones(num_features))'))
 BN_Y = Anchor("x-hat", "y = ")
+BN_M = Anchor("momentum", "m = ")
+BN_MOMENTUM = Anchor("momentum", "1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum")
+BN_AFFINE = Anchor("affine", "if self.weight is not None:")
 # --- rmsnorm ---
 RMS_UPCAST = Anchor("upcast", "h = x.to(torch.promote_types(x.dtype, torch.float32))")
 RMS_MS = Anchor("mean-square", "ms = h.pow(2).mean(dim=dims, keepdim=True)")
@@ -116,6 +119,8 @@ QK_QNORM = Anchor("q-norm", "qn = self.rms_norm(q, self.gamma_q)")
 QK_KNORM = Anchor("k-norm", "kn = self.rms_norm(k, self.gamma_k)")
 QK_SCORES = Anchor("scores", "scores = qn @ kn.transpose(-2, -1) / D ** 0.5")
 QK_GAMMA_Q = Anchor("gamma-q", "nn.Parameter(torch.ones(d_model // n_heads))")
+QK_RETURN = Anchor("rrms", "return t * ")
+QK_RRMS = Anchor("rrms", "torch.rsqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True) + eps)")
 
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
@@ -137,9 +142,6 @@ FORWARD_VARIANTS = {
         (BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
         (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))"))]},
     "bn-running-var-biased": {"batchnorm": [((BN_UNBIASED, "var.flatten()"),)]},
-    "eps-outside-sqrt": {
-        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS},
-        "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)]},
     "stats-over-too-few-axes": {
         **{name: [((DIMS, "dims = (-1,)"),)] for name in TRAILING},
         "groupnorm": [((GN_GROUP, "x.reshape(n, x.shape[1], -1)"),)]},
@@ -179,7 +181,6 @@ FORWARD_VARIANTS = {
     "attn-mask-after-softmax": {"attention": [((ATT_MASK, "scores"),
                                                (ATT_SOFTMAX, "attn = e / e.sum(dim=-1, keepdim=True) * ~future"))]},
     "attn-mask-zero-fill": {"attention": [((ATT_MASK, "scores.masked_fill(future, 0.0)"),)]},
-    "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)]},
     "attn-scale-by-d-model": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1) / C ** 0.5"),)]},
     "attn-wrong-head-split": {"attention": [
         ((ATT_SPLIT, "t.reshape(B, H, T, C // H)"), (ATT_MERGE, "t.reshape(B, T, H * D)")),
@@ -203,6 +204,40 @@ FORWARD_VARIANTS = {
     "ce-mean-over-classes": {"cross_entropy": [(
         (CE_LOSS, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]},
     "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
+    "bn-momentum-none-unsupported": {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
+    "bn-running-never-updated": {"batchnorm": [((BN_RUNNING_MEAN, "self.running_mean"),
+                                                (BN_RUNNING_VAR, "self.running_var"))]},
+    "bn-running-init-first-batch": {"batchnorm": [
+        ((BN_M, "m = 1.0 if self.num_batches_tracked.item() == 1 else "),)]},
+    "bn-eval-no-affine": {"batchnorm": [((BN_AFFINE, "if self.weight is not None and batch_stats:"),)]},
+    "gn-stats-per-position": {"groupnorm": [(
+        (GN_GROUP, "x.reshape(n, self.num_groups, x.shape[1] // self.num_groups, -1)"
+                   ".transpose(2, 3).reshape(n, -1, x.shape[1] // self.num_groups)"),
+        (GN_UNGROUP, "g.reshape(n, self.num_groups, -1, x.shape[1] // self.num_groups)"
+                     ".transpose(2, 3).reshape(x.shape)"))]},
+    "dropout-p-one-nan": {"dropout": [((DROP_MASK, "return x * keep / (1.0 - self.p)"),)]},
+    "dropout-batch-shared-mask": {"dropout": [((DROP_KEEP, "keep = torch.rand_like(x[0]) >= self.p"),)]},
+    "lse-no-max-shift": {"log_softmax": [((SM_SHIFT, "z = x"),)],
+                         "cross_entropy": [((CE_SHIFT, "z = logits"),)]},
+    "ce-log-eps": {"cross_entropy": [
+        ((CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True) + 1e-12)"),),
+        ((CE_LOGP, "torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True), "
+                   "1e-7, 1 - 1e-7))"),)]},
+    "ce-first-sample-only": {"cross_entropy": [((CE_LOSS, "-logp[0, targets[0]]"),)]},
+    "ce-sign-flipped": {"cross_entropy": [((CE_LOSS, "logp[torch.arange(len(targets)), targets].mean()"),)]},
+    "ce-logits-in-place": {"cross_entropy": [(
+        (CE_SHIFT, "logits -= logits.amax(dim=1, keepdim=True)\n        z = logits"),)]},
+    "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
+                                       ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
+    "eps-outside-sqrt": {
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS},
+        "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
+        "qk_norm": [((QK_RRMS, "1 / (torch.sqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True)) + eps)"),)]},
+    "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)],
+                      "qk_norm": [((QK_SCORES, "scores = qn @ kn.transpose(-2, -1)"),)]},
+    "qk-norm-shared-gamma": {"qk_norm": [((QK_KNORM, "kn = self.rms_norm(k, self.gamma_q)"),)]},
+    "qk-norm-mean-subtracted": {"qk_norm": [(
+        (QK_RETURN, "t = t - t.mean(dim=self.norm_dims, keepdim=True)\n        return t * "),)]},
 }
 
 SEMANTICS = "normcore practice solution {} --torch (its docstring)"
@@ -312,8 +347,7 @@ TORCH_ONLY = [
                 "dropout": [((DROP_MASK, "return x.mul_(keep).mul_(scale)"),)],
                 **{name: [((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True))"),)]
                    for name in SOFTMAXES},
-                "cross_entropy": [((CE_SHIFT, "z = logits.sub_(logits.amax(dim=1, keepdim=True))"),)],
-                "dyt": [((DYT_U, "x.mul_(self.alpha)"),)]}),
+                "dyt": [((DYT_U, "x.mul_(self.alpha)"),)]}),  # cross_entropy: ce-logits-in-place
         learn=SEMANTICS.format("layernorm"),
     ),
     TorchMistake(

@@ -55,10 +55,10 @@ class BatchNorm1d(nn.Module):
             n = x.numel() // self.num_features
             with torch.no_grad():  # [no-grad]
                 self.num_batches_tracked += 1
-                m = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum
+                m = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum  # [momentum]
                 self.running_mean.mul_(1 - m).add_(m * mean.flatten())  # [running-mean]
                 self.running_var.mul_(1 - m).add_(m * var.flatten() * n / (n - 1))  # [running-var]
         y = (x - mean) / torch.sqrt(var + self.eps)                     # (N, C, L) x_hat [x-hat]
-        if self.weight is not None:
+        if self.weight is not None:  # [affine]
             y = y * self.weight.view(view) + self.bias.view(view)
         return y

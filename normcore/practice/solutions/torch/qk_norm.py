@@ -48,7 +48,7 @@ class QKNormSelfAttention(nn.Module):
 
     def rms_norm(self, t, gamma):
         eps = torch.finfo(t.dtype).eps
-        return t * torch.rsqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True) + eps) * gamma
+        return t * torch.rsqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True) + eps) * gamma  # [rrms]
 
     def forward(self, x):
         B, T, C = x.shape
