@@ -1,13 +1,15 @@
-"""The practice grader on answers written as people publish them (tests/practice_real/).
+"""The practice grader on answers written as people publish them (tests/practice_real/ and
+tests/practice_real2/, two corpora by different hands, each written blind to the grader).
 
-The corpus was written blind to the grader: homework-style functions with a cache, the
-staged "nine-step" BatchNorm backward, ports of d2l, the Annotated Transformer and LLaMA,
-loops, einsum, Chinese-interview answers, helper classes beside the answer, and PyTorch
-modules with a forward only. MANIFEST.toml labels each file from reading its code and from a
-float64 comparison with PyTorch: "pass", the one or two catalogued mistakes it makes, or
-"uncatalogued". The grader's promise is checked on every file: a correct answer passes; a
-wrong one gets its right name or no name, never another one; and it is graded on the class
-the exercise names, whatever helpers the file defines.
+The first: homework-style functions with a cache, the staged "nine-step" BatchNorm
+backward, ports of d2l, the Annotated Transformer and LLaMA, loops, einsum, Chinese-interview
+answers, helper classes beside the answer, PyTorch modules with a forward only. The second:
+makemore's manual backward, parameter dicts, JAX-like functions, ports of fusion helpers and
+of GPT-2 and BERT code, SyncBatchNorm. MANIFEST.toml labels each file from reading its code
+and from a float64 comparison with PyTorch: "pass", the one or two catalogued mistakes it
+makes, or "uncatalogued". The grader's promise is checked on every file: a correct answer
+passes; a wrong one gets its right name or no name, never another one; and it is graded on
+the class the exercise names, whatever helpers the file defines.
 """
 
 import tomllib
@@ -18,34 +20,40 @@ import pytest
 from normcore.practice import BY_ID, EXERCISES, classroom, grade_file, torch_track
 from normcore.practice.report import WIDTH
 
-HERE = Path(__file__).parent / "practice_real"
-MANIFEST = tomllib.loads((HERE / "MANIFEST.toml").read_text())
+CORPORA = [Path(__file__).parent / name for name in ("practice_real", "practice_real2")]
+MANIFESTS = {folder: tomllib.loads((folder / "MANIFEST.toml").read_text()) for folder in CORPORA}
+FILES = [(folder, name) for folder in CORPORA for name in sorted(MANIFESTS[folder])]
 TORCH_MISTAKES = {m.id for m in torch_track.mistakes.TORCH_ONLY}
+
+
+def _id(item):
+    return f"{item[0].name}/{item[1]}"
 
 
 def _expected_ids(entry):
     return set(entry["expected"]) if isinstance(entry["expected"], list) else set()
 
 
-def test_every_file_is_labelled_with_known_names():
-    assert sorted(MANIFEST) == sorted(p.name for p in HERE.glob("*.py"))
-    for name, entry in MANIFEST.items():
+@pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)
+def test_every_file_is_labelled_with_known_names(folder):
+    assert sorted(MANIFESTS[folder]) == sorted(p.name for p in folder.glob("*.py"))
+    for name, entry in MANIFESTS[folder].items():
         assert entry["exercise"] in EXERCISES, name
         assert entry["track"] in ("numpy", "torch"), name
         assert entry["expected"] in ("pass", "uncatalogued") or 1 <= len(entry["expected"]) <= 2
         assert _expected_ids(entry) <= set(BY_ID) | TORCH_MISTAKES, name
 
 
-def _grade(name):
-    entry = MANIFEST[name]
+def _grade(folder, name):
+    entry = MANIFESTS[folder][name]
     if entry["track"] == "torch":
         pytest.importorskip("torch")
-    return entry, grade_file(HERE / name)
+    return entry, grade_file(folder / name)
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
-def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(name):
-    entry, report = _grade(name)
+@pytest.mark.parametrize("folder, name", FILES, ids=list(map(_id, FILES)))
+def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(folder, name):
+    entry, report = _grade(folder, name)
     assert (report.exercise.name, report.class_name) == (entry["exercise"], entry["class"])
     failing = [(c.label, c.note) for c in report.checks if c.status in ("FAIL", "ERROR")]
     if entry["expected"] == "pass":
@@ -59,20 +67,23 @@ def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(name):
 def test_most_catalogued_mistakes_in_published_answers_are_named():
     """The promise above allows "no name" for a catalogued mistake; this keeps it the
     exception: most files with catalogued mistakes get exactly their names (a floor below
-    what the grader does today, 45 of 46, so that a change that loses names fails)."""
+    what the grader does today, 76 of 78, so that a change that loses names fails)."""
     pytest.importorskip("torch")
-    labelled = [n for n, e in MANIFEST.items() if _expected_ids(e)]
-    named = [n for n in labelled if set(_grade(n)[1].diagnosis_ids) == _expected_ids(MANIFEST[n])]
-    assert len(named) >= 0.9 * len(labelled), sorted(set(labelled) - set(named))
+    labelled = [(f, n) for f, n in FILES if _expected_ids(MANIFESTS[f][n])]
+    named = [(f, n) for f, n in labelled
+             if set(_grade(f, n)[1].diagnosis_ids) == _expected_ids(MANIFESTS[f][n])]
+    assert len(named) >= 0.9 * len(labelled), sorted(map(_id, set(labelled) - set(named)))
 
 
-def test_the_corpus_folder_grades_into_one_table():
+@pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)
+def test_the_corpus_folder_grades_into_one_table(folder):
     """NumPy and PyTorch answers, helper classes and all: one row per file, none refused."""
     pytest.importorskip("torch")
-    rows = classroom.grade_many(sorted(HERE.glob("*.py")))
-    assert [Path(r.file).name for r in rows] == sorted(MANIFEST)
+    manifest = MANIFESTS[folder]
+    rows = classroom.grade_many(sorted(folder.glob("*.py")))
+    assert [Path(r.file).name for r in rows] == sorted(manifest)
     assert all(r.error is None for r in rows), [(r.file, r.error) for r in rows if r.error]
-    assert [r.passed for r in rows] == [MANIFEST[Path(r.file).name]["expected"] == "pass"
+    assert [r.passed for r in rows] == [manifest[Path(r.file).name]["expected"] == "pass"
                                         for r in rows]
     table = classroom.format_table(rows)
     assert max(len(line) for line in table.splitlines()) <= WIDTH

@@ -40,7 +40,13 @@ MISTAKES = [
         "Mask the scores, not the probabilities: set the future scores to -inf *before* the "
         "softmax, so that it normalises over the allowed keys only and every row sums to 1.",
         {"attention": [((ATT_MASK, "scores = scores"),
-                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-1, keepdims=True) * ~future"))]},
+                        (ATT_SOFTMAX, "attn = e / e.sum(axis=-1, keepdims=True) * ~future")),
+                       # with the exact backward of that forward (through the full softmax p)
+                       ((ATT_MASK, "scores = scores"),
+                        (ATT_SOFTMAX, "self.p_full, self.keep = e / e.sum(axis=-1, keepdims=True), ~future\n"
+                                      "        attn = self.p_full * self.keep"),
+                        (ATT_DSCORES, "dp = dattn * self.keep\n        dscores = self.p_full * "
+                                      "(dp - (dp * self.p_full).sum(axis=-1, keepdims=True))"))]},
         taught=notebook("interview_practice",
                        "9.3 (Attention: the scale, the mask, three shares of dx)"),
     ),

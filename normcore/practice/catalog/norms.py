@@ -37,6 +37,7 @@ AXES_TRAILING = Anchor("axes", "axes = tuple(range(-len(self.normalized_shape), 
 LEAD = Anchor("lead", "lead = tuple(range(dy.ndim - len(axes)))")
 DX = Anchor("dx", "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat)")
 DX_GROUPED = Anchor("dx", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)")
+_N_OVER_N_MINUS_1 = " * ({0}.size // rstd.size) / ({0}.size // rstd.size - 1)"
 DX_RMS = Anchor("dx", "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat)")
 BN_MEAN = Anchor("mean", "mean = x.mean(axis=axes, keepdims=True)")
 BN_MEAN_DX_HAT = Anchor("mean-dx-hat", "mean_dx_hat = dx_hat.mean(axis=axes, keepdims=True)")
@@ -90,15 +91,22 @@ MISTAKES = [
         "for small n such as a batch of 2",
         "Normalise with the biased variance, the mean of the squared deviations (divide by n). "
         "The unbiased n / (n - 1) correction belongs only in BatchNorm's running_var update.",
+        # the backward derived for the biased variance, or re-derived for n - 1 (its variance
+        # term then has n / (n - 1), n = x_hat.size // rstd.size values per statistic)
         {
-            **same(("layernorm",), ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),)),
+            "layernorm": [((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
+                          ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),
+                           (DX, DX[:-1] + _N_OVER_N_MINUS_1.format("x_hat") + ")"))],
             "batchnorm": [
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),
                  (BN_UNBIASED, "var.ravel()")),
                 ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),),
+                ((VAR, "var = x.var(axis=axes, ddof=1, keepdims=True)"),
+                 (DX, DX[:-1] + _N_OVER_N_MINUS_1.format("x_hat") + ")")),
             ],
-            "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),)],
-            # the backward derived for the biased variance, or re-derived for n - 1 (staged)
+            "groupnorm": [((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),),
+                          ((VAR_GROUPED, "var = xg.var(axis=-1, ddof=1, keepdims=True)"),
+                           (DX_GROUPED, DX_GROUPED[:-1] + _N_OVER_N_MINUS_1.format("x_hat_g") + ")"))],
             "mlp_with_batchnorm": [
                 ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),),
                 ((MLP_VAR, "var = h.var(axis=0, ddof=1, keepdims=True)"),

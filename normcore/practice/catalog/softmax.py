@@ -200,6 +200,9 @@ MISTAKES = [
         {"cross_entropy": [
             ((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True) + 1e-12)"),),
             ((CE_LOGP, "logp = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-7, 1 - 1e-7))"),),
+            # in the loss alone: the gradient stays p - onehot
+            ((CE_LOSS, "loss = -np.log(self.p[rows, self.targets] + 1e-12).mean()"),),
+            ((CE_LOSS, "loss = -np.log(np.clip(self.p[rows, self.targets], 1e-7, 1 - 1e-7)).mean()"),),
         ]},
         taught=notebook("interview_practice", "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
     ),

@@ -174,7 +174,9 @@ FORWARD_VARIANTS = {
     "dropout-active-in-eval": {"dropout": [((DROP_EVAL, "if self.p == 0.0:"),)]},
     "dropout-p-is-keep": {"dropout": [
         ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"), (DROP_SCALE, "scale = 1.0 / self.p")),
-        ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),)]},
+        ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),),
+        ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),
+         (DROP_SCALE, "scale = 0.0 if self.p == 0.0 else 1.0 / self.p"), (DROP_EVAL, "if not self.training:"))]},
     "dropout-scale-1-over-p": {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
                                            ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
     "softmax-no-max-shift": {"softmax": [((SM_SHIFT, "z = x"),)], "attention": [((ATT_SHIFT, "z = scores"),)]},
@@ -297,7 +299,8 @@ TORCH_ONLY = [
                             for grad in (False, True)],
                 "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
                                (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
-                "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),)],
+                "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),),
+                        ((DYT_ALPHA, "torch.full((1,), float(alpha_init), requires_grad=True)"),)],
                 "attention": [((ATT_WQ, ATT_WQ.removeprefix("nn.Parameter(")[:-1]),)],
                 "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)]}),
         learn=SEMANTICS.format("batchnorm"),
@@ -345,7 +348,8 @@ TORCH_ONLY = [
                    for name in MEAN_VAR_NORMS},
                 "rmsnorm": [((RMS_RRMS, "h.mul_(torch.rsqrt(ms + eps))"),)],
                 "dropout": [((DROP_MASK, "return x.mul_(keep).mul_(scale)"),)],
-                **{name: [((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True))"),)]
+                **{name: [((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True))"),),
+                          ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)]}),  # cross_entropy: ce-logits-in-place
         learn=SEMANTICS.format("layernorm"),
