@@ -5,7 +5,8 @@ multi-head attention (with and without QK-norm), a residual block with its norm,
 with BatchNorm and SyncBatchNorm across workers (``normcore practice list`` shows the path).
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
-    normcore practice new batchnorm        write a skeleton to fill in
+    normcore practice new batchnorm        write a skeleton to fill in (--torch: an nn.Module,
+                                           --forward-only: no backward)
     normcore practice check my_bn.py       grade it against normcore's own layer
     normcore practice solution batchnorm   print a reference answer
     normcore practice interview            a mock interview: a time box, no hints until the end
@@ -19,6 +20,8 @@ failure), ``report`` (the printed report). ``classroom`` grades several files,
 ``references`` puts normcore's layers behind an exercise's contract where it differs from
 theirs, ``skeletons/`` and ``solutions/`` are the files (``skeletons`` also derives the
 forward-only version of each), ``interview`` runs a mock interview and ``history`` keeps them.
+``torch_track`` grades a torch.nn.Module on the same probes, its gradients from autograd, with
+the catalog's forward mistakes written in torch and the mistakes only a module can make.
 """
 
 from .catalog import BY_ID, CATALOG, Mistake, mistakes_for
