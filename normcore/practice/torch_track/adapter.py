@@ -17,7 +17,8 @@ only for a file that subclasses torch.nn.Module.
 import numpy as np
 import torch
 
-from ..driver import ContractError
+from ..driver import ContractError, Driver
+from .group import AutogradGroup
 
 ALIASES = {"gamma": ("weight", "gamma"), "beta": ("bias", "beta")}  # PyTorch's names first
 
@@ -161,14 +162,32 @@ class TorchDriver:
         return unchanged, "yes"
 
 
+def call(fn, *args):
+    """fn on the arguments as tensors that share the arrays' memory (so that an in-place edit
+    of an input shows in the probe's array): a ``Driver`` around what it returned, tensors as
+    NumPy arrays, as a NumPy function answer's is."""
+    result = fn(*(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args))
+    if isinstance(result, (tuple, list)):
+        return Driver(tuple(to_numpy(r) if torch.is_tensor(r) else r for r in result))
+    return Driver(to_numpy(result) if torch.is_tensor(result) else result)
+
+
 def maker(cls):
     """make(*args, **kwargs) -> TorchDriver around a fresh instance, built with float64 as the
     default dtype (so that alpha_init=0.37 keeps every digit). An ``rng`` seed (Dropout's)
-    seeds torch's generator instead: two layers made with rng=7 then draw the same mask."""
+    seeds torch's generator instead: two layers made with rng=7 then draw the same mask. A
+    ``process_group`` (a worker of normcore's InProcessGroup) reaches the module as an
+    ``AutogradGroup``, whose all_reduce autograd differentiates. For a function answer
+    (fold_batchnorm) make calls it (``call``)."""
+    if not isinstance(cls, type):
+        return lambda *args: call(cls, *args)
+
     def make(*args, **kwargs):
         seed = kwargs.pop("rng", None)
         if seed is not None:
             torch.manual_seed(seed)
+        if kwargs.get("process_group") is not None:
+            kwargs["process_group"] = AutogradGroup(kwargs["process_group"])
         default = torch.get_default_dtype()
         torch.set_default_dtype(torch.float64)
         try:
