@@ -277,12 +277,13 @@ def test_cli_check_of_a_torch_file_fits_80_columns(capsys):
     assert max(map(len, out.splitlines())) <= 80
 
 
-def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path):
+@pytest.mark.parametrize("name", ["layernorm", "fold_batchnorm"])
+def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path, name):
     """torch made unimportable in a fresh interpreter: a clear message and exit status 2."""
-    shutil.copy(SOLUTIONS / "layernorm.py", tmp_path / "my_layernorm_torch.py")
+    shutil.copy(SOLUTIONS / f"{name}.py", tmp_path / f"my_{name}_torch.py")
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.modules['torch'] = None\n"
               "from normcore.cli import main\n"
-              "sys.exit(main(['practice', 'check', 'my_layernorm_torch.py']))\n")
+              f"sys.exit(main(['practice', 'check', 'my_{name}_torch.py']))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "needs PyTorch" in done.stdout and "pip install normcore[torch]" in done.stdout

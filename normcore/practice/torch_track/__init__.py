@@ -11,7 +11,12 @@ buffers and state_dict against torch's own layer, the input left unchanged, floa
 failure is named from ``mistakes.py``: the NumPy catalog's forward mistakes written in torch,
 and the mistakes only a torch module can make.
 
-Only ``adapter`` imports torch; without torch a torch file is reported as needing it.
+Every exercise has its torch version. fold_batchnorm is a function: a file whose function
+imports torch is graded on tensors (``track_for``). SyncBatchNorm's workers reach their
+group through ``group.AutogradGroup``, whose all_reduce autograd differentiates.
+
+Only ``adapter`` (and ``group``, which it uses) imports torch; without torch a torch file is
+reported as needing it.
 """
 
 import types

@@ -10,8 +10,9 @@ The module follows the input's dtype: it is built in float64 (so that the probes
 parameters keep every digit) and moved to float32 or float16 before a forward on such an
 input, as a model is moved with ``.to(dtype)``. The input reaches ``forward`` as a
 copy of the tensor whose gradient is dx, so an in-place edit of the input shows only in the
-probe made for it (``probes.in_place``). torch is imported here only; this module is loaded
-only for a file that subclasses torch.nn.Module.
+probe made for it (``probes.in_place``). A function answer (fold_batchnorm) is called with
+tensors by ``call``. torch is imported here (and in ``group``) only; this module is loaded
+only for a PyTorch answer.
 """
 
 import numpy as np
