@@ -134,11 +134,13 @@ class TorchDriver:
 
     # --- what only a torch module has ----------------------------------------------------------
     def names(self, kind):
-        """'name (shape)' of every parameter or buffer, or the state_dict's keys, one string."""
+        """'name (shape)' of every parameter or buffer, or the state_dict's keys, one string,
+        in alphabetical order: load_state_dict matches keys by name, so the order in which a
+        module registers them is its own business (a block's w1 before its gamma)."""
         items = {"parameters": self.layer.named_parameters, "buffers": self.layer.named_buffers}
         if kind == "state_dict keys":
-            return ", ".join(self.layer.state_dict()) or "none"
-        return ", ".join(f"{n} {tuple(t.shape)}" for n, t in items[kind]()) or "none"
+            return ", ".join(sorted(self.layer.state_dict())) or "none"
+        return ", ".join(sorted(f"{n} {tuple(t.shape)}" for n, t in items[kind]())) or "none"
 
     def buffers_without_history(self):
         """'yes' when no buffer requires grad (running statistics updated under no_grad)."""
