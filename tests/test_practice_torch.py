@@ -1,7 +1,8 @@
 """Interview practice, the PyTorch track: torch.nn.Module answers with a forward only.
 
 The track's reference answers (normcore/practice/solutions/torch/) pass every check; its
-untouched skeletons are reported not implemented; every torch mistake (the NumPy catalog's
+untouched skeletons are reported not implemented (a torch function, fold_batchnorm, is
+recognised by its file importing torch); every torch mistake (the NumPy catalog's
 forward mistakes written in torch, and the torch-only ones) is named exactly on its
 generated mutant (tests/practice_bugs_torch/generate.py, written afresh for each run) and on
 the hand-written files in other styles next to it; correct answers in other styles
@@ -31,6 +32,7 @@ from normcore.practice.mutants import solution_source, tagged_lines  # noqa: E40
 from normcore.practice.report import format_report  # noqa: E402
 from normcore.practice.torch_track import EXERCISES as TORCH_EXERCISES  # noqa: E402
 from normcore.practice.torch_track import TORCH_NN  # noqa: E402
+from normcore.practice import torch_track  # noqa: E402
 from normcore.practice.torch_track import mistakes  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -68,19 +70,22 @@ def test_torch_reference_answer_passes_every_check(name):
     assert report.passed and not report.not_implemented
     assert {c.status for c in report.checks} == {"pass"}
     labels = {c.probe for c in report.checks}
-    assert "the module; then 2 training forwards" in labels  # checked against torch's own layer
-    assert "forward on tanh(x): the input, autograd" in labels
+    assert {p.label for p in EXERCISES[name].probes} <= labels  # the NumPy exercise's probes
+    if not EXERCISES[name].function:  # a module: checked against torch's own layer too
+        assert "the module; then 2 training forwards" in labels
+        assert "forward on tanh(x): the input, autograd" in labels
 
 
 @pytest.mark.parametrize("name", TORCH_EXERCISES)
 def test_untouched_torch_skeleton_is_reported_not_implemented(name):
+    todo = EXERCISES[name].class_name if EXERCISES[name].function else "forward"
     report = grade_file(SKELETONS / f"{name}.py")
-    assert report.not_implemented == ["forward"] and not report.passed
+    assert report.not_implemented == [todo] and not report.passed
     assert {c.status for c in report.checks} <= {"TODO", "pass"}
     # only the module's own make-up passes (parameters and buffers are given in __init__)
     assert {c.probe for c in report.checks if c.status == "pass"} <= {"the module; then 2 training forwards"}
     text = format_report(report)
-    assert "Not implemented yet: forward" in text and "Traceback" not in text
+    assert f"Not implemented yet: {todo}" in text and "Traceback" not in text
 
 
 @pytest.mark.parametrize("path", sorted((HERE / "practice_alt_torch").glob("*.py")), ids=lambda p: p.stem)
@@ -89,11 +94,31 @@ def test_correct_torch_answers_in_another_style_pass(path):
     assert report.passed, [(c.label, c.note) for c in report.checks if c.status != "pass"]
 
 
-def test_the_track_covers_the_norms_the_softmaxes_dyt_and_attention():
-    assert set(TORCH_EXERCISES) == {"batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout",
-                                    "softmax", "log_softmax", "cross_entropy", "dyt", "attention",
-                                    "qk_norm"}
-    assert all(name in EXERCISES for name in TORCH_EXERCISES)
+def test_the_track_covers_every_exercise():
+    assert set(TORCH_EXERCISES) == set(EXERCISES) == {
+        "batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
+        "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block", "mlp_with_batchnorm",
+        "fold_batchnorm", "sync_batchnorm"}
+
+
+def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):
+    """The same fold written with NumPy is graded on NumPy arrays; with torch, on tensors."""
+    numpy_answer = ROOT / "normcore" / "practice" / "solutions" / "fold_batchnorm.py"
+    assert grade_file(numpy_answer).passed
+    assert torch_track.track_for(_loaded(numpy_answer).fold_batchnorm) is None
+    assert torch_track.track_for(_loaded(SOLUTIONS / "fold_batchnorm.py").fold_batchnorm) is torch_track.TRACK
+    aliased = tmp_path / "my_fold.py"  # torch imported under another name
+    aliased.write_text((SOLUTIONS / "fold_batchnorm.py").read_text()
+                       .replace("import torch\n", "import torch as T\n").replace("torch.sqrt", "T.sqrt"))
+    assert torch_track.track_for(_loaded(aliased).fold_batchnorm) is torch_track.TRACK
+    assert grade_file(aliased).passed
+
+
+def _loaded(path):
+    spec = importlib.util.spec_from_file_location(f"loaded_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- the mistakes -----------------------------------------------------------------------------
@@ -169,6 +194,40 @@ def test_float16_rmsnorm_answer_matches_float64_arithmetic():
     assert torch.allclose(got, want, rtol=2e-3, atol=1e-3)
 
 
+def test_sync_batchnorm_answer_through_the_autograd_group_is_batchnorm_on_the_whole_batch():
+    """K = 3 workers, one with an empty shard: the concatenated outputs and dx are
+    torch.nn.BatchNorm1d's on the concatenated batch, the workers' weight gradients add up to
+    its weight gradient, and the state_dict keys are torch.nn.SyncBatchNorm's."""
+    from normcore.distributed import InProcessGroup
+    from normcore.practice.torch_track.group import AutogradGroup
+    ns = {}
+    exec(solution_source("torch/sync_batchnorm"), ns)
+    rng = np.random.default_rng(5)
+    xs = [torch.from_numpy(rng.standard_normal((n, 3)) * 2 + k).requires_grad_() for k, n in enumerate((4, 0, 3))]
+    dys = [torch.from_numpy(rng.standard_normal(x.shape)) for x in xs]
+    group = InProcessGroup(3, timeout=10.0)
+    gamma = torch.from_numpy(rng.standard_normal(3))
+    layers = [ns["SyncBatchNorm"](3, process_group=AutogradGroup(w)).double() for w in group.workers]
+    for layer in layers:
+        layer.weight.data.copy_(gamma)
+
+    def step(worker, x, dy):
+        y = layers[worker.rank](x)
+        y.backward(dy)
+        return y.detach()
+    ys = group.run(step, xs, dys)
+    bn = torch.nn.BatchNorm1d(3).double()
+    bn.weight.data.copy_(gamma)
+    x = torch.cat([x.detach() for x in xs]).requires_grad_()
+    y = bn(x)
+    y.backward(torch.cat(dys))
+    assert torch.allclose(torch.cat(ys), y.detach(), rtol=1e-10, atol=1e-12)
+    assert torch.allclose(torch.cat([x.grad for x in xs]), x.grad, rtol=1e-10, atol=1e-12)
+    assert torch.allclose(sum(layer.weight.grad for layer in layers), bn.weight.grad, rtol=1e-10)
+    assert all(torch.allclose(layer.running_var, bn.running_var, rtol=1e-12) for layer in layers)
+    assert list(layers[0].state_dict()) == list(torch.nn.SyncBatchNorm(3).state_dict())
+
+
 # --- the worked examples in the torch skeletons -----------------------------------------------
 def _doctest(name, namespace):
     doc = ast.get_docstring(ast.parse((SKELETONS / f"{name}.py").read_text()), clean=False)
@@ -205,8 +264,12 @@ def test_cli_new_and_solution_with_torch(tmp_path, capsys):
     assert "Not implemented yet: forward" in capsys.readouterr().out
     assert main(["practice", "solution", "rmsnorm", "--torch"]) == 0
     assert capsys.readouterr().out == (SOLUTIONS / "rmsnorm.py").read_text()
-    assert main(["practice", "solution", "fold_batchnorm", "--torch"]) == 2
-    assert "no fold_batchnorm exercise" in capsys.readouterr().err
+    assert main(["practice", "new", "fold_batchnorm", "--torch", "--dir", str(tmp_path)]) == 0
+    assert "fill in fold_batchnorm" in capsys.readouterr().out
+    assert main(["practice", "check", str(tmp_path / "my_fold_batchnorm_torch.py")]) == 1
+    assert "Not implemented yet: fold_batchnorm" in capsys.readouterr().out
+    assert main(["practice", "solution", "sync_batchnorm", "--torch"]) == 0
+    assert capsys.readouterr().out == (SOLUTIONS / "sync_batchnorm.py").read_text()
 
 
 def test_cli_check_of_a_torch_file_fits_80_columns(capsys):
@@ -216,12 +279,13 @@ def test_cli_check_of_a_torch_file_fits_80_columns(capsys):
     assert max(map(len, out.splitlines())) <= 80
 
 
-def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path):
+@pytest.mark.parametrize("name", ["layernorm", "fold_batchnorm"])
+def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path, name):
     """torch made unimportable in a fresh interpreter: a clear message and exit status 2."""
-    shutil.copy(SOLUTIONS / "layernorm.py", tmp_path / "my_layernorm_torch.py")
+    shutil.copy(SOLUTIONS / f"{name}.py", tmp_path / f"my_{name}_torch.py")
     script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.modules['torch'] = None\n"
               "from normcore.cli import main\n"
-              "sys.exit(main(['practice', 'check', 'my_layernorm_torch.py']))\n")
+              f"sys.exit(main(['practice', 'check', 'my_{name}_torch.py']))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "needs PyTorch" in done.stdout and "pip install normcore[torch]" in done.stdout

@@ -40,7 +40,7 @@ def load_module(path):
     except Exception as e:  # anything raised while the file's top level runs
         sys.modules.pop(name, None)
         if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] == "torch":
-            raise CannotGrade(f"{path} {NEEDS_TORCH}") from None  # a PyTorch-track answer
+            raise CannotGrade(f"{path}\n    {NEEDS_TORCH}") from None  # a PyTorch-track answer
         raise CannotGrade(f"importing {path} raised {describe_error(e, path)}") from None
     return module
 

@@ -11,8 +11,15 @@ buffers and state_dict against torch's own layer, the input left unchanged, floa
 failure is named from ``mistakes.py``: the NumPy catalog's forward mistakes written in torch,
 and the mistakes only a torch module can make.
 
-Only ``adapter`` imports torch; without torch a torch file is reported as needing it.
+Every exercise has its torch version. fold_batchnorm is a function: a file whose function
+imports torch is graded on tensors (``track_for``). SyncBatchNorm's workers reach their
+group through ``group.AutogradGroup``, whose all_reduce autograd differentiates.
+
+Only ``adapter`` (and ``group``, which it uses) imports torch; without torch a torch file is
+reported as needing it.
 """
+
+import types
 
 import numpy as np
 
@@ -20,10 +27,11 @@ from ..loading import CannotGrade, is_torch_module, user_frame
 from ..mutants import Mutants, solution_source
 from ..probes import run_probe
 from . import mistakes
-from .probes import numpy_probes, torch_probes
+from .probes import build, numpy_probes, torch_probes
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
-             "cross_entropy", "dyt", "attention", "qk_norm")
+             "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
+             "mlp_with_batchnorm", "fold_batchnorm", "sync_batchnorm")
 TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
             "groupnorm": "GroupNorm", "dropout": "Dropout", "softmax": "Softmax",
             "log_softmax": "LogSoftmax", "cross_entropy": "CrossEntropyLoss"}  # torch's own layers
@@ -51,7 +59,8 @@ class TorchMutants(Mutants):
 
 def torch_reference(exercise):
     """torch's own layer for the exercise, or the track's reference answer where torch has none
-    (DyT; attention, whose torch layer keeps its weights otherwise)."""
+    (DyT; attention, whose torch layer keeps its weights otherwise; SyncBatchNorm, whose torch
+    layer needs torch.distributed)."""
     import torch
     if exercise.name in TORCH_NN and hasattr(torch.nn, TORCH_NN[exercise.name]):
         return getattr(torch.nn, TORCH_NN[exercise.name])
@@ -80,14 +89,19 @@ class TorchTrack:
 
     @staticmethod
     def not_implemented(cls, exercise, path):
-        """['forward'] while the skeleton's forward still raises NotImplementedError."""
+        """['forward'] while the skeleton's forward still raises NotImplementedError (for a
+        function, [its name] while it does)."""
         from . import adapter
         x = np.random.default_rng(0).standard_normal(exercise.example_shape)
+        method = exercise.class_name if exercise.function else "forward"
         try:
-            adapter.maker(cls)(*exercise.example_args).forward(x, *exercise.example_extra)
+            if exercise.function:
+                adapter.maker(cls)(*exercise.example_args)
+            else:
+                build(exercise, adapter.maker(cls)).forward(x, *exercise.example_extra)
         except NotImplementedError as e:
             frame = user_frame(e, path)
-            return ["forward"] if frame is not None and frame.name == "forward" else []
+            return [method] if frame is not None and frame.name == method else []
         except Exception:  # noqa: BLE001 - other problems are reported by the checks
             pass
         return []
@@ -97,5 +111,12 @@ TRACK = TorchTrack()
 
 
 def track_for(cls):
-    """The track a class is graded on: TRACK for a torch.nn.Module, None for a NumPy layer."""
-    return TRACK if isinstance(cls, type) and is_torch_module(cls) else None
+    """The track a class is graded on: TRACK for a torch.nn.Module, None for a NumPy layer.
+    A function answer (fold_batchnorm) is on the PyTorch track when its file imports torch
+    (``import torch``, ``import torch.nn.functional as F``): it is called with tensors."""
+    if isinstance(cls, type):
+        return TRACK if is_torch_module(cls) else None
+    imported = getattr(cls, "__globals__", {}).values()
+    uses_torch = any(isinstance(v, types.ModuleType) and v.__name__.partition(".")[0] == "torch"
+                     for v in imported)
+    return TRACK if uses_torch else None

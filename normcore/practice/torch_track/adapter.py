@@ -10,14 +10,16 @@ The module follows the input's dtype: it is built in float64 (so that the probes
 parameters keep every digit) and moved to float32 or float16 before a forward on such an
 input, as a model is moved with ``.to(dtype)``. The input reaches ``forward`` as a
 copy of the tensor whose gradient is dx, so an in-place edit of the input shows only in the
-probe made for it (``probes.in_place``). torch is imported here only; this module is loaded
-only for a file that subclasses torch.nn.Module.
+probe made for it (``probes.in_place``). A function answer (fold_batchnorm) is called with
+tensors by ``call``. torch is imported here (and in ``group``) only; this module is loaded
+only for a PyTorch answer.
 """
 
 import numpy as np
 import torch
 
-from ..driver import ContractError
+from ..driver import ContractError, Driver
+from .group import AutogradGroup
 
 ALIASES = {"gamma": ("weight", "gamma"), "beta": ("bias", "beta")}  # PyTorch's names first
 
@@ -132,11 +134,13 @@ class TorchDriver:
 
     # --- what only a torch module has ----------------------------------------------------------
     def names(self, kind):
-        """'name (shape)' of every parameter or buffer, or the state_dict's keys, one string."""
+        """'name (shape)' of every parameter or buffer, or the state_dict's keys, one string,
+        in alphabetical order: load_state_dict matches keys by name, so the order in which a
+        module registers them is its own business (a block's w1 before its gamma)."""
         items = {"parameters": self.layer.named_parameters, "buffers": self.layer.named_buffers}
         if kind == "state_dict keys":
-            return ", ".join(self.layer.state_dict()) or "none"
-        return ", ".join(f"{n} {tuple(t.shape)}" for n, t in items[kind]()) or "none"
+            return ", ".join(sorted(self.layer.state_dict())) or "none"
+        return ", ".join(sorted(f"{n} {tuple(t.shape)}" for n, t in items[kind]())) or "none"
 
     def buffers_without_history(self):
         """'yes' when no buffer requires grad (running statistics updated under no_grad)."""
@@ -161,14 +165,32 @@ class TorchDriver:
         return unchanged, "yes"
 
 
+def call(fn, *args):
+    """fn on the arguments as tensors that share the arrays' memory (so that an in-place edit
+    of an input shows in the probe's array): a ``Driver`` around what it returned, tensors as
+    NumPy arrays, as a NumPy function answer's is."""
+    result = fn(*(torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args))
+    if isinstance(result, (tuple, list)):
+        return Driver(tuple(to_numpy(r) if torch.is_tensor(r) else r for r in result))
+    return Driver(to_numpy(result) if torch.is_tensor(result) else result)
+
+
 def maker(cls):
     """make(*args, **kwargs) -> TorchDriver around a fresh instance, built with float64 as the
     default dtype (so that alpha_init=0.37 keeps every digit). An ``rng`` seed (Dropout's)
-    seeds torch's generator instead: two layers made with rng=7 then draw the same mask."""
+    seeds torch's generator instead: two layers made with rng=7 then draw the same mask. A
+    ``process_group`` (a worker of normcore's InProcessGroup) reaches the module as an
+    ``AutogradGroup``, whose all_reduce autograd differentiates. For a function answer
+    (fold_batchnorm) make calls it (``call``)."""
+    if not isinstance(cls, type):
+        return lambda *args: call(cls, *args)
+
     def make(*args, **kwargs):
         seed = kwargs.pop("rng", None)
         if seed is not None:
             torch.manual_seed(seed)
+        if kwargs.get("process_group") is not None:
+            kwargs["process_group"] = AutogradGroup(kwargs["process_group"])
         default = torch.get_default_dtype()
         torch.set_default_dtype(torch.float64)
         try:

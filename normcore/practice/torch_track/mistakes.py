@@ -121,6 +121,29 @@ QK_SCORES = Anchor("scores", "scores = qn @ kn.transpose(-2, -1) / D ** 0.5")
 QK_GAMMA_Q = Anchor("gamma-q", "nn.Parameter(torch.ones(d_model // n_heads))")
 QK_RETURN = Anchor("rrms", "return t * ")
 QK_RRMS = Anchor("rrms", "torch.rsqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True) + eps)")
+# --- transformer_block, mlp_with_batchnorm ---
+BLOCK_POSITION = Anchor("position", "self.position = position")
+BLOCK_Y_PRE = Anchor("y-pre", "x + self.ffn(self.ln(x))")
+BLOCK_VAR = Anchor("var", "u.var(dim=-1, unbiased=False, keepdim=True)")
+BLOCK_PARAMS = (Anchor("gamma", "nn.Parameter(torch.ones(d_model))"),
+                Anchor("beta", "nn.Parameter(torch.zeros(d_model))"))
+MLP_VAR = Anchor("var", "h.var(dim=0, unbiased=False, keepdim=True)")
+MLP_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
+MLP_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
+# --- fold_batchnorm ---
+FOLD_SCALE = Anchor("scale", "gamma / torch.sqrt(running_var + eps)")
+FOLD_WEIGHT = Anchor("weight", "s[:, None] * W")
+FOLD_BIAS = Anchor("bias", "s * (b - running_mean) + beta")
+# --- sync_batchnorm ---
+SYNC_COUNT = Anchor("count", "x.sum(dim=0)")
+SYNC_REDUCE_SUMS = Anchor("reduce-sums", "got = self.group.all_reduce(sent)")
+SYNC_MEAN = Anchor("mean", "mean = got[1:] / N")
+SYNC_SQDEV = Anchor("sq-dev", "((x - mean) ** 2).sum(dim=0)")
+SYNC_REDUCE_SQDEV = Anchor("sq-dev", "self.group.all_reduce(((x - mean) ** 2).sum(dim=0))")
+SYNC_VAR = Anchor("var", "var = got2 / N")
+SYNC_UNBIASED = Anchor("unbiased", "var * N / (N - 1)")
+SYNC_NO_GRAD = Anchor("no-grad", "with torch.no_grad():")
+SYNC_LOCAL_MEAN = "x.sum(dim=0) / max(n_k, 1)"  # this worker's own mean (0 on an empty shard)
 
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
@@ -155,7 +178,8 @@ FORWARD_VARIANTS = {
         ((BN_BATCH_STATS, "batch_stats = True"), (BN_UPDATE, "if self.track_running_stats:"))]},
     "bn-train-running-stats": {"batchnorm": [(
         (BN_Y, "mean, var = self.running_mean.view(view), self.running_var.view(view)\n        y = "),)]},
-    "bn-eval-squared-var": {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.view(view) ** 2"),)]},
+    "bn-eval-squared-var": {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.view(view) ** 2"),)],
+                            "fold_batchnorm": [((FOLD_SCALE, "gamma / torch.sqrt(running_var ** 2 + eps)"),)]},
     "bn-stats-per-position": {"batchnorm": [(
         (MEAN, "x.mean(dim=0, keepdim=True)"),
         (VAR, "x.var(dim=0, unbiased=False, keepdim=True)"),
@@ -200,11 +224,31 @@ FORWARD_VARIANTS = {
                            for name in SOFTMAXES},
     "lsm-log-of-softmax": {"log_softmax": [(
         (LSM_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=self.dim, keepdim=True))"),)]},
-    "ce-summed-not-averaged": {"cross_entropy": [((CE_LOSS, "-logp[torch.arange(len(targets)), targets].sum()"),)]},
+    "ce-summed-not-averaged": {name: [((loss, "-logp[torch.arange(len(targets)), targets].sum()"),)]
+                               for name, loss in (("cross_entropy", CE_LOSS), ("mlp_with_batchnorm", MLP_LOSS))},
     "ce-log-of-softmax": {"cross_entropy": [(
         (CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True))"),)]},
-    "ce-mean-over-classes": {"cross_entropy": [(
-        (CE_LOSS, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]},
+    "ce-mean-over-classes": {name: [((loss, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]
+                             for name, loss in (("cross_entropy", CE_LOSS), ("mlp_with_batchnorm", MLP_LOSS))},
+    "block-pre-post-swapped": {"transformer_block": [
+        ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),)]},
+    "block-norm-on-branch-output": {"transformer_block": [((BLOCK_Y_PRE, "x + self.ln(self.ffn(x))"),)]},
+    **{mistake: {"fold_batchnorm": [((FOLD_BIAS, bias),)]} for mistake, bias in (
+        ("fold-bias-not-centred", "s * b + beta"), ("fold-beta-missing", "s * (b - running_mean)"),
+        ("fold-bias-dropped", "beta - s * running_mean"), ("fold-bias-not-scaled", "b - running_mean + beta"))},
+    "fold-scale-on-columns": {"fold_batchnorm": [((FOLD_WEIGHT, "W * s[None, :]"),)]},
+    "fold-eps-missing": {"fold_batchnorm": [((FOLD_SCALE, "gamma / torch.sqrt(running_var)"),)]},
+    "sync-bn-variances-averaged": {"sync_batchnorm": [
+        ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0)"),),
+        ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0) / max(n_k, 1)"),
+         (SYNC_VAR, "var = got2 / self.group.world_size"))]},
+    "sync-bn-unbiased-local-count": {"sync_batchnorm": [((SYNC_UNBIASED, "var * n_k / (n_k - 1)"),)]},
+    "sync-bn-one-round-variance": {"sync_batchnorm": [((SYNC_SQDEV, "(x ** 2).sum(dim=0)"),
+                                                       (SYNC_VAR, "var = got2 / N - mean ** 2"))]},
+    "sync-bn-mean-of-means": {"sync_batchnorm": [((SYNC_COUNT, SYNC_LOCAL_MEAN),
+                                                  (SYNC_MEAN, "mean = got[1:] / self.group.world_size"))]},
+    "sync-bn-local-statistics": {"sync_batchnorm": [((SYNC_REDUCE_SUMS, "got = sent"),
+                                                     (SYNC_REDUCE_SQDEV, "((x - mean) ** 2).sum(dim=0)"))]},
     "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
     "bn-momentum-none-unsupported": {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
     "bn-running-never-updated": {"batchnorm": [((BN_RUNNING_MEAN, "self.running_mean"),
@@ -220,7 +264,8 @@ FORWARD_VARIANTS = {
     "dropout-p-one-nan": {"dropout": [((DROP_MASK, "return x * keep / (1.0 - self.p)"),)]},
     "dropout-batch-shared-mask": {"dropout": [((DROP_KEEP, "keep = torch.rand_like(x[0]) >= self.p"),)]},
     "lse-no-max-shift": {"log_softmax": [((SM_SHIFT, "z = x"),)],
-                         "cross_entropy": [((CE_SHIFT, "z = logits"),)]},
+                         "cross_entropy": [((CE_SHIFT, "z = logits"),)],
+                         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
     "ce-log-eps": {"cross_entropy": [
         ((CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True) + 1e-12)"),),
         ((CE_LOGP, "torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True), "
@@ -232,8 +277,9 @@ FORWARD_VARIANTS = {
     "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
                                        ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
     "eps-outside-sqrt": {
-        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS},
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS + ("transformer_block",)},
         "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
+        "fold_batchnorm": [((FOLD_SCALE, "gamma / (torch.sqrt(running_var) + eps)"),)],
         "qk_norm": [((QK_RRMS, "1 / (torch.sqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True)) + eps)"),)]},
     "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)],
                       "qk_norm": [((QK_SCORES, "scores = qn @ kn.transpose(-2, -1)"),)]},
@@ -253,6 +299,8 @@ TORCH_ONLY = [
         "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
         "unbiased one.",
         _torch({**{name: [((VAR, "x.var(dim=dims, keepdim=True)"),)] for name in ("layernorm",)},
+                "transformer_block": [((BLOCK_VAR, "u.var(dim=-1, keepdim=True)"),)],
+                "mlp_with_batchnorm": [((MLP_VAR, "h.var(dim=0, keepdim=True)"),)],
                 "batchnorm": [((VAR, "x.var(dim=dims, keepdim=True)"),),
                               ((VAR, "x.var(dim=dims, keepdim=True)"), (BN_UNBIASED, "var.flatten()"))],
                 "groupnorm": [((G_VAR, "g.var(dim=-1, keepdim=True)"),)]}),
@@ -297,6 +345,8 @@ TORCH_ONLY = [
                    for name in ("layernorm", "groupnorm")},
                 "rmsnorm": [((WEIGHT["rmsnorm"], _plain(WEIGHT["rmsnorm"], grad)),)
                             for grad in (False, True)],
+                "transformer_block": [tuple((a, _plain(a, grad)) for a in BLOCK_PARAMS)
+                                      for grad in (False, True)],
                 "batchnorm": [((BN_BUFFERS[0], "self.running_mean = torch.zeros(num_features)"),
                                (BN_BUFFERS[1], "self.running_var = torch.ones(num_features)"))],
                 "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),),
@@ -313,7 +363,8 @@ TORCH_ONLY = [
         "backward reaches back into old batches)",
         "Update buffers under torch.no_grad() (or from mean.detach()): a running statistic is "
         "a record, not part of the computation to differentiate.",
-        _torch({"batchnorm": [((BN_NO_GRAD, "if True:"),)]}),
+        _torch({"batchnorm": [((BN_NO_GRAD, "if True:"),)],
+                "sync_batchnorm": [((SYNC_NO_GRAD, "if True:"),)]}),
         learn=SEMANTICS.format("batchnorm"),
     ),
     TorchMistake(
@@ -351,7 +402,8 @@ TORCH_ONLY = [
                 **{name: [((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True))"),),
                           ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
-                "dyt": [((DYT_U, "x.mul_(self.alpha)"),)]}),  # cross_entropy: ce-logits-in-place
+                "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
+                "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)]}),
         learn=SEMANTICS.format("layernorm"),
     ),
     TorchMistake(
