@@ -280,6 +280,26 @@ def test_interview_in_time_with_a_correct_answer(tmp_path, home, monkeypatch, ca
     datetime.fromisoformat(record["date"])  # a date, not checked against any clock
 
 
+def test_a_pytorch_interview_writes_a_module_and_names_its_mistake_afterwards(tmp_path, home,
+                                                                              monkeypatch, capsys):
+    """--torch: the skeleton is an nn.Module; the candidate answers with torch.var's default
+    Bessel correction; the interview names nothing, the history names torch-var-unbiased."""
+    pytest.importorskip("torch")
+    source = solution_source("torch/layernorm").replace(
+        "x.var(dim=dims, unbiased=False, keepdim=True)", "x.var(dim=dims, keepdim=True)")
+    candidate = Candidate(tmp_path, "layernorm", source)
+    candidate.file = tmp_path / "my_layernorm_torch.py"
+    monkeypatch.setattr(interview, "CLOCK", FakeClock(0.0, 10 * 60.0))
+    monkeypatch.setattr("sys.stdin", candidate)
+    assert main(["practice", "interview", "layernorm", "--torch", "--dir", "."]) == 1
+    out = capsys.readouterr().out
+    assert "fill in forward. PyTorch, autograd for the backward" in " ".join(out.split())
+    assert "FAIL" in out and "torch-var-unbiased" not in out and not narrow(out)
+    (attempt,), problems = history.load()
+    assert not problems and attempt.torch and attempt.mistakes == ["torch-var-unbiased"]
+    assert "[PyTorch]" in history.format_history([attempt])
+
+
 def test_interview_over_time_names_no_mistake_but_the_history_does(tmp_path, home, monkeypatch,
                                                                     capsys):
     source = _generator().bug_source(BY_ID["ln-over-batch"], "layernorm", 0)

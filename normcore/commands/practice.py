@@ -119,6 +119,9 @@ def add_arguments(parser):
     p.add_argument("--seed", type=int, help="seed the random draw (e.g. --seed 3)")
     p.add_argument("--force", action="store_true", help="overwrite an existing my_NAME.py")
     p.add_argument("--forward-only", action="store_true", help="ask for the forward alone")
+    p.add_argument("--torch", action="store_true",
+                   help="answer as a torch.nn.Module, forward only (e.g. normcore practice "
+                        "interview layernorm --torch)")
     p.add_argument("--no-wait", action="store_true",
                    help="do not wait for Enter: grade at once (for scripts)")
     p = _sub(sub, "history", "the mock interviews so far, and progress per exercise",
@@ -262,7 +265,8 @@ def _interview(args):
     try:
         exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only)
         attempt, _ = interview.interview(exercise, args.minutes, args.dir, args.force,
-                                         args.forward_only, wait=not args.no_wait)
+                                         args.forward_only, wait=not args.no_wait,
+                                         torch=args.torch)
     except (interview.InterviewError, skeletons.NoForwardOnly) as e:
         _error(e)
         return 2

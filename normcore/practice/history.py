@@ -31,6 +31,7 @@ class Attempt:
     over_time: bool  # not finished within the time box
     ended: str  # "enter" (the candidate said so), "time up", or "no wait" (--no-wait)
     forward_only: bool = False
+    torch: bool = False  # the PyTorch track: an nn.Module, its backward by autograd
     passed: bool = False
     checks_passed: int = 0
     checks_total: int = 0
@@ -123,7 +124,8 @@ def _mistakes(attempt):
     text = ", ".join(attempt.mistakes) or "-"
     if attempt.not_implemented:
         text += f" (todo: {', '.join(attempt.not_implemented)})"
-    return text + (" [forward only]" if attempt.forward_only else "")
+    return text + (" [forward only]" if attempt.forward_only else "") + (
+        " [PyTorch]" if attempt.torch else "")
 
 
 def format_history(attempts, path=None):

@@ -86,21 +86,23 @@ def wait_for_enter(stream, seconds):
 
 
 def interview(exercise, minutes=None, folder=".", force=False, forward_only=False, wait=True,
-              stdin=None, out=print, clock=None, now=None, history_path=None):
+              stdin=None, out=print, clock=None, now=None, history_path=None, torch=False):
     """Run one mock interview (see the module's docstring); returns (Attempt, Report or None).
+    ``torch``: the answer is a torch.nn.Module with a forward only (the PyTorch track).
 
     Raises InterviewError for bad input, FileExistsError when the skeleton would overwrite a
     file (without ``force``) and skeletons.NoForwardOnly for a forward-only function exercise.
     """
     box = check_minutes(exercise.minutes if minutes is None else minutes)
-    target = skeletons.write(exercise.name, folder, force, forward_only)
+    target = skeletons.write(exercise.name, folder, force, forward_only, torch)
     date = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     clock = clock or CLOCK
     start = clock()
-    todo = skeletons.what_to_fill(exercise.name, forward_only)
+    todo = skeletons.what_to_fill(exercise.name, forward_only, torch)
     out(f"Mock interview: {exercise.name} ({DIFFICULTY[exercise.difficulty]}), "
         f"time box {box:g} min.")
-    out(_fill(f"Wrote {target}: fill in {todo}. NumPy only, no notes, no hints."))
+    tools = "PyTorch, autograd for the backward" if torch else "NumPy only"
+    out(_fill(f"Wrote {target}: fill in {todo}. {tools}, no notes, no hints."))
     if wait:
         out("Press Enter when you are done; when the time is up it is graded as it is.")
         ended = "enter" if wait_for_enter(stdin or sys.stdin, box * 60) else "time up"
@@ -115,7 +117,7 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
     else:
         out(f"Done in {taken:.1f} min, within the time box of {box:g} min.")
     attempt = history.Attempt(date, exercise.name, str(target), box, round(taken, 1), over, ended,
-                              forward_only)
+                              forward_only, torch)
     report = None
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # what the file prints is not the grade
