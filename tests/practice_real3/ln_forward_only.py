@@ -1,0 +1,38 @@
+"""LayerNorm, forward only (the interviewer asked for the forward pass)."""
+import numpy as np
+
+FORWARD_ONLY = True
+
+
+class Parameter:
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+
+class LayerNorm:
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=np.float64):
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.training = True
+        self.gamma = Parameter(np.ones(self.normalized_shape, dtype)) if elementwise_affine else None
+        self.beta = Parameter(np.zeros(self.normalized_shape, dtype)) if elementwise_affine and bias else None
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        k = len(self.normalized_shape)
+        self.axes = tuple(range(x.ndim - k, x.ndim))
+        self.lead = tuple(range(x.ndim - k))
+        mu = x.mean(axis=self.axes, keepdims=True)
+        var = ((x - mu) ** 2).mean(axis=self.axes, keepdims=True)
+        self.rstd = 1.0 / np.sqrt(var + self.eps)
+        self.xhat = (x - mu) * self.rstd
+        return self.gamma.data * self.xhat + self.beta.data
