@@ -45,7 +45,12 @@ DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
 
 
 def _tol(x):
-    return F32 if x.dtype == np.float32 else F64
+    """F64; or F32, grown with the input's magnitude M beyond 10: a float32 input of magnitude M
+    is rounded by about M * 6e-8, which every correct formula inherits in its own way (x - max
+    and x - logsumexp(x) differ by that much for logits around 100)."""
+    if x.dtype != np.float32:
+        return F64
+    return F32 * max(1.0, float(np.abs(x).max(initial=0.0)) / 10.0)
 
 
 def _randomize(layer, rng, shape, params):
@@ -106,6 +111,13 @@ def accumulation_probe(args, pshape, xshape, params, kwargs=None):
         _randomize(layer, rng, pshape, params)
         _two_backward_calls(rec, layer, rng, xshape, params)
     return Probe(f"gradients accumulate {xshape}", run)
+
+
+def _lifted(index, by):
+    """An edit that raises x[index] by ``by``."""
+    def edit(x):
+        x[index] += by
+    return edit
 
 
 def _constant(index, value=2.5):
@@ -519,6 +531,12 @@ AXIS_PROBES = (
         norm_probe("logits around 1000 (3, 5)", (-1,), None, (3, 5), (), scale=3.0, shift=1000.0),
         norm_probe("logits around 100, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
                    scale=3.0, shift=100.0),
+        # two logits per row far above the rest: only the max shift keeps exp finite (a shift
+        # by the mean or the min overflows, beyond 89 in float32 and 709 in float64), and the
+        # two leaders keep the softmax and its gradient away from 0
+        norm_probe("two logits + 200, float32 (3, 5)", (-1,), None, (3, 5), (), dtype=np.float32,
+                   edit=_lifted((..., [1, 3]), 200.0)),
+        norm_probe("two logits + 2000 (3, 5)", (-1,), None, (3, 5), (), edit=_lifted((..., [1, 3]), 2000.0)),
 )
 
 SOFTMAX = Exercise(

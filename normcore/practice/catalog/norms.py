@@ -125,7 +125,14 @@ MISTAKES = [
         "eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
         "sqrt(mean(x**2) + eps), not RMS + eps).",
         {
-            **same(MEAN_VAR_NORMS, ((RSTD, "(np.sqrt(var) + self.eps)"),)),
+            **same(("batchnorm", "groupnorm"), ((RSTD, "(np.sqrt(var) + self.eps)"),)),
+            # with the backward derived for sigma + eps: the variance term then carries
+            # (sigma + eps) / sigma = 1 / sqrt(mean(x_hat**2))
+            "layernorm": [((RSTD, "(np.sqrt(var) + self.eps)"),),
+                          ((RSTD, "(np.sqrt(var) + self.eps)"),
+                           (DX, "dx = rstd * (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat / "
+                                "np.maximum(np.sqrt((x_hat ** 2).mean(axis=axes, keepdims=True)), "
+                                "1e-300))"))],  # a constant row: x_hat = 0, no variance term
             **same(("rmsnorm", "qk_norm"), ((RRMS, "(np.sqrt(ms) + eps)"),)),
             "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
             "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
@@ -365,6 +372,10 @@ MISTAKES = [
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True)"),),
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) "
                            "/ (np.prod([x.shape[a] for a in axes]) - 1)"),),
+            # the sum, with the backward derived for it: the RMS term grows by D
+            ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True)"),
+             (DX_RMS, "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat "
+                      "* np.prod([x_hat.shape[a] for a in axes]))")),
         ]},
         taught=notebook("rmsnorm", "7 (The normaliser is the number of features)"),
     ),
