@@ -253,6 +253,7 @@ def test_every_verdict_is_explained_and_counted():
     section = " ".join(section.split())
     for verdict in claims.VERDICTS:
         assert f"*{verdict}*" in section, verdict
+    assert claims.verdict_summary() in section
 
 
 def test_the_figures_a_claim_shows_exist():

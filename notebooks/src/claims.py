@@ -31,8 +31,8 @@ LEGEND = {
     DISPUTED: "the literature disagrees with itself, or the write-ups disagree with each other; "
               "the cell measures what can be measured and the text names both sides",
     UNSUPPORTED: "stated without a source, and neither the literature nor anything measurable "
-                 "here supports it; the cell measures what it can, often the nearest thing that "
-                 "can be checked",
+                 "here supports it as stated; the cell measures what it can, often the nearest "
+                 "thing that can be checked",
     WRONG: "the cell (or, for a fact about a published model, its paper) shows the claim failing, "
            "and what is right instead",
 }
@@ -1495,8 +1495,8 @@ CLAIMS = [
           DISPUTED,
           "Reported in some settings (Liu et al. 2020, with their careful initialisation Admin; "
           "the effective-depth argument of the previous row) and not in others (Xiong et al. "
-          "2020 find Pre-LN as good or better; DeepNet, Wang et al. 2022, needs its rescaling to "
-          "make deep Post-LN win), and W1's BERT comparison comes without a source. Final quality "
+          "2020 find Pre-LN as good or better without warmup; DeepNet, Wang et al. 2022, keeps "
+          "Post-LN for its quality but needs a rescaling to train it deep), and W1's BERT comparison comes without a source. Final quality "
           "after long training is not something this notebook can measure. What is measurable "
           "is the mechanism the write-ups give: Post-Norm's output is made mostly of the last "
           "branches (the input's weight after 8 layers is 0.05), Pre-Norm's keeps the input at "
@@ -1567,7 +1567,7 @@ CLAIMS = [
           "computes (within 1% of the peak at every step, below), so as an example it is fine. "
           "As a prescription its numbers have no source: the warmup a model needs depends on its "
           "depth, optimiser, batch and peak rate (BERT warmed up over 10,000 steps to 1e-4, the "
-          "original Transformer over 4000 steps to a peak near 1e-3 for its base model). The "
+          "original Transformer over 4000 steps to a peak of about 7e-4 for its base model). The "
           "'100 for 60' exchange rate between Pre-Norm and Post-Norm layers is stated without a "
           "source or a derivation, and nothing in the effective-depth argument (row 'Pre-Norm's "
           "layers merge into a wider one') gives a number.",
@@ -1589,8 +1589,8 @@ CLAIMS = [
           "W1 gives no source, and W4 says the opposite (next row). The literature places "
           "Post-LN's large gradients at the other end: Xiong et al. (2020) show that at "
           "initialisation they sit in the layers near the output, which is why a full-size "
-          "first step hurts; Liu et al. (2020) find no explosion and argue gradients are not the "
-          "cause of the trouble at all. normcore's pre_post_gradients experiment measures the "
+          "first step hurts; Liu et al. (2020) observe vanishing, not exploding, gradients (in "
+          "Post-LN's decoder) and argue that gradients are not the root of the trouble at all. normcore's pre_post_gradients experiment measures the "
           "gradient of every block of a freshly initialised Post-LN model, averaged over 32 "
           "initialisations: on average it rises toward the output, and single initialisations "
           "can differ (the figure below, `normcore figures pre_post_gradients`). The cell repeats that "
@@ -1615,7 +1615,7 @@ CLAIMS = [
           "The direction matches what is measured: at initialisation Post-LN's first blocks get "
           "smaller gradients than its last (the previous row's cell: 0.4 to 0.6 times in each of "
           "4 initialisations; Xiong et al. 2020 put the large gradients near the output), and "
-          "Liu et al. (2020) observe vanishing gradients in Post-LN's lower decoder layers. The "
+          "Liu et al. (2020) observe gradients vanishing toward the input in Post-LN's decoder. The "
           "cause is disputed: Liu et al. argue the gradients are not why Post-LN is hard to "
           "train (an update changes its output too much, the row 'Post-Norm needs warmup' "
           "measures that), and the gradient reaching the input itself is not weakened here: in "
@@ -1740,7 +1740,8 @@ def verdict_counts():
     return {v: sum(c["verdict"] == v for c in CLAIMS) for v in VERDICTS}
 
 
-def _counts():
+def verdict_summary():
+    """The sentence that counts the verdicts (the notebook's legend and the README give it)."""
     counts = ", ".join(f"{n} {v}" for v, n in verdict_counts().items())
     return f"Of the {len(CLAIMS)} claims: {counts}."
 
@@ -1817,7 +1818,7 @@ CELLS = [
     tests it with normcore's layers. Each claim gets one of six verdicts:
 
     """).strip("\n") + "\n\n" + "\n".join(f"* **{v}**: {LEGEND[v]};" for v in VERDICTS)[:-1] + "."
-    + "\n\n" + _counts() + "\n\n" + textwrap.dedent(r"""
+    + "\n\n" + verdict_summary() + "\n\n" + textwrap.dedent(r"""
     The write-ups also print example tensors (LayerNorm, RMSNorm, BatchNorm, Dropout);
     normcore reproduces each of them. Where a claim repeats a mistake that normcore's practice
     grader recognises, its catalog id is given. `tests/test_claims.py` runs every cell below
