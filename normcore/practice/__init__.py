@@ -5,8 +5,7 @@ multi-head attention (with and without QK-norm), a residual block with its norm,
 with BatchNorm and SyncBatchNorm across workers (``normcore practice list`` shows the path).
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
-    normcore practice new batchnorm        write a skeleton to fill in (--torch: an nn.Module,
-                                           --forward-only: no backward)
+    normcore practice new batchnorm        write a skeleton to fill in (--torch, --forward-only)
     normcore practice check my_bn.py       grade it against normcore's own layer
     normcore practice solution batchnorm   print a reference answer
     normcore practice interview            a mock interview: a time box, no hints until the end
