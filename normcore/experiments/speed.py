@@ -24,7 +24,7 @@ which is the training time of whole models (the norm is one part of a step: see 
 ``rmsnorm_vs_layernorm`` experiment, where a 30% faster norm makes a step a few percent
 faster). Nor does it predict a fused kernel: one that reads x once and writes y once does so
 for either norm, both are then bound by memory bandwidth, and the arithmetic RMSNorm skips
-costs little.
+costs little (normcore, NumPy only, has no such kernel to time).
 """
 
 import numpy as np
@@ -41,8 +41,8 @@ TAKEAWAY = ("RMSNorm makes 37% fewer passes over the data than LayerNorm (12 aga
             "centring, no beta), and one NumPy layer, where each operation is a pass over memory, takes "
             "34% to 37% less time across hidden sizes. That is one unfused layer's time, not the 7%-64% the "
             "RMSNorm paper reports for training whole models; a fused kernel reads x and writes y once for "
-            "either norm, so both are bound by memory bandwidth and differ far less. The times move with "
-            "the machine's load; the pass counts do not.")
+            "either norm, so both would be bound by memory bandwidth and differ far less (not measured "
+            "here). The times move with the machine's load; the pass counts do not.")
 
 NORMS = {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "batchnorm": BatchNorm1d}
 ROWS = 256

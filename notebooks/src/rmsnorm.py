@@ -270,9 +270,9 @@ CELLS = [
     backward together in the committed figure: in NumPy every operation is a pass over memory,
     so one layer's time follows its passes. That is not the 7% to 64% the RMSNorm paper reports,
     which is the training time of whole models, where the norm is one part of a step; and a
-    fused kernel reads x and writes y once for either norm, so both are bound by memory
-    bandwidth and differ far less. The times move with the machine's load; the pass counts do
-    not.
+    fused kernel reads x and writes y once for either norm, so both would be bound by memory
+    bandwidth and differ far less (not measured here). The times move with the machine's load;
+    the pass counts do not.
 
     ![Forward and backward time of LayerNorm, RMSNorm and BatchNorm against hidden size](../figures/speed.png)
     """),
