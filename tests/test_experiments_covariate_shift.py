@@ -42,13 +42,13 @@ def test_batchnorm_still_learns_at_a_learning_rate_where_the_plain_network_fails
 
 def test_drift_and_jitter_are_measured_in_units_of_width():
     still = np.tile(np.array([[-1.0], [0.0], [1.0]]), (20, 1, 4))  # (K, 3, units), not moving
-    assert covariate_shift.net_drift(still, skip=0) == covariate_shift.jitter(still, skip=0) == 0
+    assert covariate_shift.net_drift(still) == covariate_shift.jitter(still) == 0
     moving = still + np.arange(20)[:, None, None] * 0.5  # shifts by a quarter width per checkpoint
-    assert covariate_shift.jitter(moving, skip=0) == pytest.approx(0.25)
-    assert covariate_shift.net_drift(moving, skip=0) == pytest.approx(18 * 0.25)  # mean of 2 last - 2 first
+    assert covariate_shift.jitter(moving) == pytest.approx(0.25)
+    assert covariate_shift.net_drift(moving) == pytest.approx(18 * 0.25)  # mean of 2 last - 2 first
     shaking = still + 0.5 * (-1.0) ** np.arange(20)[:, None, None]  # jumps back and forth, goes nowhere
-    assert covariate_shift.net_drift(shaking, skip=0) == 0
-    assert covariate_shift.jitter(shaking, skip=0) == pytest.approx(0.5)
+    assert covariate_shift.net_drift(shaking) == 0
+    assert covariate_shift.jitter(shaking) == pytest.approx(0.5)
 
 
 def test_plot_writes_pngs(result, tmp_path):

@@ -32,6 +32,9 @@ CELLS = [
     from normcore.derivations import step_through
 
     np.set_printoptions(precision=4, suppress=True)
+
+    def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
+        return np.round(a, 4) + 0.0
     """),
     md(r"""
     ## 1. Intuition: test scores, by subject or by student
@@ -52,9 +55,9 @@ CELLS = [
     print("BatchNorm, by subject        LayerNorm, by student")
     for name, b, l in zip(students, by_subject, by_student):
         print(f"{name:<5} {b}    {l}")
-    print("\ncolumn means after BatchNorm:", by_subject.mean(axis=0))
+    print("\ncolumn means after BatchNorm:", tidy(by_subject.mean(axis=0)))
     print("column variances after BatchNorm:", by_subject.var(axis=0))
-    print("row means after LayerNorm:", by_student.mean(axis=1))
+    print("row means after LayerNorm:", tidy(by_student.mean(axis=1)))
     """),
     md(r"""
     Ben scored 30 points below Ana in every subject. BatchNorm keeps that (his column entries
@@ -76,8 +79,10 @@ CELLS = [
     """, r"""
     The maths column has variance 0, so $\hat{x} = 0 / \sqrt{0 + \epsilon} = 0$ for every
     student and the output is $\beta$ (0 without affine): the column carries no information,
-    and the layer says so. With $\epsilon = 0$ it would compute $0/0$ and return `nan`. That is
-    one reason $\epsilon$ sits inside the square root.
+    and the layer says so. With $\epsilon = 0$ it would compute $0/0$ and return `nan`. Any
+    $\epsilon$ avoids that, $\sigma + \epsilon$ as well as $\sqrt{\sigma^2 + \epsilon}$; the
+    reason it sits inside the root is the backward ($\sqrt{v}$ has an infinite slope at
+    $v = 0$, section 7: "Where eps goes"), and PyTorch, TensorFlow and Flax put it there too.
     """),
     md(r"""
     ## 2. The formulas
@@ -229,8 +234,8 @@ CELLS = [
     (scaling a channel changes nothing either).
     """),
     code(r"""
-    print("column sums of dx:        ", dx_compact.sum(axis=0))
-    print("column sums of dx * x_hat:", (dx_compact * x_hat).sum(axis=0))
+    print("column sums of dx:        ", tidy(dx_compact.sum(axis=0)))
+    print("column sums of dx * x_hat:", tidy((dx_compact * x_hat).sum(axis=0)))
     """),
     md(r"""
     **The Jacobian, next to LayerNorm's.** The LayerNorm notebook writes one row's Jacobian as
@@ -245,7 +250,9 @@ CELLS = [
     $-\hat{x}_{ic}\hat{x}_{jc}$ the variance's. So $\bar{x}_{:,c} = J_c\, g_{:,c}$, the compact
     formula above. One function builds both Jacobians; the check below compares it with central
     differences of `BatchNorm1d`'s forward and with the tape's $\bar{x}$. For an $(N, C)$ input
-    BatchNorm in training is LayerNorm on the transpose, which is the whole story in one line.
+    BatchNorm in training, without affine parameters, is LayerNorm on the transpose. Only that
+    far: BatchNorm's $\gamma, \beta$ are per column and its running statistics, used in
+    evaluation, have no LayerNorm counterpart.
     """),
     code(r"""
     def norm_jacobian(v_hat, r):     # d v_hat / d v of one standardised vector: a row or a column
@@ -313,7 +320,7 @@ CELLS = [
     """),
     code(r"""
     bn.forward(x)
-    print(bn.backward(np.ones_like(x)))
+    print(tidy(bn.backward(np.ones_like(x))))
     """),
     md(r"""
     ## 7. Pitfalls
@@ -456,11 +463,13 @@ CELLS = [
     ![Saturated units and gradient norm per layer, no norm vs BatchNorm vs LayerNorm](../figures/saturation_gradients.png)
 
     *Internal covariate shift* (Ioffe & Szegedy 2015, Fig. 1): the 15th, 50th and 85th
-    percentiles of one last-layer sigmoid input over training, both panels on the same axis.
-    They drift with and without BatchNorm: measured over all 100 units, in units of the
-    distribution's width, BatchNorm's percentiles still end up a quarter of a width from where
-    they were, as far as without it. What BatchNorm removes is most of the jitter from one
-    checkpoint to the next. Do not read the figure as "BatchNorm works by stopping covariate
+    percentiles of one last-layer sigmoid input over training, both panels on the same axis,
+    taken in training mode (BatchNorm with batch statistics, as a training step sees them).
+    They drift with and without BatchNorm: measured over all 100 units and the whole run, in
+    units of the distribution's width, BatchNorm's percentiles end up about a third of a width
+    from where they were (0.37), the plain network's about half (0.51, much of it in its first
+    steps). What BatchNorm removes is most of the jitter from one checkpoint to the next (83%).
+    Do not read the figure as "BatchNorm works by stopping covariate
     shift": Santurkar et al. (2018) trained networks with noise added after every BatchNorm,
     so that the distributions shifted more than without BatchNorm, and they trained about as
     well; they trace BatchNorm's benefit to a smoother loss landscape instead.

@@ -29,6 +29,9 @@ CELLS = [
     from normcore.derivations import Tape
 
     np.set_printoptions(precision=4, suppress=True)
+
+    def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
+        return np.round(a, 4) + 0.0
     """),
     md(r"""
     ## 1. Intuition
@@ -98,10 +101,10 @@ CELLS = [
 
     edge = ty.edges[0]
     print("forward:", ty.formula, "   local derivative:", edge.local, "   rule:", edge.rule)
-    print("keep = mask / (1 - p):\n", keep)
-    print("dL/dx from the tape:\n", tx.grad)
-    print("Dropout.backward:\n", drop.backward(dy))
-    print("numerical (mask fixed):\n", tape.numerical_grad(tx, dy))
+    print("keep = mask / (1 - p):\n", tidy(keep))
+    print("dL/dx from the tape:\n", tidy(tx.grad))
+    print("Dropout.backward:\n", tidy(drop.backward(dy)))
+    print("numerical (mask fixed):\n", tidy(tape.numerical_grad(tx, dy)))
     """),
     md(r"""
     ## 5. The compact formula

@@ -32,10 +32,14 @@ CELLS = [
     code(r"""
     import numpy as np
     import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
     import normcore as nc
     from normcore.derivations import step_through
 
     np.set_printoptions(precision=4, suppress=True)
+
+    def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
+        return np.round(a, 4) + 0.0
     """),
     md(r"""
     ## 1. Intuition: subjects in groups
@@ -94,7 +98,7 @@ CELLS = [
     gn3 = nc.GroupNorm(3, 6, affine=False)
     y = gn3(x)
     groups = y.reshape(N, 3, -1)
-    print("per (sample, group) mean:\n", groups.mean(-1).round(6))
+    print("per (sample, group) mean:\n", tidy(groups.mean(-1)))
     print("per (sample, group) variance:\n", groups.var(-1).round(4))
 
     print("GroupNorm(1, C) == LayerNorm((C, H, W)):",
@@ -217,8 +221,10 @@ CELLS = [
     ### Batch size
 
     BatchNorm's output for a sample changes with its batch companions; GroupNorm's (and
-    LayerNorm's, InstanceNorm's) does not. That is why detection and segmentation models, which
-    train with one or two images per device, use GroupNorm.
+    LayerNorm's, InstanceNorm's) does not. That is why GroupNorm suits detection and segmentation
+    models, which train with one or two images per device (Wu & He 2018); many such models keep
+    BatchNorm instead, either frozen (its pretrained statistics and affine held fixed) or
+    synchronised across devices (SyncBatchNorm, statistics over the global batch).
     """),
     code(r"""
     sample = x[:1]
@@ -233,8 +239,8 @@ CELLS = [
     ## 8. Figures
 
     Which values share one mean and variance, for an input with $N = 4$ samples and $C = 6$
-    channels (each cell stands for all the pixels of one channel of one sample): one colour per
-    set of statistics.
+    channels (each cell stands for all the pixels of one channel of one sample): one colour and
+    one number per set of statistics.
     """),
     code(r"""
     n_, c_ = 4, 6
@@ -244,9 +250,14 @@ CELLS = [
         "InstanceNorm": np.arange(n_ * c_).reshape(n_, c_),
         "GroupNorm, G = 3": np.arange(n_)[:, None] * 3 + np.arange(c_)[None, :] // 2,
     }
+    colours = ListedColormap(plt.cm.tab20.colors + plt.cm.tab20b.colors[::4] + plt.cm.tab20c.colors[2::4])
+    assert colours.N >= n_ * c_  # a colour of its own for each of InstanceNorm's 24 sets
     fig, axes = plt.subplots(1, 4, figsize=(11, 2.6))
     for ax, (name, ids) in zip(axes, layouts.items()):
-        ax.imshow(ids % 20, cmap="tab20", vmin=0, vmax=19)
+        ax.imshow(ids, cmap=colours, vmin=0, vmax=colours.N - 1)
+        for (row, col), i in np.ndenumerate(ids):
+            dark = sum(colours(i)[:3]) < 1.5   # white numbers on the dark colours
+            ax.text(col, row, str(i), ha="center", va="center", fontsize=7, color="white" if dark else "black")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("channel C"); ax.set_ylabel("sample N")
         ax.set_xticks(range(c_)); ax.set_yticks(range(n_))

@@ -30,6 +30,9 @@ CELLS = [
     from normcore.derivations import step_through
 
     np.set_printoptions(precision=4, suppress=True)
+
+    def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
+        return np.round(a, 4) + 0.0
     """),
     md(r"""
     ## 1. Intuition: which axis
@@ -166,7 +169,7 @@ CELLS = [
     assert report.passed
     fresh = LayerNorm(4)                       # gamma = 1, beta = 0
     fresh(x)
-    print("\nwith dy = ones and gamma = ones, the input gradient is\n", fresh.backward(np.ones_like(x)))
+    print("\nwith dy = ones and gamma = ones, the input gradient is\n", tidy(fresh.backward(np.ones_like(x))))
     """),
     question(r"""
     Keep $dy = 1$ but give $\gamma$ random values. Is the check of $\bar{x}$ meaningful now?
@@ -319,8 +322,8 @@ CELLS = [
     xs = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
     sm = nc.Softmax(axis=-1)
     ys, dys = sm(xs), rng.standard_normal(xs.shape)
-    print("row sums of dx, whole Jacobian:", sm.backward(dys).sum(-1))
-    print("row sums of dx, diagonal only: ", (dys * ys * (1 - ys)).sum(-1))
+    print("row sums of dx, whole Jacobian:", tidy(sm.backward(dys).sum(-1)))
+    print("row sums of dx, diagonal only: ", tidy((dys * ys * (1 - ys)).sum(-1)))
     print(nc.gradcheck(nc.Softmax(axis=-1), xs))
 
     big = np.array([1000.0, 1001.0])

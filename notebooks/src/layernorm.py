@@ -30,6 +30,9 @@ CELLS = [
     from normcore.derivations import step_through
 
     np.set_printoptions(precision=4, suppress=True)
+
+    def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
+        return np.round(a, 4) + 0.0
     """),
     md(r"""
     ## 1. Intuition: each student against themself
@@ -53,7 +56,7 @@ CELLS = [
     rng = np.random.default_rng(42)
     tokens = rng.normal(2.0, 3.0, size=(2, 5, 8))      # (batch B, sequence T, features D)
     y = nc.LayerNorm(8, elementwise_affine=False)(tokens)
-    print("per-token means:", y.mean(axis=-1).round(6))
+    print("per-token means:", tidy(y.mean(axis=-1)))
     print("per-token variances:", y.var(axis=-1).round(4))
     print("token (1, 3) normalised alone gives the same:", np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
     """),
@@ -104,7 +107,7 @@ CELLS = [
     code(r"""
     images = rng.normal(size=(2, 3, 4, 4))
     y_img = nc.LayerNorm((3, 4, 4), elementwise_affine=False)(images)
-    print("per-sample mean and variance:", y_img.mean(axis=(1, 2, 3)).round(6), y_img.var(axis=(1, 2, 3)).round(4))
+    print("per-sample mean and variance:", tidy(y_img.mean(axis=(1, 2, 3))), y_img.var(axis=(1, 2, 3)).round(4))
     """),
     md(r"""
     ## 4. The backward, derived step by step
@@ -198,8 +201,8 @@ CELLS = [
     D, row = 4, 0
     J = r[row] / D * (D * np.eye(D) - 1 - np.outer(x_hat[row], x_hat[row]))
     print("J g == the tape's dL/dx:", np.allclose(J @ g[row], t["x"].grad[row]))
-    print("eigenvalues of J:", np.linalg.eigvalsh(J))
-    print("sum of dL/dx per row:", t["x"].grad.sum(axis=-1))
+    print("eigenvalues of J:", tidy(np.linalg.eigvalsh(J)))
+    print("sum of dL/dx per row:", tidy(t["x"].grad.sum(axis=-1)))
     """),
     question(r"""
     Two eigenvalues of $J$ are (about) zero and the others all equal $r$. Which directions are

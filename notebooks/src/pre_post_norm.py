@@ -276,8 +276,8 @@ CELLS = [
 
     ![Output change under a small random weight change against depth](../figures/output_change.png)
 
-    The same effect in a few seconds, at a smaller scale: four models (4 blocks, width 16) learn
-    to reverse a sequence of 5 symbols with AdamW at a learning rate of 0.03.
+    A smaller run, in a few seconds: four models (4 blocks, width 16, one initialisation) learn
+    to reverse a sequence of 5 symbols with AdamW at a learning rate of 0.03 for 80 steps.
     """),
     code(r"""
     task = nc.tasks.ReverseTask(n_tokens=5, n_symbols=8)
@@ -296,6 +296,14 @@ CELLS = [
         print(f"{label:<14} final loss {history['loss'][-10:].mean():.3f}, accuracy {history['accuracy'][-10:].mean():.2f}")
     ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
     plt.show()
+    """),
+    md(r"""
+    What these numbers show (the means of the last 10 steps): Pre-LN and DeepNorm learn the task
+    (accuracy 1.00 and 0.99); Post-LN without warmup does not (loss 2.0, accuracy 0.21).
+    Post-LN with warmup learns, but slowly and not stably: its loss falls to about 0.7 by step
+    72, then jumps to 2.8 at the last step (79), so it ends at loss 1.08 and accuracy 0.53.
+    Warmup helps Post-LN here, but in 80 steps it neither catches up with Pre-LN nor stays
+    stable: a weaker result than the figure's, from one initialisation.
     """),
     md(r"""
     ## 8. The decoder block, written out
