@@ -9,8 +9,12 @@ from .._array import flag
 
 
 def _array(a, indent, width):
-    """An array as text, every line indented and at most ``width`` columns."""
-    text = np.array2string(np.asarray(a), precision=4, floatmode="fixed", sign=" ", suppress_small=True,
+    """An array as text, every line indented and at most ``width`` columns; a value that rounds
+    to zero prints as 0.0000, never -0.0000."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        a = np.round(a, 4) + 0.0
+    text = np.array2string(a, precision=4, floatmode="fixed", sign=" ", suppress_small=True,
                            max_line_width=width - indent, threshold=60, edgeitems=2)
     return textwrap.indent(text, " " * indent)
 

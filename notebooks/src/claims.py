@@ -207,7 +207,7 @@ CLAIMS = [
           x = np.random.default_rng(32).exponential(3.0, size=(100000, 1))
           z = nc.BatchNorm1d(1, affine=False)(x)
           skew = lambda a: np.mean(((a - a.mean()) / a.std()) ** 3)
-          print(f"after BatchNorm: mean {z.mean():.4f}, std {z.std():.4f}")
+          print(f"after BatchNorm: mean {round(z.mean(), 4) + 0.0:.4f}, std {z.std():.4f}")
           print(f"skewness before {skew(x):.3f}, after {skew(z):.3f} (normal: 0)")
           '''),
     claim("range-0-1", "What normalization is for", ["W2"],
