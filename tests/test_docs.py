@@ -199,8 +199,9 @@ def test_exported_notebooks_load_mathjax_from_beside_them(tmp_path):
     index = export(tmp_path / "out", ["layernorm"])
     page = index.parent / "layernorm.html"
     assert {p.name for p in index.parent.glob("*.html")} == {"index.html", "layernorm.html"}
-    assert 'href="layernorm.html"' in index.read_text(encoding="utf-8")
     nb = json.loads((ROOT / "notebooks" / "layernorm.ipynb").read_text(encoding="utf-8"))
+    heading = nb["cells"][0]["source"][0]  # "# LayerNorm, ..."
+    assert f'href="layernorm.html">{heading[2:].strip()}</a>' in index.read_text(encoding="utf-8")
     formulas = [f for cell in nb["cells"] if cell["cell_type"] == "markdown"
                 for f in re.findall(r"(?<!\$)\$[^$\n]{8,}\$", "".join(cell["source"]))]
     assert formulas, "the LayerNorm notebook has no $...$ formula to look for"
@@ -215,7 +216,7 @@ def test_exporting_an_unknown_notebook_names_the_ones_there_are(tmp_path):
     from normcore.docs import DocsBuildError
     from normcore.docs.notebooks import export
 
-    with pytest.raises(DocsBuildError, match=r"no notebook named layrnorm;.*layernorm"):
+    with pytest.raises(DocsBuildError, match=r"(?s)no notebook named layrnorm;.*layernorm"):
         export(tmp_path, ["layrnorm"])
     assert not list(tmp_path.iterdir()), "nothing is written for a wrong name"
 

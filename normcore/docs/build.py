@@ -28,9 +28,8 @@ def need_tools(names, extra="docs"):
         except ImportError:
             missing.append(name)
     if missing:
-        raise DocsBuildError(
-            f"this needs {', '.join(missing)}: install the {extra} extra with "
-            f"pip install -e \".[{extra}]\"")
+        raise DocsBuildError(f"this needs {', '.join(missing)}; install the {extra} extra:\n"
+                             f"  pip install -e \".[{extra}]\"")
 
 
 def mathjax_folder():

@@ -14,6 +14,7 @@ import html
 import pathlib
 import shutil
 import sys
+import textwrap
 
 from .build import CHECKOUT, MATHJAX_PACKAGE, DocsBuildError, mathjax_folder, need_tools
 
@@ -46,11 +47,21 @@ def _exporter():
                         template_file="offline.html.j2", mathjax_url=MATHJAX_SCRIPT)
 
 
+def _title(nb, name):
+    """The notebook's first heading ("# LayerNorm, one node at a time"), else its name."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("# "):
+            return cell.source.splitlines()[0][2:].strip()
+    return name
+
+
 def export(outdir=None, names=None):
     """Export the notebooks (all, or those whose names ``names`` lists, e.g. ``["layernorm"]``)
     into ``outdir`` (default ``build/notebooks`` in the checkout), with ``mathjax/`` and an
     ``index.html`` that links to every page. Returns the path of that index.html."""
     need_tools(("nbconvert", MATHJAX_PACKAGE), extra="notebooks")
+    import nbformat  # nbconvert's own dependency
+
     notebooks = sorted((CHECKOUT / "notebooks").glob("*.ipynb"))
     if not notebooks:
         raise DocsBuildError(f"no notebooks in {CHECKOUT / 'notebooks'}: the export needs a "
@@ -58,18 +69,22 @@ def export(outdir=None, names=None):
     if names is not None:
         unknown = sorted(set(names) - {nb.stem for nb in notebooks})
         if unknown:
-            raise DocsBuildError(f"no notebook named {', '.join(unknown)}; the notebooks are "
-                                 f"{', '.join(nb.stem for nb in notebooks)}")
+            there = textwrap.fill(", ".join(nb.stem for nb in notebooks), width=76,
+                                  initial_indent="  ", subsequent_indent="  ")
+            raise DocsBuildError(f"no notebook named {', '.join(unknown)}; the notebooks "
+                                 f"are:\n{there}")
         notebooks = [nb for nb in notebooks if nb.stem in names]
     outdir = pathlib.Path(CHECKOUT / DEFAULT_OUTDIR if outdir is None else outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
-    exporter = _exporter()
-    for nb in notebooks:
-        page, _ = exporter.from_filename(str(nb))
-        (outdir / f"{nb.stem}.html").write_text(page, encoding="utf-8")
+    exporter, links = _exporter(), []
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        (outdir / f"{path.stem}.html").write_text(page, encoding="utf-8")
+        title = html.escape(_title(nb, path.stem))
+        links.append(f'<li><a href="{path.stem}.html">{title}</a></li>')
     shutil.copytree(mathjax_folder(), outdir / "mathjax", dirs_exist_ok=True)
-    links = "\n".join(f'<li><a href="{nb.stem}.html">{html.escape(nb.stem)}</a></li>'
-                      for nb in notebooks)
+    links = "\n".join(links)
     index = outdir / "index.html"
     index.write_text(f'<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8">'
                      f"<title>normcore notebooks</title></head>\n<body>\n"
@@ -84,14 +99,15 @@ def main(argv=None):
         description="Export the notebooks to HTML pages that show their formulas without "
                     "internet (MathJax is copied beside them), and print where their "
                     "index.html is.",
-        epilog="example: python -m normcore.docs.notebooks /tmp/classroom layernorm")
+        epilog="example: python -m normcore.docs.notebooks /tmp/classroom --only layernorm")
     parser.add_argument("outdir", nargs="?", default=None,
                         help=f"folder to write the pages into (default: {DEFAULT_OUTDIR})")
-    parser.add_argument("names", nargs="*", metavar="NOTEBOOK",
-                        help="only these notebooks, e.g. layernorm (default: all)")
+    parser.add_argument("--only", action="append", metavar="NOTEBOOK",
+                        help="export only this notebook, e.g. layernorm; repeat it for more "
+                             "(default: all)")
     args = parser.parse_args(argv)
     try:
-        index = export(args.outdir, args.names or None)
+        index = export(args.outdir, args.only)
     except DocsBuildError as err:
         print(f"notebooks: {err}", file=sys.stderr)
         return 1
