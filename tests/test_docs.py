@@ -48,7 +48,6 @@ class _Links(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.hrefs, self.images = [], []
-
         self.scripts, self.inline_scripts, self._in_script = [], [], False
 
     def handle_starttag(self, tag, attrs):
