@@ -1,6 +1,8 @@
-"""The documentation site builds offline with warnings as errors, and every page, notebook and
-figure is reachable from its index. Needs the docs extra (Sphinx, myst-nb, furo); skips without
-it. One build (10 to 20 s) serves every check of the site."""
+"""The documentation site builds offline with warnings as errors, every page, notebook and
+figure is reachable from its index, and no page loads a script from the internet (MathJax comes
+with the site). Needs the docs extra (Sphinx, myst-nb, furo, sphinx-mathjax-offline); skips
+without it. One build (10 to 20 s) serves every check of the site. The notebooks exported by
+``python -m normcore.docs.notebooks`` load only local scripts too (needs nbconvert)."""
 
 import html.parser
 import importlib.util
@@ -15,9 +17,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_MISSING = [t for t in ("sphinx", "myst_nb", "furo") if importlib.util.find_spec(t) is None]
-needs_docs = pytest.mark.skipif(
-    bool(_MISSING), reason=f"{', '.join(_MISSING)} not installed: pip install -e \".[docs]\"")
+
+
+def _needs(extra, *tools):
+    missing = [t for t in tools if importlib.util.find_spec(t) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"{', '.join(missing)} not installed: pip install -e \".[{extra}]\"")
+
+
+needs_docs = _needs("docs", "sphinx", "myst_nb", "furo", "sphinx-mathjax-offline")
+needs_export = _needs("notebooks", "nbconvert", "sphinx-mathjax-offline")
 SPECIAL = {"genindex.html", "search.html", "py-modindex.html"}  # Sphinx's own, not our pages
 
 
@@ -39,6 +48,7 @@ class _Links(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.hrefs, self.images = [], []
+        self.scripts, self.inline_scripts, self._in_script = [], [], False
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -46,6 +56,18 @@ class _Links(html.parser.HTMLParser):
             self.hrefs.append(attrs["href"])
         if tag == "img" and attrs.get("src"):
             self.images.append(attrs["src"])
+        if tag == "script":
+            self._in_script = True
+            if attrs.get("src"):
+                self.scripts.append(attrs["src"])
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and data.strip():
+            self.inline_scripts.append(data)
 
 
 def _local(page, ref):
@@ -82,6 +104,7 @@ def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
     check_notebooks_show_their_committed_outputs(site)
     check_api_reference_shows_the_norms_formulas(site)
     check_practice_catalog_is_generated_from_the_catalog(site)
+    check_pages_load_only_local_scripts_and_mathjax_is_in_the_site(site)
 
 
 def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
@@ -134,6 +157,69 @@ def check_practice_catalog_is_generated_from_the_catalog(site):
         assert name in page
 
 
+# What a page loading a script from the internet looks like: a URL with a scheme or a host
+# (//cdn...), or one of the usual MathJax hosts named inside a script (an import(), a loader).
+REMOTE = re.compile(r"https?://|cdn\.jsdelivr|cdnjs|mathjax\.org|unpkg\.com", re.IGNORECASE)
+
+
+def check_pages_load_only_local_scripts(pages):
+    """Every script of ``pages`` is a local file that exists; returns the MathJax ones."""
+    mathjax = set()
+    for page in pages:
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for src in parser.scripts:
+            target = _local(page, src)
+            assert target is not None and not src.startswith("//"), f"{page.name} loads {src}"
+            assert target.is_file(), f"{page.name} loads {src}, which is not there"
+            if "mathjax" in src.lower():
+                mathjax.add(target)
+        remote = [code for code in parser.inline_scripts if REMOTE.search(code)]
+        assert not remote, f"{page.name} has a script naming a remote address: {remote}"
+    return mathjax
+
+
+def check_pages_load_only_local_scripts_and_mathjax_is_in_the_site(site):
+    pages = sorted(site.rglob("*.html"))
+    mathjax = check_pages_load_only_local_scripts(pages)
+    assert mathjax == {(site / "_static" / "mathjax" / "tex-chtml.js").resolve()}, mathjax
+    with_math = [p for p in pages if 'class="math' in p.read_text(encoding="utf-8")]
+    assert len(with_math) >= 9, "the notebooks' formulas are not on the site"  # one per notebook
+    for page in with_math:
+        assert "mathjax/tex-chtml.js" in page.read_text(encoding="utf-8"), page.name
+    # MathJax fetches its fonts from beside its script: they ship with the site too
+    assert list((site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+
+
+@needs_export
+def test_exported_notebooks_load_mathjax_from_beside_them(tmp_path):
+    from normcore.docs.notebooks import MATHJAX_SCRIPT, export
+
+    index = export(tmp_path / "out", ["layernorm"])
+    page = index.parent / "layernorm.html"
+    assert {p.name for p in index.parent.glob("*.html")} == {"index.html", "layernorm.html"}
+    nb = json.loads((ROOT / "notebooks" / "layernorm.ipynb").read_text(encoding="utf-8"))
+    heading = nb["cells"][0]["source"][0]  # "# LayerNorm, ..."
+    assert f'href="layernorm.html">{heading[2:].strip()}</a>' in index.read_text(encoding="utf-8")
+    formulas = [f for cell in nb["cells"] if cell["cell_type"] == "markdown"
+                for f in re.findall(r"(?<!\$)\$[^$\n]{8,}\$", "".join(cell["source"]))]
+    assert formulas, "the LayerNorm notebook has no $...$ formula to look for"
+    assert html.escape(formulas[0], quote=False) in page.read_text(encoding="utf-8")
+    mathjax = check_pages_load_only_local_scripts([index, page])
+    assert mathjax == {(index.parent / MATHJAX_SCRIPT).resolve()}, mathjax
+    assert "data:image/png;base64," in page.read_text(encoding="utf-8"), "figures not inside"
+
+
+@needs_export
+def test_exporting_an_unknown_notebook_names_the_ones_there_are(tmp_path):
+    from normcore.docs import DocsBuildError
+    from normcore.docs.notebooks import export
+
+    with pytest.raises(DocsBuildError, match=r"(?s)no notebook named layrnorm;.*layernorm"):
+        export(tmp_path, ["layrnorm"])
+    assert not list(tmp_path.iterdir()), "nothing is written for a wrong name"
+
+
 @needs_docs
 def test_a_broken_link_or_image_fails_the_build(tmp_path):
     src = tmp_path / "src"
@@ -154,11 +240,24 @@ def test_the_default_build_folder_is_git_ignored():
     assert f"{DEFAULT_OUTDIR.split('/')[0]}/" in ignored
 
 
-def test_readme_says_how_to_build_and_open_the_site():
+def _readme_block(extra):
     blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    command = [b for b in blocks if ".[docs]" in b]
-    assert len(command) == 1 and "python -m normcore.docs" in command[0]
-    assert "build/docs/index.html" in command[0]
+    command = [b for b in blocks if f".[{extra}]" in b]
+    assert len(command) == 1, f"the README has {len(command)} commands installing .[{extra}]"
+    return command[0]
+
+
+def test_readme_says_how_to_build_and_open_the_site():
+    command = _readme_block("docs")
+    assert "python -m normcore.docs" in command and "build/docs/index.html" in command
+
+
+def test_readme_says_how_to_export_the_notebooks_for_offline_use():
+    from normcore.docs.notebooks import DEFAULT_OUTDIR
+
+    command = _readme_block("notebooks")
+    assert "python -m normcore.docs.notebooks" in command
+    assert f"{DEFAULT_OUTDIR}/index.html" in command
 
 
 def test_api_reference_documents_every_public_name_once():

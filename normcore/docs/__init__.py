@@ -2,6 +2,7 @@
 
     python -m normcore.docs                  # into build/docs/ (git-ignored); open index.html
     python -m normcore.docs /tmp/site        # into a folder you name
+    python -m normcore.docs.notebooks        # the notebooks alone, as HTML, into build/notebooks/
 
 The site is built by Sphinx (with myst-nb for the Markdown pages and the notebooks) from a
 temporary folder that :func:`build` fills with
@@ -14,6 +15,8 @@ temporary folder that :func:`build` fills with
   and PNGs in ``figures/``), and
 - the notebooks of ``notebooks/``, rendered with their committed outputs (never executed).
 
+The site works without internet: MathJax, which typesets the formulas, is copied into it from
+the ``sphinx-mathjax-offline`` package (the exported notebooks get their own copy of it).
 Warnings are errors: a broken link, a missing image or an unresolved reference fails the
 build. It needs the ``docs`` extra (``pip install -e ".[docs]"``) and a source checkout, since
 the notebooks and figures live beside the package, not inside it.

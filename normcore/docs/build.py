@@ -12,23 +12,33 @@ from . import generate
 HERE = pathlib.Path(__file__).resolve().parent
 CHECKOUT = HERE.parents[1]          # the repository: normcore/, notebooks/, figures/
 DEFAULT_OUTDIR = "build/docs"       # relative to the checkout; build/ is git-ignored
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # its import name has hyphens, as conf.py names it
 
 
 class DocsBuildError(RuntimeError):
     """The site could not be built: a missing tool or folder, or a Sphinx warning or error."""
 
 
-def _need_tools():
+def need_tools(names, extra="docs"):
+    """Raise :class:`DocsBuildError` naming the packages of ``names`` that are not installed."""
     missing = []
-    for name in ("sphinx", "myst_nb", "furo"):
+    for name in names:
         try:
             __import__(name)
         except ImportError:
             missing.append(name)
     if missing:
-        raise DocsBuildError(
-            f"the docs need {', '.join(missing)}: install the docs extra with "
-            f"pip install -e \".[docs]\"")
+        raise DocsBuildError(f"this needs {', '.join(missing)}; install the {extra} extra:\n"
+                             f"  pip install -e \".[{extra}]\"")
+
+
+def mathjax_folder():
+    """The folder of MathJax that the sphinx-mathjax-offline package installs (tex-chtml.js
+    and the fonts and extensions it loads), copied beside the pages so they work offline."""
+    import importlib.util
+
+    package = importlib.util.find_spec(MATHJAX_PACKAGE)
+    return pathlib.Path(package.submodule_search_locations[0]) / "static" / "mathjax"
 
 
 def stage(src, checkout=CHECKOUT):
@@ -82,7 +92,7 @@ def build(outdir=None, quiet=False):
     Warnings are errors (Sphinx's ``-W -n``): broken links, missing images and unresolved
     references fail the build with :class:`DocsBuildError`. Returns the path of index.html.
     """
-    _need_tools()
+    need_tools(("sphinx", "myst_nb", "furo", MATHJAX_PACKAGE))
     from sphinx.cmd.build import build_main
 
     outdir = pathlib.Path(outdir) if outdir is not None else CHECKOUT / DEFAULT_OUTDIR

@@ -15,6 +15,9 @@ extensions = [
     "myst_nb",                 # Markdown pages and notebooks (also loads myst_parser)
     "sphinx.ext.autodoc",      # the API reference, from the docstrings
     "sphinx.ext.mathjax",      # $...$ in the notebooks
+    # MathJax from the docs extra's package, copied into _static/mathjax/ of the built site
+    # (it sets mathjax_path): the formulas render in a classroom without internet.
+    "sphinx-mathjax-offline",
 ]
 
 # The notebooks are committed with their outputs; the site shows those and never runs them.

@@ -3,6 +3,7 @@
 Fifteen exercises, from Dropout, Softmax, DyT and folding a BatchNorm into a Linear to
 multi-head attention (with and without QK-norm), a residual block with its norm, a small MLP
 with BatchNorm and SyncBatchNorm across workers (``normcore practice list`` shows the path).
+The commands::
 
     normcore practice list                 the exercises (and, with --mistakes, the catalog)
     normcore practice new batchnorm        write a skeleton to fill in (--torch, --forward-only)
