@@ -4,6 +4,7 @@ table of subcommands is ``normcore.commands.COMMANDS``."""
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 import textwrap
@@ -20,6 +21,15 @@ class Parser(argparse.ArgumentParser):
                                    break_on_hyphens=False, break_long_words=False) + "\n")
 
 
+def version():
+    """The installed distribution's version; from a clone that is not installed, the package's."""
+    try:
+        return importlib.metadata.version("normcore")
+    except importlib.metadata.PackageNotFoundError:
+        from . import __version__
+        return __version__
+
+
 def build_parser():
     parser = Parser(
         prog="normcore",
@@ -29,6 +39,7 @@ def build_parser():
                "  normcore COMMAND --help         what a command does, with examples",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import nn, norms
+from ._array import largest_finite
 from .module import Module, Sequential
 
 CONVERTERS = {}  # normcore class -> (module, sub) -> torch.nn.Module
@@ -721,8 +722,11 @@ class BridgeReport:
     def lines(self):
         mode = "train" if self.training else "eval"
         head = [f"{self.module[:40]} against torch.nn, {self.dtype}, {mode} mode",
-                f"ok where |ours - torch| <= atol + rtol |torch|, atol={self.atol:.0e}, "
-                f"rtol={self.rtol:.0e}"]
+                f"ok where |ours - torch| <= atol s + rtol |torch|, atol={self.atol:.0e}, "
+                f"rtol={self.rtol:.0e}, with s",
+                "the tensor's largest |torch| (for a gradient: the largest of all the gradients,",
+                "so that one 0 in theory is judged at the scale of its backward pass);",
+                "max rel = max abs / s"]
         cols = (f"{'tensor':<30} {'shape':>9} {'max abs':>8} {'max rel':>8} "
                 f"{'worst index':>14} {'':>4}")
         verdict = "all match" if self.passed else (
@@ -734,9 +738,10 @@ class BridgeReport:
         return "\n".join(self.lines())
 
 
-def _row(name, ours, theirs, atol, rtol):
-    """Compare two arrays elementwise: equal values (infinities too) and NaN on both sides
-    agree; a NaN on one side only is an infinite difference."""
+def _row(name, ours, theirs, atol, rtol, scale=None):
+    """Compare two arrays elementwise: ok where |ours - theirs| <= atol s + rtol |theirs|, s the
+    ``scale`` (default: the largest finite |theirs|). Equal values (infinities too) and NaN on
+    both sides agree; a NaN on one side only is an infinite difference."""
     a = np.asarray(ours, dtype=np.float64)
     b = np.asarray(theirs, dtype=np.float64)
     if a.shape != b.shape:
@@ -747,12 +752,12 @@ def _row(name, ours, theirs, atol, rtol):
     diff = np.where(np.isnan(diff), np.inf, diff)
     if a.size == 0:
         return Row(name, a.shape, 0.0, 0.0, (), True)
-    excess = diff / (atol + rtol * np.abs(np.nan_to_num(b)))
+    s = largest_finite(b) if scale is None else scale
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # s = 0: torch's all 0
+        excess = np.where(diff > 0, diff / (atol * s + rtol * np.abs(np.nan_to_num(b))), 0.0)
+        rel = diff.max() / s if diff.max() > 0 else 0.0
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
-    mag = np.abs(np.nan_to_num(b))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        rel = np.where(mag > 0, diff / mag, np.where(diff > 0, np.inf, 0.0))  # inf: b = 0 != a
-    return Row(name, a.shape, float(diff.max()), float(rel.max()), tuple(map(int, worst)),
+    return Row(name, a.shape, float(diff.max()), float(rel), tuple(map(int, worst)),
                bool(excess.max() <= 1.0))
 
 
@@ -772,9 +777,12 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     parameter's gradient (normcore's names) and every buffer after the forward (BatchNorm's
     running statistics). Modes are copied across: training and evaluation both work.
     ``atol``/``rtol`` default to ``TOLERANCES`` for the parameters' dtype (the inputs' when
-    there are none); give floating inputs in that dtype. ``out`` receives each line of the
-    table (None: silent). Returns a ``BridgeReport``; normcore's parameter gradients are
-    reset first.
+    there are none); floating inputs must be in that dtype (a ``TypeError`` says so). ``atol``
+    is relative to the tensor's largest |value| in torch, for a gradient to the largest of
+    all the gradients (input and parameters): a gradient that is 0 in theory (a bias right
+    before a BatchNorm) is rounding noise on both sides, judged at the scale of its pass.
+    ``out`` receives each line of the table (None: silent). Returns a ``BridgeReport``;
+    normcore's parameter gradients are reset first.
 
     A module whose backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey,
     dvalue), gets one row per floating input instead: "input 0 grad", "input 1 grad", ...
@@ -784,6 +792,11 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     arrays = [None if x is None else np.asarray(x) for x in inputs]  # None: an absent mask
     floats = [x for x in arrays if x is not None and np.issubdtype(x.dtype, np.floating)]
     dtype = _dtype_of(module) if module.parameters() or not floats else floats[0].dtype
+    for i, x in enumerate(floats):
+        if x.dtype != dtype:
+            raise TypeError(f"compare: {type(module).__name__} computes in {np.dtype(dtype)} (its "
+                            f"parameters'); floating input {i} is {x.dtype}: give it as "
+                            f"x.astype(np.{np.dtype(dtype)})")
     d_atol, d_rtol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
@@ -811,19 +824,21 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
         report.notes.append("note: Dropout in training mode draws different masks in normcore "
                             "and torch;\n      expect differences (compare in eval mode)")
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
-    grads = [t for t in tinputs if t is not None and t.requires_grad]
+    gradients = []  # (row name, ours, torch's): the input gradients, then every parameter's
+    tgrads = [t for t in tinputs if t is not None and t.requires_grad]
     if isinstance(dx, tuple):  # one gradient per floating input, in order (attention: query, key, value)
-        for i, (ours, t) in enumerate(zip(dx, grads)):
-            report.rows.append(_row(f"input {i} grad", ours, _numpy(t.grad), atol, rtol))
-    elif dx is not None and grads:
-        report.rows.append(_row("input grad", dx, _numpy(grads[0].grad), atol, rtol))
+        gradients += [(f"input {i} grad", ours, _numpy(t.grad)) for i, (ours, t) in enumerate(zip(dx, tgrads))]
+    elif dx is not None and tgrads:
+        gradients.append(("input grad", dx, _numpy(tgrads[0].grad)))
     keys = key_map(module, tmodule)
     tparams = dict(tmodule.named_parameters())
     for name, p in module.named_parameters():
         tkey, rows = keys[name]
         tgrad = tparams[tkey].grad
-        theirs = np.zeros(p.shape) if tgrad is None else _numpy(tgrad)[rows]
-        report.rows.append(_row(f"{name} grad", p.grad, theirs, atol, rtol))
+        gradients.append((f"{name} grad", p.grad, np.zeros(p.shape) if tgrad is None else _numpy(tgrad)[rows]))
+    scale = max((largest_finite(theirs) for *_, theirs in gradients), default=0.0)  # of the pass
+    for name, ours, theirs in gradients:
+        report.rows.append(_row(name, ours, theirs, atol, rtol, scale))
     tbuffers = dict(tmodule.named_buffers())
     for name, b in module.named_buffers():
         tkey, rows = keys[name]

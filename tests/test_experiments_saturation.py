@@ -45,3 +45,14 @@ def test_the_same_norm_after_the_activation_does_not_prevent_saturation(norm):
 def test_plot_writes_pngs(result, tmp_path):
     paths = saturation.plot(result, tmp_path)
     assert len(paths) == 2 and all(p.suffix == ".png" and p.stat().st_size > 10_000 for p in paths)
+
+
+def test_the_histograms_draw_every_layer_in_a_dark_palette_colour_with_its_own_line_style():
+    from matplotlib.colors import to_rgb
+
+    from normcore.experiments import _plot
+
+    assert set(saturation.LAYER_COLORS) <= set(_plot.OKABE_ITO.values())
+    assert len(set(saturation.LAYER_COLORS)) == len(saturation.LAYER_STYLES) == len(set(saturation.LAYER_STYLES))
+    # visible on white: no colour as light as the palette's yellow (relative luminance below 0.5)
+    assert all(np.dot(to_rgb(c), (0.2126, 0.7152, 0.0722)) < 0.5 for c in saturation.LAYER_COLORS)

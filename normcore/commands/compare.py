@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from .. import fast, nn, norms
+from ..module import Sequential
 from ..layer_cases import perturb_parameters, randomize_parameters
 from ..torch_bridge import compare
 from ._options import seed
@@ -18,8 +19,11 @@ both forward and backward on the same random input and upstream gradient,
 and print, for the output, the input gradient, every parameter gradient and
 every buffer, the largest absolute and relative difference, the index where
 they differ most, and ok/FAIL at a tolerance fitting the dtype (float64 1e-9,
-float32 1e-4). Needs PyTorch. Exit status 0 when everything matches, 1 when
-something differs, 2 for a usage error or when PyTorch is not installed."""
+float32 1e-4), relative to the tensor's largest value; a gradient's is
+relative to the largest of all the gradients, so that a gradient that is 0
+in theory (linear-batchnorm's bias) is judged at the scale of its pass.
+Needs PyTorch. Exit status 0 when everything matches, 1 when something
+differs, 2 for a usage error or when PyTorch is not installed."""
 
 EPILOG = """\
 models:
@@ -47,6 +51,14 @@ def _block(position, norm="layernorm"):
                                     norm_tier=tier)
         return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)),)
     return build
+
+
+def _linear_batchnorm(tier, rng):
+    """A Linear right before a BatchNorm: the mean subtraction removes the bias, whose gradient
+    is 0 in theory and rounding noise in practice (judged at the scale of the other gradients)."""
+    batchnorm = (fast if tier == "fast" else norms).BatchNorm1d(3)
+    model = Sequential(nn.Linear(4, 3, rng=rng), batchnorm)
+    return perturb_parameters(model, rng), (rng.standard_normal((6, 4)),)
 
 
 def _attention(tier, rng):
@@ -117,6 +129,8 @@ MODELS = {
     "groupnorm": ("GroupNorm(2, 4) on (3, 4, 5)", _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
     "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
                      _norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
+    "linear-batchnorm": ("Linear(4, 3), BatchNorm1d(3): the bias's gradient is 0",
+                         _linear_batchnorm),
     "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", _attention),
     "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
                          _masked_attention),

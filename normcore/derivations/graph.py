@@ -168,17 +168,28 @@ def _chain(edges):
     return out
 
 
+# Text sizes (points), read at the PNG's own size or scaled to a page: the nodes' labels, the
+# title, the legend. A column is as wide as the widest label line needs at NODE_FONT.
+NODE_FONT, TITLE_FONT, LEGEND_FONT = 13, 16, 13
+
+
+def _column_width(graph):
+    """Inches per column: the widest line of any label (about half an em per character), plus a gap."""
+    chars = max(len(line) for label in graph.labels.values() for line in label.split("\n"))
+    return max(1.45, 0.5 * chars * NODE_FONT / 72 + 0.3)
+
+
 def _draw(graph):
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     cols = max(c for c, _ in graph.positions.values()) + 1
-    fig = Figure(figsize=(max(8.0, 1.45 * cols), 5.6), layout="constrained")
+    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5), layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
     ax.set_ylim(-1.6, 1.6)
     ax.set_axis_off()
-    ax.set_title(graph.title, fontsize=11, wrap=True)
+    ax.set_title(graph.title, fontsize=TITLE_FONT, wrap=True)
 
     colour_of = {}  # the direct route, the branch above, the branch below: always the same style
     for label, edges in graph.routes.items():
@@ -192,7 +203,7 @@ def _draw(graph):
     for name in graph.nodes:
         colour = on_route.get(name, OTHER_STYLE)[0]
         boxes[name] = ax.text(*graph.positions[name], graph.labels[name], ha="center", va="center",
-                              fontsize=9, linespacing=1.3, zorder=3,
+                              fontsize=NODE_FONT, linespacing=1.3, zorder=3,
                               bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor=colour,
                                         linewidth=2.0))
     for a, b in graph.edges:
@@ -212,7 +223,7 @@ def _draw(graph):
         handles.append(Line2D([], [], color=OTHER_STYLE[0], linestyle=OTHER_STYLE[1], linewidth=1.4,
                               label=" and ".join(["parameters"] * params
                                                  + [f"the steps after {graph.target}"] * after)))
-    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=9, frameon=False, handlelength=5,
-               title=f"routes from {graph.nodes[0]} to {graph.target} (the backward adds what each "
-                     f"brings back)", title_fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=LEGEND_FONT, frameon=False,
+               handlelength=5, title=f"routes from {graph.nodes[0]} to {graph.target} (the backward adds what "
+                                     f"each brings back)", title_fontsize=LEGEND_FONT)
     return fig

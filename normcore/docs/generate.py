@@ -126,11 +126,12 @@ def api_pages():
 
 
 def _cell(text):
-    """Plain text for a Markdown table cell or list item: one line, no markup."""
+    """Text for a Markdown table cell or list item: one line, every markup character escaped
+    but a word in asterisks (``*new*``), the catalog's emphasis, which stays emphasis."""
     text = " ".join(str(text).split())
     for char in "\\`*_[]<>$|":
         text = text.replace(char, "\\" + char)
-    return text
+    return re.sub(r"\\\*(\w+)\\\*", r"*\1*", text)
 
 
 def _taught_in(where):
@@ -143,19 +144,20 @@ def _taught_in(where):
 
 def practice_catalog():
     """The exercises and the catalog of mistakes, as one Markdown page."""
-    from ..practice import CATALOG, EXERCISES
-    from ..practice.exercises import DIFFICULTY
+    from ..practice import CATALOG
+    from ..practice.exercises import DIFFICULTY, path
 
     lines = ["# Practice: the exercises and the catalog of mistakes", "",
              "Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
              "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
              "grades it and names the catalogued mistake whose numbers match yours.", "",
              "## The exercises", "",
-             "| exercise | difficulty | minutes | class | task |", "|---|---|---|---|---|"]
-    path = sorted(EXERCISES.values(), key=lambda e: (e.difficulty, e.minutes, e.name))
-    for e in path:
-        lines.append(f"| `{e.name}` | {DIFFICULTY.get(e.difficulty, e.difficulty)} | "
-                     f"{e.minutes} | `{e.class_name}` | {_cell(e.summary)} |")
+             "In the order to practise them, as `normcore practice list` shows them; the task "
+             "begins with the class (or function) to write.", "",
+             "| | exercise | level | task |", "|---|---|---|---|"]
+    for step, e in enumerate(path(), 1):
+        lines.append(f"| {step} | `{e.name}` | {DIFFICULTY.get(e.difficulty, e.difficulty)}, "
+                     f"{e.minutes}\u00a0min | {_cell(e.summary)} |")  # "15 min" on one line
     lines += ["", f"## The mistakes ({len(CATALOG)})", "",
               "Each is the reference answer with one line written wrong; the grader runs it on "
               "the same checks as your layer.", ""]

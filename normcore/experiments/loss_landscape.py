@@ -183,12 +183,12 @@ def plot(result, outdir):
             if len(smooth) > 1:
                 ax3.fill_between(steps, smooth.min(axis=0), smooth.max(axis=0), color=color, alpha=0.2)
         m = result["multiples"]
-        ax1.set(title="Loss along the gradient", xlabel="training step",
-                ylabel=f"L(w - eta g), eta = {m[0]:g} to {m[-1]:g} lr")
+        ax1.set(title=f"Loss a step eta = {m[0]:g} to {m[-1]:g} lr away", xlabel="training step",
+                ylabel="loss L(w - eta g)\n(cross-entropy, nats)")
         ax2.set(title="Gradient change along the gradient", xlabel="training step",
-                ylabel="|grad L(w - eta g) - grad L(w)|")
+                ylabel="||grad L(w - eta g) - grad L(w)||\n(nats per unit of weight)")
         ax3.set(title="Effective beta-smoothness", xlabel="training step",
-                ylabel="max over eta of change / |eta g|")
+                ylabel="gradient change / ||eta g||, largest over eta\n(nats per unit of weight squared)")
         for ax in (ax1, ax2, ax3):
             ax.legend(loc="upper right")
         fig.suptitle(f"Along the gradient g: {result['depth']}-layer ReLU MLP, SGD at lr {result['lr']:g} "

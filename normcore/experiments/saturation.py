@@ -86,6 +86,13 @@ def run(quick=False, seed=0, progress=None):
     return result
 
 
+# The histograms' layers, first to last: dark palette colours, each with its own line style (a
+# light colour, as a colormap's yellow end, would vanish on the white background).
+LAYER_COLORS = [_plot.OKABE_ITO["black"], _plot.OKABE_ITO["blue"], _plot.OKABE_ITO["green"],
+                _plot.OKABE_ITO["vermillion"]]
+LAYER_STYLES = ["-", "--", "-.", ":"]
+
+
 def plot(result, outdir):
     depth = result["depth"]
     layers = sorted({0, 1, depth // 2 - 1, depth - 1})
@@ -93,11 +100,10 @@ def plot(result, outdir):
     cut = np.arctanh(SATURATED)
     paths = []
     with _plot.figure(ncols=3, size=(18, 6.5), sharey=True) as (fig, axes):
-        cmap = _plot.matplotlib.colormaps["viridis"]
         for ax, name in zip(axes, NORMS):
             for k, layer in enumerate(layers):
-                ax.plot(centers, result[f"{name}/hist"][layer], color=cmap(k / max(1, len(layers) - 1)),
-                        linestyle=("-", "--", "-.", ":")[k % 4], label=f"layer {layer + 1}")
+                ax.plot(centers, result[f"{name}/hist"][layer], color=LAYER_COLORS[k % 4],
+                        linestyle=LAYER_STYLES[k % 4], label=f"layer {layer + 1}")
             ax.axvspan(result["bins"][0], -cut, color=_plot.OKABE_ITO["vermillion"], alpha=0.12)
             ax.axvspan(cut, result["bins"][-1], color=_plot.OKABE_ITO["vermillion"], alpha=0.12,
                        label="saturated (|tanh| > 0.99)")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._array import largest_finite
 from .driver import ContractError, Driver
 
 
@@ -85,10 +86,10 @@ def _scale_parameter_gradients(rows, pass_of):
     largest = {}
     for label, k in pass_of.items():
         try:
-            value = np.abs(np.asarray(rows[label].value, dtype=np.float64))
+            value = largest_finite(rows[label].value)
         except (TypeError, ValueError):  # not numbers: compared as such by distance
             continue
-        largest[k] = max(largest.get(k, 0.0), float(value[np.isfinite(value)].max(initial=0.0)))
+        largest[k] = max(largest.get(k, 0.0), value)
     for label, k in pass_of.items():
         rows[label].scale = largest.get(k, 0.0)
 
