@@ -73,6 +73,7 @@ def _crawl(site):
     return seen, images
 
 
+@pytest.mark.slow  # a whole Sphinx build
 @needs_docs
 def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
     # One test, so that pytest-xdist builds the site once, not once per worker.
@@ -134,6 +135,7 @@ def check_practice_catalog_is_generated_from_the_catalog(site):
         assert name in page
 
 
+@pytest.mark.slow  # a Sphinx build
 @needs_docs
 def test_a_broken_link_or_image_fails_the_build(tmp_path):
     src = tmp_path / "src"
