@@ -36,10 +36,11 @@ def add_arguments(parser):
                         help=f"experiments to run (default: all): {', '.join(experiments.EXPERIMENTS)}")
     parser.add_argument("--quick", action="store_true",
                         help="the small configuration the tests use, written to "
-                             f"{QUICK_OUTDIR}/ and marked as a quick run in each title: most "
-                             "experiments take seconds, the longest (warmup, dyt_training, "
-                             "layernorm_tanh) a minute or more; all 22 take about 3 minutes on 2 "
-                             "cores at a load of 6, over 10 on a busier machine")
+                             f"{QUICK_OUTDIR}/ and marked as a quick run in each title. Most "
+                             "experiments take seconds, a few (warmup, dyt_training, "
+                             "rmsnorm_vs_layernorm, peri_ln) a minute or more; all 22 take about "
+                             "2.5 minutes of one core's time: 3 minutes on 2 cores at a load of 6, "
+                             "20 at a load of 15")
     parser.add_argument("--outdir", default=None,
                         help=f"folder the PNGs are written to (default: {FULL_OUTDIR}, with --quick "
                              f"{QUICK_OUTDIR})")
