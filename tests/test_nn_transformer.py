@@ -17,6 +17,7 @@ def tiny_model(position, norm, seed=0, **kw):
     return perturb_parameters(model, np.random.default_rng(seed + 100))
 
 
+@pytest.mark.slow  # gradchecks a whole two-block model, about a second each
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("position", POSITIONS)
 def test_gradcheck_two_block_model(position, norm):

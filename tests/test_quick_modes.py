@@ -10,6 +10,7 @@ import io
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 from normcore import cli, experiments
@@ -63,29 +64,38 @@ def test_explain_help_states_the_limit():
 def test_bench_quick_runs_the_rounds_its_help_text_promises(monkeypatch):
     text = _help("bench")
     promised = re.search(r"(\d+) rounds of the norms instead of (\d+), after (\d+) warm-up round "
-                         r"instead of (\d+); (\d+) rounds of the Transformer step instead of (\d+)", text)
+                         r"instead of (\d+); (\d+) rounds of the Transformer step instead of (\d+), on one "
+                         r"thread only; no learning run", text)
     assert promised, text
     quick_r, full_r, quick_w, full_w, quick_s, full_s = map(int, promised.groups())
     assert (quick_r, quick_w, quick_s) == (bench.QUICK["repeats"], bench.QUICK["warmup"],
                                            bench.QUICK["step_repeats"])
     assert (full_r, full_w, full_s) == (bench.FULL["repeats"], bench.FULL["warmup"],
                                         bench.FULL["step_repeats"])
-    calls = {}
+    assert "float32 at (4096, 768)" in text
+    calls = {"norms": []}
+    real_shape, real_step = bench.bench_shape, bench.bench_transformer
 
     def bench_shape(shape, dtype, repeats, torch, fast, warmup, progress):
-        calls.setdefault("norms", []).append((shape, repeats, warmup))
-        return []
+        calls["norms"].append((shape, np.dtype(dtype).name, repeats, warmup))
+        return real_shape((16, 64), dtype, repeats, torch, fast, warmup, progress)  # tiny, same rounds
 
-    def bench_transformer(repeats, torch, cfg, progress):
-        calls["step"] = repeats
-        raise RuntimeError("stop here: the sizes are what this test checks")
+    def bench_transformer(repeats, torch, cfg, progress, all_threads):
+        calls["step"] = repeats, all_threads
+        return real_step(repeats, torch, TINY["transformer"], progress, all_threads)
+
+    def bench_learning(*args, **kwargs):
+        raise AssertionError("--quick runs no learning run")
 
     monkeypatch.setattr(bench, "bench_shape", bench_shape)
     monkeypatch.setattr(bench, "bench_transformer", bench_transformer)
-    with pytest.raises(RuntimeError, match="stop here"):
-        bench.run_bench(quick=True, torch=None, fast=None, out=lambda line: None)
-    assert calls == {"norms": [((4096, 768), quick_r, quick_w)], "step": quick_s}
-    assert "float32 at (4096, 768)" in text
+    monkeypatch.setattr(bench, "bench_learning", bench_learning)
+    lines = []
+    results, step, learned, targets = bench.run_bench(quick=True, torch=None, fast=None, out=lines.append)
+    assert calls == {"norms": [((4096, 768), "float32", quick_r, quick_w)], "step": (quick_s, False)}
+    assert list(step.times) == ["normcore 1t"]
+    assert learned is None and "learning run: left out by --quick (normcore bench runs it)" in lines
+    assert all(len(r.times["floor", "forward"]) == quick_r for r in results)
 
 
 def test_bench_shows_the_progress_of_every_part(capsys):

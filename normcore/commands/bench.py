@@ -20,7 +20,8 @@ to stdout as each part ends; a progress display for each part goes to stderr."""
 
 EPILOG = """\
 examples:
-  normcore bench --quick             float32 at (4096, 768) only, fewer rounds
+  normcore bench --quick             float32 at (4096, 768) only, fewer rounds,
+                                     one thread, no learning run
   normcore bench --quick --no-torch  without PyTorch, even if it is installed
   normcore bench                     both shapes, float32 and float64
 
@@ -35,7 +36,7 @@ def add_arguments(parser):
     parser.add_argument("--quick", action="store_true",
                         help="only float32 at (4096, 768); 5 rounds of the norms instead of "
                              "15, after 1 warm-up round instead of 2; 3 rounds of the "
-                             "Transformer step instead of 12")
+                             "Transformer step instead of 12, on one thread only; no learning run")
     parser.add_argument("--no-torch", action="store_true",
                         help="do not compare with PyTorch even if installed")
 

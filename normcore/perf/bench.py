@@ -45,8 +45,9 @@ from .targets import compute_targets
 from .timing import keep_freed_memory
 
 # Rounds of the norms, rounds of the Transformer step, and warm-up rounds of the norms (not
-# kept): the full run, and --quick (one shape and one dtype, fewer rounds; ``normcore bench
-# --help`` says these numbers, and a test holds the two together).
+# kept): the full run, and --quick (one shape and one dtype, fewer rounds, the step on one
+# thread only, no learning run;
+# ``normcore bench --help`` says these numbers, and a test holds the two together).
 FULL = dict(repeats=15, step_repeats=12, warmup=2)
 QUICK = dict(repeats=5, step_repeats=3, warmup=1)
 
@@ -54,7 +55,8 @@ QUICK = dict(repeats=5, step_repeats=3, warmup=1)
 def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dtypes=None, repeats=None,
               step_repeats=None, transformer=None, warmup=None, learning=None, progress=False):
     """Measure everything, print the tables as it goes, and return (norm results, step,
-    learning run, targets).
+    learning run, targets); ``quick`` leaves out the step on all threads and the learning run
+    (None).
 
     ``torch`` and ``fast`` are the modules to compare, None to leave them out, or "auto" to
     import them if they are installed. The keyword arguments after ``out`` replace the sizes
@@ -99,15 +101,20 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
                     out(line)
     out("")
     bar = display("Transformer training step")
-    step = bench_transformer(step_repeats, torch, transformer, bar)
+    step = bench_transformer(step_repeats, torch, transformer, bar, all_threads=not quick)
     done(bar)
     for line in step_table(step, transformer).splitlines() + [""]:
         out(line)
-    if progress:  # fit draws the learning run's progress display
-        print(f"learning run, {(learning or LEARNING)['steps']} steps:", file=sys.stderr)
-    learned = bench_learning(1, learning, progress)
-    for line in learning_table(learned, learning).splitlines() + [""]:
-        out(line)
+    learned = None
+    if quick:  # the learning run alone trains for up to a minute
+        out("learning run: left out by --quick (normcore bench runs it)")
+        out("")
+    else:
+        if progress:  # fit draws the learning run's progress display
+            print(f"learning run, {(learning or LEARNING)['steps']} steps:", file=sys.stderr)
+        learned = bench_learning(1, learning, progress)
+        for line in learning_table(learned, learning).splitlines() + [""]:
+            out(line)
     targets = compute_targets(results, step, torch, fast, shapes[0])
     for line in targets_table(targets, shapes[0]).splitlines():
         out(line)

@@ -105,17 +105,22 @@ class StepResult:
         return paired_ratio(self.times["normcore " + threads], self.times["torch " + threads])
 
 
-def bench_transformer(repeats, torch=None, cfg=None, progress=None):
+def bench_transformer(repeats, torch=None, cfg=None, progress=None, all_threads=True):
+    """The training step of normcore and of torch on one thread ("1t") and, with
+    ``all_threads``, on all ("Nt"): on a busy machine a step on all threads can take ten
+    times longer than on one, so ``normcore bench --quick`` leaves those out."""
     cfg = TRANSFORMER if cfg is None else cfg
     threads = os.cpu_count() or 1
     try:
-        steps = {"normcore 1t": NumpyTransformerStep(cfg, 1),
-                 "normcore Nt": NumpyTransformerStep(cfg, threads)}
+        steps = {"normcore 1t": NumpyTransformerStep(cfg, 1)}
+        if all_threads:
+            steps["normcore Nt"] = NumpyTransformerStep(cfg, threads)
     except Exception as exc:  # the model or the optimizer is missing or broken
         return StepResult(error=f"{type(exc).__name__}: {exc}")
     if torch is not None:
         steps["torch 1t"] = TorchTransformerStep(torch, cfg, 1)
-        steps["torch Nt"] = TorchTransformerStep(torch, cfg, default_threads(torch))
+        if all_threads:
+            steps["torch Nt"] = TorchTransformerStep(torch, cfg, default_threads(torch))
     times = time_interleaved(steps, ("step",), repeats, warmup=1, progress=progress)
     return StepResult({name: ts for (name, _), ts in times.items()})
 
