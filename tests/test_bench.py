@@ -235,7 +235,7 @@ def test_cli_bench_has_a_description_and_an_example_and_runs(monkeypatch, capsys
     calls = {}
     monkeypatch.setattr("normcore.commands.bench.run_bench", lambda **kw: calls.update(kw))
     assert main(["bench", "--quick", "--no-torch"]) == 0
-    assert calls == {"quick": True, "torch": None}
+    assert {k: calls[k] for k in ("quick", "torch", "progress")} == {"quick": True, "torch": None, "progress": True}
 
 
 def test_the_timing_loop_runs_every_runner_once_per_round_in_a_rotating_order():

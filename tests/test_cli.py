@@ -12,6 +12,7 @@ import normcore as nc
 from normcore import cli, layer_cases
 
 
+@pytest.mark.slow  # gradchecks every layer and model
 def test_gradcheck_command_lists_every_layer_and_passes(capsys):
     assert cli.main(["gradcheck"]) == 0
     out = capsys.readouterr().out
@@ -93,6 +94,7 @@ def test_gradcheck_table_fits_80_columns_with_long_tensor_names(capsys):
     assert out.count("gamma") == 1
 
 
+@pytest.mark.slow  # gradchecks a whole TinyTransformer
 def test_the_gradcheck_report_table_sizes_its_columns_to_the_names():
     model = nc.TinyTransformer(11, 8, 2, 2, 6, d_ff=16, rng=0)
     table = nc.gradcheck(model, np.random.default_rng(0).integers(0, 11, (2, 6))).table()

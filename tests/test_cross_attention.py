@@ -99,6 +99,7 @@ MASK_IDS = [f"kpm:{k}-attn:{a}{'' if a is None else '-' + s}" for k, a, s in MAS
 
 # --- gradient checks ---------------------------------------------------------------------------
 
+@pytest.mark.slow  # gradchecks every configuration and mask, seconds each
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 @pytest.mark.parametrize("kpm, am, shape", MASKS[::3] + [MASKS[-1]], ids=MASK_IDS[::3] + [MASK_IDS[-1]])
 def test_gradcheck_query_key_value_and_every_parameter(config, kpm, am, shape):

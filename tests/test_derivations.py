@@ -252,6 +252,7 @@ def test_explain_rejects_bad_shapes():
     assert "argument --shape" in err.getvalue() and not text
 
 
+@pytest.mark.slow  # runs the whole tour: every gradient check, a derivation
 def test_tour_runs_and_fits_in_80_columns():
     status, text = _run(["tour"])
     assert status == 0

@@ -21,6 +21,8 @@ if not torch.distributed.is_available():
 sys.path.insert(0, str(Path(__file__).parent))
 import distributed_gloo_worker as worker  # noqa: E402
 
+pytestmark = pytest.mark.slow  # starts two processes that join a gloo process group
+
 WORLD_SIZE, TIMEOUT = 2, 120  # seconds for both processes, then they are killed
 
 

@@ -95,6 +95,7 @@ def _crawl(site):
     return seen, images
 
 
+@pytest.mark.slow  # a whole Sphinx build
 @needs_docs
 def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
     # One test, so that pytest-xdist builds the site once, not once per worker.
@@ -220,6 +221,7 @@ def test_exporting_an_unknown_notebook_names_the_ones_there_are(tmp_path):
     assert not list(tmp_path.iterdir()), "nothing is written for a wrong name"
 
 
+@pytest.mark.slow  # a Sphinx build
 @needs_docs
 def test_a_broken_link_or_image_fails_the_build(tmp_path):
     src = tmp_path / "src"

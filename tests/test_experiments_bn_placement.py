@@ -7,6 +7,8 @@ import pytest
 from normcore import BatchNorm1d, Linear
 from normcore.experiments import bn_placement
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 BEFORE, AFTER = 0, 1
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from normcore.experiments import covariate_shift
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

@@ -5,6 +5,8 @@ import pytest
 
 from normcore.experiments import dropout
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

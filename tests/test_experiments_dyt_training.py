@@ -7,6 +7,8 @@ import pytest
 from normcore.experiments import dyt_training
 from normcore.norms import DyT
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

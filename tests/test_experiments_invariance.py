@@ -6,6 +6,8 @@ import pytest
 from normcore import BatchNorm1d
 from normcore.experiments import invariance
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

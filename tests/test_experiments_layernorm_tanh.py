@@ -8,6 +8,8 @@ import pytest
 from normcore.experiments import layernorm_tanh as lt
 from normcore.experiments._positions import tiny_model
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

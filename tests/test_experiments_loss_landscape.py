@@ -6,6 +6,8 @@ import pytest
 
 from normcore.experiments import loss_landscape
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

@@ -4,6 +4,8 @@ import pytest
 
 from normcore import experiments
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 POSITION_EXPERIMENTS = ["pre_post_gradients", "warmup", "output_change", "effective_depth", "peri_ln"]
 
 

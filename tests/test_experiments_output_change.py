@@ -6,6 +6,8 @@ import pytest
 
 from normcore.experiments import output_change as exp
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module", params=[0, 1])
 def result(request):

@@ -8,6 +8,8 @@ import pytest
 from normcore.experiments import peri_ln
 from normcore.experiments._positions import tiny_model
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

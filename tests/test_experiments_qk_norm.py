@@ -10,6 +10,8 @@ import pytest
 from normcore.experiments import qk_norm
 from normcore.nn import MultiheadSelfAttention
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

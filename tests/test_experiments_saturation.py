@@ -6,6 +6,8 @@ import pytest
 from normcore import BatchNorm1d, LayerNorm
 from normcore.experiments import saturation
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

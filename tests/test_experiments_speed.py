@@ -7,6 +7,8 @@ import pytest
 import normcore as nc
 from normcore.experiments import speed
 
+pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
+
 
 @pytest.fixture(scope="module")
 def result():

@@ -26,6 +26,7 @@ def inputs(B=2, Tt=3, Ts=5, C=4, seed=1):
     return rng.standard_normal((B, Tt, C)), rng.standard_normal((B, Ts, C))
 
 
+@pytest.mark.slow  # gradchecks a decoder block per position and norm, seconds each
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("position", POSITIONS)
 def test_gradcheck_target_memory_and_every_parameter(position, norm):

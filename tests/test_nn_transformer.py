@@ -17,6 +17,7 @@ def tiny_model(position, norm, seed=0, **kw):
     return perturb_parameters(model, np.random.default_rng(seed + 100))
 
 
+@pytest.mark.slow  # gradchecks a whole two-block model, about a second each
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("position", POSITIONS)
 def test_gradcheck_two_block_model(position, norm):
@@ -216,6 +217,7 @@ def encoder_block(position="pre", norm="layernorm", seed=0, **kw):
     return perturb_parameters(block, np.random.default_rng(seed + 1))
 
 
+@pytest.mark.slow  # gradchecks an encoder block per position and norm, seconds each
 @pytest.mark.parametrize("position, norm, bias", [(p, n, True) for p in POSITIONS for n in NORMS]
                          + [("pre", "layernorm", False), ("post", "rmsnorm", False)])
 def test_gradcheck_encoder_block_with_masks(position, norm, bias):

@@ -17,6 +17,7 @@ build = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(build)
 
 
+@pytest.mark.slow  # executes the notebook in a fresh kernel
 @pytest.mark.parametrize("topic", build.TOPICS)
 def test_notebook_runs_top_to_bottom(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)

@@ -164,6 +164,7 @@ def test_gradcheck_blocks_with_peri_and_qk_norm(label, make, inputs):
     assert report.passed, report.table()
 
 
+@pytest.mark.slow  # gradchecks whole models, seconds each
 @pytest.mark.parametrize("position, qk_norm", [("peri", None), ("peri", "layernorm"), ("pre", "rmsnorm")])
 def test_gradcheck_models(position, qk_norm):
     ids = np.random.default_rng(4).integers(0, 5, (2, 4))

@@ -85,6 +85,7 @@ def test_fit_passes_a_tuple_of_inputs_as_separate_arguments():
 
 # --- the model ------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # gradchecks a whole TinySeq2Seq, seconds each
 @pytest.mark.parametrize("position", POSITIONS)
 def test_gradcheck_every_parameter_with_source_padding(position):
     model = small_model(position)
@@ -96,6 +97,7 @@ def test_gradcheck_every_parameter_with_source_padding(position):
     assert len(report.checks) == len(model.parameters())
 
 
+@pytest.mark.slow  # gradchecks a whole TinySeq2Seq
 def test_gradcheck_with_dropout_and_without_a_mask():
     model = small_model("post", dropout=0.3)
     src, tgt, _ = small_batch()

@@ -25,6 +25,8 @@ import torch_samples as ts  # noqa: E402
 from norm_tiers import TIERS  # noqa: E402
 from test_differential_torch import agree, error, one_torch_thread  # noqa: E402, F401  (the fixture: one thread)
 
+pytestmark = pytest.mark.slow  # PyTorch's sample databases (OpInfo, ModuleInfo), every sample
+
 # At most this many samples (of all dtypes and modes, each counted once, not per tier) may be
 # unmappable: a change that stops normcore from expressing samples it used to must say so here.
 MAX_UNMAPPABLE = 98

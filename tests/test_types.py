@@ -18,8 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
-                                reason="mypy is not installed (pip install -e '.[test]')")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                                 reason="mypy is not installed (pip install -e '.[test]')"),
+              pytest.mark.slow]  # slow: each test runs mypy over the public API, without a cache
 
 
 def run_mypy(tmp_path, *args):

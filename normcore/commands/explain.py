@@ -2,6 +2,7 @@
 with ``--graph FILE.png``, the picture of its computation graph instead."""
 
 import argparse
+import math
 import sys
 import textwrap
 
@@ -16,8 +17,16 @@ numbers, and checks of every staged gradient against the layer's compact
 backward and a numerical gradient. With --graph, draw the tape instead."""
 
 
+# The step-through prints every node's values and checks each element's gradient by nudging it
+# and replaying the tape: work that grows as the square of the input's size (16x16, 256
+# values, takes about a second; 200x300 would take hours), and arrays of over 60 values print
+# summarised anyway. A larger shape is refused before any work is done.
+MAX_VALUES = 256
+
+
 def parse_shape(text):
-    """'2x4' -> (2, 4); argparse reports anything else as a usage error."""
+    """'2x4' -> (2, 4); argparse reports anything else, or a shape of over ``MAX_VALUES``
+    values, as a usage error."""
     try:
         shape = tuple(int(n) for n in text.lower().split("x"))
     except ValueError:
@@ -25,6 +34,12 @@ def parse_shape(text):
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(
             f"expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}")
+    size = math.prod(shape)
+    if size > MAX_VALUES:
+        raise argparse.ArgumentTypeError(
+            f"{text} has {size} values; explain prints every value and checks each one "
+            f"numerically, so it takes at most {MAX_VALUES} values (e.g. 16x16, 4x8x8 or "
+            f"4x4x4x4): try a smaller shape")
     return shape
 
 
@@ -32,8 +47,9 @@ def add_arguments(parser):
     parser.description = DESCRIPTION
     parser.add_argument("norm", choices=list(KINDS), help="which computation to step through")
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
-                        help="input shape, e.g. 2x4 (default 3x4). BatchNorm takes (N, C), (N, C, L) or "
-                             "(N, C, H, W); the others work over the last axis")
+                        help=f"input shape, e.g. 2x4 (default 3x4), at most {MAX_VALUES} values. BatchNorm "
+                             "takes (N, C), (N, C, L) or (N, C, H, W); the others work over the "
+                             "last axis")
     parser.add_argument("--seed", type=seed, default=0,
                         help="seed of x, gamma, beta and dy (default 0)")
     parser.add_argument("--causal", action="store_true",

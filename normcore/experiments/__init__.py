@@ -23,7 +23,6 @@ import pathlib
 
 from .._array import flag
 from ..perf.threads import single_thread
-from . import _plot
 
 # The order ``normcore figures`` runs them in.
 EXPERIMENTS = [
@@ -75,6 +74,8 @@ def load(name):
 def run_and_plot(name, quick=False, outdir="figures", seed=0, progress=None):
     """Run experiment ``name`` and write its figures into ``outdir``; returns (result, paths).
     With ``quick=True`` each figure's title says it is a quick run."""
+    from . import _plot  # matplotlib: imported here, so that the command line starts without it
+
     quick = flag(quick, "quick", "run_and_plot")
     module = load(name)
     outdir = pathlib.Path(outdir)

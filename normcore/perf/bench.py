@@ -31,25 +31,41 @@ BatchNorm1d and GroupNorm (32 groups) take axis 1 as the channels (768 channels,
 channels of length 768). NumPy's BLAS runs on one thread for the norms.
 """
 
+import sys
+
+import numpy as np
+
 from .._array import flag
+from ..progress import Progress
 from .baselines import default_threads
-from .cases import DTYPES, SHAPES, fast_tier, torch_module
+from .cases import DTYPES, LEARNING, SHAPES, fast_tier, torch_module
 from .printing import learning_table, machine_lines, norm_header, norm_rows, step_table, targets_table
 from .runners import bench_learning, bench_shape, bench_transformer
 from .targets import compute_targets
 from .timing import keep_freed_memory
 
+# Rounds of the norms, rounds of the Transformer step, and warm-up rounds of the norms (not
+# kept): the full run, and --quick (one shape and one dtype, fewer rounds, the step on one
+# thread only, no learning run;
+# ``normcore bench --help`` says these numbers, and a test holds the two together).
+FULL = dict(repeats=15, step_repeats=12, warmup=2)
+QUICK = dict(repeats=5, step_repeats=3, warmup=1)
+
 
 def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dtypes=None, repeats=None,
-              step_repeats=None, transformer=None, warmup=2, learning=None):
+              step_repeats=None, transformer=None, warmup=None, learning=None, progress=False):
     """Measure everything, print the tables as it goes, and return (norm results, step,
-    learning run, targets).
+    learning run, targets); ``quick`` leaves out the step on all threads and the learning run
+    (None).
 
     ``torch`` and ``fast`` are the modules to compare, None to leave them out, or "auto" to
     import them if they are installed. The keyword arguments after ``out`` replace the sizes
-    ``quick`` picks (the tests use tiny ones); the targets are read at the first shape.
+    ``quick`` picks (``QUICK`` or ``FULL``; the tests use tiny ones); the targets are read at
+    the first shape. With ``progress``, each part draws normcore's progress display on stderr.
     """
     quick = flag(quick, "quick", "run_bench")
+    progress = flag(progress, "progress", "run_bench")
+    sizes = QUICK if quick else FULL
     torch = torch_module() if torch == "auto" else torch
     fast = fast_tier() if fast == "auto" else fast
     if torch is not None:
@@ -57,8 +73,17 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     keep_freed_memory()  # time the arithmetic, not the page faults of fresh arrays
     shapes = shapes or (SHAPES[:1] if quick else SHAPES)
     dtypes = dtypes or (DTYPES[:1] if quick else DTYPES)
-    repeats = repeats or (7 if quick else 15)
-    step_repeats = step_repeats or (5 if quick else 12)
+    repeats = repeats or sizes["repeats"]
+    step_repeats = step_repeats or sizes["step_repeats"]
+    warmup = sizes["warmup"] if warmup is None else warmup
+
+    def display(label):  # a progress display for one part, or None
+        return Progress(f"{label:<26} ") if progress else None
+
+    def done(bar):
+        if bar is not None:
+            bar.finish()
+
     for line in machine_lines(torch, fast, repeats, warmup):
         out(line)
     out("")
@@ -67,18 +92,29 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     results = []
     for shape in shapes:
         for dtype in dtypes:
-            rows = bench_shape(shape, dtype, repeats, torch, fast, warmup)
+            bar = display(f"norms {shape} {np.dtype(dtype).name}")
+            rows = bench_shape(shape, dtype, repeats, torch, fast, warmup, bar)
+            done(bar)
             results += rows
             for r in rows:
                 for line in norm_rows(r, torch, fast):
                     out(line)
     out("")
-    step = bench_transformer(step_repeats, torch, transformer)
+    bar = display("Transformer training step")
+    step = bench_transformer(step_repeats, torch, transformer, bar, all_threads=not quick)
+    done(bar)
     for line in step_table(step, transformer).splitlines() + [""]:
         out(line)
-    learned = bench_learning(1, learning)
-    for line in learning_table(learned, learning).splitlines() + [""]:
-        out(line)
+    learned = None
+    if quick:  # the learning run alone trains for up to a minute
+        out("learning run: left out by --quick (normcore bench runs it)")
+        out("")
+    else:
+        if progress:  # fit draws the learning run's progress display
+            print(f"learning run, {(learning or LEARNING)['steps']} steps:", file=sys.stderr)
+        learned = bench_learning(1, learning, progress)
+        for line in learning_table(learned, learning).splitlines() + [""]:
+            out(line)
     targets = compute_targets(results, step, torch, fast, shapes[0])
     for line in targets_table(targets, shapes[0]).splitlines():
         out(line)

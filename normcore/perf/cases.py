@@ -99,12 +99,13 @@ class ReverseRun:
         self.opt = optim.AdamW(self.model.parameters(), lr=cfg["lr"], weight_decay=0.0)
         self.history = None
 
-    def train(self):
-        """The training loop alone; returns (and keeps) fit's history."""
+    def train(self, progress=False):
+        """The training loop alone; returns (and keeps) fit's history. ``progress``: fit's
+        progress display on stderr."""
         cfg = self.cfg
         schedule = optim.warmup_cosine(cfg["lr"], cfg["warmup"], cfg["steps"])
         self.history = fit(self.model, self.task, self.opt, cfg["steps"], schedule=schedule, clip=1.0,
-                           batch_size=cfg["batch_size"], seed=0, progress=False)
+                           batch_size=cfg["batch_size"], seed=0, progress=progress)
         return self.history
 
     def held_out_accuracy(self):

@@ -29,7 +29,8 @@ def machine_lines(torch, fast, repeats, warmup):
     fv = "normcore.fast" if fast else "fast tier unavailable (normcore.fast is not installed)"
     lines = wrap(f"machine: {model}, {os.cpu_count()} logical cores, load average {load}", "  ")
     lines += wrap(f"numpy {np.__version__}, its BLAS on 1 thread for the norms; {tv}; {fv}", "  ")
-    lines += wrap(f"times: median ms of {repeats} interleaved rounds (after {warmup} warm-up rounds). "
+    rounds = "round" if warmup == 1 else "rounds"
+    lines += wrap(f"times: median ms of {repeats} interleaved rounds (after {warmup} warm-up {rounds}). "
                    "floor: the memory floor measured in the same rounds, the passes over the data no "
                    "implementation can avoid, as np.copyto: forward = a copy of x (read x, write y), "
                    "backward = a copy of dy (read dy, write dx), fwd+bwd = both. xF: a time as a "

@@ -44,7 +44,7 @@ class NormResult:
         return self.ratio(impl, "floor", phase)
 
 
-def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2):
+def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2, progress=None):
     """A NormResult per layer in LAYERS: every layer, implementation and the floor in each round.
     A layer in ONE_TIER (DyT) is timed once, as "reference": it has no fast tier."""
     rng = np.random.default_rng(1)
@@ -61,7 +61,7 @@ def bench_shape(shape, dtype, repeats, torch=None, fast=None, warmup=2):
             runners[kind, "torch 1t"] = TorchRunner(torch, module, x, dy, 1)
             runners[kind, "torch Nt"] = TorchRunner(torch, module, x, dy, default_threads(torch))
     with blas_threads(1):
-        times = time_interleaved(runners, PHASES, repeats, warmup)
+        times = time_interleaved(runners, PHASES, repeats, warmup, progress)
     floor = {("floor", phase): times[("floor", "floor"), phase] for phase in PHASES}
     results = []
     for kind in LAYERS:
@@ -105,18 +105,23 @@ class StepResult:
         return paired_ratio(self.times["normcore " + threads], self.times["torch " + threads])
 
 
-def bench_transformer(repeats, torch=None, cfg=None):
+def bench_transformer(repeats, torch=None, cfg=None, progress=None, all_threads=True):
+    """The training step of normcore and of torch on one thread ("1t") and, with
+    ``all_threads``, on all ("Nt"): on a busy machine a step on all threads can take ten
+    times longer than on one, so ``normcore bench --quick`` leaves those out."""
     cfg = TRANSFORMER if cfg is None else cfg
     threads = os.cpu_count() or 1
     try:
-        steps = {"normcore 1t": NumpyTransformerStep(cfg, 1),
-                 "normcore Nt": NumpyTransformerStep(cfg, threads)}
+        steps = {"normcore 1t": NumpyTransformerStep(cfg, 1)}
+        if all_threads:
+            steps["normcore Nt"] = NumpyTransformerStep(cfg, threads)
     except Exception as exc:  # the model or the optimizer is missing or broken
         return StepResult(error=f"{type(exc).__name__}: {exc}")
     if torch is not None:
         steps["torch 1t"] = TorchTransformerStep(torch, cfg, 1)
-        steps["torch Nt"] = TorchTransformerStep(torch, cfg, default_threads(torch))
-    times = time_interleaved(steps, ("step",), repeats, warmup=1)
+        if all_threads:
+            steps["torch Nt"] = TorchTransformerStep(torch, cfg, default_threads(torch))
+    times = time_interleaved(steps, ("step",), repeats, warmup=1, progress=progress)
     return StepResult({name: ts for (name, _), ts in times.items()})
 
 
@@ -125,15 +130,15 @@ class LearningRunner:
     ``context()``), and ``step()`` is the training loop, on one BLAS thread (for matrices this
     small, OpenBLAS's threads only add synchronisation)."""
 
-    def __init__(self, cfg):
-        self.cfg, self.run = cfg, None
+    def __init__(self, cfg, progress=False):
+        self.cfg, self.run, self.progress = cfg, None, progress
 
     def context(self):
         self.run = ReverseRun(self.cfg)
         return blas_threads(1)
 
     def step(self):
-        self.run.train()
+        self.run.train(progress=self.progress)
 
 
 @dataclass
@@ -146,10 +151,11 @@ class LearningResult:
         return median(self.seconds) if self.seconds else math.nan
 
 
-def bench_learning(repeats=1, cfg=None):
-    """Time the learning run ``repeats`` times (no warm-up: a run is seconds long)."""
+def bench_learning(repeats=1, cfg=None, progress=False):
+    """Time the learning run ``repeats`` times (no warm-up: a run is seconds long); with
+    ``progress``, ``fit`` draws its progress display on stderr."""
     cfg = LEARNING if cfg is None else cfg
-    runner = LearningRunner(cfg)
+    runner = LearningRunner(cfg, progress)
     try:
         times = time_interleaved({"learning": runner}, ("step",), repeats, warmup=0)
         accuracy = runner.run.held_out_accuracy()

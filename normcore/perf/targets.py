@@ -63,6 +63,6 @@ def compute_targets(results, step, torch, fast, shape=SHAPES[0]):
     if step.error or "torch 1t" not in step.times:
         targets.append(Target(what, nan, TRANSFORMER_TARGET, note=step.error or NOT_TORCH))
     else:
-        targets.append(Target(what, step.ratio("1t"), TRANSFORMER_TARGET,
-                              note=f"reference tier; all threads each: {step.ratio('Nt'):.2f}x"))
+        all_threads = f"; all threads each: {step.ratio('Nt'):.2f}x" if "torch Nt" in step.times else ""
+        targets.append(Target(what, step.ratio("1t"), TRANSFORMER_TARGET, note=f"reference tier{all_threads}"))
     return targets

@@ -53,9 +53,10 @@ def time_once(runner, phase):
         return time.perf_counter() - start
 
 
-def time_interleaved(runners, phases, repeats, warmup=2):
+def time_interleaved(runners, phases, repeats, warmup=2, progress=None):
     """{(name, phase): [seconds of each round]} for the runners {name: runner}: in every round,
     each phase of each runner once, in turn. The first ``warmup`` rounds are not kept.
+    ``progress``, if given, is called as ``progress(done, total, label)`` after each round.
 
     The order of the runners rotates by one from round to round, so that no runner always
     follows the same one: what a run leaves behind (PyTorch's idle threads still spinning, the
@@ -70,6 +71,9 @@ def time_interleaved(runners, phases, repeats, warmup=2):
                 seconds = time_once(runners[name], phase)
                 if round_ >= warmup:
                     times[name, phase].append(seconds)
+        if progress is not None:
+            label = "warm-up" if round_ < warmup else f"round {round_ + 1 - warmup}/{repeats}"
+            progress(round_ + 1, warmup + repeats, label)
     return times
 
 
