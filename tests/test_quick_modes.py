@@ -128,7 +128,7 @@ def test_the_bench_command_asks_for_progress_and_flushes_each_table_line(monkeyp
 # --- figures: the quick run is the tests' configuration, and its cost is stated -----------------
 def test_figures_quick_help_states_the_cost_and_runs_the_quick_configuration(monkeypatch, tmp_path, capsys):
     text = _help("figures")
-    assert "seconds each" not in text and "take seconds" in text
+    assert "Most experiments" in text and "a few (warmup," in text  # not the old "quick" promise
     assert f"all {len(experiments.EXPERIMENTS)} take about" in text and "load of" in text
     seen = []
 
