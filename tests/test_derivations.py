@@ -3,6 +3,7 @@ backward and against finite differences, and the ``explain`` and ``tour`` comman
 
 import contextlib
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import normcore as nc
 from normcore.cli import main
 from normcore.derivations import KINDS, step_through
 from normcore.derivations import steps as steps_module
-from normcore.derivations.steps import standardize_tape
+from normcore.derivations.steps import LOSS_AND_ACTIVATION_KINDS, standardize_tape
 from normcore.nn import softmax, softmax_backward
 
 SHAPES = {
@@ -21,6 +22,10 @@ SHAPES = {
     "rmsnorm": [(3, 4), (6,), (2, 3, 5), (4, 3)],
     "dyt": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "softmax": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+    "log_softmax": [(3, 4), (6,), (2, 3, 5), (4, 3)],
+    "cross_entropy": [(3, 4), (5, 2), (1, 6), (8, 3)],
+    "gelu": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
+    "gelu_tanh": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -28,6 +33,8 @@ CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for see
 def _compact(kind, st):
     """The compact backward of the layer, computed here independently of the step-through."""
     x, dy = st.tape.nodes[0].value, st.dy
+    if kind in LOSS_AND_ACTIVATION_KINDS:
+        return _compact_loss_or_activation(kind, st)
     if kind == "softmax":
         return {"s": softmax_backward(dy, softmax(x))}
     if kind == "dyt":  # written out here: t = tanh(alpha x), y = gamma t + beta
@@ -137,7 +144,7 @@ def test_class_scores_by_subject_and_by_student():
     assert ln.passed and bn.passed
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k != "dyt"])  # DyT's: the next test
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "dyt" and k not in LOSS_AND_ACTIVATION_KINDS])
 def test_properties_of_the_input_gradient(kind):
     st = step_through(kind, shape=(3, 5), seed=2)
     shift, *rescale = st.properties if kind != "rmsnorm" else [None] + st.properties
@@ -360,3 +367,126 @@ def test_layernorm_jacobian_null_directions_and_scale():
     assert np.allclose(J @ x_hat, r * x_hat * st.eps / (var + st.eps))  # a rescaling: ~eps
     eig = np.linalg.eigvalsh(J)
     assert np.abs(eig[:2]).max() < 1e-4 and np.allclose(eig[2:], r)
+
+
+# --- log-softmax, cross-entropy and GELU ---------------------------------------------------------
+def _compact_loss_or_activation(kind, st):
+    """Their compact backward, written out here independently of the step-through and normcore.nn."""
+    x, dy = st.tape.nodes[0].value, st.dy
+    if kind == "log_softmax":  # ds = dlogp - p * sum(dlogp)
+        return {"s": dy - softmax(x) * dy.sum(-1, keepdims=True)}
+    if kind == "cross_entropy":  # ds = dloss * (softmax(s) - onehot(y)) / N
+        onehot = np.eye(x.shape[1])[st.target]
+        return {"s": dy[0, 0] * (softmax(x) - onehot) / x.shape[0]}
+    if kind == "gelu":  # y = x Phi(x): dx = dy (Phi + x phi)
+        Phi = 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+        phi = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        return {"x": dy * (Phi + x * phi)}
+    k, c = math.sqrt(2 / math.pi), 0.044715  # y = x (1 + tanh(k (x + c x**3))) / 2
+    t = np.tanh(k * (x + c * x ** 3))
+    return {"x": dy * ((1 + t) / 2 + x / 2 * (1 - t * t) * k * (1 + 3 * c * x * x))}
+
+
+@pytest.mark.parametrize("seed", [0, 3, 11])
+@pytest.mark.parametrize("shape", [(3, 4), (6, 2), (2, 7)])
+def test_cross_entropy_staged_gradient_is_softmax_minus_onehot_over_n(shape, seed):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, 3.0, size=shape)
+    target = rng.integers(0, shape[1], size=shape[0])
+    st = step_through("cross_entropy", logits, target=target)
+    assert st.passed and st.tape.output.value.shape == (1, 1)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    fused = (p - np.eye(shape[1])[target]) / shape[0]
+    np.testing.assert_allclose(st.tape["s"].grad, fused, rtol=1e-12, atol=1e-15)
+    loss = -np.mean(np.log(p[np.arange(shape[0]), target]))
+    assert st.tape.output.value[0, 0] == pytest.approx(loss, rel=1e-12)
+    # only the picked entries get a share from pick; the rest of dlogp is 0
+    share = st.tape["picked"].share("logp")
+    assert np.count_nonzero(share) == shape[0] and np.all(share[np.arange(shape[0]), target] == -1 / shape[0])
+    assert all(value < 1e-14 for _, value in st.properties), st.properties
+    # an upstream gradient of 2.5 scales everything by 2.5
+    twice = step_through("cross_entropy", logits, target=target, dy=2.5)
+    np.testing.assert_allclose(twice.tape["s"].grad, 2.5 * fused, rtol=1e-12, atol=1e-15)
+
+
+def test_log_softmax_steps_and_its_stability():
+    st = step_through("log-softmax", shape=(3, 5), seed=2)  # "log-softmax" names log_softmax
+    assert st.kind == "log_softmax" and st.passed
+    assert [n.name for n in st.tape] == ["s", "m", "z", "e", "total", "lse", "logp"]
+    assert st.properties[0][1] < 1e-14, st.properties
+    np.testing.assert_allclose(np.exp(st.tape["logp"].value).sum(-1), 1.0, rtol=1e-14)
+    # never log(softmax): where softmax underflows to 0, the tape's logp stays finite and exact
+    big = step_through("log_softmax", np.array([[-800.0, 1e4]]), dy=np.array([[1.0, -1.0]]))
+    assert big.tape["logp"].value.tolist() == [[-10800.0, 0.0]] and big.passed
+    graph = st.graph()
+    assert [label.split(":")[0] for label in graph.routes] == ["direct", "through the max", "through the sum"]
+    assert graph.target == "logp"
+
+
+@pytest.mark.parametrize("kind,nodes,steps", [
+    ("gelu", ["x", "u", "e", "e1", "Phi", "y"], ["scale", "erf", "add 1", "halve", "gate"]),
+    ("gelu_tanh", ["x", "x3", "cx3", "w", "u", "t", "t1", "h", "y"],
+     ["cube", "scale by c", "add", "scale by k", "tanh", "add 1", "halve", "gate"])])
+def test_gelu_tapes_in_both_forms(kind, nodes, steps):
+    st = step_through(kind, shape=(3, 5), seed=4)
+    assert st.passed and [n.name for n in st.tape] == nodes
+    assert [n.step for n in st.tape][1:] == steps
+    assert st.properties[0][1] < 1e-14, st.properties
+    # x reaches y twice: as the gated value and through the gate; the backward adds both shares
+    x = st.tape["x"]
+    shares = [share for node in st.tape for src, share in node.shares if src is x]
+    assert len(shares) == (2 if kind == "gelu" else 3)
+    np.testing.assert_allclose(sum(shares), x.grad, rtol=0, atol=1e-14)
+    routes = list(st.graph().routes)
+    assert routes[0] == "direct: x -> y" and len(routes) == 2
+    if kind == "gelu_tanh":  # x used twice inside the branch: x + c * x**3
+        assert routes[1].endswith("-> h -> y, x -> w"), routes
+
+
+def test_gelu_forms_differ_by_the_documented_amount():
+    x = np.linspace(-4.0, 4.0, 81)
+    exact = step_through("gelu", x).tape.output.value
+    approx = step_through("gelu_tanh", x).tape.output.value
+    gap = np.abs(exact - approx)
+    assert 1e-4 < gap.max() < 4.8e-4 and abs(x[gap.argmax()]) > 2
+
+
+def test_gelu_erf_rule_without_its_factor_is_caught(monkeypatch):
+    """The common slip, d erf(u)/du = exp(-u**2) without 2/sqrt(pi): every check below e fails."""
+    original = steps_module.Tape.erf
+
+    def wrong_erf(self, *args, **kwargs):
+        node = original(self, *args, **kwargs)
+        node.edges[0].vjp = lambda g, out, v: g * np.exp(-v * v)
+        return node
+
+    monkeypatch.setattr(steps_module.Tape, "erf", wrong_erf)
+    st = step_through("gelu", shape=(3, 4), seed=0)
+    assert not st.passed
+    assert st.check("x", "compact").verdict == "DIFFERS"
+    assert st.check("u", "numerical").verdict == "DIFFERS"
+    assert st.check("e", "numerical").verdict in ("exact", "close")  # above the broken node
+    assert st.properties[0][1] > 1e-3
+
+
+def test_cross_entropy_bad_requests_raise_clear_errors():
+    with pytest.raises(ValueError, match=r"one class index in \[0, 4\) per row"):
+        step_through("cross_entropy", shape=(3, 4), target=[0, 4, 1])
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        step_through("cross_entropy", shape=(3, 4), target=[0, 1])
+    with pytest.raises(ValueError, match="dy must be one number"):
+        step_through("cross_entropy", shape=(3, 4), dy=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="rank 2"):
+        step_through("cross_entropy", shape=(2, 3, 4))
+    with pytest.raises(ValueError, match="causal=True needs the softmax"):
+        step_through("log_softmax", shape=(4, 4), causal=True)
+
+
+def test_explain_cross_entropy_shows_targets_and_the_fused_gradient():
+    status, text = _run(["explain", "cross_entropy", "--shape", "4x3", "--seed", "5"])
+    assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
+    st = step_through("cross_entropy", shape=(4, 3), seed=5)
+    assert f"Targets y (one class per row): {st.target.tolist()}" in text
+    assert "softmax(s) - onehot(y)) / N" in text and "dL/dloss = dy = 1" in text
+    assert "loss (fwd) (1, 1)" in text

@@ -136,7 +136,7 @@ def computation_graph(st):
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
         inner = [(a, b) for a, b in edges if a in branch or b in branch]
         stat = next((n for n in branch if _reduces(tape[n])), branch[0])
-        routes[f"through the {tape[stat].step}: {' -> '.join(_chain(inner))}"] = inner
+        routes[f"through the {tape[stat].step}: {', '.join(_chain(inner))}"] = inner
 
     labels = {}
     for node in nodes:
@@ -144,7 +144,7 @@ def computation_graph(st):
         kind = "input" if node is source else "parameter" if node.is_leaf else what
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     x = source.value.shape
-    what = {"softmax": f"softmax over {st.over}", "dyt": "element by element"}.get(
+    what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element"}.get(
         st.kind, f"statistics over {st.over}")
     title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
     return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
@@ -159,13 +159,19 @@ def _shape(shape):
 
 
 def _chain(edges):
-    """'a -> b -> c' for edges that form a chain (a branch's edges, in tape order)."""
-    out = [edges[0][0]]
-    for a, b in edges:
-        if a != out[-1]:
-            out.append(a)
-        out.append(b)
-    return out
+    """'a -> b -> c' for a branch's edges (in tape order): the longest chain first, then, for a
+    branch that uses a value twice (GELU's x in x + c * x**3), each edge left over."""
+    left = list(edges)
+    chains = []
+    while left:
+        chain = [left.pop(0)]
+        nxt = next((e for e in left if e[0] == chain[-1][1]), None)
+        while nxt is not None:
+            left.remove(nxt)
+            chain.append(nxt)
+            nxt = next((e for e in left if e[0] == chain[-1][1]), None)
+        chains.append(" -> ".join([chain[0][0]] + [b for _, b in chain]))
+    return chains
 
 
 # Text sizes (points), read at the PNG's own size or scaled to a page: the nodes' labels, the

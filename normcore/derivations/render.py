@@ -57,12 +57,13 @@ def render_text(st, width=80, latex=True, parts=PARTS):
 def _forward(st, width, latex):
     tape, out = st.tape, []
     x = tape.nodes[0]
-    what = {"softmax": f"softmax over {st.over}",
-            "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
-                                                                     f"eps = {st.eps:.3g}")
+    what = st.what or {"softmax": f"softmax over {st.over}",
+                       "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
+                                                                                f"eps = {st.eps:.3g}")
     out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, {what}", width),
-            _wrap(f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
-                  f"dL/d{tape.output.name} = dy.", width)]
+            _wrap(st.loss_line or f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
+                                  f"dL/d{tape.output.name} = dy.", width)]
+    out += [_wrap(note, width) for note in st.notes]
     if np.isneginf(x.value).any():
         out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
                          "no gradient.", width))
@@ -121,7 +122,7 @@ def _checks(st, width):
             diff = "0" if c and c.max_diff == 0 else f"{c.max_diff:.1e}" if c else ""
             cells.append(f"{c.verdict:<8}{diff:<16}" if c else f"{'-':<24}")
         label = node.name + (" (fwd)" if node is tape.output else "")
-        out.append(f"{label:<10}{str(node.value.shape):<12}{cells[0]}{cells[1]}".rstrip())
+        out.append(f"{label:<9} {str(node.value.shape):<12}{cells[0]}{cells[1]}".rstrip())
     out.append(_wrap("(exact: bit for bit; close: relative error within tolerance, or an "
                      "absolute difference at rounding level where the gradient is about 0; the "
                      "numbers are the largest absolute differences. The output row compares "

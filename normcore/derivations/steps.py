@@ -17,7 +17,7 @@ import numpy as np
 from .. import norms
 from .._array import flag
 from ..gradcheck import rel_error
-from ..nn import Softmax
+from ..nn import GELU, CrossEntropyLoss, LogSoftmax, Softmax
 from ..layer_cases import randomize_parameters
 from .tape import Tape
 
@@ -52,6 +52,10 @@ class StepThrough:
     compact: str  # the compact backward formula, in plain text
     checks: list = field(default_factory=list)
     properties: list = field(default_factory=list)  # (description, value) that should be ~0
+    what: str = ""  # what the step-through computes, for the headings (default: from kind)
+    loss_line: str = ""  # how L is made from the output (default: L = sum(y * dy))
+    notes: list = field(default_factory=list)  # lines printed under the heading (e.g. the targets)
+    target: np.ndarray = None  # cross_entropy: the class index of each row
 
     @property
     def passed(self):
@@ -138,14 +142,62 @@ def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
 
 def softmax_tape(s, axis, over):
     """max, shift, exp, sum, reciprocal, normalise: p = exp(s - max) / sum(exp(s - max))."""
+    t, z, e, total = _shifted_exp_sum(s, axis, over)
+    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
+    t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    return t
+
+
+def _shifted_exp_sum(s, axis, over):
+    """The start softmax and log-softmax share: max, shift, exp, sum (z = s - max, e = exp(z),
+    total = sum(e)); returns the tape and those three nodes."""
     t = Tape()
     s = t.leaf("s", s)
     m = t.max(s, (axis,), "m", "max", over, "m")
     z = t.sub(s, m, "z", "shift", "z", over=over)
     e = t.exp(z, "e", "exp", "e")
-    total = t.sum(e, (axis,), "total", "sum", over, "S")
-    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
-    t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    return t, z, e, t.sum(e, (axis,), "total", "sum", over, "S")
+
+
+def log_softmax_tape(s, axis, over):
+    """max, shift, exp, sum, log, subtract: logp = z - log(sum(exp(z))), never log(softmax)."""
+    t, z, _, total = _shifted_exp_sum(s, axis, over)
+    lse = t.log(total, "lse", "log", r"\ell")
+    t.sub(z, lse, "logp", "subtract", r"\log p", over=over)
+    return t
+
+
+def cross_entropy_tape(s, target, over):
+    """log-softmax over the classes, pick each row's target, negate, mean over the rows:
+    loss = mean_N(-logp[n, y_n])."""
+    t = log_softmax_tape(s, 1, over)
+    picked = t.pick(t["logp"], target, "picked", "pick target", "q")
+    nll = t.scale(picked, -1.0, "-1", "nll", "negate", "n", "-1")
+    t.mean(nll, (0,), "loss", "mean", "N", "L")
+    return t
+
+
+GELU_K, GELU_C = float(GELU.k), float(GELU.c)  # the tanh form's sqrt(2 / pi) and 0.044715
+
+
+def gelu_tape(x, approximate="none"):
+    """GELU, y = x * Phi(x): exact, Phi = 0.5 * (1 + erf(x / sqrt(2))) (scale, erf, add 1,
+    halve, gate), or approximate="tanh", 0.5 * (1 + tanh(k * (x + c * x**3))) (cube, scale by
+    c, add, scale by k, tanh, add 1, halve, gate)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    if approximate == "tanh":
+        x3 = t.cube(x, "x3", "cube", "x^3")
+        cx3 = t.scale(x3, GELU_C, "c", "cx3", "scale by c", "b", "c")
+        w = t.add(x, cx3, "w", "add", "w")
+        u = t.scale(w, GELU_K, "k", "u", "scale by k", "u", "k")
+        s, half = t.tanh(u, "t", "tanh", "t"), ("h", "h")
+    else:
+        u = t.scale(x, 1.0 / np.sqrt(2.0), "1/sqrt(2)", "u", "scale", "u", r"\tfrac{1}{\sqrt{2}}")
+        s, half = t.erf(u, "e", "erf", "e"), ("Phi", r"\Phi")
+    s1 = t.add_constant(s, 1.0, "1", f"{s.name}1", "add 1", "o")
+    gate = t.scale(s1, 0.5, "0.5", half[0], "halve", half[1])
+    t.mul(x, gate, "y", "gate", "y")
     return t
 
 
@@ -164,6 +216,10 @@ KINDS = {
     "rmsnorm": ("RMSNorm", (1, 2, 3, 4)),
     "dyt": ("DyT", (1, 2, 3, 4)),
     "softmax": ("softmax", (1, 2, 3, 4)),
+    "log_softmax": ("log-softmax", (1, 2, 3, 4)),
+    "cross_entropy": ("cross-entropy", (2,)),
+    "gelu": ("GELU", (1, 2, 3, 4)),
+    "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
 }
 
 COMPACT = {
@@ -174,14 +230,20 @@ COMPACT = {
     "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
     "dyt": "dx = alpha * du, du = dy * gamma * (1 - t**2); dalpha = sum_all(du * x)",
     "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
+    "log_softmax": "ds = dlogp - p * sum_D(dlogp), p = exp(logp) = softmax(s)",
+    "cross_entropy": "ds = dloss * (softmax(s) - onehot(y)) / N: the fused gradient, no log-softmax "
+                     "Jacobian",
+    "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
+    "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
 }
 
 
 def _kind(kind):
-    key = str(kind).lower().replace("-", "").replace("_", "")
-    if key not in KINDS:
-        raise ValueError(f"unknown step-through {kind!r}; choose one of {', '.join(KINDS)}")
-    return key
+    squash = lambda k: str(k).lower().replace("-", "").replace("_", "")  # noqa: E731
+    for key in KINDS:  # "log_softmax", "log-softmax" and "logsoftmax" all name log_softmax
+        if squash(key) == squash(kind):
+            return key
+    raise ValueError(f"unknown step-through {kind!r}; choose one of {', '.join(KINDS)}")
 
 
 def _verdict(node, against, staged, reference, tol, atol=0.0):
@@ -194,7 +256,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None):
+                 alpha=None, target=None):
     """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm, dyt or softmax), run its
     backward and check it; returns a ``StepThrough``.
 
@@ -210,6 +272,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         the loss is L = sum(y * dy).
     causal : softmax only: set the scores above the diagonal of the last two (square) axes to
         -inf, as attention's causal mask does (query i may not look at key j > i).
+    target : cross_entropy only: the class index of each row of the (N, C) logits (default:
+        random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
     """
     kind = _kind(kind)
     title, ranks = KINDS[kind]
@@ -224,6 +288,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                              f"(attention scores T x T), got {title} on shape {x.shape}")
         above = np.triu_indices(x.shape[-1], 1)
         x[..., above[0], above[1]] = -np.inf
+    if kind in LOSS_AND_ACTIVATION_KINDS:
+        return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
     letters = _letters(kind, x.ndim)
     if kind == "batchnorm":
         if x.size // x.shape[1] < 2:
@@ -276,16 +342,24 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                       for n, p in layer.named_parameters()})
     reference_name = f"{type(layer).__name__}.backward"
 
-    tape.backward(dy)
     st = StepThrough(kind, title, tape, dy, eps, over, reference_name, COMPACT[kind])
+    _check(st, y_ref, reference, h)
+    st.properties = _properties(kind, tape, axes, over)
+    return st
+
+
+def _check(st, y_ref, reference, h):
+    """Run the tape's backward from ``st.dy``, then compare: the output with the layer's forward
+    ``y_ref``, the gradients named in ``reference`` with the layer's backward, and every node's
+    gradient with central differences."""
+    tape, dy = st.tape, st.dy
+    tape.backward(dy)
     st.checks.append(_verdict(tape.output.name, "compact", tape.output.value, y_ref, COMPACT_TOL, COMPACT_ATOL))
     for name, grad in reference.items():
         st.checks.append(_verdict(name, "compact", tape[name].grad, grad, COMPACT_TOL, COMPACT_ATOL))
     for node in tape:
         st.checks.append(_verdict(node.name, "numerical", node.grad, tape.numerical_grad(node, dy, h),
                                   NUMERICAL_TOL, NUMERICAL_ATOL))
-    st.properties = _properties(kind, tape, axes, over)
-    return st
 
 
 def _properties(kind, tape, axes, over):
@@ -307,3 +381,84 @@ def _properties(kind, tape, axes, over):
     if kind != "rmsnorm":
         props.insert(0, (f"sum_{over}(dx): the output ignores a shift of x", worst(dx.sum(axis=axes))))
     return props
+
+
+# --- log-softmax, cross-entropy and GELU: no parameters, checked against normcore.nn ----------
+LOSS_AND_ACTIVATION_KINDS = ("log_softmax", "cross_entropy", "gelu", "gelu_tanh")
+
+
+def _class_targets(target, rng, n, c):
+    """Cross-entropy's class indices: one integer in [0, c) per row (default: random)."""
+    if target is None:
+        return rng.integers(0, c, size=n)
+    y = np.asarray(target)
+    if y.shape != (n,) or y.dtype.kind not in "iu" or (y.size and (y.min() < 0 or y.max() >= c)):
+        raise ValueError(f"target must hold one class index in [0, {c}) per row of the logits, "
+                         f"shape ({n},), got {y.dtype} of shape {y.shape}")
+    return y
+
+
+def _loss_or_activation_step_through(kind, title, x, rng, dy, target, h):
+    """The tape of log-softmax, cross-entropy or GELU, checked against normcore.nn's layer."""
+    if kind == "cross_entropy":
+        n, c = x.shape
+        target = _class_targets(target, rng, n, c)
+        tape, layer, over = cross_entropy_tape(x, target, "C"), CrossEntropyLoss(), "C"
+        y_ref = layer.forward(x, target)
+        dy = np.ones((1, 1)) if dy is None else np.asarray(dy, dtype=np.float64)
+        if dy.size != 1:
+            raise ValueError(f"dy must be one number for cross_entropy (the loss is a scalar), got shape "
+                             f"{dy.shape}")
+        dy = dy.reshape(1, 1)
+        dx = layer.backward(dy[0, 0])
+        what = f"mean over the N = {n} rows of -log-softmax at the target, over the C = {c} classes"
+        loss_line = f"The output is the loss itself: L = loss, so dL/dloss = dy = {dy[0, 0]:g}."
+        notes = [f"Targets y (one class per row): {target.tolist()}"]
+    else:
+        over = _letters(kind, x.ndim)[-1]
+        dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
+        if dy.shape != x.shape:
+            raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
+        if kind == "log_softmax":
+            tape, layer = log_softmax_tape(x, x.ndim - 1, over), LogSoftmax(axis=-1)
+            what = f"log-softmax over {over}"
+        else:
+            approximate = "tanh" if kind == "gelu_tanh" else "none"
+            tape, layer = gelu_tape(x, approximate), GELU(approximate=approximate)
+            what = "element by element, no statistics"
+        y_ref = layer.forward(x)
+        dx = layer.backward(dy)
+        loss_line, notes = "", []
+    reference = {tape.nodes[0].name: dx}
+    st = StepThrough(kind, title, tape, dy, 0.0, over, f"{type(layer).__name__}.backward", COMPACT[kind],
+                     what=what, loss_line=loss_line, notes=notes, target=target)
+    _check(st, y_ref, reference, h)
+    st.properties = _loss_or_activation_properties(kind, tape, over, target)
+    return st
+
+
+def _loss_or_activation_properties(kind, tape, over, target=None):
+    """What the input gradient must satisfy, measured: each value should be 0 up to rounding."""
+    first = tape.nodes[0]
+    dx, x = first.grad, first.value
+    worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
+    if kind == "log_softmax":
+        return [(f"sum_{over}(ds): log-softmax ignores a shift of its row",
+                 worst(dx.sum(axis=-1)))]
+    if kind == "cross_entropy":
+        p = np.exp(tape["logp"].value)
+        onehot = np.zeros_like(p)
+        onehot[np.arange(len(p)), target] = 1.0
+        fused = tape.output.grad[0, 0] * (p - onehot) / len(p)
+        return [("ds - dloss * (softmax(s) - onehot(y)) / N: the staged gradient is the fused one",
+                 worst(dx - fused)),
+                (f"sum_{over}(ds): each row's gradient sums to 0", worst(dx.sum(axis=1)))]
+    dy = tape.output.grad
+    if kind == "gelu":
+        phi = np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
+        return [("dx - dy * (Phi + x * phi): the product rule, element by element",
+                 worst(dx - dy * (tape["Phi"].value + x * phi)))]
+    t = tape["t"].value
+    return [("dx - dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)): the product rule, "
+             "element by element",
+             worst(dx - dy * (tape["h"].value + x / 2 * (1 - t * t) * GELU_K * (1 + 3 * GELU_C * x * x))))]

@@ -218,6 +218,63 @@ class Tape:
                   f"d_{b.name} += {rb}", lambda g, out, u, v: sum_to_shape(g, v.shape))],
             f"{name} = {a.name} + {b.name}", rf"{tex} = {a.tex} + {b.tex}")
 
+    # --- log-softmax, cross-entropy and GELU ---------------------------------------------------
+    def log(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, np.log,
+            [Edge(a, f"d {name}/d {a.name} = 1 / {a.name}",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1/{a.tex}",
+                  f"d_{a.name} += d_{name} / {a.name}", lambda g, out, v: g / v)],
+            f"{name} = log({a.name})", rf"{tex} = \log {a.tex}")
+
+    def erf(self, a, name, step, tex):
+        """erf(a); its derivative is the Gaussian bell 2/sqrt(pi) * exp(-a**2)."""
+        from ..nn.activations import erf
+
+        two_over_sqrt_pi = 2.0 / np.sqrt(np.pi)
+        return self._op(
+            name, step, tex, erf,
+            [Edge(a, f"d {name}/d {a.name} = 2/sqrt(pi) * exp(-{a.name}**2)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = \tfrac{{2}}{{\sqrt{{\pi}}}}\,e^{{-{a.tex}^2}}",
+                  f"d_{a.name} += d_{name} * 2/sqrt(pi) * exp(-{a.name}**2)",
+                  lambda g, out, v: g * two_over_sqrt_pi * np.exp(-v * v))],
+            f"{name} = erf({a.name})", rf"{tex} = \operatorname{{erf}} {a.tex}")
+
+    def scale(self, a, c, cname, name, step, tex, ctex=None):
+        """c * a for a constant c named ``cname`` (e.g. "0.5", "k")."""
+        ctex = ctex or cname
+        return self._op(
+            name, step, tex, lambda v: c * v,
+            [Edge(a, f"d {name}/d {a.name} = {cname}", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {ctex}",
+                  f"d_{a.name} += d_{name} * {cname}", lambda g, out, v: g * c)],
+            f"{name} = {cname} * {a.name}", rf"{tex} = {ctex}\,{a.tex}")
+
+    def cube(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, lambda v: v * v * v,
+            [Edge(a, f"d {name}/d {a.name} = 3 * {a.name}**2",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 3\,{a.tex}^2",
+                  f"d_{a.name} += d_{name} * 3 * {a.name}**2", lambda g, out, v: g * 3.0 * v * v)],
+            f"{name} = {a.name}**3", rf"{tex} = {a.tex}^3")
+
+    def pick(self, a, index, name, step, tex):
+        """Row n's entry at column index[n] of a 2-D ``a`` (the target's log-probability); the
+        index is data, not a node: it has no gradient."""
+        index = np.asarray(index)
+        rows = np.arange(index.size)
+
+        def scatter(g, out, v):  # the share goes back to the picked entries only
+            share = np.zeros_like(v)
+            share[rows, index] = g[:, 0]
+            return share
+
+        return self._op(
+            name, step, tex, lambda v: v[rows, index][:, None],
+            [Edge(a, f"d {name}_n/d {a.name}_nj = 1 where j = y_n, 0 elsewhere",
+                  rf"\frac{{\partial {tex}_n}}{{\partial {{{a.tex}}}_{{nj}}}} = [\,j = y_n\,]",
+                  f"d_{a.name} += d_{name} at the target, 0 elsewhere", scatter)],
+            f"{name} = {a.name}[n, y_n]", rf"{tex}_n = {{{a.tex}}}_{{n, y_n}}")
+
     # --- backward, replay and the numerical gradient -------------------------------------------
     def backward(self, dy):
         """Fill every node's ``grad`` (dL/d node) for L = sum(output * dy), one node at a time."""
