@@ -1,5 +1,6 @@
 """Step-throughs: BatchNorm, LayerNorm, RMSNorm, DyT and softmax as tapes of elementary nodes,
-with the staged gradient checked against the layer's compact backward and central differences.
+with the staged gradient checked against the layer's compact backward and central differences;
+also log-softmax, cross-entropy (ending in the scalar loss) and GELU in its erf and tanh forms.
 
     st = step_through("layernorm", shape=(3, 4), seed=0)
     print(st.text())               # the forward, the backward node by node, the checks
@@ -187,15 +188,15 @@ def gelu_tape(x, approximate="none"):
     t = Tape()
     x = t.leaf("x", x)
     if approximate == "tanh":
-        x3 = t.cube(x, "x3", "cube", "x^3")
+        x3 = t.cube(x, "x3", "cube", "q")
         cx3 = t.scale(x3, GELU_C, "c", "cx3", "scale by c", "b", "c")
         w = t.add(x, cx3, "w", "add", "w")
         u = t.scale(w, GELU_K, "k", "u", "scale by k", "u", "k")
         s, half = t.tanh(u, "t", "tanh", "t"), ("h", "h")
     else:
         u = t.scale(x, 1.0 / np.sqrt(2.0), "1/sqrt(2)", "u", "scale", "u", r"\tfrac{1}{\sqrt{2}}")
-        s, half = t.erf(u, "e", "erf", "e"), ("Phi", r"\Phi")
-    s1 = t.add_constant(s, 1.0, "1", f"{s.name}1", "add 1", "o")
+        s, half = t.erf(u, "e", "erf", "E"), ("Phi", r"\Phi")  # E: not Euler's e in e^{-u^2}
+    s1 = t.add_constant(s, 1.0, "1", f"{s.name}1", "add 1", f"{s.tex}_1")
     gate = t.scale(s1, 0.5, "0.5", half[0], "halve", half[1])
     t.mul(x, gate, "y", "gate", "y")
     return t
@@ -257,13 +258,15 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
                  alpha=None, target=None):
-    """Build the tape of ``kind`` (batchnorm, layernorm, rmsnorm, dyt or softmax), run its
-    backward and check it; returns a ``StepThrough``.
+    """Build the tape of ``kind`` (one of ``KINDS``: batchnorm, layernorm, rmsnorm, dyt,
+    softmax, log_softmax, cross_entropy, gelu, gelu_tanh...), run its backward and check it;
+    returns a ``StepThrough``.
 
     x : the input (default: random of ``shape``, mean about 1, spread about 2, from ``seed``).
         BatchNorm takes (N, C), (N, C, L) or (N, C, H, W) and normalises each channel over the
         other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it;
-        DyT works element by element, with gamma and beta over the last axis.
+        DyT works element by element, with gamma and beta over the last axis. Log-softmax runs
+        over the last axis, cross_entropy takes (N, C) logits, GELU works element by element.
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
     alpha : DyT's scalar alpha (default: random, from ``seed``); one number for every
