@@ -481,6 +481,8 @@ def test_cross_entropy_bad_requests_raise_clear_errors():
         step_through("cross_entropy", shape=(2, 3, 4))
     with pytest.raises(ValueError, match="causal=True needs the softmax"):
         step_through("log_softmax", shape=(4, 4), causal=True)
+    with pytest.raises(ValueError, match="target applies to the cross_entropy step-through only"):
+        step_through("log_softmax", shape=(3, 4), target=[0, 1, 2])
 
 
 def test_explain_cross_entropy_shows_targets_and_the_fused_gradient():

@@ -53,7 +53,8 @@ def add_arguments(parser):
                              "takes (N, C), (N, C, L) or (N, C, H, W), cross_entropy (N, C) logits; "
                              "the others work over the last axis")
     parser.add_argument("--seed", type=seed, default=0,
-                        help="seed of x, gamma, beta and dy (default 0)")
+                        help="seed of x, gamma, beta and dy, and of cross_entropy's targets "
+                             "(default 0)")
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")

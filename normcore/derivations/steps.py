@@ -291,6 +291,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                              f"(attention scores T x T), got {title} on shape {x.shape}")
         above = np.triu_indices(x.shape[-1], 1)
         x[..., above[0], above[1]] = -np.inf
+    if target is not None and kind != "cross_entropy":
+        raise ValueError(f"target applies to the cross_entropy step-through only, got {title}")
     if kind in LOSS_AND_ACTIVATION_KINDS:
         return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
     letters = _letters(kind, x.ndim)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import sum_to_shape
+from ..nn.activations import erf as _erf
 
 
 @dataclass
@@ -229,11 +230,9 @@ class Tape:
 
     def erf(self, a, name, step, tex):
         """erf(a); its derivative is the Gaussian bell 2/sqrt(pi) * exp(-a**2)."""
-        from ..nn.activations import erf
-
         two_over_sqrt_pi = 2.0 / np.sqrt(np.pi)
         return self._op(
-            name, step, tex, erf,
+            name, step, tex, _erf,
             [Edge(a, f"d {name}/d {a.name} = 2/sqrt(pi) * exp(-{a.name}**2)",
                   rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = \tfrac{{2}}{{\sqrt{{\pi}}}}\,e^{{-{a.tex}^2}}",
                   f"d_{a.name} += d_{name} * 2/sqrt(pi) * exp(-{a.name}**2)",
