@@ -45,7 +45,8 @@ def parse_shape(text):
 
 def add_arguments(parser):
     parser.description = DESCRIPTION
-    parser.add_argument("norm", choices=list(KINDS), help="which computation to step through")
+    parser.add_argument("norm", choices=list(KINDS), metavar="NAME",
+                        help=f"which computation to step through: {', '.join(KINDS)}")
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
                         help=f"input shape, e.g. 2x4 (default 3x4), at most {MAX_VALUES} values. BatchNorm "
                              "takes (N, C), (N, C, L) or (N, C, H, W); the others work over the "

@@ -144,7 +144,8 @@ def computation_graph(st):
         kind = "input" if node is source else "parameter" if node.is_leaf else what
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     x = source.value.shape
-    what = {"softmax": f"softmax over {st.over}", "dyt": "element by element"}.get(
+    what = {"softmax": f"softmax over {st.over}", "dyt": "element by element",
+            "dropout": "element by element"}.get(
         st.kind, f"statistics over {st.over}")
     title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
     return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)

@@ -57,15 +57,18 @@ def render_text(st, width=80, latex=True, parts=PARTS):
 def _forward(st, width, latex):
     tape, out = st.tape, []
     x = tape.nodes[0]
-    what = {"softmax": f"softmax over {st.over}",
-            "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
-                                                                     f"eps = {st.eps:.3g}")
+    what = st.detail or {"softmax": f"softmax over {st.over}",
+                         "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
+                                                                                  f"eps = {st.eps:.3g}")
     out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, {what}", width),
             _wrap(f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
                   f"dL/d{tape.output.name} = dy.", width)]
     if np.isneginf(x.value).any():
         out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
                          "no gradient.", width))
+    if st.mask is not None:  # dropout: the fixed mask the forward and the backward share
+        out.append("The mask (1 keeps an element, 0 drops it), drawn once from the seed:")
+        out.append(_array(st.mask.astype(int), 4, width))
     out.append("")
 
     out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))

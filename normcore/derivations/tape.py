@@ -218,6 +218,27 @@ class Tape:
                   f"d_{b.name} += {rb}", lambda g, out, u, v: sum_to_shape(g, v.shape))],
             f"{name} = {a.name} + {b.name}", rf"{tex} = {a.tex} + {b.tex}")
 
+    def reshape(self, a, shape, name, step, tex):
+        """The same values in another shape: each element's derivative is 1 to itself."""
+        shape = tuple(shape)
+        return self._op(
+            name, step, tex, lambda v: v.reshape(shape),
+            [Edge(a, f"d {name}/d {a.name} = 1 (the same element, moved)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += reshape(d_{name}, {_shape_text(a.value.shape)})",
+                  lambda g, out, v: g.reshape(v.shape))],
+            f"{name} = reshape({a.name}, {_shape_text(shape)})",
+            rf"{tex} = \mathrm{{reshape}}({a.tex})")
+
+    def mul_constant(self, a, c, cname, name, step, tex, ctex=None):
+        """a * c with c a fixed number or array (not on the tape, so it gets no gradient)."""
+        return self._op(
+            name, step, tex, lambda v: v * c,
+            [Edge(a, f"d {name}/d {a.name} = {cname}",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {ctex or cname}",
+                  f"d_{a.name} += d_{name} * {cname}", lambda g, out, v: g * c)],
+            f"{name} = {a.name} * {cname}", rf"{tex} = {a.tex}\,{ctex or cname}")
+
     # --- backward, replay and the numerical gradient -------------------------------------------
     def backward(self, dy):
         """Fill every node's ``grad`` (dL/d node) for L = sum(output * dy), one node at a time."""
@@ -271,3 +292,8 @@ class Tape:
                          + 8 * loss_at(idx, old + h) - loss_at(idx, old + 2 * h)) / (12 * h)
             z[idx] = old
         return grad
+
+
+def _shape_text(shape):
+    """(3, 4) as '(3, 4)' and (6,) as '(6,)': a shape in a node's formula."""
+    return str(tuple(int(n) for n in shape))
