@@ -394,6 +394,11 @@ def test_groupnorm_groups_and_instancenorm_is_one_group_per_channel(groups):
     gn = step_through("groupnorm", x, groups=groups, gamma=g, beta=b, seed=groups)
     assert gn.passed and gn.tape["xg"].value.shape == (2, groups, 12 // groups)
     assert gn.properties[0][1] < 1e-12  # each group's dx sums to 0
+    # and is orthogonal to the group's x_hat up to eps: r * sum_K(dx_hat * x_hat) * eps / (v + eps)
+    t = gn.tape
+    s = np.sum(t["xg_hat"].grad * t["xg_hat"].value, axis=2, keepdims=True)
+    predicted = np.max(np.abs(t["rstd"].value * s * gn.eps / (t["var"].value + gn.eps)))
+    assert gn.properties[1][1] == pytest.approx(predicted, rel=1e-6, abs=1e-15)
     if groups == 4:
         inn = step_through("instancenorm", x, gamma=g, beta=b, seed=groups)
         assert inn.passed
