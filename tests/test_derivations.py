@@ -450,6 +450,8 @@ def test_dropout_backward_without_the_mask_is_caught(monkeypatch):
 def test_grouped_and_dropout_bad_requests_raise_clear_errors():
     with pytest.raises(ValueError, match="groups must divide the 4 channels"):
         step_through("groupnorm", shape=(2, 4, 3), groups=3)
+    with pytest.raises(ValueError, match="groups must divide the 4 channels"):
+        step_through("groupnorm", shape=(2, 4, 3), groups=True)
     with pytest.raises(ValueError, match="more than one value per group"):
         step_through("groupnorm", shape=(3, 4), groups=4)
     with pytest.raises(ValueError, match="groups is GroupNorm's"):

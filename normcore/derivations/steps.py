@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import norms
-from .._array import flag
+from .._array import flag, real_number
 from ..gradcheck import rel_error
 from ..nn import Dropout, Softmax
 from ..layer_cases import randomize_parameters
@@ -290,7 +290,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         channels = x.shape[c_axis]
         view = (channels,) if c_axis == x.ndim - 1 else (1,) * c_axis + (channels,) + (1,) * (x.ndim - c_axis - 1)
     elif kind == "dropout":
-        p = DROPOUT_P if p is None else p
+        p = DROPOUT_P if p is None else real_number(p, "p", "step_through")
         if not 0.0 <= p < 1.0:
             raise ValueError(f"dropout's p must be at least 0 and below 1 (p = 1 drops every element), got {p}")
         axes = tuple(range(x.ndim))
@@ -378,7 +378,8 @@ def _grouped_layer(kind, x, groups):
     else:
         if groups is None:
             groups = 2 if channels % 2 == 0 and channels // 2 * spatial >= 3 else 1  # K = 2: x_hat = +-1
-        if not isinstance(groups, (int, np.integer)) or groups < 1 or channels % groups:
+        if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 \
+                or channels % groups:
             raise ValueError(f"groups must divide the {channels} channels of shape {x.shape}, got {groups}")
         layer = norms.GroupNorm(int(groups), channels)
     grouped = (n, int(groups), channels // groups * spatial)
