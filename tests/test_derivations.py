@@ -464,3 +464,16 @@ def test_grouped_and_dropout_bad_requests_raise_clear_errors():
     with contextlib.redirect_stderr(err):
         status, text = _run(["explain", "instancenorm", "--shape", "3x1"])
     assert status == 2 and "more than one value per group" in " ".join(err.getvalue().split())
+
+
+@pytest.mark.parametrize("kind,shape", [("groupnorm", "2x4x3"), ("instancenorm", "2x2x2x3"),
+                                        ("dropout", "2x4x3")])
+def test_explain_grouped_and_dropout_on_spatial_inputs(kind, shape):
+    status, text = _run(["explain", kind, "--shape", shape, "--seed", "5"])
+    lines = text.splitlines()
+    assert status == 0 and max(len(line) for line in lines) <= 80
+    assert "checks are exact or close" in lines[-1]
+    if kind == "dropout":
+        assert "The mask (1 keeps an element, 0 drops it)" in text and "d_kept += d_y * 1/(1-p)" in text
+    else:  # the reshape to the groups and back are nodes of their own
+        assert "xg = reshape(x, (2, " in text and "x_hat = reshape(xg_hat, (2, " in text
