@@ -26,6 +26,9 @@ SHAPES = {
     "cross_entropy": [(3, 4), (5, 2), (1, 6), (8, 3)],
     "gelu": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "gelu_tanh": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
+    "groupnorm": [(3, 4), (2, 4, 3), (2, 6, 2), (2, 2, 2, 3)],
+    "instancenorm": [(3, 4), (2, 3, 4), (2, 2, 5), (2, 2, 2, 3)],
+    "dropout": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -44,7 +47,15 @@ def _compact(kind, st):
         lead = tuple(range(x.ndim - 1))
         return {"x": alpha * du, "alpha": np.sum(du * x, keepdims=True).reshape(1),
                 "gamma": np.sum(dy * t, axis=lead), "beta": np.sum(dy, axis=lead)}
-    if kind == "batchnorm":
+    if kind == "dropout":  # written out here: the mask is where the forward kept x
+        mask = st.tape["kept"].value != 0
+        return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
+    if kind == "groupnorm":
+        layer = nc.GroupNorm(st.tape["xg"].value.shape[1], x.shape[1])
+    elif kind == "instancenorm":
+        channels = x.shape[0] if x.ndim == 2 else x.shape[1]  # (C, L) is one unbatched sample
+        layer = (nc.InstanceNorm1d if x.ndim < 4 else nc.InstanceNorm2d)(channels, affine=True)
+    elif kind == "batchnorm":
         layer = (nc.BatchNorm1d if x.ndim < 4 else nc.BatchNorm2d)(x.shape[1])
     else:
         layer = {"layernorm": nc.LayerNorm, "rmsnorm": nc.RMSNorm}[kind](x.shape[-1])
@@ -144,7 +155,7 @@ def test_class_scores_by_subject_and_by_student():
     assert ln.passed and bn.passed
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k != "dyt" and k not in LOSS_AND_ACTIVATION_KINDS])
+@pytest.mark.parametrize("kind", ["batchnorm", "layernorm", "rmsnorm", "softmax"])  # DyT's: the next test
 def test_properties_of_the_input_gradient(kind):
     st = step_through(kind, shape=(3, 5), seed=2)
     shift, *rescale = st.properties if kind != "rmsnorm" else [None] + st.properties
@@ -201,8 +212,8 @@ def test_latex_is_well_formed():
 
 
 def test_bad_requests_raise_clear_errors():
-    with pytest.raises(ValueError, match="unknown step-through 'groupnorm'"):
-        step_through("groupnorm")
+    with pytest.raises(ValueError, match="unknown step-through 'weightnorm'"):
+        step_through("weightnorm")
     with pytest.raises(ValueError, match="more than one value per channel"):
         step_through("batchnorm", shape=(1, 4))
     with pytest.raises(ValueError, match="rank 2 or 3 or 4"):
@@ -492,3 +503,109 @@ def test_explain_cross_entropy_shows_targets_and_the_fused_gradient():
     assert f"Targets y (one class per row): {st.target.tolist()}" in text
     assert "softmax(s) - onehot(y)) / N" in text and "dL/dloss = dy = 1" in text
     assert "loss (fwd) (1, 1)" in text
+
+
+# --- GroupNorm, InstanceNorm and dropout -------------------------------------------------------
+def test_groupnorm_is_layernorm_on_its_reshape():
+    """G = 1: one group per sample, so x_hat is LayerNorm's over the flattened (C, *S)."""
+    x = np.random.default_rng(4).normal(2.0, 3.0, size=(2, 3, 4))
+    gn = step_through("groupnorm", x, groups=1, seed=4)
+    ln = step_through("layernorm", x.reshape(2, 12), seed=4)
+    assert gn.tape["xg"].value.shape == (2, 1, 12) and gn.passed
+    np.testing.assert_allclose(gn.tape["x_hat"].value.reshape(2, 12), ln.tape["x_hat"].value,
+                               rtol=0, atol=1e-13)
+    # with the same upstream gradient on x_hat, the two backward passes agree on dx
+    assert [n.step for n in gn.tape][3] == "group" and gn.tape["x_hat"].step == "ungroup"
+    assert "d_x += reshape(d_xg, (2, 3, 4))" in gn.text()
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_groupnorm_groups_and_instancenorm_is_one_group_per_channel(groups):
+    rng = np.random.default_rng(groups)
+    x, g, b = rng.normal(1.0, 2.0, size=(2, 4, 3)), rng.normal(size=4), rng.normal(size=4)
+    gn = step_through("groupnorm", x, groups=groups, gamma=g, beta=b, seed=groups)
+    assert gn.passed and gn.tape["xg"].value.shape == (2, groups, 12 // groups)
+    assert gn.properties[0][1] < 1e-12  # each group's dx sums to 0
+    # and is orthogonal to the group's x_hat up to eps: r * sum_K(dx_hat * x_hat) * eps / (v + eps)
+    t = gn.tape
+    s = np.sum(t["xg_hat"].grad * t["xg_hat"].value, axis=2, keepdims=True)
+    predicted = np.max(np.abs(t["rstd"].value * s * gn.eps / (t["var"].value + gn.eps)))
+    assert gn.properties[1][1] == pytest.approx(predicted, rel=1e-6, abs=1e-15)
+    if groups == 4:
+        inn = step_through("instancenorm", x, gamma=g, beta=b, seed=groups)
+        assert inn.passed
+        np.testing.assert_allclose(inn.tape["x"].grad, gn.tape["x"].grad, rtol=1e-12, atol=1e-14)
+
+
+def test_instancenorm_unbatched_sample_and_its_checks():
+    st = step_through("instancenorm", shape=(3, 5), seed=1)  # (C, L): one sample
+    assert st.passed and st.tape["xg"].value.shape == (1, 3, 5)
+    assert st.reference == "InstanceNorm1d.backward"
+    assert step_through("instancenorm", shape=(2, 2, 3, 2)).reference == "InstanceNorm2d.backward"
+
+
+def test_dropout_passes_dy_through_the_forwards_mask():
+    st = step_through("dropout", shape=(4, 5), seed=3, p=0.25)
+    assert st.passed and st.reference == "Dropout.backward"
+    mask, t = st.mask, st.tape
+    assert 0 < mask.sum() < mask.size  # some kept, some dropped
+    np.testing.assert_array_equal(t["x"].grad[~mask], 0)
+    np.testing.assert_allclose(t["x"].grad[mask], st.dy[mask] / 0.75, rtol=1e-15)
+    np.testing.assert_allclose(t["y"].value, t["x"].value * mask / 0.75, rtol=1e-15)
+    assert st.properties[0][1] == 0.0 and st.properties[1][1] < 1e-15
+    assert [n.name for n in t] == ["x", "kept", "y"]
+    assert list(st.graph().routes) == ["direct: x -> kept -> y"]
+    text = st.text()
+    assert "p = 0.25" in text and "1/(1-p) = 1.333" in text and "The mask (1 keeps" in text
+    # another seed draws another mask; the layer's own forward agrees each time (checked above)
+    assert not np.array_equal(step_through("dropout", shape=(4, 5), seed=4, p=0.25).mask, mask)
+
+
+def test_dropout_backward_without_the_mask_is_caught(monkeypatch):
+    """The mistake of passing dy straight through the mask node: the checks name x."""
+    original = steps_module.Tape.scale
+
+    def forgetful(self, a, c, cname, *args, **kwargs):
+        node = original(self, a, c, cname, *args, **kwargs)
+        if cname == "mask":
+            node.edges[0].vjp = lambda g, out, v: g
+        return node
+
+    monkeypatch.setattr(steps_module.Tape, "scale", forgetful)
+    st = step_through("dropout", shape=(3, 4), seed=0)
+    assert not st.passed
+    assert st.check("x", "compact").verdict == "DIFFERS"
+    assert st.check("x", "numerical").verdict == "DIFFERS"
+    assert st.check("kept", "numerical").verdict in ("exact", "close")  # above the broken node
+
+
+def test_grouped_and_dropout_bad_requests_raise_clear_errors():
+    with pytest.raises(ValueError, match="groups must divide the 4 channels"):
+        step_through("groupnorm", shape=(2, 4, 3), groups=3)
+    with pytest.raises(ValueError, match="groups must divide the 4 channels"):
+        step_through("groupnorm", shape=(2, 4, 3), groups=True)
+    with pytest.raises(ValueError, match="more than one value per group"):
+        step_through("groupnorm", shape=(3, 4), groups=4)
+    with pytest.raises(ValueError, match="groups is GroupNorm's"):
+        step_through("instancenorm", shape=(2, 3, 4), groups=3)
+    with pytest.raises(ValueError, match="rank 2 or 3 or 4"):
+        step_through("instancenorm", shape=(6,))
+    with pytest.raises(ValueError, match="p = 1 drops every element"):
+        step_through("dropout", p=1.0)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status, text = _run(["explain", "instancenorm", "--shape", "3x1"])
+    assert status == 2 and "more than one value per group" in " ".join(err.getvalue().split())
+
+
+@pytest.mark.parametrize("kind,shape", [("groupnorm", "2x4x3"), ("instancenorm", "2x2x2x3"),
+                                        ("dropout", "2x4x3")])
+def test_explain_grouped_and_dropout_on_spatial_inputs(kind, shape):
+    status, text = _run(["explain", kind, "--shape", shape, "--seed", "5"])
+    lines = text.splitlines()
+    assert status == 0 and max(len(line) for line in lines) <= 80
+    assert "checks are exact or close" in lines[-1]
+    if kind == "dropout":
+        assert "The mask (1 keeps an element, 0 drops it)" in text and "d_kept += d_y * 1/(1-p)" in text
+    else:  # the reshape to the groups and back are nodes of their own
+        assert "xg = reshape(x, (2, " in text and "x_hat = reshape(xg_hat, (2, " in text

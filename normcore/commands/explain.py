@@ -10,12 +10,12 @@ from ..derivations import KINDS, step_through
 from ._options import seed
 
 DESCRIPTION = """\
-Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's
-or GELU's), from the loss back to x, one node at a time: the forward as a tape
-of elementary nodes with their values, then each node's local derivative and
-the gradient it passes on, with the numbers, and checks of every staged
-gradient against the layer's compact backward and a numerical gradient. With
---graph, draw the tape instead."""
+Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
+GELU's or dropout's), from the loss back to x, one node at a time: the forward
+as a tape of elementary nodes with their values, then each node's local
+derivative and the gradient it passes on, with the numbers, and checks of every
+staged gradient against the layer's compact backward and a numerical gradient.
+With --graph, draw the tape instead."""
 
 
 # The step-through prints every node's values and checks each element's gradient by nudging it
@@ -50,11 +50,12 @@ def add_arguments(parser):
                         help=f"which computation to step through: {', '.join(KINDS)}")
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
                         help=f"input shape, e.g. 2x4 (default 3x4), at most {MAX_VALUES} values. BatchNorm "
-                             "takes (N, C), (N, C, L) or (N, C, H, W), cross_entropy (N, C) logits; "
-                             "the others work over the last axis")
+                             "and GroupNorm take (N, C), (N, C, L) or (N, C, H, W), InstanceNorm "
+                             "(C, L), (N, C, L) or (N, C, H, W), cross_entropy (N, C) logits; "
+                             "dropout works element by element, the others over the last axis")
     parser.add_argument("--seed", type=seed, default=0,
-                        help="seed of x, gamma, beta and dy, and of cross_entropy's targets "
-                             "(default 0)")
+                        help="seed of x, gamma, beta, dy, dropout's mask and cross_entropy's "
+                             "targets (default 0)")
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
@@ -68,6 +69,7 @@ def add_arguments(parser):
                      "  normcore explain layernorm --shape 2x4\n"
                      "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png\n"
                      "  normcore explain softmax --shape 4x4 --causal --no-latex\n"
+                     "  normcore explain groupnorm --shape 2x4x3\n"
                      "  normcore explain cross_entropy --shape 4x3")
 
 

@@ -18,6 +18,7 @@ edges, named after the statistic it computes (its first reduction: mean, varianc
 """
 
 import io
+import textwrap
 from dataclasses import dataclass, field
 
 # The Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies; each
@@ -144,9 +145,11 @@ def computation_graph(st):
         kind = "input" if node is source else "parameter" if node.is_leaf else what
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     x = source.value.shape
-    what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element"}.get(
+    what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element",
+                       "dropout": "element by element"}.get(
         st.kind, f"statistics over {st.over}")
     title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
+    labels = _fit(labels, max(column.values()) + 1)
     return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
 
 
@@ -179,10 +182,29 @@ def _chain(edges):
 NODE_FONT, TITLE_FONT, LEGEND_FONT = 13, 16, 13
 
 
+READABLE_WIDTH = 19.0  # inches: a wider picture, scaled to a page, shows its labels smaller than
+                       # the text around it (13 pt on 19 in is 1% of the width)
+
+
 def _column_width(graph):
     """Inches per column: the widest line of any label (about half an em per character), plus a gap."""
-    chars = max(len(line) for label in graph.labels.values() for line in label.split("\n"))
+    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")))
+
+
+def _width_for(chars):
     return max(1.45, 0.5 * chars * NODE_FONT / 72 + 0.3)
+
+
+def _fit(labels, cols):
+    """The labels, their lines wrapped when ``cols`` columns of them would make the picture
+    wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns)."""
+    chars = max(len(line) for label in labels.values() for line in label.split("\n"))
+    if _width_for(chars) * cols <= READABLE_WIDTH:
+        return labels
+    fit = int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT))
+    return {name: "\n".join(part for line in label.split("\n")
+                            for part in textwrap.wrap(line, fit, break_on_hyphens=False) or [""])
+            for name, label in labels.items()}
 
 
 def _draw(graph):

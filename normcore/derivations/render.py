@@ -67,6 +67,9 @@ def _forward(st, width, latex):
     if np.isneginf(x.value).any():
         out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
                          "no gradient.", width))
+    if st.mask is not None:  # dropout: the fixed mask the forward and the backward share
+        out.append("The mask (1 keeps an element, 0 drops it), drawn once from the seed:")
+        out.append(_array(st.mask.astype(int), 4, width))
     out.append("")
 
     out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import norms
-from .._array import flag
+from .._array import flag, real_number
 from ..gradcheck import rel_error
-from ..nn import GELU, CrossEntropyLoss, LogSoftmax, Softmax
+from ..nn import GELU, CrossEntropyLoss, Dropout, LogSoftmax, Softmax
 from ..layer_cases import randomize_parameters
 from .tape import Tape
 
@@ -54,6 +54,7 @@ class StepThrough:
     checks: list = field(default_factory=list)
     properties: list = field(default_factory=list)  # (description, value) that should be ~0
     what: str = ""  # what the step-through computes, for the headings (default: from kind)
+    mask: np.ndarray = None  # dropout's fixed mask (True keeps the element), printed with x
     loss_line: str = ""  # how L is made from the output (default: L = sum(y * dy))
     notes: list = field(default_factory=list)  # lines printed under the heading (e.g. the targets)
     target: np.ndarray = None  # cross_entropy: the class index of each row
@@ -103,15 +104,20 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
     x = t.leaf("x", x)
     g = t.leaf("gamma", gamma, r"\gamma")
     b = t.leaf("beta", beta, r"\beta")
+    x_hat = _standardize(t, x, eps, axes, over, "x_hat", r"\hat{x}")
+    _affine(t, x_hat, g, b, over_params)
+    return t
+
+
+def _standardize(t, x, eps, axes, over, name, tex):
+    """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise."""
     mean = t.mean(x, axes, "mean", "mean", over, r"\mu")
     xc = t.sub(x, mean, "xc", "centre", "x_c", over=over)
     sq = t.square(xc, "xc2", "square", "q")
     var = t.mean(sq, axes, "var", "variance", over, r"\sigma^2")
     var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
     rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
-    x_hat = t.mul(xc, rstd, "x_hat", "normalise", r"\hat{x}", over_b=over)
-    _affine(t, x_hat, g, b, over_params)
-    return t
+    return t.mul(xc, rstd, name, "normalise", tex, over_b=over)
 
 
 def rms_tape(x, gamma, eps, axes, over, over_params):
@@ -138,6 +144,30 @@ def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
     u = t.mul(a, x, "u", "scale by alpha", "u", over_a=over_all)  # alpha: one number for all
     th = t.tanh(u, "t", "tanh", "t")
     _affine(t, th, g, b, over_params)
+    return t
+
+
+def grouped_tape(x, gamma, beta, eps, grouped, over_params):
+    """GroupNorm and InstanceNorm: reshape (N, C, *S) to (N, G, K) with K = C/G * S values per
+    group, standardise each group as LayerNorm does over K, reshape back, then the per-channel
+    scale and shift."""
+    t = Tape()
+    x = t.leaf("x", x)
+    g = t.leaf("gamma", gamma, r"\gamma")
+    b = t.leaf("beta", beta, r"\beta")
+    xg = t.reshape(x, grouped, "xg", "group", "x_g")
+    xg_hat = _standardize(t, xg, eps, (2,), "K", "xg_hat", r"\hat{x}_g")
+    x_hat = t.reshape(xg_hat, x.value.shape, "x_hat", "ungroup", r"\hat{x}")
+    _affine(t, x_hat, g, b, over_params)
+    return t
+
+
+def dropout_tape(x, mask, p):
+    """mask, then scale: y = x * mask * 1/(1-p), with a fixed mask (training mode)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    kept = t.scale(x, mask.astype(np.float64), "mask", "kept", "mask", "k", "m", constant_first=False)
+    t.scale(kept, 1.0 / (1.0 - p), "1/(1-p)", "y", "scale", "y", r"\tfrac{1}{1-p}", constant_first=False)
     return t
 
 
@@ -207,6 +237,9 @@ def _letters(kind, ndim):
     """A letter per axis for the text: (N, C, L) for BatchNorm, (N, D) or (B, T, D) otherwise."""
     if kind == "batchnorm":
         return ("N", "C", "H", "W")[:ndim] if ndim == 4 else ("N", "C", "L")[:ndim]
+    if kind in GROUPED:  # InstanceNorm's rank 2 is one unbatched sample (C, L)
+        return {2: ("C", "L") if kind == "instancenorm" else ("N", "C"), 3: ("N", "C", "L"),
+                4: ("N", "C", "H", "W")}[ndim]
     return {1: ("D",), 2: ("N", "D"), 3: ("B", "T", "D"), 4: ("A", "B", "T", "D")}[ndim]
 
 
@@ -216,6 +249,9 @@ KINDS = {
     "layernorm": ("LayerNorm", (1, 2, 3, 4)),
     "rmsnorm": ("RMSNorm", (1, 2, 3, 4)),
     "dyt": ("DyT", (1, 2, 3, 4)),
+    "groupnorm": ("GroupNorm", (2, 3, 4)),
+    "instancenorm": ("InstanceNorm", (2, 3, 4)),
+    "dropout": ("Dropout", (1, 2, 3, 4)),
     "softmax": ("softmax", (1, 2, 3, 4)),
     "log_softmax": ("log-softmax", (1, 2, 3, 4)),
     "cross_entropy": ("cross-entropy", (2,)),
@@ -230,6 +266,11 @@ COMPACT = {
                  " dx_hat = dy * gamma",
     "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
     "dyt": "dx = alpha * du, du = dy * gamma * (1 - t**2); dalpha = sum_all(du * x)",
+    "groupnorm": "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat))),"
+                 " on the groups (N, G, K), dx_hat = dy * gamma",
+    "instancenorm": "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat))),"
+                    " on the instances (N, C, K), dx_hat = dy * gamma",
+    "dropout": "dx = dy * mask / (1 - p): the same mask as the forward",
     "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
     "log_softmax": "ds = dlogp - p * sum_D(dlogp), p = exp(logp) = softmax(s)",
     "cross_entropy": "ds = dloss * (softmax(s) - onehot(y)) / N: the fused gradient, no log-softmax "
@@ -237,6 +278,10 @@ COMPACT = {
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
 }
+
+
+GROUPED = ("groupnorm", "instancenorm")  # LayerNorm's arithmetic on a reshape (N, G, K)
+DROPOUT_P = 0.5  # dropout's default probability of dropping an element
 
 
 def _kind(kind):
@@ -257,10 +302,9 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, target=None):
-    """Build the tape of ``kind`` (one of ``KINDS``: batchnorm, layernorm, rmsnorm, dyt,
-    softmax, log_softmax, cross_entropy, gelu, gelu_tanh...), run its backward and check it;
-    returns a ``StepThrough``.
+                 alpha=None, groups=None, p=None, target=None):
+    """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
+    ``StepThrough``.
 
     x : the input (default: random of ``shape``, mean about 1, spread about 2, from ``seed``).
         BatchNorm takes (N, C), (N, C, L) or (N, C, H, W) and normalises each channel over the
@@ -275,6 +319,11 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         the loss is L = sum(y * dy).
     causal : softmax only: set the scores above the diagonal of the last two (square) axes to
         -inf, as attention's causal mask does (query i may not look at key j > i).
+    groups : GroupNorm's G (default 2 when C is even and a group keeps 3 values or more, else
+        1). GroupNorm takes (N, C, *S), InstanceNorm (N, C, L), (N, C, H, W) or one unbatched
+        sample (C, L); both standardise each group of values K = C/G * S as LayerNorm does.
+    p : dropout's probability of dropping an element (default 0.5); the mask is drawn once,
+        from ``seed``, and the layer (in training mode) draws the same one.
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
     """
@@ -304,16 +353,26 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         view = (x.shape[1],) if x.ndim == 2 else (1, x.shape[1]) + (1,) * (x.ndim - 2)
     elif kind == "softmax":
         axes, layer = (x.ndim - 1,), Softmax(axis=-1)
+    elif kind in GROUPED:
+        layer, grouped, c_axis = _grouped_layer(kind, x, groups)
+        axes = tuple(a for a in range(x.ndim) if a != c_axis)  # gamma and beta are shared along these
+        channels = x.shape[c_axis]
+        view = (channels,) if c_axis == x.ndim - 1 else (1,) * c_axis + (channels,) + (1,) * (x.ndim - c_axis - 1)
+    elif kind == "dropout":
+        p = DROPOUT_P if p is None else real_number(p, "p", "step_through")
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout's p must be at least 0 and below 1 (p = 1 drops every element), got {p}")
+        axes = tuple(range(x.ndim))
     else:
         axes = (x.ndim - 1,)
         layer = {"layernorm": norms.LayerNorm, "rmsnorm": norms.RMSNorm, "dyt": norms.DyT}[kind](x.shape[-1])
         view = (x.shape[-1],)
     over = ",".join(letters[a] for a in axes)
     # gamma and beta are shared along the statistics' axes (BatchNorm) or the leading axes
-    param_axes = axes if kind == "batchnorm" else range(x.ndim - 1)
+    param_axes = axes if kind in ("batchnorm",) + GROUPED else range(x.ndim - 1)
     over_params = ",".join(letters[a] for a in param_axes) or None
 
-    if kind != "softmax":
+    if kind not in ("softmax", "dropout"):
         randomize_parameters(layer, rng)
         if gamma is not None:
             layer.weight.data[...] = np.asarray(gamma, dtype=np.float64).reshape(layer.weight.shape)
@@ -325,9 +384,25 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if dy.shape != x.shape:
         raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
 
+    detail, mask = "", None
     if kind == "softmax":
         eps = 0.0
         tape = softmax_tape(x, axes[0], over)
+    elif kind == "dropout":
+        mask_seed = int(rng.integers(2 ** 31))  # the layer draws its mask from the same seed
+        mask = np.random.default_rng(mask_seed).random(x.shape) >= p
+        layer = Dropout(p, rng=mask_seed)
+        eps, over = 0.0, ",".join(letters)
+        detail = (f"training mode, p = {p:g}: a fixed mask keeps {int(mask.sum())} of {mask.size} "
+                  f"elements, scaled by 1/(1-p) = {1 / (1 - p):.4g}")
+        tape = dropout_tape(x, mask, p)
+    elif kind in GROUPED:
+        eps, over = layer.eps, "K"
+        unit = "group" if kind == "groupnorm" else "instance"
+        detail = (f"reshaped to {grouped}, statistics over K = {grouped[2]} values per {unit}, "
+                  f"eps = {eps:.3g}")
+        tape = grouped_tape(x, layer.weight.data.reshape(view), layer.bias.data.reshape(view), eps,
+                            grouped, over_params)
     elif kind == "dyt":
         eps, over = 0.0, ",".join(letters)  # no statistics: alpha's gradient sums over every axis
         tape = dyt_tape(x, layer.alpha.data, layer.weight.data.reshape(view), layer.bias.data.reshape(view),
@@ -347,9 +422,9 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                       for n, p in layer.named_parameters()})
     reference_name = f"{type(layer).__name__}.backward"
 
-    st = StepThrough(kind, title, tape, dy, eps, over, reference_name, COMPACT[kind])
+    st = StepThrough(kind, title, tape, dy, eps, over, reference_name, COMPACT[kind], what=detail, mask=mask)
     _check(st, y_ref, reference, h)
-    st.properties = _properties(kind, tape, axes, over)
+    st.properties = _properties(kind, tape, axes, over, mask, p)
     return st
 
 
@@ -367,7 +442,31 @@ def _check(st, y_ref, reference, h):
                                   NUMERICAL_TOL, NUMERICAL_ATOL))
 
 
-def _properties(kind, tape, axes, over):
+def _grouped_layer(kind, x, groups):
+    """GroupNorm's or InstanceNorm's layer for x, the grouped shape (N, G, K) and the channel axis."""
+    c_axis = 0 if kind == "instancenorm" and x.ndim == 2 else 1  # (C, L): one unbatched sample
+    n, channels = (1 if c_axis == 0 else x.shape[0]), x.shape[c_axis]
+    spatial = x.size // (n * channels)
+    if kind == "instancenorm":
+        if groups is not None:
+            raise ValueError("groups is GroupNorm's; InstanceNorm has one group per channel")
+        layer = (norms.InstanceNorm1d if x.ndim < 4 else norms.InstanceNorm2d)(channels, affine=True)
+        groups = channels
+    else:
+        if groups is None:
+            groups = 2 if channels % 2 == 0 and channels // 2 * spatial >= 3 else 1  # K = 2: x_hat = +-1
+        if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 \
+                or channels % groups:
+            raise ValueError(f"groups must divide the {channels} channels of shape {x.shape}, got {groups}")
+        layer = norms.GroupNorm(int(groups), channels)
+    grouped = (n, int(groups), channels // groups * spatial)
+    if grouped[2] < 2:
+        raise ValueError(f"the {KINDS[kind][0]} step-through needs more than one value per group "
+                         f"(C/G * spatial positions), got input of shape {x.shape} with G = {groups}")
+    return layer, grouped, c_axis
+
+
+def _properties(kind, tape, axes, over, mask=None, p=None):
     """What the input gradient must satisfy, measured: each value should be 0 up to rounding."""
     first = tape.nodes[0]
     dx = first.grad
@@ -380,7 +479,16 @@ def _properties(kind, tape, axes, over):
                  "elements", worst(dx - alpha * tape["gamma"].value * (1 - t * t) * tape.output.grad)),
                 ("dalpha - sum(dx * x) / alpha: alpha scales x, so its gradient is dx's against x",
                  worst(tape["alpha"].grad - np.sum(dx * first.value) / alpha))]
-    x_hat = tape["x_hat"].value
+    if kind == "dropout":
+        dy = tape.output.grad
+        return [("dx where the mask dropped x: no gradient reaches a dropped element",
+                 worst(dx[~mask]) if (~mask).any() else 0.0),
+                ("dx - dy * mask / (1-p): dy passes through the forward's mask",
+                 worst(dx - dy * mask / (1.0 - p)))]
+    if kind in GROUPED:  # the properties hold per group, on the reshape (N, G, K)
+        dx, x_hat, axes = dx.reshape(tape["xg"].value.shape), tape["xg_hat"].value, (2,)
+    else:
+        x_hat = tape["x_hat"].value
     props = [(f"sum_{over}(dx * x_hat): the output ignores a rescaling of x (up to eps)",
               worst(np.sum(dx * x_hat, axis=axes)))]
     if kind != "rmsnorm":

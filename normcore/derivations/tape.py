@@ -219,6 +219,18 @@ class Tape:
                   f"d_{b.name} += {rb}", lambda g, out, u, v: sum_to_shape(g, v.shape))],
             f"{name} = {a.name} + {b.name}", rf"{tex} = {a.tex} + {b.tex}")
 
+    def reshape(self, a, shape, name, step, tex):
+        """The same values in another shape: each element's derivative is 1 to itself."""
+        shape = tuple(shape)
+        return self._op(
+            name, step, tex, lambda v: v.reshape(shape),
+            [Edge(a, f"d {name}/d {a.name} = 1 (the same element, moved)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += reshape(d_{name}, {_shape_text(a.value.shape)})",
+                  lambda g, out, v: g.reshape(v.shape))],
+            f"{name} = reshape({a.name}, {_shape_text(shape)})",
+            rf"{tex} = \mathrm{{reshape}}({a.tex})")
+
     # --- log-softmax, cross-entropy and GELU ---------------------------------------------------
     def log(self, a, name, step, tex):
         return self._op(
@@ -239,14 +251,18 @@ class Tape:
                   lambda g, out, v: g * two_over_sqrt_pi * np.exp(-v * v))],
             f"{name} = erf({a.name})", rf"{tex} = \operatorname{{erf}} {a.tex}")
 
-    def scale(self, a, c, cname, name, step, tex, ctex=None):
-        """c * a for a constant c named ``cname`` (e.g. "0.5", "k")."""
+    def scale(self, a, c, cname, name, step, tex, ctex=None, constant_first=True):
+        """c * a for a constant c named ``cname`` (e.g. "0.5", "k", dropout's "mask"): a fixed
+        number or array, not on the tape, so it gets no gradient. ``constant_first`` writes
+        c * a, else a * c."""
         ctex = ctex or cname
+        text, latex = ((f"{cname} * {a.name}", rf"{ctex}\,{a.tex}") if constant_first
+                       else (f"{a.name} * {cname}", rf"{a.tex}\,{ctex}"))
         return self._op(
             name, step, tex, lambda v: c * v,
             [Edge(a, f"d {name}/d {a.name} = {cname}", rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {ctex}",
                   f"d_{a.name} += d_{name} * {cname}", lambda g, out, v: g * c)],
-            f"{name} = {cname} * {a.name}", rf"{tex} = {ctex}\,{a.tex}")
+            f"{name} = {text}", rf"{tex} = {latex}")
 
     def cube(self, a, name, step, tex):
         return self._op(
@@ -327,3 +343,8 @@ class Tape:
                          + 8 * loss_at(idx, old + h) - loss_at(idx, old + 2 * h)) / (12 * h)
             z[idx] = old
         return grad
+
+
+def _shape_text(shape):
+    """(3, 4) as '(3, 4)' and (6,) as '(6,)': a shape in a node's formula."""
+    return str(tuple(int(n) for n in shape))
