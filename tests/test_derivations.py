@@ -4,6 +4,7 @@ backward and against finite differences, and the ``explain`` and ``tour`` comman
 import contextlib
 import io
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -609,3 +610,80 @@ def test_explain_grouped_and_dropout_on_spatial_inputs(kind, shape):
         assert "The mask (1 keeps an element, 0 drops it)" in text and "d_kept += d_y * 1/(1-p)" in text
     else:  # the reshape to the groups and back are nodes of their own
         assert "xg = reshape(x, (2, " in text and "x_hat = reshape(xg_hat, (2, " in text
+
+
+# --- explain --step (paced by stdin) and --summary (no values) ---------------------------------
+def _step(kind, keys, monkeypatch, *extra):
+    """explain KIND --step with ``keys`` as the lines typed; the nodes shown, in order."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(keys))
+    status, text = _run(["explain", kind, "--step", "--shape", "2x4", *extra])
+    shown = [int(line[1:3]) for line in text.splitlines() if line[:1] == "[" and line[3:4] == "]"]
+    return status, text, shown
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_step_goes_on_goes_back_and_quits(kind, monkeypatch):
+    order = [node.index for node in reversed(step_through(kind, shape=(2, 4)).tape.nodes)]
+    status, text, shown = _step(kind, "\n\nb\n\nq\n", monkeypatch)
+    assert status == 0
+    # Enter, Enter: nodes 1, 2, 3; b: back to 2; Enter: 3 again; q: nothing more, no checks
+    assert shown == [order[0], order[1], order[2], order[1], order[2]]
+    n = len(order)
+    assert [line.split("]")[0] for line in text.splitlines() if line.startswith("[node ")] == [
+        f"[node {k}/{n}" for k in (1, 2, 3, 2, 3)]
+    assert "== Checks" not in text and "checks are exact or close" not in text
+    assert text.startswith(step_through(kind, shape=(2, 4)).title)  # the header comes first
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_step_back_at_the_first_node_stays_there(monkeypatch):
+    status, text, shown = _step("dropout", "b\nq\n", monkeypatch)
+    assert shown == [2, 2] and status == 0
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_step_runs_to_the_end_when_stdin_is_closed(kind, monkeypatch):
+    status, text, shown = _step(kind, "\n", monkeypatch, "--no-latex")  # one Enter, then EOF
+    order = [node.index for node in reversed(step_through(kind, shape=(2, 4)).tape.nodes)]
+    assert status == 0 and shown == order
+    assert text.count("[node ") == 2  # it waited twice, then stopped waiting
+    assert "== Checks" in text and "checks are exact or close" in text.splitlines()[-1]
+    assert "TeX" not in text
+    # the same per-node lines as the whole step-through prints
+    full = _run(["explain", kind, "--shape", "2x4", "--no-latex"])[1]
+    assert text[text.index(f"[{order[-1]:>2}] "):text.index("== Checks")].strip() in full
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_summary_has_the_rules_and_verdicts_but_no_values(kind):
+    st = step_through(kind, shape=(3, 4))
+    status, text = _run(["explain", kind, "--summary"])
+    full = _run(["explain", kind])[1]
+    assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
+    assert re.search(r"\d\.\d{4}", full) and not re.search(r"\d\.\d{4}", text)  # array values
+    assert "TeX" not in text and len(text.splitlines()) < len(full.splitlines()) / 2
+    words = " ".join(text.split())  # the wrapped lines as one line
+    for node in st.tape:
+        assert f"[{node.index:>2}] {node.name}: " in text
+        for edge in node.edges:
+            assert " ".join(f"local {edge.local}".split()) in words
+            assert " ".join(f"rule {edge.rule}".split()) in words
+    verdicts = [line for line in text.splitlines() if re.fullmatch(r"  \S+ +vs \w+ +\w+", line)]
+    assert len(verdicts) == len(st.checks)
+    assert all(line.split()[-1] == st.check(line.split()[0], line.split()[2]).verdict
+               for line in verdicts)
+    assert text.splitlines()[-1] == f"All {len(st.checks)} checks are exact or close."
+
+
+def test_explain_help_shows_step_and_summary_examples(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    out = capsys.readouterr().out
+    examples = out[out.index("examples:"):]
+    assert "normcore explain layernorm --step" in examples
+    assert "normcore explain batchnorm --summary" in examples
+    assert max(len(line) for line in out.splitlines()) <= 80
+    with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()) as err:
+        main(["explain", "layernorm", "--step", "--summary"])
+    assert exc.value.code == 2 and "not allowed with" in err.getvalue()

@@ -7,6 +7,8 @@ import sys
 import textwrap
 
 from ..derivations import KINDS, step_through
+from ..derivations.render import (backward_intro, backward_order, header, node_lines,
+                                  render_summary)
 from ._options import seed
 
 DESCRIPTION = """\
@@ -15,7 +17,8 @@ GELU's or dropout's), from the loss back to x, one node at a time: the forward
 as a tape of elementary nodes with their values, then each node's local
 derivative and the gradient it passes on, with the numbers, and checks of every
 staged gradient against the layer's compact backward and a numerical gradient.
-With --graph, draw the tape instead."""
+With --step, one backward node at a time, paced by Enter; with --summary, the
+nodes and their rules without values; with --graph, draw the tape instead."""
 
 
 # The step-through prints every node's values and checks each element's gradient by nudging it
@@ -60,15 +63,26 @@ def add_arguments(parser):
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
-    parser.add_argument("--graph", metavar="FILE.png",
-                        help="draw the computation graph (the tape's nodes and edges, each route "
-                             "from x to x_hat in its own colour and line style) into FILE.png, "
-                             "instead of printing the step-through")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--step", action="store_true",
+                      help="paced for a classroom: the backward one node at a time, waiting "
+                           "for a line between nodes (Enter: next, b: back, q: quit); "
+                           "without input (stdin closed) it runs to the end")
+    mode.add_argument("--summary", action="store_true",
+                      help="only the nodes and their rules (formula, local derivative, rule), "
+                           "no values, and each check's verdict on one line")
+    mode.add_argument("--graph", metavar="FILE.png",
+                      help="draw the computation graph (the tape's nodes and edges, each route "
+                           "from x to x_hat in its own colour and line style) into FILE.png, "
+                           "instead of printing the step-through")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n"
                      "  normcore explain layernorm --shape 2x4\n"
                      "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png\n"
                      "  normcore explain softmax --shape 4x4 --causal --no-latex\n"
+                     "  normcore explain layernorm --step      (Enter: next node, b: back, "
+                     "q: quit)\n"
+                     "  normcore explain batchnorm --summary\n"
                      "  normcore explain groupnorm --shape 2x4x3\n"
                      "  normcore explain cross_entropy --shape 4x3")
 
@@ -99,5 +113,34 @@ def run(args):
         for label in graph.routes:
             print(textwrap.fill(label, 80, initial_indent="  ", subsequent_indent="    "))
         return 0 if st.passed else 1
-    print(st.text(width=80, latex=not args.no_latex))
+    if args.summary:
+        print(render_summary(st, width=80))
+    elif args.step:
+        step(st, latex=not args.no_latex)
+    else:
+        print(st.text(width=80, latex=not args.no_latex))
     return 0 if st.passed else 1
+
+
+def step(st, latex=True, width=80):
+    """The header, then the backward one node at a time, reading a line of stdin between nodes:
+    an empty line goes on, b goes back one node, q quits. At the end of stdin (a script, a
+    pipe) the rest runs without waiting; after the last node come the checks."""
+    print("\n".join(header(st, width) + backward_intro(st, width)))
+    nodes, i, waiting = backward_order(st), 0, True
+    while i < len(nodes):
+        print("\n".join(node_lines(st, nodes[i], width, latex)))
+        if waiting:
+            print(f"[node {i + 1}/{len(nodes)}] Enter: next, b: back, q: quit ", end="", flush=True)
+            answer = sys.stdin.readline()
+            if not answer:  # stdin is closed: no one to wait for
+                print()
+                waiting = False
+            elif answer.strip().lower() == "q":
+                return
+            elif answer.strip().lower() == "b":
+                i = max(0, i - 1)
+                continue
+        i += 1
+    print()
+    print(st.text(width=width, latex=latex, parts=("checks",)))

@@ -54,7 +54,8 @@ def render_text(st, width=80, latex=True, parts=PARTS):
     return "\n".join(out).strip("\n")
 
 
-def _forward(st, width, latex):
+def header(st, width=80):
+    """The lines above the forward: what is computed, how L is made, notes, dropout's mask."""
     tape, out = st.tape, []
     x = tape.nodes[0]
     what = st.what or {"softmax": f"softmax over {st.over}",
@@ -71,7 +72,11 @@ def _forward(st, width, latex):
         out.append("The mask (1 keeps an element, 0 drops it), drawn once from the seed:")
         out.append(_array(st.mask.astype(int), 4, width))
     out.append("")
+    return out
 
+
+def _forward(st, width, latex):
+    tape, out = st.tape, header(st, width)
     out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))
     for node in tape:
         head = f"[{node.index:>2}] {node.name:<8} {node.step:<11} "
@@ -85,24 +90,42 @@ def _forward(st, width, latex):
     return out
 
 
-def _backward(st, width, latex):
-    tape, out = st.tape, []
-    out.append(_rule(f"Backward: from dL/d{tape.output.name} to the inputs, one node at a time", width))
-    out.append(_wrap("Each node receives dL/d(node) from the nodes that used it, multiplies by "
-                     "its local derivative and passes one share to each of its inputs. A value "
-                     "used twice adds up both shares.", width))
-    for node in reversed(tape.nodes):
-        out.append("")
-        out.append(f"[{node.index:>2}] {node.name}: " + ("input" if node.is_leaf else f"{node.step}, {node.formula}"))
-        out.append(_wrap(f"dL/d{node.name} = {_received(tape, node)}", width, indent=4, hang=4))
+def backward_intro(st, width=80):
+    """The heading of the backward and how a node passes its gradient on."""
+    return [_rule(f"Backward: from dL/d{st.tape.output.name} to the inputs, one node at a time", width),
+            _wrap("Each node receives dL/d(node) from the nodes that used it, multiplies by "
+                  "its local derivative and passes one share to each of its inputs. A value "
+                  "used twice adds up both shares.", width)]
+
+
+def backward_order(st):
+    """The tape's nodes in the order the backward visits them: from the output back to x."""
+    return list(reversed(st.tape.nodes))
+
+
+def node_lines(st, node, width=80, latex=True, numbers=True):
+    """One node of the backward: its formula, where its gradient comes from and, for each input,
+    the local derivative and the rule; with ``numbers``, the gradient and each share's values."""
+    tape = st.tape
+    out = ["", f"[{node.index:>2}] {node.name}: " + ("input" if node.is_leaf else f"{node.step}, {node.formula}")]
+    out.append(_wrap(f"dL/d{node.name} = {_received(tape, node)}", width, indent=4, hang=4))
+    if numbers:
         out.append(_array(node.grad, 6, width))
-        for edge, (_, share) in zip(node.edges, node.shares):
-            out.append(f"    to {edge.source.name}:")
-            out.append(_wrap(f"local  {edge.local}", width, indent=6, hang=7))
-            if latex:
-                out.append(_wrap(f"TeX    {edge.local_tex}", width, indent=6, hang=7))
-            out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
+    for edge, (_, share) in zip(node.edges, node.shares):
+        out.append(f"    to {edge.source.name}:")
+        out.append(_wrap(f"local  {edge.local}", width, indent=6, hang=7))
+        if latex:
+            out.append(_wrap(f"TeX    {edge.local_tex}", width, indent=6, hang=7))
+        out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
+        if numbers:
             out.append(_array(share, 8, width))
+    return out
+
+
+def _backward(st, width, latex):
+    out = backward_intro(st, width)
+    for node in backward_order(st):
+        out += node_lines(st, node, width, latex)
     out.append("")
     return out
 
@@ -134,12 +157,36 @@ def _checks(st, width):
     out.append(f"Properties of dL/d{x.name} (each about 0):")
     for description, value in st.properties:
         out.append(_wrap(f"{description}: max |.| = {value:.1e}", width, indent=2, hang=4))
-    bad = [c for c in st.checks if c.verdict == "DIFFERS"]
     out.append("")
-    out.append(_wrap(f"All {len(st.checks)} checks are exact or close." if not bad else
-                     f"{len(bad)} of {len(st.checks)} checks DIFFER: "
-                     + ", ".join(f"{c.node} ({c.against})" for c in bad), width))
+    out.append(_overall(st, width))
     return out
+
+
+def verdict_lines(st, width=80):
+    """One line per check, its verdict only (no numbers), then the overall verdict."""
+    out = [_rule("Checks", width),
+           _wrap(f"The staged gradients against {st.reference} (compact) and against central "
+                 f"differences of L (numerical):", width)]
+    out += [f"  {c.node:<10} vs {c.against:<10} {c.verdict}" for c in st.checks]
+    out.append(_overall(st, width))
+    return out
+
+
+def _overall(st, width):
+    bad = [c for c in st.checks if c.verdict == "DIFFERS"]
+    return _wrap(f"All {len(st.checks)} checks are exact or close." if not bad else
+                 f"{len(bad)} of {len(st.checks)} checks DIFFER: "
+                 + ", ".join(f"{c.node} ({c.against})" for c in bad), width)
+
+
+def render_summary(st, width=80):
+    """The nodes and their rules without any values: each node's formula, local derivatives and
+    backward rules, then each check's verdict on one line."""
+    out = header(st, width)[:2] + [""] + backward_intro(st, width)
+    for node in backward_order(st):
+        out += node_lines(st, node, width, latex=False, numbers=False)
+    out += [""] + verdict_lines(st, width)
+    return "\n".join(out)
 
 
 def render_markdown(st):
