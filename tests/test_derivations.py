@@ -687,3 +687,82 @@ def test_explain_help_shows_step_and_summary_examples(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()) as err:
         main(["explain", "layernorm", "--step", "--summary"])
     assert exc.value.code == 2 and "not allowed with" in err.getvalue()
+
+
+# What render_latex emits, plus the LaTeX and amsmath basics a fragment may use: a macro outside
+# this list would be a typo or a package the fragment does not say it needs.
+TEX_MACROS = {
+    "section", "subsection", "begin", "end", "item", "text", "texttt", "textbackslash",
+    "frac", "tfrac", "partial", "sqrt", "sum", "hat", "mathrm", "operatorname", "log", "max",
+    "arg", "tanh", "exp", "cdot", "quad", "qquad", "left", "right", "mathbb", "ell",
+    "alpha", "beta", "gamma", "epsilon", "mu", "sigma", "pi", "Phi",
+}
+
+
+def _tex_braces_balance(tex):
+    depth = 0
+    for c in re.sub(r"\\[{}]|%.*", "", tex):  # escaped braces and comments do not count
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_explain_format_tex_is_a_balanced_fragment_of_known_macros(kind):
+    status, tex = _run(["explain", kind, "--format", "tex"])
+    assert status == 0 and _tex_braces_balance(tex)
+    opened = re.findall(r"\\begin\{([^}]*)\}", tex)
+    assert opened == re.findall(r"\\end\{([^}]*)\}", tex)
+    st = step_through(kind)
+    # the forward as one list, then one align* per node of the backward
+    assert opened == ["enumerate"] + ["align*"] * len(st.tape.nodes)
+    assert tex.count(r"\item ") == len(st.tape.nodes)
+    assert set(re.findall(r"\\([A-Za-z]+)", tex)) <= TEX_MACROS
+    for node in st.tape:
+        for edge in node.edges:
+            assert edge.local_tex in tex
+
+
+def test_tex_braces_check_can_fail():
+    assert not _tex_braces_balance(r"\frac{1}{2")
+    assert not _tex_braces_balance(r"}{")
+    assert _tex_braces_balance(r"\{ a \} {b}")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_explain_format_md_names_every_node_and_balances_its_math(kind):
+    status, md = _run(["explain", kind, "--format", "md"])
+    assert status == 0
+    st = step_through(kind)
+    for node in st.tape:
+        assert f"### [{node.index}] `{node.name}`" in md
+    text = md.replace("$$", "")
+    assert md.count("$$") % 2 == 0 and md.count("$$") >= 2 * len(st.tape.nodes)
+    for line in text.splitlines():  # inline math opens and closes on its line
+        assert line.count("$") % 2 == 0, line
+    for block in re.findall(r"\$\$(.*?)\$\$", md, flags=re.S):
+        assert block.strip() and "\n" not in block and _tex_braces_balance(block)
+
+
+def test_explain_graph_writes_svg_and_refuses_other_suffixes(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    path = tmp_path / "layernorm.svg"
+    status, text = _run(["explain", "layernorm", "--graph", str(path)])
+    assert status == 0 and text.splitlines()[0] == f"wrote {path}"
+    assert ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+    capsys.readouterr()
+    assert main(["explain", "layernorm", "--graph", str(tmp_path / "g.jpg")]) == 2
+    assert ".png or .svg" in " ".join(capsys.readouterr().err.split()) and not (tmp_path / "g.jpg").exists()
+    with pytest.raises(ValueError, match=r"\.png or \.svg"):
+        step_through("layernorm").graph().save(tmp_path / "g.pdf")
+
+
+def test_explain_help_shows_format_examples(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    text = capsys.readouterr().out
+    assert "--format md" in text and "--format tex" in text and ".svg" in text
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 from ..derivations import KINDS, step_through
-from ..derivations.render import (backward_intro, backward_order, header, node_lines,
-                                  render_summary)
+from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
+                                  node_lines, render_latex, render_summary)
 from ._options import seed
 
 DESCRIPTION = """\
@@ -18,7 +18,12 @@ as a tape of elementary nodes with their values, then each node's local
 derivative and the gradient it passes on, with the numbers, and checks of every
 staged gradient against the layer's compact backward and a numerical gradient.
 With --step, one backward node at a time, paced by Enter; with --summary, the
-nodes and their rules without values; with --graph, draw the tape instead."""
+nodes and their rules without values; with --graph, draw the tape instead;
+with --format md or tex, the derivation for lecture notes (Markdown with LaTeX
+math, or a LaTeX fragment with one align* per backward node; needs amsmath)."""
+
+FORMATS = {"md": export_markdown, "tex": render_latex}
+GRAPH_SUFFIXES = (".png", ".svg")
 
 
 # The step-through prints every node's values and checks each element's gradient by nudging it
@@ -74,7 +79,11 @@ def add_arguments(parser):
     mode.add_argument("--graph", metavar="FILE.png",
                       help="draw the computation graph (the tape's nodes and edges, each route "
                            "from x to x_hat in its own colour and line style) into FILE.png, "
-                           "instead of printing the step-through")
+                           "or FILE.svg, instead of printing the step-through")
+    mode.add_argument("--format", choices=["text", *FORMATS], default="text", metavar="FMT",
+                      help="text, md or tex. text (default): the step-through for a terminal; md: Markdown with "
+                           "LaTeX math; tex: a LaTeX fragment (amsmath's align*), for lecture "
+                           "notes, e.g. --format tex > layernorm.tex")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("examples:\n"
                      "  normcore explain layernorm --shape 2x4\n"
@@ -83,6 +92,9 @@ def add_arguments(parser):
                      "  normcore explain layernorm --step      (Enter: next node, b: back, "
                      "q: quit)\n"
                      "  normcore explain batchnorm --summary\n"
+                     "  normcore explain layernorm --format md > layernorm.md\n"
+                     "  normcore explain rmsnorm --format tex > rmsnorm.tex\n"
+                     "  normcore explain layernorm --graph layernorm_graph.svg\n"
                      "  normcore explain groupnorm --shape 2x4x3\n"
                      "  normcore explain cross_entropy --shape 4x3")
 
@@ -100,6 +112,10 @@ def run(args):
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:
+        if not args.graph.lower().endswith(GRAPH_SUFFIXES):
+            _error(f"argument --graph: expected a file name ending in .png or .svg, got "
+                   f"{args.graph!r}")
+            return 2
         graph = st.graph()
         try:
             graph.save(args.graph)
@@ -115,6 +131,8 @@ def run(args):
         return 0 if st.passed else 1
     if args.summary:
         print(render_summary(st, width=80))
+    elif args.format in FORMATS:
+        print(FORMATS[args.format](st))
     elif args.step:
         step(st, latex=not args.no_latex)
     else:

@@ -54,16 +54,19 @@ class Graph:
         return _draw(self)
 
     def save(self, path):
-        """Write the picture (PNG, or the format the name ends in); a PNG's text chunks list the
-        nodes and the edges drawn."""
+        """Write the picture: SVG when ``path`` ends in .svg, PNG when it ends in .png (its text
+        chunks list the nodes and the edges drawn); any other name is refused."""
+        name = str(path).lower()
+        if not name.endswith((".png", ".svg")):
+            raise ValueError(f"the graph is written as .png or .svg, got {str(path)!r}")
         fig = self.figure()
-        if str(path).lower().endswith(".png"):
+        if name.endswith(".png"):
             fig.savefig(path, metadata={
                 "Title": self.title,
                 "Description": "nodes: " + ", ".join(self.nodes) + "; edges: "
                                + ", ".join(f"{a}->{b}" for a, b in self.edges)})
-        else:  # another format matplotlib knows from the name (svg, pdf)
-            fig.savefig(path)
+        else:
+            fig.savefig(path, format="svg", metadata={"Title": self.title})
         return path
 
     def _repr_png_(self):  # a notebook shows the picture when a Graph is a cell's last value

@@ -189,15 +189,62 @@ def render_summary(st, width=80):
     return "\n".join(out)
 
 
+def _forward_tex(node):
+    """A node's forward in LaTeX: its symbol for an input, its formula otherwise."""
+    return node.tex if node.is_leaf else node.formula_tex
+
+
 def render_markdown(st):
     """The tape as a Markdown table with LaTeX: forward formula, local derivatives, rules."""
     rows = ["| # | step | node | forward | local derivative | backward rule |",
             "|---|---|---|---|---|---|"]
     for node in st.tape:
-        if node.is_leaf:
-            rows.append(f"| {node.index} | input | `{node.name}` | ${node.tex}$ | | |")
-            continue
+        step = "input" if node.is_leaf else node.step
         local = "<br>".join(f"${e.local_tex}$" for e in node.edges)
         rule = "<br>".join(f"`{e.rule}`" for e in node.edges)
-        rows.append(f"| {node.index} | {node.step} | `{node.name}` | ${node.formula_tex}$ | {local} | {rule} |")
+        rows.append(f"| {node.index} | {step} | `{node.name}` | ${_forward_tex(node)}$ | {local} | {rule} |")
     return "\n".join(rows)
+
+
+def export_markdown(st):
+    """The derivation as a Markdown document for lecture notes: the heading, the tape's table
+    (``render_markdown``), the backward node by node with display math, the checks' verdict."""
+    out = [f"# {st.title}: the backward step by step", "", *header(st, width=10**6)[:2], "",
+           "## The tape", "", render_markdown(st), "", "## Backward, from the output to the inputs"]
+    for node in backward_order(st):
+        out += ["", f"### [{node.index}] `{node.name}`", "",
+                f"$$\\frac{{\\partial L}}{{\\partial {node.tex}}} \\text{{ from: }} "
+                f"\\text{{{_tex_escape(_received(st.tape, node))}}}$$"]
+        for edge in node.edges:
+            out += ["", f"$${edge.local_tex}$$", "", f"rule: `{edge.rule}`"]
+    out += ["", "## Checks", "", _overall(st, width=10**6)]
+    return "\n".join(out)
+
+
+_TEX_SPECIAL = {c: "\\" + c for c in "_&%#$"}
+_TEX_SPECIAL.update({"{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}", "\\": r"\textbackslash{}"})
+
+
+def _tex_escape(text):
+    """Plain text (a rule, a node's name) made safe inside \\text{} or \\texttt{}."""
+    return "".join(_TEX_SPECIAL.get(c, c) for c in text)
+
+
+def render_latex(st):
+    """The derivation as a LaTeX fragment (needs amsmath): the forward as a list, then one
+    ``align*`` per backward node with each input's local derivative and the rule."""
+    out = [f"% normcore explain {st.kind}: {_tex_escape(st.title)}",
+           f"\\section*{{{_tex_escape(st.title)}: the backward step by step}}",
+           "\\subsection*{Forward}", "\\begin{enumerate}"]
+    for node in st.tape:
+        step = "input" if node.is_leaf else _tex_escape(node.step)
+        out.append(f"  \\item \\texttt{{{_tex_escape(node.name)}}} ({step}): ${_forward_tex(node)}$")
+    out += ["\\end{enumerate}", "\\subsection*{Backward, from the output to the inputs}"]
+    for node in backward_order(st):
+        lines = [f"  \\text{{[{node.index}] \\texttt{{{_tex_escape(node.name)}}} receives}} "
+                 f"&\\ \\text{{{_tex_escape(_received(st.tape, node))}}}"]
+        lines += [f"  {edge.local_tex} &&\\text{{rule: \\texttt{{{_tex_escape(edge.rule)}}}}}"
+                  for edge in node.edges]
+        out += ["\\begin{align*}", " \\\\\n".join(lines), "\\end{align*}"]
+    out.append(_tex_escape(_overall(st, width=10**6)))
+    return "\n".join(out)
