@@ -80,7 +80,8 @@ class StepThrough:
         return render_markdown(self)
 
     def graph(self):
-        """The tape's computation graph (``Graph``): ``.save(path)`` writes it as a PNG."""
+        """The tape's computation graph (``Graph``): ``.save(path)`` writes it as a PNG, or as an
+        SVG for a .svg name."""
         from .graph import computation_graph
         return computation_graph(self)
 
