@@ -9,6 +9,7 @@ import os
 import sys
 import textwrap
 
+from . import i18n
 from .commands import COMMANDS
 
 
@@ -40,15 +41,44 @@ def build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    _add_language_option(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
         p.set_defaults(_module=module)
+        _add_language_option(p, default=argparse.SUPPRESS)  # also after the command's name
         importlib.import_module(f"normcore.commands.{module}").add_arguments(p)
     return parser
 
 
+def _add_language_option(parser, default):
+    parser.add_argument("--lang", choices=i18n.LANGUAGES, default=default,
+                        help="the language normcore speaks: zh or en (default: NORMCORE_LANG, "
+                             "else the locale, else en)")
+
+
+def _language_in(argv):
+    """The value of the last --lang in ``argv`` (None if there is none): the language must be
+    known before the parser is built, so that its help texts are in it."""
+    found = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--lang" and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith("--lang="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = _language_in(argv)  # an unknown --lang is left to the parser, which names the choices
+    try:
+        i18n.set_language(chosen if chosen in i18n.LANGUAGES else None)
+    except ValueError as err:  # NORMCORE_LANG names no language normcore speaks
+        print(textwrap.fill(f"normcore: NORMCORE_LANG: {err}", 80), file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

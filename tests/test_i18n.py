@@ -1,0 +1,166 @@
+"""The language machinery: how the language is chosen, the catalogs (complete, compiled, current
+with their sources, true to the glossary) and display widths."""
+
+import gettext
+import textwrap
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from normcore import i18n
+from normcore.cli import main
+from normcore.i18n import glossary
+from normcore.i18n.width import clip, display_width, fill, pad, wrap
+
+
+# --- choosing the language -------------------------------------------------------------------
+@pytest.mark.parametrize("environ, expected", [
+    ({}, "en"),
+    ({"LANG": "zh_CN.UTF-8"}, "zh"),
+    ({"LANG": "en_US.UTF-8"}, "en"),
+    ({"LC_ALL": "zh_TW.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),  # LC_ALL comes first
+    ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),
+    ({"LC_MESSAGES": "zh_CN", "LANG": "en_US"}, "zh"),
+    ({"NORMCORE_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),  # normcore's own variable first
+    ({"NORMCORE_LANG": "zh"}, "zh"),
+    ({"NORMCORE_LANG": "zh-Hans"}, "zh"),
+])
+def test_language_from_environment(environ, expected):
+    assert i18n.language_from_environment(environ) == expected
+
+
+def test_unknown_language_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="expected one of en, zh"):
+        i18n.language_from_environment({"NORMCORE_LANG": "fr"})
+    with pytest.raises(ValueError, match="expected one of en, zh"):
+        i18n.set_language("klingon")
+    assert i18n.language() == "en"  # a refused choice changes nothing
+
+
+def test_set_language_overrides_the_environment_until_reset(monkeypatch):
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert i18n.language() == "zh"
+    assert i18n.set_language("en") == "en"
+    assert i18n.set_language(None) == "zh"
+
+
+def test_cli_lang_option_before_or_after_the_command(capsys):
+    from normcore.cli import _language_in
+    assert _language_in(["--lang", "zh", "tour"]) == "zh"
+    assert _language_in(["practice", "new", "batchnorm", "--lang=zh"]) == "zh"
+    assert _language_in(["tour"]) is None
+    with pytest.raises(SystemExit) as exit_:
+        main(["--lang", "fr", "tour"])
+    assert exit_.value.code == 2 and "invalid choice: 'fr'" in capsys.readouterr().err
+
+
+def test_bad_normcore_lang_variable_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.setenv("NORMCORE_LANG", "fr")
+    assert main(["tour"]) == 2
+    err = capsys.readouterr().err
+    assert "NORMCORE_LANG" in err and "expected one of en, zh" in err
+
+
+def test_unknown_domain_is_refused():
+    with pytest.raises(ValueError, match="expected one of cli, explain, practice, catalog"):
+        i18n.translator("docs")
+
+
+def test_english_is_the_message_itself_and_chinese_comes_from_the_catalog(monkeypatch):
+    _ = i18n.translator("cli")
+    i18n.set_language("en")
+    assert _("an untranslated message") == "an untranslated message"
+    catalog = gettext.translation("cli", i18n.LOCALE_DIR, languages=["zh"])
+    translated = [(k, v) for k, v in catalog._catalog.items() if isinstance(k, str) and k]
+    if not translated:
+        pytest.skip("the cli catalog has no message yet")
+    english, chinese = translated[0]
+    i18n.set_language("zh")
+    assert _(english) == chinese != english
+
+
+# --- the catalogs ----------------------------------------------------------------------------
+def test_catalogs_are_complete_compiled_and_current_with_their_sources():
+    pytest.importorskip("babel", reason="the catalogs' check needs Babel (pip install normcore[dev])")
+    from normcore.i18n.catalogs import problems
+    found = problems()
+    assert not found, "\n".join(found[:40])
+
+
+def _translated_messages():
+    pytest.importorskip("babel", reason="reading the .po files needs Babel")
+    from normcore.i18n.catalogs import read_po
+    for domain in i18n.DOMAINS:
+        for message in read_po(domain):
+            if message.id and message.string:
+                ids = message.id if isinstance(message.id, tuple) else (message.id,)
+                strings = message.string if isinstance(message.string, tuple) else (message.string,)
+                yield domain, ids[0], strings[0]
+
+
+def test_every_translation_uses_the_glossary_terms():
+    wrong = [(d, en, zh, [t.zh for t in glossary.missing_terms(en, zh)])
+             for d, en, zh in _translated_messages() if glossary.missing_terms(en, zh)]
+    assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} lacks {terms}" for d, en, zh, terms in wrong[:30])
+
+
+def test_translations_keep_every_placeholder_and_number():
+    import re
+    fields = re.compile(r"\{[^{}]*\}|%\(?\w*\)?[sdfgr]")
+    numbers = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
+    wrong = []
+    for domain, en, zh in _translated_messages():
+        if sorted(fields.findall(en)) != sorted(fields.findall(zh)):
+            wrong.append((domain, en, zh, "placeholders"))
+        elif sorted(numbers.findall(en)) != sorted(numbers.findall(zh)):
+            wrong.append((domain, en, zh, "numbers"))
+    assert not wrong, "\n".join(f"{d}: {w}: {en!r} -> {zh!r}" for d, en, zh, w in wrong[:30])
+
+
+def test_glossary_terms_are_unique_and_complete():
+    terms = glossary.terms()
+    assert len({t.en.lower() for t in terms}) == len(terms) and all(t.zh for t in terms)
+    assert glossary.missing_terms("the running mean of batch normalization", "批量归一化的移动均值") == []
+    assert [t.en for t in glossary.missing_terms("standardises the gradient", "标准化")] == ["gradient"]
+    assert glossary.missing_terms("mean_D(dx) in `mean`", "") == []  # code is not a word
+
+
+# --- display widths ----------------------------------------------------------------------------
+def test_display_width_counts_a_chinese_character_as_two_columns():
+    assert display_width("批量归一化 BN") == 13
+    assert display_width("（，）") == 6  # fullwidth punctuation
+    assert pad("层归一化", 10) == "层归一化  " and pad("层", 4, ">") == "  层"
+    assert pad("ab", 6, "^") == "  ab  " and pad("toolong", 3) == "toolong"
+    assert clip("层归一化", 5) == "层归"
+    with pytest.raises(ValueError, match="align must be"):
+        pad("x", 3, "=")
+
+
+def test_wrap_breaks_chinese_between_characters_never_before_closing_punctuation():
+    text = "归一化的目标是固定每层输入的分布（如均值 0、方差 1），稳定训练过程。" * 3
+    lines = wrap(text, 24, indent="  ")
+    assert all(display_width(line) <= 24 for line in lines) and len(lines) > 3
+    assert all(line.lstrip()[:1] not in "，。、）" for line in lines)
+    assert "".join(line.strip().replace(" ", "") for line in lines) == text.replace(" ", "")
+
+
+def test_wrap_of_english_matches_textwrap():
+    text = ("Each layer below runs in float64 with random parameters (never the ones and zeros "
+            "they start at) and a random upstream gradient dy.")
+    for width in (20, 40, 79):
+        assert wrap(text, width, "  ", "    ") == textwrap.wrap(
+            text, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
+    assert fill("", 10) == ""
+
+
+_mixed = st.lists(st.sampled_from(["归一化", "层", "，", "。", "（", "）", "LayerNorm", "x_hat", " ",
+                                   "gradient", "1e-10", "、", "averyveryverylongidentifier"]),
+                  max_size=40).map("".join)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(text=_mixed, width=st.integers(8, 80))
+def test_wrapped_lines_fit_and_keep_every_character(text, width):
+    lines = wrap(text, width, indent="  ")
+    assert all(display_width(line) <= width for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
