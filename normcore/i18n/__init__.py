@@ -19,7 +19,7 @@ Widths for the terminal come from ``normcore.i18n.width`` (a Chinese character t
 
 import gettext
 import os
-from functools import lru_cache, cache
+from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")  # English is the source language: its catalogs are the messages themselves
