@@ -766,3 +766,20 @@ def test_explain_help_shows_format_examples(monkeypatch, capsys):
     text = capsys.readouterr().out
     assert "--format md" in text and "--format tex" in text and ".svg" in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_matmul_and_transpose_nodes_match_central_differences():
+    """The matrix product (a batch of matrices times a shared one) and the axis permutation
+    send each input the share a numerical gradient measures."""
+    from normcore.derivations.tape import Tape
+    rng = np.random.default_rng(3)
+    t = Tape()
+    a = t.leaf("a", rng.standard_normal((2, 3, 4)))
+    b = t.leaf("b", rng.standard_normal((4, 5)))
+    c = t.matmul(a, b, "c", "product", "c")
+    t.transpose(c, (0, 2, 1), "d", "transpose", "d")
+    dy = rng.standard_normal((2, 5, 3))
+    t.backward(dy)
+    assert t["b"].grad.shape == (4, 5)  # summed over the batch axis it was broadcast along
+    for name in ("a", "b", "c"):
+        np.testing.assert_allclose(t[name].grad, t.numerical_grad(t[name], dy), rtol=1e-6, atol=1e-8)

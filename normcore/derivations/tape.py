@@ -231,6 +231,35 @@ class Tape:
             f"{name} = reshape({a.name}, {_shape_text(shape)})",
             rf"{tex} = \mathrm{{reshape}}({a.tex})")
 
+    # --- matrix products (Linear, attention) ------------------------------------------------
+    def matmul(self, a, b, name, step, tex):
+        """a @ b over the last two axes, leading axes broadcast (a batch of heads); each input's
+        share is the gradient times the other input, transposed, summed back to its shape."""
+        t = lambda v: np.swapaxes(v, -1, -2)  # noqa: E731  (the transpose of the last two axes)
+        return self._op(
+            name, step, tex, lambda u, v: u @ v,
+            [Edge(a, f"d {name}/d {a.name} = {b.name}^T (on the right)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {b.tex}^{{\top}}",
+                  f"d_{a.name} += d_{name} @ {b.name}^T",
+                  lambda g, out, u, v: sum_to_shape(g @ t(v), u.shape)),
+             Edge(b, f"d {name}/d {b.name} = {a.name}^T (on the left)",
+                  rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = {a.tex}^{{\top}}",
+                  f"d_{b.name} += {a.name}^T @ d_{name}",
+                  lambda g, out, u, v: sum_to_shape(t(u) @ g, v.shape))],
+            f"{name} = {a.name} @ {b.name}", rf"{tex} = {a.tex}\,{b.tex}")
+
+    def transpose(self, a, axes, name, step, tex):
+        """The same values with their axes permuted by ``axes``; the gradient goes back through
+        the inverse permutation."""
+        axes = tuple(axes)
+        inverse = tuple(np.argsort(axes))
+        return self._op(
+            name, step, tex, lambda v: np.transpose(v, axes),
+            [Edge(a, f"d {name}/d {a.name} = 1 (the same element, moved)",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
+                  f"d_{a.name} += transpose(d_{name}, {axes})", lambda g, out, v: np.transpose(g, inverse))],
+            f"{name} = transpose({a.name}, {axes})", rf"{tex} = \mathrm{{transpose}}({a.tex})")
+
     # --- log-softmax, cross-entropy and GELU ---------------------------------------------------
     def log(self, a, name, step, tex):
         return self._op(
