@@ -1,9 +1,11 @@
-"""The generated pages of the site: the API reference, the practice catalog, the figures.
+"""The generated pages of the site: the API reference, the derivations, the practice catalog,
+the figures.
 
 Each is written from the code at build time (never copied by hand), so it cannot fall behind:
 the API pages from each public module's ``__all__`` (or, without one, the public functions and
-classes it defines), the catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the
-figures page from ``normcore.experiments`` and the PNGs in ``figures/``.
+classes it defines), a page per step-through from its tape (``normcore.derivations``), the
+catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the figures page from
+``normcore.experiments`` and the PNGs in ``figures/``.
 """
 
 import importlib
@@ -68,6 +70,30 @@ API = [
 ]
 
 
+# The step-through of each class's backward: the API entry of the class links to its page.
+# Kinds not (yet) in normcore.derivations.KINDS are left out.
+DERIVATION_OF = {
+    "LayerNorm": "layernorm", "RMSNorm": "rmsnorm", "DyT": "dyt",
+    "BatchNorm1d": "batchnorm", "BatchNorm2d": "batchnorm", "BatchNorm3d": "batchnorm",
+    "GroupNorm": "groupnorm",
+    "InstanceNorm1d": "instancenorm", "InstanceNorm2d": "instancenorm", "InstanceNorm3d": "instancenorm",
+    "Dropout": "dropout", "Softmax": "softmax", "LogSoftmax": "log_softmax",
+    "CrossEntropyLoss": "cross_entropy", "GELU": "gelu",
+    "MultiheadSelfAttention": "attention", "CausalSelfAttention": "attention",
+    "MultiheadAttention": "attention", "TransformerBlock": "residual",
+    "ResidualSublayers": "residual", "SyncBatchNorm": "sync_batchnorm",
+}
+# the input each page is worked on: small enough to read every number
+DERIVATION_SHAPES = {"batchnorm": (4, 3), "groupnorm": (2, 4, 2), "instancenorm": (2, 2, 3),
+                     "softmax": (2, 4), "cross_entropy": (3, 4)}
+
+
+def _derivation_kind(name):
+    from ..derivations import KINDS
+    kind = DERIVATION_OF.get(name)
+    return kind if kind in KINDS else None
+
+
 def _public_names(module):
     names = getattr(module, "__all__", None)
     if names is not None:
@@ -83,7 +109,10 @@ def _heading(text, char):
 
 def _directive(module_name, name, obj):
     if inspect.isclass(obj):
-        return f".. autoclass:: {module_name}.{name}\n   :members:\n"
+        kind = _derivation_kind(name)
+        link = (f"\n   Its backward step by step, node by node: :doc:`/derivations/{kind}` "
+                f"(``normcore explain {kind}``).\n" if kind else "")
+        return f".. autoclass:: {module_name}.{name}\n   :members:\n{link}"
     if inspect.isfunction(obj):
         return f".. autofunction:: {module_name}.{name}\n"
     return None  # data (tables, constants) and submodules are described in their module's text
@@ -170,6 +199,45 @@ def practice_catalog():
     return "\n".join(lines)
 
 
+def derivation_pages(folder):
+    """{file name: Markdown} of the derivations: a page per step-through, generated from its tape
+    (the forward table, the backward node by node with display math, the checks), with its
+    computation graph written as ``folder/KIND.svg``; and the index page listing them."""
+    from ..derivations import KINDS, step_through
+    from ..derivations.render import export_markdown
+
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    pages, rows = {}, []
+    for kind, (title, _) in KINDS.items():
+        shape = DERIVATION_SHAPES.get(kind, (2, 3))
+        st = step_through(kind, shape=shape, seed=0)
+        st.graph().save(folder / f"{kind}.svg")
+        command = f"normcore explain {kind} --shape {'x'.join(map(str, shape))}"
+        title_line, *body = export_markdown(st).split("\n")
+        pages[f"{kind}.md"] = "\n".join([
+            title_line, "",
+            f"Generated from the tape of `step_through({kind!r}, shape={shape}, seed=0)`; "
+            f"`{command}` prints the same in a terminal, `--step` one node at a time, "
+            f"`--format md` or `--format tex` this page for lecture notes.", "",
+            f"![The computation graph of {_cell(title)}: every node of the tape, the routes from "
+            f"x coloured]({kind}.svg)", *body, "",
+            "## The numbers", "", f"What `{command}` prints: every value and every gradient.", "",
+            "```text", st.text(width=100, latex=False), "```", ""])
+        rows.append(f"| [{_cell(title)}]({kind}.md) | `{command}` | {len(st.tape.nodes)} | "
+                    f"{'all pass' if st.passed else 'FAIL'} |")
+    pages["index.md"] = "\n".join([
+        "# Derivations: every backward, node by node", "",
+        "Each layer's forward as a tape of elementary nodes and its backward walked in reverse, "
+        "each node's local derivative and the share of the gradient it sends to its inputs, "
+        "with the numbers. Every page is generated from the tape when the site is built, and "
+        "its staged gradients are checked against the layer's compact backward and against "
+        "central differences: the last column says whether they agreed.", "",
+        "| computation | in a terminal | nodes | checks |", "|---|---|---|---|", *rows, "",
+        "```{toctree}", ":hidden:", "", *[kind for kind in KINDS], "```", ""])
+    return pages
+
+
 def figures_page(figures_dir):
     """Each experiment's title, lesson and figures, then any figure no experiment claims."""
     from .. import experiments
@@ -202,5 +270,7 @@ def write_all(src):
     (src / "api").mkdir(exist_ok=True)
     for name, text in api_pages().items():
         (src / "api" / name).write_text(text, encoding="utf-8")
+    for name, text in derivation_pages(src / "derivations").items():
+        (src / "derivations" / name).write_text(text, encoding="utf-8")
     (src / "practice_catalog.md").write_text(practice_catalog(), encoding="utf-8")
     (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")

@@ -1,0 +1,56 @@
+"""The docs' derivation pages: one per step-through, generated from its tape, linked from the API
+entry of each class whose backward it derives."""
+
+import re
+
+import pytest
+
+from normcore.derivations import KINDS, step_through
+from normcore.docs import generate
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("derivations")
+    return folder, generate.derivation_pages(folder)
+
+
+def test_a_page_and_a_graph_per_kind_and_an_index_linking_them(pages):
+    folder, written = pages
+    assert set(written) == {f"{kind}.md" for kind in KINDS} | {"index.md"}
+    for kind in KINDS:
+        assert f"]({kind}.md)" in written["index.md"]
+        assert (folder / f"{kind}.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+        assert f"]({kind}.svg)" in written[f"{kind}.md"]
+    toctree = written["index.md"].split("```{toctree}")[1]
+    assert [line for line in toctree.splitlines()[3:] if line and line != "```"] == list(KINDS)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_each_page_is_its_tape(pages, kind):
+    """Every node of the tape appears, in the table and in the backward; the math is balanced;
+    the numbers are those step_through prints for the page's input."""
+    _, written = pages
+    text = written[f"{kind}.md"]
+    shape = generate.DERIVATION_SHAPES.get(kind, (2, 3))
+    st = step_through(kind, shape=shape, seed=0)
+    for node in st.tape:
+        assert f"`{node.name}`" in text
+    assert text.count("$$") % 2 == 0 and st.text(width=100, latex=False) in text
+    assert "all pass" in written["index.md"].split(f"]({kind}.md)")[1].splitlines()[0]
+
+
+def test_api_entries_link_their_derivation():
+    api = "\n".join(generate.api_pages().values())
+    linked = set(re.findall(r":doc:`/derivations/(\w+)`", api))
+    expected = {kind for kind in generate.DERIVATION_OF.values() if kind in KINDS}
+    assert linked == expected
+    entry = api.split(".. autoclass:: normcore.LayerNorm")[1].split(".. auto")[0]
+    assert ":doc:`/derivations/layernorm`" in entry
+
+
+def test_every_kind_is_linked_from_some_class():
+    """A new step-through gets an API link too: DERIVATION_OF names a class for each kind, or
+    the kind derives a computation with no class of its own (GELU's tanh form is GELU's option)."""
+    classless = {"gelu_tanh"}
+    assert set(KINDS) - set(generate.DERIVATION_OF.values()) <= classless
