@@ -35,7 +35,8 @@ API = [
      [("normcore.gradcheck", None)]),
     ("derivations", "Step-through derivations",
      "A norm's forward as a tape of elementary nodes and its backward node by node "
-     "(``normcore explain`` prints the same).",
+     "(``normcore explain`` prints the same); every step-through has its page in the "
+     ":doc:`derivations <../derivations/index>`.",
      [("normcore.derivations", None)]),
     ("nn", "The Transformer stack: normcore.nn",
      "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
