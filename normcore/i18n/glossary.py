@@ -23,7 +23,8 @@ class Term:
     def pattern(self):
         """The English term as a word, with its inflections (normalised, standardises, masks)."""
         words = r"[\s-]+".join(map(re.escape, self.en.split()))
-        return re.compile(rf"\b{words}(?:s|es|d|ed|ing|ation|ations)?\b", re.IGNORECASE)
+        # not inside code: x.mean(, mean_D, running_mean are identifiers, not the word
+        return re.compile(rf"(?<![\w.]){words}(?:s|es|d|ed|ing|ation|ations)?(?![\w(])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
