@@ -77,6 +77,9 @@ class Where(str):
         where.message, where.name, where.part = message, name, part
         return where
 
+    def __getnewargs__(self):  # copy and pickle make it again from its parts
+        return self.message, self.name, self.part
+
     def translated(self):
         return _(self.message).format(name=self.name, part=_(self.part) if self.part else "")
 

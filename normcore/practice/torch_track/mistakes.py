@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from ...i18n import N_
 from ..catalog import BY_ID, Anchor, Mistake
-from ..catalog.base import where_taught, torch_solution
+from ..catalog.base import torch_solution, where_taught
 
 TRACK = "torch/"  # the prefix of the torch track's keys: torch/layernorm
 
