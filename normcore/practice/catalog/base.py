@@ -1,7 +1,17 @@
 """What a catalogued mistake is made of: the ``Anchor`` a variant rewrites, the ``Mistake``
-itself, and the small helpers the family files write their entries with."""
+itself, and the small helpers the family files write their entries with.
+
+A mistake's title, symptom and hint are English messages marked with ``N_`` where the family
+files write them (the "catalog" domain); whatever shows them translates them there with
+``translator("catalog")``. Where it is taught (``taught_in``) is put together here, so it comes
+out in the language in use.
+"""
 
 from dataclasses import dataclass, field
+
+from ...i18n import N_, translator
+
+_ = translator("catalog")
 
 
 class Anchor(str):
@@ -47,8 +57,8 @@ class Mistake:
     @property
     def taught_in(self):
         """Where normcore teaches the right way: a notebook section, a reference answer's
-        derivation or ``normcore explain``."""
-        return self.taught
+        derivation or ``normcore explain``, in the language in use."""
+        return where_taught(self.taught)
 
 
 def same(exercises, *variants):
@@ -56,16 +66,44 @@ def same(exercises, *variants):
     return {name: list(variants) for name in exercises}
 
 
+class Where(str):
+    """Where normcore teaches something, in English (the text itself), made of a message with
+    ``{name}`` (a notebook, exercise or layer: not translated) and ``{part}`` (a section or a
+    step, a message marked with ``N_``), so that ``translated()`` can say it in the language in
+    use."""
+
+    def __new__(cls, message, name, part=""):
+        where = super().__new__(cls, message.format(name=name, part=part))
+        where.message, where.name, where.part = message, name, part
+        return where
+
+    def __getnewargs__(self):  # copy and pickle make it again from its parts
+        return self.message, self.name, self.part
+
+    def translated(self):
+        return _(self.message).format(name=self.name, part=_(self.part) if self.part else "")
+
+
+def where_taught(text):
+    """A ``Where`` in the language in use; any other text as it is."""
+    return text.translated() if isinstance(text, Where) else text
+
+
 def notebook(name, section):
-    """A numbered section of a notebook: ``notebook("batchnorm", "7 (Training vs evaluation)")``."""
-    return f"notebooks/{name}.ipynb, section {section}"
+    """A numbered section of a notebook: ``notebook("batchnorm", N_("7 (Training vs evaluation)"))``."""
+    return Where(N_("notebooks/{name}.ipynb, section {part}"), name, section)
 
 
 def solution(exercise):
     """The derivation in the docstring of an exercise's reference answer."""
-    return f"normcore practice solution {exercise} (the derivation in its docstring)"
+    return Where(N_("normcore practice solution {name} (the derivation in its docstring)"), exercise)
+
+
+def torch_solution(exercise):
+    """The docstring of an exercise's PyTorch reference answer."""
+    return Where(N_("normcore practice solution {name} --torch (its docstring)"), exercise)
 
 
 def explain(kind, step):
     """A step of ``normcore explain <kind>``, which goes through a layer node by node."""
-    return f"normcore explain {kind} ({step})"
+    return Where(N_("normcore explain {name} ({part})"), kind, step)

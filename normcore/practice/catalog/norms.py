@@ -2,6 +2,7 @@
 with the other exercises that contain a norm (its backward, its parameters' gradients).
 """
 
+from ...i18n import N_
 from .base import Anchor, Mistake, explain, notebook, same, solution
 from .attention import ATT_DW, QK_DGAMMA, QK_DNORM
 from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
@@ -55,13 +56,13 @@ MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
 MISTAKES = [
     Mistake(
         "bn-momentum-flipped",
-        "momentum weights the old running value instead of the new batch",
-        "the running statistics follow the latest batch almost entirely: after one step they "
-        "are 0.1 * initial + 0.9 * batch instead of 0.9 * initial + 0.1 * batch (the 'decay' "
-        "convention, where 0.9 weights the old value, written with PyTorch's momentum=0.1), so "
-        "evaluation depends mostly on the last training batch",
-        "In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
-        "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch.",
+        N_("momentum weights the old running value instead of the new batch"),
+        N_("the running statistics follow the latest batch almost entirely: after one step they "
+           "are 0.1 * initial + 0.9 * batch instead of 0.9 * initial + 0.1 * batch (the 'decay' "
+           "convention, where 0.9 weights the old value, written with PyTorch's momentum=0.1), so "
+           "evaluation depends mostly on the last training batch"),
+        N_("In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
+           "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch."),
         {"batchnorm": [
             ((BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
              (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
@@ -69,28 +70,28 @@ MISTAKES = [
             ((BN_MOMENTUM, "1.0 / self.num_batches_tracked if self.momentum is None "
                            "else 1 - self.momentum"),),
         ]},
-        taught=notebook("batchnorm", "7 (Momentum: which side does it weight?)"),
+        taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(
         "bn-running-var-biased",
-        "biased variance in the running_var update",
-        "running_mean is right but running_var is too small by the factor (n - 1) / n, n being "
-        "the number of values per channel in the batch (N, or N * L)",
-        "The running variance estimates the population variance, so it takes the unbiased "
-        "batch variance (divide by n - 1), even though the normalisation itself uses the "
-        "biased one.",
+        N_("biased variance in the running_var update"),
+        N_("running_mean is right but running_var is too small by the factor (n - 1) / n, n being "
+           "the number of values per channel in the batch (N, or N * L)"),
+        N_("The running variance estimates the population variance, so it takes the unbiased "
+           "batch variance (divide by n - 1), even though the normalisation itself uses the "
+           "biased one."),
         {"batchnorm": [(
             (BN_UNBIASED, "var.ravel()"),
         )]},
-        taught=notebook("batchnorm", "7 (Biased vs unbiased variance)"),
+        taught=notebook("batchnorm", N_("7 (Biased vs unbiased variance)")),
     ),
     Mistake(
         "var-unbiased-in-normalization",
-        "unbiased variance (divide by n - 1) used to normalise",
-        "outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
-        "for small n such as a batch of 2",
-        "Normalise with the biased variance, the mean of the squared deviations (divide by n). "
-        "The unbiased n / (n - 1) correction belongs only in BatchNorm's running_var update.",
+        N_("unbiased variance (divide by n - 1) used to normalise"),
+        N_("outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
+           "for small n such as a batch of 2"),
+        N_("Normalise with the biased variance, the mean of the squared deviations (divide by n). "
+           "The unbiased n / (n - 1) correction belongs only in BatchNorm's running_var update."),
         # the backward derived for the biased variance, or re-derived for n - 1 (its variance
         # term then has n / (n - 1), n = x_hat.size // rstd.size values per statistic)
         {
@@ -113,17 +114,17 @@ MISTAKES = [
                  (MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat - h_hat * mean_dh_hat_h_hat * n / (n - 1))")),
             ],
         },
-        taught=notebook("layernorm", "7 (Biased variance)"),
+        taught=notebook("layernorm", N_("7 (Biased variance)")),
     ),
     Mistake(
         "eps-outside-sqrt",
-        "eps added outside the square root",
-        "outputs differ slightly for ordinary inputs and a lot when the variance (or mean "
-        "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
-        "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
-        "is comparable to eps",
-        "eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
-        "sqrt(mean(x**2) + eps), not RMS + eps).",
+        N_("eps added outside the square root"),
+        N_("outputs differ slightly for ordinary inputs and a lot when the variance (or mean "
+           "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
+           "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
+           "is comparable to eps"),
+        N_("eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
+           "sqrt(mean(x**2) + eps), not RMS + eps)."),
         {
             **same(("batchnorm", "groupnorm"), ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             # with the backward derived for sigma + eps: the variance term then carries
@@ -137,16 +138,16 @@ MISTAKES = [
             "transformer_block": [((RSTD, "(np.sqrt(var) + self.eps)"),)],
             "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
         },
-        taught=notebook("layernorm", "7 (eps inside the square root)"),
+        taught=notebook("layernorm", N_("7 (eps inside the square root)")),
     ),
     Mistake(
         "stats-over-too-few-axes",
-        "statistics over too few axes",
-        "correct while the normalised part is a single axis, wrong as soon as it has several: "
-        "a LayerNorm/RMSNorm with a multi-axis normalized_shape that only normalises the last "
-        "axis, or a GroupNorm that normalises each channel on its own (InstanceNorm)",
-        "Reduce over every normalised axis at once: the last len(normalized_shape) axes, or "
-        "for GroupNorm all channels of the group together with their spatial positions.",
+        N_("statistics over too few axes"),
+        N_("correct while the normalised part is a single axis, wrong as soon as it has several: "
+           "a LayerNorm/RMSNorm with a multi-axis normalized_shape that only normalises the last "
+           "axis, or a GroupNorm that normalises each channel on its own (InstanceNorm)"),
+        N_("Reduce over every normalised axis at once: the last len(normalized_shape) axes, or "
+           "for GroupNorm all channels of the group together with their spatial positions."),
         {
             # the statistics over the last axis; gamma's gradient summed over the leading
             # axes of the normalised shape (derived from the axes) or of the input (right)
@@ -155,84 +156,84 @@ MISTAKES = [
                     (LEAD, "lead = tuple(range(dy.ndim - len(self.normalized_shape)))"))),
             "groupnorm": [((GROUP, "return a.reshape(a.shape[0], a.shape[1], -1)"),)],
         },
-        taught=notebook("layernorm", "7 (Which axes, and train vs eval)"),
+        taught=notebook("layernorm", N_("7 (Which axes, and train vs eval)")),
     ),
     Mistake(
         "ln-over-batch",
-        "LayerNorm statistics taken over the batch",
-        "each feature is standardised across the samples (BatchNorm's axes) instead of each "
-        "sample across its features; a single sample comes out as beta",
-        "LayerNorm normalises each sample on its own: the mean and variance run over the "
-        "feature axes (the last ones), one pair of statistics per sample or token.",
+        N_("LayerNorm statistics taken over the batch"),
+        N_("each feature is standardised across the samples (BatchNorm's axes) instead of each "
+           "sample across its features; a single sample comes out as beta"),
+        N_("LayerNorm normalises each sample on its own: the mean and variance run over the "
+           "feature axes (the last ones), one pair of statistics per sample or token."),
         {"layernorm": [((AXES_TRAILING, "axes = (0,)"),)]},
-        taught=notebook("interview_practice", "1 (Intuition: which axis)"),
+        taught=notebook("interview_practice", N_("1 (Intuition: which axis)")),
     ),
     Mistake(
         "gn-strided-groups",
-        "GroupNorm groups made of strided channels",
-        "outputs are wrong when 1 < G < C: channel c is put in group c % G instead of group "
-        "c // (C / G) (the reshape splits the channel axis in the wrong order)",
-        "A group is C / G *contiguous* channels: reshape (N, C, ...) to (N, G, C / G, ...), "
-        "with G first, and undo it the same way.",
+        N_("GroupNorm groups made of strided channels"),
+        N_("outputs are wrong when 1 < G < C: channel c is put in group c % G instead of group "
+           "c // (C / G) (the reshape splits the channel axis in the wrong order)"),
+        N_("A group is C / G *contiguous* channels: reshape (N, C, ...) to (N, G, C / G, ...), "
+           "with G first, and undo it the same way."),
         {"groupnorm": [(
             (GROUP, "return a.reshape(a.shape[0], -1, self.num_groups, *a.shape[2:])"
                     ".swapaxes(1, 2).reshape(a.shape[0], self.num_groups, -1)"),
             (UNGROUP, "return ag.reshape(shape[0], self.num_groups, -1, *shape[2:])"
                       ".swapaxes(1, 2).reshape(shape)"),
         )]},
-        taught=notebook("groupnorm_instancenorm", "7 (groups are contiguous)"),
+        taught=notebook("groupnorm_instancenorm", N_("7 (groups are contiguous)")),
     ),
     Mistake(
         "backward-stats-constant",
-        "backward without the mean terms (statistics treated as constants)",
-        "the forward is right, dgamma and dbeta are right, but dx = rstd * dy * gamma: it "
-        "ignores that the mean and the variance (RMS) depend on x (for LayerNorm, BatchNorm and "
-        "GroupNorm: dx does not sum to zero over the normalised axes)",
-        "The statistics are functions of x: dx gets a term through the mean and one through "
-        "the variance (RMS). Differentiate x_hat through all three paths.",
+        N_("backward without the mean terms (statistics treated as constants)"),
+        N_("the forward is right, dgamma and dbeta are right, but dx = rstd * dy * gamma: it "
+           "ignores that the mean and the variance (RMS) depend on x (for LayerNorm, BatchNorm and "
+           "GroupNorm: dx does not sum to zero over the normalised axes)"),
+        N_("The statistics are functions of x: dx gets a term through the mean and one through "
+           "the variance (RMS). Differentiate x_hat through all three paths."),
         {
             **same(("batchnorm", "layernorm", "transformer_block"), ((DX, "dx = rstd * dx_hat"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * dx_hat_g"),)],
             "rmsnorm": [((DX_RMS, "dx = rrms * dx_hat"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * dh_hat"),)],
         },
-        taught=explain("layernorm", "every path from x to y"),
+        taught=explain("layernorm", N_("every path from x to y")),
     ),
     Mistake(
         "backward-no-xhat-term",
-        "backward without the x_hat * mean(dx_hat * x_hat) term",
-        "dx sums to zero over the normalised axes but is not orthogonal to x_hat, even up to "
-        "eps: the path "
-        "through the variance is missing",
-        "The variance depends on x too: add the path through the variance. A correct dx is "
-        "orthogonal to x_hat over the normalised axes (up to eps); test yours.",
+        N_("backward without the x_hat * mean(dx_hat * x_hat) term"),
+        N_("dx sums to zero over the normalised axes but is not orthogonal to x_hat, even up to "
+           "eps: the path "
+           "through the variance is missing"),
+        N_("The variance depends on x too: add the path through the variance. A correct dx is "
+           "orthogonal to x_hat over the normalised axes (up to eps); test yours."),
         {
             **same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - mean_dx_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - mean_dx_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - mean_dh_hat)"),)],
         },
-        taught=explain("layernorm", "the path through the variance"),
+        taught=explain("layernorm", N_("the path through the variance")),
     ),
     Mistake(
         "rms-backward-mean-term",
-        "RMSNorm backward with LayerNorm's mean term",
-        "the forward is right but dx sums to zero over the normalised axes, as LayerNorm's "
-        "would: the - mean(dx_hat) term was copied from LayerNorm's backward",
-        "RMSNorm subtracts no mean, so its backward has no path through a mean: keep only the "
-        "direct term and the one through the RMS.",
+        N_("RMSNorm backward with LayerNorm's mean term"),
+        N_("the forward is right but dx sums to zero over the normalised axes, as LayerNorm's "
+           "would: the - mean(dx_hat) term was copied from LayerNorm's backward"),
+        N_("RMSNorm subtracts no mean, so its backward has no path through a mean: keep only the "
+           "direct term and the one through the RMS."),
         {"rmsnorm": [((DX_RMS, "dx = rrms * (dx_hat - dx_hat.mean(axis=axes, keepdims=True) "
                                "- x_hat * mean_dx_hat_x_hat)"),)]},
-        taught=explain("rmsnorm", "no mean, no mean term"),
+        taught=explain("rmsnorm", N_("no mean, no mean term")),
     ),
     Mistake(
         "dparam-wrong-reduction",
-        "dgamma / dbeta reduced over the wrong axes",
-        "dx is right but dgamma or dbeta is not: every entry holds the total over all axes, or "
-        "the average instead of the sum over the batch",
-        "gamma and beta are shared by every position they are broadcast over, so their "
-        "gradients are *sums* over exactly those axes (the batch and spatial axes for "
-        "BatchNorm/GroupNorm, the leading axes for LayerNorm/RMSNorm), one entry per parameter.",
+        N_("dgamma / dbeta reduced over the wrong axes"),
+        N_("dx is right but dgamma or dbeta is not: every entry holds the total over all axes, or "
+           "the average instead of the sum over the batch"),
+        N_("gamma and beta are shared by every position they are broadcast over, so their "
+           "gradients are *sums* over exactly those axes (the batch and spatial axes for "
+           "BatchNorm/GroupNorm, the leading axes for LayerNorm/RMSNorm), one entry per parameter."),
         {
             **same(("batchnorm", "groupnorm"),
                     ((DGAMMA_AXES, "self.gamma.grad += (dy * x_hat).sum()"),
@@ -261,15 +262,15 @@ MISTAKES = [
                     ((DYT_DGAMMA, "self.gamma.grad += (dy * t).mean(axis=lead)"),
                      (DYT_DBETA, "self.beta.grad += dy.mean(axis=lead)"))],
         },
-        taught=notebook("interview_practice", "4 (The backward)"),
+        taught=notebook("interview_practice", N_("4 (The backward)")),
     ),
     Mistake(
         "grad-assigned",
-        "parameter gradients assigned instead of accumulated",
-        "one backward gives the right parameter gradients (dgamma and dbeta, or the weights' "
-        "and biases'), but after two backward calls they hold only the second one's gradient",
-        "Gradients accumulate: add into each parameter's .grad (+=) and let the caller zero "
-        "them; a parameter used twice must receive both shares.",
+        N_("parameter gradients assigned instead of accumulated"),
+        N_("one backward gives the right parameter gradients (dgamma and dbeta, or the weights' "
+           "and biases'), but after two backward calls they hold only the second one's gradient"),
+        N_("Gradients accumulate: add into each parameter's .grad (+=) and let the caller zero "
+           "them; a parameter used twice must receive both shares."),
         {
             **same(("batchnorm", "groupnorm"),
                     ((DGAMMA_AXES, DGAMMA_AXES.replace("+=", "=")),
@@ -286,29 +287,29 @@ MISTAKES = [
             "dyt": [tuple((line, line.replace("+=", "=")) for line in (
                 DYT_DBETA, DYT_DGAMMA, DYT_DALPHA))],
         },
-        taught=notebook("interview_practice", "4 (The backward)"),
+        taught=notebook("interview_practice", N_("4 (The backward)")),
     ),
     Mistake(
         "bn-eval-batch-stats",
-        "batch statistics used in evaluation",
-        "eval() changes nothing: the output in evaluation is standardised with the batch's own "
-        "mean and variance (and the running statistics may keep moving)",
-        "In evaluation BatchNorm is a fixed affine map: normalise with running_mean and "
-        "running_var, and leave them untouched.",
+        N_("batch statistics used in evaluation"),
+        N_("eval() changes nothing: the output in evaluation is standardised with the batch's own "
+           "mean and variance (and the running statistics may keep moving)"),
+        N_("In evaluation BatchNorm is a fixed affine map: normalise with running_mean and "
+           "running_var, and leave them untouched."),
         {"batchnorm": [
             ((BN_BATCH_STATS, "batch_stats = True"),),
             ((BN_BATCH_STATS, "batch_stats = True"),
              (BN_UPDATE, "if self.track_running_stats:")),
         ]},
-        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+        taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
         "bn-train-running-stats",
-        "running statistics used in training",
-        "training outputs are not standardised (their per-channel mean is not 0): the layer "
-        "normalises with running_mean and running_var instead of the batch's statistics",
-        "In training BatchNorm normalises with the statistics of the current batch (and only "
-        "updates the running averages with them); the running values are for evaluation.",
+        N_("running statistics used in training"),
+        N_("training outputs are not standardised (their per-channel mean is not 0): the layer "
+           "normalises with running_mean and running_var instead of the batch's statistics"),
+        N_("In training BatchNorm normalises with the statistics of the current batch (and only "
+           "updates the running averages with them); the running values are for evaluation."),
         {"batchnorm": [
             ((BN_AFTER_UPDATE, "        if self.training:\n"
                                "            mean = self.running_mean.reshape(view)\n"
@@ -321,26 +322,26 @@ MISTAKES = [
              (BN_NEW_MEAN, "+ m * mean_batch.ravel()"),
              (BN_NEW_VAR, "+ m * var_batch.ravel()")),
         ]},
-        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+        taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
         "bn-eval-squared-var",
-        "evaluation divides by sqrt(running_var**2 + eps)",
-        "training is right and the running statistics are right, but evaluation outputs are "
-        "off: running_var is squared as if it were a standard deviation",
-        "running_var already is a variance (sigma squared): evaluation divides by "
-        "sqrt(running_var + eps).",
+        N_("evaluation divides by sqrt(running_var**2 + eps)"),
+        N_("training is right and the running statistics are right, but evaluation outputs are "
+           "off: running_var is squared as if it were a standard deviation"),
+        N_("running_var already is a variance (sigma squared): evaluation divides by "
+           "sqrt(running_var + eps)."),
         {"batchnorm": [((BN_EVAL_VAR, "var = self.running_var.reshape(view) ** 2"),)],
          "fold_batchnorm": [((FOLD_SCALE, "gamma / np.sqrt(running_var ** 2 + eps)"),)]},
-        taught=notebook("batchnorm", "7 (The running variance is a variance)"),
+        taught=notebook("batchnorm", N_("7 (The running variance is a variance)")),
     ),
     Mistake(
         "bn-eval-backward-batch-formula",
-        "evaluation backward with the training formula",
-        "everything is right except dx in evaluation mode: it has the mean and variance terms of "
-        "training, as if the running statistics depended on the batch",
-        "In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
-        "and dx is just the direct term; remember in forward which statistics were used.",
+        N_("evaluation backward with the training formula"),
+        N_("everything is right except dx in evaluation mode: it has the mean and variance terms of "
+           "training, as if the running statistics depended on the batch"),
+        N_("In evaluation the running statistics are constants, so BatchNorm is an affine map of x "
+           "and dx is just the direct term; remember in forward which statistics were used."),
         {"batchnorm": [
             ((BN_EVAL_BACKWARD, "if False:"),),
             # the staged (dvar, dmu) form: with running statistics x_hat is not centred, and
@@ -349,25 +350,25 @@ MISTAKES = [
              (DX, "dx = rstd * (dx_hat - mean_dx_hat - (x_hat - x_hat.mean(axis=axes, "
                   "keepdims=True)) * mean_dx_hat_x_hat)")),
         ]},
-        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+        taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
         "rms-subtracts-mean",
-        "RMSNorm that subtracts the mean",
-        "outputs have zero mean over the normalised axes, as LayerNorm's would: the input was "
-        "centred before the root mean square was taken",
-        "RMSNorm only rescales: y = x / sqrt(mean(x**2) + eps) * gamma, no centring (and no "
-        "beta). That is the point of it: one statistic, not two.",
+        N_("RMSNorm that subtracts the mean"),
+        N_("outputs have zero mean over the normalised axes, as LayerNorm's would: the input was "
+           "centred before the root mean square was taken"),
+        N_("RMSNorm only rescales: y = x / sqrt(mean(x**2) + eps) * gamma, no centring (and no "
+           "beta). That is the point of it: one statistic, not two."),
         {"rmsnorm": [((MEAN_SQUARE, "x = x - x.mean(axis=axes, keepdims=True)\n        " + MEAN_SQUARE),)]},
-        taught=notebook("rmsnorm", "1 (Intuition: scale without centring)"),
+        taught=notebook("rmsnorm", N_("1 (Intuition: scale without centring)")),
     ),
     Mistake(
         "rms-wrong-normaliser",
-        "RMSNorm with a wrong normaliser",
-        "outputs are too small by a constant factor per row: the squares were summed instead of "
-        "averaged, or divided by n - 1 (for eps added to the RMS see eps-outside-sqrt)",
-        "The root mean square is sqrt(sum(x**2) / n) with n the number of normalised values; "
-        "then eps goes inside that square root.",
+        N_("RMSNorm with a wrong normaliser"),
+        N_("outputs are too small by a constant factor per row: the squares were summed instead of "
+           "averaged, or divided by n - 1 (for eps added to the RMS see eps-outside-sqrt)"),
+        N_("The root mean square is sqrt(sum(x**2) / n) with n the number of normalised values; "
+           "then eps goes inside that square root."),
         {"rmsnorm": [
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True)"),),
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) "
@@ -377,33 +378,33 @@ MISTAKES = [
              (DX_RMS, "dx = rrms * (dx_hat - x_hat * mean_dx_hat_x_hat "
                       "* np.prod([x_hat.shape[a] for a in axes]))")),
         ]},
-        taught=notebook("rmsnorm", "7 (The normaliser is the number of features)"),
+        taught=notebook("rmsnorm", N_("7 (The normaliser is the number of features)")),
     ),
     Mistake(
         "backward-no-mean-term",
-        "backward without the - mean(dx_hat) term",
-        "dx is orthogonal to x_hat over the normalised axes (up to eps) but does not sum to "
-        "zero: the path "
-        "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
-        "RMSNorm's backward, or the staged form without its dmu / n term)",
-        "The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
-        "(times rstd). A correct dx sums to zero over the normalised axes; test yours.",
+        N_("backward without the - mean(dx_hat) term"),
+        N_("dx is orthogonal to x_hat over the normalised axes (up to eps) but does not sum to "
+           "zero: the path "
+           "through the mean is missing (dx = rstd * (dx_hat - x_hat * mean(dx_hat * x_hat)), "
+           "RMSNorm's backward, or the staged form without its dmu / n term)"),
+        N_("The mean depends on x too: every x_i moves the mean, so dx gets - mean(dx_hat) "
+           "(times rstd). A correct dx sums to zero over the normalised axes; test yours."),
         {
             **same(("batchnorm", "layernorm", "transformer_block"),
                     ((DX, "dx = rstd * (dx_hat - x_hat * mean_dx_hat_x_hat)"),)),
             "groupnorm": [((DX_GROUPED, "dx = rstd * (dx_hat_g - x_hat_g * mean_dx_hat_x_hat)"),)],
             "mlp_with_batchnorm": [((MLP_DH, "dh = rstd * (dh_hat - h_hat * mean_dh_hat_h_hat)"),)],
         },
-        taught=explain("layernorm", "the path through the mean"),
+        taught=explain("layernorm", N_("the path through the mean")),
     ),
     Mistake(
         "bn-stats-per-position",
-        "BatchNorm statistics per position, over the batch axis only",
-        "right for (N, C) input, wrong for (N, C, L): each (channel, position) pair is "
-        "standardised over N alone (x.mean(0) on a (B, T, D) input) instead of each channel "
-        "over N and L together",
-        "BatchNorm1d keeps one mean and one variance per channel: reduce over every axis but "
-        "the channel axis, the batch *and* the length (axes (0, 2) of (N, C, L)).",
+        N_("BatchNorm statistics per position, over the batch axis only"),
+        N_("right for (N, C) input, wrong for (N, C, L): each (channel, position) pair is "
+           "standardised over N alone (x.mean(0) on a (B, T, D) input) instead of each channel "
+           "over N and L together"),
+        N_("BatchNorm1d keeps one mean and one variance per channel: reduce over every axis but "
+           "the channel axis, the batch *and* the length (axes (0, 2) of (N, C, L))."),
         {"batchnorm": [
             ((BN_MEAN, "mean = x.mean(axis=0, keepdims=True)"),
              (VAR, "var = ((x - mean) ** 2).mean(axis=0, keepdims=True)"),
@@ -423,133 +424,133 @@ MISTAKES = [
              (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.mean(axis=0, keepdims=True)"),
              (BN_MEAN_DX_HAT_X_HAT, "mean_dx_hat_x_hat = (dx_hat * x_hat).mean(axis=0, keepdims=True)")),
         ]},
-        taught=notebook("batchnorm", "1 (Intuition) and 2 (The formulas)"),
+        taught=notebook("batchnorm", N_("1 (Intuition) and 2 (The formulas)")),
     ),
     Mistake(
         "rms-batch-size-normaliser",
-        "RMSNorm mean square divided by the batch size",
-        "outputs are off by a factor per row that changes with the batch size: the squares "
-        "were summed over the features and divided by b, the number of rows, instead of d, "
-        "the number of features",
-        "The mean square of a row is sum(x**2) / d over its own d normalised values; the "
-        "batch size has nothing to do with it.",
+        N_("RMSNorm mean square divided by the batch size"),
+        N_("outputs are off by a factor per row that changes with the batch size: the squares "
+           "were summed over the features and divided by b, the number of rows, instead of d, "
+           "the number of features"),
+        N_("The mean square of a row is sum(x**2) / d over its own d normalised values; the "
+           "batch size has nothing to do with it."),
         {"rmsnorm": [
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),),
             ((MEAN_SQUARE, "ms = (x ** 2).sum(axis=axes, keepdims=True) / x.shape[0]"),
              (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).sum(axis=axes, "
                       "keepdims=True) / dy.shape[0])")),
         ]},
-        taught=notebook("rmsnorm", "7 (The normaliser is the number of features)"),
+        taught=notebook("rmsnorm", N_("7 (The normaliser is the number of features)")),
     ),
     Mistake(
         "rms-over-whole-tensor",
-        "one RMS over the whole input",
-        "a single sample is right, a batch is not: every row is divided by the same number, "
-        "the RMS of the whole (batch, features) array, so rows keep their relative sizes",
-        "RMSNorm takes one root mean square per sample (per token): reduce over the "
-        "normalised axes only, with keepdims, never over the batch.",
+        N_("one RMS over the whole input"),
+        N_("a single sample is right, a batch is not: every row is divided by the same number, "
+           "the RMS of the whole (batch, features) array, so rows keep their relative sizes"),
+        N_("RMSNorm takes one root mean square per sample (per token): reduce over the "
+           "normalised axes only, with keepdims, never over the batch."),
         {"rmsnorm": [
             ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),),
             ((MEAN_SQUARE, "ms = (x ** 2).mean(keepdims=True)"),
              (DX_RMS, "dx = rrms * (dx_hat - x_hat * (dx_hat * x_hat).mean(keepdims=True))")),
         ]},
-        taught=notebook("rmsnorm", "7 (One RMS per sample, not per batch)"),
+        taught=notebook("rmsnorm", N_("7 (One RMS per sample, not per batch)")),
     ),
     Mistake(
         "bn-momentum-none-unsupported",
-        "momentum=None (the cumulative average) not handled",
-        "BatchNorm1d(C, momentum=None) raises a TypeError at the first training step: the "
-        "running update computes (1 - self.momentum) with momentum None, where None asks for "
-        "the plain average of every batch so far",
-        "momentum=None means the running statistics are the cumulative average: count the "
-        "batches and use m = 1 / num_batches_tracked as the weight of the new batch; any "
-        "other momentum is used as given.",
+        N_("momentum=None (the cumulative average) not handled"),
+        N_("BatchNorm1d(C, momentum=None) raises a TypeError at the first training step: the "
+           "running update computes (1 - self.momentum) with momentum None, where None asks for "
+           "the plain average of every batch so far"),
+        N_("momentum=None means the running statistics are the cumulative average: count the "
+           "batches and use m = 1 / num_batches_tracked as the weight of the new batch; any "
+           "other momentum is used as given."),
         {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
         taught=solution("batchnorm"),
     ),
     Mistake(
         "bn-running-never-updated",
-        "running statistics never updated in training",
-        "training outputs and gradients are right, but running_mean stays 0 and running_var "
-        "stays 1 however many batches go through, so evaluation normalises with the initial "
-        "values (the update went into local variables, not into the layer's attributes)",
-        "Each training forward blends the batch's statistics into the layer's own "
-        "self.running_mean and self.running_var (assign the attributes, not a local copy); "
-        "evaluation then uses them.",
+        N_("running statistics never updated in training"),
+        N_("training outputs and gradients are right, but running_mean stays 0 and running_var "
+           "stays 1 however many batches go through, so evaluation normalises with the initial "
+           "values (the update went into local variables, not into the layer's attributes)"),
+        N_("Each training forward blends the batch's statistics into the layer's own "
+           "self.running_mean and self.running_var (assign the attributes, not a local copy); "
+           "evaluation then uses them."),
         {"batchnorm": [((BN_SET_MEAN, "running_mean = "), (BN_SET_VAR, "running_var = "))]},
-        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+        taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
         "bn-running-init-first-batch",
-        "running statistics set to the first batch's statistics",
-        "after the first training step running_mean and running_var are that batch's own "
-        "statistics instead of 0.9 * (0, 1) + 0.1 * batch; the later steps blend as they "
-        "should, so the error fades by 0.9 each step but evaluation after a few steps is off",
-        "The running statistics start at mean 0 and variance 1 and every step, the first one "
-        "included, blends: running = (1 - momentum) * running + momentum * batch (with the "
-        "unbiased variance). Only momentum=None gives the first batch a weight of 1.",
+        N_("running statistics set to the first batch's statistics"),
+        N_("after the first training step running_mean and running_var are that batch's own "
+           "statistics instead of 0.9 * (0, 1) + 0.1 * batch; the later steps blend as they "
+           "should, so the error fades by 0.9 each step but evaluation after a few steps is off"),
+        N_("The running statistics start at mean 0 and variance 1 and every step, the first one "
+           "included, blends: running = (1 - momentum) * running + momentum * batch (with the "
+           "unbiased variance). Only momentum=None gives the first batch a weight of 1."),
         {"batchnorm": [
             ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),),
             # the first batch's biased variance copied as it is
             ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),
              (BN_UNBIASED, "var.ravel() * (n / (n - 1) if self.num_batches_tracked > 1 else 1.0)")),
         ]},
-        taught=notebook("batchnorm", "7 (Momentum: which side does it weight?)"),
+        taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(
         "bn-eval-no-affine",
-        "evaluation without gamma and beta",
-        "training is right and so are the running statistics; the evaluation output is not: it "
-        "is (x - running_mean) / sqrt(running_var + eps) alone, the normalised x without "
-        "gamma's scale and beta's shift",
-        "Evaluation changes only which statistics normalise x; the affine part stays: "
-        "y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta, as in training.",
+        N_("evaluation without gamma and beta"),
+        N_("training is right and so are the running statistics; the evaluation output is not: it "
+           "is (x - running_mean) / sqrt(running_var + eps) alone, the normalised x without "
+           "gamma's scale and beta's shift"),
+        N_("Evaluation changes only which statistics normalise x; the affine part stays: "
+           "y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta, as in training."),
         {"batchnorm": [((BN_AFFINE, "if self.gamma is not None and batch_stats:"),)]},
-        taught=notebook("batchnorm", "7 (Training vs evaluation)"),
+        taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
         "bn-backward-count-n",
-        "BatchNorm backward divides by N instead of N * L",
-        "right for (N, C) input, dx wrong for (N, C, L): the backward's means over the "
-        "channel's values were sums divided by N, the batch size, where each channel has "
-        "N * L values; the forward, dgamma and dbeta are right",
-        "Every mean in the backward runs over the same values as the forward's statistics: "
-        "all n = N * L values of a channel (axes 0 and 2), so divide the sums by n, or take "
-        ".mean over those axes.",
+        N_("BatchNorm backward divides by N instead of N * L"),
+        N_("right for (N, C) input, dx wrong for (N, C, L): the backward's means over the "
+           "channel's values were sums divided by N, the batch size, where each channel has "
+           "N * L values; the forward, dgamma and dbeta are right"),
+        N_("Every mean in the backward runs over the same values as the forward's statistics: "
+           "all n = N * L values of a channel (axes 0 and 2), so divide the sums by n, or take "
+           ".mean over those axes."),
         {"batchnorm": [(
             (BN_MEAN_DX_HAT, "mean_dx_hat = dx_hat.sum(axis=axes, keepdims=True) / len(dy)"),
             (BN_MEAN_DX_HAT_X_HAT,
              "mean_dx_hat_x_hat = (dx_hat * x_hat).sum(axis=axes, keepdims=True) / len(dy)"),
         )]},
-        taught=notebook("batchnorm", "4 (The backward, derived step by step)"),
+        taught=notebook("batchnorm", N_("4 (The backward, derived step by step)")),
     ),
     Mistake(
         "gn-stats-per-position",
-        "GroupNorm statistics per position, over the group's channels only",
-        "right for (N, C) input, wrong with spatial axes: each position of each group is "
-        "standardised over the group's C / G channels at that position alone, instead of over "
-        "the group's channels and every position together (with one channel per group the "
-        "output is beta)",
-        "A group's statistics run over its C / G channels AND all their spatial positions: "
-        "reshape (N, C, *spatial) to (N, G, C / G * spatial) and reduce the last axis.",
+        N_("GroupNorm statistics per position, over the group's channels only"),
+        N_("right for (N, C) input, wrong with spatial axes: each position of each group is "
+           "standardised over the group's C / G channels at that position alone, instead of over "
+           "the group's channels and every position together (with one channel per group the "
+           "output is beta)"),
+        N_("A group's statistics run over its C / G channels AND all their spatial positions: "
+           "reshape (N, C, *spatial) to (N, G, C / G * spatial) and reduce the last axis."),
         {"groupnorm": [(
             (GROUP, "return a.reshape(a.shape[0], self.num_groups, a.shape[1] // self.num_groups, "
                     "-1).swapaxes(2, 3).reshape(a.shape[0], -1, a.shape[1] // self.num_groups)"),
             (UNGROUP, "return ag.reshape(shape[0], self.num_groups, -1, shape[1] // "
                       "self.num_groups).swapaxes(2, 3).reshape(shape)"),
         )]},
-        taught=notebook("groupnorm_instancenorm", "1 (Intuition: subjects in groups)"),
+        taught=notebook("groupnorm_instancenorm", N_("1 (Intuition: subjects in groups)")),
     ),
     Mistake(
         "rms-backward-missing-rrms",
-        "RMSNorm backward: the x_hat term not multiplied by 1 / rms",
-        "the forward and dgamma are right, dx is not: dx = rrms * dx_hat - x_hat * "
-        "mean(dx_hat * x_hat), the 1 / rms factor applied to the first term only (a "
-        "parenthesis in the wrong place)",
-        "Both terms come through x_hat = x / rms, so both carry 1 / rms: "
-        "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)) over the normalised axes.",
+        N_("RMSNorm backward: the x_hat term not multiplied by 1 / rms"),
+        N_("the forward and dgamma are right, dx is not: dx = rrms * dx_hat - x_hat * "
+           "mean(dx_hat * x_hat), the 1 / rms factor applied to the first term only (a "
+           "parenthesis in the wrong place)"),
+        N_("Both terms come through x_hat = x / rms, so both carry 1 / rms: "
+           "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)) over the normalised axes."),
         {"rmsnorm": [((DX_RMS, "dx = rrms * dx_hat - x_hat * mean_dx_hat_x_hat"),)],
          "qk_norm": [((QK_DNORM, "return rrms * dt_hat - t_hat * mean_dt_hat_t_hat"),)]},
-        taught=explain("rmsnorm", "the path through the RMS"),
+        taught=explain("rmsnorm", N_("the path through the RMS")),
     ),
 ]

@@ -1,5 +1,6 @@
 """Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss)."""
 
+from ...i18n import N_
 from .base import Anchor, Mistake, notebook, solution
 from .attention import ATT_DSCORES, ATT_SHIFT
 from .blocks import MLP_DLOGITS, MLP_SHIFT
@@ -19,47 +20,47 @@ LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
 MISTAKES = [
     Mistake(
         "softmax-no-max-shift",
-        "softmax without subtracting the max",
-        "right for ordinary logits, nan (or inf) for large ones: exp(1000) overflows to inf "
-        "and inf / inf is nan (in float32 already exp(89) overflows)",
-        "Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
-        "exponent is exp(0) = 1 and nothing can overflow.",
+        N_("softmax without subtracting the max"),
+        N_("right for ordinary logits, nan (or inf) for large ones: exp(1000) overflows to inf "
+           "and inf / inf is nan (in float32 already exp(89) overflows)"),
+        N_("Softmax is shift invariant: compute exp(x - max(x)) over the axis, so the largest "
+           "exponent is exp(0) = 1 and nothing can overflow."),
         {"softmax": [((SM_SHIFT, "z = x"),)],
          "attention": [((ATT_SHIFT, "z = scores"),)]},
         taught=notebook("interview_practice",
-                       "9.1 (Softmax: the whole Jacobian, and the max shift)"),
+                       N_("9.1 (Softmax: the whole Jacobian, and the max shift)")),
     ),
     Mistake(
         "softmax-diagonal-jacobian",
-        "softmax backward with the diagonal of the Jacobian only",
-        "the forward is right, dx is not: dx = dy * y * (1 - y), as if each y_i depended on "
-        "x_i alone (a sigmoid's derivative); the correct dx sums to zero along the axis, "
-        "this one does not",
-        "Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
-        "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis.",
+        N_("softmax backward with the diagonal of the Jacobian only"),
+        N_("the forward is right, dx is not: dx = dy * y * (1 - y), as if each y_i depended on "
+           "x_i alone (a sigmoid's derivative); the correct dx sums to zero along the axis, "
+           "this one does not"),
+        N_("Every y_i depends on every x_j of its slice: dy_i/dx_j = y_i ([i == j] - y_j). "
+           "Applied to dy that is dx = y * (dy - sum(dy * y)) along the axis."),
         {"softmax": [((SM_DX, "dx = dy * y * (1 - y)"),)],
          "attention": [((ATT_DSCORES, "dscores = dattn * attn * (1 - attn)"),)]},
         taught=notebook("interview_practice",
-                       "9.1 (Softmax: the whole Jacobian, and the max shift)"),
+                       N_("9.1 (Softmax: the whole Jacobian, and the max shift)")),
     ),
     Mistake(
         "softmax-wrong-axis",
-        "softmax along the wrong axis",
-        "right when the axis is the last one, wrong for any other: the slices that sum to 1 "
-        "are the last axis's (or the first axis's), not those of the axis asked for",
-        "Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
-        "self.axis, with keepdims=True so they broadcast back.",
+        N_("softmax along the wrong axis"),
+        N_("right when the axis is the last one, wrong for any other: the slices that sum to 1 "
+           "are the last axis's (or the first axis's), not those of the axis asked for"),
+        N_("Take the max, the exponentials' sum and, in the backward, sum(dy * y) along "
+           "self.axis, with keepdims=True so they broadcast back."),
         {"softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)],
          "log_softmax": [((SM_AXIS, "self.axis = -1"),), ((SM_AXIS, "self.axis = 0"),)]},
         taught=solution("softmax"),
     ),
     Mistake(
         "ce-summed-not-averaged",
-        "cross-entropy summed over the batch instead of averaged",
-        "right for one sample, N times too large for N samples: the loss, or dlogits, or "
-        "both, miss the 1 / N of the mean reduction",
-        "CrossEntropyLoss() takes the mean over the N samples: loss = -sum(logp[n, y_n]) / N "
-        "and dlogits = dloss * (p - onehot) / N; the forward and the backward agree.",
+        N_("cross-entropy summed over the batch instead of averaged"),
+        N_("right for one sample, N times too large for N samples: the loss, or dlogits, or "
+           "both, miss the 1 / N of the mean reduction"),
+        N_("CrossEntropyLoss() takes the mean over the N samples: loss = -sum(logp[n, y_n]) / N "
+           "and dlogits = dloss * (p - onehot) / N; the forward and the backward agree."),
         {"cross_entropy": [
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
              (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
@@ -73,67 +74,67 @@ MISTAKES = [
             ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
         ]},
         taught=notebook("interview_practice",
-                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+                       N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "ce-unfused-gradient",
-        "cross-entropy gradient through 1 / p and the softmax Jacobian",
-        "right for ordinary logits, nan for a confident wrong prediction: dL/dp = -1 / p "
-        "overflows when the target's probability underflows to 0, and inf * 0 is nan",
-        "Fuse the two steps: through log-softmax the gradient is dloss * (p - onehot) / N, "
-        "with no division by p; derive it once and use it.",
+        N_("cross-entropy gradient through 1 / p and the softmax Jacobian"),
+        N_("right for ordinary logits, nan for a confident wrong prediction: dL/dp = -1 / p "
+           "overflows when the target's probability underflows to 0, and inf * 0 is nan"),
+        N_("Fuse the two steps: through log-softmax the gradient is dloss * (p - onehot) / N, "
+           "with no division by p; derive it once and use it."),
         {"cross_entropy": [((CE_DLOGITS,
                              "dp = np.zeros_like(self.p)\n"
                              "        dp[rows, self.targets] = -dloss / (n * self.p[rows, self.targets])\n"
                              "        dlogits = self.p * (dp - (dp * self.p).sum(axis=1, keepdims=True))"),)]},
         taught=notebook("interview_practice",
-                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+                       N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "ce-log-of-softmax",
-        "cross-entropy as log(softmax(x)), which underflows",
-        "right for ordinary logits, an infinite loss for a confident wrong prediction: the "
-        "target's probability underflows to 0 and log(0) = -inf, where the true loss is "
-        "about 800",
-        "Compute log-softmax directly: logp = z - log(sum(exp(z))) with z = x - max(x); it is "
-        "finite however small the probability.",
+        N_("cross-entropy as log(softmax(x)), which underflows"),
+        N_("right for ordinary logits, an infinite loss for a confident wrong prediction: the "
+           "target's probability underflows to 0 and log(0) = -inf, where the true loss is "
+           "about 800"),
+        N_("Compute log-softmax directly: logp = z - log(sum(exp(z))) with z = x - max(x); it is "
+           "finite however small the probability."),
         {"cross_entropy": [((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))"),)]},
         taught=notebook("interview_practice",
-                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+                       N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "ce-no-onehot",
-        "cross-entropy gradient without the onehot",
-        "the loss is right, dlogits is not: it is p / N, which is positive everywhere and sums "
-        "to 1 / N per row, where the right gradient sums to zero",
-        "The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
-        "d logp_y / d x_j = [y == j] - p_j.",
+        N_("cross-entropy gradient without the onehot"),
+        N_("the loss is right, dlogits is not: it is p / N, which is positive everywhere and sums "
+           "to 1 / N per row, where the right gradient sums to zero"),
+        N_("The target's own logit gets the -1: dlogits = dloss * (p - onehot(y)) / N, because "
+           "d logp_y / d x_j = [y == j] - p_j."),
         {"cross_entropy": [((CE_DLOGITS, "dlogits = dloss * self.p / n"),)]},
         taught=notebook("interview_practice",
-                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+                       N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "lsm-log-of-softmax",
-        "log-softmax as log(softmax(x)), which underflows",
-        "right for ordinary logits, -inf for a logit far below the others: its probability "
-        "exp(-800) underflows to 0 and log(0) = -inf, where the true log-probability is about "
-        "-800",
-        "Never form the probabilities first: logp = z - log(sum(exp(z))) with z = x - max(x) "
-        "takes the log of a sum that is at least 1, so it is finite however small p is.",
+        N_("log-softmax as log(softmax(x)), which underflows"),
+        N_("right for ordinary logits, -inf for a logit far below the others: its probability "
+           "exp(-800) underflows to 0 and log(0) = -inf, where the true log-probability is about "
+           "-800"),
+        N_("Never form the probabilities first: logp = z - log(sum(exp(z))) with z = x - max(x) "
+           "takes the log of a sum that is at least 1, so it is finite however small p is."),
         {"log_softmax": [
             ((LSM_LOGP, "self.logp = np.log(np.exp(z) / np.exp(z).sum(axis=a, keepdims=True))"),),
         ]},
         taught=notebook("interview_practice",
-                       "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+                       N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "lsm-diagonal-backward",
-        "log-softmax backward with the diagonal of the Jacobian only",
-        "the forward is right, dx is not: dx = dy - p * dy (= dy * (1 - p)), as if logp_i "
-        "depended on x_i alone; the correct dx = dy - p * sum(dy) sums to zero along the "
-        "axis, this one does not",
-        "logp_i = x_i - log(sum_j exp(x_j)) depends on every x_j through the log of the sum: "
-        "d logp_i / d x_j = [i == j] - p_j. Sum that against dy over i.",
+        N_("log-softmax backward with the diagonal of the Jacobian only"),
+        N_("the forward is right, dx is not: dx = dy - p * dy (= dy * (1 - p)), as if logp_i "
+           "depended on x_i alone; the correct dx = dy - p * sum(dy) sums to zero along the "
+           "axis, this one does not"),
+        N_("logp_i = x_i - log(sum_j exp(x_j)) depends on every x_j through the log of the sum: "
+           "d logp_i / d x_j = [i == j] - p_j. Sum that against dy over i."),
         {"log_softmax": [
             ((LSM_DX, "dx = dy - p * dy"),),
         ]},
@@ -141,12 +142,12 @@ MISTAKES = [
     ),
     Mistake(
         "lsm-softmax-backward",
-        "log-softmax backward written with softmax's formula",
-        "the forward is right, dx is not: it is softmax's backward y * (dy - sum(dy * y)) "
-        "with the log-probabilities in place of y (or with y = exp(logp)), which is the "
-        "gradient of a different function",
-        "LogSoftmax is not Softmax: differentiate logp = z - log(sum(exp(z))) itself; its "
-        "Jacobian is I - 1 p^T, which gives dx = dy - p * sum(dy) along the axis.",
+        N_("log-softmax backward written with softmax's formula"),
+        N_("the forward is right, dx is not: it is softmax's backward y * (dy - sum(dy * y)) "
+           "with the log-probabilities in place of y (or with y = exp(logp)), which is the "
+           "gradient of a different function"),
+        N_("LogSoftmax is not Softmax: differentiate logp = z - log(sum(exp(z))) itself; its "
+           "Jacobian is I - 1 p^T, which gives dx = dy - p * sum(dy) along the axis."),
         {"log_softmax": [
             ((LSM_DX, "dx = self.logp * (dy - (dy * self.logp).sum(axis=a, keepdims=True))"),),
             ((LSM_DX, "dx = p * (dy - (dy * p).sum(axis=a, keepdims=True))"),),
@@ -155,12 +156,12 @@ MISTAKES = [
     ),
     Mistake(
         "ce-mean-over-classes",
-        "cross-entropy averaged over every entry of the (N, C) array",
-        "the loss is C times too small (C the number of classes), and so are the gradients "
-        "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
-        "mean is over the N samples only",
-        "Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
-        "np.mean over the whole (N, C) array also divides by the C classes.",
+        N_("cross-entropy averaged over every entry of the (N, C) array"),
+        N_("the loss is C times too small (C the number of classes), and so are the gradients "
+           "when the backward follows it: -mean(onehot * logp) divides by N * C, where the "
+           "mean is over the N samples only"),
+        N_("Only the target's entry of each row counts: loss = -sum_n logp[n, y_n] / N. "
+           "np.mean over the whole (N, C) array also divides by the C classes."),
         {
             "mlp_with_batchnorm": [
                 ((CE_LOSS, "loss = -logp[rows, self.targets].sum() / logp.size"),
@@ -177,26 +178,26 @@ MISTAKES = [
     ),
     Mistake(
         "lse-no-max-shift",
-        "log-sum-exp without subtracting the max",
-        "right for ordinary logits, inf or nan for large ones: log(sum(exp(x))) overflows "
-        "when a logit is above about 709 (89 in float32), and logp = x - inf is -inf, the "
-        "loss inf and the gradients nan",
-        "log(sum(exp(x))) = m + log(sum(exp(x - m))) with m = max(x): subtract the max first, "
-        "so the largest exponent is exp(0) = 1 and the log's argument lies in [1, C].",
+        N_("log-sum-exp without subtracting the max"),
+        N_("right for ordinary logits, inf or nan for large ones: log(sum(exp(x))) overflows "
+           "when a logit is above about 709 (89 in float32), and logp = x - inf is -inf, the "
+           "loss inf and the gradients nan"),
+        N_("log(sum(exp(x))) = m + log(sum(exp(x - m))) with m = max(x): subtract the max first, "
+           "so the largest exponent is exp(0) = 1 and the log's argument lies in [1, C]."),
         {"log_softmax": [((SM_SHIFT, "z = x"),)],
          "cross_entropy": [((CE_SHIFT, "z = x"),)],
          "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
-        taught=notebook("interview_practice", "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+        taught=notebook("interview_practice", N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "ce-log-eps",
-        "cross-entropy with eps inside the log, or the probabilities clipped",
-        "right for ordinary logits, too small a loss for a confident wrong prediction: "
-        "log(p + 1e-12) or log(clip(p, 1e-7, 1 - 1e-7)) caps each sample's loss near 28 (or "
-        "16), where the true loss of a target 800 below the others is about 800",
-        "No eps is needed when the log-probabilities come from log-softmax: logp = z - "
-        "log(sum(exp(z))) is finite for any logits. An eps or a clip changes the loss exactly "
-        "where it matters most.",
+        N_("cross-entropy with eps inside the log, or the probabilities clipped"),
+        N_("right for ordinary logits, too small a loss for a confident wrong prediction: "
+           "log(p + 1e-12) or log(clip(p, 1e-7, 1 - 1e-7)) caps each sample's loss near 28 (or "
+           "16), where the true loss of a target 800 below the others is about 800"),
+        N_("No eps is needed when the log-probabilities come from log-softmax: logp = z - "
+           "log(sum(exp(z))) is finite for any logits. An eps or a clip changes the loss exactly "
+           "where it matters most."),
         {"cross_entropy": [
             ((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True) + 1e-12)"),),
             ((CE_LOGP, "logp = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-7, 1 - 1e-7))"),),
@@ -204,16 +205,16 @@ MISTAKES = [
             ((CE_LOSS, "loss = -np.log(self.p[rows, self.targets] + 1e-12).mean()"),),
             ((CE_LOSS, "loss = -np.log(np.clip(self.p[rows, self.targets], 1e-7, 1 - 1e-7)).mean()"),),
         ]},
-        taught=notebook("interview_practice", "9.2 (Cross-entropy: log-softmax, and the fused gradient)"),
+        taught=notebook("interview_practice", N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(
         "ce-first-sample-only",
-        "cross-entropy of the first sample only",
-        "right for a batch of one, wrong for N > 1: the loss is -logp[0, y_0], the first "
-        "row's, and dlogits is that row's gradient with zeros elsewhere (or the gradient is "
-        "the whole batch's while the loss is not)",
-        "The loss is the mean over ALL N rows of -logp[n, y_n]: index every row at once, "
-        "logp[np.arange(N), y], and give every row its share (p - onehot) / N of the gradient.",
+        N_("cross-entropy of the first sample only"),
+        N_("right for a batch of one, wrong for N > 1: the loss is -logp[0, y_0], the first "
+           "row's, and dlogits is that row's gradient with zeros elsewhere (or the gradient is "
+           "the whole batch's while the loss is not)"),
+        N_("The loss is the mean over ALL N rows of -logp[n, y_n]: index every row at once, "
+           "logp[np.arange(N), y], and give every row its share (p - onehot) / N of the gradient."),
         {"cross_entropy": [
             ((CE_LOSS, "loss = -logp[0, self.targets[0]]"),
              (CE_DLOGITS, "dlogits = np.zeros_like(self.p)\n"
@@ -224,12 +225,12 @@ MISTAKES = [
     ),
     Mistake(
         "ce-sign-flipped",
-        "cross-entropy with the wrong sign",
-        "the loss is negative: mean(logp[n, y_n]) instead of -mean(...), the log-likelihood "
-        "instead of its negative; dlogits is right, or flipped too, (onehot - p) / N, so a "
-        "descent step would make the predictions worse",
-        "Cross-entropy is the NEGATIVE mean log-probability of the targets: it is >= 0, and "
-        "its gradient (p - onehot) / N pushes the target's logit up when followed downhill.",
+        N_("cross-entropy with the wrong sign"),
+        N_("the loss is negative: mean(logp[n, y_n]) instead of -mean(...), the log-likelihood "
+           "instead of its negative; dlogits is right, or flipped too, (onehot - p) / N, so a "
+           "descent step would make the predictions worse"),
+        N_("Cross-entropy is the NEGATIVE mean log-probability of the targets: it is >= 0, and "
+           "its gradient (p - onehot) / N pushes the target's logit up when followed downhill."),
         {"cross_entropy": [
             ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),),
             ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),
@@ -239,12 +240,12 @@ MISTAKES = [
     ),
     Mistake(
         "ce-logits-in-place",
-        "cross-entropy shifts the caller's logits in place",
-        "the loss and dlogits are right, but the logits array passed to forward has changed: "
-        "the max was subtracted in place (logits -= logits.max(...)), so the caller's "
-        "array, the previous layer's output, now holds the shifted values",
-        "Never edit an input you were given: z = logits - logits.max(axis=1, keepdims=True) "
-        "makes a new array; -= writes into the caller's.",
+        N_("cross-entropy shifts the caller's logits in place"),
+        N_("the loss and dlogits are right, but the logits array passed to forward has changed: "
+           "the max was subtracted in place (logits -= logits.max(...)), so the caller's "
+           "array, the previous layer's output, now holds the shifted values"),
+        N_("Never edit an input you were given: z = logits - logits.max(axis=1, keepdims=True) "
+           "makes a new array; -= writes into the caller's."),
         {"cross_entropy": [((CE_SHIFT, "x -= x.max(axis=1, keepdims=True)\n        z = x"),)]},
         taught=solution("cross_entropy"),
     ),

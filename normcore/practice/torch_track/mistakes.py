@@ -22,7 +22,9 @@ so that a report can name them (the catalog package can do that with one import 
 
 from dataclasses import dataclass, replace
 
+from ...i18n import N_
 from ..catalog import BY_ID, Anchor, Mistake
+from ..catalog.base import torch_solution, where_taught
 
 TRACK = "torch/"  # the prefix of the torch track's keys: torch/layernorm
 
@@ -35,7 +37,7 @@ class TorchMistake(Mistake):
 
     @property
     def taught_in(self):
-        return self.learn
+        return where_taught(self.learn)
 
 
 # --- the anchors: pieces of the torch reference answers, by the tag of their line -------------
@@ -288,58 +290,57 @@ FORWARD_VARIANTS = {
         (QK_RETURN, "t = t - t.mean(dim=self.norm_dims, keepdim=True)\n        return t * "),)]},
 }
 
-SEMANTICS = "normcore practice solution {} --torch (its docstring)"
 TORCH_ONLY = [
     TorchMistake(
         "torch-var-unbiased",
-        "torch.var / torch.std with their default Bessel correction",
-        "outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
-        "for small n such as a batch of 2: x.var(dim) divides by n - 1 unless told otherwise",
-        "torch.var and torch.std default to the unbiased estimate (correction=1). Normalise with "
-        "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
-        "unbiased one.",
+        N_("torch.var / torch.std with their default Bessel correction"),
+        N_("outputs are a little too small in magnitude (by about sqrt((n - 1) / n)), strongly so "
+           "for small n such as a batch of 2: x.var(dim) divides by n - 1 unless told otherwise"),
+        N_("torch.var and torch.std default to the unbiased estimate (correction=1). Normalise with "
+           "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
+           "unbiased one."),
         _torch({**{name: [((VAR, "x.var(dim=dims, keepdim=True)"),)] for name in ("layernorm",)},
                 "transformer_block": [((BLOCK_VAR, "u.var(dim=-1, keepdim=True)"),)],
                 "mlp_with_batchnorm": [((MLP_VAR, "h.var(dim=0, keepdim=True)"),)],
                 "batchnorm": [((VAR, "x.var(dim=dims, keepdim=True)"),),
                               ((VAR, "x.var(dim=dims, keepdim=True)"), (BN_UNBIASED, "var.flatten()"))],
                 "groupnorm": [((G_VAR, "g.var(dim=-1, keepdim=True)"),)]}),
-        learn=SEMANTICS.format("layernorm"),
+        learn=torch_solution("layernorm"),
     ),
     TorchMistake(
         "torch-no-keepdim",
-        "a reduction without keepdim=True",
-        "the statistics lose their reduced dim, so they broadcast against the wrong dim of x: "
-        "a shape error for most inputs, and wrong numbers where the sizes happen to agree "
-        "(a square input, or C == L)",
-        "Reduce with keepdim=True (x.mean(dim, keepdim=True)) so that the statistic keeps a "
-        "dim of size 1 where it was taken and broadcasts back along it.",
+        N_("a reduction without keepdim=True"),
+        N_("the statistics lose their reduced dim, so they broadcast against the wrong dim of x: "
+           "a shape error for most inputs, and wrong numbers where the sizes happen to agree "
+           "(a square input, or C == L)"),
+        N_("Reduce with keepdim=True (x.mean(dim, keepdim=True)) so that the statistic keeps a "
+           "dim of size 1 where it was taken and broadcasts back along it."),
         _torch({**{name: [_keepdim_dropped(MEAN, VAR)] for name in ("layernorm", "batchnorm")},
                 "rmsnorm": [_keepdim_dropped(Anchor("mean-square", "h.pow(2).mean(dim=dims, keepdim=True)"))],
                 "softmax": [_keepdim_dropped(SM_MAX, SM_SUM)],
                 "log_softmax": [_keepdim_dropped(SM_MAX, LSM_SUM)]}),
-        learn=SEMANTICS.format("layernorm"),
+        learn=torch_solution("layernorm"),
     ),
     TorchMistake(
         "torch-wrong-dim",
-        "a hard-coded dim=1",
-        "right for a 2-D input, wrong for more dims: dim=1 is the last dim only when x is "
-        "(N, D), so a (B, T, D) input is normalised over T (a softmax along dim 1 instead of "
-        "the dim asked for)",
-        "Name the dims from the end: the last len(normalized_shape) dims are "
-        "range(-len(normalized_shape), 0); a softmax takes the dim it was built with.",
+        N_("a hard-coded dim=1"),
+        N_("right for a 2-D input, wrong for more dims: dim=1 is the last dim only when x is "
+           "(N, D), so a (B, T, D) input is normalised over T (a softmax along dim 1 instead of "
+           "the dim asked for)"),
+        N_("Name the dims from the end: the last len(normalized_shape) dims are "
+           "range(-len(normalized_shape), 0); a softmax takes the dim it was built with."),
         _torch({**{name: [((DIMS, "dims = (1,)"),)] for name in TRAILING},
                 **{name: [((SM_DIM, "self.dim = 1"),)] for name in SOFTMAXES}}),
-        learn=SEMANTICS.format("layernorm"),
+        learn=torch_solution("layernorm"),
     ),
     TorchMistake(
         "torch-not-registered",
-        "a tensor not registered as an nn.Parameter or a buffer",
-        "the tensor is missing from parameters() and state_dict(): it gets no gradient (an "
-        "optimizer never updates it), is not saved, and stays behind when the module is moved "
-        "with .to() (.double(), .cuda())",
-        "Wrap learnable tensors in nn.Parameter and register running statistics with "
-        "self.register_buffer(name, tensor); a plain tensor attribute is invisible to the module.",
+        N_("a tensor not registered as an nn.Parameter or a buffer"),
+        N_("the tensor is missing from parameters() and state_dict(): it gets no gradient (an "
+           "optimizer never updates it), is not saved, and stays behind when the module is moved "
+           "with .to() (.double(), .cuda())"),
+        N_("Wrap learnable tensors in nn.Parameter and register running statistics with "
+           "self.register_buffer(name, tensor); a plain tensor attribute is invisible to the module."),
         _torch({**{name: [tuple((a, _plain(a, grad)) for a in (WEIGHT[name], BIAS[name]))
                           for grad in (False, True)]
                    for name in ("layernorm", "groupnorm")},
@@ -353,28 +354,28 @@ TORCH_ONLY = [
                         ((DYT_ALPHA, "torch.full((1,), float(alpha_init), requires_grad=True)"),)],
                 "attention": [((ATT_WQ, ATT_WQ.removeprefix("nn.Parameter(")[:-1]),)],
                 "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)]}),
-        learn=SEMANTICS.format("batchnorm"),
+        learn=torch_solution("batchnorm"),
     ),
     TorchMistake(
         "torch-running-with-grad",
-        "running statistics updated with autograd history",
-        "the numbers are right, but running_mean and running_var require grad after a training "
-        "step: they carry the graph of every batch so far (memory grows, and an evaluation "
-        "backward reaches back into old batches)",
-        "Update buffers under torch.no_grad() (or from mean.detach()): a running statistic is "
-        "a record, not part of the computation to differentiate.",
+        N_("running statistics updated with autograd history"),
+        N_("the numbers are right, but running_mean and running_var require grad after a training "
+           "step: they carry the graph of every batch so far (memory grows, and an evaluation "
+           "backward reaches back into old batches)"),
+        N_("Update buffers under torch.no_grad() (or from mean.detach()): a running statistic is "
+           "a record, not part of the computation to differentiate."),
         _torch({"batchnorm": [((BN_NO_GRAD, "if True:"),)],
                 "sync_batchnorm": [((SYNC_NO_GRAD, "if True:"),)]}),
-        learn=SEMANTICS.format("batchnorm"),
+        learn=torch_solution("batchnorm"),
     ),
     TorchMistake(
         "torch-data-detach",
-        ".data used in the forward",
-        "the forward is right, some gradients are not: x.data (or weight.data) is a tensor "
-        "without history, so autograd treats the statistics as constants (dx loses the paths "
-        "through them) or gives the parameter no gradient",
-        "Never use .data in a forward: it silently cuts the graph. Write x.mean(...) and "
-        "self.weight; use .detach() only where a value is meant to be a constant.",
+        N_(".data used in the forward"),
+        N_("the forward is right, some gradients are not: x.data (or weight.data) is a tensor "
+           "without history, so autograd treats the statistics as constants (dx loses the paths "
+           "through them) or gives the parameter no gradient"),
+        N_("Never use .data in a forward: it silently cuts the graph. Write x.mean(...) and "
+           "self.weight; use .detach() only where a value is meant to be a constant."),
         _torch({**{name: [((MEAN, "x.data.mean(dim=dims, keepdim=True)"),
                            (VAR, "x.data.var(dim=dims, unbiased=False, keepdim=True)")),
                           ((SCALE, "y * self.weight.data"),)] for name in ("layernorm",)},
@@ -384,16 +385,16 @@ TORCH_ONLY = [
                                (G_VAR, "g.data.var(dim=-1, unbiased=False, keepdim=True)"))],
                 "rmsnorm": [((RMS_MS, "ms = h.data.pow(2).mean(dim=dims, keepdim=True)"),)],
                 "dyt": [((DYT_U, "self.alpha.data * x"),)]}),
-        learn=SEMANTICS.format("layernorm"),
+        learn=torch_solution("layernorm"),
     ),
     TorchMistake(
         "torch-in-place",
-        "an in-place operation on the input",
-        "the caller's tensor is changed by the forward (x.sub_(...), x.mul_(...)), and the "
-        "backward fails where autograd had saved that tensor: 'one of the variables needed "
-        "for gradient computation has been modified by an inplace operation'",
-        "Write x - mean, not x.sub_(mean): the input belongs to the caller (and to the layer "
-        "before, whose backward may need it). In-place ops are for tensors the forward created.",
+        N_("an in-place operation on the input"),
+        N_("the caller's tensor is changed by the forward (x.sub_(...), x.mul_(...)), and the "
+           "backward fails where autograd had saved that tensor: 'one of the variables needed "
+           "for gradient computation has been modified by an inplace operation'"),
+        N_("Write x - mean, not x.sub_(mean): the input belongs to the caller (and to the layer "
+           "before, whose backward may need it). In-place ops are for tensors the forward created."),
         _torch({**{name: [((X_HAT_LINE[name], X_HAT_LINE[name].replace(
                      "(x - mean) / ", "x.sub_(mean).div_(").replace("(g - mean) / ", "g.sub_(mean).div_(") + ")"),)]
                    for name in MEAN_VAR_NORMS},
@@ -404,17 +405,17 @@ TORCH_ONLY = [
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
                 "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)]}),
-        learn=SEMANTICS.format("layernorm"),
+        learn=torch_solution("layernorm"),
     ),
     TorchMistake(
         "torch-rmsnorm-no-upcast",
-        "a float16 RMSNorm computed without the float32 upcast",
-        "right in float32 and float64, wrong in float16: x**2 overflows to inf as soon as "
-        "|x| > 256 (and small squares lose their digits), so whole rows come out as 0 or nan",
-        "Compute the mean square in float32: h = x.float() (or x.to(torch.float32)), normalise, "
-        "then cast back with .to(x.dtype) before the weight, as LLaMA's RMSNorm does.",
+        N_("a float16 RMSNorm computed without the float32 upcast"),
+        N_("right in float32 and float64, wrong in float16: x**2 overflows to inf as soon as "
+           "|x| > 256 (and small squares lose their digits), so whole rows come out as 0 or nan"),
+        N_("Compute the mean square in float32: h = x.float() (or x.to(torch.float32)), normalise, "
+           "then cast back with .to(x.dtype) before the weight, as LLaMA's RMSNorm does."),
         _torch({"rmsnorm": [((RMS_UPCAST, "h = x"),)]}),
-        learn=SEMANTICS.format("rmsnorm"),
+        learn=torch_solution("rmsnorm"),
     ),
 ]
 
