@@ -11,11 +11,12 @@ derivatives, backward rules), generated from ``normcore.derivations`` so it neve
 the code. A Markdown cell may carry its Chinese text, ``md(english, zh=chinese)``: the topic
 ``<topic>_zh`` is built from the same source with the Chinese text of every Markdown cell
 (a cell without one is an error) and the same code cells, run by a kernel that speaks Chinese
-(``NORMCORE_LANG=zh``), so the two notebooks cannot drift apart. An image in a Markdown cell, ``![what it shows](../figures/NAME.png)``, is embedded
-in the notebook as an attachment of its cell, so the notebook shows it wherever it is copied or
-exported (HTML, another folder); ``--check`` compares the attachments too, so a redrawn figure
-asks for a rebuild. ``question(text, answer)`` is an inline question: the question in view, the
-answer folded away in a ``<details>`` block, numbered in order through the notebook. The
+(``NORMCORE_LANG=zh``), so the two notebooks cannot drift apart. An image in a Markdown
+cell, ``![what it shows](../figures/NAME.png)``, is embedded in the notebook as an
+attachment of its cell, so the notebook shows it wherever it is copied or exported (HTML,
+another folder); ``--check`` compares the attachments too, so a redrawn figure asks for a
+rebuild. ``question(text, answer, zh=(text, answer))`` is an inline question: the question in
+view, the answer folded away in a ``<details>`` block, numbered in order through the notebook. The
 notebooks are executed with the ``python3`` kernel of the running interpreter,
 from the ``notebooks/`` folder, with the repository on ``PYTHONPATH``, so they run from a
 fresh clone without installing anything.
