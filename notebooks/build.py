@@ -111,12 +111,8 @@ def _tape_table(match, lang="en"):
     from normcore.derivations import step_through
 
     shape = tuple(int(n) for n in match.group(2).split("x"))
-    saved = i18n.language()
-    i18n.set_language(lang)  # the table speaks the notebook's language
-    try:
+    with i18n.speaking(lang):  # the table speaks the notebook's language
         return step_through(match.group(1), shape=shape).markdown()
-    finally:
-        i18n.set_language(saved)
 
 
 def source_and_language(topic):

@@ -51,7 +51,7 @@ def test_the_glossary_page_lists_every_term_of_the_glossary():
     assert any(t.d2l for t in terms()), "no term says where d2l differs"
 
 
-def test_the_chinese_practice_catalog_is_the_catalog_translated(monkeypatch):
+def test_the_chinese_practice_catalog_is_the_catalog_translated():
     from normcore.practice import CATALOG, EXERCISES
 
     zh = generate.practice_catalog("zh")
@@ -59,14 +59,26 @@ def test_the_chinese_practice_catalog_is_the_catalog_translated(monkeypatch):
     assert zh.startswith("# 练习题目录") and zh != generate.practice_catalog("en")
     for name in EXERCISES:
         assert f"`{name}`" in zh
-    i18n.set_language("zh")
     _ = i18n.translator("catalog")
-    titles = [generate._cell(_(m.title)) for m in CATALOG]
-    i18n.set_language("en")
+    with i18n.speaking("zh"):
+        titles = [generate._cell(_(m.title)) for m in CATALOG]
     for mistake, title in zip(CATALOG, titles):
         assert f"### `{mistake.id}`" in zh and f"**{title}**" in zh, mistake.id
     # a notebook the catalog points to is one folder up from the Chinese section
     assert "](../notebooks/" in zh and "](notebooks/" not in zh
+
+
+def test_speaking_a_language_for_a_while_gives_back_the_choice_it_found(monkeypatch):
+    monkeypatch.setenv("NORMCORE_LANG", "en")
+    i18n.set_language(None)                      # the environment's choice
+    with i18n.speaking("zh"):
+        assert i18n.language() == "zh"
+    monkeypatch.setenv("NORMCORE_LANG", "zh")
+    assert i18n.language() == "zh", "the environment chooses again, as before the block"
+    i18n.set_language("en")
+    with pytest.raises(RuntimeError), i18n.speaking("zh"):
+        raise RuntimeError("an error inside the block")
+    assert i18n.language() == "en"
 
 
 def test_the_chinese_pages_exist_and_are_linked_both_ways():

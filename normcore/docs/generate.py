@@ -185,14 +185,13 @@ def practice_catalog(lang="en"):
     from ..practice.exercises import DIFFICULTY, path
 
     words = CATALOG_WORDS[lang]
-    saved = i18n.language()
-    i18n.set_language(lang)
-    try:
-        _, _level = i18n.translator("catalog"), i18n.translator("practice")
+    with i18n.speaking(lang):
+        _ = i18n.translator("catalog")            # the exercises' tasks and the mistakes
+        level_word = i18n.translator("practice")  # easy, medium, hard
         lines = [f"# {words['title']}", "", words["intro"], "", f"## {words['exercises']}", "",
                  words["order"], "", words["head"], "|---|---|---|---|"]
         for step, e in enumerate(path(), 1):
-            level = _level(DIFFICULTY.get(e.difficulty, str(e.difficulty)))
+            level = level_word(DIFFICULTY.get(e.difficulty, str(e.difficulty)))
             lines.append(f"| {step} | `{e.name}` | {level}, {e.minutes}\u00a0{words['minutes']} "
                          f"| {_cell(_(e.summary))} |")  # "15 min" on one line
         lines += ["", f"## {words['mistakes']} ({len(CATALOG)})", "", words["mistakes_intro"], ""]
@@ -203,8 +202,6 @@ def practice_catalog(lang="en"):
                       f"- {symptom}: {_cell(_(m.symptom))}",
                       f"- {hint}: {_cell(_(m.hint))}",
                       f"- {taught}: {_taught_in(_(m.taught_in), lang)}", ""]
-    finally:
-        i18n.set_language(saved)
     return "\n".join(lines)
 
 
