@@ -244,13 +244,14 @@ WRITEUPS = Path(os.environ.get("NORMCORE_WRITEUPS", "/work/shared/seeds"))
 
 def _headings(path):
     """The headings of a write-up: its Markdown headings or, in the one written without markup,
-    its short unindented lines (its headings stand on lines of their own, its text is indented
-    or long)."""
+    its short unindented lines that end without punctuation (its headings stand on lines of
+    their own; its text is indented, long, or a sentence leading into what follows)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     found = {line.strip().lstrip("#").strip().strip("*").strip() for line in lines
              if line.strip().startswith("#")}
     if not found:
-        found = {line.strip() for line in lines if 0 < len(line) <= 40 and not line[0].isspace()}
+        found = {line.strip() for line in lines if 0 < len(line) <= 40 and not line[0].isspace()
+                 and not line.rstrip().endswith((":", "：", "。", ",", "，"))}
     return found
 
 
