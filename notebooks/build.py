@@ -8,11 +8,15 @@ Each source ``notebooks/src/<topic>.py`` defines ``CELLS``, a list of ``md(...)`
 ``code(...)`` cells. A Markdown cell may contain ``<<tape KIND SHAPE>>`` (e.g. ``<<tape
 batchnorm 4x3>>``): it is replaced by that step-through's node table (forward formula, local
 derivatives, backward rules), generated from ``normcore.derivations`` so it never drifts from
-the code. An image in a Markdown cell, ``![what it shows](../figures/NAME.png)``, is embedded
-in the notebook as an attachment of its cell, so the notebook shows it wherever it is copied or
-exported (HTML, another folder); ``--check`` compares the attachments too, so a redrawn figure
-asks for a rebuild. ``question(text, answer)`` is an inline question: the question in view, the
-answer folded away in a ``<details>`` block, numbered in order through the notebook. The
+the code. A Markdown cell may carry its Chinese text, ``md(english, zh=chinese)``: the topic
+``<topic>_zh`` is built from the same source with the Chinese text of every Markdown cell
+(a cell without one is an error) and the same code cells, run by a kernel that speaks Chinese
+(``NORMCORE_LANG=zh``), so the two notebooks cannot drift apart. An image in a Markdown
+cell, ``![what it shows](../figures/NAME.png)``, is embedded in the notebook as an
+attachment of its cell, so the notebook shows it wherever it is copied or exported (HTML,
+another folder); ``--check`` compares the attachments too, so a redrawn figure asks for a
+rebuild. ``question(text, answer, zh=(text, answer))`` is an inline question: the question in
+view, the answer folded away in a ``<details>`` block, numbered in order through the notebook. The
 notebooks are executed with the ``python3`` kernel of the running interpreter,
 from the ``notebooks/`` folder, with the repository on ``PYTHONPATH``, so they run from a
 fresh clone without installing anything.
@@ -33,11 +37,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SOURCES = HERE / "src"
 TOPICS = ["batchnorm", "batchnorm_in_practice", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout",
-          "pre_post_norm", "modern_norms", "interview_practice", "claims"]
+          "pre_post_norm", "modern_norms", "interview_practice", "claims",
+          "interview_practice_zh", "claims_zh"]
+# The languages a notebook is built in besides English: topic NAME_zh is NAME's source in Chinese.
+# Per language, the words the builder itself writes: the inline questions' label and answer.
+LABELS = {"en": ("Inline question", "Answer"), "zh": ("随堂问题", "答案")}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)(\))")  # ![alt](target)
 QUESTION = "<<inline question>>"
+ANSWER = "<<answer>>"
 
 
 # The class's test scores several notebooks start from: rows are students (the batch), columns
@@ -52,8 +61,12 @@ scores = np.array([[90.0, 80.0, 70.0],
 """
 
 
-def md(text):
-    return nbformat.v4.new_markdown_cell(textwrap.dedent(text).strip("\n"))
+def md(text, zh=None):
+    """A Markdown cell; ``zh``, its Chinese text, is what the notebook NAME_zh shows instead."""
+    cell = nbformat.v4.new_markdown_cell(textwrap.dedent(text).strip("\n"))
+    if zh is not None:
+        cell.metadata["translations"] = {"zh": textwrap.dedent(zh).strip("\n")}
+    return cell
 
 
 def code(*texts):
@@ -61,11 +74,14 @@ def code(*texts):
     return nbformat.v4.new_code_cell("\n\n".join(textwrap.dedent(t).strip("\n") for t in texts))
 
 
-def question(text, answer):
+def question(text, answer, zh=None):
     """An inline question: ask about what the notebook just showed, the answer folded away (a
-    ``<details>`` block the reader opens after answering); numbered when the notebook is built."""
-    text, answer = (textwrap.dedent(t).strip("\n") for t in (text, answer))
-    return md(f"**{QUESTION}.** {text}\n\n<details>\n<summary>Answer</summary>\n\n{answer}\n\n</details>")
+    ``<details>`` block the reader opens after answering); numbered when the notebook is built.
+    ``zh``: the question and the answer in Chinese, a pair."""
+    def block(text, answer):
+        text, answer = (textwrap.dedent(t).strip("\n") for t in (text, answer))
+        return f"**{QUESTION}.** {text}\n\n<details>\n<summary>{ANSWER}</summary>\n\n{answer}\n\n</details>"
+    return md(block(text, answer), zh=block(*zh) if zh is not None else None)
 
 
 def _embed_images(cell):
@@ -88,28 +104,45 @@ def _embed_images(cell):
     return cell
 
 
-def _tape_table(match):
-    sys.path.insert(0, str(ROOT))
+def _tape_table(match, lang="en"):
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from normcore import i18n
     from normcore.derivations import step_through
 
     shape = tuple(int(n) for n in match.group(2).split("x"))
-    return step_through(match.group(1), shape=shape).markdown()
+    with i18n.speaking(lang):  # the table speaks the notebook's language
+        return step_through(match.group(1), shape=shape).markdown()
+
+
+def source_and_language(topic):
+    """'claims_zh' -> ('claims', 'zh'): the source a topic is built from, and its language."""
+    base, _, lang = topic.rpartition("_")
+    return (base, lang) if base and lang in LABELS and lang != "en" else (topic, "en")
 
 
 def cells(topic):
-    """The notebook's cells from its source, with the tape tables filled in."""
+    """The notebook's cells from its source, in the topic's language, the tape tables filled in."""
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))  # the sources import md and code from this module
-    spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{topic}.py")
+    source, lang = source_and_language(topic)
+    spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{source}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out, asked = [], 0
+    label, answer = LABELS[lang]
     for cell in module.CELLS:
         if cell.cell_type == "markdown":
-            cell.source = TAPE.sub(_tape_table, cell.source)
+            translations = cell.metadata.pop("translations", {})
+            if lang != "en":
+                if lang not in translations:
+                    raise ValueError(f"notebooks/src/{source}.py: a Markdown cell has no {lang} "
+                                     f"text for {topic}: {cell.source[:70]!r}")
+                cell.source = translations[lang]
+            cell.source = TAPE.sub(lambda m: _tape_table(m, lang), cell.source).replace(ANSWER, answer)
             if QUESTION in cell.source:
                 asked += 1
-                cell.source = cell.source.replace(QUESTION, f"Inline question {asked}")
+                cell.source = cell.source.replace(QUESTION, f"{label} {asked}")
             _embed_images(cell)
         out.append(cell)
     return out
@@ -119,12 +152,17 @@ def notebook(topic):
     nb = nbformat.v4.new_notebook(cells=cells(topic))
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata["language_info"] = {"name": "python"}
+    lang = source_and_language(topic)[1]
+    if lang != "en":
+        nb.metadata["normcore"] = {"language": lang}  # the language its kernel speaks
     return nb
 
 
-def kernel_env():
-    """The environment the kernel runs in: the repository importable, no GUI backend."""
+def kernel_env(lang="en"):
+    """The environment the kernel runs in: the repository importable, no GUI backend, normcore
+    speaking ``lang`` whatever the caller's locale."""
     env = dict(os.environ)
+    env["NORMCORE_LANG"] = lang
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     return env
@@ -135,14 +173,16 @@ def execute(nb, timeout=120):
 
     The kernel is ipykernel's own ``python3`` spec, which runs ``sys.executable``: kernel specs
     installed elsewhere (in the user's Jupyter folders) are not consulted, so the notebooks run
-    against exactly the interpreter and packages of the caller.
+    against exactly the interpreter and packages of the caller. normcore speaks the language
+    the notebook's metadata names (``NORMCORE_LANG``), English by default.
     """
     from jupyter_client import KernelManager
     from jupyter_client.kernelspec import KernelSpecManager
     from nbclient import NotebookClient
 
     saved = dict(os.environ)
-    os.environ.update(kernel_env())  # the kernel process inherits it
+    lang = nb.metadata.get("normcore", {}).get("language", "en")
+    os.environ.update(kernel_env(lang))  # the kernel process inherits it
     try:
         km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
         NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", record_timing=False,

@@ -15,7 +15,8 @@ from normcore import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_FILES = ("setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE")
-PAGES = ("normcore/docs/pages/index.md", "normcore/docs/pages/reading_order.md")
+PAGES = ("normcore/docs/pages/index.md", "normcore/docs/pages/reading_order.md",
+         "normcore/docs/pages/zh/index.md")  # and the Chinese section
 
 
 def test_version_prints_the_installed_distribution_version(capsys):

@@ -53,6 +53,9 @@ def stage(src, checkout=CHECKOUT):
     src.mkdir(parents=True, exist_ok=True)
     for page in sorted((HERE / "pages").glob("*.md")):
         shutil.copy2(page, src / page.name)
+    (src / "zh").mkdir(exist_ok=True)  # the Chinese section, linked from the index and back
+    for page in sorted((HERE / "pages" / "zh").glob("*.md")):
+        shutil.copy2(page, src / "zh" / page.name)
     (src / "notebooks").mkdir(exist_ok=True)
     for nb in sorted(notebooks.glob("*.ipynb")):
         _stage_notebook(nb, src / "notebooks")

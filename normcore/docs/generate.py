@@ -1,11 +1,12 @@
-"""The generated pages of the site: the API reference, the derivations, the practice catalog,
-the figures.
+"""The generated pages of the site: the API reference, the derivations, the practice catalog
+(in English and in Chinese), the glossary (术语表), the figures.
 
 Each is written from the code at build time (never copied by hand), so it cannot fall behind:
 the API pages from each public module's ``__all__`` (or, without one, the public functions and
 classes it defines), a page per step-through from its tape (``normcore.derivations``), the
-catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the figures page from
-``normcore.experiments`` and the PNGs in ``figures/``.
+catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the glossary from
+``normcore/i18n/glossary.toml``, the figures page from ``normcore.experiments`` and the PNGs in
+``figures/``.
 """
 
 import importlib
@@ -164,39 +165,72 @@ def _cell(text):
     return re.sub(r"\\\*(\w+)\\\*", r"*\1*", text)
 
 
-def _taught_in(where):
-    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to its page."""
+def _taught_in(where, lang="en"):
+    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to its page (from
+    the Chinese section, zh/, one folder up)."""
     match = re.match(r"(notebooks/\w+\.ipynb)(.*)", where, flags=re.DOTALL)
     if not match:
         return _cell(where)
-    return f"[{_cell(match.group(1))}]({match.group(1)}){_cell(match.group(2))}"
+    up = "../" if lang != "en" else ""
+    return f"[{_cell(match.group(1))}]({up}{match.group(1)}){_cell(match.group(2))}"
 
 
-def practice_catalog():
-    """The exercises and the catalog of mistakes, as one Markdown page."""
+# The catalog page's own words, per language; the exercises and mistakes come from the
+# catalog, translated by its message catalog ("catalog" domain) when the page is Chinese.
+CATALOG_WORDS = {
+    "en": dict(
+        title="Practice: the exercises and the catalog of mistakes",
+        intro="Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
+              "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
+              "grades it and names the catalogued mistake whose numbers match yours.",
+        exercises="The exercises",
+        order="In the order to practise them, as `normcore practice list` shows them; the task "
+              "begins with the class (or function) to write.",
+        head="| | exercise | level | task |", minutes="min",
+        mistakes="The mistakes",
+        mistakes_intro="Each is the reference answer with one line written wrong; the grader runs "
+                       "it on the same checks as your layer.",
+        fields=("exercises", "symptom", "hint", "taught in")),
+    "zh": dict(
+        title="练习题目录：练习与已收录的错误",
+        intro="本页在构建文档时由 `normcore.practice.EXERCISES` 和 `normcore.practice.CATALOG` "
+              "生成。`normcore practice new NAME --lang zh` 写出一份骨架代码，"
+              "`normcore practice check FILE --lang zh` 给它打分，并指出与你的数字吻合的那个"
+              "已收录的错误。",
+        exercises="练习",
+        order="按建议的练习顺序排列，与 `normcore practice list` 的顺序相同；"
+              "题目的第一个词就是要写的类（或函数）。",
+        head="| | 练习 | 难度 | 题目 |", minutes="分钟",
+        mistakes="已收录的错误",
+        mistakes_intro="每一条都是参考答案里写错了一行的版本；评分器用检查你的层的同一组探针运行它。",
+        fields=("练习", "症状", "提示", "讲解位置")),
+}
+
+
+def practice_catalog(lang="en"):
+    """The exercises and the catalog of mistakes, as one Markdown page in ``lang``."""
+    from .. import i18n
     from ..practice import CATALOG
     from ..practice.exercises import DIFFICULTY, path
 
-    lines = ["# Practice: the exercises and the catalog of mistakes", "",
-             "Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
-             "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
-             "grades it and names the catalogued mistake whose numbers match yours.", "",
-             "## The exercises", "",
-             "In the order to practise them, as `normcore practice list` shows them; the task "
-             "begins with the class (or function) to write.", "",
-             "| | exercise | level | task |", "|---|---|---|---|"]
-    for step, e in enumerate(path(), 1):
-        lines.append(f"| {step} | `{e.name}` | {DIFFICULTY.get(e.difficulty, e.difficulty)}, "
-                     f"{e.minutes}\u00a0min | {_cell(e.summary)} |")  # "15 min" on one line
-    lines += ["", f"## The mistakes ({len(CATALOG)})", "",
-              "Each is the reference answer with one line written wrong; the grader runs it on "
-              "the same checks as your layer.", ""]
-    for m in CATALOG:
-        lines += [f"### `{m.id}`", "", f"**{_cell(m.title)}**", "",
-                  f"- exercises: {', '.join(f'`{x}`' for x in m.exercises)}",
-                  f"- symptom: {_cell(m.symptom)}",
-                  f"- hint: {_cell(m.hint)}",
-                  f"- taught in: {_taught_in(m.taught_in)}", ""]
+    words = CATALOG_WORDS[lang]
+    with i18n.speaking(lang):
+        _ = i18n.translator("catalog")            # the exercises' tasks and the mistakes
+        level_word = i18n.translator("practice")  # easy, medium, hard
+        lines = [f"# {words['title']}", "", words["intro"], "", f"## {words['exercises']}", "",
+                 words["order"], "", words["head"], "|---|---|---|---|"]
+        for step, e in enumerate(path(), 1):
+            level = level_word(DIFFICULTY.get(e.difficulty, str(e.difficulty)))
+            lines.append(f"| {step} | `{e.name}` | {level}, {e.minutes}\u00a0{words['minutes']} "
+                         f"| {_cell(_(e.summary))} |")  # "15 min" on one line
+        lines += ["", f"## {words['mistakes']} ({len(CATALOG)})", "", words["mistakes_intro"], ""]
+        exercises, symptom, hint, taught = words["fields"]
+        for m in CATALOG:
+            lines += [f"### `{m.id}`", "", f"**{_cell(_(m.title))}**", "",
+                      f"- {exercises}: {', '.join(f'`{x}`' for x in m.exercises)}",
+                      f"- {symptom}: {_cell(_(m.symptom))}",
+                      f"- {hint}: {_cell(_(m.hint))}",
+                      f"- {taught}: {_taught_in(_(m.taught_in), lang)}", ""]
     return "\n".join(lines)
 
 
@@ -239,6 +273,22 @@ def derivation_pages(folder):
     return pages
 
 
+def glossary_page():
+    """术语表: every term of ``normcore/i18n/glossary.toml``, the one glossary, as a Chinese page."""
+    from ..i18n.glossary import terms
+
+    lines = ["# 术语表", "",
+             "normcore 的中文输出、文档和 notebook 都使用这一份术语表（由 "
+             "`normcore/i18n/glossary.toml` 在构建文档时生成，不会与代码脱节）。用词沿用 "
+             "normcore 所依据的几篇中文文章；《动手学深度学习》（d2l）中文版用词不同时，"
+             "列在“d2l”一栏。层的名字（BatchNorm、LayerNorm、RMSNorm、Pre-Norm……）、"
+             "代码标识符和公式一律不译。", "",
+             "| English | 中文 | d2l | 说明 |", "|---|---|---|---|"]
+    for t in terms():
+        lines.append(f"| {_cell(t.en)} | {_cell(t.zh)} | {_cell(t.d2l)} | {_cell(t.note)} |")
+    return "\n".join(lines) + "\n"
+
+
 def figures_page(figures_dir):
     """Each experiment's title, lesson and figures, then any figure no experiment claims."""
     from .. import experiments
@@ -274,4 +324,7 @@ def write_all(src):
     for name, text in derivation_pages(src / "derivations").items():
         (src / "derivations" / name).write_text(text, encoding="utf-8")
     (src / "practice_catalog.md").write_text(practice_catalog(), encoding="utf-8")
+    (src / "zh").mkdir(exist_ok=True)  # the Chinese section: its generated pages
+    (src / "zh" / "practice_catalog.md").write_text(practice_catalog("zh"), encoding="utf-8")
+    (src / "zh" / "glossary.md").write_text(glossary_page(), encoding="utf-8")
     (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")

@@ -19,6 +19,7 @@ Widths for the terminal come from ``normcore.i18n.width`` (a Chinese character t
 
 import gettext
 import os
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -99,3 +100,16 @@ class translator:
 
     def __repr__(self):
         return f"translator({self.domain!r})"
+
+
+@contextmanager
+def speaking(lang):
+    """``with speaking("zh"):`` the messages are in ``lang`` inside the block; afterwards the
+    language is what it was (a choice of ``set_language``, or the environment's)."""
+    global _chosen
+    saved = _chosen
+    set_language(lang)
+    try:
+        yield
+    finally:
+        _chosen = saved

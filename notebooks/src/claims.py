@@ -6,6 +6,10 @@ restated in normcore's words, with its verdict and the evidence: a code cell tha
 with normcore's layers. The notebook is built from this table, the README's table is
 ``readme_table()``, and ``tests/test_claims.py`` runs every row's evidence and asserts its
 verdict on the numbers it measures.
+
+The Chinese notebook, claims_zh.ipynb, is built from the same rows: ``ZH`` gives each claim in
+Chinese with the heading of the passage it judges in each write-up, so that a reader finds it
+(python notebooks/build.py claims_zh). The evidence cells are the same cells.
 """
 
 import textwrap
@@ -37,6 +41,32 @@ LEGEND = {
            "and what is right instead",
 }
 
+# The verdicts and their legend in the Chinese notebook.
+VERDICTS_ZH = {
+    REPRODUCED: "在此复现",
+    MECHANISM: "在此复现其机制",
+    NOT_AT_SCALE: "正确，但在此规模下无法复现",
+    DISPUTED: "有争议",
+    UNSUPPORTED: "缺乏依据",
+    WRONG: "错误",
+}
+LEGEND_ZH = {
+    REPRODUCED: "下面的单元格直接测量这个论断",
+    MECHANISM: "论断讲的是训练，其规模超出了一个 notebook 单元格的承受范围；单元格测量它所依据的"
+               "机制，并指出训练这些模型的 normcore 实验（如果有的话）",
+    NOT_AT_SCALE: "文献支持它，但它说的是比 notebook 能跑的大得多的、训练好的模型；单元格测量能测的"
+                  "部分（通常是论断的前提），并说明哪些没有检验",
+    DISPUTED: "文献自身意见不一，或几篇文章之间互相矛盾；单元格测量能测的部分，正文列出双方的观点",
+    UNSUPPORTED: "没有给出处，文献和这里能测量的任何结果都不支持它的原样表述；单元格测量它能测的，"
+                 "往往是与它最接近的可检验的事情",
+    WRONG: "单元格（对于已发表模型的事实，则是该模型的论文）表明论断不成立，并说明正确的是什么",
+}
+TOPICS_ZH = {
+    "What normalization is for": "归一化的作用",
+    "Pre-Norm and Post-Norm": "Pre-Norm 与 Post-Norm",
+    "Choosing a norm and its position": "选择归一化层及其位置",
+}  # the other topics are layer names, the same in Chinese
+
 WRITEUPS = {
     "W1": "Norm归一化方法: BatchNorm, LayerNorm and RMSNorm compared; Pre-Norm vs Post-Norm",
     "W2": "归一化(Normalization): the three norms written on a (b, s, d) tensor",
@@ -44,6 +74,14 @@ WRITEUPS = {
           "example tensors; Pre-Norm vs Post-Norm",
     "W4": "the follow-up: the class-scores table, running statistics, the Post-Norm 1/sqrt(2) "
           "argument",
+}
+
+WRITEUPS_ZH = {
+    "W1": "《Norm归一化方法》：BatchNorm、LayerNorm 与 RMSNorm 的对比；Pre-Norm 与 Post-Norm",
+    "W2": "《归一化(Normalization)》：在 (b, s, d) 张量上写出三种归一化",
+    "W3": "《手撕归一化和正则化》：手写 LayerNorm、RMSNorm、BatchNorm 和 Dropout，附打印的示例张量；"
+          "Pre-Norm 与 Post-Norm",
+    "W4": "续篇（无标题）：成绩表、移动统计量、Post-Norm 的 1/sqrt(2) 论证",
 }
 
 # Run once before any claim's evidence: imports and the helpers the cells share.
@@ -1707,6 +1745,591 @@ CLAIMS = [
 
 CLAIM_IDS = [c["id"] for c in CLAIMS]
 
+
+def zh(headings, title, text, why):
+    """A claim in Chinese. ``headings``: for each write-up the claim cites, the heading of the
+    passage it judges, as the write-up writes it (a locator: the heading only, never the text):
+    'section › subsection' where a subsection's name recurs, a tuple for several passages, None
+    for the write-up's opening, before its first heading. Then the title, the claim as the
+    write-ups make it, and the reasons for the verdict."""
+    return dict(headings=headings, title=title, text=text, why=why)
+
+
+# Headings that recur in the rows below.
+W1_BN = "1. BatchNorm（BN）：跨样本同特征归一化"
+W1_LN = "2. LayerNorm（LN）：同一样本跨特征归一化"
+W1_RMS = "3. RMSNorm：LN 的简化版（无均值中心化）"
+W1_PRE_POST = "Pre-Norm vs Post-Norm（Transformer 残差块中的 Norm 位置）"
+W3_BN, W3_LN, W3_RMS = "3. Batch Normalization", "1. Layer Normalization", "2. RMS Normalization"
+W3_DROPOUT, W3_POSITION = "4. Dropout", "5. Transformer中Normalization的位置"
+W4_STATS = "全局移动平均和移动方差"
+
+ZH = {
+    "fixed-distribution": zh(
+        {"W1": "一、归一化的核心意义：解决「内部协变量偏移」"},
+        "归一化固定了每一层输入的分布，这就是它起作用的原因",
+        "归一化让每一层的输入在整个训练过程中都保持均值 0、方差 1；这消除了内部协变量偏移，"
+        "所以训练变得稳定。",
+        "统计量只在 gamma 和 beta *之前*是固定的，而 gamma、beta 是可学习的：下一层看到的是 "
+        "gamma * x_hat + beta，它会随训练而变化（下面：在一个小回归问题上做 200 步 SGD，某个通道的"
+        "均值移动了 0.42，某个通道的标准差变化了 0.70）。给出的理由也不是现在文献公认的那个："
+        "Santurkar 等人（2018）在每个 BatchNorm 之后注入不断变化的偏移，训练照样一样快；他们把"
+        "好处归因于更平滑的损失曲面。这个实验这里没有重跑。"),
+    "zscore-normal": zh(
+        {"W3": "五、手撕归一化和正则化"},
+        "标准化后的数据服从标准正态分布",
+        "经过 z-score 归一化（减去均值，除以标准差）之后，数据服从标准正态分布，均值 0、标准差 1。",
+        "均值 0、标准差 1，对；正态分布，不对。标准化是一个仿射变换，不会改变分布的形状：偏斜的"
+        "数据标准化后偏斜程度完全不变。下面，指数分布的数据经 BatchNorm 标准化后，偏度仍约为 2"
+        "（正态分布的偏度是 0）。"),
+    "range-0-1": zh(
+        {"W2": "概念与定义"},
+        "归一化把数据映射到 [0, 1] 这样的固定区间",
+        "归一化把数据映射到 [0, 1] 这样的固定区间，改变的是量纲，而不是分布的形状。",
+        "这说的是最小-最大缩放，不是这些层。BatchNorm、LayerNorm 和 RMSNorm 做的是标准化（或缩放）："
+        "输出的均值为 0（RMSNorm：均方为 1），有负值，也没有固定的上下界；对一行 d 个特征，"
+        "LayerNorm 可能的最大输出是 sqrt(d - 1)，由单个离群值取到。关于形状的那一半成立：在一行之内"
+        "这是仿射变换，所以一行的各个值保持原来的顺序和间距。"),
+    "sigmoid-saturation": zh(
+        {"W1": "一、归一化的核心意义：解决「内部协变量偏移」", "W4": None},
+        "过大的预激活值让 sigmoid 饱和；归一化让神经元留在有效范围内",
+        "方差大的权重带来大的预激活值；|z| 超过 4 时，sigmoid 几乎是平的（0.98 或 0.02），梯度"
+        "接近零。对预激活值做归一化，能让神经元避开两端平坦的饱和区。",
+        "sigmoid(4) = 0.982，那里的斜率是 0.018，只有 0 处斜率（0.25）的十四分之一。在权重方差为 1 "
+        "的 sigmoid MLP 里，大多数预激活值落在 |z| > 4 的地方；在每个 sigmoid 前加一个 LayerNorm，"
+        "几乎一个都没有。normcore 的 saturation 图在更深的 tanh 网络里展示了同样的现象。"),
+    "sigmoid-into-saturation": zh(
+        {"W4": "归一化的可学习参数"},
+        "把数据强行变成均值 0、方差 1，可能把 sigmoid 推进饱和区",
+        "强行把每一层的数据变成均值 0、方差 1，可能削弱模型，甚至可能把 sigmoid 这类激活函数推进"
+        "饱和区；所以才加上 gamma 和 beta。",
+        "恰恰相反。标准化后的输入让 sigmoid 处在中间、几乎线性的区域：下面，均值 3、标准差 8 的预"
+        "激活值有 64% 落在 |z| > 4，sigmoid 的平均斜率是 0.046；经过 BatchNorm 后，160000 个值里"
+        "只有 6 个落在那里（标准正态分布超过 4 的概率是 6e-5，即 160000 个里约 10 个），平均斜率是 "
+        "0.21，接近 0 处的 0.25。Ioffe 和 Szegedy（2015）担心的是相反的情况：归一化后的输入会把 "
+        "sigmoid 限制在近似线性的中段，而 gamma 和 beta 让网络能在需要非线性的地方把它移出来"
+        "（BatchNorm notebook 第 9 节也这样说）。W4 这句话的前半句在它说到的范围内是对的：没有 "
+        "gamma 和 beta，网络就无法选择别的尺度或偏移（见“gamma 和 beta 让网络能撤销归一化”一行）。"),
+    "low-precision": zh(
+        {"W2": "作用"},
+        "数值范围变窄，8 位和 16 位浮点数就能把数据表示得更精确",
+        "归一化后的数据范围更窄，8 位或 16 位浮点数表示它们更精确，低精度训练正是靠这一点才行得通。",
+        "决定浮点数精度的不是范围的宽窄，而是数值的量级。在 float16 的正规数范围内（6.1e-5 到 "
+        "65504），*相对*精度在每个量级上都一样：1.x 和 1000.x 舍入的相对误差相同，至多 2**-11"
+        "（下面实测）。低于 6.1e-5 的是次正规数：无论数值多小，它们的间距都停在 2**-24 = 6e-8，"
+        "所以相对误差变大（实测在 1e-6 附近为 3%），低于 3e-8 就舍入为 0。这就是混合精度训练要"
+        "缩放损失的原因：否则小梯度会丢掉有效数字，甚至变成零。所以靠近 0 的窄范围*更不*精确，而"
+        "不是更精确。归一化真正带来的是量级：1 左右的数值处在正规数范围的中间，远离溢出（float16 "
+        "的最大值是 65504，所以大于 256 的数一平方就得到 inf），也远离次正规数。归一化层仍然不能"
+        "用 float16 计算统计量（见“用 float32 计算归一化再转回”一行）：对 float16 输入，normcore "
+        "用 float32 计算，再转回 float16。（至于 W2 也提到的整数量化，范围确实决定步长：int8 把 "
+        "256 个等级铺在这个范围上。）"),
+    "large-inputs": zh(
+        {"W2": "作用"},
+        "未归一化的大数值输入带来大的损失和大的梯度",
+        "如果数据没有归一化、数值又大，MSE 就会很大，梯度也很大，训练变得不稳定。",
+        "对 MSE 下的线性模型，把输入乘以 100，这里的初始损失约变为 1600 倍（预测值随输入一起变大），"
+        "权重梯度约变为 3600 倍（它还要再乘一次输入）。不稳定来自损失对权重的曲率，它随输入的平方"
+        "增长：10^4 倍，所以普通梯度下降不发散的最大步长缩小 10^4 倍（从 0.83 降到 8.3e-5）。"
+        "把输入标准化就解决了这个问题；输入层上的 BatchNorm 学到的正是这件事。"),
+    "bn-axes": zh(
+        {"W1": W1_BN + " › 原理与公式", "W3": W3_BN, "W4": "\"平均值\"和\"标准差\"是怎么算出来的?"},
+        "BatchNorm：每个特征一组均值和方差，在批上计算（成绩表的例子）",
+        "BatchNorm 对每个特征在批内的样本上做标准化，用有偏方差，eps 在根号里，然后乘以 gamma 缩放、"
+        "加上 beta 平移。在 W4 两个学生成绩的表上，它对每一科在学生之间求平均（语文：(90 + 60) / 2 "
+        "= 75），而 LayerNorm 对每个学生在各科之间求平均（学生 A：80）。",
+        "normcore 的 BatchNorm1d 与公式在舍入误差内相等，按列求得的均值就是 W4 的那些。关于 W4 的"
+        "口诀多说一句：它把 BatchNorm 叫作“横向比”、LayerNorm 叫作“纵向比”，而它自己的算法却是 "
+        "BatchNorm 竖着看（按列）、LayerNorm 横着看（按行）：BatchNorm 是拿一个学生和别人比，"
+        "LayerNorm 是拿一个学生的各科自己比。"),
+    "bn-index-slips": zh(
+        {"W4": "BatchNorm 方法"},
+        "W4 的 BatchNorm 公式：方差对 x_i 求和，均值向量的下标写到 m",
+        "W4 把特征 k1 的方差写成 (1/m) sum_i (x_i - mu_k1)^2，并把各特征的统计量写成 "
+        "mu = [mu_k1, mu_k2, ..., mu_km]。",
+        "推导本身是对的，只是有两处记号笔误。特征 k1 的方差应对 (x_ik1 - mu_k1)^2 求和，即每个样本的"
+        "第 k1 个分量：x_i 是整个样本，照字面理解，公式会从每个特征里都减去特征 1 的均值（下面：特征 "
+        "1 得到正确的 0.46，而另外两个特征得到 30 和 9.3，根本不是特征 1 的方差）。另外，每个特征一个"
+        "均值，共 k 个，而不是 m 个（m 是批次大小）：最后的下标应是 k 而不是 m。公式周围的文字说得是对的。"),
+    "bn-printed": zh(
+        {"W3": W3_BN},
+        "W3 打印的 BatchNorm 例子（4 x 3，训练模式）",
+        "W3 打印了一个 4 x 3 的输入，以及它的 BatchNorm 和 PyTorch 的 nn.BatchNorm1d(3) 在训练模式下"
+        "的输出，两者保留 4 位小数完全相同。",
+        "在打印出的输入上运行，normcore 的 BatchNorm1d(3) 给出的 12 个值里有 10 个逐位相同，另外 2 个"
+        "在第 4 位小数上差 1。这是打印的输入被舍入造成的，不是分歧：W3 的输入只打印到 4 位小数，而一个"
+        "打印出来相同的输入（每个值都在其 5e-5 以内）能给出全部 12 个打印值（`reproduce_printed` 找到"
+        "了一个）。打印结果是对的，但 W3 的类并不对：它的移动统计量是错的，而训练模式的打印结果显示"
+        "不出这一点（见下面“W3 的 BatchNorm 与 nn.BatchNorm1d 一致”一行）。"),
+    "bn-per-position": zh(
+        {"W2": "批量归一化"},
+        "(b, s, d) 张量上的 BatchNorm：每个位置一组统计量，只在批上计算",
+        "W2 在 (b, s, d) 张量上写的 BatchNorm，对每一对 (s, d) 各有一个均值和标准差，只在 b 个序列上"
+        "计算（gamma 和 beta 按特征 d 各一个）。",
+        "这是一个合理的变体，但不是通常的那种层：它相当于把张量展平成 (b, s * d) 后用 "
+        "BatchNorm1d(s * d)，每一对（位置，特征）自成一个通道，适合定长输入、且每个位置在各样本里含义"
+        "相同的情形（下面 normcore 就这样计算，在舍入误差内等于 W2 的公式）。这不是 PyTorch 的 "
+        "BatchNorm1d 对序列做的事：对 (N, C, L)，它对每个特征只保留一组均值和方差，在批*和*位置上"
+        "一起计算，两者结果不同。按位置计算的变体有 s 倍的统计量，每个只来自 b 个数（b = 2 时每个输出"
+        "都是 -1 或 +1，只差 eps，这里大小在 0.99 到 1 之间），而且不能处理别的长度的序列。在要求对 "
+        "(N, C, L) 写 BatchNorm1d 的练习里这样写，就是下面点名的那个已收录的错误。"),
+    "bn-momentum-flipped": zh(
+        {"W3": W3_BN, "W4": W4_STATS},
+        "running = momentum * running + (1 - momentum) * batch，且 momentum = 0.1",
+        "移动统计量按 running = momentum * running + (1 - momentum) * batch 更新；W3 的类用这个公式，"
+        "取 momentum = 0.1（PyTorch 的默认值），并拿自己和 nn.BatchNorm1d 比较。",
+        "在 PyTorch（和 normcore）里，momentum 是*新*一批的权重：running = (1 - momentum) * running + "
+        "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取批统计量的 90%，所以一步之后它的移动均值"
+        "是 PyTorch 的 9 倍。W4 用同一个公式、取 momentum 为 0.9 到 0.999，这是另一种（衰减）约定，"
+        "自身是一致的；只有把这个数交给 PyTorch 的 momentum 参数时才会出错（下一条）。"),
+    "momentum-decay": zh(
+        {"W4": W4_STATS},
+        "momentum 越接近 1，移动统计量越平滑（衰减约定）",
+        "按 running = momentum * running + (1 - momentum) * batch，取 momentum 为 0.9、0.99 或 "
+        "0.999，momentum 越接近 1，反应越慢、越平滑。",
+        "在这种（Keras 式的衰减）约定下，这句话是对的；在 normcore 和 PyTorch 的约定下，同一个层的 "
+        "momentum = 1 - decay。用 500 次独立运行测量，每次 600 个大小为 16、来自 N(3, 2^2) 的批："
+        "decay 0.99（momentum 0.01）时移动均值的噪声比 decay 0.9（momentum 0.1）时小约 3 倍，与"
+        "平均值理论的预测一致：批噪声乘以 sqrt(m / (2 - m))。"),
+    "bn-running-var-biased": zh(
+        {"W3": W3_BN},
+        "移动方差用有偏的批方差更新",
+        "W3 的类用它做归一化的那个批方差，即有偏方差（除以 n），来更新 running_var。",
+        "PyTorch 和 normcore 用有偏方差做归一化，但送进 running_var 的是*无偏*方差（除以 n - 1），"
+        "因为移动值要估计的是总体方差。n = 4 时有偏方差是无偏方差的 3/4，所以 running_var 最终停在"
+        "真实方差的 3/4（下面用 2000 个批测得）。"),
+    "printed-test-passes": zh(
+        {"W3": W3_BN},
+        "W3 的 BatchNorm 与 nn.BatchNorm1d 一致（打印了一次训练模式的前向）",
+        "W3 为了说明手写的 BatchNorm 与 PyTorch 的一致，各打印了一次训练模式的前向：数字相同。",
+        "一次训练模式的前向只用到这一批自己的统计量，所以看不到移动统计量，而 W3 的类恰恰在这两处"
+        "都错了（动量方向反了、有偏方差）。下面用 NumPy 写出那个类，放在 normcore 的 BatchNorm1d "
+        "旁边：训练输出在 1e-15 内一致，移动统计量不一致，于是推理输出也不同。测试一个 BatchNorm，"
+        "必须在几步之后比较 running_mean 和 running_var，并比较推理输出，normcore 的评分器就是这么做的"
+        "（`normcore practice check`）。"),
+    "bn-eval-squared-var": zh(
+        {"W4": W4_STATS},
+        "推理时除以 sqrt(running_var ** 2 + eps)",
+        "推理时 BatchNorm 计算 x_hat = (x - running_mean) / sqrt(running_var^2 + eps)。",
+        "running_var 本身已经是方差（sigma 的平方）；再平方一次，就成了除以 sigma^2 而不是 sigma。"
+        "在方差为 4 的数据上训练之后，推理输出的离散程度约为 1/2 而不是 1；在方差为 1/4 的数据上，"
+        "输出会大一倍。"),
+    "running-buffers": zh(
+        {"W4": ("归一化的可学习参数", W4_STATS)},
+        "gamma 初始为 1、beta 为 0，移动均值初始为 0、移动方差为 1；只有 gamma 和 beta 是学出来的",
+        "gamma 初始为 1、beta 为 0（一开始不缩放、不平移）；running_mean 初始为 0、running_var 为 1，"
+        "训练时按移动平均更新，不参与反向传播。",
+        "normcore 的 BatchNorm 正是从这些值开始的，参数里只有 gamma 和 beta（PyTorch 的 weight 和 "
+        "bias），反向传播也不会动移动统计量。"),
+    "eval-running-stats": zh(
+        {"W3": W3_BN, "W4": W4_STATS},
+        "推理时 BatchNorm 使用移动统计量，所以任何批次大小都行",
+        "推理时 BatchNorm 用训练中积累的移动统计量做归一化，因为推理的批很小（常常只有一个样本），"
+        "它自己的统计量没法用。",
+        "在推理模式下，normcore 的 BatchNorm 是一个固定的仿射变换：一个样本无论单独输入还是放在批里，"
+        "输出都一样。在训练模式下，单个样本没有批统计量：normcore（和 PyTorch 一样）会用 ValueError "
+        "拒绝它。"),
+    "single-sample-blowup": zh(
+        {"W4": W4_STATS},
+        "只有一个样本时，批方差为 0，除法会爆炸",
+        "如果推理时用单个样本自己的统计量，方差会极小甚至为零，除法就会爆炸。",
+        "分子随方差一起消失：一个样本减去它自己的均值是 0，所以 x_hat = 0 / sqrt(eps) = 0，无论输入"
+        "是什么，输出都是 beta。没有任何东西爆炸；丢掉的是信息。一般地，大小为 n 的批有 "
+        "|x_hat| <= sqrt(n - 1)（两个样本时 x_hat 总是 -1 和 +1）。W4 的第二点，即输出会取决于手头"
+        "那几个样本，才是真正的问题。"),
+    "bn-small-batch": zh(
+        {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "BatchNorm 方法"},
+        "BatchNorm 依赖批次大小：小批的统计量不可靠",
+        "BatchNorm 用一个批的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小批的统计量噪声"
+        "大，训练和推理的表现也会有差距。",
+        "批均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），一个样本在训练模式下的输出与推理模式"
+        "下的输出（以真实统计量作为移动值）之间的差距也随之缩小。normcore 的 batch_size 图展示了它对"
+        "一个训练好的分类器的影响。"),
+    "bn-noise-regularises": zh(
+        {"W4": ("BatchNorm 方法", W4_STATS)},
+        "批统计量引入的噪声起到正则化作用",
+        "由于每个批的统计量都略有不同，BatchNorm 在训练中引入了噪声，这种噪声对网络有正则化作用，"
+        "有助于泛化。",
+        "噪声复现了：同一个样本的输出取决于和它同批的是哪些样本，批越小越明显。至于它能改善泛化，"
+        "文献中有报告（Ioffe 和 Szegedy 2015 在他们的网络里因此去掉了 Dropout），但本 notebook 没有"
+        "测量。"),
+    "bn-padding": zh(
+        {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "BatchNorm 方法"},
+        "BatchNorm 不适合变长序列；LayerNorm 适合",
+        "在 NLP 中，一个批里的序列长度各不相同，所以 BatchNorm 无法跨样本得到可靠的统计量；LayerNorm "
+        "对每个 token 单独归一化，没有这个问题。",
+        "把长度为 5 和 2 的两个序列填充到长度 5：填充的零进入 BatchNorm 按通道计算的统计量，改变了"
+        "每个真实 token 的输出；用掩码把它们排除在外，统计量就恢复了。LayerNorm 对每个真实 token 的"
+        "输出，填充与否都一样。"),
+}
+ZH.update({
+    "bn-larger-lr": zh(
+        {"W1": W1_BN + " › 优缺点与适用场景"},
+        "BatchNorm 允许更大的学习率",
+        "有了 BatchNorm，网络能承受更大的学习率，收敛更快。",
+        "这个论断讲的是训练，而这个单元格不训练。normcore 的 covariate_shift 实验在玩具规模上训练了："
+        "在几个学习率下比较带与不带 BatchNorm 的 sigmoid MLP（`normcore figures covariate_shift`，约"
+        "一分钟；figures/covariate_shift_accuracy.png），在某个学习率下，普通网络停在随机猜测的水平，"
+        "带 BatchNorm 的仍然在学；这只是一个小网络，不是普遍规律，这里也没有重跑。单元格测量的是通常"
+        "给出的机制：对一个经过 BatchNorm 的层，把它的输入权重放大，输出不变（只差 eps），而这些权重"
+        "的梯度按同样比例缩小；所以一步把权重变大的更新，会让后续的更新变慢，而不是让激活值变大。"),
+    "bn-costlier": zh(
+        {"W1": "4. 三者对比表格（核心维度）"},
+        "BatchNorm 的计算开销比 LayerNorm 大",
+        "W1 的对比表把 BatchNorm 的计算开销评为高（批统计量），LayerNorm 为中，RMSNorm 为低。",
+        "作为一般性的评价，这是错的；答案取决于层在哪里运行。推理时 BatchNorm 用固定的移动统计量，"
+        "所以它是一个仿射变换，可以折叠进前面的 Linear：`nc.fold_batchnorm` 返回一个与这两层相等的 "
+        "Linear（下面误差在 2e-16 以内），BatchNorm 于是不再有任何开销。LayerNorm 不能折叠（它的统计"
+        "量是每个样本自己的；normcore 会用 TypeError 拒绝）：推理时仍要计算的是它。在单个设备上训练时，"
+        "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
+        "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
+        "拆到多个设备上、统计量需要同步时的跨样本归约：normcore.distributed 的 SyncBatchNorm 给出的"
+        "结果与在整个批上做 BatchNorm 完全相同，代价是每个训练步三轮 all-reduce（前向 1 + C 个和 C 个"
+        "值，反向 2C 个），而 LayerNorm 从不需要发送这些消息。W1 给出的理由，批统计量，只在这种情况下"
+        "才成立。"),
+    "resnet-bn": zh(
+        {"W1": W1_BN + " › 案例"},
+        "ResNet 的上百层网络能训练，靠的是 BatchNorm",
+        "ResNet 用 BatchNorm 稳定 CNN 的训练，正是这一点让一百层以上的网络能够训练。",
+        "ResNet（He 等 2016）确实在每个卷积后都用了 BatchNorm，但是否正是它让这样的深度可以训练，"
+        "还有争议：Fixup（Zhang、Dauphin 和 Ma 2019）在初始化时把每个残差分支缩小，不用任何归一化层"
+        "就训练了 10000 层的残差网络，SkipInit（De 和 Smith 2020）和 NFNet（Brock 等 2021）也说明了"
+        "同一点；大部分功劳在残差连接及其初始化时的尺度。normcore 能测量的是初始化时的这一点：在 100 "
+        "个残差块（每块两个 Kaiming 初始化的 Linear 和一个 ReLU，宽 64）的堆叠中，不用归一化层时残差"
+        "流的 RMS 达到 2e23（每块加上一个和残差流一样大的分支，方差每块约翻一倍），每个分支里加一个 "
+        "BatchNorm 时是 14，不用归一化层而把每个分支乘以 1/sqrt(100)（Fixup 式初始化的做法）时是 "
+        "3.25。这里没有训练这些堆叠。"),
+    "ln-axes": zh(
+        {"W1": W1_LN + " › 原理与公式", "W3": W3_LN, "W4": "LayerNorm 方法"},
+        "LayerNorm：每个样本（token）一组均值和方差，与批无关",
+        "LayerNorm 对每个样本（每个 token）在它自己的特征上做标准化，用有偏方差，eps 在根号里，"
+        "所以它不依赖批次大小，也不依赖其他样本。",
+        "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何批里，输出都一样。"),
+    "ln-printed": zh(
+        {"W3": W3_LN},
+        "W3 打印的 LayerNorm 例子（2 x 2 x 4）",
+        "W3 打印了一个 (2, 2, 4) 的输入，以及它的 LayerNorm 和 nn.LayerNorm(4) 的输出：保留 4 位小数"
+        "完全相同。",
+        "在打印出的输入上运行，normcore 的 LayerNorm(4) 给出的 16 个值里有 7 个逐位相同，另外 9 个在"
+        "第 4 位小数上差 1；一个打印出来与 W3 相同的输入（每个值都在其 5e-5 以内）能给出全部 16 个"
+        "打印值。打印的输出是对的；打印的输入被舍入了。"),
+    "ln-output-shape": zh(
+        {"W3": W3_LN},
+        "W3 的 LayerNorm 返回 [batch_size, seq_len, 1] 的张量（它的形状注释）",
+        "W3 手写的 LayerNorm 把输出的形状注释为 [batch_size, seq_len, 1]。",
+        "这是注释里的笔误，代码没错：输出和输入形状相同，为 [batch_size, seq_len, hidden_size]；"
+        "[batch_size, seq_len, 1] 是统计量的形状（均值和方差，每个 token 一个，用 keepdims 保留维度"
+        "以便广播）。W3 自己的 RMSNorm 代码对输出形状的注释是对的。"),
+    "eps-outside-sqrt": zh(
+        {"W1": W1_RMS + " › 原理与公式", "W2": ("层归一化", "批量归一化", "RMS 归一化")},
+        "除以标准差（或 RMS）再加 eps",
+        "W2 把 LayerNorm 和 BatchNorm 写成 (x - mu) / (sigma + eps)，W1 和 W2 把 RMSNorm 写成 "
+        "x / (RMS(x) + eps)。",
+        "PyTorch 和 normcore 把 eps 放在根号里：(x - mu) / sqrt(sigma^2 + eps)。对普通的行，两者的"
+        "相对差约为 eps / (2 sigma^2)，但当方差与 eps 相当时，两者就分道扬镳了：下面，一行方差为 1e-6 "
+        "的数据，eps 放在根号外时输出大了约 3.3 倍。（W1 自己的 RMSNorm 代码用的是 "
+        "rsqrt(mean(x^2) + eps)，W3 的公式也是对的。）"),
+    "gamma-beta": zh(
+        {"W1": "注：为什么最后都需要乘以可学习的参数？", "W4": "归一化的可学习参数"},
+        "gamma 和 beta 让网络能撤销归一化",
+        "把每一层的数据都强行变成均值 0、方差 1 可能损失表达能力；可学习的 gamma 和 beta 让网络能恢复"
+        "它需要的尺度和偏移。",
+        "对 BatchNorm 完全成立：取 gamma = sqrt(var + eps)、beta = mean 就能还原输入（误差 4e-15）。"
+        "对 LayerNorm 只部分成立：它的 gamma 和 beta 按特征设置，而统计量按样本计算，所以没有哪组 "
+        "gamma 和 beta 能还原尺度各不相同的行（下面的最佳拟合仍留下很大的误差）。"),
+    "ln-similar-distribution": zh(
+        {"W2": "层归一化"},
+        "LayerNorm 让各个样本的特征分布相近",
+        "LayerNorm 对每个样本的特征做归一化，使得不同样本之间的特征分布相近，有利于训练和泛化。",
+        "LayerNorm 对每个样本只对齐两个数，别无其他：该样本自身特征的均值和方差（下面，每个样本都是 0 "
+        "和 1）。某个特征在不同样本之间并不会变得相近：下面有四个均值和离散程度各不相同的特征，经过 "
+        "LayerNorm 后，每个特征在样本间的均值仍然不同（-0.3 到 1.4），离散程度也不是 1（0.23 到 "
+        "0.61）。在样本间对每个特征做标准化是 BatchNorm 的事。一个样本内各特征的分布形状也不会变得"
+        "一样：LayerNorm 对每一行是仿射变换，有离群值的行仍然保留它（下一行）。"),
+    "ln-outlier-feature": zh(
+        {"W1": W1_LN + " › 优缺点与适用场景"},
+        "LayerNorm 对大小极不均匀的特征很敏感",
+        "LayerNorm 对特征维度敏感：如果特征分布不均，归一化效果会受影响。",
+        "一个很大的特征决定了整行的均值和方差，其余特征被挤压：下面，在 64 个特征中给一个加上 60，"
+        "其余 63 个经 LayerNorm 后的离散程度从 1.0 缩小到 0.13。大型 Transformer 确实会长出这样的"
+        "离群特征，少数几个维度远大于其余维度（Dettmers 等 2022 报告，参数量超过约 6.7B 的模型每一层"
+        "都有，它们也是这些模型难以做 int8 量化的原因）；W1 没有给出处，但这一点是有文献记载的。"),
+    "rms-printed": zh(
+        {"W3": W3_RMS},
+        "W3 打印的 RMSNorm 例子（2 x 2 x 4，eps = 1e-5）",
+        "W3 打印了一个 (2, 2, 4) 的输入和它的 RMSNorm 输出，x / sqrt(mean(x^2) + 1e-5)。",
+        "在打印出的输入上运行，normcore 的 RMSNorm(4, eps=1e-5) 给出的 16 个值里有 13 个逐位相同，"
+        "另外 3 个在第 4 位小数上差 1；一个打印出来与 W3 相同的输入能给出全部 16 个。"),
+    "rms-no-centring": zh(
+        {"W1": W1_RMS + " › 优缺点与适用场景", "W3": "五、手撕归一化和正则化", "W4": "RMSNorm 方法"},
+        "RMSNorm 只缩放：不减均值，没有 beta，无法修正均值偏移",
+        "RMSNorm 除以均方根再乘以 gamma：不做中心化，也没有 beta。所以它无法消除数据中的均值偏移。",
+        "在偏移了 +5 的行上，RMSNorm 的输出均值仍接近 1，而 LayerNorm 的是 0；在已中心化的行上两者"
+        "一致（中心化的行的均方就是它的方差）。"),
+    "mean-square-is-variance": zh(
+        {"W1": W1_RMS + " › 案例"},
+        "RMSNorm 的均方就是方差",
+        "RMSNorm 的 rsqrt(mean(x^2) + eps) 只计算方差的平方根。",
+        "均方等于方差加上均值的平方：只有对均值为 0 的行，它才等于方差。（W4 说得更好：RMS 是不减均值"
+        "算出来的标准差。）"),
+    "relu-mean-zero": zh(
+        {"W1": W1_RMS + " › 优缺点与适用场景"},
+        "ReLU 之后均值接近 0，所以 RMSNorm 损失很小",
+        "RMSNorm 适合均值不重要的地方，例如 ReLU 之后，那里的输出均值接近 0。",
+        "ReLU 的输出从不为负，所以均值离 0 很远：对标准正态输入，均值是 1/sqrt(2 pi) = 0.399，超过 "
+        "RMS（0.707）的一半。ReLU 之后，RMSNorm 的输出保留了这个偏移，而 LayerNorm 会把它去掉。"),
+    "rms-batch-size-normaliser": zh(
+        {"W2": "RMS 归一化"},
+        "RMS(x) = sqrt(d 个平方之和 / b)，b 是批次大小",
+        "W2 把一个 token 的 RMS 写成它 d 个分量的平方和除以批次大小 b 再开方。",
+        "一个 token 的均方应除以 d，即求均方时所用特征的个数。除以 b 会让每个输出乘上 sqrt(b / d)，"
+        "结果还会随批次大小变化：下面对 d = 4 做了测量。"),
+    "rms-over-whole-tensor": zh(
+        {"W4": "RMSNorm 方法"},
+        "整个（批，特征）矩阵的 RMS",
+        "除了每个样本的 RMS，W4 还给出了整个 m x k 批矩阵的 RMS，并用它去除每个样本。",
+        "RMSNorm 对每个样本（每个 token）取一个 RMS。把每一行都除以同一个全批的数，各行的相对大小保持"
+        "不变，而且一个样本的输出会依赖于批里的其他样本：下面，两行的 RMS 成了 0.1 和 1.4，而不是 1 和 1。"),
+    "rms-cheaper": zh(
+        {"W1": W1_RMS + " › 优缺点与适用场景", "W2": "RMS 归一化"},
+        "RMSNorm 比 LayerNorm 更省、更快",
+        "RMSNorm 只计算一个统计量而不是两个（W2：只扫描一次数据而不是两次），所以更省，训练更快。",
+        "与机器无关的计数：normcore 参考实现的 RMSNorm 遍历数据的次数比它的 LayerNorm 少，前向和"
+        "反向都是（不求均值、不中心化、没有 beta）。省下多少时间取决于机器：`normcore bench` 可以测量"
+        "（README 的 Performance 一节给出了一次运行的数字；RMSNorm 论文报告节省 7% 到 64%）。W2 说的"
+        "“扫描一次而不是两次”取决于 LayerNorm 的写法，并非定律：LayerNorm 也可以一次扫描同时求出和与"
+        "平方和。"),
+    "rms-keeps-performance": zh(
+        {"W2": "RMS 归一化", "W3": W3_RMS},
+        "RMSNorm 保持了 LayerNorm 的效果",
+        "实践表明，RMSNorm 在降低开销的同时保持了模型的效果（W2）；LLaMA 和 PaLM 因此用它代替 "
+        "LayerNorm（W3）。",
+        "RMSNorm 论文（Zhang 和 Sennrich 2019）报告，在它的任务上效果与 LayerNorm 相当，normcore 的 "
+        "rmsnorm_vs_layernorm 实验在玩具规模上复现了这一点（见下图，`normcore figures "
+        "rmsnorm_vs_layernorm`）：一个给 8 个符号排序的 4 块 Pre-LN Transformer，5 次初始化的最终损失"
+        "范围相互重叠（中位数：LayerNorm 0.047，RMSNorm 0.044，起点为 ln(10) = 2.30）。单元格里跑一个"
+        "一秒钟的小检查：一个单隐藏层的 MLP 做回归，3 次初始化，两种归一化层的最终训练损失相差在 10% "
+        "以内。两者都测不出比初始化之间的差异更小的差别，模型也远小于论文中的。（PaLM 是否用 RMSNorm："
+        "见“PaLM 使用 RMSNorm”一行。）"),
+    "rms-half-parameters": zh(
+        {"W1": W1_RMS + " › 原理与公式", "W4": "RMSNorm 方法"},
+        "RMSNorm 的参数只有一半（只有 gamma）",
+        "RMSNorm 只学习缩放 gamma，没有平移 beta：参数是 LayerNorm 的一半。",
+        "RMSNorm(d) 有 d 个参数，LayerNorm(d) 有 2d 个。（对整个模型而言这只是零头：归一化层只占"
+        "权重里极小的一部分。）"),
+    "rms-vanishing-gradients": zh(
+        {"W2": "RMS 归一化", "W4": "RMSNorm 方法"},
+        "不做中心化（RMSNorm）能缓解梯度消失",
+        "保留均值（RMSNorm）能缓解梯度消失，因为向零均值对齐会让梯度逐层衰减（W2）；去掉均值能减小"
+        "梯度噪声（W4）。",
+        "两篇文章都没有给出处，RMSNorm 论文（Zhang 和 Sennrich 2019）也没有这个说法：它的论点是可以"
+        "去掉重新中心化而不损失效果，以换取速度。这里也没有任何结果支持它。在一个 16 层的 tanh 网络里，"
+        "从 6 次初始化看，无论用哪种归一化层，权重梯度朝输入方向都没有消失，反而变大（第 1 层的是第 "
+        "16 层的 2.9 到 4.5 倍），而且逐层看，RMSNorm 的梯度是 LayerNorm 的 0.9 到 1.4 倍：大小相同，"
+        "差别不超过一次初始化本身的波动。这只涉及初始化时的网络，不涉及训练，所以结论是没有任何证据"
+        "支持这个论断，而不是它被驳倒了。"),
+    "float32-compute": zh(
+        {"W1": W1_RMS + " › 案例"},
+        "用 float32 计算归一化再转回（LLaMA 的 RMSNorm）",
+        "W1 的 RMSNorm 代码先把输入转成 float32，做归一化，再转回输入的类型，以保证 float16 下的稳定。",
+        "对，normcore 对 float16 输入也是这样做的。如果用 float16 计算，大于 256 的值的均方会溢出为 "
+        "inf，输出塌缩为全零；normcore 的输出保持有限，并在 float16 精度内等于 float64 的结果。"),
+    "gpt4-rmsnorm": zh(
+        {"W1": W1_RMS + " › 优缺点与适用场景"},
+        "GPT-4 使用 RMSNorm",
+        "W1 的表格把“如 Llama、GPT-4”这样的大语言模型列为 RMSNorm 的应用场景。",
+        "LLaMA，是的：它的论文（Touvron 等 2023）用 RMSNorm 对每个子层的输入做归一化。GPT-4 的架构"
+        "没有公开：它的技术报告完全没有提到归一化层，W1 也没有给出处，所以既无法支持也无法反驳。能"
+        "说清楚的只有公开的权重，即便如此也只能缩小范围：单元格列出了一个检查点能显示什么，即增益带不带"
+        "偏置，而只有增益的话，既符合 RMSNorm，也符合不带偏置的 LayerNorm。"),
+})
+ZH.update({
+    "palm-rmsnorm": zh(
+        {"W3": W3_RMS},
+        "PaLM 使用 RMSNorm",
+        "LLaMA、PaLM 等大语言模型用 RMSNorm 代替 LayerNorm。",
+        "对 PaLM 而言，按它的论文描述并非如此：Chowdhery 等（2022）用 LayerNorm 写他们的块，并说明"
+        "这些层归一化没有偏置；论文里没有提到 RMSNorm（代码没有公开，所以论文就是证据）。不带偏置的 "
+        "LayerNorm 与 RMSNorm 的参数完全一样，每个特征一个增益，两者可能就是这样被混为一谈的；但它"
+        "仍然会减去每个 token 的均值，在有均值的数据上两者的输出不同（下面，在均值为 2 的行上最多差 "
+        "2）。对 LLaMA，这个论断是对的。"),
+    "dropout-printed": zh(
+        {"W3": W3_DROPOUT},
+        "W3 打印的 Dropout 例子（在全 1 张量上 p = 0.4）",
+        "W3 对一个 2 x 6 的全 1 张量做 Dropout(p = 0.4)：训练时每个元素要么是 0，要么是 "
+        "1/(1 - 0.4) = 1.6667；推理时全 1 原样返回。",
+        "掩码是随机的，所以零的位置取决于随机数生成器；在 normcore 的种子中搜索，能找到抽出 W3 两个"
+        "打印掩码的生成器，用它们，normcore 逐位打印出 W3 的两个训练张量。推理时原样返回输入。"),
+    "dropout-expectation": zh(
+        {"W3": W3_DROPOUT},
+        "inverted dropout 保持期望不变；测试时什么都不用做",
+        "训练时 dropout 以概率 p 把每个单元置零，并把保留下来的除以 1 - p，所以输出的期望等于输入；"
+        "测试时保留所有单元，也不做任何缩放。",
+        "在 20000 个掩码上取平均，normcore 的 Dropout 返回的结果与输入相差在 1% 以内。（W3 的推导把"
+        "期望写成等于输出 x_hat，它的意思其实是输入 x：这是记号上的笔误，不是实质性的错误。）"),
+    "encoder-decoder": zh(
+        {"W3": W3_POSITION},
+        "Post-LN 与 Pre-LN 的编码器-解码器伪代码",
+        "W3 把 Transformer 解码器写成三个残差子层：带掩码的自注意力、对编码器输出的注意力（交叉注意力）、"
+        "前馈网络；每个子层之后对残差和做一次 LayerNorm（Post-LN），或者对每个子层的输入做 LayerNorm"
+        "（Pre-LN）。",
+        "用 normcore TransformerDecoderBlock 的各个子层（它的因果自注意力、把编码器输出当作 key 和 value "
+        "的 MultiheadAttention、前馈网络和三个 LayerNorm）逐行写出来，W3 的伪代码在两种位置下都恰好"
+        "给出这个块的输出。Pre-LN 伪代码漏了一点：Pre-LN 堆叠的输出是一个没有经过任何归一化层的和，"
+        "所以 Pre-LN 模型要在编码器之后（解码器关注的就是它的输出）和解码器之后各加一个最终的 "
+        "LayerNorm；normcore 的 TinySeq2Seq 在 position='pre' 时两个都有，'post' 时都没有。"),
+    "post-identity-weight": zh(
+        {"W3": W3_POSITION, "W4": ("方差假设与归一化的作用", "恒等分支被削弱")},
+        "初始化时的 Post-Norm：(x + F(x)) / sqrt(2)，输入的权重为 2^(-l/2)",
+        "如果 x 和 F(x) 独立、方差都为 1，x + F(x) 的方差为 2，归一化层把它除以 sqrt(2)；反复下去，"
+        "经过 l 个 Post-Norm 层后，恒等分支 x_0 只剩 2^(-l/2) 的权重，所以模型依赖残差分支。",
+        "在两篇文章的假设下（分支保持方差、与其输入不相关，如同初始化时），测得的 x_0 权重与 2^(-l/2) "
+        "吻合得很好：2 层后 0.49 对 0.5，8 层后 0.050 对 0.0625（每层平均保留约 0.69，而不是 0.71）。"
+        "这个假设是两篇文章的：分支不保持方差时，因子变为 sqrt(1 + Var F(x)) 而不是 sqrt(2)。"),
+    "post-fixed-size": zh(
+        {"W4": "残差连接的理解"},
+        "Post-Norm 让残差流的大小保持不变；只有残差和的话它会增长",
+        "残差流上不加归一化层的残差堆叠，每层的输出都随深度增长；Post-Norm 在每次残差相加后重新缩放，"
+        "所以能保持大小稳定。",
+        "在保持方差的堆叠上测量：经过 8 个 Post-Norm 层，残差流的 RMS 保持在 1；经过 8 个 Pre-Norm "
+        "层，它增长到 3，因为 Pre-Norm 的残差流从不被归一化（被归一化的只是每个分支的输入）。"),
+    "pre-identity-path": zh(
+        {"W3": W3_POSITION, "W4": "PreNorm 推导"},
+        "Pre-Norm：x_L = x_0 + 各分支之和；恒等分支的权重保持为 1",
+        "在 Pre-Norm 中，x_{t+1} = x_t + F_t(Norm(x_t)) 展开后是 x_0 加上所有分支之和：恒等分支的"
+        "权重保持为 1，梯度直接到达输入，残差流的大小随深度增长（W4）。",
+        "x_0 的权重在每个深度都保持在 1 左右（0.97 到 1.00），残差流的 RMS 按 sqrt(1 + l) 增长；在由 "
+        "2、8、32 个 normcore Pre-LN TransformerBlock 组成、处于初始化状态的堆叠中，到达输入的梯度比"
+        "输出处的大（1.7、3.3、5.3 倍），并随深度增长。这是初始化时的观察，不是保证：恒等路径把 "
+        "dL/dy 原样传回，但分支的那一份会加到上面，原则上可能抵消掉一部分；这里没有。"),
+    "pre-gradient-identity": zh(
+        {"W4": "PreNorm 推导"},
+        "Pre-Norm 的梯度主要走恒等分支，所以可能训练得更慢",
+        "在 Pre-Norm 中，梯度主要经恒等分支传回，所以优化器更新各分支的参数更费力，训练可能更慢。",
+        "这里这个理由不成立：初始化时，输入梯度中经分支传回的部分比恒等分支携带的部分（即 dL/dy 本身）"
+        "更大，并随深度增长（下面：2、8、32 个块时分别是 1.8、3.1、7.2 倍）。Pre-Norm 是否训练得更慢"
+        "是另一个问题，本 notebook 没有测量。"),
+    "pre-wider-not-deeper": zh(
+        {"W3": W3_POSITION},
+        "Pre-Norm 的层会合并成更宽的一层，所以效果不如 Post-Norm",
+        "在 Pre-Norm 堆叠的深处，相邻的输入 x_t 和 x_{t+1} 几乎相同，所以两层的作用就像一个更宽的层："
+        "有效深度小于真实深度，Pre-Norm 最终不如同样深度的 Post-Norm。",
+        "前提复现了：相邻 Pre-Norm 输入之间的余弦趋近于 1（理论上是 sqrt((1 + l) / (2 + l))）。结论"
+        "是一个论证（苏剑林 2022，W3 引用的博客），文献对它意见不一：Liu 等（2020）报告，Post-LN 只要"
+        "能训练起来就领先于 Pre-LN，Xiong 等（2020）报告 Pre-LN 不用 warmup 也一样好或更好，而此后"
+        "大多数大模型都是 Pre-LN。要判定它，需要远大于本 notebook 的训练好的模型，所以这里不做检验。"),
+    "depth-vs-width": zh(
+        {"W3": W3_POSITION},
+        "一条基本常识：网络的深度比宽度更重要",
+        "深度学习的基本常识是深度比宽度更重要；既然 Pre-Norm 把深度变成了宽度，它的效果应该更差。",
+        "确实存在一些函数，用深度得到很便宜，用宽度则代价极大（Telgarsky 2016；Eldan 和 Shamir 2016），"
+        "下面做了测量：把一个由两个 ReLU 组成的“帐篷”函数复合 L 次，用 2L 个 ReLU 得到一个有 2^L 段"
+        "线性部分的锯齿波，而单隐藏层的 ReLU 网络每个拐点都需要一个 ReLU，共 2^L - 1 个（L = 8 时是 "
+        "255 个，对 16 个）。但作为训练好的网络的一般规律，这是有争议的：宽残差网络（Zagoruyko 和 "
+        "Komodakis 2016）能与深得多的网络打平，Kaplan 等（2020）发现，在参数量固定时，语言模型的损失"
+        "在很大范围内几乎不取决于深宽比。W3 没有给出处。"),
+    "post-better-tuned": zh(
+        {"W1": "Post-Norm 的优缺点", "W3": W3_POSITION, "W4": "PreNorm 推导"},
+        "调好的 Post-Norm 最终效果比 Pre-Norm 好",
+        "精心训练的 Post-Norm（warmup、小学习率）最终效果高于同样大小的 Pre-Norm（W1：BERT 的 12 层 "
+        "Post-Norm 胜过同参数量的 Pre-Norm 模型）。",
+        "在有些设置下有报告（Liu 等 2020，配合他们精心设计的初始化 Admin；上一行的有效深度论证），"
+        "在另一些设置下则没有（Xiong 等 2020 发现 Pre-LN 不用 warmup 也一样好或更好；DeepNet，Wang 等 "
+        "2022，为了效果保留 Post-LN，但要训练得深就需要重新缩放），而 W1 的 BERT 对比没有给出处。长时间"
+        "训练后的最终效果不是本 notebook 能测量的。能测量的是文章给出的机制：Post-Norm 的输出主要由最后"
+        "几个分支构成（8 层之后输入的权重是 0.05），Pre-Norm 则保留了完整权重的输入。"),
+    "post-long-range-finetune": zh(
+        {"W1": ("2. 核心区别：训练稳定性 vs 模型表达力", "Post-Norm 的优缺点")},
+        "Post-Norm 更能捕捉长距离依赖，微调效果也更好",
+        "Post-Norm 保留了层间的差异，所以更能捕捉长距离依赖；又因为它对浅层的更新更弱，微调 Post-Norm "
+        "模型时对预训练知识的破坏更小（BERT）。",
+        "W1 对这两点都没有给出处，也都不能从这里测得的任何结果推出。“长距离依赖”是注意力在序列上的"
+        "性质，与归一化层在深度方向上的位置无关；也没有引用在这类任务上比较两种位置的工作。至于微调，"
+        "可以在初始化时测量它的前提：Post-LN 的前几个块得到的梯度确实比最后几个块小（这里，在 4 次"
+        "初始化的每一次中，前两个块得到的是后两个块的 0.4 到 0.6 倍），而 Pre-LN 的前几个块得到的比"
+        "最后几个块多。但在 Adam 下，梯度的大小并不是更新的大小，因为 Adam 会用每个梯度自己的移动尺度"
+        "去除它；预训练之后的前提也没有测量。而且这个选择很少真的存在：微调的模型沿用它的预训练权重"
+        "训练时的位置（见下面的选择指南）。"),
+    "post-needs-warmup": zh(
+        {"W1": ("Post-Norm 的优缺点", "4. 实践调参建议"), "W3": W3_POSITION},
+        "Post-Norm 需要 warmup；Pre-Norm 不需要",
+        "Post-Norm 必须用学习率 warmup（和小学习率）训练，而 Pre-Norm 可以不用 warmup、一开始就用大的"
+        "学习率。",
+        "这个论断讲的是训练，而这个单元格不训练。normcore 的 warmup 实验训练了（`normcore figures "
+        "warmup`，约一分钟）：12 个块的 Transformer，一个玩具任务，一个学习率，不用 warmup 时 Post-LN "
+        "从三次初始化出发都停在随机猜测的损失上，而 Pre-LN 用不用都能学。这里的单元格以很小的代价测量 "
+        "Liu 等（2020）给出的原因：对每个权重做一个小的随机改动，Post-LN 堆叠的输出比 Pre-LN 堆叠移动"
+        "得更多（4 个种子中的每一个都是），而且越深越明显（平均而言）。“可以不用 warmup”不等于“应该"
+        "不用”：GPT-3 和 LLaMA 都是 Pre-LN，它们的论文仍然用了 warmup（GPT-2 的论文没有描述它的学习率"
+        "调度）。"),
+    "warmup-recipe": zh(
+        {"W1": "4. 实践调参建议"},
+        "在 1000 步内从 1e-6 预热到 1e-4；用 100 层 Pre-Norm 代替 60 层 Post-Norm",
+        "W1 的调参建议：训练 Post-Norm 时用 warmup，在前 1000 步把学习率从 1e-6 升到 1e-4，然后衰减；"
+        "如果任务需要长距离依赖，就堆叠更多的 Pre-Norm 层，例如用 100 层 Pre-Norm 代替 60 层 Post-Norm。",
+        "这个方案是普通的线性 warmup，也正是 normcore 的 linear_warmup 所计算的（下面每一步都在峰值的 "
+        "1% 以内），作为例子没有问题。作为处方，它的数字没有出处：一个模型需要多长的 warmup 取决于它的"
+        "深度、优化器、批次大小和峰值学习率（BERT 用 10000 步预热到 1e-4，原始 Transformer 的 base 模型"
+        "用 4000 步预热到约 7e-4 的峰值）。Pre-Norm 与 Post-Norm 层数之间“100 换 60”的比例既没有出处"
+        "也没有推导，有效深度的论证（“Pre-Norm 的层会合并成更宽的一层”一行）也给不出任何数字。"),
+    "post-gradients-explode": zh(
+        {"W1": "Post-Norm 的优缺点"},
+        "不用 warmup 时，Post-Norm 的前几层（靠近输入）梯度爆炸",
+        "不用 warmup 训练时，Post-Norm 模型的前几层，即靠近输入的那些层，会出现梯度爆炸。",
+        "W1 没有给出处，W4 的说法正好相反（下一行）。文献把 Post-LN 的大梯度放在另一端：Xiong 等"
+        "（2020）表明初始化时大梯度位于靠近输出的层，这就是完整步长的第一步会出问题的原因；Liu 等"
+        "（2020）观察到的是（Post-LN 解码器中的）梯度消失而不是爆炸，并认为梯度根本不是问题的根源。"
+        "normcore 的 pre_post_gradients 实验测量刚初始化的 Post-LN 模型每个块的梯度，在 32 次初始化上"
+        "取平均：平均而言，它朝输出方向增大，单次初始化可能不同（见下图，`normcore figures "
+        "pre_post_gradients`）。单元格在 8 个块、4 次初始化上重复这个测量：每一次，前两个块得到的都比"
+        "后两个块少（0.4 到 0.6 倍）。在大学习率下训练初期会发生什么，这里没有测量，所以结论是没有证据"
+        "支持这个论断，而不是它被驳倒了。"),
+    "post-gradients-weaken": zh(
+        {"W4": "恒等分支被削弱"},
+        "Post-Norm 逐层削弱恒等分支，所以靠近输入的层梯度又弱又不稳定",
+        "每个 Post-Norm 层都把恒等分支缩小 1/sqrt(2)，越靠近输入削弱越严重，反向传回的梯度也被同样"
+        "缩小：低层的梯度不稳定，这是 Post-Norm 相对 Pre-Norm 的主要缺点。",
+        "方向与测量一致：初始化时 Post-LN 前几个块得到的梯度比最后几个块小（上一行的单元格：4 次初始化"
+        "中每一次都是 0.4 到 0.6 倍；Xiong 等 2020 把大梯度放在靠近输出处），Liu 等（2020）也观察到 "
+        "Post-LN 解码器中梯度朝输入方向消失。原因有争议：Liu 等认为梯度并不是 Post-LN 难训练的原因"
+        "（一次更新对输出的改变太大，“Post-Norm 需要 warmup”一行测量了这一点），而且这里到达输入的"
+        "梯度本身并没有被削弱：在 2、8、32 个 Post-LN 块的堆叠中，它是输出处的 1.3、1.2、2.2 倍。只有"
+        "各块参数的梯度朝输入方向变小。"),
+    "deep-needs-pre": zh(
+        {"W1": ("Pre-Norm 的优缺点", "模型应用案例")},
+        "很深的模型（超过约 30 层）必须用 Pre-Norm",
+        "很深的 Transformer（GPT-3 的 96 层）必须用 Pre-Norm 才能稳定训练；Post-Norm 适合浅层模型。",
+        "DeepNorm（Wang 等 2022）把归一化层保留在残差相加之后，把恒等分支乘以 alpha = (2N)^(1/4)，并"
+        "缩小各分支的初始权重，训练了 1000 层的 Post-LN Transformer：深度并不强制要求 Pre-Norm。这里"
+        "没有重跑 1000 层；测量的是机制：用 normcore 的 DeepNorm 块，同样小的权重改动让一个 32 块堆叠的"
+        "输出移动得远比普通 Post-LN 少。"),
+    "llama-layers": zh(
+        {"W1": "模型应用案例"},
+        "GPT-3 有 96 层，LLaMA 有 32 或 65 层",
+        "W1 给出了深层 Pre-Norm 模型的深度：GPT-3 的 96 层和 LLaMA 的 32/65 层。",
+        "GPT-3 的 96 层是对的（Brown 等 2020，175B 模型）。LLaMA 的 65 是它最大模型的参数量（十亿），"
+        "不是深度：LLaMA 论文给出 7B 模型 32 层、65B 模型 80 层（13B 和 33B 分别为 40 和 60 层）。单元格"
+        "用架构来核对：数一数 LLaMA 各层的参数（每层四个 d x d 的注意力矩阵、三个 SwiGLU 矩阵、两个 "
+        "RMSNorm 增益；再加上嵌入和输出矩阵），7B 的 32 层得到 67 亿，65B 的 80 层得到 653 亿；如果是同样"
+        "宽度的 65 层，则是 530 亿。"),
+    "decision-guide": zh(
+        {"W1": "总结：怎么选哪个Norm归一化方法呢？"},
+        "选哪种归一化层、放在哪里：W1 的选择指南",
+        "W1 最后给出一份指南：大批量的视觉任务用 BatchNorm，需要去均值的 NLP 模型用 LayerNorm，追求"
+        "效率的大语言模型用 RMSNorm；追求效果的浅层模型（30 层以下）用带 warmup 的 Post-Norm，追求稳定"
+        "的深层模型（30 层以上）用 Pre-Norm；微调时用 Post-Norm，以保护预训练知识。",
+        "对归一化层的选择，这是对常见做法的合理总结（见上面各行：BatchNorm 对批次大小的依赖、RMSNorm 更"
+        "省的计算），但作为规则它没有出处，而且有几部分站不住。30 层的界线不是定律：DeepNorm 训练了 "
+        "1000 层的 Post-LN Transformer（“很深的模型（超过约 30 层）必须用 Pre-Norm”一行）。Post-Norm "
+        "效果更好有争议（“调好的 Post-Norm 最终效果比 Pre-Norm 好”一行）。微调那一条给出的是一个并不"
+        "存在的选择：微调从预训练权重开始，而这些权重是在归一化层处于某个固定位置时训练出来的。下面，"
+        "把一个 Pre-LN 块的权重加载进一个 Post-LN 块，参数一一对应（名字和形状都相同），算出来的却是"
+        "另一回事：输出移动了它自身大小的三分之一。"),
+})
+
+for _c in CLAIMS:
+    _c["zh"] = ZH[_c["id"]]  # a claim without its Chinese stops the build here
+
 # Claims that repeat a mistake normcore's practice grader names: the catalog id.
 for _id, _catalog in {
     "bn-momentum-flipped": "bn-momentum-flipped",
@@ -1740,18 +2363,50 @@ def verdict_counts():
     return {v: sum(c["verdict"] == v for c in CLAIMS) for v in VERDICTS}
 
 
-def verdict_summary():
+def verdict_summary(lang="en"):
     """The sentence that counts the verdicts (the notebook's legend and the README give it)."""
+    if lang == "zh":
+        counts = "，".join(f"“{VERDICTS_ZH[v]}” {n} 条" for v, n in verdict_counts().items())
+        return f"{len(CLAIMS)} 条论断中：{counts}。"
     counts = ", ".join(f"{n} {v}" for v, n in verdict_counts().items())
     return f"Of the {len(CLAIMS)} claims: {counts}."
 
 
-def _summary():
-    rows = ["| # | claim | in | verdict |", "|---|---|---|---|"]
+def _summary(lang="en"):
+    head = ("| 编号 | 论断 | 出处 | 结论 |" if lang == "zh" else "| # | claim | in | verdict |")
+    rows = [head, "|---|---|---|---|"]
     for n, c in enumerate(CLAIMS, 1):
-        rows.append(f"| {n} | {_cell(c['title'])} | {', '.join(c['sources'])} | "
-                    f"**{c['verdict']}** |")
+        title, verdict = ((c["zh"]["title"], VERDICTS_ZH[c["verdict"]]) if lang == "zh"
+                          else (c["title"], c["verdict"]))
+        rows.append(f"| {n} | {_cell(title)} | {', '.join(c['sources'])} | **{verdict}** |")
     return "\n".join(rows)
+
+
+def locators(headings):
+    """{write-up: heading(s)} -> 'W1 “heading”; W4 “a” and “b”' (the Chinese notebook's pointer)."""
+    parts = []
+    for source, where in headings.items():
+        if where is None:
+            parts.append(f"{source} 开篇（第一个小标题之前）")
+        else:
+            where = (where,) if isinstance(where, str) else where
+            parts.append(f"{source} " + "、".join(f"“{h}”" for h in where))
+    return "；".join(parts)
+
+
+def _claim_zh(n, c):
+    z = c["zh"]
+    catalog = ""
+    if c["catalog"]:
+        ids = "、".join(f"`{m.strip()}`" for m in c["catalog"].split(","))
+        catalog = f"\n\n练习评分器能认出这个错误：{ids}（`normcore practice list --mistakes`）。"
+    figure = ""
+    if c["figure"]:
+        figure = f"\n\n![normcore 的 {c['figure']} 实验](../figures/{c['figure']}.png)"
+    return (f"### {n}. {z['title']}\n\n"
+            f"**论断**（{'、'.join(c['sources'])}）：{' '.join(z['text'].split())}\n\n"
+            f"**原文位置**：{locators(z['headings'])}\n\n"
+            f"**结论：{VERDICTS_ZH[c['verdict']]}。** {' '.join(z['why'].split())}{catalog}{figure}")
 
 
 def _claim_cells(n, c):
@@ -1766,7 +2421,8 @@ def _claim_cells(n, c):
     return [
         md(f"### {n}. {c['title']}\n\n"
            f"**Claim** ({', '.join(c['sources'])}): {' '.join(c['text'].split())}\n\n"
-           f"**Verdict: {c['verdict']}.** {' '.join(c['why'].split())}{catalog}{figure}"),
+           f"**Verdict: {c['verdict']}.** {' '.join(c['why'].split())}{catalog}{figure}",
+           zh=_claim_zh(n, c)),
         code(c["evidence"]),
     ]
 
@@ -1825,16 +2481,34 @@ CELLS = [
     and asserts its verdict on the numbers it prints.
 
     The write-ups:
-    """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**: {v}" for k, v in WRITEUPS.items())),
-    md("## Summary\n\n" + _summary()),
-    md("## Setup\n\nThe imports, and the helpers the cells below share."),
+    """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**: {v}" for k, v in WRITEUPS.items()),
+       zh=textwrap.dedent(r"""
+    # 四篇文章关于归一化的论断，逐条检验
+
+    normcore 是从四篇讲归一化的中文文章出发构思的。这本 notebook 收集了它们关于归一化的每一条
+    论断，用 normcore 的话重述，再用 normcore 的层来检验。每条论断得到六种结论之一：
+
+    """).strip("\n") + "\n\n"
+       + "\n".join(f"* **{VERDICTS_ZH[v]}**：{LEGEND_ZH[v]}；" for v in VERDICTS)[:-1] + "。"
+       + "\n\n" + verdict_summary("zh") + "\n\n" + textwrap.dedent(r"""
+    几篇文章还打印了示例张量（LayerNorm、RMSNorm、BatchNorm、Dropout）；normcore 把每一个都
+    复现了出来。如果某条论断重复了 normcore 练习评分器能认出的错误，会给出它在错误目录中的 id。
+    每条论断都注明了它在原文中所在小节的标题（**原文位置**），方便对照原文阅读。
+    `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论。代码单元格
+    与英文版相同，其中的输出说明是英文的。
+
+    四篇文章：
+    """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**：{v}" for k, v in WRITEUPS_ZH.items())),
+    md("## Summary\n\n" + _summary(), zh="## 总览\n\n" + _summary("zh")),
+    md("## Setup\n\nThe imports, and the helpers the cells below share.",
+       zh="## 准备\n\n导入，以及下面各单元格共用的辅助函数。"),
     code(SETUP),
 ]
 _topic = None
 for _n, _c in enumerate(CLAIMS, 1):
     if _c["topic"] != _topic:
         _topic = _c["topic"]
-        CELLS.append(md(f"## {_topic}"))
+        CELLS.append(md(f"## {_topic}", zh=f"## {TOPICS_ZH.get(_topic, _topic)}"))
     CELLS.extend(_claim_cells(_n, _c))
 CELLS += [
     question(r"""
@@ -1845,7 +2519,14 @@ CELLS += [
     normalises with the batch's own mean and variance, so a wrong running update (the flipped
     momentum, the biased variance) leaves that output exactly right. Compare `running_mean` and
     `running_var` after a few steps, and the outputs in evaluation mode, where they are used.
-    """),
+    """, zh=(r"""
+    “W3 的 BatchNorm 与 nn.BatchNorm1d 一致”这一行通过了与 PyTorch 的打印对比，却仍被判为错误。
+    一个测试要比较什么才能发现它？
+    """, r"""
+    比较一次训练前向用不到的东西：移动统计量。训练时 BatchNorm 用这一批自己的均值和方差做
+    归一化，所以错误的移动更新（动量方向反了、有偏方差）不会影响那个输出。要在几步之后比较
+    `running_mean` 和 `running_var`，并比较推理模式下的输出，那里才会用到它们。
+    """)),
     question(r"""
     Some write-ups write `running = 0.9 * running + 0.1 * batch` and call 0.9 the momentum.
     Is that update wrong?
@@ -1854,6 +2535,25 @@ CELLS += [
     the number names the weight of the old value. The mistake (`bn-momentum-flipped`) is
     mixing the two: passing PyTorch's `momentum=0.1` into the decay formula gives
     `running = 0.1 * running + 0.9 * batch`, which follows the last batch almost entirely.
-    """),
+    """, zh=(r"""
+    有的文章写 `running = 0.9 * running + 0.1 * batch`，并把 0.9 叫作动量。这个更新错了吗？
+    """, r"""
+    没错：这就是 PyTorch 在 `momentum=0.1` 时的更新，只是用“衰减”约定写出来，数字指的是旧值的
+    权重。错误（`bn-momentum-flipped`）在于把两种约定混用：把 PyTorch 的 `momentum=0.1` 代入
+    衰减公式，得到 `running = 0.1 * running + 0.9 * batch`，它几乎完全跟着最后一个批走。
+    """)),
 ]
-CELLS.append(md(GLOSSARY))
+
+
+def _glossary_zh():
+    """The Chinese notebook's glossary: normcore's one glossary (normcore/i18n/glossary.toml)."""
+    from normcore.i18n.glossary import terms
+
+    rows = ["| English | 中文 | d2l |", "|---|---|---|"]
+    rows += [f"| {t.en} | {t.zh} | {t.d2l} |" for t in terms()]
+    return ("## 术语对照\n\nnormcore 的中文用词来自它的术语表（`normcore/i18n/glossary.toml`，文档站的"
+            "“术语表”页有每个词的说明）；《动手学深度学习》中文版用词不同时列在 d2l 一栏。\n\n"
+            + "\n".join(rows))
+
+
+CELLS.append(md(GLOSSARY, zh=_glossary_zh()))

@@ -1,4 +1,6 @@
-"""Source of notebooks/interview_practice.ipynb (python notebooks/build.py interview_practice)."""
+"""Source of notebooks/interview_practice.ipynb and of interview_practice_zh.ipynb, the same
+notebook with each Markdown cell's Chinese text (``zh``): python notebooks/build.py
+interview_practice interview_practice_zh."""
 
 from build import CLASS_SCORES, code, md, question
 
@@ -22,6 +24,24 @@ CELLS = [
     9. beyond the norms: softmax, cross-entropy, attention and the residual block
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
+    """, zh=r"""
+    # 面试练习：手撕归一化层，前向加反向
+
+    “用 NumPy 手写 LayerNorm（或 BatchNorm、RMSNorm），前向加反向”是一道标准的面试题。它考你
+    记不记得公式、缓存的东西对不对、形状有没有写错、能不能推出由三项组成的反向，以及能不能用
+    梯度检查*证明*它是对的。这本 notebook 既是一份写好的答案，也是一套练习：
+
+    1. 一张表讲清直觉：在哪个轴上、算哪些统计量
+    2. 要烂熟于心的公式
+    3. 十分钟从零写出 LayerNorm 的前向
+    4. 用逐节点的计算图推导它的反向
+    5. 紧凑公式，以及它为什么等于分步的结果
+    6. 证明它正确的梯度检查
+    7. 易错点：经典错误，以及每个错误在数字上留下的“指纹”
+    8. 图：把这些指纹放在一起看
+    9. 归一化层之外：softmax、交叉熵、注意力和残差块
+
+    只要能 import `normcore`（在仓库里 `pip install -e .`），几秒钟就能跑完。
     """),
     code(r"""
     import numpy as np
@@ -46,6 +66,17 @@ CELLS = [
     | LayerNorm | the feature axes, per sample | each student across their subjects | no | no |
     | RMSNorm | the feature axes, per sample, no mean | each student's scores divided by their size | no | no |
     | GroupNorm | groups of channels, per sample | each student within sciences, within humanities | no | no |
+    """, zh=r"""
+    ## 1. 直觉：在哪个轴上
+
+    面试时先把这个问题说清楚。用全班的考试成绩来想（行是学生，列是科目）：
+
+    | 归一化层 | 统计量取自 | 成绩表类比 | 需要一个批？ | 移动统计量？ |
+    |---|---|---|---|---|
+    | BatchNorm | 批（及空间）轴，每个通道各算一份 | 竖着看：每一科在全班里比 | 需要 | 有，推理时用 |
+    | LayerNorm | 特征轴，每个样本各算一份 | 横着看：每个学生的各科自己比 | 不需要 | 没有 |
+    | RMSNorm | 特征轴，每个样本各算一份，不减均值 | 每个学生的成绩除以它们的均方根 | 不需要 | 没有 |
+    | GroupNorm | 每个样本内的一组通道 | 每个学生在理科内、文科内分别比 | 不需要 | 没有 |
     """),
     code(CLASS_SCORES, r"""
     print("BatchNorm (columns):\n", nc.BatchNorm1d(3, affine=False)(scores))
@@ -75,6 +106,27 @@ CELLS = [
     alone; here it derives from `nc.Module` so that `nc.gradcheck` can take it apart. The class
     attribute `mistake` switches in one of the classic slips, for section 7; `None` is the
     correct layer.
+    """, zh=r"""
+    ## 2. 公式
+
+    记 $g = dy\,\gamma$，均值都在被归一化的轴上取，$r = 1/\sqrt{\operatorname{var} + \epsilon}$：
+
+    | | 前向 | 对 x 的反向 |
+    |---|---|---|
+    | LayerNorm / BatchNorm（训练） | $\hat{x} = (x - \mu)\,r$，$\ y = \gamma\hat{x} + \beta$ | $\bar{x} = r\,(g - \operatorname{mean}(g) - \hat{x}\operatorname{mean}(g\hat{x}))$ |
+    | RMSNorm | $\hat{x} = x\,r$，$r = 1/\sqrt{\operatorname{mean}(x^2) + \epsilon}$，$\ y = \gamma\hat{x}$ | $\bar{x} = r\,(g - \hat{x}\operatorname{mean}(g\hat{x}))$ |
+    | BatchNorm（推理） | $\hat{x} = (x - \text{running mean}) / \sqrt{\text{running var} + \epsilon}$ | $\bar{x} = g / \sqrt{\text{running var} + \epsilon}$ |
+
+    对所有这些层都有 $\bar{\gamma} = \sum dy\,\hat{x}$、$\bar{\beta} = \sum dy$，求和遍及 $\gamma$
+    被广播的每一个轴。还要说出来：归一化用有偏方差；BatchNorm 的移动方差用无偏方差；$\epsilon$
+    在根号里面；`momentum` 是新一批统计量的权重（PyTorch 的约定）。
+
+    ## 3. 十分钟写出 LayerNorm 的前向
+
+    下面的答案采用 `normcore practice` 打分时要求的形式（构造函数和属性与 `torch.nn.LayerNorm`
+    相同）：两个参数，前向只缓存 $\hat{x}$ 和 $r$，反向的每一行都注明形状。面试时只用 NumPy 写；
+    这里让它继承 `nc.Module`，好让 `nc.gradcheck` 能逐项检查它。类属性 `mistake` 可以换上某个
+    经典失误（第 7 节要用），`None` 表示正确的层。
     """),
     code(r"""
     class LayerNorm(nc.Module):
@@ -133,6 +185,16 @@ CELLS = [
     <<tape layernorm 3x4>>
 
     Following the gradient into $x$ along its three paths:
+    """, zh=r"""
+    ## 4. 用计算图推导反向
+
+    紧凑公式想不起来时，就推导：把前向拆成基本运算，从最后一步往前，逐步求每一步的局部导数。
+    下表就是 `normcore.derivations` 为 LayerNorm 建的计算图；`normcore --lang zh explain layernorm`
+    会带着数字把它打印出来。
+
+    <<tape layernorm 3x4>>
+
+    沿三条路径把梯度传回 $x$：
     """),
     code(r"""
     dy = rng.standard_normal(x.shape)
@@ -149,6 +211,13 @@ CELLS = [
     mean $-r\operatorname{mean}(g)$ (the variance path contributes nothing there, since the
     centred values sum to zero). Their sum is the one-line backward of our `LayerNorm`. The
     step-through checks the staged gradient against `nc.LayerNorm.backward` node by node:
+    """, zh=r"""
+    ## 5. 紧凑公式，以及它为什么等于分步的结果
+
+    直接路径给出 $r g$；经过方差的路径给出 $-r\hat{x}\operatorname{mean}(g\hat{x})$；经过均值的
+    路径给出 $-r\operatorname{mean}(g)$（方差那条路径在这里没有贡献，因为中心化后的值之和为零）。
+    三者相加，就是我们 `LayerNorm` 那一行反向。逐节点推导会把分步得到的梯度和
+    `nc.LayerNorm.backward` 一个节点一个节点地对照：
     """),
     code(r"""
     print(st.text(parts=("checks",)))
@@ -162,6 +231,12 @@ CELLS = [
     gradient and random $\gamma$ and $\beta$. With $dy = 1$ and $\gamma$ at its initial ones,
     $g = dy\,\gamma$ is constant along the row, both correction terms cancel it, and the input
     gradient is exactly zero: a backward that returns zeros would pass.
+    """, zh=r"""
+    ## 6. 证明它正确的梯度检查
+
+    面试的最后用它收尾：float64 下的中心差分，**随机的**上游梯度，随机的 $\gamma$ 和 $\beta$。
+    如果 $dy = 1$ 且 $\gamma$ 还是初始的全 1，那么 $g = dy\,\gamma$ 沿一行是常数，两个修正项正好
+    把它抵消，输入梯度恰好为零：一个只返回零的反向也能通过。
     """),
     code(r"""
     report = nc.gradcheck(mine, x)
@@ -178,7 +253,13 @@ CELLS = [
     $g - \operatorname{mean}(g)$ nor $\hat{x}\operatorname{mean}(g\hat{x})$ cancels and
     $\bar{x}$ is not zero. But every row then gets the same $g$; a random $dy$ tests more, at
     no cost.
-    """),
+    """, zh=(r"""
+    保持 $dy = 1$，但给 $\gamma$ 随机的值。现在对 $\bar{x}$ 的检查有意义吗？
+    """, r"""
+    部分有意义：$g = dy\,\gamma = \gamma$ 沿一行在变化，所以 $g - \operatorname{mean}(g)$ 和
+    $\hat{x}\operatorname{mean}(g\hat{x})$ 都不会抵消，$\bar{x}$ 不为零。但每一行拿到的 $g$
+    都相同；随机的 $dy$ 能测得更多，而且不费任何代价。
+    """)),
     md(r"""
     ## 7. The pitfalls: each mistake leaves a fingerprint
 
@@ -197,6 +278,21 @@ CELLS = [
     is its verdict. A slip it has no entry for (here, the x_hat term added instead of
     subtracted) fails with no name, only hints: the grader names a mistake only when a
     catalogued one gives your numbers.
+    """, zh=r"""
+    ## 7. 易错点：每个错误都留下指纹
+
+    每种经典失误都会让不同的检查失败。看*哪些*检查失败，不读代码就能猜出是哪个错误：
+
+    * 前向错了：统计量上的错误（用了无偏方差、eps 放在根号外）；
+    * 前向对、$\bar{x}$ 错、$\bar{\gamma}, \bar{\beta}$ 对：输入的反向少了一项；如果
+      $\sum_j \bar{x}_j \ne 0$，少掉的项里有均值那一项；
+    * $\bar{\gamma}$ 错：求和的方式错了（在样本上取了平均而不是求和）。
+
+    `normcore practice` 把这种推断变成诊断：它把你的类和 normcore 的层放在同样的输入上运行
+    （秩 2 到 4、float32、单个样本、常数行、极小的方差），某项检查失败时，就把每个已收录的错误
+    在同样的输入上跑一遍，点出数字和你一致的那一个。它从不读你的源代码。下表最后一列就是它的
+    结论。没有收录的失误（这里是把 x_hat 那一项加上而不是减去）只会失败，不被点名，只给提示：
+    只有某个已收录的错误能给出你的数字时，评分器才会点名。
     """),
     code(r"""
     from normcore.practice import EXERCISES, grade
@@ -224,6 +320,8 @@ CELLS = [
     """),
     md(r"""
     The grader's full report for one of them, as `normcore practice check FILE` prints it:
+    """, zh=r"""
+    其中一个的完整评分报告，和 `normcore practice check FILE` 打印的一样：
     """),
     code(r"""
     from normcore.practice.grader import format_report
@@ -239,7 +337,15 @@ CELLS = [
     $\sum_j \bar{x}_j = 0$ (the remaining $r\,(g - \operatorname{mean}(g))$ sums to zero), but
     then $\sum_j \bar{x}_j \hat{x}_j = r \sum_j g_j \hat{x}_j$, which is not zero: print
     `(dx * x_hat).sum(-1)`, which a right backward keeps at about 0.
-    """),
+    """, zh=(r"""
+    一个 LayerNorm 的前向和 $\gamma$、$\beta$ 的检查都通过了，每一行都有 $\sum_j \bar{x}_j = 0$，
+    但 $\bar{x}$ 还是错的。你首先怀疑哪一项？打印哪个和来确认？
+    """, r"""
+    方差那一项，$-r\,\hat{x}\operatorname{mean}(g\hat{x})$。漏掉它，$\sum_j \bar{x}_j = 0$ 依然成立
+    （剩下的 $r\,(g - \operatorname{mean}(g))$ 之和为零），但此时
+    $\sum_j \bar{x}_j \hat{x}_j = r \sum_j g_j \hat{x}_j$，不为零：打印 `(dx * x_hat).sum(-1)`，
+    正确的反向会让它保持在 0 附近。
+    """)),
     md(r"""
     **Practise at the terminal.** `normcore practice new layernorm` writes `my_layernorm.py`, a
     skeleton with the contract and TODOs; fill it in and run `normcore practice check
@@ -247,6 +353,12 @@ CELLS = [
     and `cross_entropy`;
     `normcore practice list --mistakes` prints the whole catalog with each mistake's symptom, and
     `normcore practice solution NAME` a reference answer.
+    """, zh=r"""
+    **在终端里练。** `normcore practice new layernorm --lang zh` 写出 `my_layernorm.py`，一份写明
+    约定和 TODO 的骨架代码；补全后运行 `normcore practice check my_layernorm.py --lang zh`。
+    `batchnorm`、`rmsnorm`、`groupnorm`、`dropout`、`softmax` 和 `cross_entropy` 也一样；
+    `normcore practice list --mistakes` 打印整个错误目录和每个错误的症状，
+    `normcore practice solution NAME` 打印参考答案。
     """),
     code(r"""
     from normcore.cli import main
@@ -260,6 +372,12 @@ CELLS = [
     compare evaluation outputs (batch statistics in eval, `bn-eval-batch-stats`, or
     $\sqrt{\text{running var}^2 + \epsilon}$, `bn-eval-squared-var`, show up only there). The
     grader's BatchNorm exercise runs exactly these probes. By hand, for the running statistics:
+    """, zh=r"""
+    同样的习惯也能抓住 BatchNorm 特有的失误：跑几步之后，把移动统计量和 `nc.BatchNorm1d` 的比一比
+    （动量方向反了，`bn-momentum-flipped`，或移动方差用了有偏方差，`bn-running-var-biased`，只会
+    在这里露馅，任何梯度里都看不出来）；再比较推理模式的输出（推理时仍用批统计量，
+    `bn-eval-batch-stats`，或 $\sqrt{\text{running var}^2 + \epsilon}$，`bn-eval-squared-var`，
+    只在这里出现）。评分器的 BatchNorm 练习跑的正是这些探针。手工检查移动统计量：
     """),
     code(r"""
     stream = np.random.default_rng(5)
@@ -278,6 +396,11 @@ CELLS = [
 
     The relative errors of section 7 on a log scale (a correct layer sits around $10^{-10}$, a
     mistake near $10^{-1}$ to $1$). One row per mistake, one column per check.
+    """, zh=r"""
+    ## 8. 图：把指纹放在一起看
+
+    第 7 节的相对误差，取对数坐标（正确的层在 $10^{-10}$ 附近，错误在 $10^{-1}$ 到 $1$ 之间）。
+    每行一个错误，每列一项检查。
     """),
     code(r"""
     columns = ["forward", "dx", "dgamma", "dbeta"]
@@ -302,6 +425,12 @@ CELLS = [
     `momentum=0.1` settles within about 30 batches (blue, circles).
 
     ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
+    """, zh=r"""
+    还有一个任何梯度检查都看不到的 BatchNorm 失误，来自实验（`normcore figures`）：动量约定弄反
+    之后，移动统计量永远稳定不下来，始终和单个批一样嘈杂（动量 0.9：橙色、叉号）；而 PyTorch 的
+    `momentum=0.1` 大约 30 个批之内就稳定了（蓝色、圆点）。
+
+    ![三种动量下，移动统计量的误差随已处理批数的变化](../figures/running_stats_convergence.png)
     """),
     md(r"""
     ## 9. Beyond the norms: softmax, cross-entropy, attention, the residual block
@@ -317,6 +446,18 @@ CELLS = [
     Applied to $dy$: $\bar{x} = y\,(dy - \sum dy\,y)$. Because the outputs sum to 1, this
     $\bar{x}$ sums to zero along the axis; the diagonal alone, $dy\,y(1-y)$ (a sigmoid's
     derivative), does not.
+    """, zh=r"""
+    ## 9. 归一化层之外：softmax、交叉熵、注意力、残差块
+
+    面试题库里，注意力、softmax 和交叉熵出现得比归一化层还多；而“写一个 Transformer 层”的题目
+    最后总会落到一个带归一化层的残差块上。它们每个都有一道 `normcore practice` 练习；下面用
+    normcore 自己的层，把评分器那些错误所依据的事实测出来。
+
+    ### 9.1 Softmax：完整的雅可比矩阵，以及减去最大值
+
+    每个 $y_i$ 都依赖于同一切片里的每个 $x_j$：$\partial y_i/\partial x_j = y_i([i=j] - y_j)$。
+    作用在 $dy$ 上：$\bar{x} = y\,(dy - \sum dy\,y)$。由于输出之和为 1，这个 $\bar{x}$ 沿该轴之和
+    为零；只取对角线 $dy\,y(1-y)$（sigmoid 的导数）则不然。
     """),
     code(r"""
     xs = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
@@ -338,6 +479,13 @@ CELLS = [
     $\log(\operatorname{softmax}(x))$ is not. Through log-softmax the gradient fuses to
     $\partial L/\partial x = (p - \text{onehot}(y)) / N$: no division by $p$, each row sums to
     zero. Below, the second sample's target logit is 803 below its best one.
+    """, zh=r"""
+    ### 9.2 交叉熵：log-softmax，以及融合后的梯度
+
+    取 $z = x - \max x$，$\log p = z - \log\sum e^{z}$ 无论 $p$ 多小都是有限的；
+    $\log(\operatorname{softmax}(x))$ 则不是。经过 log-softmax，梯度融合为
+    $\partial L/\partial x = (p - \text{onehot}(y)) / N$：没有除以 $p$，每行之和为零。下面第二个
+    样本的目标 logit 比它最大的 logit 小 803。
     """),
     code(r"""
     logits = np.array([[2.0, -1.0, 0.5], [0.0, -800.0, 3.0]])
@@ -363,6 +511,12 @@ CELLS = [
     deviation $\sqrt{D}$; dividing by $\sqrt{D}$ (the *head* dimension) brings it back to 1.
     Without it, the softmax rows grow peaked as $D$ grows: the mean largest weight over 16 keys
     is measured below.
+    """, zh=r"""
+    ### 9.3 注意力：缩放、掩码、dx 的三份贡献
+
+    query 和 key 的方差为 1 时，$D$ 个通道上的得分 $q \cdot k$ 的标准差是 $\sqrt{D}$；除以
+    $\sqrt{D}$（*每个头*的维度）又把它拉回 1。不缩放的话，$D$ 越大，softmax 的每一行越尖：
+    下面测的是 16 个 key 上最大权重的平均值。
     """),
     code(r"""
     for D in (4, 16, 64, 256):
@@ -378,6 +532,11 @@ CELLS = [
     that no longer sum to 1. And since $x$ feeds the query, key and value projections, its
     gradient is the sum of three shares; the gradient check of normcore's
     `MultiheadSelfAttention` (causal, two heads) proves all of them and every weight's:
+    """, zh=r"""
+    因果掩码要在 softmax *之前*以 $-\infty$ 加到得分上，这样每一行只在它能看到的 key 上重新归一化。
+    在 softmax *之后*把权重置零，各行之和就不再是 1。另外，$x$ 同时进入 query、key 和 value 的
+    投影，所以它的梯度是三份贡献之和；对 normcore 的 `MultiheadSelfAttention`（因果、两个头）
+    做梯度检查，就证明了这三份以及每个权重的梯度：
     """),
     code(r"""
     S = rng.standard_normal((4, 4))
@@ -399,6 +558,14 @@ CELLS = [
     backward, $dz = \mathrm{LN}^\top dy$, and then $\bar{x} = dz + F^\top dz$. Dropping the
     identity share removes exactly $dy$ (Pre) or $dz$ (Post). With normcore's
     `TransformerBlock` (attention and feed-forward sub-layers, both checked):
+    """, zh=r"""
+    ### 9.4 残差块：恒等路径把 dy 原样传回
+
+    Pre-Norm：$y = x + F(\mathrm{LN}(x))$，所以 $\bar{x} = dy + \mathrm{LN}^\top F^\top dy$：上游
+    梯度经恒等路径原封不动地到达，再加上分支的那一份。Post-Norm：$y = \mathrm{LN}(x + F(x))$，
+    梯度先经过归一化层的反向，$dz = \mathrm{LN}^\top dy$，然后 $\bar{x} = dz + F^\top dz$。丢掉
+    恒等路径的那一份，少掉的恰好是 $dy$（Pre）或 $dz$（Post）。用 normcore 的
+    `TransformerBlock`（注意力和前馈网络两个子层，都会检查）：
     """),
     code(r"""
     for position in ("pre", "post"):
@@ -414,11 +581,21 @@ CELLS = [
     Practise each at the terminal: `normcore practice list` shows the path from easy to hard,
     `normcore practice new attention` writes a skeleton, and `normcore practice check` names
     the mistake your numbers match.
+    """, zh=r"""
+    每一个都可以在终端里练：`normcore practice list` 给出由易到难的路线，
+    `normcore practice new attention --lang zh` 写出骨架，`normcore practice check` 点出与你的
+    数字吻合的错误。
     """),
     md(r"""
     ## Where next
 
     * Write your own BatchNorm and RMSNorm the same way, and check them with `nc.gradcheck`.
     * `normcore explain batchnorm` and `normcore explain rmsnorm` show their tapes with numbers.
+    """, zh=r"""
+    ## 接下来
+
+    * 用同样的方法写出你自己的 BatchNorm 和 RMSNorm，并用 `nc.gradcheck` 检查。
+    * `normcore --lang zh explain batchnorm` 和 `normcore --lang zh explain rmsnorm` 带着数字展示
+      它们的计算图。
     """),
 ]
