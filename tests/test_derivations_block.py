@@ -206,9 +206,10 @@ def test_post_norm_graph_puts_the_norm_on_the_identity_route_and_no_boxes_overla
     graph = step_through("residual", position="post").graph()
     labels = [label.split(":")[0] for label in graph.routes]
     assert labels == ["direct", "through the mean", "through the sub-layer f", "through the variance"]
-    slots = list(graph.positions.values())
-    assert len(slots) == len(set(slots))  # one node per place (b moved below where u sits)
-    assert graph.positions["b"][1] == -1 and graph.positions["W"][1] == 1
+    assert graph.positions["b"][1] == -1 and graph.positions["W"][1] == 1  # b: below, where u is free
+    for position in POSITIONS:
+        slots = list(step_through("residual", position=position).graph().positions.values())
+        assert len(slots) == len(set(slots)), position  # one node per place
     pre = step_through("residual", position="pre").graph()
     assert [label.split(":")[0] for label in pre.routes] == ["direct", "through the LayerNorm and f"]
 

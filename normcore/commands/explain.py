@@ -8,7 +8,7 @@ import textwrap
 
 from ..derivations import KINDS, step_through
 from ..derivations.blocks import POSITIONS
-from ..derivations.steps import OPTION_KINDS
+from ..derivations.steps import DROPOUT_P, OPTION_KINDS
 from ..i18n import N_, translator
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
@@ -86,7 +86,7 @@ HELP_POSITION = N_("residual only: where the LayerNorm sits, as in TransformerBl
                    "LN(alpha * x + f(x))), peri (y = x + LN(f(LN(x)))) or none")
 HELP_GROUPS = N_("groupnorm only: the number of groups G, which must divide the C channels "
                  "(default 2 when C is even and a group keeps 3 values or more, else 1)")
-HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default 0.5)")
+HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default {p})")
 
 
 def add_arguments(parser):
@@ -106,7 +106,7 @@ def add_arguments(parser):
                              "attention does (needs a square shape such as 4x4)")
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
     parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
-    parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P))
+    parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
