@@ -143,7 +143,7 @@ def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
     title, forward, identity = POSITIONS[position]
     letters = _letters(x.ndim)
     over_params = ",".join(letters[:-1])
-    layer = randomize_parameters(ResidualSublayer(x.shape[-1], position), rng)
+    layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng), rng)
     dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
     if dy.shape != x.shape:
         raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(
