@@ -30,6 +30,7 @@ SHAPES = {
     "groupnorm": [(3, 4), (2, 4, 3), (2, 6, 2), (2, 2, 2, 3)],
     "instancenorm": [(3, 4), (2, 3, 4), (2, 2, 5), (2, 2, 2, 3)],
     "dropout": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
+    "residual": [(3, 4), (2, 3, 4), (1, 5), (2, 2, 3)],  # each position: test_derivations_block.py
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -48,6 +49,13 @@ def _compact(kind, st):
         lead = tuple(range(x.ndim - 1))
         return {"x": alpha * du, "alpha": np.sum(du * x, keepdims=True).reshape(1),
                 "gamma": np.sum(dy * t, axis=lead), "beta": np.sum(dy, axis=lead)}
+    if kind == "residual":  # Pre-Norm written out here: y = x + LN(x) @ W + b
+        ln = nc.LayerNorm(x.shape[-1])
+        ln.weight.data[...], ln.bias.data[...] = st.tape["gamma"].value, st.tape["beta"].value
+        h, rows = ln.forward(x), (-1, x.shape[-1])
+        dx = dy + ln.backward(dy @ st.tape["W"].value.T)
+        return {"x": dx, "W": h.reshape(rows).T @ dy.reshape(rows), "b": dy.reshape(rows).sum(axis=0),
+                "gamma": ln.weight.grad, "beta": ln.bias.grad}
     if kind == "dropout":  # written out here: the mask is where the forward kept x
         mask = st.tape["kept"].value != 0
         return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
@@ -587,7 +595,7 @@ def test_grouped_and_dropout_bad_requests_raise_clear_errors():
         step_through("groupnorm", shape=(2, 4, 3), groups=True)
     with pytest.raises(ValueError, match="more than one value per group"):
         step_through("groupnorm", shape=(3, 4), groups=4)
-    with pytest.raises(ValueError, match="groups is GroupNorm's"):
+    with pytest.raises(ValueError, match="groups applies to the GroupNorm step-through only, got InstanceNorm"):
         step_through("instancenorm", shape=(2, 3, 4), groups=3)
     with pytest.raises(ValueError, match="rank 2 or 3 or 4"):
         step_through("instancenorm", shape=(6,))
@@ -695,7 +703,7 @@ TEX_MACROS = {
     "section", "subsection", "begin", "end", "item", "text", "texttt", "textbackslash",
     "frac", "tfrac", "partial", "sqrt", "sum", "hat", "mathrm", "operatorname", "log", "max",
     "arg", "tanh", "exp", "cdot", "quad", "qquad", "left", "right", "mathbb", "ell",
-    "alpha", "beta", "gamma", "epsilon", "mu", "sigma", "pi", "Phi",
+    "alpha", "beta", "gamma", "epsilon", "mu", "sigma", "pi", "Phi", "top",
 }
 
 

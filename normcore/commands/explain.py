@@ -7,6 +7,9 @@ import sys
 import textwrap
 
 from ..derivations import KINDS, step_through
+from ..derivations.blocks import POSITIONS
+from ..derivations.steps import DROPOUT_P, OPTION_KINDS
+from ..i18n import N_, translator
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
 from ._options import seed
@@ -21,6 +24,8 @@ With --step, one backward node at a time, paced by Enter; with --summary, the
 nodes and their rules without values; with --graph, draw the tape instead;
 with --format md or tex, the derivation for lecture notes (Markdown with LaTeX
 math, or a LaTeX fragment with one align* per backward node; needs amsmath)."""
+
+_ = translator("cli")
 
 FORMATS = {"md": export_markdown, "tex": render_latex}
 GRAPH_SUFFIXES = (".png", ".svg")
@@ -52,6 +57,38 @@ def parse_shape(text):
     return shape
 
 
+def groups(text):
+    """GroupNorm's G: a positive integer (that it divides C is checked against --shape)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(_("expected a positive integer, got {text!r}").format(text=text))
+    return value
+
+
+def probability(text):
+    """Dropout's p: a number with 0 <= p < 1 (p = 1 would drop every element)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(
+            _("expected a number with 0 <= p < 1 (p = 1 drops every element), got {text!r}").format(text=text))
+    return value
+
+
+# the options that only some computations take, with what they mean there
+HELP_POSITION = N_("residual only: where the LayerNorm sits, as in TransformerBlock: pre "
+                   "(default; y = x + f(LN(x))), post (y = LN(x + f(x))), deepnorm (y = "
+                   "LN(alpha * x + f(x))), peri (y = x + LN(f(LN(x)))) or none")
+HELP_GROUPS = N_("groupnorm only: the number of groups G, which must divide the C channels "
+                 "(default 2 when C is even and a group keeps 3 values or more, else 1)")
+HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default {p})")
+
+
 def add_arguments(parser):
     parser.description = DESCRIPTION
     parser.add_argument("norm", choices=list(KINDS), metavar="NAME",
@@ -67,6 +104,9 @@ def add_arguments(parser):
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
+    parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
+    parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
+    parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
@@ -96,7 +136,10 @@ def add_arguments(parser):
                      "  normcore explain rmsnorm --format tex > rmsnorm.tex\n"
                      "  normcore explain layernorm --graph layernorm_graph.svg\n"
                      "  normcore explain groupnorm --shape 2x4x3\n"
-                     "  normcore explain cross_entropy --shape 4x3")
+                     "  normcore explain cross_entropy --shape 4x3\n"
+                     "  normcore explain residual --position post --shape 2x3x4\n"
+                     "  normcore explain groupnorm --shape 2x6x2 --groups 3\n"
+                     "  normcore explain dropout --p 0.25")
 
 
 def _error(message):
@@ -104,9 +147,27 @@ def _error(message):
           file=sys.stderr)
 
 
+def _option_error(args):
+    """The message for an option that does not suit the computation or the shape, or None."""
+    for option in ("position", "groups", "p"):
+        value = getattr(args, option)
+        if value is not None and args.norm not in OPTION_KINDS[option]:
+            return _("argument --{option}: applies to {kinds} only, not {norm}").format(
+                option=option, kinds=" and ".join(OPTION_KINDS[option]), norm=args.norm)
+    if args.groups is not None and len(args.shape) > 1 and args.shape[1] % args.groups:
+        return _("argument --groups: G = {g} must divide the C = {c} channels of --shape {shape}").format(
+            g=args.groups, c=args.shape[1], shape="x".join(map(str, args.shape)))
+    return None
+
+
 def run(args):
+    message = _option_error(args)
+    if message:
+        _error(message)
+        return 2
     try:
-        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal)
+        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
+                          position=args.position, groups=args.groups, p=args.p)
     except ValueError as err:  # the shape does not suit the norm, or --causal does not apply
         option = "--causal" if args.causal and "causal" in str(err) else "--shape"
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")

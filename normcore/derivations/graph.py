@@ -82,7 +82,7 @@ def computation_graph(st):
     names = [n.name for n in nodes]
     edges = [(e.source.name, n.name) for n in nodes for e in n.edges]
     source = nodes[0]
-    target = "x_hat" if "x_hat" in names else tape.output.name
+    target = st.route_target or ("x_hat" if "x_hat" in names else tape.output.name)
     successors = {name: [b for a, b in edges if a == name] for name in names}
 
     # the direct route: the shortest path from the input to the target (breadth first)
@@ -132,15 +132,17 @@ def computation_graph(st):
     for i, branch in enumerate(branches):
         for name in branch:
             row[name] = -1 if i == len(branches) - 1 else 1
-    for node in nodes[1:]:
+    taken = {(column[n.name], row[n.name]) for n in nodes if not n.is_leaf}
+    for node in nodes[1:]:  # a parameter above its first use, or below where a branch sits
         if node.is_leaf:
-            row[node.name] = 1
+            row[node.name] = 1 if (column[node.name], 1) not in taken else -1
+            taken.add((column[node.name], row[node.name]))
 
     routes = {f"direct: {' -> '.join(direct)}": [(a, b) for a, b in zip(direct, direct[1:])]}
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
         inner = [(a, b) for a, b in edges if a in branch or b in branch]
-        stat = next((n for n in branch if _reduces(tape[n])), branch[0])
-        routes[f"through the {tape[stat].step}: {', '.join(_chain(inner))}"] = inner
+        stat = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
+        routes[f"through the {st.route_names.get(stat, stat)}: {', '.join(_chain(inner))}"] = inner
 
     labels = {}
     for node in nodes:

@@ -6,16 +6,42 @@ import textwrap
 import numpy as np
 
 from .._array import flag
+from ..i18n import translator
+
+_ = translator("explain")
+
+# One abbreviation rule for every array a step-through prints (values, gradients, statistics,
+# shares, dropout's mask): when any array on the tape has more than ABBREVIATE_OVER values,
+# every array shows its corners, the first and last EDGE entries along each axis longer than
+# 2 * EDGE; otherwise every array prints whole. So a statistic (N, 1) is cut like its input.
+ABBREVIATE_OVER, EDGE = 60, 2
 
 
-def _array(a, indent, width):
-    """An array as text, every line indented and at most ``width`` columns; a value that rounds
-    to zero prints as 0.0000, never -0.0000."""
+def abbreviated(st):
+    """Whether ``st`` prints its arrays by their corners (see ABBREVIATE_OVER)."""
+    return any(node.value.size > ABBREVIATE_OVER for node in st.tape)
+
+
+def abbreviation_note(st, width=80):
+    """The one line that says the arrays are abbreviated, and how (none when they are not)."""
+    if not abbreviated(st):
+        return []
+    return [_wrap(_("Arrays abbreviated: the tape holds arrays of more than {n} values, so every "
+                    "array shows its corners, the first and last {k} entries along each axis "
+                    "longer than {m} (... stands for the rest).").format(
+                        n=ABBREVIATE_OVER, k=EDGE, m=2 * EDGE), width)]
+
+
+def _array(st, a, indent, width):
+    """An array of ``st`` as text, every line indented and at most ``width`` columns, cut to its
+    corners when ``abbreviated(st)``; a value that rounds to zero prints as 0.0000, never
+    -0.0000."""
     a = np.asarray(a)
     if a.dtype.kind == "f":
         a = np.round(a, 4) + 0.0
     text = np.array2string(a, precision=4, floatmode="fixed", sign=" ", suppress_small=True,
-                           max_line_width=width - indent, threshold=60, edgeitems=2)
+                           max_line_width=width - indent, edgeitems=EDGE,
+                           threshold=0 if abbreviated(st) else a.size)
     return textwrap.indent(text, " " * indent)
 
 
@@ -48,6 +74,7 @@ def render_text(st, width=80, latex=True, parts=PARTS):
     if "forward" in parts:
         out += _forward(st, width, latex)
     if "backward" in parts:
+        out += [] if "forward" in parts else abbreviation_note(st, width)
         out += _backward(st, width, latex)
     if "checks" in parts:
         out += _checks(st, width)
@@ -65,12 +92,13 @@ def header(st, width=80):
             _wrap(st.loss_line or f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
                                   f"dL/d{tape.output.name} = dy.", width)]
     out += [_wrap(note, width) for note in st.notes]
+    out += abbreviation_note(st, width)
     if np.isneginf(x.value).any():
         out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
                          "no gradient.", width))
     if st.mask is not None:  # dropout: the fixed mask the forward and the backward share
         out.append("The mask (1 keeps an element, 0 drops it), drawn once from the seed:")
-        out.append(_array(st.mask.astype(int), 4, width))
+        out.append(_array(st, st.mask.astype(int), 4, width))
     out.append("")
     return out
 
@@ -85,7 +113,7 @@ def _forward(st, width, latex):
         out.append(f"{head}{formula:<{max(1, width - len(head) - len(shape) - 1)}} {shape}")
         if latex and not node.is_leaf:
             out.append(_wrap(f"TeX: {node.formula_tex}", width, indent=4, hang=9))
-        out.append(_array(node.value, 4, width))
+        out.append(_array(st, node.value, 4, width))
     out.append("")
     return out
 
@@ -110,7 +138,7 @@ def node_lines(st, node, width=80, latex=True, numbers=True):
     out = ["", f"[{node.index:>2}] {node.name}: " + ("input" if node.is_leaf else f"{node.step}, {node.formula}")]
     out.append(_wrap(f"dL/d{node.name} = {_received(tape, node)}", width, indent=4, hang=4))
     if numbers:
-        out.append(_array(node.grad, 6, width))
+        out.append(_array(st, node.grad, 6, width))
     for edge, (_, share) in zip(node.edges, node.shares):
         out.append(f"    to {edge.source.name}:")
         out.append(_wrap(f"local  {edge.local}", width, indent=6, hang=7))
@@ -118,7 +146,7 @@ def node_lines(st, node, width=80, latex=True, numbers=True):
             out.append(_wrap(f"TeX    {edge.local_tex}", width, indent=6, hang=7))
         out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
         if numbers:
-            out.append(_array(share, 8, width))
+            out.append(_array(st, share, 8, width))
     return out
 
 

@@ -18,9 +18,12 @@ import numpy as np
 from .. import norms
 from .._array import flag, real_number
 from ..gradcheck import rel_error
+from ..i18n import translator
 from ..nn import GELU, CrossEntropyLoss, Dropout, LogSoftmax, Softmax
 from ..layer_cases import randomize_parameters
 from .tape import Tape
+
+_ = translator("explain")
 
 COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
 COMPACT_ATOL = 1e-13  # relative error, or absolute difference where the gradient is about 0
@@ -58,6 +61,8 @@ class StepThrough:
     loss_line: str = ""  # how L is made from the output (default: L = sum(y * dy))
     notes: list = field(default_factory=list)  # lines printed under the heading (e.g. the targets)
     target: np.ndarray = None  # cross_entropy: the class index of each row
+    route_target: str = ""  # where the graph's routes from x end (default: x_hat, else the output)
+    route_names: dict = field(default_factory=dict)  # the graph's route "through the mean" -> {"mean": ...}
 
     @property
     def passed(self):
@@ -90,12 +95,13 @@ class StepThrough:
 
 
 # --- the tapes -------------------------------------------------------------------------------
-def _affine(tape, x_hat, gamma, beta, over_params):
-    """scale then shift: y = x_hat * gamma + beta (beta may be None)."""
-    y = tape.mul(x_hat, gamma, "y" if beta is None else "scaled", "scale", "y" if beta is None else "s",
-                 over_b=over_params)
+def _affine(tape, x_hat, gamma, beta, over_params, out=("y", "y"), sub=""):
+    """scale then shift: y = x_hat * gamma + beta (beta may be None). ``out`` is the result's
+    name and TeX symbol; ``sub`` tells a second norm's nodes apart, as in ``_standardize``."""
+    scaled = out if beta is None else (f"scaled{sub}", f"s{sub}")
+    y = tape.mul(x_hat, gamma, scaled[0], "scale", scaled[1], over_b=over_params)
     if beta is not None:
-        y = tape.add(y, beta, "y", "shift", "y", over_b=over_params)
+        y = tape.add(y, beta, out[0], "shift", out[1], over_b=over_params)
     return y
 
 
@@ -110,14 +116,17 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
     return t
 
 
-def _standardize(t, x, eps, axes, over, name, tex):
-    """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise."""
-    mean = t.mean(x, axes, "mean", "mean", over, r"\mu")
-    xc = t.sub(x, mean, "xc", "centre", "x_c", over=over)
-    sq = t.square(xc, "xc2", "square", "q")
-    var = t.mean(sq, axes, "var", "variance", over, r"\sigma^2")
-    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
-    rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
+def _standardize(t, x, eps, axes, over, name, tex, sub=""):
+    """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise.
+    ``sub`` names the nodes of a norm of another value z on the same tape: "_z" gives mean_z,
+    zc, zc2, var_z, var_eps_z, rstd_z (TeX: mu_z, z_c, q_z, ...); "" gives x's names."""
+    v = sub[1:] or "x"  # the letter of the value standardised
+    mean = t.mean(x, axes, f"mean{sub}", "mean", over, rf"\mu{sub}")
+    xc = t.sub(x, mean, f"{v}c", "centre", f"{v}_c", over=over)
+    sq = t.square(xc, f"{v}c2", "square", f"q{sub}")
+    var = t.mean(sq, axes, f"var{sub}", "variance", over, rf"\sigma{sub}^2")
+    var_eps = t.add_constant(var, eps, "eps", f"var_eps{sub}", "add eps", f"v{sub}", r"\epsilon")
+    rstd = t.rsqrt(var_eps, f"rstd{sub}", "rsqrt", f"r{sub}")
     return t.mul(xc, rstd, name, "normalise", tex, over_b=over)
 
 
@@ -258,6 +267,7 @@ KINDS = {
     "cross_entropy": ("cross-entropy", (2,)),
     "gelu": ("GELU", (1, 2, 3, 4)),
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
+    "residual": ("residual block", (2, 3)),  # one sub-layer, x (T, D) or (B, T, D): blocks.py
 }
 
 COMPACT = {
@@ -278,7 +288,16 @@ COMPACT = {
                      "Jacobian",
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
+    "residual": {  # one formula per norm position, G'(g) = G's backward of g, f'(g) = g @ W.T
+        "pre": "dx = dy + LN'(f'(dy)): dy reaches x untouched",
+        "post": "dz = LN'(dy); dx = dz + f'(dz): the identity path carries dz, not dy",
+        "deepnorm": "dz = LN'(dy); dx = alpha * dz + f'(dz)",
+        "peri": "dx = dy + LN'(f'(LN_f'(dy))): dy reaches x untouched",
+        "none": "dx = dy + f'(dy)"},
 }
+
+# options that only some step-throughs take (any other refuses them)
+OPTION_KINDS = {"position": ("residual",), "groups": ("groupnorm",), "p": ("dropout",), "alpha": ("dyt",)}
 
 
 GROUPED = ("groupnorm", "instancenorm")  # LayerNorm's arithmetic on a reshape (N, G, K)
@@ -303,7 +322,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None):
+                 alpha=None, groups=None, p=None, target=None, position=None):
     """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
     ``StepThrough``.
 
@@ -327,6 +346,9 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         from ``seed``, and the layer (in training mode) draws the same one.
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
+    position : residual only: where its LayerNorm sits, "pre" (default), "post", "deepnorm",
+        "peri" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and the sub-layer
+        a Linear(D, D) (``normcore.derivations.blocks``).
     """
     kind = _kind(kind)
     title, ranks = KINDS[kind]
@@ -343,6 +365,13 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         x[..., above[0], above[1]] = -np.inf
     if target is not None and kind != "cross_entropy":
         raise ValueError(f"target applies to the cross_entropy step-through only, got {title}")
+    for option, value in (("position", position), ("groups", groups), ("p", p), ("alpha", alpha)):
+        if value is not None and kind not in OPTION_KINDS[option]:
+            raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
+                option=option, kinds=" and ".join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
+    if kind == "residual":
+        from .blocks import residual_step_through  # blocks.py builds on this module's tapes
+        return residual_step_through(x, rng, dy, h, position, gamma, beta)
     if kind in LOSS_AND_ACTIVATION_KINDS:
         return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
     letters = _letters(kind, x.ndim)
@@ -448,9 +477,7 @@ def _grouped_layer(kind, x, groups):
     c_axis = 0 if kind == "instancenorm" and x.ndim == 2 else 1  # (C, L): one unbatched sample
     n, channels = (1 if c_axis == 0 else x.shape[0]), x.shape[c_axis]
     spatial = x.size // (n * channels)
-    if kind == "instancenorm":
-        if groups is not None:
-            raise ValueError("groups is GroupNorm's; InstanceNorm has one group per channel")
+    if kind == "instancenorm":  # one group per channel
         layer = (norms.InstanceNorm1d if x.ndim < 4 else norms.InstanceNorm2d)(channels, affine=True)
         groups = channels
     else:

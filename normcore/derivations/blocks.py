@@ -1,0 +1,208 @@
+"""The residual sub-layer step by step: where the identity path's gradient enters.
+
+One sub-layer of a Transformer block, x -> y, with its LayerNorm where ``position`` puts it
+(the positions of ``normcore.nn.TransformerBlock``)::
+
+    "pre"       y = x + f(LN(x))            dx = dy + LN'(f'(dy))
+    "post"      y = LN(x + f(x))            dz = LN'(dy);  dx = dz + f'(dz)
+    "deepnorm"  y = LN(alpha * x + f(x))    dz = LN'(dy);  dx = alpha * dz + f'(dz)
+    "peri"      y = x + LN_f(f(LN(x)))      dx = dy + LN'(f'(LN_f'(dy)))
+    "none"      y = x + f(x)                dx = dy + f'(dy)
+
+where G'(g) is G's backward applied to g. The sub-layer f is one Linear, f(h) = h @ W + b, so
+that the tape stays short and every node of it is a step a student already knows: LayerNorm's
+nodes (the same builders as ``step_through("layernorm")``), a matrix product, a bias, the
+residual add. x feeds the residual add directly (the identity path) and the branch through
+f; its gradient is the sum of the two shares. In Pre-Norm the identity share is dy itself; in
+Post-Norm and DeepNorm it is dz, dy after LayerNorm's backward: the norm's Jacobian sits on
+the identity path.
+
+The reference is normcore's own residual wrapping: ``ResidualSublayers`` with a Linear as its
+one sub-layer, whose forward and backward are the block's ``_residual`` and
+``_residual_backward``; the tape takes that module's parameters.
+
+    st = step_through("residual", shape=(3, 4), position="post")
+    st.tape["z"].share("x")        # what the identity path hands to x: dz, not dy
+"""
+
+import numpy as np
+
+from ..i18n import N_, translator
+from ..layer_cases import randomize_parameters
+from ..nn import Dropout, Linear
+from ..nn.transformer import ResidualSublayers
+from .steps import COMPACT, StepThrough, Tape, _affine, _check, _standardize
+
+_ = translator("explain")
+
+DEEPNORM_BLOCKS = 8  # the stack DeepNorm's alpha is taken for: alpha = (2 * 8)**(1/4) = 2
+
+# position: (title, the forward, where the identity path's gradient enters)
+POSITIONS = {
+    "pre": ("Pre-Norm", "y = x + f(LN(x))",
+            N_("The identity path: y = x + f, so y hands x the share dy itself, untouched. "
+               "LayerNorm's Jacobian sits on the branch only: dx = dy + the share through LN "
+               "and f.")),
+    "post": ("Post-Norm", "y = LN(z), z = x + f(x)",
+             N_("The identity path runs through the norm: y = LN(z) with z = x + f, so z hands "
+                "x the share dz, dy after LayerNorm's backward, never dy itself: dx = dz + the "
+                "share through f.")),
+    "deepnorm": ("DeepNorm", "y = LN(z), z = alpha * x + f(x)",
+                 N_("The identity path runs through the norm and alpha: z hands ax the share "
+                    "dz, dy after LayerNorm's backward, and ax hands x alpha * dz: dx = "
+                    "alpha * dz + the share through f.")),
+    "peri": ("Peri-LN", "y = x + LN_f(f(LN(x)))",
+             N_("The identity path: y = x + o, so y hands x the share dy itself, untouched, as "
+                "in Pre-Norm. The branch is normalised twice, on its way in (LN) and on its way "
+                "out (LN_f, with gamma_f and beta_f): dx = dy + the share through LN, f and "
+                "LN_f.")),
+    "none": (N_("no-norm"), "y = x + f(x)",
+             N_("The identity path: y = x + f, so y hands x the share dy itself; with no norm "
+                "anywhere, dx = dy + the share through f.")),
+}
+
+
+def _letters(ndim):
+    return {2: ("T", "D"), 3: ("B", "T", "D")}[ndim]
+
+
+class ResidualSublayer(ResidualSublayers):
+    """One residual sub-layer as ``TransformerBlock`` builds and runs it, with a Linear(D, D)
+    as the sub-layer f (``self.f``), its norm(s) at ``position`` and no dropout (p = 0)."""
+
+    def __init__(self, d_model, position, rng=None):
+        self._dtype = np.float64
+        n_layers = DEEPNORM_BLOCKS if position == "deepnorm" else None
+        self._setup("ResidualSublayer", d_model, None, "layernorm", "reference", position, 0.0, n_layers,
+                    True, None, sublayers=2)
+        self._add_sublayer(1, "f", Linear(d_model, d_model, gain=self._beta, rng=rng))
+        self.drop = Dropout(0.0)
+
+    def forward(self, x):
+        norm, out_norm = self._norms_of(1)
+        return self._residual(x, self.f, norm, self.drop, out_norm)
+
+    def backward(self, dy):
+        norm, out_norm = self._norms_of(1)
+        return self._residual_backward(dy, self.f.backward, norm, self.drop, out_norm)
+
+
+# the tape's leaf for each parameter of ResidualSublayer, and how its value is laid out there
+LEAVES = {"norm1.weight": ("gamma", r"\gamma"), "norm1.bias": ("beta", r"\beta"),
+          "f.weight": ("W", "W"), "f.bias": ("b", "b"),
+          "norm1_out.weight": ("gamma_f", r"\gamma_f"), "norm1_out.bias": ("beta_f", r"\beta_f")}
+
+
+def _on_tape(name, value):
+    """A parameter's value as the tape holds it: the Linear's weight (out, in) transposed to W
+    (in, out), so that f(h) = h @ W + b; the others as they are."""
+    return value.T if name == "f.weight" else value
+
+
+def residual_tape(x, params, position, alpha, eps, over_params):
+    """The tape of one residual sub-layer: ``params`` maps ResidualSublayer's parameter names to
+    their values; LayerNorm's nodes come from ``_standardize`` and ``_affine``."""
+    t = Tape()
+    x = t.leaf("x", x)
+    p = {LEAVES[name][0]: t.leaf(LEAVES[name][0], _on_tape(name, value), LEAVES[name][1])
+         for name, value in params.items()}
+    d = x.value.ndim - 1
+
+    def norm(v, sub, hat, out, gamma, beta):
+        v_hat = _standardize(t, v, eps, (d,), "D", f"{hat}_hat", rf"\hat{{{hat}}}", sub)
+        return _affine(t, v_hat, gamma, beta, over_params, out, sub)
+
+    def f(h):
+        u = t.matmul(h, p["W"], "u", "matmul", "u")
+        return t.add(u, p["b"], "f", "bias", "f", over_b=over_params)
+
+    if position in ("post", "deepnorm"):
+        carry = x if position == "post" else t.scale(x, alpha, "alpha", "ax", "scale by alpha", "a", r"\alpha")
+        z = t.add(carry, f(x), "z", "residual add", "z")
+        norm(z, "_z", "z", ("y", "y"), p["gamma"], p["beta"])
+        return t
+    branch = f(x if position == "none" else norm(x, "", "x", ("h", "h"), p["gamma"], p["beta"]))
+    if position == "peri":
+        branch = norm(branch, "_f", "f", ("o", "o"), p["gamma_f"], p["beta_f"])
+    t.add(x, branch, "y", "residual add", "y")
+    return t
+
+
+def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
+    """The residual sub-layer's ``StepThrough`` for ``step_through("residual", ...)``: x of shape
+    (T, D) or (B, T, D), every parameter random from ``rng``, checked against
+    ``ResidualSublayer``'s forward and backward (normcore's ``_residual`` and
+    ``_residual_backward``)."""
+    if gamma is not None or beta is not None:
+        raise ValueError(_("the residual step-through draws every parameter from the seed; it "
+                           "takes no gamma or beta"))
+    position = "pre" if position is None else position
+    if position not in POSITIONS:
+        raise ValueError(_("position must be one of {choices}, got {position!r}").format(
+            choices=", ".join(POSITIONS), position=position))
+    title, forward, identity = POSITIONS[position]
+    letters = _letters(x.ndim)
+    over_params = ",".join(letters[:-1])
+    layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng), rng)
+    dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
+    if dy.shape != x.shape:
+        raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(
+            shape=x.shape, got=dy.shape))
+    params = {name: p.data for name, p in layer.named_parameters()}
+    eps = layer.norm1.eps if position != "none" else 0.0
+    tape = residual_tape(x, params, position, layer.alpha, eps, over_params)
+
+    layer.zero_grad()
+    y_ref = layer.forward(x)
+    reference = {"x": layer.backward(dy)}
+    reference.update({LEAVES[name][0]: _on_tape(name, p.grad) for name, p in layer.named_parameters()})
+    what = (_("{forward} with f(h) = h @ W + b (a Linear), no norm") if position == "none" else
+            _("{forward} with f(h) = h @ W + b (a Linear), LN a LayerNorm over D")).format(forward=forward)
+    notes = [_("W is the Linear's weight transposed, (in, out): h @ W + b is its h @ weight.T + bias.")]
+    if position == "deepnorm":
+        notes.append(_("alpha = (2N)**(1/4) = {alpha:g} for a stack of N = {n} blocks "
+                       "(deepnorm_constants).").format(alpha=layer.alpha, n=DEEPNORM_BLOCKS))
+    notes.append(_(identity))
+    st = StepThrough("residual", _("{title} residual").format(title=title), tape, dy, eps, "D",
+                     "ResidualSublayers._residual_backward", COMPACT["residual"][position], what=what,
+                     notes=notes, route_target="y", route_names=_route_names(position))
+    _check(st, y_ref, reference, h)
+    st.properties = residual_properties(tape, position)
+    if position in ("post", "deepnorm"):  # the measured difference the identity note speaks of
+        st.notes.append(_("Here the identity share differs from dy by up to {diff:.3g}.").format(
+            diff=float(np.max(np.abs(identity_share(tape, position) - dy)))))
+    return st
+
+
+def _route_names(position):
+    """The graph's names of the routes off the identity path: the route through the sub-layer
+    f, which in Pre-Norm and Peri-LN also runs through the norm(s) (the mean is its first
+    reduction)."""
+    if position == "pre":
+        return {"mean": _("LayerNorm and f")}
+    if position == "peri":
+        return {"mean": _("LayerNorm, f and LN_f")}
+    return {"matmul": _("sub-layer f")}
+
+
+def identity_share(tape, position):
+    """The share of dL/dx that comes along the identity path (the residual add's, through
+    DeepNorm's alpha)."""
+    if position == "deepnorm":
+        return tape["ax"].share("x")
+    return tape["z" if position == "post" else "y"].share("x")
+
+
+def residual_properties(tape, position):
+    """What the gradients must satisfy, measured: each value should be 0 up to rounding."""
+    ident = identity_share(tape, position)
+    dx, dy = tape["x"].grad, tape.output.grad
+    worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
+    if position in ("post", "deepnorm"):
+        return [(_("sum_D(identity share): LN's backward takes out the mean of dy, so even the "
+                   "identity path's share sums to 0 over D"), worst(ident.sum(axis=-1)))]
+    props = [(_("identity share - dy: the identity path hands dy to x untouched"), worst(ident - dy))]
+    if position != "none":
+        props.append((_("sum_D(dx - dy): the rest of dx comes through LN's backward, which sums "
+                        "to 0 over D"), worst((dx - dy).sum(axis=-1))))
+    return props
