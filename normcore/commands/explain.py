@@ -9,11 +9,11 @@ import textwrap
 from ..derivations import KINDS, step_through
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
-from ._options import seed
+from ._options import positive_int, seed
 
 DESCRIPTION = """\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
-GELU's or dropout's), from the loss back to x, one node at a time: the forward
+GELU's, dropout's or self-attention's), from the loss back to x, one node at a time: the forward
 as a tape of elementary nodes with their values, then each node's local
 derivative and the gradient it passes on, with the numbers, and checks of every
 staged gradient against the layer's compact backward and a numerical gradient.
@@ -65,8 +65,12 @@ def add_arguments(parser):
                         help="seed of x, gamma, beta, dy, dropout's mask and cross_entropy's "
                              "targets (default 0)")
     parser.add_argument("--causal", action="store_true",
-                        help="softmax only: mask the scores above the diagonal with -inf, as causal "
-                             "attention does (needs a square shape such as 4x4)")
+                        help="softmax and attention: mask the scores above the diagonal with -inf, "
+                             "as causal attention does (softmax needs a square shape such as 4x4)")
+    parser.add_argument("--heads", type=positive_int, default=None, metavar="H",
+                        help="attention only: the number of heads (default 1), which must divide "
+                             "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
+                             "2x3x4 --heads 2")
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
@@ -96,7 +100,8 @@ def add_arguments(parser):
                      "  normcore explain rmsnorm --format tex > rmsnorm.tex\n"
                      "  normcore explain layernorm --graph layernorm_graph.svg\n"
                      "  normcore explain groupnorm --shape 2x4x3\n"
-                     "  normcore explain cross_entropy --shape 4x3")
+                     "  normcore explain cross_entropy --shape 4x3\n"
+                     "  normcore explain attention --shape 2x3x4 --heads 2 --causal")
 
 
 def _error(message):
@@ -106,9 +111,10 @@ def _error(message):
 
 def run(args):
     try:
-        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal)
-    except ValueError as err:  # the shape does not suit the norm, or --causal does not apply
+        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal, heads=args.heads)
+    except ValueError as err:  # the shape does not suit the norm, or --causal or --heads does not apply
         option = "--causal" if args.causal and "causal" in str(err) else "--shape"
+        option = "--heads" if args.heads is not None and "heads" in str(err) else option
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:

@@ -174,26 +174,32 @@ def dropout_tape(x, mask, p):
 
 def softmax_tape(s, axis, over):
     """max, shift, exp, sum, reciprocal, normalise: p = exp(s - max) / sum(exp(s - max))."""
-    t, z, e, total = _shifted_exp_sum(s, axis, over)
-    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
-    t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    t = Tape()
+    softmax_nodes(t, t.leaf("s", s), axis, over)
     return t
 
 
-def _shifted_exp_sum(s, axis, over):
-    """The start softmax and log-softmax share: max, shift, exp, sum (z = s - max, e = exp(z),
-    total = sum(e)); returns the tape and those three nodes."""
-    t = Tape()
-    s = t.leaf("s", s)
+def softmax_nodes(t, s, axis, over):
+    """Softmax's nodes appended to tape ``t`` after its node ``s`` (attention's scores too);
+    returns the node p."""
+    _, e, total = _shifted_exp_sum(t, s, axis, over)
+    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
+    return t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+
+
+def _shifted_exp_sum(t, s, axis, over):
+    """The start softmax and log-softmax share, appended after node ``s``: max, shift, exp, sum
+    (z = s - max, e = exp(z), total = sum(e)); returns those three nodes."""
     m = t.max(s, (axis,), "m", "max", over, "m")
     z = t.sub(s, m, "z", "shift", "z", over=over)
     e = t.exp(z, "e", "exp", "e")
-    return t, z, e, t.sum(e, (axis,), "total", "sum", over, "S")
+    return z, e, t.sum(e, (axis,), "total", "sum", over, "S")
 
 
 def log_softmax_tape(s, axis, over):
     """max, shift, exp, sum, log, subtract: logp = z - log(sum(exp(z))), never log(softmax)."""
-    t, z, _, total = _shifted_exp_sum(s, axis, over)
+    t = Tape()
+    z, _, total = _shifted_exp_sum(t, t.leaf("s", s), axis, over)
     lse = t.log(total, "lse", "log", r"\ell")
     t.sub(z, lse, "logp", "subtract", r"\log p", over=over)
     return t
@@ -258,6 +264,7 @@ KINDS = {
     "cross_entropy": ("cross-entropy", (2,)),
     "gelu": ("GELU", (1, 2, 3, 4)),
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
+    "attention": ("self-attention", (2, 3)),  # x (T, D) or (B, T, D)
 }
 
 COMPACT = {
@@ -278,6 +285,8 @@ COMPACT = {
                      "Jacobian",
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
+    "attention": "do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
+                 "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T",
 }
 
 
@@ -303,7 +312,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None):
+                 alpha=None, groups=None, p=None, target=None, heads=None):
     """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
     ``StepThrough``.
 
@@ -327,8 +336,15 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         from ``seed``, and the layer (in training mode) draws the same one.
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
+    heads : attention only (default 1): self-attention on x (T, D) or (B, T, D) with ``heads``
+        heads, which must divide D; ``causal`` masks the future. See ``derivations.attention``.
     """
     kind = _kind(kind)
+    if kind == "attention" or heads is not None:  # its own module: projections, heads, softmax
+        from .attention import attention_step_through
+        return attention_step_through(kind, x, shape=shape, seed=seed, dy=dy, causal=causal, heads=heads, h=h,
+                                      unused=dict(gamma=gamma, beta=beta, alpha=alpha, groups=groups, p=p,
+                                                  target=target))
     title, ranks = KINDS[kind]
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
