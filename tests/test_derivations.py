@@ -30,6 +30,7 @@ SHAPES = {
     "groupnorm": [(3, 4), (2, 4, 3), (2, 6, 2), (2, 2, 2, 3)],
     "instancenorm": [(3, 4), (2, 3, 4), (2, 2, 5), (2, 2, 2, 3)],
     "dropout": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
+    "attention": [(3, 4), (4, 2), (2, 3, 4), (1, 5, 3)],  # (T, D) or (B, T, D), one head
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -41,6 +42,8 @@ def _compact(kind, st):
         return _compact_loss_or_activation(kind, st)
     if kind == "softmax":
         return {"s": softmax_backward(dy, softmax(x))}
+    if kind == "attention":
+        return attention_layer_gradients(st)
     if kind == "dyt":  # written out here: t = tanh(alpha x), y = gamma t + beta
         alpha, g = st.tape["alpha"].value, st.tape["gamma"].value
         t = np.tanh(alpha * x)
@@ -67,6 +70,28 @@ def _compact(kind, st):
     grads = {"x": layer.backward(dy), "gamma": layer.weight.grad}
     if layer.bias is not None:
         grads["beta"] = layer.bias.grad
+    return grads
+
+
+def attention_layer_gradients(st):
+    """MultiheadSelfAttention with the tape's parameters (the tape keeps each W as (in, out)):
+    its gradients of x and of every parameter, named as on the tape."""
+    names = {n.name for n in st.tape}
+    x = st.tape["x"].value
+    heads = st.tape["qh"].value.shape[-3] if "qh" in names else 1
+    layer = nc.MultiheadSelfAttention(x.shape[-1], heads, causal="s_m" in names)
+    linears = {p: getattr(layer, p) for p in "qkvo"}
+    for p, linear in linears.items():
+        linear.weight.data[...] = st.tape[f"W{p}"].value.T
+        if linear.bias is not None:
+            linear.bias.data[...] = st.tape[f"b{p}"].value
+    lead = (None,) * (3 - x.ndim)  # (T, D) as a batch of one
+    layer.forward(x[lead])
+    grads = {"x": layer.backward(st.dy[lead]).reshape(x.shape)}
+    for p, linear in linears.items():
+        grads[f"W{p}"] = linear.weight.grad.T
+        if linear.bias is not None:
+            grads[f"b{p}"] = linear.bias.grad
     return grads
 
 
@@ -695,7 +720,7 @@ TEX_MACROS = {
     "section", "subsection", "begin", "end", "item", "text", "texttt", "textbackslash",
     "frac", "tfrac", "partial", "sqrt", "sum", "hat", "mathrm", "operatorname", "log", "max",
     "arg", "tanh", "exp", "cdot", "quad", "qquad", "left", "right", "mathbb", "ell",
-    "alpha", "beta", "gamma", "epsilon", "mu", "sigma", "pi", "Phi",
+    "alpha", "beta", "gamma", "epsilon", "mu", "sigma", "pi", "Phi", "top",
 }
 
 

@@ -13,14 +13,15 @@ from ._options import positive_int, seed
 
 DESCRIPTION = """\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
-GELU's, dropout's or self-attention's), from the loss back to x, one node at a time: the forward
-as a tape of elementary nodes with their values, then each node's local
-derivative and the gradient it passes on, with the numbers, and checks of every
-staged gradient against the layer's compact backward and a numerical gradient.
-With --step, one backward node at a time, paced by Enter; with --summary, the
-nodes and their rules without values; with --graph, draw the tape instead;
-with --format md or tex, the derivation for lecture notes (Markdown with LaTeX
-math, or a LaTeX fragment with one align* per backward node; needs amsmath)."""
+GELU's, dropout's or self-attention's), from the loss back to x, one node at a
+time: the forward as a tape of elementary nodes with their values, then each
+node's local derivative and the gradient it passes on, with the numbers, and
+checks of every staged gradient against the layer's compact backward and a
+numerical gradient. With --step, one backward node at a time, paced by Enter;
+with --summary, the nodes and their rules without values; with --graph, draw the
+tape instead; with --format md or tex, the derivation for lecture notes
+(Markdown with LaTeX math, or a LaTeX fragment with one align* per backward
+node; needs amsmath)."""
 
 FORMATS = {"md": export_markdown, "tex": render_latex}
 GRAPH_SUFFIXES = (".png", ".svg")
