@@ -132,6 +132,18 @@ def test_heads_split_and_merge_are_reshape_and_transpose_nodes():
     np.testing.assert_allclose(st.tape["s"].value, st.tape["qkT"].value / np.sqrt(2), rtol=1e-15)
 
 
+def test_the_largest_input_explain_takes_passes_above_the_rounding_of_l():
+    # 256 values (explain's limit): L adds 256 terms of order 1, and its rounding, divided by h,
+    # puts a numerical gradient of the max (exactly 0 on the tape: softmax ignores a shift of
+    # its row) above 1e-8; the checks accept noise up to the rounding of L, no more
+    st = step_through("attention", shape=(4, 8, 8), heads=2, seed=0)
+    assert st.passed
+    check = st.check("m", "numerical")
+    assert np.abs(st.tape["m"].grad).max() < 1e-13 and steps_module.NUMERICAL_ATOL < check.max_diff < 1e-6
+    loss_terms = np.abs(st.tape.output.value * st.dy).sum()
+    assert check.max_diff < 4 * np.finfo(float).eps * loss_terms / 1e-6
+
+
 def test_forgetting_the_scale_in_the_backward_is_caught(monkeypatch):
     # Break the scale's rule (pass dL/ds on without 1/sqrt(d_k)): the q and k routes go wrong,
     # the v route, which does not pass through the scores, stays right.

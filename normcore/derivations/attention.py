@@ -227,7 +227,7 @@ def _properties(tape, layer, batched, unbatched, causal):
 # k in the middle, joining q at the scores, v below; the steps after the softmax one lane below
 # the scores. A parameter sits next to its first use, on the side away from the middle.
 LANES = {"Wq": 2, "Wk": 0, "Wv": -2}
-LABEL_CHARS = 13  # the labels' lines wrap at this width, no narrower: "parameter", "(2, 2, 3, 3)"
+LABEL_CHARS = 12  # the labels wrap to fit READABLE_WIDTH, but no narrower than the narrowest column holds
 
 
 def attention_graph(st):
@@ -248,11 +248,15 @@ def attention_graph(st):
         if not node.is_leaf and node.name not in lane:
             lane[node.name] = (-1 if node.index > p.index else 0 if node.value.shape == p.value.shape
                                else 1)
-    column = {x.name: 0}  # the longest path from x; an empty column after x leaves room for arrows
+    # columns: the longest path from x, where a step into or out of the softmax's statistics
+    # (lane 1, above the scores) counts half, so that they sit between the steps they join
+    column = {x.name: 0}
     for node in tape:
-        ins = [column[e.source.name] for e in node.edges if e.source.name in column]
+        ins = [column[e.source.name] + (0.5 if 1 in (lane.get(e.source.name), lane[node.name])
+                                        and lane.get(e.source.name) != lane[node.name] else 1)
+               for e in node.edges if e.source.name in column]
         if ins:
-            column[node.name] = max(ins) + (2 if ins == [0] else 1)
+            column[node.name] = max(ins)
     positions = {x.name: (0, 0)}
     for node in tape:
         if node.is_leaf and node is not x:
