@@ -31,6 +31,7 @@ SHAPES = {
     "instancenorm": [(3, 4), (2, 3, 4), (2, 2, 5), (2, 2, 2, 3)],
     "dropout": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "residual": [(3, 4), (2, 3, 4), (1, 5), (2, 2, 3)],  # each position: test_derivations_block.py
+    "attention": [(3, 4), (4, 2), (2, 3, 4), (1, 5, 3)],  # (T, D) or (B, T, D), one head
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -42,6 +43,8 @@ def _compact(kind, st):
         return _compact_loss_or_activation(kind, st)
     if kind == "softmax":
         return {"s": softmax_backward(dy, softmax(x))}
+    if kind == "attention":
+        return attention_layer_gradients(st)
     if kind == "dyt":  # written out here: t = tanh(alpha x), y = gamma t + beta
         alpha, g = st.tape["alpha"].value, st.tape["gamma"].value
         t = np.tanh(alpha * x)
@@ -75,6 +78,28 @@ def _compact(kind, st):
     grads = {"x": layer.backward(dy), "gamma": layer.weight.grad}
     if layer.bias is not None:
         grads["beta"] = layer.bias.grad
+    return grads
+
+
+def attention_layer_gradients(st):
+    """MultiheadSelfAttention with the tape's parameters (the tape keeps each W as (in, out)):
+    its gradients of x and of every parameter, named as on the tape."""
+    names = {n.name for n in st.tape}
+    x = st.tape["x"].value
+    heads = st.tape["qh"].value.shape[-3] if "qh" in names else 1
+    layer = nc.MultiheadSelfAttention(x.shape[-1], heads, causal="s_m" in names)
+    linears = {p: getattr(layer, p) for p in "qkvo"}
+    for p, linear in linears.items():
+        linear.weight.data[...] = st.tape[f"W{p}"].value.T
+        if linear.bias is not None:
+            linear.bias.data[...] = st.tape[f"b{p}"].value
+    lead = (None,) * (3 - x.ndim)  # (T, D) as a batch of one
+    layer.forward(x[lead])
+    grads = {"x": layer.backward(st.dy[lead]).reshape(x.shape)}
+    for p, linear in linears.items():
+        grads[f"W{p}"] = linear.weight.grad.T
+        if linear.bias is not None:
+            grads[f"b{p}"] = linear.bias.grad
     return grads
 
 
@@ -501,7 +526,7 @@ def test_cross_entropy_bad_requests_raise_clear_errors():
         step_through("cross_entropy", shape=(2, 3, 4))
     with pytest.raises(ValueError, match="causal=True needs the softmax"):
         step_through("log_softmax", shape=(4, 4), causal=True)
-    with pytest.raises(ValueError, match="target applies to the cross_entropy step-through only"):
+    with pytest.raises(ValueError, match="target applies to the cross-entropy step-through only"):
         step_through("log_softmax", shape=(3, 4), target=[0, 1, 2])
 
 

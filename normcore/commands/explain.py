@@ -12,18 +12,19 @@ from ..derivations.steps import DROPOUT_P, OPTION_KINDS
 from ..i18n import N_, translator
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
-from ._options import seed
+from ._options import positive_int, seed
 
 DESCRIPTION = """\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
-GELU's or dropout's), from the loss back to x, one node at a time: the forward
-as a tape of elementary nodes with their values, then each node's local
-derivative and the gradient it passes on, with the numbers, and checks of every
-staged gradient against the layer's compact backward and a numerical gradient.
-With --step, one backward node at a time, paced by Enter; with --summary, the
-nodes and their rules without values; with --graph, draw the tape instead;
-with --format md or tex, the derivation for lecture notes (Markdown with LaTeX
-math, or a LaTeX fragment with one align* per backward node; needs amsmath)."""
+GELU's, dropout's or self-attention's), from the loss back to x, one node at a
+time: the forward as a tape of elementary nodes with their values, then each
+node's local derivative and the gradient it passes on, with the numbers, and
+checks of every staged gradient against the layer's compact backward and a
+numerical gradient. With --step, one backward node at a time, paced by Enter;
+with --summary, the nodes and their rules without values; with --graph, draw the
+tape instead; with --format md or tex, the derivation for lecture notes
+(Markdown with LaTeX math, or a LaTeX fragment with one align* per backward
+node; needs amsmath)."""
 
 _ = translator("cli")
 
@@ -102,8 +103,12 @@ def add_arguments(parser):
                         help="seed of x, gamma, beta, dy, dropout's mask and cross_entropy's "
                              "targets (default 0)")
     parser.add_argument("--causal", action="store_true",
-                        help="softmax only: mask the scores above the diagonal with -inf, as causal "
-                             "attention does (needs a square shape such as 4x4)")
+                        help="softmax and attention: mask the scores above the diagonal with -inf, "
+                             "as causal attention does (softmax needs a square shape such as 4x4)")
+    parser.add_argument("--heads", type=positive_int, default=None, metavar="H",
+                        help="attention only: the number of heads (default 1), which must divide "
+                             "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
+                             "2x3x4 --heads 2")
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
     parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
     parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
@@ -139,7 +144,8 @@ def add_arguments(parser):
                      "  normcore explain cross_entropy --shape 4x3\n"
                      "  normcore explain residual --position post --shape 2x3x4\n"
                      "  normcore explain groupnorm --shape 2x6x2 --groups 3\n"
-                     "  normcore explain dropout --p 0.25")
+                     "  normcore explain dropout --p 0.25\n"
+                     "  normcore explain attention --shape 2x3x4 --heads 2 --causal")
 
 
 def _error(message):
@@ -149,7 +155,7 @@ def _error(message):
 
 def _option_error(args):
     """The message for an option that does not suit the computation or the shape, or None."""
-    for option in ("position", "groups", "p"):
+    for option in ("position", "groups", "p", "heads"):
         value = getattr(args, option)
         if value is not None and args.norm not in OPTION_KINDS[option]:
             return _("argument --{option}: applies to {kinds} only, not {norm}").format(
@@ -167,9 +173,10 @@ def run(args):
         return 2
     try:
         st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
-                          position=args.position, groups=args.groups, p=args.p)
-    except ValueError as err:  # the shape does not suit the norm, or --causal does not apply
+                          position=args.position, groups=args.groups, p=args.p, heads=args.heads)
+    except ValueError as err:  # the shape does not suit the norm, or an option does not apply
         option = "--causal" if args.causal and "causal" in str(err) else "--shape"
+        option = "--heads" if args.heads is not None and "heads" in str(err) else option
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:

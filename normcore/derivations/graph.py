@@ -144,18 +144,24 @@ def computation_graph(st):
         stat = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
         routes[f"through the {st.route_names.get(stat, stat)}: {', '.join(_chain(inner))}"] = inner
 
-    labels = {}
-    for node in nodes:
-        what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
-        kind = "input" if node is source else "parameter" if node.is_leaf else what
-        labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     x = source.value.shape
     what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element",
                        "dropout": "element by element"}.get(
         st.kind, f"statistics over {st.over}")
     title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
-    labels = _fit(labels, max(column.values()) + 1)
+    labels = _fit(node_labels(nodes), max(column.values()) + 1)
     return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
+
+
+def node_labels(nodes):
+    """Each node's box: its name, its formula's right side ("input", "parameter" for the
+    leaves after the first), its shape."""
+    labels = {}
+    for node in nodes:
+        what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
+        kind = "input" if node is nodes[0] else "parameter" if node.is_leaf else what
+        labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
+    return labels
 
 
 def _reduces(node):
@@ -200,13 +206,14 @@ def _width_for(chars):
     return max(1.45, 0.5 * chars * NODE_FONT / 72 + 0.3)
 
 
-def _fit(labels, cols):
+def _fit(labels, cols, least=1):
     """The labels, their lines wrapped when ``cols`` columns of them would make the picture
-    wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns)."""
+    wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns), but
+    never narrower than ``least`` characters (attention's twenty columns would break words)."""
     chars = max(len(line) for label in labels.values() for line in label.split("\n"))
     if _width_for(chars) * cols <= READABLE_WIDTH:
         return labels
-    fit = int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT))
+    fit = max(least, int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT)))
     return {name: "\n".join(part for line in label.split("\n")
                             for part in textwrap.wrap(line, fit, break_on_hyphens=False) or [""])
             for name, label in labels.items()}
@@ -217,10 +224,13 @@ def _draw(graph):
     from matplotlib.lines import Line2D
 
     cols = max(c for c, _ in graph.positions.values()) + 1
-    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5), layout="constrained")
+    low = min(-1, min(r for _, r in graph.positions.values()))  # rows -1 to 1, or more (attention's)
+    high = max(1, max(r for _, r in graph.positions.values()))
+    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5 + 1.9 * (high - low - 2)),
+                 layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
-    ax.set_ylim(-1.6, 1.6)
+    ax.set_ylim(low - 0.6, high + 0.6)
     ax.set_axis_off()
     ax.set_title(graph.title, fontsize=TITLE_FONT, wrap=True)
 

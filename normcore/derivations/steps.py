@@ -183,26 +183,32 @@ def dropout_tape(x, mask, p):
 
 def softmax_tape(s, axis, over):
     """max, shift, exp, sum, reciprocal, normalise: p = exp(s - max) / sum(exp(s - max))."""
-    t, z, e, total = _shifted_exp_sum(s, axis, over)
-    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
-    t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    t = Tape()
+    softmax_nodes(t, t.leaf("s", s), axis, over)
     return t
 
 
-def _shifted_exp_sum(s, axis, over):
-    """The start softmax and log-softmax share: max, shift, exp, sum (z = s - max, e = exp(z),
-    total = sum(e)); returns the tape and those three nodes."""
-    t = Tape()
-    s = t.leaf("s", s)
+def softmax_nodes(t, s, axis, over):
+    """Softmax's nodes appended to tape ``t`` after its node ``s`` (attention's scores too);
+    returns the node p."""
+    _, e, total = _shifted_exp_sum(t, s, axis, over)
+    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
+    return t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+
+
+def _shifted_exp_sum(t, s, axis, over):
+    """The start softmax and log-softmax share, appended after node ``s``: max, shift, exp, sum
+    (z = s - max, e = exp(z), total = sum(e)); returns those three nodes."""
     m = t.max(s, (axis,), "m", "max", over, "m")
     z = t.sub(s, m, "z", "shift", "z", over=over)
     e = t.exp(z, "e", "exp", "e")
-    return t, z, e, t.sum(e, (axis,), "total", "sum", over, "S")
+    return z, e, t.sum(e, (axis,), "total", "sum", over, "S")
 
 
 def log_softmax_tape(s, axis, over):
     """max, shift, exp, sum, log, subtract: logp = z - log(sum(exp(z))), never log(softmax)."""
-    t, z, _, total = _shifted_exp_sum(s, axis, over)
+    t = Tape()
+    z, _, total = _shifted_exp_sum(t, t.leaf("s", s), axis, over)
     lse = t.log(total, "lse", "log", r"\ell")
     t.sub(z, lse, "logp", "subtract", r"\log p", over=over)
     return t
@@ -268,6 +274,7 @@ KINDS = {
     "gelu": ("GELU", (1, 2, 3, 4)),
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
     "residual": ("residual block", (2, 3)),  # one sub-layer, x (T, D) or (B, T, D): blocks.py
+    "attention": ("self-attention", (2, 3)),  # x (T, D) or (B, T, D)
 }
 
 COMPACT = {
@@ -294,10 +301,13 @@ COMPACT = {
         "deepnorm": "dz = LN'(dy); dx = alpha * dz + f'(dz)",
         "peri": "dx = dy + LN'(f'(LN_f'(dy))): dy reaches x untouched",
         "none": "dx = dy + f'(dy)"},
+    "attention": "do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
+                 "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T",
 }
 
 # options that only some step-throughs take (any other refuses them)
-OPTION_KINDS = {"position": ("residual",), "groups": ("groupnorm",), "p": ("dropout",), "alpha": ("dyt",)}
+OPTION_KINDS = {"position": ("residual",), "groups": ("groupnorm",), "p": ("dropout",), "alpha": ("dyt",),
+                "heads": ("attention",), "target": ("cross_entropy",)}
 
 
 GROUPED = ("groupnorm", "instancenorm")  # LayerNorm's arithmetic on a reshape (N, G, K)
@@ -322,7 +332,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None, position=None):
+                 alpha=None, groups=None, p=None, target=None, position=None, heads=None):
     """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
     ``StepThrough``.
 
@@ -349,9 +359,20 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     position : residual only: where its LayerNorm sits, "pre" (default), "post", "deepnorm",
         "peri" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and the sub-layer
         a Linear(D, D) (``normcore.derivations.blocks``).
+    heads : attention only (default 1): self-attention on x (T, D) or (B, T, D) with ``heads``
+        heads, which must divide D; ``causal`` masks the future. See ``derivations.attention``.
     """
     kind = _kind(kind)
     title, ranks = KINDS[kind]
+    options = dict(position=position, groups=groups, p=p, alpha=alpha, heads=heads, target=target)
+    for option, value in options.items():
+        if value is not None and kind not in OPTION_KINDS[option]:
+            raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
+                option=option, kinds=" and ".join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
+    if kind == "attention":  # its own module: projections, heads, softmax
+        from .attention import attention_step_through
+        return attention_step_through(x, shape=shape, seed=seed, dy=dy, causal=causal, heads=heads, h=h,
+                                      unused=dict(gamma=gamma, beta=beta))
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
     if x.ndim not in ranks:
@@ -363,12 +384,6 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                              f"(attention scores T x T), got {title} on shape {x.shape}")
         above = np.triu_indices(x.shape[-1], 1)
         x[..., above[0], above[1]] = -np.inf
-    if target is not None and kind != "cross_entropy":
-        raise ValueError(f"target applies to the cross_entropy step-through only, got {title}")
-    for option, value in (("position", position), ("groups", groups), ("p", p), ("alpha", alpha)):
-        if value is not None and kind not in OPTION_KINDS[option]:
-            raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
-                option=option, kinds=" and ".join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
     if kind == "residual":
         from .blocks import residual_step_through  # blocks.py builds on this module's tapes
         return residual_step_through(x, rng, dy, h, position, gamma, beta)
@@ -467,9 +482,12 @@ def _check(st, y_ref, reference, h):
     st.checks.append(_verdict(tape.output.name, "compact", tape.output.value, y_ref, COMPACT_TOL, COMPACT_ATOL))
     for name, grad in reference.items():
         st.checks.append(_verdict(name, "compact", tape[name].grad, grad, COMPACT_TOL, COMPACT_ATOL))
+    # L's own rounding, magnified by the differences' 1/h: where a gradient is about 0 (softmax's
+    # max), a numerical one this small is noise (attention's L adds hundreds of terms of order 1)
+    noise = 4 * np.finfo(np.float64).eps * float(np.sum(np.abs(tape.output.value * dy))) / h
     for node in tape:
         st.checks.append(_verdict(node.name, "numerical", node.grad, tape.numerical_grad(node, dy, h),
-                                  NUMERICAL_TOL, NUMERICAL_ATOL))
+                                  NUMERICAL_TOL, max(NUMERICAL_ATOL, noise)))
 
 
 def _grouped_layer(kind, x, groups):
