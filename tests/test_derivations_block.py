@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as hs
 
 import normcore as nc
@@ -15,6 +15,7 @@ from normcore.cli import main
 from normcore.derivations import step_through
 from normcore.derivations.blocks import POSITIONS, identity_share
 from normcore.i18n.width import display_width
+from norm_tiers import suite_settings
 
 SHAPES = hs.sampled_from([(3, 4), (2, 5), (1, 3), (2, 3, 4), (2, 2, 3), (1, 4, 2)])
 PARAMETERS = {"pre": ["gamma", "beta", "W", "b"], "post": ["gamma", "beta", "W", "b"],
@@ -56,7 +57,7 @@ def _by_hand(position, st):
     return grads
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@suite_settings(max_examples=30)
 @given(position=hs.sampled_from(list(POSITIONS)), shape=SHAPES, seed=hs.integers(0, 2 ** 16))
 def test_every_position_matches_its_compact_backward_and_central_differences(position, shape, seed):
     st = step_through("residual", shape=shape, seed=seed, position=position)
@@ -72,7 +73,7 @@ def test_every_position_matches_its_compact_backward_and_central_differences(pos
         assert value < 1e-12, description
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, database=None)
+@suite_settings(max_examples=12)
 @given(shape=SHAPES, seed=hs.integers(0, 2 ** 16))
 def test_the_identity_share_is_dy_itself_unless_the_norm_sits_on_the_identity_path(shape, seed):
     for position in POSITIONS:

@@ -5,12 +5,13 @@ import gettext
 import textwrap
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from normcore import i18n
 from normcore.cli import main
 from normcore.i18n import glossary
 from normcore.i18n.width import clip, display_width, fill, pad, wrap
+from norm_tiers import suite_settings
 
 
 # --- choosing the language -------------------------------------------------------------------
@@ -159,7 +160,7 @@ _mixed = st.lists(st.sampled_from(["归一化", "层", "，", "。", "（", "）
                   max_size=40).map("".join)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@suite_settings(max_examples=200)
 @given(text=_mixed, width=st.integers(8, 80))
 def test_wrapped_lines_fit_and_keep_every_character(text, width):
     lines = wrap(text, width, indent="  ")
