@@ -108,10 +108,12 @@ def computation_graph(st):
     for name in reversed(names):
         if any(b in reaches_target for b in successors[name]):
             reaches_target.add(name)
-    reached = {source.name}
+    inputs = {source.name, *st.inputs}  # QK-norm's k, SyncBatchNorm's other ranks: inputs too
+    reached, from_source = set(inputs), {source.name}
     for a, b in edges:
-        if a in reached:
-            reached.add(b)
+        for found in (reached, from_source):
+            if a in found:
+                found.add(b)
     between = [n for n in names if n in reached and n in reaches_target and n not in direct]
     branches = []
     for name in between:  # join each node to the branch of a neighbour already placed
@@ -135,17 +137,21 @@ def computation_graph(st):
     for node in nodes[1:]:
         if node.is_leaf:
             row[node.name] = 1
+    row.update(st.lanes or {})  # a tape of parallel chains (q and k, the ranks) gives its own rows
 
     routes = {f"direct: {' -> '.join(direct)}": [(a, b) for a, b in zip(direct, direct[1:])]}
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
-        inner = [(a, b) for a, b in edges if a in branch or b in branch]
+        inner = [(a, b) for a, b in edges if (a in branch or b in branch)
+                 and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
         stat = next((n for n in branch if _reduces(tape[n])), branch[0])
-        routes[f"through the {tape[stat].step}: {', '.join(_chain(inner))}"] = inner
+        start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
+        head = f"from {start}" if start and from_source.isdisjoint(branch) else f"through the {tape[stat].step}"
+        routes[f"{head}: {', '.join(_chain(inner))}"] = inner
 
     labels = {}
     for node in nodes:
         what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
-        kind = "input" if node is source else "parameter" if node.is_leaf else what
+        kind = "input" if node.name in inputs else "parameter" if node.is_leaf else what
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     x = source.value.shape
     what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element",
@@ -215,16 +221,20 @@ def _draw(graph):
     from matplotlib.lines import Line2D
 
     cols = max(c for c, _ in graph.positions.values()) + 1
-    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5), layout="constrained")
+    rows = [r for _, r in graph.positions.values()]
+    low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
+    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5 * (high - low + 1.2) / 3.2),
+                 layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
-    ax.set_ylim(-1.6, 1.6)
+    ax.set_ylim(low - 0.6, high + 0.6)
     ax.set_axis_off()
     ax.set_title(graph.title, fontsize=TITLE_FONT, wrap=True)
 
     colour_of = {}  # the direct route, the branch above, the branch below: always the same style
+    direct = {n for edge in next(iter(graph.routes.values())) for n in edge}
     for label, edges in graph.routes.items():
-        rows = [graph.positions[n][1] for edge in edges for n in edge]
+        rows = [graph.positions[n][1] for edge in edges for n in edge if n not in direct] or [0]
         colour_of[label] = ROUTE_STYLES[0 if not colour_of else 1 if max(rows) > 0 else 2]
     on_route = {}  # a node's box takes the colour of its route, the direct one first
     for label, edges in graph.routes.items():
@@ -245,7 +255,7 @@ def _draw(graph):
                                     linewidth=2.6 if label else 1.4, mutation_scale=16,
                                     patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),
                                     shrinkA=2, shrinkB=2))
-    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=label)
+    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=textwrap.fill(label, 150))
                for label, (c, s) in colour_of.items()]
     others = [(a, b) for a, b in graph.edges if graph.route_of((a, b)) is None]
     if others:

@@ -18,9 +18,12 @@ import numpy as np
 from .. import norms
 from .._array import flag, real_number
 from ..gradcheck import rel_error
+from ..i18n import translator
 from ..nn import GELU, CrossEntropyLoss, Dropout, LogSoftmax, Softmax
 from ..layer_cases import randomize_parameters
 from .tape import Tape
+
+_ = translator("explain")
 
 COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
 COMPACT_ATOL = 1e-13  # relative error, or absolute difference where the gradient is about 0
@@ -58,6 +61,8 @@ class StepThrough:
     loss_line: str = ""  # how L is made from the output (default: L = sum(y * dy))
     notes: list = field(default_factory=list)  # lines printed under the heading (e.g. the targets)
     target: np.ndarray = None  # cross_entropy: the class index of each row
+    lanes: dict = None  # node name -> row of the graph, for a tape of parallel chains (q and k, ranks)
+    inputs: tuple = ()  # the input leaves after the first (k, the other ranks' x): not parameters
 
     @property
     def passed(self):
@@ -90,13 +95,25 @@ class StepThrough:
 
 
 # --- the tapes -------------------------------------------------------------------------------
-def _affine(tape, x_hat, gamma, beta, over_params):
+def _affine(tape, x_hat, gamma, beta, over_params, of=""):
     """scale then shift: y = x_hat * gamma + beta (beta may be None)."""
-    y = tape.mul(x_hat, gamma, "y" if beta is None else "scaled", "scale", "y" if beta is None else "s",
-                 over_b=over_params)
+    scaled = ("y", "y") if beta is None else ("scaled", "s")  # the scale is the last step without beta
+    y = tape.mul(x_hat, gamma, step="scale", over_b=over_params, **_named(of, *scaled))
     if beta is not None:
-        y = tape.add(y, beta, "y", "shift", "y", over_b=over_params)
+        y = tape.add(y, beta, step="shift", over_b=over_params, **_named(of, "y", "y"))
     return y
+
+
+def _named(of, name, tex):
+    r"""A node's name and LaTeX symbol, marked with ``of`` for a chain that runs more than once
+    on one tape (QK-norm's q and k, SyncBatchNorm's ranks): ("mean", r"\mu") of "q" is
+    ("mean_q", r"\mu_{q}"), ("xc", "x_c") is ("xc_q", "x_{c,q}"); without ``of``, unchanged."""
+    if not of:
+        return {"name": name, "tex": tex}
+    base, power = tex.split("^", 1) if "^" in tex else (tex, "")
+    head, low = base.split("_", 1) if "_" in base else (base, "")
+    sub = f"{low.strip('{}')},{of}" if low else of
+    return {"name": f"{name}_{of}", "tex": f"{head}_{{{sub}}}" + (f"^{power}" if power else "")}
 
 
 def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
@@ -110,14 +127,14 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
     return t
 
 
-def _standardize(t, x, eps, axes, over, name, tex):
+def _standardize(t, x, eps, axes, over, name, tex, of=""):
     """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise."""
-    mean = t.mean(x, axes, "mean", "mean", over, r"\mu")
-    xc = t.sub(x, mean, "xc", "centre", "x_c", over=over)
-    sq = t.square(xc, "xc2", "square", "q")
-    var = t.mean(sq, axes, "var", "variance", over, r"\sigma^2")
-    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
-    rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
+    mean = t.mean(x, axes, step="mean", over=over, **_named(of, "mean", r"\mu"))
+    xc = t.sub(x, mean, step="centre", over=over, **_named(of, "xc", "x_c"))
+    sq = t.square(xc, step="square", **_named(of, "xc2", "q"))
+    var = t.mean(sq, axes, step="variance", over=over, **_named(of, "var", r"\sigma^2"))
+    var_eps = t.add_constant(var, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "var_eps", "v"))
+    rstd = t.rsqrt(var_eps, step="rsqrt", **_named(of, "rstd", "r"))
     return t.mul(xc, rstd, name, "normalise", tex, over_b=over)
 
 
@@ -126,13 +143,18 @@ def rms_tape(x, gamma, eps, axes, over, over_params):
     t = Tape()
     x = t.leaf("x", x)
     g = t.leaf("gamma", gamma, r"\gamma")
-    sq = t.square(x, "x2", "square", "q")
-    ms = t.mean(sq, axes, "ms", "mean square", over, "m")
-    ms_eps = t.add_constant(ms, eps, "eps", "ms_eps", "add eps", "v", r"\epsilon")
-    rrms = t.rsqrt(ms_eps, "rrms", "rsqrt", "r")
-    x_hat = t.mul(x, rrms, "x_hat", "normalise", r"\hat{x}", over_b=over)
+    x_hat = _rms_normalize(t, x, eps, axes, over, "x_hat", r"\hat{x}")
     _affine(t, x_hat, g, None, over_params)
     return t
+
+
+def _rms_normalize(t, x, eps, axes, over, name, tex, of=""):
+    """RMSNorm's nodes before its scale: square, mean square, add eps, rsqrt, normalise."""
+    sq = t.square(x, step="square", **_named(of, "x2", "q"))
+    ms = t.mean(sq, axes, step="mean square", over=over, **_named(of, "ms", "m"))
+    ms_eps = t.add_constant(ms, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "ms_eps", "v"))
+    rrms = t.rsqrt(ms_eps, step="rsqrt", **_named(of, "rrms", "r"))
+    return t.mul(x, rrms, name, "normalise", tex, over_b=over)
 
 
 def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
@@ -258,6 +280,8 @@ KINDS = {
     "cross_entropy": ("cross-entropy", (2,)),
     "gelu": ("GELU", (1, 2, 3, 4)),
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
+    "qk_norm": ("QK-norm", (2, 3, 4)),  # q of shape (T, D), (H, T, D) or (B, H, T, D): modern.py
+    "sync_batchnorm": ("SyncBatchNorm", (2, 3, 4)),  # the whole batch, split over the ranks: modern.py
 }
 
 COMPACT = {
@@ -278,6 +302,11 @@ COMPACT = {
                      "Jacobian",
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
+    "qk_norm": "dq = q_norm.backward(ds @ k_n / sqrt(D)), dk = k_norm.backward(ds^T @ q_n / sqrt(D)):"
+               " each norm's own compact backward, q_n = q_norm(q), k_n = k_norm(k)",
+    "sync_batchnorm": "dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
+                      " dx_hat = dy * gamma; both means over every rank, from one all-reduce of"
+                      " [sum dy_r, sum dy_r * x_hat_r]",
 }
 
 
@@ -303,7 +332,7 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None):
+                 alpha=None, groups=None, p=None, target=None, qk_norm=None, ranks=None):
     """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
     ``StepThrough``.
 
@@ -327,13 +356,17 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         from ``seed``, and the layer (in training mode) draws the same one.
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
+    qk_norm : the qk_norm step-through's norm, "rmsnorm" (default) or "layernorm"; x is q, of
+        shape (T, D), (H, T, D) or (B, H, T, D), k is drawn like it, the output is the scores.
+    ranks : the sync_batchnorm step-through's simulated ranks (default 2); x is the whole batch,
+        split along N (the first ranks hold one row more when N is not a multiple).
     """
     kind = _kind(kind)
-    title, ranks = KINDS[kind]
+    title, ndims = KINDS[kind]
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
-    if x.ndim not in ranks:
-        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ranks))}, "
+    if x.ndim not in ndims:
+        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ndims))}, "
                          f"got shape {x.shape}")
     if flag(causal, "causal", "step_through"):
         if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
@@ -343,6 +376,14 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         x[..., above[0], above[1]] = -np.inf
     if target is not None and kind != "cross_entropy":
         raise ValueError(f"target applies to the cross_entropy step-through only, got {title}")
+    for option, value, owner in (("qk_norm", qk_norm, "qk_norm"), ("ranks", ranks, "sync_batchnorm")):
+        if value is not None and kind != owner:
+            raise ValueError(_("{option} applies to the {owner} step-through only, got {title}")
+                             .format(option=option, owner=owner, title=title))
+    if kind in ("qk_norm", "sync_batchnorm"):  # normcore/derivations/modern.py
+        from .modern import modern_step_through
+        return modern_step_through(kind, title, x, rng, gamma=gamma, beta=beta, dy=dy, h=h, qk_norm=qk_norm,
+                                   ranks=ranks)
     if kind in LOSS_AND_ACTIVATION_KINDS:
         return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
     letters = _letters(kind, x.ndim)
@@ -409,7 +450,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         tape = dyt_tape(x, layer.alpha.data, layer.weight.data.reshape(view), layer.bias.data.reshape(view),
                         over, over_params)
     else:
-        eps = layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)  # RMSNorm(eps=None)
+        eps = layer_eps(layer)
         gamma_v = layer.weight.data.reshape(view)
         if kind == "rmsnorm":
             tape = rms_tape(x, gamma_v, eps, axes, over, over_params)
@@ -427,6 +468,11 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     _check(st, y_ref, reference, h)
     st.properties = _properties(kind, tape, axes, over, mask, p)
     return st
+
+
+def layer_eps(layer):
+    """The eps a norm layer adds: its own, or machine epsilon for RMSNorm(eps=None)."""
+    return layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)
 
 
 def _check(st, y_ref, reference, h):
