@@ -9,7 +9,11 @@ import textwrap
 from ..derivations import KINDS, step_through
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
+from ..i18n import translator
+from ..nn.attention import QK_NORMS
 from ._options import seed
+
+_ = translator("cli")
 
 DESCRIPTION = """\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
@@ -67,6 +71,12 @@ def add_arguments(parser):
     parser.add_argument("--causal", action="store_true",
                         help="softmax only: mask the scores above the diagonal with -inf, as causal "
                              "attention does (needs a square shape such as 4x4)")
+    parser.add_argument("--qk-norm", choices=QK_NORMS, metavar="NORM",
+                        help=_("qk_norm only: the norm of q and k, rmsnorm (default) or layernorm; "
+                               "--shape is q's, (T, D), (H, T, D) or (B, H, T, D)"))
+    parser.add_argument("--ranks", type=int, metavar="R",
+                        help=_("sync_batchnorm only: the simulated ranks (default 2); --shape is the "
+                               "whole batch, its rows split among them"))
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
@@ -96,7 +106,9 @@ def add_arguments(parser):
                      "  normcore explain rmsnorm --format tex > rmsnorm.tex\n"
                      "  normcore explain layernorm --graph layernorm_graph.svg\n"
                      "  normcore explain groupnorm --shape 2x4x3\n"
-                     "  normcore explain cross_entropy --shape 4x3")
+                     "  normcore explain cross_entropy --shape 4x3\n"
+                     "  normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm\n"
+                     "  normcore explain sync_batchnorm --shape 5x2 --ranks 3")
 
 
 def _error(message):
@@ -106,9 +118,12 @@ def _error(message):
 
 def run(args):
     try:
-        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal)
-    except ValueError as err:  # the shape does not suit the norm, or --causal does not apply
-        option = "--causal" if args.causal and "causal" in str(err) else "--shape"
+        st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
+                          qk_norm=args.qk_norm, ranks=args.ranks)
+    except ValueError as err:  # the shape does not suit the norm, or an option does not apply
+        given = (("--causal", "causal", args.causal), ("--ranks", "ranks", args.ranks is not None),
+                 ("--qk-norm", "qk_norm", args.qk_norm is not None))
+        option = next((name for name, word, used in given if used and word in str(err)), "--shape")
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import norms
 from ..distributed import InProcessGroup, SyncBatchNorm
-from ..i18n import N_, translator
+from ..i18n import translator
 from ..layer_cases import randomize_parameters
 from ..nn.attention import MultiheadAttention, qk_norm_choice
 from .steps import (COMPACT, COMPACT_ATOL, COMPACT_TOL, StepThrough, _affine, _check, _letters, _named,
@@ -152,9 +152,10 @@ def _score_bound(tape, D):
 
 
 def _qk_properties(tape, choice):
-    worst = lambda a: float(np.max(np.abs(a))) if np.size(a) else 0.0  # noqa: E731
-    props = [(N_("max |s| - the bound above: the norms bound the scores (0 when it holds)"),
-              max(0.0, worst(tape.output.value) - _score_bound(tape, tape["q"].value.shape[-1])))]
+    """What dq and dk must satisfy, measured: each row's norm ignores a rescaling of the row
+    (RMSNorm and LayerNorm) and a shift (LayerNorm)."""
+    worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
+    props = []
     for of in ("q", "k"):
         leaf = tape[of]
         props.append((f"sum_D(d{of} * {of}): " + _("the scores ignore a rescaling of each row of {of} "
@@ -163,7 +164,7 @@ def _qk_properties(tape, choice):
         if choice == "layernorm":
             props.append((f"sum_D(d{of}): " + _("the scores ignore a shift of each row of {of}").format(of=of),
                           worst(leaf.grad.sum(axis=-1))))
-    return [(_(text) if text.startswith("max") else text, value) for text, value in props]
+    return props
 
 
 # --- SyncBatchNorm ---------------------------------------------------------------------------
@@ -251,14 +252,15 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
     reference = {f"x_{r}": dx for r, dx in enumerate(dx_ranks)}
     reference["gamma"] = sum(layer.weight.grad for layer in layers)  # each replica's local share
     reference["beta"] = sum(layer.bias.grad for layer in layers)
-    rows = ", ".join(f"{r}: {a}:{b}" for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
+    rows = ", ".join(_("rank {r}: rows {a}:{b}").format(r=r, a=a, b=b) + (_(" (none)") if a == b else "")
+                     for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
     N = x.size // C
     st = StepThrough("sync_batchnorm", "SyncBatchNorm", tape, dy, eps, over,
                      _("SyncBatchNorm.backward over InProcessGroup({r})").format(r=R), COMPACT["sync_batchnorm"],
                      what=_("rank 0's share of x {shape} split over {r} ranks, statistics over {over} "
                             "of all ranks together (N = {n} values per channel), eps = {eps:.3g}")
                      .format(shape=x.shape, r=R, over=over, n=N, eps=eps),
-                     notes=[_("The rows of x on each rank (rank: rows): {rows}").format(rows=rows),
+                     notes=[_("The rows of x on each rank: {rows}.").format(rows=rows),
                             *_sync_notes(log, C)])
     _check(st, np.concatenate(y_ranks), reference, h)
     st.checks += _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts)

@@ -324,7 +324,6 @@ class Tape:
         """The sum of one vector per rank, which every rank receives: a message, not arithmetic
         on one worker. Its backward sends the gradient that reached the total, already summed
         over every rank's use of it, back to each rank unchanged."""
-        names = [p.name for p in parts]
         return self._op(
             name, step, tex, lambda *values: sum(values[1:], values[0].copy()),  # in rank order
             [Edge(p, f"d {name}/d {p.name} = 1",
@@ -332,7 +331,7 @@ class Tape:
                   f"d_{p.name} += d_{name} (rank {r} receives the summed gradient)",
                   lambda g, out, *values: g.copy())
              for r, p in enumerate(parts)],
-            f"{name} = all_reduce({', '.join(names)}) = {' + '.join(names)}",
+            f"{name} = all_reduce({_listed(parts)})",
             rf"{tex} = " + " + ".join(p.tex for p in parts))
 
     def concat(self, parts, axis, name, step, tex):
@@ -349,7 +348,7 @@ class Tape:
                   rf"\frac{{\partial {tex}}}{{\partial {p.tex}}} = 1",
                   f"d_{p.name} += d_{name}[{a}:{b}]", piece(a, b))
              for p, a, b in zip(parts, bounds[:-1], bounds[1:])],
-            f"{name} = concat({', '.join(p.name for p in parts)})",
+            f"{name} = concat({_listed(parts)})",
             rf"{tex} = [" + "; ".join(p.tex for p in parts) + "]")
 
     # --- backward, replay and the numerical gradient -------------------------------------------
@@ -405,6 +404,12 @@ class Tape:
                          + 8 * loss_at(idx, old + h) - loss_at(idx, old + 2 * h)) / (12 * h)
             z[idx] = old
         return grad
+
+
+def _listed(nodes):
+    """'a, b, c' for up to three nodes, 'a, ..., z' for more: a formula that fits a line."""
+    names = [n.name for n in nodes]
+    return ", ".join(names if len(names) <= 3 else [names[0], "...", names[-1]])
 
 
 def _shape_text(shape):
