@@ -195,20 +195,22 @@ READABLE_WIDTH = 19.0  # inches: a wider picture, scaled to a page, shows its la
                        # the text around it (13 pt on 19 in is 1% of the width)
 
 
-def _column_width(graph):
+def _column_width(graph, cols):
     """Inches per column: the widest line of any label (about half an em per character), plus a gap."""
-    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")))
+    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")), cols)
 
 
-def _width_for(chars):
-    return max(1.45, 0.5 * chars * NODE_FONT / 72 + 0.3)
+def _width_for(chars, cols):
+    """At least 1.45 inches, or READABLE_WIDTH / cols for a tape of more columns (SyncBatchNorm's
+    fifteen): narrower gaps rather than smaller text."""
+    return max(min(1.45, READABLE_WIDTH / cols), 0.5 * chars * NODE_FONT / 72 + 0.3)
 
 
 def _fit(labels, cols):
     """The labels, their lines wrapped when ``cols`` columns of them would make the picture
     wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns)."""
     chars = max(len(line) for label in labels.values() for line in label.split("\n"))
-    if _width_for(chars) * cols <= READABLE_WIDTH:
+    if _width_for(chars, cols) * cols <= READABLE_WIDTH:
         return labels
     fit = int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT))
     return {name: "\n".join(part for line in label.split("\n")
@@ -223,7 +225,7 @@ def _draw(graph):
     cols = max(c for c, _ in graph.positions.values()) + 1
     rows = [r for _, r in graph.positions.values()]
     low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
-    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5 * (high - low + 1.2) / 3.2),
+    fig = Figure(figsize=(max(9.0, _column_width(graph, cols) * cols), 7.5 * (high - low + 1.2) / 3.2),
                  layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
