@@ -55,7 +55,7 @@ def _upstream(dy, rng, shape):
 def qk_norm_tape(q, k, q_norm, k_norm, eps, over_params):
     """Each head's rows of q and of k normalised over their D channels (the norm's own nodes,
     one chain per input), scaled by the norm's gamma (and shifted by beta, where the layer has
-    one), then the scores s = q_n @ k_n^T / sqrt(D)."""
+    one), then the scores s = y_q @ y_k^T / sqrt(D)."""
     t = Tape()
     q, k = t.leaf("q", q), t.leaf("k", k)
     params = {}
@@ -69,8 +69,8 @@ def qk_norm_tape(q, k, q_norm, k_norm, eps, over_params):
         hat = normalize(t, leaf, eps, axes, "D", f"{of}_hat", rf"\hat{{{of}}}", of=of)
         normalised[of] = _affine(t, hat, *params[of], over_params, of=of)
     swap = tuple(range(q.value.ndim - 2)) + (q.value.ndim - 1, q.value.ndim - 2)
-    k_t = t.transpose(normalised["k"], swap, "kT", "transpose", r"k_n^{\top}")
-    qk = t.matmul(normalised["q"], k_t, "qk", "dot products", "P")
+    k_t = t.transpose(normalised["k"], swap, "kT", "transpose", r"y_{k}^{\top}")
+    qk = t.matmul(normalised["q"], k_t, "qk", "dot products", "G")
     t.scale(qk, 1.0 / math.sqrt(D), "1/sqrt(D)", "s", "scale", "s", r"\tfrac{1}{\sqrt{D}}")
     return t
 
@@ -104,10 +104,10 @@ def qk_norm_step_through(q, rng, dy, h, qk_norm):
 
     # the reference: the attention's norm layers, their compact backward composed as
     # MultiheadAttention's backward composes them (dq = dS @ k / sqrt(D), then q_norm.backward)
-    q_n, k_n = q_norm.forward(q), k_norm.forward(k)
-    s_ref = q_n @ np.swapaxes(k_n, -1, -2) / math.sqrt(D)
-    reference = {"q": q_norm.backward(dy @ k_n / math.sqrt(D)),
-                 "k": k_norm.backward(np.swapaxes(dy, -1, -2) @ q_n / math.sqrt(D))}
+    y_q, y_k = q_norm.forward(q), k_norm.forward(k)
+    s_ref = y_q @ np.swapaxes(y_k, -1, -2) / math.sqrt(D)
+    reference = {"q": q_norm.backward(dy @ y_k / math.sqrt(D)),
+                 "k": k_norm.backward(np.swapaxes(dy, -1, -2) @ y_q / math.sqrt(D))}
     for of, layer in (("q", q_norm), ("k", k_norm)):
         reference[f"gamma_{of}"] = layer.weight.grad
         if layer.bias is not None:
@@ -117,7 +117,7 @@ def qk_norm_step_through(q, rng, dy, h, qk_norm):
                      _("MultiheadAttention's q_norm and k_norm ({name}) backward, composed as its "
                        "backward composes them").format(name=name), COMPACT["qk_norm"],
                      what=_("k of the same shape, each row of q and k normalised over its D = {d} "
-                            "channels, then the scores q_n k_n^T / sqrt(D), eps = {eps:.3g}")
+                            "channels, then the scores y_q y_k^T / sqrt(D), eps = {eps:.3g}")
                      .format(d=D, eps=layer_eps(q_norm)),
                      loss_line=_("Loss L = sum(s * dy) with a random dy (in attention, the softmax's "
                                  "gradient dS), so dL/ds = dy."))
@@ -133,7 +133,7 @@ def _qk_notes(tape, q, k, D, no_beta_k):
     raw = float(np.max(np.abs(q @ np.swapaxes(k, -1, -2)))) / math.sqrt(D)
     bound = _score_bound(tape, D)
     notes = [_("max |s| = {s:.4g} here; without the norms, q k^T / sqrt(D) on the same q and k "
-               "reaches {raw:.4g}. With them |s| <= |q_n| |k_n| / sqrt(D) <= {bound:.4g} "
+               "reaches {raw:.4g}. With them |s| <= |y_q| |y_k| / sqrt(D) <= {bound:.4g} "
                "(Cauchy-Schwarz, |x_hat| <= sqrt(D)): a bound set by gamma and beta alone, not "
                "by the size of q and k.").format(s=float(np.max(np.abs(tape.output.value))), raw=raw,
                                                  bound=bound)]
@@ -215,6 +215,7 @@ def _sync_lanes(tape):
 
 
 def _ranks(ranks):
+    """The number of simulated ranks: 1 to 8 (each adds a lane of nodes to the tape)."""
     if ranks is None:
         return SYNC_RANKS
     if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or not 1 <= ranks <= 8:
@@ -261,15 +262,15 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
                             "of all ranks together (N = {n} values per channel), eps = {eps:.3g}")
                      .format(shape=x.shape, r=R, over=over, n=N, eps=eps),
                      notes=[_("The rows of x on each rank: {rows}.").format(rows=rows),
-                            *_sync_notes(log, C)])
+                            *_sync_notes(log)])
     _check(st, np.concatenate(y_ranks), reference, h)
     st.checks += _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts)
-    st.properties = _sync_properties(tape, log, axes, R, C)
+    st.properties = _sync_properties(tape, log, axes, R)
     st.lanes, st.inputs = _sync_lanes(tape), tuple(f"x_{r}" for r in range(1, R))
     return st
 
 
-def _sync_notes(log, C):
+def _sync_notes(log):
     """What normcore's SyncBatchNorm sent, and how the tape's backward relates to it."""
     sizes = ", ".join(f"{m.name} ({m.received.size})" for m in log)
     return [_("normcore's SyncBatchNorm sent {n} all-reduce messages (values each): {sizes}.")
@@ -277,7 +278,9 @@ def _sync_notes(log, C):
             _("On the tape, S and M2 are the two forward all-reduces. In the backward, the gradient "
               "of a shared node (mean, rstd) adds every rank's share: that sum over the ranks is the "
               "backward's all-reduce, which normcore sends as one message of [sum dy, sum dy * x_hat] "
-              "per channel; S and M2 then hand the total back to every rank.")]
+              "per channel; S and M2 then hand the total back to every rank."),
+            _("The checks also compare with plain BatchNorm on the rows put back together "
+              "(vs batchnorm): the two must agree.")]
 
 
 def _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts):
@@ -291,7 +294,9 @@ def _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts):
     return [_verdict(name, "batchnorm", staged, ref, COMPACT_TOL, COMPACT_ATOL) for name, staged, ref in pairs]
 
 
-def _sync_properties(tape, log, axes, R, C):
+def _sync_properties(tape, log, axes, R):
+    """What the staged gradients satisfy over all ranks, and how the tape's all-reduces match
+    the messages normcore's SyncBatchNorm sent: each value should be 0 up to rounding."""
     worst = lambda a: float(np.max(np.abs(a))) if np.size(a) else 0.0  # noqa: E731
     dx = sum(tape[f"x_{r}"].grad.sum(axis=axes) for r in range(R))
     dx_x_hat = sum((tape[f"x_{r}"].grad * tape[f"x_hat_{r}"].value).sum(axis=axes) for r in range(R))

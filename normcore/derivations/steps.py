@@ -302,8 +302,8 @@ COMPACT = {
                      "Jacobian",
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
-    "qk_norm": "dq = q_norm.backward(ds @ k_n / sqrt(D)), dk = k_norm.backward(ds^T @ q_n / sqrt(D)):"
-               " each norm's own compact backward, q_n = q_norm(q), k_n = k_norm(k)",
+    "qk_norm": "dq = q_norm.backward(ds @ y_k / sqrt(D)), dk = k_norm.backward(ds^T @ y_q / sqrt(D)):"
+               " each norm's own compact backward, y_q = q_norm(q), y_k = k_norm(k)",
     "sync_batchnorm": "dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
                       " dx_hat = dy * gamma; both means over every rank, from one all-reduce of"
                       " [sum dy_r, sum dy_r * x_hat_r]",
