@@ -253,7 +253,7 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
     reference = {f"x_{r}": dx for r, dx in enumerate(dx_ranks)}
     reference["gamma"] = sum(layer.weight.grad for layer in layers)  # each replica's local share
     reference["beta"] = sum(layer.bias.grad for layer in layers)
-    rows = ", ".join(_("rank {r}: rows {a}:{b}").format(r=r, a=a, b=b) + (_(" (none)") if a == b else "")
+    rows = ", ".join((_("rank {r}: rows {a}:{b}") if a < b else _("rank {r}: no rows")).format(r=r, a=a, b=b)
                      for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
     N = x.size // C
     st = StepThrough("sync_batchnorm", "SyncBatchNorm", tape, dy, eps, over,
@@ -307,7 +307,7 @@ def _sync_properties(tape, log, axes, R):
              worst(dx_x_hat)),
             (_("S - normcore's first all-reduce (sum x per channel)"), worst(tape["S"].value.ravel()
                                                                             - log[0].received[1:])),
-            (_("M2 - normcore's second all-reduce (sum (x - mean)**2 per channel)"),
+            (_("M2 - normcore's second all-reduce (the squared deviations summed per channel)"),
              worst(tape["M2"].value.ravel() - log[1].received)),
             (_("[dbeta, dgamma] - normcore's backward all-reduce [sum dy, sum dy * x_hat]"),
              worst(backward - log[2].received))]
