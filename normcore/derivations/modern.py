@@ -26,13 +26,12 @@ from .tape import Tape
 
 _ = translator("explain")
 
-MODERN_KINDS = ("qk_norm", "sync_batchnorm")
 SYNC_RANKS = 2  # the default number of simulated ranks
 
 
 def modern_step_through(kind, title, x, rng, *, gamma=None, beta=None, dy=None, h=1e-6, qk_norm=None,
                         ranks=None):
-    """The step-through of ``kind`` (one of MODERN_KINDS) on the input ``x``, drawing what it
+    """The step-through of ``kind`` ("qk_norm" or "sync_batchnorm") on the input ``x``, drawing what it
     needs from ``rng`` after x; see ``steps.step_through`` for the arguments."""
     if gamma is not None or beta is not None:
         raise ValueError(_("gamma and beta are drawn from the seed in the {title} step-through "
