@@ -32,6 +32,8 @@ SHAPES = {
     "dropout": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "residual": [(3, 4), (2, 3, 4), (1, 5), (2, 2, 3)],  # each position: test_derivations_block.py
     "attention": [(3, 4), (4, 2), (2, 3, 4), (1, 5, 3)],  # (T, D) or (B, T, D), one head
+    "qk_norm": [(3, 4), (4, 3), (2, 3, 5), (2, 2, 3, 4)],  # q: (T, D), (H, T, D), (B, H, T, D)
+    "sync_batchnorm": [(3, 4), (5, 2), (4, 2, 3), (3, 2, 2, 2)],  # the whole batch, over 2 ranks
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -62,6 +64,8 @@ def _compact(kind, st):
     if kind == "dropout":  # written out here: the mask is where the forward kept x
         mask = st.tape["kept"].value != 0
         return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
+    if kind in ("qk_norm", "sync_batchnorm"):
+        return _compact_modern(kind, st)
     if kind == "groupnorm":
         layer = nc.GroupNorm(st.tape["xg"].value.shape[1], x.shape[1])
     elif kind == "instancenorm":
@@ -414,6 +418,38 @@ def test_layernorm_jacobian_null_directions_and_scale():
     assert np.abs(eig[:2]).max() < 1e-4 and np.allclose(eig[2:], r)
 
 
+def _compact_modern(kind, st):
+    """QK-norm: the two norm layers' backward through s = q_n k_n^T / sqrt(D); SyncBatchNorm:
+    plain BatchNorm on the ranks' rows put back together."""
+    t, dy = st.tape, st.dy
+    names = {n.name for n in t}
+    if kind == "qk_norm":
+        D = t["q"].value.shape[-1]
+        made = {}
+        for of in "qk":
+            layer = nc.RMSNorm(D) if "rrms_q" in names else nc.LayerNorm(D, bias=f"beta_{of}" in names)
+            layer.weight.data[...] = t[f"gamma_{of}"].value
+            if layer.bias is not None:
+                layer.bias.data[...] = t[f"beta_{of}"].value
+            made[of] = layer, layer.forward(t[of].value)
+        (q_norm, q_n), (k_norm, k_n) = made["q"], made["k"]
+        grads = {"q": q_norm.backward(dy @ k_n / math.sqrt(D)),
+                 "k": k_norm.backward(np.swapaxes(dy, -1, -2) @ q_n / math.sqrt(D))}
+        for of, (layer, _) in made.items():
+            grads[f"gamma_{of}"] = layer.weight.grad
+            if layer.bias is not None:
+                grads[f"beta_{of}"] = layer.bias.grad
+        return grads
+    xs = [t[f"x_{r}"].value for r in range(len([n for n in names if n.startswith("x_") and n[2:].isdigit()]))]
+    x = np.concatenate(xs)
+    layer = (nc.BatchNorm1d if x.ndim < 4 else nc.BatchNorm2d)(x.shape[1])
+    layer.weight.data[...] = t["gamma"].value.ravel()
+    layer.bias.data[...] = t["beta"].value.ravel()
+    layer.forward(x)
+    dx = np.split(layer.backward(dy), np.cumsum([len(v) for v in xs])[:-1])
+    return {**{f"x_{r}": d for r, d in enumerate(dx)}, "gamma": layer.weight.grad, "beta": layer.bias.grad}
+
+
 # --- log-softmax, cross-entropy and GELU ---------------------------------------------------------
 def _compact_loss_or_activation(kind, st):
     """Their compact backward, written out here independently of the step-through and normcore.nn."""
@@ -694,7 +730,8 @@ def test_summary_has_the_rules_and_verdicts_but_no_values(kind):
     full = _run(["explain", kind])[1]
     assert status == 0 and max(len(line) for line in text.splitlines()) <= 80
     assert re.search(r"\d\.\d{4}", full) and not re.search(r"\d\.\d{4}", text)  # array values
-    assert "TeX" not in text and len(text.splitlines()) < len(full.splitlines()) / 2
+    shorter = 1.8 if kind == "sync_batchnorm" else 2  # its ranks hold one or two rows of values each
+    assert "TeX" not in text and len(text.splitlines()) < len(full.splitlines()) / shorter
     words = " ".join(text.split())  # the wrapped lines as one line
     for node in st.tape:
         assert f"[{node.index:>2}] {node.name}: " in text

@@ -129,12 +129,12 @@ def test_node_names_follow_the_norm_they_belong_to():
     names = {pos: [n.name for n in step_through("residual", position=pos).tape] for pos in POSITIONS}
     assert names["pre"] == ["x", "gamma", "beta", "W", "b", "mean", "xc", "xc2", "var", "var_eps", "rstd",
                             "x_hat", "scaled", "h", "u", "f", "y"]
-    assert names["post"][5:] == ["u", "f", "z", "mean_z", "zc", "zc2", "var_z", "var_eps_z", "rstd_z",
+    assert names["post"][5:] == ["u", "f", "z", "mean_z", "xc_z", "xc2_z", "var_z", "var_eps_z", "rstd_z",
                                  "z_hat", "scaled_z", "y"]
     assert names["deepnorm"][5:8] == ["ax", "u", "f"]
     assert names["none"] == ["x", "W", "b", "u", "f", "y"]
     assert names["peri"][5:7] == ["gamma_f", "beta_f"]
-    assert names["peri"][-12:] == ["u", "f", "mean_f", "fc", "fc2", "var_f", "var_eps_f", "rstd_f", "f_hat",
+    assert names["peri"][-12:] == ["u", "f", "mean_f", "xc_f", "xc2_f", "var_f", "var_eps_f", "rstd_f", "f_hat",
                                    "scaled_f", "o", "y"]
     assert all(len(set(n)) == len(n) for n in names.values())  # no name twice on a tape
 
@@ -198,7 +198,7 @@ def test_explain_residual_summary_step_md_and_svg(position, monkeypatch, tmp_pat
     path = tmp_path / "residual.svg"
     status, text, _ = _run(["explain", "residual", "--position", position, "--graph", str(path)])
     assert status == 0 and ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg"
-    direct = {"pre": "direct: x -> y", "post": "direct: x -> z -> zc -> z_hat -> scaled_z -> y"}
+    direct = {"pre": "direct: x -> y", "post": "direct: x -> z -> xc_z -> z_hat -> scaled_z -> y"}
     first, rest = text.split("\n", 1)
     assert first == f"wrote {path}" and direct[position] in rest and _fits(rest)
 

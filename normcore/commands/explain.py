@@ -8,11 +8,14 @@ import textwrap
 
 from ..derivations import KINDS, step_through
 from ..derivations.blocks import POSITIONS
-from ..derivations.steps import DROPOUT_P, OPTION_KINDS
-from ..i18n import N_, translator
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
+from ..derivations.steps import DROPOUT_P, OPTION_KINDS
+from ..i18n import N_, translator
+from ..nn.attention import QK_NORMS
 from ._options import positive_int, seed
+
+_ = translator("cli")
 
 DESCRIPTION = """\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
@@ -25,8 +28,6 @@ with --summary, the nodes and their rules without values; with --graph, draw the
 tape instead; with --format md or tex, the derivation for lecture notes
 (Markdown with LaTeX math, or a LaTeX fragment with one align* per backward
 node; needs amsmath)."""
-
-_ = translator("cli")
 
 FORMATS = {"md": export_markdown, "tex": render_latex}
 GRAPH_SUFFIXES = (".png", ".svg")
@@ -112,6 +113,12 @@ def add_arguments(parser):
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
     parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
     parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
+    parser.add_argument("--qk-norm", choices=QK_NORMS, metavar="NORM",
+                        help=_("qk_norm only: the norm of q and k, rmsnorm (default) or layernorm; "
+                               "--shape is q's, (T, D), (H, T, D) or (B, H, T, D)"))
+    parser.add_argument("--ranks", type=int, metavar="R",
+                        help=_("sync_batchnorm only: the simulated ranks (default 2); --shape is the "
+                               "whole batch, its rows split among them"))
     parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
@@ -145,7 +152,10 @@ def add_arguments(parser):
                      "  normcore explain residual --position post --shape 2x3x4\n"
                      "  normcore explain groupnorm --shape 2x6x2 --groups 3\n"
                      "  normcore explain dropout --p 0.25\n"
-                     "  normcore explain attention --shape 2x3x4 --heads 2 --causal")
+                     "  normcore explain attention --shape 2x3x4 --heads 2 --causal\n"
+
+                     "  normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm\n"
+                     "  normcore explain sync_batchnorm --shape 5x2 --ranks 3")
 
 
 def _error(message):
@@ -155,11 +165,11 @@ def _error(message):
 
 def _option_error(args):
     """The message for an option that does not suit the computation or the shape, or None."""
-    for option in ("position", "groups", "p", "heads"):
+    for option in ("position", "groups", "p", "heads", "qk_norm", "ranks"):
         value = getattr(args, option)
         if value is not None and args.norm not in OPTION_KINDS[option]:
             return _("argument --{option}: applies to {kinds} only, not {norm}").format(
-                option=option, kinds=" and ".join(OPTION_KINDS[option]), norm=args.norm)
+                option=option.replace("_", "-"), kinds=" and ".join(OPTION_KINDS[option]), norm=args.norm)
     if args.groups is not None and len(args.shape) > 1 and args.shape[1] % args.groups:
         return _("argument --groups: G = {g} must divide the C = {c} channels of --shape {shape}").format(
             g=args.groups, c=args.shape[1], shape="x".join(map(str, args.shape)))
@@ -173,10 +183,12 @@ def run(args):
         return 2
     try:
         st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
-                          position=args.position, groups=args.groups, p=args.p, heads=args.heads)
+                          position=args.position, groups=args.groups, p=args.p, heads=args.heads,
+                          qk_norm=args.qk_norm, ranks=args.ranks)
     except ValueError as err:  # the shape does not suit the norm, or an option does not apply
-        option = "--causal" if args.causal and "causal" in str(err) else "--shape"
-        option = "--heads" if args.heads is not None and "heads" in str(err) else option
+        given = (("--causal", "causal", args.causal), ("--heads", "heads", args.heads is not None),
+                 ("--ranks", "ranks", args.ranks is not None), ("--qk-norm", "qk_norm", args.qk_norm is not None))
+        option = next((name for name, word, used in given if used and word in str(err)), "--shape")
         _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
         return 2
     if args.graph:

@@ -108,9 +108,10 @@ def residual_tape(x, params, position, alpha, eps, over_params):
          for name, value in params.items()}
     d = x.value.ndim - 1
 
-    def norm(v, sub, hat, out, gamma, beta):
-        v_hat = _standardize(t, v, eps, (d,), "D", f"{hat}_hat", rf"\hat{{{hat}}}", sub)
-        return _affine(t, v_hat, gamma, beta, over_params, out, sub)
+    def norm(v, of, out, gamma, beta):  # LayerNorm's nodes of v, marked with ``of`` (see _named)
+        hat = of or "x"
+        v_hat = _standardize(t, v, eps, (d,), "D", f"{hat}_hat", rf"\hat{{{hat}}}", of)
+        return _affine(t, v_hat, gamma, beta, over_params, of, out)
 
     def f(h):
         u = t.matmul(h, p["W"], "u", "matmul", "u")
@@ -119,11 +120,11 @@ def residual_tape(x, params, position, alpha, eps, over_params):
     if position in ("post", "deepnorm"):
         carry = x if position == "post" else t.scale(x, alpha, "alpha", "ax", "scale by alpha", "a", r"\alpha")
         z = t.add(carry, f(x), "z", "residual add", "z")
-        norm(z, "_z", "z", ("y", "y"), p["gamma"], p["beta"])
+        norm(z, "z", ("y", "y"), p["gamma"], p["beta"])
         return t
-    branch = f(x if position == "none" else norm(x, "", "x", ("h", "h"), p["gamma"], p["beta"]))
+    branch = f(x if position == "none" else norm(x, "", ("h", "h"), p["gamma"], p["beta"]))
     if position == "peri":
-        branch = norm(branch, "_f", "f", ("o", "o"), p["gamma_f"], p["beta_f"])
+        branch = norm(branch, "f", ("o", "o"), p["gamma_f"], p["beta_f"])
     t.add(x, branch, "y", "residual add", "y")
     return t
 

@@ -108,10 +108,12 @@ def computation_graph(st):
     for name in reversed(names):
         if any(b in reaches_target for b in successors[name]):
             reaches_target.add(name)
-    reached = {source.name}
+    inputs = {source.name, *st.inputs}  # QK-norm's k, SyncBatchNorm's other ranks: inputs too
+    reached, from_source = set(inputs), {source.name}
     for a, b in edges:
-        if a in reached:
-            reached.add(b)
+        for found in (reached, from_source):
+            if a in found:
+                found.add(b)
     between = [n for n in names if n in reached and n in reaches_target and n not in direct]
     branches = []
     for name in between:  # join each node to the branch of a neighbour already placed
@@ -137,29 +139,34 @@ def computation_graph(st):
         if node.is_leaf:
             row[node.name] = 1 if (column[node.name], 1) not in taken else -1
             taken.add((column[node.name], row[node.name]))
+    row.update(st.lanes or {})  # a tape of parallel chains (q and k, the ranks) gives its own rows
 
     routes = {f"direct: {' -> '.join(direct)}": [(a, b) for a, b in zip(direct, direct[1:])]}
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
-        inner = [(a, b) for a, b in edges if a in branch or b in branch]
-        stat = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
-        routes[f"through the {st.route_names.get(stat, stat)}: {', '.join(_chain(inner))}"] = inner
+        inner = [(a, b) for a, b in edges if (a in branch or b in branch)
+                 and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
+        step = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
+        start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
+        head = (f"from {start}" if start and from_source.isdisjoint(branch)
+                else f"through the {st.route_names.get(step, step)}")
+        routes[f"{head}: {', '.join(_chain(inner))}"] = inner
 
     x = source.value.shape
     what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element",
                        "dropout": "element by element"}.get(
         st.kind, f"statistics over {st.over}")
     title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
-    labels = _fit(node_labels(nodes), max(column.values()) + 1)
+    labels = _fit(node_labels(nodes, inputs), max(column.values()) + 1)
     return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
 
 
-def node_labels(nodes):
-    """Each node's box: its name, its formula's right side ("input", "parameter" for the
-    leaves after the first), its shape."""
+def node_labels(nodes, inputs=()):
+    """Each node's box: its name, its formula's right side ("input" for the first leaf and those
+    named in ``inputs``, "parameter" for the other leaves), its shape."""
     labels = {}
     for node in nodes:
         what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
-        kind = "input" if node is nodes[0] else "parameter" if node.is_leaf else what
+        kind = "input" if node is nodes[0] or node.name in inputs else "parameter" if node.is_leaf else what
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     return labels
 
@@ -197,13 +204,15 @@ READABLE_WIDTH = 19.0  # inches: a wider picture, scaled to a page, shows its la
                        # the text around it (13 pt on 19 in is 1% of the width)
 
 
-def _column_width(graph):
+def _column_width(graph, cols):
     """Inches per column: the widest line of any label (about half an em per character), plus a gap."""
-    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")))
+    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")), cols)
 
 
-def _width_for(chars):
-    return max(1.45, 0.5 * chars * NODE_FONT / 72 + 0.3)
+def _width_for(chars, cols):
+    """At least 1.45 inches, or READABLE_WIDTH / cols for a tape of more columns (SyncBatchNorm's
+    fifteen): narrower gaps rather than smaller text."""
+    return max(min(1.45, READABLE_WIDTH / cols), 0.5 * chars * NODE_FONT / 72 + 0.3)
 
 
 def _fit(labels, cols, least=1):
@@ -211,7 +220,7 @@ def _fit(labels, cols, least=1):
     wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns), but
     never narrower than ``least`` characters (attention's twenty columns would break words)."""
     chars = max(len(line) for label in labels.values() for line in label.split("\n"))
-    if _width_for(chars) * cols <= READABLE_WIDTH:
+    if _width_for(chars, cols) * cols <= READABLE_WIDTH:
         return labels
     fit = max(least, int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT)))
     return {name: "\n".join(part for line in label.split("\n")
@@ -224,9 +233,9 @@ def _draw(graph):
     from matplotlib.lines import Line2D
 
     cols = max(c for c, _ in graph.positions.values()) + 1
-    low = min(-1, min(r for _, r in graph.positions.values()))  # rows -1 to 1, or more (attention's)
-    high = max(1, max(r for _, r in graph.positions.values()))
-    fig = Figure(figsize=(max(9.0, _column_width(graph) * cols), 7.5 + 1.9 * (high - low - 2)),
+    rows = [r for _, r in graph.positions.values()]
+    low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
+    fig = Figure(figsize=(max(9.0, _column_width(graph, cols) * cols), 7.5 * (high - low + 1.2) / 3.2),
                  layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
@@ -235,8 +244,9 @@ def _draw(graph):
     ax.set_title(graph.title, fontsize=TITLE_FONT, wrap=True)
 
     colour_of = {}  # the direct route, the branch above, the branch below: always the same style
+    direct = {n for edge in next(iter(graph.routes.values())) for n in edge}
     for label, edges in graph.routes.items():
-        rows = [graph.positions[n][1] for edge in edges for n in edge]
+        rows = [graph.positions[n][1] for edge in edges for n in edge if n not in direct] or [0]
         colour_of[label] = ROUTE_STYLES[0 if not colour_of else 1 if max(rows) > 0 else 2]
     on_route = {}  # a node's box takes the colour of its route, the direct one first
     for label, edges in graph.routes.items():
@@ -257,7 +267,7 @@ def _draw(graph):
                                     linewidth=2.6 if label else 1.4, mutation_scale=16,
                                     patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),
                                     shrinkA=2, shrinkB=2))
-    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=label)
+    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=textwrap.fill(label, 150))
                for label, (c, s) in colour_of.items()]
     others = [(a, b) for a, b in graph.edges if graph.route_of((a, b)) is None]
     if others:

@@ -63,6 +63,8 @@ class StepThrough:
     target: np.ndarray = None  # cross_entropy: the class index of each row
     route_target: str = ""  # where the graph's routes from x end (default: x_hat, else the output)
     route_names: dict = field(default_factory=dict)  # the graph's route "through the mean" -> {"mean": ...}
+    lanes: dict = None  # node name -> row of the graph, for a tape of parallel chains (q and k, ranks)
+    inputs: tuple = ()  # the input leaves after the first (k, the other ranks' x): not parameters
 
     @property
     def passed(self):
@@ -95,14 +97,28 @@ class StepThrough:
 
 
 # --- the tapes -------------------------------------------------------------------------------
-def _affine(tape, x_hat, gamma, beta, over_params, out=("y", "y"), sub=""):
-    """scale then shift: y = x_hat * gamma + beta (beta may be None). ``out`` is the result's
-    name and TeX symbol; ``sub`` tells a second norm's nodes apart, as in ``_standardize``."""
-    scaled = out if beta is None else (f"scaled{sub}", f"s{sub}")
-    y = tape.mul(x_hat, gamma, scaled[0], "scale", scaled[1], over_b=over_params)
+def _affine(tape, x_hat, gamma, beta, over_params, of="", out=None):
+    """scale then shift: y = x_hat * gamma + beta (beta may be None). ``of`` marks the nodes of a
+    chain that runs more than once on a tape (see ``_named``); ``out`` = (name, TeX) names the
+    result otherwise (a residual block's h, y or o)."""
+    last = dict(zip(("name", "tex"), out)) if out else _named(of, "y", "y")
+    scaled = last if beta is None else _named(of, "scaled", "s")  # the scale is the last step without beta
+    y = tape.mul(x_hat, gamma, step="scale", over_b=over_params, **scaled)
     if beta is not None:
-        y = tape.add(y, beta, out[0], "shift", out[1], over_b=over_params)
+        y = tape.add(y, beta, step="shift", over_b=over_params, **last)
     return y
+
+
+def _named(of, name, tex):
+    r"""A node's name and LaTeX symbol, marked with ``of`` for a chain that runs more than once
+    on one tape (QK-norm's q and k, SyncBatchNorm's ranks): ("mean", r"\mu") of "q" is
+    ("mean_q", r"\mu_{q}"), ("xc", "x_c") is ("xc_q", "x_{c,q}"); without ``of``, unchanged."""
+    if not of:
+        return {"name": name, "tex": tex}
+    base, power = tex.split("^", 1) if "^" in tex else (tex, "")
+    head, low = base.split("_", 1) if "_" in base else (base, "")
+    sub = f"{low.strip('{}')},{of}" if low else of
+    return {"name": f"{name}_{of}", "tex": f"{head}_{{{sub}}}" + (f"^{power}" if power else "")}
 
 
 def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
@@ -116,17 +132,14 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
     return t
 
 
-def _standardize(t, x, eps, axes, over, name, tex, sub=""):
-    """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise.
-    ``sub`` names the nodes of a norm of another value z on the same tape: "_z" gives mean_z,
-    zc, zc2, var_z, var_eps_z, rstd_z (TeX: mu_z, z_c, q_z, ...); "" gives x's names."""
-    v = sub[1:] or "x"  # the letter of the value standardised
-    mean = t.mean(x, axes, f"mean{sub}", "mean", over, rf"\mu{sub}")
-    xc = t.sub(x, mean, f"{v}c", "centre", f"{v}_c", over=over)
-    sq = t.square(xc, f"{v}c2", "square", f"q{sub}")
-    var = t.mean(sq, axes, f"var{sub}", "variance", over, rf"\sigma{sub}^2")
-    var_eps = t.add_constant(var, eps, "eps", f"var_eps{sub}", "add eps", f"v{sub}", r"\epsilon")
-    rstd = t.rsqrt(var_eps, f"rstd{sub}", "rsqrt", f"r{sub}")
+def _standardize(t, x, eps, axes, over, name, tex, of=""):
+    """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise."""
+    mean = t.mean(x, axes, step="mean", over=over, **_named(of, "mean", r"\mu"))
+    xc = t.sub(x, mean, step="centre", over=over, **_named(of, "xc", "x_c"))
+    sq = t.square(xc, step="square", **_named(of, "xc2", "q"))
+    var = t.mean(sq, axes, step="variance", over=over, **_named(of, "var", r"\sigma^2"))
+    var_eps = t.add_constant(var, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "var_eps", "v"))
+    rstd = t.rsqrt(var_eps, step="rsqrt", **_named(of, "rstd", "r"))
     return t.mul(xc, rstd, name, "normalise", tex, over_b=over)
 
 
@@ -135,13 +148,18 @@ def rms_tape(x, gamma, eps, axes, over, over_params):
     t = Tape()
     x = t.leaf("x", x)
     g = t.leaf("gamma", gamma, r"\gamma")
-    sq = t.square(x, "x2", "square", "q")
-    ms = t.mean(sq, axes, "ms", "mean square", over, "m")
-    ms_eps = t.add_constant(ms, eps, "eps", "ms_eps", "add eps", "v", r"\epsilon")
-    rrms = t.rsqrt(ms_eps, "rrms", "rsqrt", "r")
-    x_hat = t.mul(x, rrms, "x_hat", "normalise", r"\hat{x}", over_b=over)
+    x_hat = _rms_normalize(t, x, eps, axes, over, "x_hat", r"\hat{x}")
     _affine(t, x_hat, g, None, over_params)
     return t
+
+
+def _rms_normalize(t, x, eps, axes, over, name, tex, of=""):
+    """RMSNorm's nodes before its scale: square, mean square, add eps, rsqrt, normalise."""
+    sq = t.square(x, step="square", **_named(of, "x2", "q"))
+    ms = t.mean(sq, axes, step="mean square", over=over, **_named(of, "ms", "m"))
+    ms_eps = t.add_constant(ms, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "ms_eps", "v"))
+    rrms = t.rsqrt(ms_eps, step="rsqrt", **_named(of, "rrms", "r"))
+    return t.mul(x, rrms, name, "normalise", tex, over_b=over)
 
 
 def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
@@ -275,6 +293,8 @@ KINDS = {
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
     "residual": ("residual block", (2, 3)),  # one sub-layer, x (T, D) or (B, T, D): blocks.py
     "attention": ("self-attention", (2, 3)),  # x (T, D) or (B, T, D)
+    "qk_norm": ("QK-norm", (2, 3, 4)),  # q of shape (T, D), (H, T, D) or (B, H, T, D): modern.py
+    "sync_batchnorm": ("SyncBatchNorm", (2, 3, 4)),  # the whole batch, split over the ranks: modern.py
 }
 
 COMPACT = {
@@ -303,11 +323,17 @@ COMPACT = {
         "none": "dx = dy + f'(dy)"},
     "attention": "do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
                  "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T",
+    "qk_norm": "dq = q_norm.backward(ds @ y_k / sqrt(D)), dk = k_norm.backward(ds^T @ y_q / sqrt(D)):"
+               " each norm's own compact backward, y_q = q_norm(q), y_k = k_norm(k)",
+    "sync_batchnorm": "dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
+                      " dx_hat = dy * gamma; both means over every rank, from one all-reduce of"
+                      " [sum dy_r, sum dy_r * x_hat_r]",
 }
 
 # options that only some step-throughs take (any other refuses them)
 OPTION_KINDS = {"position": ("residual",), "groups": ("groupnorm",), "p": ("dropout",), "alpha": ("dyt",),
-                "heads": ("attention",), "target": ("cross_entropy",)}
+                "heads": ("attention",), "target": ("cross_entropy",), "qk_norm": ("qk_norm",),
+                "ranks": ("sync_batchnorm",)}
 
 
 GROUPED = ("groupnorm", "instancenorm")  # LayerNorm's arithmetic on a reshape (N, G, K)
@@ -332,7 +358,8 @@ def _verdict(node, against, staged, reference, tol, atol=0.0):
 
 
 def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None, position=None, heads=None):
+                 alpha=None, groups=None, p=None, target=None, position=None, heads=None, qk_norm=None,
+                 ranks=None):
     """Build the tape of ``kind`` (one of ``KINDS``), run its backward and check it; returns a
     ``StepThrough``.
 
@@ -361,10 +388,15 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         a Linear(D, D) (``normcore.derivations.blocks``).
     heads : attention only (default 1): self-attention on x (T, D) or (B, T, D) with ``heads``
         heads, which must divide D; ``causal`` masks the future. See ``derivations.attention``.
+    qk_norm : the qk_norm step-through's norm, "rmsnorm" (default) or "layernorm"; x is q, of
+        shape (T, D), (H, T, D) or (B, H, T, D), k is drawn like it, the output is the scores.
+    ranks : the sync_batchnorm step-through's simulated ranks (default 2); x is the whole batch,
+        split along N (the first ranks hold one row more when N is not a multiple).
     """
     kind = _kind(kind)
-    title, ranks = KINDS[kind]
-    options = dict(position=position, groups=groups, p=p, alpha=alpha, heads=heads, target=target)
+    title, ndims = KINDS[kind]
+    options = dict(position=position, groups=groups, p=p, alpha=alpha, heads=heads, target=target,
+                   qk_norm=qk_norm, ranks=ranks)
     for option, value in options.items():
         if value is not None and kind not in OPTION_KINDS[option]:
             raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
@@ -375,8 +407,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                                       unused=dict(gamma=gamma, beta=beta))
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
-    if x.ndim not in ranks:
-        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ranks))}, "
+    if x.ndim not in ndims:
+        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ndims))}, "
                          f"got shape {x.shape}")
     if flag(causal, "causal", "step_through"):
         if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
@@ -387,6 +419,10 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     if kind == "residual":
         from .blocks import residual_step_through  # blocks.py builds on this module's tapes
         return residual_step_through(x, rng, dy, h, position, gamma, beta)
+    if kind in ("qk_norm", "sync_batchnorm"):  # normcore/derivations/modern.py
+        from .modern import modern_step_through
+        return modern_step_through(kind, title, x, rng, gamma=gamma, beta=beta, dy=dy, h=h, qk_norm=qk_norm,
+                                   ranks=ranks)
     if kind in LOSS_AND_ACTIVATION_KINDS:
         return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
     letters = _letters(kind, x.ndim)
@@ -453,7 +489,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         tape = dyt_tape(x, layer.alpha.data, layer.weight.data.reshape(view), layer.bias.data.reshape(view),
                         over, over_params)
     else:
-        eps = layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)  # RMSNorm(eps=None)
+        eps = layer_eps(layer)
         gamma_v = layer.weight.data.reshape(view)
         if kind == "rmsnorm":
             tape = rms_tape(x, gamma_v, eps, axes, over, over_params)
@@ -471,6 +507,11 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     _check(st, y_ref, reference, h)
     st.properties = _properties(kind, tape, axes, over, mask, p)
     return st
+
+
+def layer_eps(layer):
+    """The eps a norm layer adds: its own, or machine epsilon for RMSNorm(eps=None)."""
+    return layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)
 
 
 def _check(st, y_ref, reference, h):

@@ -319,6 +319,38 @@ class Tape:
                   f"d_{a.name} += d_{name} at the target, 0 elsewhere", scatter)],
             f"{name} = {a.name}[n, y_n]", rf"{tex}_n = {{{a.tex}}}_{{n, y_n}}")
 
+    # --- across ranks (SyncBatchNorm) --------------------------------------------------------
+    def all_reduce(self, parts, name, step, tex):
+        """The sum of one vector per rank, which every rank receives: a message, not arithmetic
+        on one worker. Its backward sends the gradient that reached the total, already summed
+        over every rank's use of it, back to each rank unchanged."""
+        return self._op(
+            name, step, tex, lambda *values: sum(values[1:], values[0].copy()),  # in rank order
+            [Edge(p, f"d {name}/d {p.name} = 1",
+                  rf"\frac{{\partial {tex}}}{{\partial {p.tex}}} = 1",
+                  f"d_{p.name} += d_{name} (rank {r} receives the summed gradient)",
+                  lambda g, out, *values: g.copy())
+             for r, p in enumerate(parts)],
+            f"{name} = all_reduce({_listed(parts)})",
+            rf"{tex} = " + " + ".join(p.tex for p in parts))
+
+    def concat(self, parts, axis, name, step, tex):
+        """The parts side by side along ``axis`` (each rank's rows, for the loss); each part's
+        gradient is its own slice of the total's."""
+        bounds = np.cumsum([0] + [p.value.shape[axis] for p in parts])
+
+        def piece(start, stop):  # the vjp of one part: its slice of the gradient
+            return lambda g, out, *values: np.take(g, range(start, stop), axis=axis)
+
+        return self._op(
+            name, step, tex, lambda *values: np.concatenate(values, axis=axis),
+            [Edge(p, f"d {name}/d {p.name} = 1 on its rows {a}:{b}",
+                  rf"\frac{{\partial {tex}}}{{\partial {p.tex}}} = 1",
+                  f"d_{p.name} += d_{name}[{a}:{b}]", piece(a, b))
+             for p, a, b in zip(parts, bounds[:-1], bounds[1:])],
+            f"{name} = concat({_listed(parts)})",
+            rf"{tex} = [" + "; ".join(p.tex for p in parts) + "]")
+
     # --- backward, replay and the numerical gradient -------------------------------------------
     def backward(self, dy):
         """Fill every node's ``grad`` (dL/d node) for L = sum(output * dy), one node at a time."""
@@ -372,6 +404,12 @@ class Tape:
                          + 8 * loss_at(idx, old + h) - loss_at(idx, old + 2 * h)) / (12 * h)
             z[idx] = old
         return grad
+
+
+def _listed(nodes):
+    """'a, b, c' for up to three nodes, 'a, ..., z' for more: a formula that fits a line."""
+    names = [n.name for n in nodes]
+    return ", ".join(names if len(names) <= 3 else [names[0], "...", names[-1]])
 
 
 def _shape_text(shape):
