@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import i18n
 from ..i18n import translator
-from ..i18n.width import display_width, fill, pad
+from ..i18n.width import display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
@@ -37,24 +37,27 @@ catalog_text = translator("catalog")  # the mistakes' titles and symptoms (pract
 WIDTH = 80  # every line list and the catalog print fits in 80 display columns
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, with the options' help wrapped by display width (a Chinese character
+    takes two columns; argparse's own wrapping counts characters)."""
+
+    def _split_lines(self, text, width):
+        return wrap(text, width)
+
+
 def _sub(sub, name, help_, description, examples):
     """A subcommand whose --help shows a description and its examples (and takes --lang too:
     ``normcore practice new batchnorm --lang zh``)."""
     p = sub.add_parser(name, help=help_, description=fill(description, WIDTH - 2),
                        epilog=_("example:") + "\n" + "\n".join("  " + e for e in examples),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=_Formatter)
     p.add_argument("--lang", choices=i18n.LANGUAGES, default=argparse.SUPPRESS,
                    help=_("the language: zh or en (as normcore --lang)"))
     return p
 
 
-def _wrapped(text):
-    """An option's help, wrapped by display width (argparse's own wrapping counts characters)."""
-    return text if i18n.language() == "en" else fill(text, 52)
-
-
 def add_arguments(parser):
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.formatter_class = _Formatter
     parser.epilog = (_("example, from easy to hard:") + "\n  normcore practice list\n"
                      "  normcore practice new dropout\n  normcore practice check my_dropout.py\n"
                      + _("grading a class:") + "\n  normcore practice check submissions/ --csv results.csv")
@@ -65,7 +68,7 @@ def add_arguments(parser):
                "grader can name, with its symptom."),
              ["normcore practice list", "normcore practice list --mistakes"])
     p.add_argument("--mistakes", action="store_true",
-                   help=_wrapped(_("also list every catalogued mistake with its symptom")))
+                   help=_("also list every catalogued mistake with its symptom"))
     p = _sub(sub, "new", _("write my_NAME.py, a skeleton to fill in"),
              _("Write my_NAME.py: the exercise's class with its contract, a worked numeric "
                "example in the docstring, and forward/backward left as TODOs."),
@@ -73,14 +76,14 @@ def add_arguments(parser):
               "normcore practice new layernorm --torch", "normcore practice new batchnorm --lang zh"])
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".",
-                   help=_wrapped(_("where to write it (default: the current directory)")))
-    p.add_argument("--force", action="store_true", help=_wrapped(_("overwrite an existing file")))
+                   help=_("where to write it (default: the current directory)"))
+    p.add_argument("--force", action="store_true", help=_("overwrite an existing file"))
     p.add_argument("--forward-only", action="store_true",
-                   help=_wrapped(_("ask for the forward alone: no backward in the skeleton (e.g. "
-                                   "normcore practice new layernorm --forward-only)")))
+                   help=_("ask for the forward alone: no backward in the skeleton (e.g. "
+                                   "normcore practice new layernorm --forward-only)"))
     p.add_argument("--torch", action="store_true",
-                   help=_wrapped(_("a torch.nn.Module with forward only, written my_NAME_torch.py "
-                                   "({names})").format(names=", ".join(torch_track.EXERCISES))))
+                   help=_("a torch.nn.Module with forward only, written my_NAME_torch.py "
+                                   "({names})").format(names=", ".join(torch_track.EXERCISES)))
     p = _sub(sub, "check", _("grade files against normcore's own layers (exit 1 on a failure)"),
              _("Grade a file against normcore's own layer and name the catalogued mistake behind "
                "each failing check. Several files, or a folder (every *.py in it), give one "
@@ -91,26 +94,26 @@ def add_arguments(parser):
              ["normcore practice check my_layernorm.py",
               "normcore practice check submissions/ --json results.json --csv -"])
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help=_wrapped(_("a Python file, or a folder of them")))
+                   help=_("a Python file, or a folder of them"))
     p.add_argument("--name", metavar="CLASS",
-                   help=_wrapped(_("the class to grade in each file (default: the file's layer "
-                                   "class)")))
+                   help=_("the class to grade in each file (default: the file's layer "
+                                   "class)"))
     p.add_argument("--layer", choices=list(EXERCISES), metavar="NAME",
-                   help=_wrapped(_("the exercise it is ({names}; default: from the class name); "
-                                   "one file only").format(names=", ".join(EXERCISES))))
+                   help=_("the exercise it is ({names}; default: from the class name); "
+                                   "one file only").format(names=", ".join(EXERCISES)))
     p.add_argument("--json", metavar="FILE|-",
-                   help=_wrapped(_("also write the results as a JSON list (- for stdout)")))
+                   help=_("also write the results as a JSON list (- for stdout)"))
     p.add_argument("--csv", metavar="FILE|-",
-                   help=_wrapped(_("also write the results as CSV (- for stdout)")))
+                   help=_("also write the results as CSV (- for stdout)"))
     p.add_argument("--forward-only", action="store_true",
-                   help=_wrapped(_("grade the forward alone: the backward's checks are 'not "
+                   help=_("grade the forward alone: the backward's checks are 'not "
                                    "asked' (a file with FORWARD_ONLY = True, or no backward "
-                                   "method, is graded so anyway)")))
+                                   "method, is graded so anyway)"))
     p.add_argument("--hints", choices=list(HINT_LEVELS), default="full",
-                   help=_wrapped(_("full (default): each mistake's symptom, hint and where "
+                   help=_("full (default): each mistake's symptom, hint and where "
                                    "normcore teaches it; brief: the mistakes' names and the "
                                    "checks they show in; none: pass or fail per check (e.g. "
-                                   "--hints brief)")))
+                                   "--hints brief)"))
     p = _sub(sub, "solution", _("print a reference answer"),
              _("Print a reference answer: NumPy only, forward and backward, in the names of the "
                "skeleton's docstring."),
@@ -118,7 +121,7 @@ def add_arguments(parser):
               "normcore practice solution layernorm --torch"])
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--torch", action="store_true",
-                   help=_wrapped(_("the PyTorch track's answer (an nn.Module)")))
+                   help=_("the PyTorch track's answer (an nn.Module)"))
     p = _sub(sub, "interview", _("a mock interview: a time box, no hints, graded at the end"),
              _("A mock interview: write the skeleton of NAME (or of an exercise drawn at random, "
                "of --difficulty if given), print the time box, wait until you press Enter (or "
@@ -129,25 +132,25 @@ def add_arguments(parser):
              ["normcore practice interview layernorm --minutes 20",
               "normcore practice interview --difficulty easy --dir ~/practice"])
     p.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
-                   help=_wrapped(_("the exercise (default: one at random); {names}").format(
-                       names=", ".join(EXERCISES))))
+                   help=_("the exercise (default: one at random); {names}").format(
+                       names=", ".join(EXERCISES)))
     p.add_argument("--minutes", type=_minutes, metavar="M",
-                   help=_wrapped(_("the time box in minutes (default: the exercise's, as practice "
-                                   "list shows; e.g. --minutes 20)")))
+                   help=_("the time box in minutes (default: the exercise's, as practice "
+                                   "list shows; e.g. --minutes 20)"))
     p.add_argument("--dir", default=".",
-                   help=_wrapped(_("where to write my_NAME.py (default: the current directory)")))
+                   help=_("where to write my_NAME.py (default: the current directory)"))
     p.add_argument("--difficulty", choices=list(interview.LEVELS),
-                   help=_wrapped(_("draw the exercise among the easy, medium or hard ones")))
-    p.add_argument("--seed", type=int, help=_wrapped(_("seed the random draw (e.g. --seed 3)")))
+                   help=_("draw the exercise among the easy, medium or hard ones"))
+    p.add_argument("--seed", type=int, help=_("seed the random draw (e.g. --seed 3)"))
     p.add_argument("--force", action="store_true",
-                   help=_wrapped(_("overwrite an existing my_NAME.py")))
+                   help=_("overwrite an existing my_NAME.py"))
     p.add_argument("--forward-only", action="store_true",
-                   help=_wrapped(_("ask for the forward alone")))
+                   help=_("ask for the forward alone"))
     p.add_argument("--torch", action="store_true",
-                   help=_wrapped(_("answer as a torch.nn.Module, forward only (e.g. normcore "
-                                   "practice interview layernorm --torch)")))
+                   help=_("answer as a torch.nn.Module, forward only (e.g. normcore "
+                                   "practice interview layernorm --torch)"))
     p.add_argument("--no-wait", action="store_true",
-                   help=_wrapped(_("do not wait for Enter: grade at once (for scripts)")))
+                   help=_("do not wait for Enter: grade at once (for scripts)"))
     p = _sub(sub, "history", _("the mock interviews so far, and progress per exercise"),
              _("The mock interviews recorded by normcore practice interview: date, exercise, "
                "minutes taken of the time box, checks passed and the mistakes the grade named "
@@ -155,7 +158,7 @@ def add_arguments(parser):
                "best attempt."),
              ["normcore practice history", "normcore practice history --json > interviews.json"])
     p.add_argument("--json", action="store_true",
-                   help=_wrapped(_("print the attempts and progress as JSON")))
+                   help=_("print the attempts and progress as JSON"))
     parser.set_defaults(_parser=parser)
 
 

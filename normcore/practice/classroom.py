@@ -145,18 +145,18 @@ def format_table(rows, width=WIDTH, hints="full"):
     names = [Path(r.file).name if folder else r.file for r in rows]
     last = _("mistakes named") if names_shown else _("result")
     ex_w = max(display_width(_("exercise")), max(len(r.exercise or "") for r in rows))
-    checks_w = display_width(_("checks"))
+    counts = [f"{r.checks_passed}/{r.checks_total}" if r.error is None else "" for r in rows]
+    checks_w = max([display_width(_("checks"))] + [len(c) for c in counts])
     # the file column gives way so that the longest mistake id fits whole in the last column
     longest = max([display_width(last)] + [len(m) for r in rows for m in r.mistakes])
     file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
-    head = (f"{pad(_('file'), file_w)}  {pad(_('exercise'), ex_w)}  "
-            f"{pad(_('checks'), checks_w, '>')}  {last}")
+    heads = (pad(_("file"), file_w), pad(_("exercise"), ex_w), pad(_("checks"), checks_w, ">"))
+    head = "  ".join(heads + (last,))
     rule = "-" * min(width, max(display_width(head), 60))
     out = [head, rule]
     if folder:
         out.insert(0, _("in {folder}:").format(folder=shorten(folder + "/", width - 4)))
-    for r, name in zip(rows, names):
-        checks = f"{r.checks_passed}/{r.checks_total}" if r.error is None else ""
+    for r, name, checks in zip(rows, names, counts):
         start = f"{shorten(name, file_w):<{file_w}}  {r.exercise or '':<{ex_w}}  {checks:>{checks_w}}  "
         if r.error is not None:  # the reason gets the line from the exercise column on
             start = f"{shorten(name, file_w):<{file_w}}  "

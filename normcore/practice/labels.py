@@ -36,7 +36,7 @@ PHRASES = (
     N_("one position"), N_("default eps"), N_("zero row"), N_("after a training forward"),
     N_("logits around {n}"), N_("two logits + {n}"), N_("peaked"), N_("confidently wrong"),
     N_("confident and wrong"), N_("one logit - {n}"), N_("classes"),
-    N_("gradients accumulate"), N_("shards"), N_("uneven shards"), N_("worker {n} empty"),
+    N_("gradients accumulate"), N_("shards"), N_("shards of {n}"), N_("uneven shards"), N_("worker {n} empty"),
     N_("mean ~"), N_("default alpha_init, then alpha assigned"),
     N_("forward on tanh(x): the input, autograd"), N_("large x, scale ~"),
     N_("negative alpha"), N_("no bias, b = {n}"), N_("q and k near {n}, eps matters"),

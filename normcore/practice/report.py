@@ -287,7 +287,7 @@ def reference_name(exercise):
     which layers it chains (``built_from``)."""
     built_from = getattr(exercise.reference, "built_from", None)
     if built_from:
-        return _("normcore's {layers}").format(layers=built_from)
+        return _("normcore's {layers}").format(layers=_(built_from))
     return f"normcore.{exercise.reference.__name__}"
 
 
@@ -334,7 +334,7 @@ def format_report(report, hints="full"):
         out += [""]
         if report.diagnosis_ids:
             out += wrap(_("Diagnosis (reproduces: the mistake's mutant gives every number of "
-                          "every probe as yours does)"), WIDTH, subsequent_indent="")
+                          "every probe as yours does)"), WIDTH - 2)
         else:
             out.append(_("Diagnosis"))
         for mistake_id in report.diagnosis_ids:
