@@ -261,7 +261,7 @@ def dyt_accumulation(rec, make, rng):
 DYT_EXERCISE = Exercise(
     "dyt", "DyT", norms.DyT,
     N_("DyT(normalized_shape, alpha_init=0.5): y = gamma * tanh(alpha * x) + beta, input "
-    "(*, *normalized_shape); alpha one scalar of shape (1,)"),
+       "(*, *normalized_shape); alpha one scalar of shape (1,)"),
     (
         dyt_probe("(4, 6)", (6,), (4, 6)),
         dyt_probe("(2, 3, 5), rank 3", (5,), (2, 3, 5)),
@@ -318,7 +318,7 @@ def fold_probe(label, n, dtype=np.float64, var=(0.5, 2.0), eps=1e-5, mean_scale=
 FOLD_BATCHNORM = Exercise(
     "fold_batchnorm", "fold_batchnorm", references.fold_batchnorm,
     N_("fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps) -> (W', b'): a Linear "
-    "followed by a BatchNorm1d in evaluation, as one Linear"),
+       "followed by a BatchNorm1d in evaluation, as one Linear"),
     (
         fold_probe("(4, 4)", 4),
         fold_probe("running_var near eps (3, 3)", 3, var=(1e-6, 1e-5)),
@@ -409,7 +409,7 @@ def sync_accumulation(rec, make, rng):
 SYNC_BATCHNORM = Exercise(
     "sync_batchnorm", "SyncBatchNorm", references.SyncBatchNorm,
     N_("SyncBatchNorm(num_features, process_group, eps, momentum): BatchNorm1d over shards (n_k, C) "
-    "on K workers, with process_group.all_reduce (sum); local gamma/beta gradients"),
+       "on K workers, with process_group.all_reduce (sum); local gamma/beta gradients"),
     (
         sync_probe("K=2, shards 4 + 4", (4, 4)),
         sync_probe("K=3, uneven shards 2 + 5 + 3", (2, 5, 3)),
@@ -671,7 +671,7 @@ def qk_norm_accumulation(rec, make, rng):
 QK_NORM = Exercise(
     "qk_norm", "QKNormSelfAttention", references.QKNormSelfAttention,
     N_("QKNormSelfAttention(d_model, n_heads, causal): self-attention, RMSNorm on each head's q and "
-    "k; wq, wk, wv, wo, gamma_q, gamma_k"),
+       "k; wq, wk, wv, wo, gamma_q, gamma_k"),
     (
         qk_norm_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
         qk_norm_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
@@ -748,7 +748,7 @@ def mlp_accumulation_probe(n, sizes=(5, 6, 4)):
 MLP_WITH_BATCHNORM = Exercise(
     "mlp_with_batchnorm", "MLPWithBatchNorm", references.MLPWithBatchNorm,
     N_("MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
-    "mean cross-entropy; every gradient by hand"),
+       "mean cross-entropy; every gradient by hand"),
     (
         mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
         mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),
@@ -798,7 +798,7 @@ def block_accumulation_probe(position, xshape, d_ff=6):
 TRANSFORMER_BLOCK = Exercise(
     "transformer_block", "TransformerBlock", references.FeedForwardBlock,
     N_("TransformerBlock(d_model, d_ff, position): x + F(LN(x)) or LN(x + F(x)), F a ReLU "
-    "feed-forward; both positions graded"),
+       "feed-forward; both positions graded"),
     tuple(probe for position in ("pre", "post") for probe in (
         block_probe("(2, 3, 4), d_ff 6", position, (2, 3, 4)),
         block_probe("rank 2 (5, 4), d_ff 3", position, (5, 4), d_ff=3),

@@ -35,90 +35,90 @@ EXPLAINED = ("batchnorm", "layernorm", "rmsnorm", "dyt")  # the norms `normcore 
 
 FORWARD_HINTS = {
     "batchnorm": N_("BatchNorm standardises each channel over the batch (and length) axes with "
-                 "the batch's biased mean and variance in training, and with running_mean "
-                 "and running_var in evaluation."),
+                    "the batch's biased mean and variance in training, and with running_mean "
+                    "and running_var in evaluation."),
     "layernorm": N_("LayerNorm standardises each sample over its last len(normalized_shape) "
-                 "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta."),
+                    "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta."),
     "rmsnorm": N_("RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
-               "normalised axes of each sample, then gamma; no mean, no beta."),
+                  "normalised axes of each sample, then gamma; no mean, no beta."),
     "dyt": N_("DyT squashes each element on its own, with no statistics: y = gamma * "
-           "tanh(alpha * x) + beta, alpha one scalar of shape (1,), gamma and beta over the "
-           "last len(normalized_shape) axes; cast y back to x's dtype."),
+              "tanh(alpha * x) + beta, alpha one scalar of shape (1,), gamma and beta over the "
+              "last len(normalized_shape) axes; cast y back to x's dtype."),
     "groupnorm": N_("GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
-                 "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back."),
+                    "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back."),
     "dropout": N_("Inverted dropout zeroes each unit with probability p in training and scales "
-               "the kept ones by 1 / (1 - p); in evaluation it returns its input."),
+                  "the kept ones by 1 / (1 - p); in evaluation it returns its input."),
     "softmax": N_("Softmax along the axis: y = exp(x - max(x)) / sum(exp(x - max(x))), the max "
-               "and the sum taken along self.axis with keepdims."),
+                  "and the sum taken along self.axis with keepdims."),
     "cross_entropy": N_("Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
-                     "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x)."),
+                        "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x)."),
     "log_softmax": N_("Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
-                   "the max and the sum along self.axis with keepdims; never log(softmax(x))."),
+                      "the max and the sum along self.axis with keepdims; never log(softmax(x))."),
     "attention": N_("Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
-                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
-                 "above the diagonal before it when causal; y = merge(attn v) @ wo."),
+                    "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                    "above the diagonal before it when causal; y = merge(attn v) @ wo."),
     "qk_norm": N_("QK-norm: after split_heads, qn = q / sqrt(mean(q**2 over D) + eps) * gamma_q "
-               "(likewise k with gamma_k), each head over its own D channels, eps the machine "
-               "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual."),
+                  "(likewise k with gamma_k), each head over its own D channels, eps the machine "
+                  "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual."),
     "fold_batchnorm": N_("In evaluation BatchNorm is s * (z - running_mean) + beta per output "
-                      "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
-                      "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
-                      "beta; return new arrays."),
+                         "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
+                         "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
+                         "beta; return new arrays."),
     "sync_batchnorm": N_("SyncBatchNorm takes the whole batch's statistics: all-reduce [n_k, "
-                      "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
-                      "variance; running_var gets var * N / (N - 1); in evaluation the running "
-                      "statistics, with no messages."),
+                         "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
+                         "variance; running_var gets var * N / (N - 1); in evaluation the running "
+                         "statistics, with no messages."),
     "mlp_with_batchnorm": N_("The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
-                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
-                          "the mean cross-entropy: work it through one layer at a time."),
+                             "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                             "the mean cross-entropy: work it through one layer at a time."),
     "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
-                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
-                         "axis (biased variance, eps inside the square root)."),
+                            "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                            "axis (biased variance, eps inside the square root)."),
 }
 DX_HINTS = {
     "mean-var": N_("Derive dx through every path from x to the output (x_hat, the mean and the "
-                "variance); a mean-and-variance norm's dx sums to zero over the normalised "
-                "axes and is orthogonal to x_hat (up to eps)."),
+                   "variance); a mean-and-variance norm's dx sums to zero over the normalised "
+                   "axes and is orthogonal to x_hat (up to eps)."),
     "rmsnorm": N_("RMSNorm's dx has two paths, the direct one and the one through the RMS: "
-               "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
-               "x_hat (up to eps) but need not sum to zero."),
+                  "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
+                  "x_hat (up to eps) but need not sum to zero."),
     "dyt": N_("DyT's backward goes node by node, element by element: dt = dy * gamma, "
-           "du = dt * (1 - t**2) with t = tanh(alpha * x) from the forward, dx = alpha * du, "
-           "and dalpha = the sum of du * x over every element, one number."),
+              "du = dt * (1 - t**2) with t = tanh(alpha * x) from the forward, dx = alpha * du, "
+              "and dalpha = the sum of du * x over every element, one number."),
     "dropout": N_("Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
-               "(1 - p) in training, dx = dy in evaluation."),
+                  "(1 - p) in training, dx = dy in evaluation."),
     "softmax": N_("Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
-               "along the axis; it sums to zero along the axis."),
+                  "along the axis; it sums to zero along the axis."),
     "cross_entropy": N_("The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
-                     "each row sums to zero."),
+                        "each row sums to zero."),
     "log_softmax": N_("Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
-                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis."),
+                      "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis."),
     "attention": N_("Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
-                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
-                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v."),
+                    "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                    "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v."),
     "qk_norm": N_("After dqn = dscores kn / sqrt(D) (and dkn), go back through each RMSNorm: "
-               "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
-               "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions."),
+                  "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
+                  "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions."),
     "sync_batchnorm": N_("SyncBatchNorm's dx is BatchNorm's with the GLOBAL sums: all-reduce "
-                      "[sum(dy_k), sum(dy_k * x_hat_k)], then dx = gamma * rstd * (dy - "
-                      "sum_dy / N - x_hat * sum_dy_xhat / N); gamma.grad and beta.grad get the "
-                      "LOCAL sums (+=)."),
+                         "[sum(dy_k), sum(dy_k * x_hat_k)], then dx = gamma * rstd * (dy - "
+                         "sum_dy / N - x_hat * sum_dy_xhat / N); gamma.grad and beta.grad get the "
+                         "LOCAL sums (+=)."),
     "mlp_with_batchnorm": N_("Go node by node from the top, each gradient from the one above it: "
-                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
-                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
-                          "weight's gradient is its input's transpose times the node's gradient."),
+                             "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                             "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                             "weight's gradient is its input's transpose times the node's gradient."),
     "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule "
-                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
-                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
-                         "LayerNorm's mean and variance terms)."),
+                            "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                            "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                            "LayerNorm's mean and variance terms)."),
 }
 WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
     "transformer_block": N_("A weight's gradient is its input, transposed, times the gradient at "
-                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
-                         "a bias's gradient is the gradient at its output summed over the rows."),
+                            "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                            "a bias's gradient is the gradient at its output summed over the rows."),
 }
 RMS_DEFAULT_EPS = (N_("RMSNorm(eps=None) takes the machine epsilon of the input's dtype, "
-                   "np.finfo(x.dtype).eps, not 1e-5 or 1e-6."))
+                      "np.finfo(x.dtype).eps, not 1e-5 or 1e-6."))
 HintLevel = namedtuple("HintLevel", "names hints")  # name the mistakes; give symptoms and hints
 HINT_LEVELS = {"none": HintLevel(False, False), "brief": HintLevel(True, False),
                "full": HintLevel(True, True)}
@@ -133,8 +133,8 @@ def hint_level(hints):
 
 
 FORWARD_FIRST = (N_("Fix the forward first: the backward checks of a probe whose forward "
-                 "fails are graded against the right forward, so they fail with it even "
-                 "when the backward is consistent with yours."))
+                    "fails are graded against the right forward, so they fail with it even "
+                    "when the backward is consistent with yours."))
 
 
 def _teaching(exercise, backward):
