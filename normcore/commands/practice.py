@@ -20,9 +20,11 @@ import contextlib
 import importlib.util
 import io
 import sys
-import textwrap
 from pathlib import Path
 
+from .. import i18n
+from ..i18n import translator
+from ..i18n.width import display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
@@ -30,107 +32,133 @@ from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 from ..practice.report import HINT_LEVELS
 
-WIDTH = 80  # every line list and the catalog print fits in 80 columns
+_ = translator("practice")
+catalog_text = translator("catalog")  # the mistakes' titles and symptoms (practice/catalog)
+WIDTH = 80  # every line list and the catalog print fits in 80 display columns
 
 
-def _sub(sub, name, help_, description, example):
-    """A subcommand whose --help shows a description and an example."""
-    return sub.add_parser(name, help=help_, description=textwrap.fill(description, WIDTH - 2),
-                          epilog="example:\n" + textwrap.indent(example.strip("\n"), "  "),
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, with the options' help wrapped by display width (a Chinese character
+    takes two columns; argparse's own wrapping counts characters)."""
+
+    def _split_lines(self, text, width):
+        return wrap(text, width)
+
+
+def _sub(sub, name, help_, description, examples):
+    """A subcommand whose --help shows a description and its examples (and takes --lang too:
+    ``normcore practice new batchnorm --lang zh``)."""
+    p = sub.add_parser(name, help=help_, description=fill(description, WIDTH - 2),
+                       epilog=_("example:") + "\n" + "\n".join("  " + e for e in examples),
+                       formatter_class=_Formatter)
+    p.add_argument("--lang", choices=i18n.LANGUAGES, default=argparse.SUPPRESS,
+                   help=_("the language: zh or en (as normcore --lang)"))
+    return p
 
 
 def add_arguments(parser):
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ("example, from easy to hard:\n  normcore practice list\n"
+    parser.formatter_class = _Formatter
+    parser.epilog = (_("example, from easy to hard:") + "\n  normcore practice list\n"
                      "  normcore practice new dropout\n  normcore practice check my_dropout.py\n"
-                     "grading a class:\n  normcore practice check submissions/ --csv results.csv")
+                     + _("grading a class:") + "\n  normcore practice check submissions/ --csv results.csv")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    p = _sub(sub, "list", "the exercises, easy to hard (and the catalog with --mistakes)",
-             "The exercises in the order to practise them, easy to hard, each with its "
-             "difficulty, its time box and what it asks; with --mistakes, every mistake the "
-             "grader can name, with its symptom.",
-             "normcore practice list\nnormcore practice list --mistakes")
+    p = _sub(sub, "list", _("the exercises, easy to hard (and the catalog with --mistakes)"),
+             _("The exercises in the order to practise them, easy to hard, each with its "
+               "difficulty, its time box and what it asks; with --mistakes, every mistake the "
+               "grader can name, with its symptom."),
+             ["normcore practice list", "normcore practice list --mistakes"])
     p.add_argument("--mistakes", action="store_true",
-                   help="also list every catalogued mistake with its symptom")
-    p = _sub(sub, "new", "write my_NAME.py, a skeleton to fill in",
-             "Write my_NAME.py: the exercise's class with its contract, a worked numeric "
-             "example in the docstring, and forward/backward left as TODOs.",
-             "normcore practice new layernorm --dir ~/practice")
+                   help=_("also list every catalogued mistake with its symptom"))
+    p = _sub(sub, "new", _("write my_NAME.py, a skeleton to fill in"),
+             _("Write my_NAME.py: the exercise's class with its contract, a worked numeric "
+               "example in the docstring, and forward/backward left as TODOs."),
+             ["normcore practice new layernorm --dir ~/practice",
+              "normcore practice new layernorm --torch", "normcore practice new batchnorm --lang zh"])
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
-    p.add_argument("--dir", default=".", help="where to write it (default: the current directory)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--dir", default=".",
+                   help=_("where to write it (default: the current directory)"))
+    p.add_argument("--force", action="store_true", help=_("overwrite an existing file"))
     p.add_argument("--forward-only", action="store_true",
-                   help="ask for the forward alone: no backward in the skeleton (e.g. "
-                        "normcore practice new layernorm --forward-only)")
+                   help=_("ask for the forward alone: no backward in the skeleton (e.g. "
+                                   "normcore practice new layernorm --forward-only)"))
     p.add_argument("--torch", action="store_true",
-                   help="a torch.nn.Module with forward only, written my_NAME_torch.py "
-                        f"({', '.join(torch_track.EXERCISES)})")
-    p.epilog += "\n  normcore practice new layernorm --torch"
-    p = _sub(sub, "check", "grade files against normcore's own layers (exit 1 on a failure)",
-             "Grade a file against normcore's own layer and name the catalogued mistake behind "
-             "each failing check. Several files, or a folder (every *.py in it), give one summary "
-             "table: file, exercise, checks passed, mistakes named; --json and --csv write the "
-             "same rows for a course's records. Exit status: 0 when every file passes, 1 when "
-             "one fails (or is not implemented yet), 2 when one cannot be graded (missing, does "
-             "not import, no layer class).",
-             "normcore practice check my_layernorm.py\n"
-             "normcore practice check submissions/ --json results.json --csv -")
-    p.add_argument("files", nargs="+", metavar="FILE", help="a Python file, or a folder of them")
+                   help=_("a torch.nn.Module with forward only, written my_NAME_torch.py "
+                                   "({names})").format(names=", ".join(torch_track.EXERCISES)))
+    p = _sub(sub, "check", _("grade files against normcore's own layers (exit 1 on a failure)"),
+             _("Grade a file against normcore's own layer and name the catalogued mistake behind "
+               "each failing check. Several files, or a folder (every *.py in it), give one "
+               "summary table: file, exercise, checks passed, mistakes named; --json and --csv "
+               "write the same rows for a course's records. Exit status: 0 when every file "
+               "passes, 1 when one fails (or is not implemented yet), 2 when one cannot be "
+               "graded (missing, does not import, no layer class)."),
+             ["normcore practice check my_layernorm.py",
+              "normcore practice check submissions/ --json results.json --csv -"])
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help=_("a Python file, or a folder of them"))
     p.add_argument("--name", metavar="CLASS",
-                   help="the class to grade in each file (default: the file's layer class)")
+                   help=_("the class to grade in each file (default: the file's layer "
+                                   "class)"))
     p.add_argument("--layer", choices=list(EXERCISES), metavar="NAME",
-                   help=f"the exercise it is ({', '.join(EXERCISES)}; default: from the class "
-                        "name); one file only")
-    p.add_argument("--json", metavar="FILE|-", help="also write the results as a JSON list (- for stdout)")
-    p.add_argument("--csv", metavar="FILE|-", help="also write the results as CSV (- for stdout)")
+                   help=_("the exercise it is ({names}; default: from the class name); "
+                                   "one file only").format(names=", ".join(EXERCISES)))
+    p.add_argument("--json", metavar="FILE|-",
+                   help=_("also write the results as a JSON list (- for stdout)"))
+    p.add_argument("--csv", metavar="FILE|-",
+                   help=_("also write the results as CSV (- for stdout)"))
     p.add_argument("--forward-only", action="store_true",
-                   help="grade the forward alone: the backward's checks are 'not asked' (a file "
-                        "with FORWARD_ONLY = True, or no backward method, is graded so anyway)")
+                   help=_("grade the forward alone: the backward's checks are 'not "
+                                   "asked' (a file with FORWARD_ONLY = True, or no backward "
+                                   "method, is graded so anyway)"))
     p.add_argument("--hints", choices=list(HINT_LEVELS), default="full",
-                   help="full (default): each mistake's symptom, hint and where normcore "
-                        "teaches it; brief: the mistakes' names and the checks they show in; "
-                        "none: pass or fail per check (e.g. --hints brief)")
-    p = _sub(sub, "solution", "print a reference answer",
-             "Print a reference answer: NumPy only, forward and backward, in the names of the "
-             "skeleton's docstring.",
-             "normcore practice solution rmsnorm > rmsnorm_answer.py")
+                   help=_("full (default): each mistake's symptom, hint and where "
+                                   "normcore teaches it; brief: the mistakes' names and the "
+                                   "checks they show in; none: pass or fail per check (e.g. "
+                                   "--hints brief)"))
+    p = _sub(sub, "solution", _("print a reference answer"),
+             _("Print a reference answer: NumPy only, forward and backward, in the names of the "
+               "skeleton's docstring."),
+             ["normcore practice solution rmsnorm > rmsnorm_answer.py",
+              "normcore practice solution layernorm --torch"])
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
-    p.add_argument("--torch", action="store_true", help="the PyTorch track's answer (an nn.Module)")
-    p.epilog += "\n  normcore practice solution layernorm --torch"
-    p = _sub(sub, "interview", "a mock interview: a time box, no hints, graded at the end",
-             "A mock interview: write the skeleton of NAME (or of an exercise drawn at random, of "
-             "--difficulty if given), print the time box, wait until you press Enter (or stdin "
-             "closes) or the time is up, then grade the file with no hints, say whether it was "
-             "over time and record the attempt in the history ($NORMCORE_HOME, else "
-             "~/.normcore/, practice_history.jsonl); normcore practice history shows it, with "
-             "the mistakes named.",
-             "normcore practice interview layernorm --minutes 20\n"
-             "normcore practice interview --difficulty easy --dir ~/practice")
-    p.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
-                   help="the exercise (default: one at random); " + ", ".join(EXERCISES))
-    p.add_argument("--minutes", type=_minutes, metavar="M",
-                   help="the time box in minutes (default: the exercise's, as practice list "
-                        "shows; e.g. --minutes 20)")
-    p.add_argument("--dir", default=".", help="where to write my_NAME.py (default: the current "
-                                              "directory)")
-    p.add_argument("--difficulty", choices=list(interview.LEVELS),
-                   help="draw the exercise among the easy, medium or hard ones")
-    p.add_argument("--seed", type=int, help="seed the random draw (e.g. --seed 3)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing my_NAME.py")
-    p.add_argument("--forward-only", action="store_true", help="ask for the forward alone")
     p.add_argument("--torch", action="store_true",
-                   help="answer as a torch.nn.Module, forward only (e.g. normcore practice "
-                        "interview layernorm --torch)")
+                   help=_("the PyTorch track's answer (an nn.Module)"))
+    p = _sub(sub, "interview", _("a mock interview: a time box, no hints, graded at the end"),
+             _("A mock interview: write the skeleton of NAME (or of an exercise drawn at random, "
+               "of --difficulty if given), print the time box, wait until you press Enter (or "
+               "stdin closes) or the time is up, then grade the file with no hints, say whether "
+               "it was over time and record the attempt in the history ($NORMCORE_HOME, else "
+               "~/.normcore/, practice_history.jsonl); normcore practice history shows it, with "
+               "the mistakes named."),
+             ["normcore practice interview layernorm --minutes 20",
+              "normcore practice interview --difficulty easy --dir ~/practice"])
+    p.add_argument("name", nargs="?", choices=list(EXERCISES), metavar="NAME",
+                   help=_("the exercise (default: one at random); {names}").format(
+                       names=", ".join(EXERCISES)))
+    p.add_argument("--minutes", type=_minutes, metavar="M",
+                   help=_("the time box in minutes (default: the exercise's, as practice "
+                                   "list shows; e.g. --minutes 20)"))
+    p.add_argument("--dir", default=".",
+                   help=_("where to write my_NAME.py (default: the current directory)"))
+    p.add_argument("--difficulty", choices=list(interview.LEVELS),
+                   help=_("draw the exercise among the easy, medium or hard ones"))
+    p.add_argument("--seed", type=int, help=_("seed the random draw (e.g. --seed 3)"))
+    p.add_argument("--force", action="store_true",
+                   help=_("overwrite an existing my_NAME.py"))
+    p.add_argument("--forward-only", action="store_true",
+                   help=_("ask for the forward alone"))
+    p.add_argument("--torch", action="store_true",
+                   help=_("answer as a torch.nn.Module, forward only (e.g. normcore "
+                                   "practice interview layernorm --torch)"))
     p.add_argument("--no-wait", action="store_true",
-                   help="do not wait for Enter: grade at once (for scripts)")
-    p = _sub(sub, "history", "the mock interviews so far, and progress per exercise",
-             "The mock interviews recorded by normcore practice interview: date, exercise, "
-             "minutes taken of the time box, checks passed and the mistakes the grade named "
-             "(hidden during the interview); then per exercise the first, the latest and the "
-             "best attempt.",
-             "normcore practice history\nnormcore practice history --json > interviews.json")
-    p.add_argument("--json", action="store_true", help="print the attempts and progress as JSON")
+                   help=_("do not wait for Enter: grade at once (for scripts)"))
+    p = _sub(sub, "history", _("the mock interviews so far, and progress per exercise"),
+             _("The mock interviews recorded by normcore practice interview: date, exercise, "
+               "minutes taken of the time box, checks passed and the mistakes the grade named "
+               "(hidden during the interview); then per exercise the first, the latest and the "
+               "best attempt."),
+             ["normcore practice history", "normcore practice history --json > interviews.json"])
+    p.add_argument("--json", action="store_true",
+                   help=_("print the attempts and progress as JSON"))
     parser.set_defaults(_parser=parser)
 
 
@@ -151,37 +179,39 @@ def run(args):
 
 
 def _error(message):
-    print(textwrap.fill(f"error: {message}", WIDTH, subsequent_indent="  ",
-                        break_on_hyphens=False), file=sys.stderr)
+    print(fill(_("error: {message}").format(message=message), WIDTH, subsequent_indent="  "),
+          file=sys.stderr)
 
 
 def _fill(text, indent):
-    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_on_hyphens=False)
+    return fill(text, WIDTH, indent=indent)
 
 
 def _list(args):
     width = max(map(len, EXERCISES))
-    print("The path, easy to hard (normcore practice new NAME):")
+    levels = {k: f"{k} {_(v)}" for k, v in DIFFICULTY.items()}
+    level_w = max(8, *map(display_width, levels.values()))
+    print(_("The path, easy to hard (normcore practice new NAME):"))
     for step, ex in enumerate(path(), 1):
-        level = f"{ex.difficulty} {DIFFICULTY[ex.difficulty]}"
-        print(f"  {step:>2}. {ex.name:<{width}}  {level:<8}  {ex.minutes:>2} min  "
-              f"{len(mistakes_for(ex.name)):>2} catalogued mistakes")
-        print(_fill(ex.summary, " " * 8))
+        count = len(mistakes_for(ex.name))
+        print(f"  {step:>2}. {ex.name:<{width}}  {pad(levels[ex.difficulty], level_w)}  "
+              + _("{minutes} min").format(minutes=f"{ex.minutes:>2}") + "  "
+              + _.ngettext("{n} catalogued mistake", "{n} catalogued mistakes", count).format(
+                  n=f"{count:>2}"))
+        print(_fill(_(ex.summary), " " * 8))
     torch_only = torch_track.mistakes.TORCH_ONLY
     if args.mistakes:
-        for title, mistakes in ((f"Catalogued mistakes ({len(CATALOG)})", CATALOG),
-                                (f"PyTorch track only ({len(torch_only)}; with --torch, the "
-                                 "forward mistakes above too)", torch_only)):
-            print(f"\n{title}:")
+        for title, mistakes in ((_("Catalogued mistakes ({n})").format(n=len(CATALOG)), CATALOG),
+                                (_("PyTorch track only ({n}; with --torch, the forward mistakes "
+                                   "above too)").format(n=len(torch_only)), torch_only)):
+            print("\n" + _fill(title + ":", ""))
             for m in mistakes:
-                print(textwrap.fill(f"{m.id}: {m.title}  [{', '.join(m.exercises)}]", WIDTH,
-                                    initial_indent="  ", subsequent_indent=" " * 6,
-                                    break_on_hyphens=False))
-                print(_fill(f"symptom: {m.symptom}", " " * 6))
+                print(fill(f"{m.id}: {catalog_text(m.title)}  [{', '.join(m.exercises)}]", WIDTH,
+                           indent="  ", subsequent_indent=" " * 6))
+                print(_fill(_("symptom: {text}").format(text=catalog_text(m.symptom)), " " * 6))
     else:
-        print(f"\n{len(CATALOG)} catalogued mistakes, {len(torch_only)} more for PyTorch: "
-              "normcore practice list --mistakes")
+        print("\n" + _fill(_("{n} catalogued mistakes, {more} more for PyTorch: normcore practice "
+                             "list --mistakes").format(n=len(CATALOG), more=len(torch_only)), ""))
     return 0
 
 
@@ -189,8 +219,8 @@ def _torch_key(name):
     """'torch/NAME' for the PyTorch track, None (and a message) when it has no such exercise."""
     if name in torch_track.EXERCISES:
         return f"torch/{name}"
-    print(_fill(f"the PyTorch track has no {name} exercise yet; it has "
-                f"{', '.join(torch_track.EXERCISES)}", ""), file=sys.stderr)
+    print(_fill(_(torch_track.NO_SUCH_EXERCISE).format(
+        name=name, names=", ".join(torch_track.EXERCISES)), ""), file=sys.stderr)
     return None
 
 
@@ -200,7 +230,7 @@ def _new(args):
     try:
         target = skeletons.write(args.name, args.dir, args.force, args.forward_only, args.torch)
     except FileExistsError as e:
-        print(e)
+        print(_fill(str(e), ""))
         return 1
     except skeletons.NoForwardOnly as e:
         _error(e)
@@ -208,9 +238,11 @@ def _new(args):
     ex = EXERCISES[args.name]
     todo = skeletons.what_to_fill(args.name, args.forward_only, args.torch)
     if args.torch and importlib.util.find_spec("torch") is None:
-        print(f"note: the file {NEEDS_TORCH}")
-    print(f"wrote {target}: fill in {todo}, then run\n    normcore practice check {target}\n"
-          f"{DIFFICULTY[ex.difficulty]}, time box {ex.minutes} min; the docstring has a worked example")
+        print(_fill(_("note: the file {needs}").format(needs=_(NEEDS_TORCH)), ""))
+    print(_fill(_("wrote {target}: fill in {todo}, then run").format(target=target, todo=_(todo)),
+                "") + f"\n    normcore practice check {target}\n"
+          + _fill(_("{level}, time box {minutes} min; the docstring has a worked example").format(
+              level=_(DIFFICULTY[ex.difficulty]), minutes=ex.minutes), ""))
     return 0
 
 
@@ -218,14 +250,14 @@ def _check(args):
     files = classroom.files_in(args.files)
     single = len(args.files) == 1 and not Path(args.files[0]).is_dir()
     if not single and args.layer:
-        print("error: --layer applies to a single FILE, not to several files or a folder",
-              file=sys.stderr)
+        _error(_("--layer applies to a single FILE, not to several files or a folder"))
         return 2
     if args.json == args.csv == "-":
-        print("error: only one of --json and --csv can write to stdout (-)", file=sys.stderr)
+        _error(_("only one of --json and --csv can write to stdout (-)"))
         return 2
     if not files:
-        print(f"cannot grade: no *.py files in {', '.join(args.files)}")
+        print(_fill(_("cannot grade: no *.py files in {folders}").format(
+            folders=", ".join(args.files)), ""))
         return 2
     to_stdout = "-" in (args.json, args.csv)
     if single:
@@ -236,7 +268,7 @@ def _check(args):
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
-                print(f"cannot grade: {e}")
+                print(_("cannot grade: {reason}").format(reason=e))
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:
@@ -279,7 +311,7 @@ def _interview(args):
 def _history(args):
     attempts, problems = history.load()
     for problem in problems:
-        print(_fill(f"warning: {problem}", ""), file=sys.stderr)
+        print(_fill(_("warning: {problem}").format(problem=problem), ""), file=sys.stderr)
     if args.json:
         sys.stdout.write(history.to_json(attempts))
     else:

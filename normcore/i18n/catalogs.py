@@ -5,8 +5,10 @@
     python -m normcore.i18n check     # what is missing, untranslated, stale or obsolete
 
 Each domain's messages are the ``_("...")``, ``_.ngettext(...)`` and ``N_("...")`` calls in its
-source files (``SOURCES``, first matching pattern wins). Translations are written in the .po
-files by hand, following the glossary (``glossary.toml``); ``update`` never invents one.
+source files (``SOURCES``, first matching pattern wins), and the messages a domain's module lists
+for text that is no call (``LISTED``: the practice skeletons' docstrings and comments).
+Translations are written in the .po files by hand, following the glossary (``glossary.toml``);
+``update`` never invents one.
 """
 
 import io
@@ -34,6 +36,9 @@ SOURCES = (
     ("derivations/*.py", "explain"),
     ("*.py", "cli"),
 )
+
+# domain -> "module:function" returning the (message, file) pairs of text that is not a _() call
+LISTED = {"practice": "normcore.practice.skeletons:messages"}
 
 
 def domain_of(path):
@@ -65,6 +70,11 @@ def extract(domain):
                     "python", f, keywords=KEYWORDS, options={"encoding": "utf-8"}):
                 where = (path.relative_to(PACKAGE.parent).as_posix(), lineno)
                 template.add(message, locations=[where])
+    if domain in LISTED:
+        import importlib
+        module, _, function = LISTED[domain].partition(":")
+        for message, where in getattr(importlib.import_module(module), function)():
+            template.add(message, locations=[(where, None)])
     return template
 
 

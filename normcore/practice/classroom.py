@@ -15,13 +15,15 @@ import contextlib
 import csv
 import io
 import json
-import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..i18n import translator
+from ..i18n.width import display_width, pad, wrap
 from .grader import PASSING, CannotGrade, grade_file
 from .report import hint_level
 
+_ = translator("practice")
 WIDTH = 80
 FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes", "error")
 
@@ -67,7 +69,8 @@ def grade_one(path, name=None, layer=None, forward_only=False):
     except CannotGrade as e:
         return Row(str(path), error=str(e))
     except (Exception, SystemExit) as e:  # noqa: BLE001 - one student's file must not stop the class
-        return Row(str(path), error=f"the grader stopped: {type(e).__name__}: {e}")
+        return Row(str(path), error=_("the grader stopped: {error}: {message}").format(
+            error=type(e).__name__, message=e))
     return row_of(report, path)
 
 
@@ -110,15 +113,15 @@ def _reason(row):
     text = row.error.splitlines()[0]
     if text.startswith(row.file):
         text = text[len(row.file):].lstrip(": ")
-    return "cannot grade: " + text.replace(row.file, Path(row.file).name)
+    return _("cannot grade: {reason}").format(reason=text.replace(row.file, Path(row.file).name))
 
 
 def _result(row, names=True):
     if row.error is not None:
         return _reason(row)
-    text = (", ".join(row.mistakes) or "-") if names else ("pass" if row.passed else "fail")
+    text = (", ".join(row.mistakes) or "-") if names else (_("pass") if row.passed else _("fail"))
     if row.not_implemented:
-        text += f" (todo: {', '.join(row.not_implemented)})"
+        text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
     return text
 
 
@@ -140,26 +143,27 @@ def format_table(rows, width=WIDTH, hints="full"):
     names_shown = hint_level(hints).names
     folder = _common_folder([r.file for r in rows])
     names = [Path(r.file).name if folder else r.file for r in rows]
-    ex_w = max(len("exercise"), max(len(r.exercise or "") for r in rows))
-    checks_w = len("checks")
+    last = _("mistakes named") if names_shown else _("result")
+    ex_w = max(display_width(_("exercise")), max(len(r.exercise or "") for r in rows))
+    counts = [f"{r.checks_passed}/{r.checks_total}" if r.error is None else "" for r in rows]
+    checks_w = max([display_width(_("checks"))] + [len(c) for c in counts])
     # the file column gives way so that the longest mistake id fits whole in the last column
-    longest = max([len("mistakes named")] + [len(m) for r in rows for m in r.mistakes])
+    longest = max([display_width(last)] + [len(m) for r in rows for m in r.mistakes])
     file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
-    head = (f"{'file':<{file_w}}  {'exercise':<{ex_w}}  {'checks':>{checks_w}}  "
-            + ("mistakes named" if names_shown else "result"))
-    out = [head, "-" * min(width, max(len(head), 60))]
+    heads = (pad(_("file"), file_w), pad(_("exercise"), ex_w), pad(_("checks"), checks_w, ">"))
+    head = "  ".join(heads + (last,))
+    rule = "-" * min(width, max(display_width(head), 60))
+    out = [head, rule]
     if folder:
-        out.insert(0, "in " + shorten(folder + "/", width - 4) + ":")
-    for r, name in zip(rows, names):
-        checks = f"{r.checks_passed}/{r.checks_total}" if r.error is None else ""
+        out.insert(0, _("in {folder}:").format(folder=shorten(folder + "/", width - 4)))
+    for r, name, checks in zip(rows, names, counts):
         start = f"{shorten(name, file_w):<{file_w}}  {r.exercise or '':<{ex_w}}  {checks:>{checks_w}}  "
         if r.error is not None:  # the reason gets the line from the exercise column on
             start = f"{shorten(name, file_w):<{file_w}}  "
-        lines = textwrap.wrap(_result(r, names_shown), width - len(start), break_on_hyphens=False,
-                              break_long_words=True) or [""]
+        lines = wrap(_result(r, names_shown), width - len(start))
         out.append((start + lines[0]).rstrip())
         out += [" " * len(start) + line for line in lines[1:]]
-    out.append("-" * min(width, max(len(head), 60)))
+    out.append(rule)
     out.append(summary(rows))
     return "\n".join(out)
 
@@ -168,8 +172,9 @@ def summary(rows):
     passed = sum(r.passed for r in rows)
     broken = sum(r.error is not None for r in rows)
     failed = len(rows) - passed - broken
-    text = f"{len(rows)} file{'s' * (len(rows) != 1)}: {passed} pass, {failed} fail"
-    return text + (f", {broken} cannot be graded" if broken else "")
+    text = _.ngettext("{n} file: {passed} pass, {failed} fail", "{n} files: {passed} pass, "
+                      "{failed} fail", len(rows)).format(n=len(rows), passed=passed, failed=failed)
+    return text + (_(", {n} cannot be graded").format(n=broken) if broken else "")
 
 
 def to_json(rows):

@@ -11,6 +11,12 @@ missing ``train()`` / ``eval()`` is replaced by setting ``training``.
 
 import numpy as np
 
+from ..i18n import N_, translator
+
+_ = translator("practice")
+
+# a parameter given the wrong number of values (the NumPy and the PyTorch track)
+WRONG_SIZE = N_("expected {attr} with {size} values, shape {shape}, got shape {got}")
 ALIASES = {"gamma": ("gamma", "weight"), "beta": ("beta", "bias")}
 
 
@@ -42,10 +48,9 @@ class Driver:
             value = getattr(self.layer, attr, None)
             if _is_parameter(value) or isinstance(value, np.ndarray):
                 return attr, value
-        raise ContractError(
-            f"the layer has no {name}: expected an attribute "
-            + " or ".join(names) + " with .data and .grad, or a NumPy array"
-        )
+        raise ContractError(_("the layer has no {name}: expected an attribute {names} with .data "
+                              "and .grad, or a NumPy array").format(
+                                  name=name, names=_(" or ").join(names)))
 
     def set_param(self, name, value, dtype=None):
         """Give gamma or beta the values ``value`` (same number of elements, any shape), in
@@ -53,8 +58,8 @@ class Driver:
         attr, p = self._param(name)
         current = np.asarray(p.data if _is_parameter(p) else p)
         if current.size != value.size:
-            raise ContractError(f"expected {attr} with {value.size} values, shape {value.shape}, "
-                                f"got shape {current.shape}")
+            raise ContractError(_(WRONG_SIZE).format(attr=attr, size=value.size, shape=value.shape,
+                                                  got=current.shape))
         new = np.array(value.reshape(current.shape), dtype=dtype or current.dtype)
         if _is_parameter(p):
             p.data = new
@@ -89,8 +94,9 @@ class Driver:
             return p.grad
         key = self._grad_attribute(attr, name)
         if key is None:
-            raise ContractError(f"{attr} is a plain array: expected its gradient in an attribute "
-                                f"d{attr} (or {attr}_grad), the layer has neither")
+            raise ContractError(_("{attr} is a plain array: expected its gradient in an "
+                                  "attribute d{attr} (or {attr}_grad), the layer has "
+                                  "neither").format(attr=attr))
         return getattr(self.layer, key)
 
     def _grad_attribute(self, attr, name):
@@ -106,7 +112,8 @@ class Driver:
     def check_accumulates(self, names):
         """Raise NotApplicable unless every parameter keeps its gradient in ``.grad``."""
         if not all(_is_parameter(self._param(n)[1]) for n in names):
-            raise NotApplicable("parameters are plain arrays: gradient accumulation is not checked")
+            raise NotApplicable(_("parameters are plain arrays: gradient accumulation is not "
+                                  "checked"))
 
     # --- computation and modes ---------------------------------------------------------------
     def forward(self, x, *args):  # args: CrossEntropyLoss's targets
@@ -139,6 +146,6 @@ class Driver:
     def running(self, stat):
         """running_mean or running_var, as a float64 copy."""
         if not hasattr(self.layer, f"running_{stat}"):
-            raise ContractError(f"expected an attribute running_{stat} (the running statistic BatchNorm "
-                                f"keeps), the layer has none")
+            raise ContractError(_("expected an attribute running_{stat} (the running statistic "
+                                  "BatchNorm keeps), the layer has none").format(stat=stat))
         return np.array(getattr(self.layer, f"running_{stat}"), dtype=np.float64)

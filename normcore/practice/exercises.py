@@ -14,7 +14,10 @@ import numpy as np
 
 from .. import distributed, nn, norms
 from . import references
+from ..i18n import N_, translator
 from .driver import ContractError
+
+_ = translator("practice")
 
 F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
@@ -41,7 +44,7 @@ class Exercise:
     function: bool = False  # the candidate writes a function (class_name is its name), not a layer
 
 
-DIFFICULTY = {1: "easy", 2: "medium", 3: "hard"}
+DIFFICULTY = {1: N_("easy"), 2: N_("medium"), 3: N_("hard")}  # translated where shown
 
 
 def _tol(x):
@@ -157,7 +160,7 @@ def bn_running_probe(label, xshape, steps, kwargs=None, then_eval=False):
 
 BATCHNORM = Exercise(
     "batchnorm", "BatchNorm1d", norms.BatchNorm1d,
-    "BatchNorm1d(num_features, eps, momentum): input (N, C) or (N, C, L); running statistics",
+    N_("BatchNorm1d(num_features, eps, momentum): input (N, C) or (N, C, L); running statistics"),
     (
         norm_probe("train (8, 4)", (4,), (4,), (8, 4), BN, scale=2.0, shift=1.0),
         norm_probe("train (4, 3, 5), rank 3", (3,), (3,), (4, 3, 5), BN, scale=2.0, shift=1.0),
@@ -197,14 +200,14 @@ def trailing_norm_probes(params, kwargs):
 
 LAYERNORM = Exercise(
     "layernorm", "LayerNorm", norms.LayerNorm,
-    "LayerNorm(normalized_shape, eps): input (*, *normalized_shape)",
+    N_("LayerNorm(normalized_shape, eps): input (*, *normalized_shape)"),
     trailing_norm_probes(("gamma", "beta"), {"eps": 1e-5}),
     (6,), (4, 6), difficulty=2, minutes=25,
 )
 
 RMSNORM = Exercise(
     "rmsnorm", "RMSNorm", norms.RMSNorm,
-    "RMSNorm(normalized_shape, eps=None): input (*, *normalized_shape); no beta",
+    N_("RMSNorm(normalized_shape, eps=None): input (*, *normalized_shape); no beta"),
     trailing_norm_probes(("gamma",), {"eps": 1e-5}) + (
         norm_probe("default eps (4, 6)", (6,), (6,), (4, 6), ("gamma",), scale=1e-7),
         norm_probe("zero row (3, 6)", (6,), (6,), (3, 6), ("gamma",), edit=_constant(1, 0.0),
@@ -257,8 +260,8 @@ def dyt_accumulation(rec, make, rng):
 
 DYT_EXERCISE = Exercise(
     "dyt", "DyT", norms.DyT,
-    "DyT(normalized_shape, alpha_init=0.5): y = gamma * tanh(alpha * x) + beta, input "
-    "(*, *normalized_shape); alpha one scalar of shape (1,)",
+    N_("DyT(normalized_shape, alpha_init=0.5): y = gamma * tanh(alpha * x) + beta, input "
+       "(*, *normalized_shape); alpha one scalar of shape (1,)"),
     (
         dyt_probe("(4, 6)", (6,), (4, 6)),
         dyt_probe("(2, 3, 5), rank 3", (5,), (2, 3, 5)),
@@ -280,8 +283,8 @@ def _folded(driver):
     """(W', b') as the candidate's fold_batchnorm returned them."""
     result = driver.layer
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ContractError(f"expected fold_batchnorm to return (W_folded, b_folded), got "
-                            f"{type(result).__name__}")
+        raise ContractError(_("expected fold_batchnorm to return (W_folded, b_folded), got "
+                              "{type}").format(type=type(result).__name__))
     return np.asarray(result[0]), np.asarray(result[1])
 
 
@@ -314,8 +317,8 @@ def fold_probe(label, n, dtype=np.float64, var=(0.5, 2.0), eps=1e-5, mean_scale=
 
 FOLD_BATCHNORM = Exercise(
     "fold_batchnorm", "fold_batchnorm", references.fold_batchnorm,
-    "fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps) -> (W', b'): a Linear "
-    "followed by a BatchNorm1d in evaluation, as one Linear",
+    N_("fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps) -> (W', b'): a Linear "
+       "followed by a BatchNorm1d in evaluation, as one Linear"),
     (
         fold_probe("(4, 4)", 4),
         fold_probe("running_var near eps (3, 3)", 3, var=(1e-6, 1e-5)),
@@ -405,8 +408,8 @@ def sync_accumulation(rec, make, rng):
 
 SYNC_BATCHNORM = Exercise(
     "sync_batchnorm", "SyncBatchNorm", references.SyncBatchNorm,
-    "SyncBatchNorm(num_features, process_group, eps, momentum): BatchNorm1d over shards (n_k, C) "
-    "on K workers, with process_group.all_reduce (sum); local gamma/beta gradients",
+    N_("SyncBatchNorm(num_features, process_group, eps, momentum): BatchNorm1d over shards (n_k, C) "
+       "on K workers, with process_group.all_reduce (sum); local gamma/beta gradients"),
     (
         sync_probe("K=2, shards 4 + 4", (4, 4)),
         sync_probe("K=3, uneven shards 2 + 5 + 3", (2, 5, 3)),
@@ -423,7 +426,7 @@ SYNC_BATCHNORM = Exercise(
 GN = ("gamma", "beta")
 GROUPNORM = Exercise(
     "groupnorm", "GroupNorm", norms.GroupNorm,
-    "GroupNorm(num_groups, num_channels, eps): input (N, C, *spatial)",
+    N_("GroupNorm(num_groups, num_channels, eps): input (N, C, *spatial)"),
     (
         norm_probe("(3, 6), G=3", (3, 6), (6,), (3, 6), GN),
         norm_probe("(2, 6, 5), G=2, rank 3", (2, 6), (6,), (2, 6, 5), GN),
@@ -506,7 +509,7 @@ def dropout_seeded(rec, make, rng):
 
 DROPOUT = Exercise(
     "dropout", "Dropout", nn.Dropout,
-    "Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks",
+    N_("Dropout(p, rng): inverted dropout; the grader checks fractions, factors and masks"),
     (
         Probe(f"train p={P} {SHAPE}", dropout_train),
         dropout_eval(),
@@ -541,7 +544,7 @@ AXIS_PROBES = (
 
 SOFTMAX = Exercise(
     "softmax", "Softmax", nn.Softmax,
-    "Softmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    N_("Softmax(axis=-1): any shape, forward and backward along the axis; no parameters"),
     AXIS_PROBES + (
         norm_probe("peaked (4, 6), logits * 20", (-1,), None, (4, 6), (), scale=20.0),
     ),
@@ -571,7 +574,7 @@ def ce_probe(label, n, c, dtype=np.float64, scale=1.0, shift=0.0, wrong_by=0.0):
 
 CROSS_ENTROPY = Exercise(
     "cross_entropy", "CrossEntropyLoss", nn.CrossEntropyLoss,
-    "CrossEntropyLoss(): logits (N, C), integer targets (N,), mean; backward(dloss) -> dlogits",
+    N_("CrossEntropyLoss(): logits (N, C), integer targets (N,), mean; backward(dloss) -> dlogits"),
     (
         ce_probe("(8, 5)", 8, 5),
         ce_probe("one sample (1, 3)", 1, 3),
@@ -595,7 +598,7 @@ def _lowered(index, by):
 
 LOG_SOFTMAX = Exercise(
     "log_softmax", "LogSoftmax", nn.LogSoftmax,
-    "LogSoftmax(axis=-1): any shape, forward and backward along the axis; no parameters",
+    N_("LogSoftmax(axis=-1): any shape, forward and backward along the axis; no parameters"),
     AXIS_PROBES + (
         norm_probe("confidently wrong (3, 5), one logit - 800", (-1,), None, (3, 5), (),
                    edit=_lowered((0, 2), 800.0)),
@@ -617,7 +620,7 @@ def attention_probe(label, d_model, n_heads, xshape, causal, dtype=np.float64, s
 
 ATTENTION = Exercise(
     "attention", "MultiheadSelfAttention", references.MultiheadSelfAttention,
-    "MultiheadSelfAttention(d_model, n_heads, causal): x (B, T, C); wq, wk, wv, wo",
+    N_("MultiheadSelfAttention(d_model, n_heads, causal): x (B, T, C); wq, wk, wv, wo"),
     (
         attention_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
         attention_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
@@ -667,8 +670,8 @@ def qk_norm_accumulation(rec, make, rng):
 
 QK_NORM = Exercise(
     "qk_norm", "QKNormSelfAttention", references.QKNormSelfAttention,
-    "QKNormSelfAttention(d_model, n_heads, causal): self-attention, RMSNorm on each head's q and "
-    "k; wq, wk, wv, wo, gamma_q, gamma_k",
+    N_("QKNormSelfAttention(d_model, n_heads, causal): self-attention, RMSNorm on each head's q and "
+       "k; wq, wk, wv, wo, gamma_q, gamma_k"),
     (
         qk_norm_probe("(2, 5, 8), H=2", 8, 2, (2, 5, 8), False),
         qk_norm_probe("(2, 5, 8), H=2, causal", 8, 2, (2, 5, 8), True),
@@ -744,8 +747,8 @@ def mlp_accumulation_probe(n, sizes=(5, 6, 4)):
 
 MLP_WITH_BATCHNORM = Exercise(
     "mlp_with_batchnorm", "MLPWithBatchNorm", references.MLPWithBatchNorm,
-    "MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
-    "mean cross-entropy; every gradient by hand",
+    N_("MLPWithBatchNorm(n_in, n_hidden, n_classes): Linear, BatchNorm (training), tanh, Linear, "
+       "mean cross-entropy; every gradient by hand"),
     (
         mlp_probe("(8, 5) -> 6 -> 4 classes", 8),
         mlp_probe("batch of 2 (2, 5) -> 6 -> 4", 2),
@@ -794,8 +797,8 @@ def block_accumulation_probe(position, xshape, d_ff=6):
 
 TRANSFORMER_BLOCK = Exercise(
     "transformer_block", "TransformerBlock", references.FeedForwardBlock,
-    "TransformerBlock(d_model, d_ff, position): x + F(LN(x)) or LN(x + F(x)), F a ReLU "
-    "feed-forward; both positions graded",
+    N_("TransformerBlock(d_model, d_ff, position): x + F(LN(x)) or LN(x + F(x)), F a ReLU "
+       "feed-forward; both positions graded"),
     tuple(probe for position in ("pre", "post") for probe in (
         block_probe("(2, 3, 4), d_ff 6", position, (2, 3, 4)),
         block_probe("rank 2 (5, 4), d_ff 3", position, (5, 4), d_ff=3),

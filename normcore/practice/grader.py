@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import torch_track
+from ..i18n import N_, translator
 from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
@@ -35,6 +36,8 @@ from .report import NOT_ASKED, format_report, reference_name
 __all__ = ["CannotGrade", "CheckResult", "Report", "grade", "grade_file", "format_report",
            "reference_name", "load_module", "find_class", "exercise_for", "run_probe",
            "distance", "apply_variant", "mutant_class", "solution_source", "VariantDoesNotApply"]
+
+_ = translator("practice")
 
 
 @dataclass
@@ -133,11 +136,11 @@ def grade(cls, exercise, path=None, forward_only=False, track=None):
     ``track`` drives a class written to another contract (``torch_track.TRACK`` for a
     torch.nn.Module, whose gradients come from autograd); None for NumPy's."""
     if forward_only and exercise.function:
-        raise CannotGrade(f"{exercise.name} is a function with no backward: the whole exercise "
-                          "is its forward, so forward-only grading does not apply (grade it "
-                          "without --forward-only or FORWARD_ONLY)")
+        raise CannotGrade(_("{name} is a function with no backward: the whole exercise is its "
+                            "forward, so forward-only grading does not apply (grade it without "
+                            "--forward-only or FORWARD_ONLY)").format(name=exercise.name))
     if forward_only is True:
-        forward_only = "the forward alone was asked"
+        forward_only = N_("the forward alone was asked")  # the reasons: translated where shown
     if track:
         make_user, mutants = track.maker(cls), track.mutants(exercise)
         todo, probes = track.not_implemented(cls, exercise, path), track.probes(exercise)
@@ -168,7 +171,7 @@ def _checks(probe, ref, user, path, forward_only=False):
     checks = []
     for label, r in ref.rows.items():
         if forward_only and is_backward(label):
-            checks.append(CheckResult(probe, label, NOT_ASKED, note="forward only"))
+            checks.append(CheckResult(probe, label, NOT_ASKED, note=_("forward only")))
         elif label in user.rows:
             u = user.rows[label].value
             err = distance(u, r.value, r.metric, r.scale)
@@ -193,11 +196,12 @@ def _unfinished(probe, row, error, path):
         return CheckResult(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
         frame = user_frame(error, path)
-        where = f" ({frame.name})" if frame else ""
-        return CheckResult(probe, row, "TODO", note="not implemented yet" + where)
+        note = (_("not implemented yet ({method})").format(method=frame.name) if frame
+                else _("not implemented yet"))
+        return CheckResult(probe, row, "TODO", note=note)
     if isinstance(error, ContractError):
         return CheckResult(probe, row, "ERROR", note=str(error))
-    return CheckResult(probe, row, "ERROR", note=describe_error(error, path) if error else "not recorded")
+    return CheckResult(probe, row, "ERROR", note=describe_error(error, path) if error else _("not recorded"))
 
 
 def grade_file(path, name=None, layer=None, forward_only=False):
@@ -212,9 +216,9 @@ def grade_file(path, name=None, layer=None, forward_only=False):
         if forward_only is True:
             forward_only = "--forward-only"
         elif getattr(module, "FORWARD_ONLY", False) is True:
-            forward_only = "FORWARD_ONLY = True in the file"
+            forward_only = N_("FORWARD_ONLY = True in the file")
         elif not track and not exercise.function and not callable(getattr(cls, "backward", None)):
-            forward_only = "the class has no backward method"
+            forward_only = N_("the class has no backward method")
         return grade(cls, exercise, path, forward_only, track)
     finally:
         sys.modules.pop(module.__name__, None)

@@ -11,10 +11,13 @@ itself showed no hints: they are shown here, afterwards.
 
 import json
 import os
-import textwrap
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..i18n import translator
+from ..i18n.width import display_width, pad, wrap
+
+_ = translator("practice")
 WIDTH = 80
 FILE_NAME = "practice_history.jsonl"
 
@@ -79,10 +82,11 @@ def load(path=None):
             record = json.loads(line)
             missing = [k for k in REQUIRED if k not in record]
             if missing:
-                raise ValueError(f"no {', '.join(missing)}")
+                raise ValueError(_("no {keys}").format(keys=", ".join(missing)))
             attempts.append(Attempt(**{k: v for k, v in record.items() if k in known}))
         except (ValueError, TypeError, AttributeError) as e:
-            problems.append(f"line {number} of {path} is not an attempt ({e}): skipped")
+            problems.append(_("line {number} of {path} is not an attempt ({error}): skipped").format(
+                number=number, path=path, error=e))
     return attempts, problems
 
 
@@ -114,43 +118,56 @@ def _checks(attempt):
 
 
 def _time(attempt):
-    over = " over" if attempt.over_time else ""
-    return f"{attempt.minutes_taken:.0f}/{attempt.time_box:g} min{over}"
+    minutes = f"{attempt.minutes_taken:.0f}/{attempt.time_box:g}"
+    if attempt.over_time:
+        return _("{minutes} min over").format(minutes=minutes)
+    return _("{minutes} min").format(minutes=minutes)
 
 
 def _mistakes(attempt):
     if attempt.error:
-        return "cannot grade: " + attempt.error.splitlines()[0]
+        return _("cannot grade: {reason}").format(reason=attempt.error.splitlines()[0])
     text = ", ".join(attempt.mistakes) or "-"
     if attempt.not_implemented:
-        text += f" (todo: {', '.join(attempt.not_implemented)})"
-    return text + (" [forward only]" if attempt.forward_only else "") + (
+        text += " " + _("(todo: {methods})").format(methods=", ".join(attempt.not_implemented))
+    return text + (" " + _("[forward only]") if attempt.forward_only else "") + (
         " [PyTorch]" if attempt.torch else "")
+
+
+def _columns(cells, widths):
+    """Cells padded to their widths (display columns; a width < 0 aligns right), two spaces
+    apart."""
+    return "  ".join(pad(c, abs(w), ">" if w < 0 else "<") for c, w in zip(cells, widths))
 
 
 def format_history(attempts, path=None):
     """The attempts, oldest first (date, exercise, minutes taken of the time box, checks
-    passed, mistakes named), then the progress per exercise; at most 80 columns."""
+    passed, mistakes named), then the progress per exercise; at most 80 display columns."""
     if not attempts:
-        return "No mock interviews recorded yet: normcore practice interview"
-    ex_w = max(len("exercise"), *(len(a.exercise) for a in attempts))
-    time_w = max(len("minutes"), *(len(_time(a)) for a in attempts))
-    check_w = max(len("checks"), *(len(_checks(a)) for a in attempts))
-    start = f"{'date':<16}  {'exercise':<{ex_w}}  {'minutes':<{time_w}}  {'checks':>{check_w}}  "
-    out = [textwrap.fill(f"Mock interviews ({path or history_file()}):", WIDTH,
-                         break_on_hyphens=False, break_long_words=True),
-           start + "mistakes named", "-" * WIDTH]
+        return _("No mock interviews recorded yet: normcore practice interview")
+    heads = [_("date"), _("exercise"), _("minutes"), _("checks")]
+    ex_w = max(display_width(heads[1]), *(len(a.exercise) for a in attempts))
+    time_w = max(display_width(heads[2]), *(display_width(_time(a)) for a in attempts))
+    check_w = max(display_width(heads[3]), *(len(_checks(a)) for a in attempts))
+    widths = (16, ex_w, time_w, -check_w)
+    out = wrap(_("Mock interviews ({path}):").format(path=path or history_file()), WIDTH)
+    out += [_columns(heads, widths) + "  " + _("mistakes named"), "-" * WIDTH]
     for a in attempts:
-        first = (f"{a.date[:16].replace('T', ' '):<16}  {a.exercise:<{ex_w}}  {_time(a):<{time_w}}  "
-                 f"{_checks(a):>{check_w}}  ")
-        lines = textwrap.wrap(_mistakes(a), max(20, WIDTH - len(first)), break_on_hyphens=False,
-                              break_long_words=True) or [""]
+        first = _columns((a.date[:16].replace("T", " "), a.exercise, _time(a), _checks(a)),
+                         widths) + "  "
+        room = max(20, WIDTH - display_width(first))
+        lines = wrap(_mistakes(a), room)
         out.append(first + lines[0])
-        out += [" " * (WIDTH - max(20, WIDTH - len(first))) + line for line in lines[1:]]
-    out += ["", "Progress per exercise (checks passed, in how many minutes):",
-            f"{'exercise':<{ex_w}}  {'tries':>5}  {'first':<15}  {'latest':<15}  best", "-" * WIDTH]
-    for p in progress(attempts):
-        first, latest, best = (f"{_checks(p[k])} in {p[k].minutes_taken:.0f} min"
-                               for k in ("first", "latest", "best"))
-        out.append(f"{p['exercise']:<{ex_w}}  {p['attempts']:>5}  {first:<15}  {latest:<15}  {best}")
+        out += [" " * (WIDTH - room) + line for line in lines[1:]]
+    kinds = ("first", "latest", "best")
+    scores = [(p, [_("{checks} in {minutes} min").format(checks=_checks(p[k]),
+                                                         minutes=f"{p[k].minutes_taken:.0f}")
+                   for k in kinds]) for p in progress(attempts)]
+    score_w = max([15] + [display_width(t) for _, texts in scores for t in texts[:2]])
+    widths = (ex_w, -max(5, display_width(_("tries"))), score_w, score_w)
+    out += ["", _("Progress per exercise (checks passed, in how many minutes):"),
+            _columns((_("exercise"), _("tries"), _("first"), _("latest")), widths) + "  "
+            + _("best"), "-" * WIDTH]
+    for p, (first, latest, best) in scores:
+        out.append(_columns((p["exercise"], str(p["attempts"]), first, latest), widths) + "  " + best)
     return "\n".join(out)

@@ -16,17 +16,19 @@ import contextlib
 import io
 import random
 import sys
-import textwrap
 import threading
 import time
 from datetime import UTC, datetime
 
+from ..i18n import translator
+from ..i18n.width import fill
 from . import history, skeletons
 from .classroom import row_of
 from .exercises import DIFFICULTY, EXERCISES
 from .grader import CannotGrade, grade_file
 from .report import format_report
 
+_ = translator("practice")
 LEVELS = {name: level for level, name in DIFFICULTY.items()}  # "easy" -> 1
 CLOCK = time.monotonic  # the interview's clock (a fake in tests)
 WIDTH = 80
@@ -42,14 +44,18 @@ def pick(name=None, difficulty=None, seed=None, forward_only=False):
     ``difficulty`` ("easy", "medium", "hard"; default any); with ``forward_only``, among
     those that have a backward to leave out."""
     if difficulty is not None and difficulty not in LEVELS:
-        raise InterviewError(f"unknown difficulty {difficulty!r}: expected one of {', '.join(LEVELS)}")
+        raise InterviewError(_("unknown difficulty {difficulty!r}: expected one of {levels}").format(
+            difficulty=difficulty, levels=", ".join(LEVELS)))
     if name is not None:
         if name not in EXERCISES:
-            raise InterviewError(f"unknown exercise {name!r}: expected one of {', '.join(EXERCISES)}")
+            raise InterviewError(_("unknown exercise {name!r}: expected one of {names}").format(
+                name=name, names=", ".join(EXERCISES)))
         exercise = EXERCISES[name]
         if difficulty is not None and exercise.difficulty != LEVELS[difficulty]:
-            raise InterviewError(f"{name} is {DIFFICULTY[exercise.difficulty]}, not {difficulty}: "
-                                 "give the exercise or the difficulty, not both")
+            raise InterviewError(_("{name} is {level}, not {difficulty}: give the exercise or "
+                                   "the difficulty, not both").format(
+                                       name=name, level=_(DIFFICULTY[exercise.difficulty]),
+                                       difficulty=difficulty))
         return exercise
     pool = sorted((e for e in EXERCISES.values()
                    if (difficulty is None or e.difficulty == LEVELS[difficulty])
@@ -62,10 +68,11 @@ def check_minutes(minutes):
     try:
         value = float(minutes)
     except (TypeError, ValueError):
-        raise InterviewError(f"expected a number of minutes, got {minutes!r}") from None
+        raise InterviewError(_("expected a number of minutes, got {minutes!r}").format(
+            minutes=minutes)) from None
     if not 0 < value <= MAX_MINUTES:
-        raise InterviewError(f"expected a time box of more than 0 and at most {MAX_MINUTES} "
-                             f"minutes, got {minutes}")
+        raise InterviewError(_("expected a time box of more than 0 and at most {most} minutes, "
+                               "got {minutes}").format(most=MAX_MINUTES, minutes=minutes))
     return value
 
 
@@ -99,23 +106,26 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
     clock = clock or CLOCK
     start = clock()
     todo = skeletons.what_to_fill(exercise.name, forward_only, torch)
-    out(f"Mock interview: {exercise.name} ({DIFFICULTY[exercise.difficulty]}), "
-        f"time box {box:g} min.")
-    tools = "PyTorch, autograd for the backward" if torch else "NumPy only"
-    out(_fill(f"Wrote {target}: fill in {todo}. {tools}, no notes, no hints."))
+    out(_fill(_("Mock interview: {name} ({level}), time box {box} min.").format(
+        name=exercise.name, level=_(DIFFICULTY[exercise.difficulty]), box=f"{box:g}")))
+    tools = _("PyTorch, autograd for the backward") if torch else _("NumPy only")
+    out(_fill(_("Wrote {target}: fill in {todo}. {tools}, no notes, no hints.").format(
+        target=target, todo=_(todo), tools=tools)))
     if wait:
-        out("Press Enter when you are done; when the time is up it is graded as it is.")
+        out(_fill(_("Press Enter when you are done; when the time is up it is graded as it is.")))
         ended = "enter" if wait_for_enter(stdin or sys.stdin, box * 60) else "time up"
     else:
         ended = "no wait"
     taken = max(0.0, (clock() - start) / 60)
     over = ended == "time up" or taken > box
     if ended == "time up":
-        out(f"Time is up ({box:g} min): graded as it is.")
+        out(_fill(_("Time is up ({box} min): graded as it is.").format(box=f"{box:g}")))
     elif over:
-        out(f"Done in {taken:.1f} min: over the time box of {box:g} min by {taken - box:.1f} min.")
+        out(_fill(_("Done in {taken} min: over the time box of {box} min by {over} min.").format(
+            taken=f"{taken:.1f}", box=f"{box:g}", over=f"{taken - box:.1f}")))
     else:
-        out(f"Done in {taken:.1f} min, within the time box of {box:g} min.")
+        out(_fill(_("Done in {taken} min, within the time box of {box} min.").format(
+            taken=f"{taken:.1f}", box=f"{box:g}")))
     attempt = history.Attempt(date, exercise.name, str(target), box, round(taken, 1), over, ended,
                               forward_only, torch)
     report = None
@@ -124,7 +134,7 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
             report = grade_file(target, layer=exercise.name, forward_only=forward_only)
     except CannotGrade as e:
         attempt.error = str(e)
-        out(f"cannot grade: {e}")
+        out(_("cannot grade: {reason}").format(reason=e))
     else:
         row = row_of(report)
         attempt.passed, attempt.checks_passed, attempt.checks_total = (
@@ -132,12 +142,12 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
         attempt.mistakes, attempt.not_implemented = row.mistakes, row.not_implemented
         out(format_report(report, hints="none"))
     path = history.append(attempt, history_path)
-    out("\n" + _fill(f"Recorded in {path}."))
+    out("\n" + _fill(_("Recorded in {path}.").format(path=path)))
     if not attempt.passed and not attempt.error:
-        out(f"The mistakes behind the failures: normcore practice history, or\n"
-            f"    normcore practice check {target} --hints full")
+        out(_fill(_("The mistakes behind the failures: normcore practice history, or"))
+            + f"\n    normcore practice check {target} --hints full")
     return attempt, report
 
 
 def _fill(text):
-    return textwrap.fill(text, WIDTH, break_on_hyphens=False, break_long_words=False)
+    return fill(text, WIDTH)

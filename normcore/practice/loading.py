@@ -9,9 +9,12 @@ import sys
 import traceback
 from pathlib import Path
 
+from ..i18n import N_, translator
 from .exercises import EXERCISES
 
-NEEDS_TORCH = "needs PyTorch, which is not installed here:\n    pip install normcore[torch] (or torch)"
+_ = translator("practice")
+# translated where shown: _(NEEDS_TORCH)
+NEEDS_TORCH = N_("needs PyTorch, which is not installed here:\n    pip install normcore[torch] (or torch)")
 
 
 class CannotGrade(Exception):
@@ -22,7 +25,7 @@ def load_module(path):
     """Import a Python file as a fresh module; a syntax or import error becomes CannotGrade."""
     path = Path(path)
     if not path.is_file():
-        raise CannotGrade(f"{path}: no such file")
+        raise CannotGrade(_("{path}: no such file").format(path=path))
     name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -30,18 +33,21 @@ def load_module(path):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
-        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
+        where = (_("line {line}, column {column}").format(line=e.lineno, column=e.offset)
+                 if e.offset else _("line {line}").format(line=e.lineno))
         code = (e.text or "").rstrip("\n")
         sys.modules.pop(name, None)
         raise CannotGrade(
-            f"{path} does not compile: {type(e).__name__} at {where}: {e.msg}"
+            _("{path} does not compile: {error} at {where}: {message}").format(
+                path=path, error=type(e).__name__, where=where, message=e.msg)
             + (f"\n    {code}" if code.strip() else "")
         ) from None
     except Exception as e:  # anything raised while the file's top level runs
         sys.modules.pop(name, None)
         if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] == "torch":
-            raise CannotGrade(f"{path}\n    {NEEDS_TORCH}") from None  # a PyTorch-track answer
-        raise CannotGrade(f"importing {path} raised {describe_error(e, path)}") from None
+            raise CannotGrade(f"{path}\n    {_(NEEDS_TORCH)}") from None  # a PyTorch-track answer
+        raise CannotGrade(_("importing {path} raised {error}").format(
+            path=path, error=describe_error(e, path))) from None
     return module
 
 
@@ -74,8 +80,9 @@ def find_class(module, name=None, layer=None):
         if not isinstance(cls, type) and cls not in _functions(module):
             classes = [c.__name__ for c in vars(module).values()
                        if isinstance(c, type) and c.__module__ == module.__name__]
-            raise CannotGrade(f"the file defines no class named {name}; expected one of the classes "
-                              f"it defines: {', '.join(classes) or 'none'}")
+            raise CannotGrade(_("the file defines no class named {name}; expected one of the "
+                                "classes it defines: {classes}").format(
+                                    name=name, classes=", ".join(classes) or _("none")))
         return cls
     classes = [c for c in vars(module).values()
                if isinstance(c, type) and c.__module__ == module.__name__
@@ -85,13 +92,14 @@ def find_class(module, name=None, layer=None):
     if not found:
         found = _functions(module)
     if not found:
-        raise CannotGrade("the file defines no class with forward and backward methods "
-                          "(or a torch.nn.Module subclass with forward)")
+        raise CannotGrade(_("the file defines no class with forward and backward methods "
+                            "(or a torch.nn.Module subclass with forward)"))
     if len(found) > 1:
         found = _answers(found, layer)
     if len(found) > 1:
         names = ", ".join(c.__name__ for c in found)
-        raise CannotGrade(f"the file defines several layer classes ({names}); choose one with --name")
+        raise CannotGrade(_("the file defines several layer classes ({names}); choose one with "
+                            "--name").format(names=names))
     return found[0]
 
 
@@ -136,7 +144,8 @@ def exercise_for(cls, layer=None):
     """The exercise a class is graded as: ``layer``, or the one its name says."""
     if layer is not None:
         if layer not in EXERCISES:
-            raise CannotGrade(f"unknown exercise {layer!r}; choose one of {', '.join(EXERCISES)}")
+            raise CannotGrade(_("unknown exercise {layer!r}; choose one of {names}").format(
+                layer=layer, names=", ".join(EXERCISES)))
         return EXERCISES[layer]
     key = cls.__name__.lower()
     functions = [e for e in EXERCISES.values() if e.function and e.class_name == cls.__name__]
@@ -151,8 +160,8 @@ def exercise_for(cls, layer=None):
         return EXERCISES["rmsnorm"]
     if "dynamictanh" in key:
         return EXERCISES["dyt"]
-    raise CannotGrade(f"cannot tell which exercise {cls.__name__} is; say it with --layer "
-                      f"({', '.join(EXERCISES)})")
+    raise CannotGrade(_("cannot tell which exercise {cls} is; say it with --layer ({names})").format(
+        cls=cls.__name__, names=", ".join(EXERCISES)))
 
 
 def describe_error(exc, path=None):
@@ -160,7 +169,8 @@ def describe_error(exc, path=None):
     text = f"{type(exc).__name__}: {exc}"
     where = user_frame(exc, path)
     if where is not None:
-        text += f" ({Path(where.filename).name} line {where.lineno}, in {where.name})"
+        text += _(" ({file} line {line}, in {function})").format(
+            file=Path(where.filename).name, line=where.lineno, function=where.name)
     return text
 
 

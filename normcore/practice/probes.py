@@ -21,7 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._array import largest_finite
+from ..i18n import translator
 from .driver import ContractError, Driver
+
+_ = translator("practice")
 
 
 @dataclass
@@ -157,18 +160,18 @@ def distance(a, b, metric, scale=0.0):
 def mismatch_note(user, ref):
     """A short note for an observation that cannot be compared number for number."""
     if user is None:
-        return "returned None"
+        return _("returned None")
     if isinstance(ref, str):
-        return f"{user}, expected {ref}"
+        return _("{user}, expected {ref}").format(user=user, ref=ref)
     try:
         u = np.asarray(user, dtype=np.float64)
     except (TypeError, ValueError):
-        return f"a {type(user).__name__}, expected an array"
+        return _("a {type}, expected an array").format(type=type(user).__name__)
     r = np.asarray(ref)
     if u.shape != r.shape and u.size != r.size:
-        return f"shape {u.shape}, expected {r.shape}"
+        return _("shape {shape}, expected {expected}").format(shape=u.shape, expected=r.shape)
     if not np.isfinite(u).all():
-        return "contains nan or inf"
+        return _("contains nan or inf")
     return ""
 
 

@@ -11,6 +11,7 @@ exactly as they drive the user's class.
 import numpy as np
 
 from .. import nn, norms
+from ..i18n import N_  # the names of what a reference is built from: translated where shown
 
 
 class ParameterView:
@@ -47,7 +48,7 @@ class MLPWithBatchNorm:
     chain, behind the practice contract: ``forward(x, targets) -> loss``, ``backward(dloss=1.0)
     -> dx``, parameters w1 (n_in, n_hidden), b1, gamma, beta, w2 (n_hidden, n_classes), b2."""
 
-    built_from = "Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss"
+    built_from = N_("Linear, BatchNorm1d, Tanh, Linear and CrossEntropyLoss")
 
     def __init__(self, n_in, n_hidden, n_classes):
         self.fc1 = nn.Linear(n_in, n_hidden)
@@ -75,7 +76,7 @@ class MultiheadSelfAttention:
     normcore's projections are Linear layers, ``x @ weight.T`` with weight (out, in), so ``wq``
     is ``q.weight`` seen transposed, and so on."""
 
-    built_from = "MultiheadSelfAttention (bias=False)"
+    built_from = N_("MultiheadSelfAttention (bias=False)")
 
     def __init__(self, d_model, n_heads, causal=False):
         self.layer = nn.MultiheadSelfAttention(d_model, n_heads, causal=causal, bias=False, rng=0)
@@ -99,7 +100,7 @@ class FeedForwardBlock:
     ``b2``; w1 and w2 are the transposes of fc1.weight and fc2.weight.
     """
 
-    built_from = "LayerNorm and nn.FeedForward (relu)"
+    built_from = N_("LayerNorm and nn.FeedForward (relu)")
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
         if position not in ("pre", "post"):
@@ -130,7 +131,7 @@ class QKNormSelfAttention(MultiheadSelfAttention):
     attention exercise, and ``gamma_q``, ``gamma_k`` the weights (D,) of its children q_norm
     and k_norm (RMSNorm(D), eps the machine epsilon), shared by every head."""
 
-    built_from = "MultiheadSelfAttention (bias=False, qk_norm='rmsnorm')"
+    built_from = N_("MultiheadSelfAttention (bias=False, qk_norm='rmsnorm')")
 
     def __init__(self, d_model, n_heads, causal=False):
         self.layer = nn.MultiheadSelfAttention(d_model, n_heads, causal=causal, bias=False, rng=0,
@@ -156,7 +157,7 @@ def fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps=1e-5):
     return folded.weight.data, folded.bias.data
 
 
-fold_batchnorm.built_from = "fold_batchnorm of a Linear and a BatchNorm1d in evaluation"
+fold_batchnorm.built_from = N_("fold_batchnorm of a Linear and a BatchNorm1d in evaluation")
 
 
 # --- sync_batchnorm -------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ class SyncBatchNorm:
     BatchNorm1d's, and gamma and beta get this worker's local shares, the backward of dy with
     the other workers' rows set to 0 (dgamma = sum over this worker's rows of dy * x_hat)."""
 
-    built_from = "BatchNorm1d on the concatenated batch"
+    built_from = N_("BatchNorm1d on the concatenated batch")
 
     def __init__(self, num_features, process_group, eps=1e-5, momentum=0.1):
         self.group = process_group

@@ -10,12 +10,17 @@ and the checks it shows in, no symptom, hint or formula) and "none" (pass or fai
 no mistake named).
 """
 
-import textwrap
 from collections import namedtuple
 
 import numpy as np
 
+from ..i18n import N_, translator
+from ..i18n.width import clip, pad, wrap
 from .catalog import BY_ID
+from .labels import show_label
+
+_ = translator("practice")
+catalog_text = translator("catalog")  # the mistakes' titles, symptoms and hints (practice/catalog)
 
 NOT_ASKED = "not asked"  # the status of a forward-only answer's backward checks (grader.py)
 
@@ -29,91 +34,91 @@ INTERVIEW_SECTIONS = {"softmax": "9.1", "log_softmax": "9.2", "cross_entropy": "
 EXPLAINED = ("batchnorm", "layernorm", "rmsnorm", "dyt")  # the norms `normcore explain` steps through
 
 FORWARD_HINTS = {
-    "batchnorm": "BatchNorm standardises each channel over the batch (and length) axes with "
-                 "the batch's biased mean and variance in training, and with running_mean "
-                 "and running_var in evaluation.",
-    "layernorm": "LayerNorm standardises each sample over its last len(normalized_shape) "
-                 "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta.",
-    "rmsnorm": "RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
-               "normalised axes of each sample, then gamma; no mean, no beta.",
-    "dyt": "DyT squashes each element on its own, with no statistics: y = gamma * "
-           "tanh(alpha * x) + beta, alpha one scalar of shape (1,), gamma and beta over the "
-           "last len(normalized_shape) axes; cast y back to x's dtype.",
-    "groupnorm": "GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
-                 "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back.",
-    "dropout": "Inverted dropout zeroes each unit with probability p in training and scales "
-               "the kept ones by 1 / (1 - p); in evaluation it returns its input.",
-    "softmax": "Softmax along the axis: y = exp(x - max(x)) / sum(exp(x - max(x))), the max "
-               "and the sum taken along self.axis with keepdims.",
-    "cross_entropy": "Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
-                     "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x).",
-    "log_softmax": "Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
-                   "the max and the sum along self.axis with keepdims; never log(softmax(x)).",
-    "attention": "Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
-                 "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
-                 "above the diagonal before it when causal; y = merge(attn v) @ wo.",
-    "qk_norm": "QK-norm: after split_heads, qn = q / sqrt(mean(q**2 over D) + eps) * gamma_q "
-               "(likewise k with gamma_k), each head over its own D channels, eps the machine "
-               "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual.",
-    "fold_batchnorm": "In evaluation BatchNorm is s * (z - running_mean) + beta per output "
-                      "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
-                      "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
-                      "beta; return new arrays.",
-    "sync_batchnorm": "SyncBatchNorm takes the whole batch's statistics: all-reduce [n_k, "
-                      "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
-                      "variance; running_var gets var * N / (N - 1); in evaluation the running "
-                      "statistics, with no messages.",
-    "mlp_with_batchnorm": "The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
-                          "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
-                          "the mean cross-entropy: work it through one layer at a time.",
-    "transformer_block": "Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
-                         "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
-                         "axis (biased variance, eps inside the square root).",
+    "batchnorm": N_("BatchNorm standardises each channel over the batch (and length) axes with "
+                    "the batch's biased mean and variance in training, and with running_mean "
+                    "and running_var in evaluation."),
+    "layernorm": N_("LayerNorm standardises each sample over its last len(normalized_shape) "
+                    "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta."),
+    "rmsnorm": N_("RMSNorm only rescales: x_hat = x / sqrt(mean(x**2) + eps) over the "
+                  "normalised axes of each sample, then gamma; no mean, no beta."),
+    "dyt": N_("DyT squashes each element on its own, with no statistics: y = gamma * "
+              "tanh(alpha * x) + beta, alpha one scalar of shape (1,), gamma and beta over the "
+              "last len(normalized_shape) axes; cast y back to x's dtype."),
+    "groupnorm": N_("GroupNorm is LayerNorm on groups of C / G contiguous channels: reshape "
+                    "(N, C, ...) to (N, G, -1), standardise the last axis, reshape back."),
+    "dropout": N_("Inverted dropout zeroes each unit with probability p in training and scales "
+                  "the kept ones by 1 / (1 - p); in evaluation it returns its input."),
+    "softmax": N_("Softmax along the axis: y = exp(x - max(x)) / sum(exp(x - max(x))), the max "
+                  "and the sum taken along self.axis with keepdims."),
+    "cross_entropy": N_("Cross-entropy is the mean over the N rows of -logp[n, y_n], with logp the "
+                        "log-softmax over the classes (axis 1): z - log(sum(exp(z))), z = x - max(x)."),
+    "log_softmax": N_("Log-softmax along the axis: logp = z - log(sum(exp(z))) with z = x - max(x), "
+                      "the max and the sum along self.axis with keepdims; never log(softmax(x))."),
+    "attention": N_("Self-attention: q, k, v = x @ wq, x @ wk, x @ wv split into heads (B, T, H, D) "
+                    "-> (B, H, T, D); attn = softmax(q k^T / sqrt(D)) over the keys, with -inf "
+                    "above the diagonal before it when causal; y = merge(attn v) @ wo."),
+    "qk_norm": N_("QK-norm: after split_heads, qn = q / sqrt(mean(q**2 over D) + eps) * gamma_q "
+                  "(likewise k with gamma_k), each head over its own D channels, eps the machine "
+                  "epsilon; then scores = qn kn^T / sqrt(D) and the attention as usual."),
+    "fold_batchnorm": N_("In evaluation BatchNorm is s * (z - running_mean) + beta per output "
+                         "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
+                         "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
+                         "beta; return new arrays."),
+    "sync_batchnorm": N_("SyncBatchNorm takes the whole batch's statistics: all-reduce [n_k, "
+                         "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
+                         "variance; running_var gets var * N / (N - 1); in evaluation the running "
+                         "statistics, with no messages."),
+    "mlp_with_batchnorm": N_("The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
+                             "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
+                             "the mean cross-entropy: work it through one layer at a time."),
+    "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
+                            "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
+                            "axis (biased variance, eps inside the square root)."),
 }
 DX_HINTS = {
-    "mean-var": "Derive dx through every path from x to the output (x_hat, the mean and the "
-                "variance); a mean-and-variance norm's dx sums to zero over the normalised "
-                "axes and is orthogonal to x_hat (up to eps).",
-    "rmsnorm": "RMSNorm's dx has two paths, the direct one and the one through the RMS: "
-               "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
-               "x_hat (up to eps) but need not sum to zero.",
-    "dyt": "DyT's backward goes node by node, element by element: dt = dy * gamma, "
-           "du = dt * (1 - t**2) with t = tanh(alpha * x) from the forward, dx = alpha * du, "
-           "and dalpha = the sum of du * x over every element, one number.",
-    "dropout": "Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
-               "(1 - p) in training, dx = dy in evaluation.",
-    "softmax": "Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
-               "along the axis; it sums to zero along the axis.",
-    "cross_entropy": "The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
-                     "each row sums to zero.",
-    "log_softmax": "Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
-                   "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis.",
-    "attention": "Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
-                 "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
-                 "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v.",
-    "qk_norm": "After dqn = dscores kn / sqrt(D) (and dkn), go back through each RMSNorm: "
-               "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
-               "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions.",
-    "sync_batchnorm": "SyncBatchNorm's dx is BatchNorm's with the GLOBAL sums: all-reduce "
-                      "[sum(dy_k), sum(dy_k * x_hat_k)], then dx = gamma * rstd * (dy - "
-                      "sum_dy / N - x_hat * sum_dy_xhat / N); gamma.grad and beta.grad get the "
-                      "LOCAL sums (+=).",
-    "mlp_with_batchnorm": "Go node by node from the top, each gradient from the one above it: "
-                          "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
-                          "dx = dh @ w1.T. Check the first failing gradient in that order; a "
-                          "weight's gradient is its input's transpose times the node's gradient.",
-    "transformer_block": "A residual add sends the gradient down both paths and the chain rule "
-                         "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
-                         "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
-                         "LayerNorm's mean and variance terms).",
+    "mean-var": N_("Derive dx through every path from x to the output (x_hat, the mean and the "
+                   "variance); a mean-and-variance norm's dx sums to zero over the normalised "
+                   "axes and is orthogonal to x_hat (up to eps)."),
+    "rmsnorm": N_("RMSNorm's dx has two paths, the direct one and the one through the RMS: "
+                  "dx = rrms * (dx_hat - x_hat * mean(dx_hat * x_hat)); it is orthogonal to "
+                  "x_hat (up to eps) but need not sum to zero."),
+    "dyt": N_("DyT's backward goes node by node, element by element: dt = dy * gamma, "
+              "du = dt * (1 - t**2) with t = tanh(alpha * x) from the forward, dx = alpha * du, "
+              "and dalpha = the sum of du * x over every element, one number."),
+    "dropout": N_("Dropout's backward reuses the forward's mask and scale: dx = dy * mask / "
+                  "(1 - p) in training, dx = dy in evaluation."),
+    "softmax": N_("Softmax's dx goes through its whole Jacobian: dx = y * (dy - sum(dy * y)) "
+                  "along the axis; it sums to zero along the axis."),
+    "cross_entropy": N_("The fused gradient is dlogits = dloss * (softmax(x) - onehot(y)) / N; "
+                        "each row sums to zero."),
+    "log_softmax": N_("Log-softmax's Jacobian is d logp_i / d x_j = [i == j] - p_j, so dx = dy - "
+                      "p * sum(dy) along the axis, p = exp(logp); it sums to zero along the axis."),
+    "attention": N_("Go back node by node: dattn = dout v^T and dv = attn^T dout; dscores = "
+                    "attn * (dattn - sum(dattn * attn)) over the keys; dq = dscores k / sqrt(D), "
+                    "dk = dscores^T q / sqrt(D); dx sums the shares of q, k and v."),
+    "qk_norm": N_("After dqn = dscores kn / sqrt(D) (and dkn), go back through each RMSNorm: "
+                  "dq = rrms * (dq_hat - q_hat * mean(dq_hat * q_hat)) with dq_hat = dqn * gamma_q, "
+                  "and dgamma_q sums dqn * q_hat over the batch, the heads and the positions."),
+    "sync_batchnorm": N_("SyncBatchNorm's dx is BatchNorm's with the GLOBAL sums: all-reduce "
+                         "[sum(dy_k), sum(dy_k * x_hat_k)], then dx = gamma * rstd * (dy - "
+                         "sum_dy / N - x_hat * sum_dy_xhat / N); gamma.grad and beta.grad get the "
+                         "LOCAL sums (+=)."),
+    "mlp_with_batchnorm": N_("Go node by node from the top, each gradient from the one above it: "
+                             "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
+                             "dx = dh @ w1.T. Check the first failing gradient in that order; a "
+                             "weight's gradient is its input's transpose times the node's gradient."),
+    "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule "
+                            "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
+                            "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
+                            "LayerNorm's mean and variance terms)."),
 }
 WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
-    "transformer_block": "A weight's gradient is its input, transposed, times the gradient at "
-                         "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
-                         "a bias's gradient is the gradient at its output summed over the rows.",
+    "transformer_block": N_("A weight's gradient is its input, transposed, times the gradient at "
+                            "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
+                            "a bias's gradient is the gradient at its output summed over the rows."),
 }
-RMS_DEFAULT_EPS = ("RMSNorm(eps=None) means the machine epsilon of the input's dtype, "
-                   "np.finfo(x.dtype).eps, not 1e-5 or 1e-6.")
+RMS_DEFAULT_EPS = (N_("RMSNorm(eps=None) takes the machine epsilon of the input's dtype, "
+                      "np.finfo(x.dtype).eps, not 1e-5 or 1e-6."))
 HintLevel = namedtuple("HintLevel", "names hints")  # name the mistakes; give symptoms and hints
 HINT_LEVELS = {"none": HintLevel(False, False), "brief": HintLevel(True, False),
                "full": HintLevel(True, True)}
@@ -122,32 +127,38 @@ HINT_LEVELS = {"none": HintLevel(False, False), "brief": HintLevel(True, False),
 def hint_level(hints):
     """The HintLevel called ``hints`` ("none", "brief" or "full"); a clear error otherwise."""
     if hints not in HINT_LEVELS:
-        raise ValueError(f"unknown hint level {hints!r}: expected one of {', '.join(HINT_LEVELS)}")
+        raise ValueError(_("unknown hint level {hints!r}: expected one of {levels}").format(
+            hints=hints, levels=", ".join(HINT_LEVELS)))
     return HINT_LEVELS[hints]
 
 
-FORWARD_FIRST = ("Fix the forward first: the backward checks of a probe whose forward "
-                 "fails are graded against the right forward, so they fail with it even "
-                 "when the backward is consistent with yours.")
+FORWARD_FIRST = (N_("Fix the forward first: the backward checks of a probe whose forward "
+                    "fails are graded against the right forward, so they fail with it even "
+                    "when the backward is consistent with yours."))
 
 
 def _teaching(exercise, backward):
     """Where normcore teaches the part of ``exercise`` that failed."""
     if exercise not in NOTEBOOKS:  # the reference answer's derivation (and section 9's facts)
         section = INTERVIEW_SECTIONS.get(exercise)
-        also = f", and notebooks/interview_practice.ipynb, section {section}" if section else ""
-        explain = f"normcore explain {exercise}, or " if backward and exercise in EXPLAINED else ""
-        return f"{explain}normcore practice solution {exercise} (the derivation in its docstring){also}"
-    notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
-    if backward:
-        explain = f"normcore explain {exercise}, or " if exercise in EXPLAINED else ""
-        return f"{explain}{notebook}, sections 4 and 5 (the backward)"
-    return f"{notebook}, sections 2 and 3 (the formulas, the forward)"
+        where = _("normcore practice solution {name} (the derivation in its docstring)").format(
+            name=exercise)
+        if section:
+            where = _("{where}, and notebooks/interview_practice.ipynb, section {section}").format(
+                where=where, section=section)
+    else:
+        notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
+        where = (_("{notebook}, sections 4 and 5 (the backward)") if backward else
+                 _("{notebook}, sections 2 and 3 (the formulas, the forward)")).format(
+                     notebook=notebook)
+    if backward and exercise in EXPLAINED:
+        return _("normcore explain {name}, or {where}").format(name=exercise, where=where)
+    return where
 
 
 def _generic_hints(exercise, checks):
     """Hints for failures no catalogued mistake explains: about this exercise and about what
-    failed, the forward before the backward."""
+    failed, the forward before the backward (in English; ``_()`` translates them where shown)."""
     rows = [c.row.rpartition(": ")[2] for c in checks]
     forward = [c for c in checks if not c.backward]
     hints = []
@@ -157,30 +168,31 @@ def _generic_hints(exercise, checks):
         if exercise == "rmsnorm" and any(c.probe.startswith("default eps") for c in forward):
             hints.append(RMS_DEFAULT_EPS)
         if any("dtype" in r for r in rows):
-            hints.append("Return y in the input's dtype: compute, then cast the result back "
-                         "once at the end.")
+            hints.append(N_("Return y in the input's dtype: compute, then cast the result back "
+                            "once at the end."))
         if any(r.startswith("running") for r in rows):
-            hints.append("Check the running-average update step by step on one channel: "
-                         "which batch statistic goes in, with which weight.")
+            hints.append(N_("Check the running-average update step by step on one channel: "
+                            "which batch statistic goes in, with which weight."))
         hints.append(FORWARD_HINTS[exercise])
-        hints.append("Work one tiny input (2 x 3) through your forward by hand and compare it "
-                     "with normcore's layer.")
+        hints.append(N_("Work one tiny input (2 x 3) through your forward by hand and compare "
+                        "it with normcore's layer."))
         return hints
     if any(r.endswith("dtype") for r in rows):
-        hints.append("dx has the input's dtype and each parameter's gradient the parameter's "
-                     "dtype: cast dx back once at the end, and add into .grad in place.")
+        hints.append(N_("dx has the input's dtype and each parameter's gradient the parameter's "
+                        "dtype: cast dx back once at the end, and add into .grad in place."))
     values = [r for r in rows if not r.endswith("dtype")]
     if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
         kind = exercise if exercise in DX_HINTS else "mean-var"
         hints.append(DX_HINTS[kind])
     once = {r.partition(" ")[0] for r in values if "after two" not in r}  # wrong after one backward
     if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
-        hints.append("Parameter gradients accumulate: add into .grad (+=), never assign.")
+        hints.append(N_("Parameter gradients accumulate: add into .grad (+=), never assign."))
     elif any(r.startswith("dgamma") for r in values):
-        hints.append("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
-                     "broadcast over, one entry per parameter.")
+        hints.append(N_("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
+                        "broadcast over, one entry per parameter."))
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
-        hints.append("beta's gradient is the sum of dy over every axis beta is broadcast over.")
+        hints.append(N_("beta's gradient is the sum of dy over every axis beta is broadcast "
+                        "over."))
     if exercise in DX_HINTS and not any(r.startswith("dx") for r in values) and any(
             r.startswith("dalpha") for r in values):  # dalpha alone: the same node-by-node hint
         hints.append(DX_HINTS[exercise])
@@ -188,6 +200,12 @@ def _generic_hints(exercise, checks):
     if exercise in WEIGHT_HINTS and any(n.startswith(("dw", "db")) and n != "dbeta" for n in names):
         hints.append(WEIGHT_HINTS[exercise])
     return hints
+
+
+# the statuses and the how-sure word as the table shows them (the grader keeps the English ones)
+STATUS = {"pass": N_("pass"), "FAIL": N_("FAIL"), "ERROR": N_("ERROR"), "TODO": N_("TODO"),
+          "n/a": N_("n/a"), "-": "-", NOT_ASKED: N_("not asked")}
+CONFIDENCE = {"reproduces": N_("reproduces")}  # "" (no mistake named) stays ""
 
 
 def _collapse(checks, names=True):
@@ -204,9 +222,9 @@ def _collapse(checks, names=True):
                == (c.status, c.note, c.diagnoses)):
             j += 1
         status = "-" if c.status == NOT_ASKED else c.status  # the note says "not asked"
-        row = f"{j - i + 1} checks" if j > i else c.row
-        rows.append((c.probe, row, status, None if j > i else c.error,
-                     c.confidence if names else "", _cell(c, names)))
+        row = _("{n} checks").format(n=j - i + 1) if j > i else show_label(c.row)
+        rows.append((show_label(c.probe), row, _(STATUS[status]), None if j > i else c.error,
+                     _(CONFIDENCE[c.confidence]) if names and c.confidence else "", _cell(c, names)))
         i = j + 1
     return rows
 
@@ -215,46 +233,51 @@ def _cell(check, names=True):
     """The diagnosis column: the mistake(s), or a note on why the check did not pass; without
     ``names``, the note alone."""
     if check.status == NOT_ASKED:
-        return "not asked (forward only)"
+        return _("not asked (forward only)")
     if not names:
         return check.note
     if check.diagnoses:
         return " + ".join(check.diagnoses)
     if check.follows:
-        return "the forward fails first" + (f"; {check.note}" if check.note else "")
+        if check.note:
+            return _("the forward fails first; {note}").format(note=check.note)
+        return _("the forward fails first")
     if check.status == "FAIL":
-        return "no catalogued mistake" + (f"; {check.note}" if check.note else "")
+        if check.note:
+            return _("no catalogued mistake; {note}").format(note=check.note)
+        return _("no catalogued mistake")
     return check.note
 
 
 def _wrap(text, indent, width=WIDTH):
-    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent,
-                         break_on_hyphens=False)
+    return "\n".join(wrap(text, width, indent=indent))
 
 
 def _table(rows, names=True):
-    """The checks grouped by probe, at most WIDTH columns; long cells wrap in their column."""
+    """The checks grouped by probe, at most WIDTH display columns; long cells wrap in their
+    column."""
     name_w, note_at = 18, 50
-    out = [f"{'check':<{name_w + 2}}  {'result':<6}  {'vs ref':>6}  "
-           + (f"{'how sure':<10}  diagnosis / note" if names else f"{'':<10}  note"), "-" * WIDTH]
+    head = [pad(_("check"), name_w + 2), pad(_("result"), 6), pad(_("vs ref"), 6, ">"),
+            pad(_("how sure") if names else "", 10),
+            _("diagnosis / note") if names else _("note")]
+    out = ["  ".join(head), "-" * WIDTH]
     probe = None
     for this_probe, row, status, err, how, note in rows:
         if this_probe != probe:
             out.append(_wrap(this_probe, ""))
             probe = this_probe
         err_text = "" if err is None else ("inf" if not np.isfinite(err) else f"{err:.0e}")
-        names = textwrap.wrap(row, name_w, break_on_hyphens=False) or [""]
-        notes = textwrap.wrap(note or "", WIDTH - note_at, break_on_hyphens=False,
-                              break_long_words=False)
+        names = wrap(row, name_w) if row else [""]
+        notes = wrap(note, WIDTH - note_at) if note else [""]
         if len(notes) > 3:
-            notes = notes[:2] + [notes[2][:WIDTH - note_at - 3] + "..."]
+            notes = notes[:2] + [clip(notes[2], WIDTH - note_at - 3) + "..."]
         lines = max(len(names), len(notes))
         names += [""] * (lines - len(names))
         notes += [""] * (lines - len(notes))
         for k in range(lines):
             cells = (status, err_text, how) if k == 0 else ("", "", "")
-            out.append(f"  {names[k]:<{name_w}}  {cells[0]:<6}  {cells[1]:>6}  {cells[2]:<10}  "
-                       f"{notes[k]}".rstrip())
+            out.append(f"  {pad(names[k], name_w)}  {pad(cells[0], 6)}  {pad(cells[1], 6, '>')}  "
+                       f"{pad(cells[2], 10)}  {notes[k]}".rstrip())
     out.append("-" * WIDTH)
     return out
 
@@ -263,86 +286,111 @@ def reference_name(exercise):
     """normcore's layer the exercise is graded against; an adapter in ``references.py`` says
     which layers it chains (``built_from``)."""
     built_from = getattr(exercise.reference, "built_from", None)
-    return f"normcore's {built_from}" if built_from else f"normcore.{exercise.reference.__name__}"
+    if built_from:
+        return _("normcore's {layers}").format(layers=_(built_from))
+    return f"normcore.{exercise.reference.__name__}"
+
+
+def _counts(counts):
+    """'49 checks: 44 pass, 5 FAIL' in the language in use."""
+    return _(", ").join(_("{n} {status}").format(n=n, status=_(STATUS[s])) for s, n in counts.items() if n)
 
 
 def format_report(report, hints="full"):
-    """The report as printed by ``normcore practice check``: at most 80 columns wide; ``hints``
-    says how much it tells (``HINT_LEVELS``)."""
+    """The report as printed by ``normcore practice check``: at most 80 display columns wide;
+    ``hints`` says how much it tells (``HINT_LEVELS``)."""
     level = hint_level(hints)
     ex = report.exercise
-    out = [_wrap(f"Grading {report.class_name} from {report.file} as the {ex.name} exercise "
-                 f"(reference: {reference_name(ex)})", "")]
+    out = [_wrap(_("Grading {cls} from {file} as the {name} exercise (reference: {ref})").format(
+        cls=report.class_name, file=report.file, name=ex.name, ref=reference_name(ex)), "")]
     counts = {s: sum(c.status == s for c in report.checks)
               for s in ("pass", "FAIL", "ERROR", "TODO", "n/a", NOT_ASKED)}
     if report.forward_only:
-        out.append(_wrap(f"Forward only ({report.forward_only}): the backward's "
-                         f"{counts[NOT_ASKED]} checks are not asked.", ""))
+        out.append(_wrap(_("Forward only ({why}): the backward's {n} checks are not asked.").format(
+            why=_(report.forward_only), n=counts[NOT_ASKED]), ""))
     out += [""] + _table(_collapse(report.checks, level.names), level.names)
-    out.append(f"{len(report.checks)} checks: "
-               + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    out.append(_wrap(_("{n} checks: {counts}").format(n=len(report.checks), counts=_counts(counts)),
+                     ""))
     if report.not_implemented:
-        out.append(f"Not implemented yet: {', '.join(report.not_implemented)} "
-                   "(the TODOs of the skeleton).")
+        out.append(_wrap(_("Not implemented yet: {methods} (the TODOs of the skeleton).").format(
+            methods=", ".join(report.not_implemented)), ""))
     failing = [c for c in report.checks if c.status == "FAIL"]
     wrong = failing or report.diagnosis_ids  # a raising check can carry a name too
     if wrong and not level.names:
-        out += ["", f"{len(failing)} check(s) fail (hints: none; no mistake is named)."]
+        out += ["", _wrap(_("{n} check(s) fail (hints: none; no mistake is named).").format(
+            n=len(failing)), "")]
     elif wrong and not level.hints:
-        out += ["", "Diagnosis (hints: brief)"]
+        out += ["", _("Diagnosis (hints: brief)")]
         for mistake_id in report.diagnosis_ids:
-            hits = [c.label for c in report.checks if mistake_id in c.diagnoses]
-            out.append(_wrap(f"[{mistake_id}] {BY_ID[mistake_id].title}", "  "))
-            out.append(_wrap(f"shows in {len(hits)} check(s): {_some(hits)}", "    "))
-        unexplained = [c.label for c in failing if not c.diagnoses]
+            hits = [show_label(c.label) for c in report.checks if mistake_id in c.diagnoses]
+            out.append(_wrap(f"[{mistake_id}] {catalog_text(BY_ID[mistake_id].title)}", "  "))
+            out.append(_wrap(_("shows in {n} check(s): {checks}").format(
+                n=len(hits), checks=_some(hits)), "    "))
+        unexplained = [show_label(c.label) for c in failing if not c.diagnoses]
         if unexplained:
-            out.append(_wrap(f"No catalogued mistake names {len(unexplained)} failing "
-                             f"check(s): {_some(unexplained)}", "  "))
+            out.append(_wrap(_("No catalogued mistake names {n} failing check(s): {checks}").format(
+                n=len(unexplained), checks=_some(unexplained)), "  "))
     elif wrong:
-        out += ["", "Diagnosis"]
+        out += [""]
         if report.diagnosis_ids:
-            out[-1] += (" (reproduces: the mistake's mutant gives every number of every "
-                        "probe\nas yours does)")
+            out += wrap(_("Diagnosis (reproduces: the mistake's mutant gives every number of "
+                          "every probe as yours does)"), WIDTH - 2)
+        else:
+            out.append(_("Diagnosis"))
         for mistake_id in report.diagnosis_ids:
-            mistake = BY_ID[mistake_id]
-            hits = [c for c in report.checks if mistake_id in c.diagnoses]
-            others = sorted({i for c in hits for i in c.combined_with} - {mistake_id})
-            together = f" (together with {', '.join(others)})" if others else ""
-            what = "failing" if all(c.status == "FAIL" for c in hits) else "failing or raising"
-            out.append(_wrap(f"[{mistake.id}] {mistake.title}", "  "))
-            out.append(_wrap(f"reproduces your numbers{together} in {len(hits)} {what} "
-                             f"check(s), e.g. {hits[0].label}", "    "))
-            out.append(_wrap(f"symptom: {mistake.symptom}", "    "))
-            out.append(_wrap(f"hint: {mistake.hint}", "    "))
-            out.append(_wrap(f"learn: {mistake.taught_in}", "    "))
+            out += _diagnosis(report, BY_ID[mistake_id])
         follows = [c for c in failing if c.follows]
         unexplained = [c for c in failing if not c.diagnoses and not c.follows]
         if follows and all(c.backward for c in unexplained):  # else a hint says it
-            out.append(_wrap(f"{len(follows)} backward check(s) fail in probes whose forward "
-                             "fails; fix the forward first, then grade again.", "  "))
+            out.append(_wrap(_("{n} backward check(s) fail in probes whose forward fails; fix "
+                               "the forward first, then grade again.").format(n=len(follows)), "  "))
         if unexplained:
-            out.append(f"  No catalogued mistake produces your numbers in {len(unexplained)} "
-                       "failing check(s):")
+            out.append(_wrap(_("No catalogued mistake produces your numbers in {n} failing "
+                               "check(s):").format(n=len(unexplained)), "  "))
             for c in unexplained[:6]:
-                out.append(_wrap(c.label + (f" ({c.note})" if c.note else ""), "    "))
+                label = show_label(c.label) + (f" ({c.note})" if c.note else "")
+                out.append(_wrap(label, "    "))
             if len(unexplained) > 6:
-                out.append(f"    ... and {len(unexplained) - 6} more")
-            hints = _generic_hints(ex.name, unexplained + follows)
-            for hint in hints:
-                out.append(_wrap(f"hint: {hint}", "    "))
+                out.append("    " + _("... and {n} more").format(n=len(unexplained) - 6))
+            for hint in _generic_hints(ex.name, unexplained + follows):
+                out.append(_wrap(_("hint: {hint}").format(hint=_(hint)), "    "))
             backward = all(c.backward for c in unexplained)
-            out.append(_wrap(f"learn: {_teaching(ex.name, backward)}", "    "))
+            out.append(_wrap(_("learn: {where}").format(where=_teaching(ex.name, backward)), "    "))
     errors = [c for c in report.checks if c.status == "ERROR"]
     if errors:
-        out += ["", _wrap(f"Your layer raised an error in {len(errors)} check(s); the first: "
-                          f"{errors[0].note}", "")]
-    done = "All forward checks pass (the backward was not asked)." if report.forward_only \
-        else "All checks pass."
-    out += ["", done if report.passed else "Not all checks pass yet."]
+        out += ["", _wrap(_("Your layer raised an error in {n} check(s); the first: {note}").format(
+            n=len(errors), note=errors[0].note), "")]
+    if report.passed:
+        done = (_("All forward checks pass (the backward was not asked).") if report.forward_only
+                else _("All checks pass."))
+    else:
+        done = _("Not all checks pass yet.")
+    out += ["", done]
     return "\n".join(out)
+
+
+def _diagnosis(report, mistake):
+    """The lines of one named mistake: its title, the checks it reproduces, its symptom, hint
+    and where normcore teaches it (the catalog's text, in the catalog's translation)."""
+    hits = [c for c in report.checks if mistake.id in c.diagnoses]
+    others = sorted({i for c in hits for i in c.combined_with} - {mistake.id})
+    together = _(" (together with {others})").format(others=", ".join(others)) if others else ""
+    if all(c.status == "FAIL" for c in hits):
+        what = _("reproduces your numbers{together} in {n} failing check(s), e.g. {check}")
+    else:
+        what = _("reproduces your numbers{together} in {n} failing or raising check(s), e.g. "
+                 "{check}")
+    what = what.format(together=together, n=len(hits), check=show_label(hits[0].label))
+    return [_wrap(f"[{mistake.id}] {catalog_text(mistake.title)}", "  "),
+            _wrap(what, "    "),
+            _wrap(_("symptom: {text}").format(text=catalog_text(mistake.symptom)), "    "),
+            _wrap(_("hint: {hint}").format(hint=catalog_text(mistake.hint)), "    "),
+            _wrap(_("learn: {where}").format(where=catalog_text(mistake.taught_in)), "    ")]
 
 
 def _some(labels, shown=3):
     """The first ``shown`` check labels, and how many more."""
-    more = f"; and {len(labels) - shown} more" if len(labels) > shown else ""
-    return "; ".join(labels[:shown]) + more
+    text = "; ".join(labels[:shown])
+    if len(labels) > shown:
+        return _("{checks}; and {n} more").format(checks=text, n=len(labels) - shown)
+    return text

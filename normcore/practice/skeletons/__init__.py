@@ -6,6 +6,12 @@ derived from the same file, so that each skeleton exists once: the class loses i
 call backward or read a gradient, and the task says that only the forward is asked; a
 module-level ``FORWARD_ONLY = True`` tells ``normcore practice check`` to grade the forward
 alone.
+
+In Chinese (``normcore practice new NAME --lang zh``) the same file is written with its prose
+translated (``translate``): each paragraph, heading and bullet of its docstrings and each block
+of comments is one message of the "practice" catalog (``messages`` lists them for
+``python -m normcore.i18n update``); code, the worked example's doctest and the identifiers
+stay as they are, so the file grades and runs exactly as the English one.
 """
 
 import ast
@@ -14,7 +20,11 @@ import importlib.resources
 import re
 from pathlib import Path
 
+from ...i18n import N_, language, translator
+from ...i18n.width import display_width, wrap
 from ..exercises import EXERCISES
+
+_ = translator("practice")
 
 FILL_IN = "Fill in ``forward`` and ``backward`` (the TODOs)"
 FORWARD_ONLY_TASK = "Fill in ``forward`` (the TODO)"
@@ -24,7 +34,13 @@ Forward only: this file asks for ``forward`` alone (``FORWARD_ONLY = True`` belo
 grader checks the forward's numbers and lists the backward's checks as "not asked". For
 the backward too: ``normcore practice new {name}``.
 """
-FORWARD_ONLY_FLAG = "FORWARD_ONLY = True  # normcore practice check grades the forward alone\n"
+# the note as one message (translate looks it up so, whatever the exercise's name)
+NOTE = N_("Forward only: this file asks for ``forward`` alone (``FORWARD_ONLY = True`` below). "
+          "The grader checks the forward's numbers and lists the backward's checks as \"not "
+          "asked\". For the backward too: ``normcore practice new {name}``.")
+NOTE_OF = re.compile(re.escape(NOTE).replace(re.escape("{name}"), r"(?P<name>\w+)"))
+FLAG_COMMENT = N_("normcore practice check grades the forward alone")
+FORWARD_ONLY_FLAG = f"FORWARD_ONLY = True  # {FLAG_COMMENT}\n"
 TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title says is asked
 BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
 
@@ -34,21 +50,25 @@ class NoForwardOnly(ValueError):
 
 
 def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False):
-    """The text of exercise ``name``'s skeleton, as written to ``target``; with ``torch``, the
-    PyTorch track's (a torch.nn.Module, forward only already)."""
+    """The text of exercise ``name``'s skeleton, as written to ``target``, in the language in
+    use; with ``torch``, the PyTorch track's (a torch.nn.Module, forward only already)."""
+    return translate(_english(name, forward_only, torch)).replace("THIS_FILE.py", str(target))
+
+
+def _english(name, forward_only=False, torch=False):
     key = f"torch/{name}" if torch else name
     text = importlib.resources.files(__name__).joinpath(f"{key}.py").read_text()
     if forward_only and not torch:
         text = _forward_only(name, text)
-    return text.replace("THIS_FILE.py", str(target))
+    return text
 
 
 def _forward_only(name, text):
     exercise = EXERCISES[name]
     if exercise.function:
-        raise NoForwardOnly(f"{name} is a function with no backward: the whole exercise is "
-                            f"its forward, so it has no forward-only version (normcore practice "
-                            f"new {name} writes it)")
+        raise NoForwardOnly(_("{name} is a function with no backward: the whole exercise is its "
+                              "forward, so it has no forward-only version (normcore practice new "
+                              "{name} writes it)").format(name=name))
     tree = ast.parse(text)
     doc = ast.get_docstring(tree, clean=False)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == exercise.class_name)
@@ -73,12 +93,13 @@ def _forward_only(name, text):
             bullet = indent
         if bullet is not None or stripped == f"# TODO: {CACHE}.":
             drop.add(number)
-    title, rest = "".join(line for n, line in enumerate(lines) if n not in drop).split("\n", 1)
+    # the title is the docstring's first paragraph (one line or more)
+    title, rest = "".join(line for n, line in enumerate(lines) if n not in drop).split("\n\n", 1)
     title = TITLE_ASKS.sub("the forward only,", title, count=1)
     rest = rest.replace(FILL_IN, FORWARD_ONLY_TASK, 1).replace(f"; {CACHE}.", ".")
     imports = "import numpy as np\n"
     rest = rest.replace(imports, imports + "\n" + FORWARD_ONLY_FLAG, 1)
-    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + rest
+    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + rest
 
 
 def write(name, folder=".", force=False, forward_only=False, torch=False):
@@ -87,7 +108,8 @@ def write(name, folder=".", force=False, forward_only=False, torch=False):
     ``force`` is not given, NoForwardOnly when the exercise has no forward-only version."""
     target = Path(folder) / f"my_{name}{'_torch' * torch}.py"
     if target.exists() and not force:
-        raise FileExistsError(f"{target} already exists: not overwritten (use --force to replace it)")
+        raise FileExistsError(_("{target} already exists: not overwritten (use --force to "
+                                "replace it)").format(target=target))
     text = skeleton(name, target, forward_only, torch)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
@@ -99,4 +121,159 @@ def what_to_fill(name, forward_only=False, torch=False):
     exercise = EXERCISES[name]
     if exercise.function:
         return exercise.class_name
-    return "forward" if forward_only or torch else "forward and backward"
+    return N_("forward") if forward_only or torch else N_("forward and backward")
+
+
+# --- the skeleton in the language in use ----------------------------------------------------------
+LINE = 88  # a translated paragraph is filled to this many display columns, as the English ones
+HEADING = re.compile(r"^\s*(-+|=+)\s*$")
+TODO = "TODO: "
+
+
+def translate(text, lookup=None):
+    """``text`` (a skeleton) with its docstrings' prose and its comment blocks passed through
+    ``lookup`` (default: the "practice" catalog in the language in use); what has no
+    translation stays as it is (in English, all of it)."""
+    if lookup is None:
+        if language() == "en":
+            return text
+        lookup = _
+
+    def look(message):  # the forward-only note is one message for every exercise
+        note = NOTE_OF.fullmatch(message)
+        return lookup(NOTE).format(name=note["name"]) if note else lookup(message)
+
+    lines = text.split("\n")
+    for first, last, kind in reversed(_pieces(text)):
+        block = lines[first:last]
+        lines[first:last] = (_docstring if kind == "doc" else _comment)(block, look)
+    return "\n".join(lines).replace(FLAG_COMMENT, look(FLAG_COMMENT))
+
+
+def _pieces(text):
+    """(first line, end line, "doc" or "comment") of every docstring and full-line comment
+    block of ``text``, in order (line numbers from 0)."""
+    tree = ast.parse(text)
+    found = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            found.append((body[0].lineno - 1, body[0].end_lineno, "doc"))
+    inside = {n for first, last, _kind in found for n in range(first, last)}
+    lines, n = text.split("\n"), 0
+    while n < len(lines):
+        column = len(lines[n]) - len(lines[n].lstrip())
+        trailing = (n > 0 and lines[n - 1].find("#") == column  # continues a comment after code
+                    and not lines[n - 1].lstrip().startswith("#"))
+        if n in inside or not lines[n].lstrip().startswith("#") or trailing:
+            n += 1
+            continue
+        end = n + 1
+        while (end < len(lines) and lines[end].lstrip().startswith("#")
+               and len(lines[end]) - len(lines[end].lstrip()) == column
+               and not (lines[end].lstrip().startswith("# " + TODO)  # a new TODO, unless
+                        and lines[end - 1].rstrip().endswith((".", "?", "!")))):  # one goes on
+            end += 1
+        found.append((n, end, "comment"))
+        n = end
+    return sorted(found)
+
+
+def _comment(block, lookup):
+    """A block of comment lines, translated as one message and filled again."""
+    indent = block[0][:len(block[0]) - len(block[0].lstrip())]
+    text = " ".join(line.strip().lstrip("#").strip().removeprefix(TODO * (n > 0))
+                    for n, line in enumerate(block))
+    todo = text.startswith(TODO)
+    message = text[len(TODO):] if todo else text
+    translated = lookup(message)
+    if translated == message:
+        return block
+    first = "# " + (TODO if todo else "")
+    return wrap(translated, LINE, indent=indent + first,
+                subsequent_indent=indent + "#" + " " * (len(first) - 1))
+
+
+def _docstring(block, lookup):
+    """A docstring's lines (the quotes included) with its prose translated: paragraphs,
+    headings (underlined again to their new width) and bullets; indented blocks and the
+    worked example kept."""
+    opening = block[0].index('"""') + 3
+    head, block = block[0][:opening], [block[0][opening:]] + block[1:]
+    rest = [line for line in block[1:] if line.strip()]
+    base = min((len(line) - len(line.lstrip()) for line in rest), default=0)
+    out, paragraph = [], []
+
+    def flush():
+        if paragraph:
+            first = opening if paragraph[0] is block[0] else 0
+            out.extend(_paragraph(paragraph, base, first, lookup))
+            paragraph.clear()
+
+    for n, line in enumerate(block):
+        margin = len(line) - len(line.lstrip())
+        if not line.strip() or line.strip() == '"""':
+            flush()
+            out.append(line)
+        elif n and (margin > base and not paragraph or line.lstrip().startswith((">>>", "..."))):
+            flush()
+            out.append(line)  # code: an example, a command, a doctest
+        else:
+            if paragraph and line.lstrip().startswith("- ") and margin == base:
+                flush()  # the next bullet
+            paragraph.append(line)
+            if len(paragraph) == 2 and HEADING.match(line):
+                flush()  # a heading: its own message
+    flush()
+    out[0] = head + out[0]
+    return out
+
+
+def _paragraph(lines, base, offset, lookup):
+    """One paragraph, heading or bullet, translated and filled again (unchanged when it has no
+    translation). ``offset``: the columns the opening quotes take on the first line."""
+    indent = " " * base
+    if len(lines) == 2 and HEADING.match(lines[1]):  # a heading and its underline
+        title = lines[0].strip()
+        translated = lookup(title)
+        if translated == title:
+            return lines
+        return [indent + translated, indent + lines[1].strip()[0] * display_width(translated)]
+    closes = lines[-1].rstrip().endswith('"""')  # a docstring that closes on its last line
+    text = " ".join(line.strip() for line in lines)
+    text = text[:-3].rstrip() if closes else text
+    bullet = text.startswith("- ")
+    message = text[2:] if bullet else text
+    translated = lookup(message)
+    if translated == message:
+        return lines
+    first = " " * offset if offset else indent + ("- " if bullet else "")
+    filled = wrap(translated, LINE, indent=first, subsequent_indent=indent + "  " * bullet)
+    if offset:
+        filled[0] = filled[0][offset:]
+    if closes:
+        filled[-1] += '"""'
+    return filled
+
+
+def messages():
+    """Every message of every skeleton (each exercise's, its forward-only version's and the
+    PyTorch track's) with the file it comes from: what ``python -m normcore.i18n update``
+    extracts for the "practice" catalog."""
+    from ..torch_track import EXERCISES as TORCH
+
+    variants = [(name, False, False) for name in EXERCISES]
+    variants += [(name, True, False) for name, e in EXERCISES.items() if not e.function]
+    variants += [(name, False, True) for name in TORCH]
+    found = []
+    for name, forward_only, torch in variants:
+        where = f"normcore/practice/skeletons/{'torch/' * torch}{name}.py"
+
+        def record(message, where=where):
+            found.append((message, where))
+            return message
+
+        translate(_english(name, forward_only, torch), record)
+    return found

@@ -23,11 +23,16 @@ import types
 
 import numpy as np
 
+from ...i18n import N_, translator
 from ..loading import CannotGrade, is_torch_module, user_frame
 from ..mutants import Mutants, solution_source
 from ..probes import run_probe
 from . import mistakes
 from .probes import build, numpy_probes, torch_probes
+
+_ = translator("practice")
+# also what normcore practice new|solution NAME --torch says: _(NO_SUCH_EXERCISE)
+NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {names}")
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
@@ -40,8 +45,8 @@ TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RM
 def key(exercise):
     """The torch track's key of an exercise: its answer solutions/torch/NAME.py, its variants."""
     if exercise.name not in EXERCISES:
-        raise CannotGrade(f"the PyTorch track has no {exercise.name} exercise yet; it has "
-                          f"{', '.join(EXERCISES)}")
+        raise CannotGrade(_(NO_SUCH_EXERCISE).format(name=exercise.name,
+                                                     names=", ".join(EXERCISES)))
     return mistakes.TRACK + exercise.name
 
 

@@ -18,8 +18,11 @@ only for a PyTorch answer.
 import numpy as np
 import torch
 
-from ..driver import ContractError, Driver
+from ...i18n import translator
+from ..driver import WRONG_SIZE, ContractError, Driver
 from .group import AutogradGroup
+
+_ = translator("practice")
 
 ALIASES = {"gamma": ("weight", "gamma"), "beta": ("bias", "beta")}  # PyTorch's names first
 
@@ -41,7 +44,8 @@ class TorchDriver:
 
     def __init__(self, layer):
         if not isinstance(layer, torch.nn.Module):
-            raise ContractError(f"expected a torch.nn.Module, got {type(layer).__name__}")
+            raise ContractError(_("expected a torch.nn.Module, got {type}").format(
+                type=type(layer).__name__))
         self.layer = layer.double()  # parameters created with an explicit float32 too
         self._x = self._y = None
 
@@ -53,15 +57,15 @@ class TorchDriver:
             value = getattr(self.layer, attr, None)
             if torch.is_tensor(value):
                 return attr, value
-        raise ContractError("the module has no " + " or ".join(names)
-                            + ": expected an nn.Parameter of that name")
+        raise ContractError(_("the module has no {names}: expected an nn.Parameter of that "
+                              "name").format(names=_(" or ").join(names)))
 
     def set_param(self, name, value):
         """Give a parameter the values ``value`` (same number of elements, any shape)."""
         attr, p = self._param(name)
         if p.numel() != value.size:
-            raise ContractError(f"expected {attr} with {value.size} values, shape {value.shape}, "
-                                f"got shape {tuple(p.shape)}")
+            raise ContractError(_(WRONG_SIZE).format(attr=attr, size=value.size,
+                                                     shape=value.shape, got=tuple(p.shape)))
         with torch.no_grad():
             p.copy_(torch.from_numpy(value.reshape(tuple(p.shape))))
 
@@ -102,7 +106,8 @@ class TorchDriver:
         given = self._x.clone()
         y = self.layer(given, *map(to_tensor, args))
         if not torch.is_tensor(y):
-            raise ContractError(f"forward returned a {type(y).__name__}, expected a torch.Tensor")
+            raise ContractError(_("forward returned a {type}, expected a torch.Tensor").format(
+                type=type(y).__name__))
         self._y = y
         kept = torch.allclose(given.detach(), self._x.detach(), rtol=0, atol=0, equal_nan=True)
         return to_numpy(y), bool(kept)
@@ -111,7 +116,7 @@ class TorchDriver:
         """dL/dx for L = (y * dy).sum() by autograd (dy: an array, or a loss's scalar); the
         parameters' gradients accumulate into their .grad. Zeros where no gradient flows."""
         if self._y is None:
-            raise ContractError("backward() was called before forward()")
+            raise ContractError(_("backward() was called before forward()"))
         self._x.grad = None
         if self._y.requires_grad:  # else the output has no autograd history at all
             self._y.backward(torch.as_tensor(np.asarray(dy), dtype=self._y.dtype).reshape(self._y.shape),
@@ -128,8 +133,8 @@ class TorchDriver:
         """running_mean or running_var, as a float64 copy."""
         value = getattr(self.layer, f"running_{stat}", None)
         if not torch.is_tensor(value):
-            raise ContractError(f"expected a buffer running_{stat} (the running statistic BatchNorm "
-                                "keeps), the module has none")
+            raise ContractError(_("expected a buffer running_{stat} (the running statistic "
+                                  "BatchNorm keeps), the module has none").format(stat=stat))
         return to_numpy(value).astype(np.float64)
 
     # --- what only a torch module has ----------------------------------------------------------
