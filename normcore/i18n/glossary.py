@@ -35,7 +35,17 @@ def terms():
 
 
 def missing_terms(english, chinese):
-    """The terms ``english`` uses whose Chinese term ``chinese`` lacks (placeholders such as
-    {name} and code in backquotes are not words of the message)."""
+    """The terms ``english`` uses whose Chinese term ``chinese`` lacks. Placeholders such as
+    {name}, code in backquotes and example command lines (a line beginning "normcore ...") are
+    not words of the message, and a term inside a longer one is that term's ("internal
+    covariate shift" asks for 内部协变量偏移, not for shift's 平移)."""
     prose = re.sub(r"\{[^}]*\}|`[^`]*`", " ", english)
-    return [t for t in terms() if t.pattern.search(prose) and t.zh not in chinese]
+    # an example's command line: a line that begins with it, up to two spaces or the line's end
+    prose = re.sub(r"(?m)^\s*normcore\b.*?(?=\s{2,}|$)", " ", prose)
+    missing = []
+    for t in sorted(terms(), key=lambda t: -len(t.en)):  # the longest terms first
+        if t.pattern.search(prose):
+            if t.zh not in chinese:
+                missing.append(t)
+            prose = t.pattern.sub(" ", prose)
+    return sorted(missing, key=terms().index)
