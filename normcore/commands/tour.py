@@ -90,7 +90,7 @@ def _figures():
         for name in experiments.EXPERIMENTS:
             mine = [p for p in pngs if p.stem == name or p.stem.startswith(name + "_")]
             if mine:
-                groups.append((experiments.load(name).TITLE, mine))
+                groups.append((_(experiments.load(name).TITLE), mine))
                 pngs = [p for p in pngs if p not in mine]
     except (ImportError, LookupError, AttributeError):
         pass  # no experiments package here: list the files as they are
