@@ -73,6 +73,10 @@ class Parser(argparse.ArgumentParser):
         with _argparse_speaks_normcore():  # the "options" heading, --help's help
             super().__init__(*args, **kwargs)
 
+    def parse_args(self, args=None, namespace=None):  # "unrecognized arguments" is said here
+        with _argparse_speaks_normcore():
+            return super().parse_args(args, namespace)
+
     def parse_known_args(self, args=None, namespace=None):
         with _argparse_speaks_normcore():
             return super().parse_known_args(args, namespace)

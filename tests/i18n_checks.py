@@ -9,8 +9,10 @@
 more English words. It does not count what stays English in Chinese text on purpose: code
 identifiers (``torch.nn``, ``x_hat``, ``--seed``, ``BatchNorm1d``, ``MODEL``), layer names
 (LayerNorm, Pre-Norm), formulas and single-letter symbols (``L = sum(y * dy)``, ``(N, C)``),
-numbers (``1e-9``, ``(4, 6)``), file names (``layernorm.ipynb``, ``figures/``) and command
-lines (``normcore explain layernorm --shape 2x4``, ``pip install torch``). What is left of a
+numbers (``1e-9``, ``(4, 6)``), file names (``layernorm.ipynb``, ``figures/``), quoted values
+(``'layernorm'``) and command lines (``normcore explain layernorm --shape 2x4``, ``pip install
+torch``). Lists of names that are words (``saturation, warmup, dropout``) are the caller's to
+allow. What is left of a
 line is split at every Chinese character and Chinese punctuation mark; within a piece, the
 words are counted across spaces and ASCII punctuation, so "not causal, key padding" is one run
 of four words.
@@ -28,6 +30,7 @@ CHINESE = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
 # single letters are formula symbols
 WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]+)*(?:-[a-z]+)*")
 PUNCTUATION = "()[]{}<>,.;:!?\"'`*"
+UNITS = {"ms", "ns", "us"}  # units of measurement, as symbols
 
 
 def wide_lines(text, width=WIDTH):
@@ -36,8 +39,10 @@ def wide_lines(text, width=WIDTH):
 
 
 def _is_word(token):
+    if token[:1] in "'\"`":
+        return False  # a quoted value, such as argparse's 'layernorm'
     token = token.strip(PUNCTUATION)
-    if len(token) < 2 or not WORD.fullmatch(token):
+    if len(token) < 2 or token in UNITS or not WORD.fullmatch(token):
         return False  # a symbol, a number, an identifier, a path, a flag
     return not (token.isupper() or any(part[:1].isupper() for part in token.split("-")[1:]))
 
@@ -45,9 +50,10 @@ def _is_word(token):
 def english_runs(text, words=3, allowed=()):
     """Every run of ``words`` or more English words of prose in ``text`` (a list of strings,
     empty when none fell through). ``allowed``: strings that may appear as they are (such as
-    the labels of a table's rows, which are names); they are removed first."""
-    for name in sorted(allowed, key=len, reverse=True):
-        text = text.replace(name, " ")
+    the labels of a table's rows, which are names); they are removed first, wherever a line
+    breaks them."""
+    for name in sorted(allowed, key=len, reverse=True):  # a name may be wrapped over lines
+        text = re.sub(r"\s+".join(map(re.escape, name.split())), " ", text)
     runs = []
     for line in text.splitlines():
         for piece in CHINESE.split(COMMAND.sub(" ", line)):

@@ -16,7 +16,10 @@ WIDTH = 80  # every line printed fits in 80 display columns
 
 
 def wrap(text, indent=""):
-    return width.wrap(text, WIDTH, subsequent_indent=indent)
+    """``text`` in lines of at most WIDTH display columns, its own leading spaces kept on the
+    first line, ``indent`` before the others."""
+    lead = text[:len(text) - len(text.lstrip())]
+    return width.wrap(text, WIDTH, indent=lead, subsequent_indent=indent)
 
 def machine_lines(torch, fast, repeats, warmup):
     """What ran where, and how to read the tables, wrapped to WIDTH columns."""
@@ -73,7 +76,7 @@ def norm_header(torch, fast):
     first = " " * 8 + width.pad(_("floor"), 7, ">") + "".join(f"{c:>14}" for c in cols)
     first += f"{ratio_against(torch)[1]:>9}" if fast else ""
     second = width.pad(_("phase"), 8) + f"{'ms':>7}" + "".join(f"{'ms':>7}{'xF':>7}" for _col in cols)
-    return [first, second, "-" * len(first)]
+    return [first, second, "-" * width.display_width(first)]
 
 def norm_rows(r, torch, fast):
     """A title line for the case (with the forward caches), then one line per phase."""
