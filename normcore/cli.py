@@ -3,17 +3,18 @@
 table of subcommands is ``normcore.commands.COMMANDS``.
 
 The parser speaks the language in use (``--lang``, ``NORMCORE_LANG``, the locale), argparse's
-own words included: while the parser builds, parses or formats, argparse looks its words up in
-normcore's "cli" catalog (``_argparse_speaks_normcore``) and goes back to its own lookup after,
-so nothing outside the parser changes. Help and errors are wrapped by display width (a Chinese
-character takes two columns)."""
+own words included: its headings and --help's help are set in the language when the parser is
+made, and an error argparse wrote in English is read back against argparse's message templates
+(``ARGPARSE_ERRORS``) and written again from their translations (``argparse_in_language``).
+Nothing of argparse's own is changed, so any other parser in the process stays as it was. Help
+and errors are wrapped by display width (a Chinese character takes two columns)."""
 
 import argparse
 import importlib
 import importlib.metadata
 import os
+import re
 import sys
-from contextlib import contextmanager
 
 from . import i18n
 from .commands import COMMANDS
@@ -22,10 +23,9 @@ from .i18n.width import display_width, fill, pad, wrap
 
 _ = translator("cli")
 
-# argparse's words that a user of normcore meets, exactly as argparse (Python 3.11) spells them:
-# marked here so that the catalog has them; argparse itself asks for them.
-ARGPARSE_WORDS = (
-    N_("usage:"), N_("positional arguments"), N_("options"), N_("show this help message and exit"),
+# argparse's error messages that a user of normcore can meet, exactly as argparse (Python 3.11)
+# formats them; an error argparse writes from another template stays English
+ARGPARSE_ERRORS = (
     N_("argument %(argument_name)s: %(message)s"), N_("unrecognized arguments: %s"),
     N_("ambiguous option: %(option)s could match %(matches)s"),
     N_("invalid choice: %(value)r (choose from %(choices)s)"),
@@ -35,17 +35,37 @@ ARGPARSE_WORDS = (
     N_("not allowed with argument %s"), N_("ignored explicit argument %r"),
     N_("unknown parser %(parser_name)r (choices: %(choices)s)"),
 )
+_FIELD = re.compile(r"%(?:\((\w+)\))?[sr]")  # a field of a template: %s, %r, %(name)s, %(name)r
 
 
-@contextmanager
-def _argparse_speaks_normcore():
-    """argparse's words from normcore's catalog, for the time of the ``with`` block only."""
-    saved = argparse._, argparse.ngettext
-    argparse._, argparse.ngettext = _, _.ngettext
-    try:
-        yield
-    finally:
-        argparse._, argparse.ngettext = saved
+def _fields(template, message):
+    """[(field name or None for %s, its text)] if argparse made ``message`` from ``template``,
+    else None."""
+    pieces = _FIELD.split(template)  # text, field name, text, ...
+    pattern = "".join(re.escape(p or "") if i % 2 == 0 else "(.*?)" for i, p in enumerate(pieces))
+    found = re.fullmatch(pattern, message, re.DOTALL)
+    return None if found is None else list(zip(pieces[1::2], found.groups()))
+
+
+def _refill(template, fields):
+    """``template`` with its fields replaced by their texts (named fields by name)."""
+    named = {name: text for name, text in fields if name}
+    unnamed = iter(text for name, text in fields if not name)
+    return _FIELD.sub(lambda field: named[field.group(1)] if field.group(1) else next(unnamed), template)
+
+
+def argparse_in_language(message):
+    """An error message argparse formatted in English, in the language in use: the template it
+    was made from is found, its fields read back (a nested message translated in turn) and
+    written into the template's translation. A message from no known template is returned as
+    it is (normcore's own messages are translated where they are made)."""
+    for template in ARGPARSE_ERRORS:
+        fields = _fields(template, message)
+        if fields is not None:
+            fields = [(name, argparse_in_language(text) if name == "message" else text)
+                      for name, text in fields]
+            return _refill(_(template), fields)
+    return message
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -68,31 +88,18 @@ class Parser(argparse.ArgumentParser):
     """argparse's parser in the language in use, its error messages wrapped at 80 display
     columns (its subparsers inherit all of it)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, add_help=True, **kwargs):
         kwargs.setdefault("formatter_class", HelpFormatter)
-        with _argparse_speaks_normcore():  # the "options" heading, --help's help
-            super().__init__(*args, **kwargs)
-
-    def parse_args(self, args=None, namespace=None):  # "unrecognized arguments" is said here
-        with _argparse_speaks_normcore():
-            return super().parse_args(args, namespace)
-
-    def parse_known_args(self, args=None, namespace=None):
-        with _argparse_speaks_normcore():
-            return super().parse_known_args(args, namespace)
-
-    def format_usage(self):
-        with _argparse_speaks_normcore():
-            return super().format_usage()
-
-    def format_help(self):
-        with _argparse_speaks_normcore():
-            return super().format_help()
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title = _("positional arguments")
+        self._optionals.title = _("options")
+        if add_help:
+            self.add_argument("-h", "--help", action="help", help=_("show this help message and exit"))
 
     def error(self, message):
         self.print_usage(sys.stderr)
-        self.exit(2, fill(_("{prog}: error: {message}").format(prog=self.prog, message=message),
-                          80, subsequent_indent="  ") + "\n")
+        message = _("{prog}: error: {message}").format(prog=self.prog, message=argparse_in_language(message))
+        self.exit(2, fill(message, 80, subsequent_indent="  ") + "\n")
 
 
 def version():

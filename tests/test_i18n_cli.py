@@ -128,6 +128,21 @@ def test_errors_speak_chinese_within_80_columns(argv, words, capsys):
     assert status == 2 and "error" in english and "错误" not in english
 
 
+@pytest.mark.parametrize("template", cli.ARGPARSE_ERRORS)
+def test_every_argparse_error_is_read_back_and_rewritten_in_chinese(template):
+    fields = {"argument_name": "--seed", "message": "expected one argument", "option": "--s",
+              "matches": "--seed, --shape", "value": "'x'", "choices": "'a', 'b'", "type": "int",
+              "parser_name": "'y'"}
+    message = re.sub(r"%\((\w+)\)[sr]", lambda f: fields[f.group(1)], template).replace("%s", "--a --b")
+    message = message.replace("%r", "'z'")
+    assert cli.argparse_in_language(message) == message  # English: argparse's own message
+    i18n.set_language("zh")
+    zh = cli.argparse_in_language(message)
+    assert chinese(zh) and numbers(zh) == numbers(message)
+    assert all(value in zh for value in ("--seed", "--s", "'x'", "int", "--a --b", "'z'", "'y'") if value in message)
+    assert "expected one argument" not in zh
+
+
 def test_argparse_speaks_chinese_only_inside_normcore_parser(capsys):
     i18n.set_language("zh")
     assert "用法" in cli.build_parser().format_usage()
