@@ -1,25 +1,105 @@
 """The ``normcore`` command line. Each subcommand lives in its own module under
 ``normcore/commands/`` with ``add_arguments(parser)`` and ``run(args) -> exit status``; the
-table of subcommands is ``normcore.commands.COMMANDS``."""
+table of subcommands is ``normcore.commands.COMMANDS``.
+
+The parser speaks the language in use (``--lang``, ``NORMCORE_LANG``, the locale), argparse's
+own words included: its headings and --help's help are set in the language when the parser is
+made, and an error argparse wrote in English is read back against argparse's message templates
+(``ARGPARSE_ERRORS``) and written again from their translations (``argparse_in_language``).
+Nothing of argparse's own is changed, so any other parser in the process stays as it was. Help
+and errors are wrapped by display width (a Chinese character takes two columns)."""
 
 import argparse
 import importlib
 import importlib.metadata
 import os
+import re
 import sys
-import textwrap
 
 from . import i18n
 from .commands import COMMANDS
+from .i18n import N_, translator
+from .i18n.width import display_width, fill, pad, wrap
+
+_ = translator("cli")
+
+# argparse's error messages that a user of normcore can meet, exactly as argparse (Python 3.11)
+# formats them; an error argparse writes from another template stays English
+ARGPARSE_ERRORS = (
+    N_("argument %(argument_name)s: %(message)s"), N_("unrecognized arguments: %s"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"), N_("expected one argument"),
+    N_("expected at most one argument"), N_("expected at least one argument"),
+    N_("the following arguments are required: %s"), N_("one of the arguments %s is required"),
+    N_("not allowed with argument %s"), N_("ignored explicit argument %r"),
+    N_("unknown parser %(parser_name)r (choices: %(choices)s)"),
+)
+_FIELD = re.compile(r"%(?:\((\w+)\))?[sr]")  # a field of a template: %s, %r, %(name)s, %(name)r
+
+
+def _fields(template, message):
+    """[(field name or None for %s, its text)] if argparse made ``message`` from ``template``,
+    else None."""
+    pieces = _FIELD.split(template)  # text, field name, text, ...
+    pattern = "".join(re.escape(p or "") if i % 2 == 0 else "(.*?)" for i, p in enumerate(pieces))
+    found = re.fullmatch(pattern, message, re.DOTALL)
+    return None if found is None else list(zip(pieces[1::2], found.groups()))
+
+
+def _refill(template, fields):
+    """``template`` with its fields replaced by their texts (named fields by name)."""
+    named = {name: text for name, text in fields if name}
+    unnamed = iter(text for name, text in fields if not name)
+    return _FIELD.sub(lambda field: named[field.group(1)] if field.group(1) else next(unnamed), template)
+
+
+def argparse_in_language(message):
+    """An error message argparse formatted in English, in the language in use: the template it
+    was made from is found, its fields read back (a nested message translated in turn) and
+    written into the template's translation. A message from no known template is returned as
+    it is (normcore's own messages are translated where they are made)."""
+    for template in ARGPARSE_ERRORS:
+        fields = _fields(template, message)
+        if fields is not None:
+            fields = [(name, argparse_in_language(text) if name == "message" else text)
+                      for name, text in fields]
+            return _refill(_(template), fields)
+    return message
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written (they are laid out by hand); option help wrapped by
+    display width; "usage:" in the language in use, padded to the width of the English word so
+    that argparse's alignment of the usage lines holds."""
+
+    def _split_lines(self, text, width):
+        return wrap(text, width)
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        if prefix is not None:
+            return super()._format_usage(usage, actions, groups, prefix)
+        text = super()._format_usage(usage, actions, groups, "usage: ")
+        word = pad(_("usage:"), display_width("usage:"))
+        return word + " " + text[len("usage: "):]
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, its error messages wrapped at 80 columns (its subparsers inherit it)."""
+    """argparse's parser in the language in use, its error messages wrapped at 80 display
+    columns (its subparsers inherit all of it)."""
+
+    def __init__(self, *args, add_help=True, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title = _("positional arguments")
+        self._optionals.title = _("options")
+        if add_help:
+            self.add_argument("-h", "--help", action="help", help=_("show this help message and exit"))
 
     def error(self, message):
         self.print_usage(sys.stderr)
-        self.exit(2, textwrap.fill(f"{self.prog}: error: {message}", 80, subsequent_indent="  ",
-                                   break_on_hyphens=False, break_long_words=False) + "\n")
+        message = _("{prog}: error: {message}").format(prog=self.prog, message=argparse_in_language(message))
+        self.exit(2, fill(message, 80, subsequent_indent="  ") + "\n")
 
 
 def version():
@@ -31,30 +111,34 @@ def version():
         return __version__
 
 
+DESCRIPTION = N_("normcore: normalization layers with hand-derived backward passes, in NumPy.")
+EPILOG = N_("""\
+examples:
+  normcore tour                   start here
+  normcore explain layernorm      one backward, node by node
+  normcore COMMAND --help         what a command does, with examples""")
+LANG_HELP = N_("the language normcore speaks: zh or en (default: NORMCORE_LANG, else the "
+               "locale, else en)")
+
+
 def build_parser():
-    parser = Parser(
-        prog="normcore",
-        description="normcore: normalization layers with hand-derived backward passes, in NumPy.",
-        epilog="examples:\n  normcore tour                   start here\n"
-               "  normcore explain layernorm      one backward, node by node\n"
-               "  normcore COMMAND --help         what a command does, with examples",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    """The parser of every subcommand, its texts in the language in use."""
+    parser = Parser(prog="normcore", description=_(DESCRIPTION), epilog=_(EPILOG))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}",
+                        help=_("show program's version number and exit"))
     _add_language_option(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
+        p = sub.add_parser(name, help=_(help_), description=_(help_))
         p.set_defaults(_module=module)
         _add_language_option(p, default=argparse.SUPPRESS)  # also after the command's name
         importlib.import_module(f"normcore.commands.{module}").add_arguments(p)
+        p.formatter_class = HelpFormatter  # whatever the command chose: width by display columns
     return parser
 
 
 def _add_language_option(parser, default):
-    parser.add_argument("--lang", choices=i18n.LANGUAGES, default=default,
-                        help="the language normcore speaks: zh or en (default: NORMCORE_LANG, "
-                             "else the locale, else en)")
+    parser.add_argument("--lang", choices=i18n.LANGUAGES, default=default, help=_(LANG_HELP))
 
 
 def _language_in(argv):
@@ -77,7 +161,7 @@ def main(argv=None):
     try:
         i18n.set_language(chosen if chosen in i18n.LANGUAGES else None)
     except ValueError as err:  # NORMCORE_LANG names no language normcore speaks
-        print(textwrap.fill(f"normcore: NORMCORE_LANG: {err}", 80), file=sys.stderr)
+        print(fill(f"normcore: NORMCORE_LANG: {err}", 80), file=sys.stderr)
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)

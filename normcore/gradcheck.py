@@ -44,8 +44,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._array import flag
+from .i18n import N_, translator
 from .module import Module
 
+_ = translator("cli")
 NOISE_FACTOR = 5.0  # the floor's margin over the measured noise (at most 1.3 eps * S / h)
 
 
@@ -75,8 +77,8 @@ class TensorCheck:
         return "FAIL" if not self.passed else "pass*" if self.at_noise_floor else "pass"
 
 
-NOISE_NOTE = ("* above tol, but the absolute error is below the rounding noise of the "
-              "finite\n  differences (eps * sum|y * dy| / h): no step resolves it")
+NOISE_NOTE = N_("* above tol, but the absolute error is below the rounding noise of the "
+                "finite\n  differences (eps * sum|y * dy| / h): no step resolves it")  # _(NOISE_NOTE) shows it
 
 
 @dataclass
@@ -115,7 +117,7 @@ class GradcheckReport:
                 f"{c.rel_error:>10.2e}  {c.verdict}"
             )
         if any(c.at_noise_floor for c in self.checks):
-            rows.append(NOISE_NOTE)
+            rows.append(_(NOISE_NOTE))
         return "\n".join(rows)
 
     def __str__(self) -> str:

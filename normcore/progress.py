@@ -10,10 +10,11 @@ log shows how far a run got without thousands of carriage returns.
 """
 
 import sys
-import textwrap
 import time
 
-WIDTH = 80  # every line the display writes fits in 80 columns
+from .i18n.width import clip, display_width, wrap
+
+WIDTH = 80  # every line the display writes fits in 80 display columns
 
 
 class Progress:
@@ -48,8 +49,8 @@ class Progress:
         self._drawn_at, self._quarter = now, int(4 * frac)
         bar = "#" * int(self.width * frac)
         line = f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% {now - self.start:6.1f}s  "
-        room = WIDTH - len(line)  # a label too long for the line is cut
-        line += label if len(label) <= room else label[:max(0, room - 3)] + "..."
+        room = WIDTH - display_width(line)  # a label too long for the line is cut
+        line += label if display_width(label) <= room else clip(label, max(0, room - 3)) + "..."
         self._write(line.rstrip())
 
     __call__ = update
@@ -58,8 +59,7 @@ class Progress:
         """End the line (replacing it by ``prefix + message`` when a message is given)."""
         if message:  # a long message goes on in lines aligned under its start
             indent = " " * len(self.prefix)
-            first, *rest = textwrap.wrap(message, max(30, WIDTH - len(indent)),
-                                         break_on_hyphens=False) or [""]
+            first, *rest = wrap(message, max(30, WIDTH - len(indent))) or [""]
             self._write(f"{self.prefix}{first}", end="\n")
             if rest:
                 self.stream.write("".join(f"{indent}{line}\n" for line in rest))

@@ -41,7 +41,11 @@ import numpy as np
 
 from . import nn, norms
 from ._array import largest_finite
+from .i18n import N_, translator
+from .i18n.width import display_width, pad
 from .module import Module, Sequential
+
+_ = translator("cli")
 
 CONVERTERS = {}  # normcore class -> (module, sub) -> torch.nn.Module
 
@@ -79,9 +83,9 @@ def _converter(module):
 
 def _dtype_of(module):
     """The dtype of the module's floating state (float64 when it has none)."""
-    for _, p in module.named_parameters():
+    for _name, p in module.named_parameters():
         return p.dtype
-    for _, b in module.named_buffers():
+    for _name, b in module.named_buffers():
         if np.issubdtype(b.dtype, np.floating):
             return b.dtype
     return np.dtype(np.float64)
@@ -107,7 +111,7 @@ def to_torch(module):
     for key, value in module.state_dict().items():
         tkey, rows = keys[key]
         state[tkey][rows] = torch.from_numpy(np.array(value))
-    unfilled = sorted(set(state) - {tkey for tkey, _ in keys.values()})
+    unfilled = sorted(set(state) - {tkey for tkey, _rows in keys.values()})
     if unfilled:
         raise TypeError(f"to_torch: nothing in {type(module).__name__} maps to torch's {unfilled}")
     tmodule.load_state_dict(state, strict=True)
@@ -129,7 +133,7 @@ def key_map(module, tmodule):
     (``...``: all of it). A torch module converted with ``normcore_keys`` maps the keys
     of its normcore module's subtree; every other key is the same on both sides."""
     mapped = {}  # normcore module name -> its normcore_keys, for the outermost renamed modules
-    for name, _ in module.named_modules():
+    for name, _module in module.named_modules():
         if any(owner == "" or name.startswith(owner + ".") for owner in mapped):
             continue  # inside a module whose keys are already mapped
         local = getattr(tmodule.get_submodule(name), "normcore_keys", None)
@@ -281,7 +285,7 @@ def _block(m, sub):
         keys = {f"attn.{k}": (f"self_attn.{tk}", rows) for k, (tk, rows) in attention_keys(m.attn).items()}
         names = {"norm1": "norm1", "norm2": "norm2", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
         for key in m.state_dict():
-            child, _, leaf = key.rpartition(".")
+            child, _dot, leaf = key.rpartition(".")
             if child in names:
                 keys[key] = (f"{names[child]}.{leaf}", ...)
         t.causal, t.normcore_keys = m.attn.causal, keys
@@ -690,18 +694,21 @@ class Row:
     max_rel: float
     index: tuple  # where |ours - theirs| exceeds the tolerance the most
     passed: bool
+    shown: str = ""  # the name as the table shows it, in the language in use (default: name)
 
     def line(self):
-        """One table line (a name longer than 30 gets a line of its own); <= 80 columns."""
+        """One table line (a name wider than 30 columns gets a line of its own); <= 80 columns."""
         shape = "x".join(map(str, self.shape)) or "()"
         index = "(" + ",".join(map(str, self.index)) + ")"
         if len(index) > 14:
             index = index[:12] + ".)"
+        verdict = _("ok") if self.passed else _("FAIL")
         rest = (f"{shape[-9:]:>9} {self.max_abs:8.1e} {self.max_rel:8.1e} {index:>14} "
-                f"{'ok' if self.passed else 'FAIL':>4}")
-        if len(self.name) > 30:
-            return f"{self.name[:80]}\n{'':30} {rest}"
-        return f"{self.name:<30} {rest}"
+                f"{pad(verdict, 4, '>')}")
+        name = self.shown or self.name
+        if display_width(name) > 30:
+            return f"{name[:80]}\n{'':30} {rest}"
+        return f"{pad(name, 30)} {rest}"
 
 
 @dataclass
@@ -720,17 +727,20 @@ class BridgeReport:
         return all(r.passed for r in self.rows)
 
     def lines(self):
-        mode = "train" if self.training else "eval"
-        head = [f"{self.module[:40]} against torch.nn, {self.dtype}, {mode} mode",
-                f"ok where |ours - torch| <= atol s + rtol |torch|, atol={self.atol:.0e}, "
-                f"rtol={self.rtol:.0e}, with s",
-                "the tensor's largest |torch| (for a gradient: the largest of all the gradients,",
-                "so that one 0 in theory is judged at the scale of its backward pass);",
-                "max rel = max abs / s"]
-        cols = (f"{'tensor':<30} {'shape':>9} {'max abs':>8} {'max rel':>8} "
-                f"{'worst index':>14} {'':>4}")
-        verdict = "all match" if self.passed else (
-            f"{sum(not r.passed for r in self.rows)} of {len(self.rows)} differ")
+        title = (N_("{module} against torch.nn, {dtype}, train mode") if self.training
+                 else N_("{module} against torch.nn, {dtype}, eval mode"))
+        head = [_(title).format(module=self.module[:40], dtype=self.dtype),
+                *_("ok where |ours - torch| <= atol s + rtol |torch|, atol={atol}, rtol={rtol}, "
+                   "with s\nthe tensor's largest |torch| (for a gradient: the largest of all the "
+                   "gradients,\nso that one 0 in theory is judged at the scale of its backward "
+                   "pass);\nmax rel = max abs / s").format(
+                       atol=f"{self.atol:.0e}", rtol=f"{self.rtol:.0e}").splitlines()]
+        names = [_("tensor"), _("shape"), _("max abs"), _("max rel"), _("worst index")]
+        cols = " ".join([pad(names[0], 30)] + [pad(name, w, ">") for name, w in zip(names[1:], (9, 8, 8, 14))]
+                        + [" " * 4])
+        failed = sum(not r.passed for r in self.rows)
+        verdict = (_("all match") if self.passed
+                   else _("{failed} of {total} differ").format(failed=failed, total=len(self.rows)))
         rows = "\n".join([r.line() for r in self.rows] + self.notes).splitlines()
         return [*head, cols, "-" * 78, *rows, verdict]
 
@@ -738,27 +748,28 @@ class BridgeReport:
         return "\n".join(self.lines())
 
 
-def _row(name, ours, theirs, atol, rtol, scale=None):
+def _row(name, ours, theirs, atol, rtol, scale=None, shown=""):
     """Compare two arrays elementwise: ok where |ours - theirs| <= atol s + rtol |theirs|, s the
     ``scale`` (default: the largest finite |theirs|). Equal values (infinities too) and NaN on
-    both sides agree; a NaN on one side only is an infinite difference."""
+    both sides agree; a NaN on one side only is an infinite difference. ``shown``: the row's
+    name in the table, when it is not ``name``."""
     a = np.asarray(ours, dtype=np.float64)
     b = np.asarray(theirs, dtype=np.float64)
     if a.shape != b.shape:
-        return Row(name, a.shape, np.inf, np.inf, (), False)
+        return Row(name, a.shape, np.inf, np.inf, (), False, shown)
     diff = np.abs(a - b)
     same_nan = np.isnan(a) & np.isnan(b)
     diff = np.where(same_nan | (a == b), 0.0, diff)  # equal infinities and NaNs agree
     diff = np.where(np.isnan(diff), np.inf, diff)
     if a.size == 0:
-        return Row(name, a.shape, 0.0, 0.0, (), True)
+        return Row(name, a.shape, 0.0, 0.0, (), True, shown)
     s = largest_finite(b) if scale is None else scale
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # s = 0: torch's all 0
         excess = np.where(diff > 0, diff / (atol * s + rtol * np.abs(np.nan_to_num(b))), 0.0)
         rel = diff.max() / s if diff.max() > 0 else 0.0
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
     return Row(name, a.shape, float(diff.max()), float(rel), tuple(map(int, worst)),
-               bool(excess.max() <= 1.0))
+               bool(excess.max() <= 1.0), shown)
 
 
 def _numpy(t):
@@ -820,25 +831,27 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
     report = BridgeReport(type(module).__name__, str(np.dtype(dtype)), atol, rtol,
                           module.training)
     if any(isinstance(m, nn.Dropout) and m.training and m.p > 0
-           for _, m in module.named_modules()):
-        report.notes.append("note: Dropout in training mode draws different masks in normcore "
-                            "and torch;\n      expect differences (compare in eval mode)")
-    report.rows.append(_row("output", y, _numpy(ty), atol, rtol))
-    gradients = []  # (row name, ours, torch's): the input gradients, then every parameter's
+           for _name, m in module.named_modules()):
+        report.notes.append(_("note: Dropout in training mode draws different masks in normcore "
+                              "and torch;\n      expect differences (compare in eval mode)"))
+    report.rows.append(_row("output", y, _numpy(ty), atol, rtol, shown=_("output")))
+    gradients = []  # (row name, shown name, ours, torch's): the input gradients, then every parameter's
     tgrads = [t for t in tinputs if t is not None and t.requires_grad]
     if isinstance(dx, tuple):  # one gradient per floating input, in order (attention: query, key, value)
-        gradients += [(f"input {i} grad", ours, _numpy(t.grad)) for i, (ours, t) in enumerate(zip(dx, tgrads))]
+        gradients += [(f"input {i} grad", _("input {i} grad").format(i=i), ours, _numpy(t.grad))
+                      for i, (ours, t) in enumerate(zip(dx, tgrads))]
     elif dx is not None and tgrads:
-        gradients.append(("input grad", dx, _numpy(tgrads[0].grad)))
+        gradients.append(("input grad", _("input grad"), dx, _numpy(tgrads[0].grad)))
     keys = key_map(module, tmodule)
     tparams = dict(tmodule.named_parameters())
     for name, p in module.named_parameters():
         tkey, rows = keys[name]
         tgrad = tparams[tkey].grad
-        gradients.append((f"{name} grad", p.grad, np.zeros(p.shape) if tgrad is None else _numpy(tgrad)[rows]))
-    scale = max((largest_finite(theirs) for *_, theirs in gradients), default=0.0)  # of the pass
-    for name, ours, theirs in gradients:
-        report.rows.append(_row(name, ours, theirs, atol, rtol, scale))
+        gradients.append((f"{name} grad", _("{name} grad").format(name=name), p.grad,
+                          np.zeros(p.shape) if tgrad is None else _numpy(tgrad)[rows]))
+    scale = max((largest_finite(theirs) for *_rest, theirs in gradients), default=0.0)  # of the pass
+    for name, shown, ours, theirs in gradients:
+        report.rows.append(_row(name, ours, theirs, atol, rtol, scale, shown))
     tbuffers = dict(tmodule.named_buffers())
     for name, b in module.named_buffers():
         tkey, rows = keys[name]
@@ -862,7 +875,7 @@ def decoder_keys(m):
             keys[f"{ours}.{k}"] = (f"{theirs}.{tk}", rows)
     names = {"norm1": "norm1", "norm2": "norm2", "norm3": "norm3", "ffn.fc1": "linear1", "ffn.fc2": "linear2"}
     for key in m.state_dict():
-        child, _, leaf = key.rpartition(".")
+        child, _dot, leaf = key.rpartition(".")
         if child in names:
             keys[key] = (f"{names[child]}.{leaf}", ...)
     return keys

@@ -3,6 +3,10 @@ argparse name the option in its message (``argument --seed: ...``) and exit with
 
 import argparse
 
+from ..i18n import translator
+
+_ = translator("cli")
+
 
 def seed(text):
     """A random seed: an integer >= 0 (what ``numpy.random.default_rng`` accepts)."""
@@ -11,7 +15,7 @@ def seed(text):
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected an integer >= 0, got {text!r}").format(text=text))
     return value
 
 
@@ -22,7 +26,7 @@ def positive_float(text):
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a number > 0, got {text!r}").format(text=text))
     return value
 
 

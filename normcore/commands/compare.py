@@ -6,13 +6,17 @@ import sys
 import numpy as np
 
 from .. import fast, nn, norms
+from ..i18n import N_, translator
+from ..i18n.width import fill
 from ..module import Sequential
 from ..layer_cases import perturb_parameters, randomize_parameters
 from ..torch_bridge import compare
 from ._options import seed
 from .gradcheck import NORM_NAMES, has_norm
 
-DESCRIPTION = """\
+_ = translator("cli")
+
+DESCRIPTION = N_("""\
 Build MODEL in normcore with random parameters, convert it to torch.nn with
 normcore.torch_bridge.to_torch (the same weights and running statistics), run
 both forward and backward on the same random input and upstream gradient,
@@ -23,9 +27,9 @@ float32 1e-4), relative to the tensor's largest value; a gradient's is
 relative to the largest of all the gradients, so that a gradient that is 0
 in theory (linear-batchnorm's bias) is judged at the scale of its pass.
 Needs PyTorch. Exit status 0 when everything matches, 1 when something
-differs, 2 for a usage error or when PyTorch is not installed."""
+differs, 2 for a usage error or when PyTorch is not installed.""")
 
-EPILOG = """\
+EPILOG = N_("""\
 models:
   {models}
 
@@ -33,7 +37,7 @@ examples:
   normcore compare layernorm               a LayerNorm, float64, training mode
   normcore compare block-deepnorm --eval   a DeepNorm block in evaluation mode
   normcore compare batchnorm --fast        the fast tier's BatchNorm1d
-  normcore compare tiny-transformer --dtype float32"""
+  normcore compare tiny-transformer --dtype float32""")
 
 
 def _norm(name, *args, shape):
@@ -118,36 +122,54 @@ def _cross_entropy(tier, rng):
     return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
 
 
+def _what(message, **fields):
+    """A model's description: a message (translated where it is shown) and its fields; a
+    description that is all code is a plain string."""
+    return message, fields
+
+
+def _description(what):
+    """A model's description in the language in use."""
+    message, fields = (what, {}) if isinstance(what, str) else what
+    return _(message).format(**fields)
+
+
+def _on(layer, shape):
+    return _what(N_("{layer} on {shape}"), layer=layer, shape=shape)
+
+
 # name -> (what it is, build(tier, rng) -> (module, inputs)); tier is "reference" or "fast"
 MODELS = {
-    "layernorm": ("LayerNorm(6) on (4, 6)", _norm("LayerNorm", 6, shape=(4, 6))),
-    "rmsnorm": ("RMSNorm(6) on (4, 6)", _norm("RMSNorm", 6, shape=(4, 6))),
-    "dyt": ("DyT(6) on (4, 6), random alpha", _norm("DyT", 6, shape=(4, 6))),
-    "batchnorm": ("BatchNorm1d(3) on (5, 3, 4)", _norm("BatchNorm1d", 3, shape=(5, 3, 4))),
-    "batchnorm2d": ("BatchNorm2d(3) on (4, 3, 2, 2)",
+    "layernorm": (_on("LayerNorm(6)", "(4, 6)"), _norm("LayerNorm", 6, shape=(4, 6))),
+    "rmsnorm": (_on("RMSNorm(6)", "(4, 6)"), _norm("RMSNorm", 6, shape=(4, 6))),
+    "dyt": (_what(N_("{layer} on {shape}, random alpha"), layer="DyT(6)", shape="(4, 6)"),
+            _norm("DyT", 6, shape=(4, 6))),
+    "batchnorm": (_on("BatchNorm1d(3)", "(5, 3, 4)"), _norm("BatchNorm1d", 3, shape=(5, 3, 4))),
+    "batchnorm2d": (_on("BatchNorm2d(3)", "(4, 3, 2, 2)"),
                     _norm("BatchNorm2d", 3, shape=(4, 3, 2, 2))),
-    "groupnorm": ("GroupNorm(2, 4) on (3, 4, 5)", _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
-    "instancenorm": ("InstanceNorm1d(3) on (2, 3, 5)",
+    "groupnorm": (_on("GroupNorm(2, 4)", "(3, 4, 5)"), _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
+    "instancenorm": (_on("InstanceNorm1d(3)", "(2, 3, 5)"),
                      _norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
-    "linear-batchnorm": ("Linear(4, 3), BatchNorm1d(3): the bias's gradient is 0",
-                         _linear_batchnorm),
-    "attention": ("CausalSelfAttention(8, 2) on (2, 5, 8)", _attention),
-    "attention-masked": ("MultiheadSelfAttention, not causal, key padding",
+    "linear-batchnorm": (_what(N_("{model}: the bias's gradient is {value}"),
+                               model="Linear(4, 3), BatchNorm1d(3)", value=0), _linear_batchnorm),
+    "attention": (_on("CausalSelfAttention(8, 2)", "(2, 5, 8)"), _attention),
+    "attention-masked": (_what(N_("MultiheadSelfAttention, not causal, key padding")),
                          _masked_attention),
-    "cross-attention": ("MultiheadAttention, Tq=4, Tk=7, kdim=6, added keys",
-                        _cross_attention),
+    "cross-attention": (_what(N_("MultiheadAttention, {sizes}, added keys"),
+                              sizes="Tq=4, Tk=7, kdim=6"), _cross_attention),
     "block-pre": ("TransformerBlock, Pre-Norm", _block("pre")),
     "block-post": ("TransformerBlock, Post-Norm", _block("post")),
     "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
-    "block-none": ("TransformerBlock without norms", _block("none")),
-    "block-dyt": ("TransformerBlock, Pre-Norm with DyT", _block("pre", "dyt")),
-    "peri": ("TransformerBlock, Peri-LN (sandwich norm)", _block("peri")),
-    "qk-norm": ("MultiheadSelfAttention, qk_norm='rmsnorm', key padding", _qk_norm),
-    "encoder": ("TransformerBlock, Post-Norm encoder, key padding", _encoder),
-    "tiny-transformer": ("TinyTransformer, 2 Pre-Norm blocks", _tiny),
-    "decoder": ("TransformerDecoderBlock, Post-Norm, key padding", _decoder),
-    "seq2seq": ("TinySeq2Seq, 2 + 2 Pre-Norm blocks, source padding", _seq2seq),
-    "cross-entropy": ("CrossEntropyLoss, (N, C, d) logits, weights, smoothing",
+    "block-none": (_what(N_("TransformerBlock without norms")), _block("none")),
+    "block-dyt": (_what(N_("TransformerBlock, Pre-Norm with DyT")), _block("pre", "dyt")),
+    "peri": (_what(N_("TransformerBlock, Peri-LN (sandwich norm)")), _block("peri")),
+    "qk-norm": (_what(N_("MultiheadSelfAttention, qk_norm='rmsnorm', key padding")), _qk_norm),
+    "encoder": (_what(N_("TransformerBlock, Post-Norm encoder, key padding")), _encoder),
+    "tiny-transformer": (_what(N_("TinyTransformer, {n} Pre-Norm blocks"), n=2), _tiny),
+    "decoder": (_what(N_("TransformerDecoderBlock, Post-Norm, key padding")), _decoder),
+    "seq2seq": (_what(N_("TinySeq2Seq, {blocks} Pre-Norm blocks, source padding"), blocks="2 + 2"),
+                _seq2seq),
+    "cross-entropy": (_what(N_("CrossEntropyLoss, (N, C, d) logits, weights, smoothing")),
                       _cross_entropy),
 }
 
@@ -155,26 +177,29 @@ MODELS = {
 def _model_name(text):
     if text not in MODELS:
         raise argparse.ArgumentTypeError(
-            f"unknown {text[:20]!r}: expected a model --help lists (layernorm, attention, ...)")
+            _("unknown {text!r}: expected a model --help lists (layernorm, attention, ...)").format(
+                text=text[:20]))
     return text
 
 
 def add_arguments(parser):
-    parser.description = DESCRIPTION
+    parser.description = _(DESCRIPTION)
     width = max(map(len, MODELS))
-    parser.epilog = EPILOG.format(models="\n  ".join(
-        f"{name:<{width}}  {desc}" for name, (desc, _) in MODELS.items()))
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    lines = []
+    for name, (what, _build) in MODELS.items():  # the name, then its description
+        what = fill(_description(what), 80, indent=" " * (width + 4))
+        lines.append(f"{name:<{width}}  {what[width + 4:]}")
+    parser.epilog = _(EPILOG).format(models="\n  ".join(lines))
     parser.add_argument("model", metavar="MODEL", type=_model_name,
-                        help="which built-in model (listed below)")
+                        help=_("which built-in model (listed below)"))
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                        help="parameters and inputs (default float64)")
+                        help=_("parameters and inputs (default %(default)s)"))
     parser.add_argument("--eval", action="store_true",
-                        help="evaluation mode (default: training mode)")
+                        help=_("evaluation mode (default: training mode)"))
     parser.add_argument("--fast", action="store_true",
-                        help="the norms of the fast tier, normcore.fast")
+                        help=_("the norms of the fast tier, normcore.fast"))
     parser.add_argument("--seed", type=seed, default=0,
-                        help="seed of parameters, inputs and dy (default 0)")
+                        help=_("seed of parameters, inputs and dy (default %(default)s)"))
 
 
 def _cast(module, dtype):
@@ -187,9 +212,9 @@ def run(args):
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("normcore compare: PyTorch is not installed; it is the oracle this "
-              "command\ncompares against: pip install torch "
-              "(or pip install -e '.[torch]')", file=sys.stderr)
+        print(_("normcore compare: PyTorch is not installed; it is the oracle this command\n"
+                "compares against: pip install torch (or pip install -e '.[torch]')"),
+              file=sys.stderr)
         return 2
     rng = np.random.default_rng(args.seed)
     module, inputs = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
@@ -201,5 +226,5 @@ def run(args):
         module.eval()
     report = compare(module, *inputs, seed=args.seed)
     if has_norm(module):
-        print(NORM_NAMES)
+        print(_(NORM_NAMES))
     return 0 if report.passed else 1

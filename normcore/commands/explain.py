@@ -4,7 +4,6 @@ with ``--graph FILE.png``, the picture of its computation graph instead."""
 import argparse
 import math
 import sys
-import textwrap
 
 from ..derivations import KINDS, step_through
 from ..derivations.blocks import POSITIONS
@@ -12,12 +11,13 @@ from ..derivations.render import (backward_intro, backward_order, export_markdow
                                   node_lines, render_latex, render_summary)
 from ..derivations.steps import DROPOUT_P, OPTION_KINDS
 from ..i18n import N_, translator
+from ..i18n.width import fill
 from ..nn.attention import QK_NORMS
 from ._options import positive_int, seed
 
 _ = translator("cli")
 
-DESCRIPTION = """\
+DESCRIPTION = N_("""\
 Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
 GELU's, dropout's or self-attention's), from the loss back to x, one node at a
 time: the forward as a tape of elementary nodes with their values, then each
@@ -27,7 +27,25 @@ numerical gradient. With --step, one backward node at a time, paced by Enter;
 with --summary, the nodes and their rules without values; with --graph, draw the
 tape instead; with --format md or tex, the derivation for lecture notes
 (Markdown with LaTeX math, or a LaTeX fragment with one align* per backward
-node; needs amsmath)."""
+node; needs amsmath).""")
+
+EPILOG = N_("""\
+examples:
+  normcore explain layernorm --shape 2x4
+  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png
+  normcore explain softmax --shape 4x4 --causal --no-latex
+  normcore explain layernorm --step      (Enter: next node, b: back, q: quit)
+  normcore explain batchnorm --summary
+  normcore explain layernorm --format md > layernorm.md
+  normcore explain rmsnorm --format tex > rmsnorm.tex
+  normcore explain layernorm --graph layernorm_graph.svg
+  normcore explain groupnorm --shape 2x6x2 --groups 3
+  normcore explain cross_entropy --shape 4x3
+  normcore explain dropout --p 0.25
+  normcore explain attention --shape 2x3x4 --heads 2 --causal
+  normcore explain residual --position post --shape 2x3x4
+  normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm
+  normcore explain sync_batchnorm --shape 5x2 --ranks 3""")
 
 FORMATS = {"md": export_markdown, "tex": render_latex}
 GRAPH_SUFFIXES = (".png", ".svg")
@@ -49,13 +67,13 @@ def parse_shape(text):
         shape = ()
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(
-            f"expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}")
+            _("expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}").format(text=text))
     size = math.prod(shape)
     if size > MAX_VALUES:
         raise argparse.ArgumentTypeError(
-            f"{text} has {size} values; explain prints every value and checks each one "
-            f"numerically, so it takes at most {MAX_VALUES} values (e.g. 16x16, 4x8x8 or "
-            f"4x4x4x4): try a smaller shape")
+            _("{text} has {size} values; explain prints every value and checks each one "
+              "numerically, so it takes at most {most} values (e.g. 16x16, 4x8x8 or "
+              "4x4x4x4): try a smaller shape").format(text=text, size=size, most=MAX_VALUES))
     return shape
 
 
@@ -92,24 +110,27 @@ HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (d
 
 
 def add_arguments(parser):
-    parser.description = DESCRIPTION
+    parser.description = _(DESCRIPTION)
+    parser.epilog = _(EPILOG)
     parser.add_argument("norm", choices=list(KINDS), metavar="NAME",
-                        help=f"which computation to step through: {', '.join(KINDS)}")
+                        help=_("which computation to step through: {names}").format(
+                            names=", ".join(KINDS)))
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
-                        help=f"input shape, e.g. 2x4 (default 3x4), at most {MAX_VALUES} values. BatchNorm "
-                             "and GroupNorm take (N, C), (N, C, L) or (N, C, H, W), InstanceNorm "
-                             "(C, L), (N, C, L) or (N, C, H, W), cross_entropy (N, C) logits; "
-                             "dropout works element by element, the others over the last axis")
+                        help=_("input shape, e.g. 2x4 (default 3x4), at most {most} values. BatchNorm "
+                               "and GroupNorm take (N, C), (N, C, L) or (N, C, H, W), InstanceNorm "
+                               "(C, L), (N, C, L) or (N, C, H, W), cross_entropy (N, C) logits; "
+                               "dropout works element by element, the others over the last "
+                               "axis").format(most=MAX_VALUES))
     parser.add_argument("--seed", type=seed, default=0,
-                        help="seed of x, gamma, beta, dy, dropout's mask and cross_entropy's "
-                             "targets (default 0)")
+                        help=_("seed of x, gamma, beta, dy, dropout's mask and cross_entropy's "
+                               "targets (default %(default)s)"))
     parser.add_argument("--causal", action="store_true",
-                        help="softmax and attention: mask the scores above the diagonal with -inf, "
-                             "as causal attention does (softmax needs a square shape such as 4x4)")
+                        help=_("softmax and attention: mask the scores above the diagonal with -inf, "
+                               "as causal attention does (softmax needs a square shape such as 4x4)"))
     parser.add_argument("--heads", type=positive_int, default=None, metavar="H",
-                        help="attention only: the number of heads (default 1), which must divide "
-                             "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
-                             "2x3x4 --heads 2")
+                        help=_("attention only: the number of heads (default 1), which must divide "
+                               "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
+                               "2x3x4 --heads 2"))
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
     parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
     parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
@@ -119,48 +140,28 @@ def add_arguments(parser):
     parser.add_argument("--ranks", type=int, metavar="R",
                         help=_("sync_batchnorm only: the simulated ranks (default 2); --shape is the "
                                "whole batch, its rows split among them"))
-    parser.add_argument("--no-latex", action="store_true", help="leave out the LaTeX lines")
+    parser.add_argument("--no-latex", action="store_true", help=_("leave out the LaTeX lines"))
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
-                      help="paced for a classroom: the backward one node at a time, waiting "
-                           "for a line between nodes (Enter: next, b: back, q: quit); "
-                           "without input (stdin closed) it runs to the end")
+                      help=_("paced for a classroom: the backward one node at a time, waiting "
+                             "for a line between nodes (Enter: next, b: back, q: quit); "
+                             "without input (stdin closed) it runs to the end"))
     mode.add_argument("--summary", action="store_true",
-                      help="only the nodes and their rules (formula, local derivative, rule), "
-                           "no values, and each check's verdict on one line")
+                      help=_("only the nodes and their rules (formula, local derivative, rule), "
+                             "no values, and each check's verdict on one line"))
     mode.add_argument("--graph", metavar="FILE.png",
-                      help="draw the computation graph (the tape's nodes and edges, each route "
-                           "from x to x_hat in its own colour and line style) into FILE.png, "
-                           "or FILE.svg, instead of printing the step-through")
+                      help=_("draw the computation graph (the tape's nodes and edges, each route "
+                             "from x to x_hat in its own colour and line style) into FILE.png, "
+                             "or FILE.svg, instead of printing the step-through"))
     mode.add_argument("--format", choices=["text", *FORMATS], default="text", metavar="FMT",
-                      help="text, md or tex. text (default): the step-through for a terminal; md: Markdown with "
-                           "LaTeX math; tex: a LaTeX fragment (amsmath's align*), for lecture "
-                           "notes, e.g. --format tex > layernorm.tex")
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = ("examples:\n"
-                     "  normcore explain layernorm --shape 2x4\n"
-                     "  normcore explain batchnorm --shape 4x3 --graph batchnorm_graph.png\n"
-                     "  normcore explain softmax --shape 4x4 --causal --no-latex\n"
-                     "  normcore explain layernorm --step      (Enter: next node, b: back, "
-                     "q: quit)\n"
-                     "  normcore explain batchnorm --summary\n"
-                     "  normcore explain layernorm --format md > layernorm.md\n"
-                     "  normcore explain rmsnorm --format tex > rmsnorm.tex\n"
-                     "  normcore explain layernorm --graph layernorm_graph.svg\n"
-                     "  normcore explain groupnorm --shape 2x4x3\n"
-                     "  normcore explain cross_entropy --shape 4x3\n"
-                     "  normcore explain residual --position post --shape 2x3x4\n"
-                     "  normcore explain groupnorm --shape 2x6x2 --groups 3\n"
-                     "  normcore explain dropout --p 0.25\n"
-                     "  normcore explain attention --shape 2x3x4 --heads 2 --causal\n"
-
-                     "  normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm\n"
-                     "  normcore explain sync_batchnorm --shape 5x2 --ranks 3")
+                      help=_("text, md or tex. text (default): the step-through for a terminal; "
+                             "md: Markdown with LaTeX math; tex: a LaTeX fragment (amsmath's "
+                             "align*), for lecture notes, e.g. --format tex > layernorm.tex"))
 
 
 def _error(message):
-    print(textwrap.fill(f"normcore explain: error: {message}", 80, subsequent_indent="  "),
-          file=sys.stderr)
+    print(fill(_("normcore explain: error: {message}").format(message=message), 80,
+               subsequent_indent="  "), file=sys.stderr)
 
 
 def _option_error(args):
@@ -189,25 +190,27 @@ def run(args):
         given = (("--causal", "causal", args.causal), ("--heads", "heads", args.heads is not None),
                  ("--ranks", "ranks", args.ranks is not None), ("--qk-norm", "qk_norm", args.qk_norm is not None))
         option = next((name for name, word, used in given if used and word in str(err)), "--shape")
-        _error(f"argument {option}: {str(err).replace('causal=True needs', 'needs')}")
+        _error(_("argument {option}: {message}").format(
+            option=option, message=str(err).replace("causal=True needs", "needs")))
         return 2
     if args.graph:
         if not args.graph.lower().endswith(GRAPH_SUFFIXES):
-            _error(f"argument --graph: expected a file name ending in .png or .svg, got "
-                   f"{args.graph!r}")
+            _error(_("argument {option}: {message}").format(option="--graph", message=_(
+                "expected a file name ending in .png or .svg, got {name!r}").format(name=args.graph)))
             return 2
         graph = st.graph()
         try:
             graph.save(args.graph)
         except (OSError, ValueError) as err:
-            _error(f"cannot write {args.graph}: {err}")
+            _error(_("cannot write {name}: {reason}").format(name=args.graph, reason=err))
             return 2
-        print(f"wrote {args.graph}")
-        print(textwrap.fill(f"{st.title}'s computation graph: {len(graph.nodes)} nodes, "
-                            f"{len(graph.edges)} edges; the routes from {graph.nodes[0]} to "
-                            f"{graph.target}:", 80))
+        print(_("wrote {name}").format(name=args.graph))
+        print(fill(_("{title}'s computation graph: {nodes} nodes, {edges} edges; the routes from "
+                     "{start} to {target}:").format(title=st.title, nodes=len(graph.nodes),
+                                                   edges=len(graph.edges), start=graph.nodes[0],
+                                                   target=graph.target), 80))
         for label in graph.routes:
-            print(textwrap.fill(label, 80, initial_indent="  ", subsequent_indent="    "))
+            print(fill(label, 80, indent="  ", subsequent_indent="    "))
         return 0 if st.passed else 1
     if args.summary:
         print(render_summary(st, width=80))
@@ -229,7 +232,8 @@ def step(st, latex=True, width=80):
     while i < len(nodes):
         print("\n".join(node_lines(st, nodes[i], width, latex)))
         if waiting:
-            print(f"[node {i + 1}/{len(nodes)}] Enter: next, b: back, q: quit ", end="", flush=True)
+            print(_("[node {i}/{n}] Enter: next, b: back, q: quit ").format(i=i + 1, n=len(nodes)),
+                  end="", flush=True)
             answer = sys.stdin.readline()
             if not answer:  # stdin is closed: no one to wait for
                 print()

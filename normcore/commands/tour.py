@@ -2,64 +2,68 @@
 check table), walks through one derivation node by node, and says where the notebooks and
 figures are and what to run next. Every line fits in 80 columns."""
 
-import argparse
 import json
-import textwrap
 from pathlib import Path
 
 from ..derivations import step_through
 from ..gradcheck import gradcheck
+from ..i18n import N_, translator
+from ..i18n.width import display_width, fill, pad
 from ..layer_cases import all_cases
 from . import COMMANDS
 from ._options import seed
 
+_ = translator("cli")
 WIDTH = 80
 ROOT = Path(__file__).resolve().parents[2]  # the repository, when run from a clone
 
 
-DESCRIPTION = """\
+DESCRIPTION = N_("""\
 Start here: the gradient check of every layer (one line each), LayerNorm's
 backward worked through node by node on a 2x3 input, the notebooks and
 figures and where they are, and what to run next. Every line fits in 80
-columns; exit status 1 if a check fails."""
+columns; exit status 1 if a check fails.""")
 
-EPILOG = """\
+EPILOG = N_("""\
 examples:
   normcore tour              the whole tour
   normcore tour | less       one page at a time
-  normcore tour --seed 1     other random inputs"""
+  normcore tour --seed 1     other random inputs""")
 
 
 def add_arguments(parser):
-    parser.description = DESCRIPTION
-    parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = _(DESCRIPTION)
+    parser.epilog = _(EPILOG)
     parser.add_argument("--seed", type=seed, default=0,
-                        help="seed of the random inputs (default 0)")
+                        help=_("seed of the random inputs (default %(default)s)"))
 
 
 def _say(text=""):
-    print(textwrap.fill(text, WIDTH) if text else "")
+    print(fill(text, WIDTH) if text else "")
 
 
 def _heading(text):
     print()
     print(text)
-    print("-" * len(text))
+    print("-" * display_width(text))
 
 
 def _gradcheck_table(seed):
     """One line per layer: its worst relative error over the input and parameter gradients."""
     cases = all_cases(seed)
-    width = min(40, max(len(c.label) for c in cases))
-    print(f"{'layer':<{width}}  {'gradients':>9}  {'worst rel error':>15}  result")
+    heads = [_("layer"), _("gradients"), _("worst rel error"), _("result")]
+    width = min(40, max(display_width(heads[0]), *(len(c.label) for c in cases)))
+    widths = [width, *(max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3]))]
+    print(f"{pad(heads[0], widths[0])}  {pad(heads[1], widths[1], '>')}  "
+          f"{pad(heads[2], widths[2], '>')}  {heads[3]}")
     failed = 0
     for case in cases:
         report = gradcheck(case.module, *case.inputs, seed=seed)
         worst = max(c.rel_error for c in report.checks)
         failed += not report.passed
-        print(f"{case.label[:width]:<{width}}  {len(report.checks):>9}  {worst:>15.1e}  "
-              f"{'pass' if report.passed else 'FAIL'}")
+        verdict = _("pass") if report.passed else _("FAIL")
+        print(f"{case.label[:width]:<{widths[0]}}  {len(report.checks):>{widths[1]}}  "
+              f"{worst:>{widths[2]}.1e}  {verdict}")
     return len(cases), failed
 
 
@@ -86,70 +90,73 @@ def _figures():
         for name in experiments.EXPERIMENTS:
             mine = [p for p in pngs if p.stem == name or p.stem.startswith(name + "_")]
             if mine:
-                groups.append((experiments.load(name).TITLE, mine))
+                groups.append((_(experiments.load(name).TITLE), mine))
                 pngs = [p for p in pngs if p not in mine]
     except (ImportError, LookupError, AttributeError):
         pass  # no experiments package here: list the files as they are
-    return groups + ([("Other figures", pngs)] if pngs else [])
+    return groups + ([(_("Other figures"), pngs)] if pngs else [])
 
 
 def run(args):
     print("normcore tour".center(WIDTH).rstrip())
     print("=" * WIDTH)
-    _say("normcore is normalization in deep networks written out in NumPy: BatchNorm, "
-         "LayerNorm, RMSNorm, GroupNorm and InstanceNorm, Dropout, and where a norm sits "
-         "in a Transformer block. Every backward pass is derived by hand, and every one is "
-         "checked against numbers measured without any derivative.")
+    _say(_("normcore is normalization in deep networks written out in NumPy: BatchNorm, "
+           "LayerNorm, RMSNorm, GroupNorm and InstanceNorm, Dropout, and where a norm sits "
+           "in a Transformer block. Every backward pass is derived by hand, and every one is "
+           "checked against numbers measured without any derivative."))
 
-    _heading("1. Every gradient, checked")
-    _say("Each layer below runs in float64 with random parameters (never the ones and zeros "
-         "they start at) and a random upstream gradient dy; its hand-derived gradients, of the "
-         "input and of each parameter, are compared with central differences of "
-         "L = sum(y * dy).")
+    _heading("1. " + _("Every gradient, checked"))
+    _say(_("Each layer below runs in float64 with random parameters (never the ones and zeros "
+           "they start at) and a random upstream gradient dy; its hand-derived gradients, of the "
+           "input and of each parameter, are compared with central differences of "
+           "L = sum(y * dy)."))
     print()
     total, failed = _gradcheck_table(args.seed)
     print()
-    _say(f"{total} layers, " + ("all gradients pass." if not failed else f"{failed} FAIL.")
-         + " For the per-tensor table: normcore gradcheck")
+    verdict = (_.ngettext("{n} layer, all gradients pass.", "{n} layers, all gradients pass.", total)
+               if not failed else
+               _.ngettext("{n} layer, {failed} FAIL.", "{n} layers, {failed} FAIL.", total))
+    _say(verdict.format(n=total, failed=failed) + " "
+         + _("For the per-tensor table: {command}").format(command="normcore gradcheck"))
 
-    _heading("2. One gradient, one node at a time")
-    _say("Where does LayerNorm's compact backward come from? The forward is a chain of "
-         "elementary steps; the backward visits them in reverse, each passing a share of the "
-         "gradient to its inputs. The numbers below are for a 2x3 input.")
+    _heading("2. " + _("One gradient, one node at a time"))
+    _say(_("Where does LayerNorm's compact backward come from? The forward is a chain of "
+           "elementary steps; the backward visits them in reverse, each passing a share of the "
+           "gradient to its inputs. The numbers below are for a {shape} input.").format(shape="2x3"))
     print()
     st = step_through("layernorm", shape=(2, 3), seed=args.seed)
     print(st.text(width=WIDTH, latex=False))
 
-    _heading("3. Notebooks and figures")
+    _heading("3. " + _("Notebooks and figures"))
     notebooks = _notebooks()
     if notebooks:
-        _say("The notebooks (in notebooks/, saved with their outputs, so they read on a web "
-             "page; run them with Jupyter to change the numbers):")
+        _say(_("The notebooks (in notebooks/, saved with their outputs, so they read on a web "
+               "page; run them with Jupyter to change the numbers):"))
         for name, title in notebooks:
-            print(textwrap.fill(f"{name}: {title}", WIDTH, initial_indent="  ",
-                                subsequent_indent="    "))
-        _say("New to the topic? Start with batchnorm.ipynb, then layernorm.ipynb.")
+            print(fill(f"{name}: {title}", WIDTH, indent="  ", subsequent_indent="    "))
+        _say(_("New to the topic? Start with {first}, then {second}.").format(
+            first="batchnorm.ipynb", second="layernorm.ipynb"))
     else:
-        _say("The notebooks are in the notebooks/ folder of the normcore repository.")
+        _say(_("The notebooks are in the notebooks/ folder of the normcore repository."))
     figures = _figures()
     if figures:
         print()
-        _say("The figures (in figures/, drawn by the experiments of normcore figures):")
+        _say(_("The figures (in figures/, drawn by the experiments of normcore figures):"))
         for title, paths in figures:
-            print(textwrap.fill(title, WIDTH, initial_indent="  ", subsequent_indent="    "))
+            print(fill(title, WIDTH, indent="  ", subsequent_indent="    "))
             for path in paths:
                 print(f"      figures/{path.name}")
 
-    _heading("4. What to run next")
+    _heading("4. " + _("What to run next"))
     examples = [
-        ("normcore explain batchnorm --shape 4x3", "BatchNorm: statistics over the batch"),
-        ("normcore explain rmsnorm --shape 2x4", "RMSNorm: no mean, no beta"),
-        ("normcore explain softmax --shape 4x4 --causal", "the softmax inside causal attention"),
+        ("normcore explain batchnorm --shape 4x3", _("BatchNorm: statistics over the batch")),
+        ("normcore explain rmsnorm --shape 2x4", _("RMSNorm: no mean, no beta")),
+        ("normcore explain softmax --shape 4x4 --causal", _("the softmax inside causal attention")),
     ]
-    examples += [(f"normcore {name}", help_) for name, (_, help_) in COMMANDS.items()
+    examples += [(f"normcore {name}", _(help_)) for name, (_module, help_) in COMMANDS.items()
                  if name not in ("tour", "explain")]
-    examples.append(("normcore COMMAND --help", "the options of any command"))
+    examples.append(("normcore COMMAND --help", _("the options of any command")))
     for command, what in examples:
         print(command)
-        print(textwrap.fill(what, WIDTH, initial_indent="    ", subsequent_indent="    "))
+        print(fill(what, WIDTH, indent="    "))
     return 1 if failed or not st.passed else 0

@@ -32,6 +32,7 @@ does not show; what not to conclude is that it never exists.
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import InstanceNorm1d
 from ..module import Module, Sequential
 from ..nn import CrossEntropyLoss, ReLU
@@ -40,7 +41,7 @@ from . import _plot
 from ._nn import linear, sgd, teacher_task, train_step
 
 NAME = "batch_noise"
-TITLE = "BatchNorm's batch noise: a train/eval gap, but no better generalisation here"
+TITLE = N_("BatchNorm's batch noise: a train/eval gap, but no better generalisation here")  # shown as _(TITLE)
 TAKEAWAY = ("With the SGD batch fixed at 64 and BatchNorm's statistics taken over ghost batches of 64 down to 4 "
             "samples, the training loss in training mode rises ever further above the same loss in evaluation mode "
             "(a gap of 0.007 growing to 0.5), yet no BatchNorm variant generalises as well as the same MLP without a "

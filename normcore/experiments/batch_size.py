@@ -16,13 +16,14 @@ their statistics within each sample, so the batch size does not enter.
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, GroupNorm, LayerNorm
 from ..perf.threads import single_thread
 from . import _plot
 from ._nn import mlp, sgd, teacher_task, train_step
 
 NAME = "batch_size"
-TITLE = "BatchNorm vs GroupNorm vs LayerNorm across batch sizes"
+TITLE = N_("BatchNorm vs GroupNorm vs LayerNorm across batch sizes")  # shown as _(TITLE)
 TAKEAWAY = ("At a fixed sample budget BatchNorm's error climbs as the batch shrinks to 2 and its training-mode "
             "and evaluation-mode outputs part ways; GroupNorm and LayerNorm do not depend on the batch size. "
             "At 32 samples per batch the three are level: the figure says that BatchNorm needs large enough "

@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, Linear
 from ..perf.threads import single_thread
 from . import _plot
@@ -49,7 +50,7 @@ from ._nn import mlp, sgd, teacher_task, train_step
 from .warmup import smooth
 
 NAME = "bn_placement"
-TITLE = "BatchNorm before or after the ReLU, and the bias before a BatchNorm"
+TITLE = N_("BatchNorm before or after the ReLU, and the bias before a BatchNorm")  # shown as _(TITLE)
 TAKEAWAY = ("In a small ReLU MLP, BatchNorm after the activation reaches a slightly lower training loss "
             "than before it (most at a small learning rate, none for 8 layers at the larger ones), and the "
             "held-out accuracy of the two is the same within 1.5 points; a bias right before a BatchNorm "

@@ -38,13 +38,14 @@ import contextlib
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, Sigmoid
 from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, sgd, teacher_task, train_step
 
 NAME = "covariate_shift"
-TITLE = "Internal covariate shift in a 3x100 sigmoid MLP"
+TITLE = N_("Internal covariate shift in a 3x100 sigmoid MLP")  # shown as _(TITLE)
 TAKEAWAY = ("BatchNorm does not hold the input distribution of a last-layer sigmoid still: measured in "
             "training mode over the whole run, with it the percentiles drift by about a third of their width "
             "(without it, by half), over twenty times their step-to-step jitter, and what it removes is most "

@@ -13,13 +13,14 @@ predictions come out about 1/(1 - p) times too large; inverted dropout has no su
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import Dropout, MSELoss, ReLU, Sequential
 from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, sgd
 
 NAME = "dropout"
-TITLE = "Inverted dropout keeps the expectation; without 1/(1-p) train and eval disagree"
+TITLE = N_("Inverted dropout keeps the expectation; without 1/(1-p) train and eval disagree")  # shown as _(TITLE)
 TAKEAWAY = ("Inverted dropout keeps E[y] = x for every p; drop the 1/(1-p) scale and the expectation shrinks "
             "to (1-p) x in training, so a trained network's evaluation outputs come out about 1/(1-p) too large.")
 

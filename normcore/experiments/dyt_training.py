@@ -55,6 +55,7 @@ import math
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from ..nn import TinyTransformer
 from ..norms import DyT
 from ..optim import Adam
@@ -65,7 +66,7 @@ from ._positions import D_MODEL, N_HEADS, labelling_task
 from .warmup import smooth
 
 NAME = "dyt_training"
-TITLE = "DyT in place of LayerNorm: it trains, a step behind, if alpha_init is small enough for the depth"
+TITLE = N_("DyT in place of LayerNorm: it trains, a step behind, if alpha_init is small enough for the depth")
 TAKEAWAY = ("At the same Adam learning rate a 4-block Pre-LN Transformer trains with DyT (alpha_init 0.5) as "
             "with LayerNorm or RMSNorm, but ends about 5 times higher in loss (0.003 against 0.0007) from each "
             "of three initialisations; too large an alpha_init leaves DyT at the chance loss, and the largest "

@@ -28,6 +28,7 @@ affine parameters, x_0 ~ N(0, 1). It measures, layer by layer,
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from ..nn import Linear
 from ..norms import LayerNorm
 from ..perf.threads import single_thread
@@ -35,7 +36,7 @@ from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS
 
 NAME = "effective_depth"
-TITLE = "Effective depth: Post-Norm forgets its input, Pre-Norm stacks near-identical layers"
+TITLE = N_("Effective depth: Post-Norm forgets its input, Pre-Norm stacks near-identical layers")  # shown as _(TITLE)
 TAKEAWAY = ("Post-Norm halves the weight of the input every two layers (2^(-l/2)); in Pre-Norm the "
             "stream's norm grows like sqrt(l) and consecutive layers' inputs become almost parallel "
             "(cosine -> 1). That is the premise of the hypothesis that Pre-Norm's added layers act wider "

@@ -21,11 +21,12 @@ must equal the paper's.
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, LayerNorm, RMSNorm
 from . import _plot
 
 NAME = "invariance"
-TITLE = "Invariance of BatchNorm, LayerNorm and RMSNorm (Zhang & Sennrich 2019, Table 1)"
+TITLE = N_("Invariance of BatchNorm, LayerNorm and RMSNorm (Zhang & Sennrich 2019, Table 1)")  # shown as _(TITLE)
 TAKEAWAY = ("Measured, not asserted: all three are invariant to re-scaling the weight matrix and the dataset; "
             "only LayerNorm survives weight re-centering, only BatchNorm weight-vector re-scaling and dataset "
             "re-centering, and LayerNorm and RMSNorm single-case re-scaling, as in the paper's Table 1.")

@@ -51,6 +51,7 @@ import contextlib
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import tasks
 from ..norms import LayerNorm
 from ..optim import Adam, linear_warmup
@@ -60,7 +61,7 @@ from . import _plot
 from ._positions import tiny_model
 
 NAME = "layernorm_tanh"
-TITLE = "LayerNorm acts like a tanh: input against normalised output, per element"
+TITLE = N_("LayerNorm acts like a tanh: input against normalised output, per element")  # shown as _(TITLE)
 TAKEAWAY = ("In a trained 8-block Pre-LN Transformer each LayerNorm maps every token exactly linearly "
             "(slope 1/std of the token), and across tokens the cloud of input against normalised output "
             "bends only slightly: a fitted c*tanh(alpha*x) beats the best straight line in every layer but "

@@ -36,6 +36,7 @@ helps; Santurkar et al. also show that BatchNorm's benefit survives noise inject
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d
 from ..perf.threads import single_thread
 from ..nn import CrossEntropyLoss
@@ -43,7 +44,7 @@ from . import _plot
 from ._nn import mlp, teacher_task
 
 NAME = "loss_landscape"
-TITLE = "The loss landscape along the gradient, with and without BatchNorm"
+TITLE = N_("The loss landscape along the gradient, with and without BatchNorm")  # shown as _(TITLE)
 TAKEAWAY = ("Along the gradient of an 8-layer ReLU MLP at the same learning rate, with BatchNorm the gradient "
             "changes about three times less and the loss varies about a quarter less, as Santurkar et al. (2018) "
             "measured on a VGG network: a smoother landscape along the direction training takes.")

@@ -28,12 +28,13 @@ Post-LN normalises after every block, so the embedding scale hardly matters to i
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from ..perf.threads import single_thread
 from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, labelling_task, tiny_model
 
 NAME = "output_change"
-TITLE = "Output change under a small random weight change, against depth"
+TITLE = N_("Output change under a small random weight change, against depth")  # shown as _(TITLE)
 TAKEAWAY = ("Move every weight a little: a Post-LN Transformer's output moves in proportion to its depth, "
             "a Pre-LN one's only about logarithmically. Liu et al. (2020) argue that this is why Post-LN is "
             "fragile to large updates; measured here at initialisation and for random, not trained, updates.")

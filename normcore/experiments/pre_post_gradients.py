@@ -35,13 +35,14 @@ profile rises less and less reliably across initialisations (its top quarter get
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from ..perf.threads import single_thread
 from . import _plot
 from ._positions import (COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, block_grad_norms, labelling_task,
                          loglog_slope, tiny_model)
 
 NAME = "pre_post_gradients"
-TITLE = "Gradient norms at initialisation: Post-LN, Pre-LN, DeepNorm"
+TITLE = N_("Gradient norms at initialisation: Post-LN, Pre-LN, DeepNorm")  # shown as _(TITLE)
 TAKEAWAY = ("At initialisation Post-LN's gradients are several times Pre-LN's near the output; on average "
             "they grow toward the output, but inside overlapping bands (one initialisation can go either way), "
             "and its last block's does not shrink with depth. Pre-LN's last-block gradient shrinks with depth, "

@@ -54,6 +54,7 @@ import math
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import tasks
 from ..nn import TinyTransformer, softmax
 from ..optim import Adam
@@ -64,7 +65,7 @@ from ._positions import residual_stream
 from .warmup import smooth
 
 NAME = "qk_norm"
-TITLE = "QK-norm stops attention-logit growth and widens the range of learning rates that train"
+TITLE = N_("QK-norm stops attention-logit growth and widens the range of learning rates that train")
 TAKEAWAY = ("Without QK-norm a 2-block Pre-LN Transformer trained with Adam and no warmup fails from lr 1e-1 "
             "on: its largest attention logit grows past 10^4 and the attention collapses onto single keys; a "
             "LayerNorm or RMSNorm on each head's q and k keeps the logits within the bound set by the norm's "

@@ -48,6 +48,7 @@ import numpy as np
 
 from .. import fast
 from .._array import flag
+from ..i18n import N_
 from ..module import Sequential
 from ..nn import CrossEntropyLoss, Linear, fold_batchnorm, recalibrate_batchnorm
 from ..nn.batchnorm_in_practice import batchnorms
@@ -57,7 +58,7 @@ from ..perf.timing import LayerRunner, keep_freed_memory, median, paired_ratio, 
 from . import _nn, _plot
 
 NAME = "recalibration"
-TITLE = "BatchNorm after training: recalibrated running statistics, and folding into the Linear"
+TITLE = N_("BatchNorm after training: recalibrated running statistics, and folding into the Linear")
 TAKEAWAY = ("Recalibrated running statistics lower the test loss by ~0.1 nats early in training and 0-0.03 "
             "later with momentum 0.1, where the running mean ends within sampling noise; with momentum 0.01 the "
             "running statistics lag for hundreds of steps (up to 1.4 nats worse). Folding BatchNorm into the "

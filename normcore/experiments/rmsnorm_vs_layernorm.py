@@ -51,6 +51,7 @@ import math
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import tasks
 from ..nn import CrossEntropyLoss, TinyTransformer
 from ..nn.transformer import norm_class
@@ -63,7 +64,7 @@ from ._positions import D_MODEL, N_HEADS
 from .warmup import smooth
 
 NAME = "rmsnorm_vs_layernorm"
-TITLE = "RMSNorm vs LayerNorm in the same Pre-LN Transformer: final loss and time per step"
+TITLE = N_("RMSNorm vs LayerNorm in the same Pre-LN Transformer: final loss and time per step")  # shown as _(TITLE)
 TAKEAWAY = ("RMSNorm keeps LayerNorm's performance here: in a 4-block Pre-LN Transformer sorting 8 symbols the "
             "final losses of 5 initialisations overlap (medians 0.047 and 0.044, each inside the other's range, "
             "far below ln(10) = 2.30). The norm layer alone takes about 30% less time as RMSNorm, but the nine "

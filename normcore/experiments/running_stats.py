@@ -21,11 +21,12 @@ The C channels are independent replicates, so statistics over channels measure t
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d
 from . import _plot
 
 NAME = "running_stats"
-TITLE = "BatchNorm running statistics: momentum 0.1, 0.9 and None"
+TITLE = N_("BatchNorm running statistics: momentum 0.1, 0.9 and None")  # shown as _(TITLE)
 TAKEAWAY = ("momentum=0.1 averages over about 10 batches (forgets its start in ~30); the flipped 0.9 keeps "
             "little more than the last batch and stays as noisy as one batch; None is the exact cumulative "
             "average; the running variance is unbiased and settles at sigma^2, not sigma^2 (n-1)/n.")

@@ -19,13 +19,14 @@ not show that case.
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, CrossEntropyLoss, LayerNorm, Linear, Tanh
 from ..perf.threads import single_thread
 from . import _plot
 from ._nn import forward_recording, mlp, teacher_task
 
 NAME = "saturation"
-TITLE = "Saturation of a deep tanh MLP with large weights"
+TITLE = N_("Saturation of a deep tanh MLP with large weights")  # shown as _(TITLE)
 TAKEAWAY = ("With large weights most tanh units sit in their flat tails, yet the gradients do not vanish: "
             "they explode toward the input, growing by a nearly constant factor per layer (the weights' scale "
             "outweighs the tails' small slopes), to millions of times the last layer's; BatchNorm or LayerNorm "

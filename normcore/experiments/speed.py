@@ -30,13 +30,14 @@ costs little (normcore, NumPy only, has no such kernel to time).
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d, LayerNorm, RMSNorm
 from ..perf.threads import single_thread
 from ..perf.timing import LayerRunner, keep_freed_memory, median, paired_ratio, time_interleaved
 from . import _plot
 
 NAME = "speed"
-TITLE = "Forward + backward time of LayerNorm, RMSNorm and BatchNorm"
+TITLE = N_("Forward + backward time of LayerNorm, RMSNorm and BatchNorm")  # shown as _(TITLE)
 TAKEAWAY = ("RMSNorm makes 37% fewer passes over the data than LayerNorm (12 against 19: no mean, no "
             "centring, no beta), and one NumPy layer, where each operation is a pass over memory, takes "
             "34% to 37% less time across hidden sizes. That is one unfused layer's time, not the 7%-64% the "

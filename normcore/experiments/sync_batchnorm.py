@@ -40,6 +40,7 @@ SyncBatchNorm's cost: the in-process group measures no network time.
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d
 from ..distributed import InProcessGroup, SyncBatchNorm
 from ..nn import CrossEntropyLoss
@@ -48,7 +49,7 @@ from . import _plot
 from ._nn import mlp, sgd, teacher_task, train_step
 
 NAME = "sync_batchnorm"
-TITLE = "SyncBatchNorm: 8 workers x 2 samples train like one worker with 16"
+TITLE = N_("SyncBatchNorm: 8 workers x 2 samples train like one worker with 16")  # shown as _(TITLE)
 TAKEAWAY = ("With 2 samples per worker on 8 simulated workers, per-worker BatchNorm ends with a lower held-out "
             "accuracy and a large train/eval gap, while SyncBatchNorm trains exactly like one worker with a batch "
             "of 16 (same logits to rounding); a toy MLP in the small-shard regime only.")

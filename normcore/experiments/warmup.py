@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import tasks
 from ..optim import Adam, constant, linear_warmup
 from ..perf.threads import single_thread
@@ -30,7 +31,7 @@ from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, tiny_model
 
 NAME = "warmup"
-TITLE = "Warmup: Post-LN needs it at depth, Pre-LN and DeepNorm do not"
+TITLE = N_("Warmup: Post-LN needs it at depth, Pre-LN and DeepNorm do not")  # shown as _(TITLE)
 TAKEAWAY = ("At the same Adam learning rate a 12-block Post-LN Transformer without warmup stays at "
             "the chance loss from each of three initialisations, while with warmup it learns, and Pre-LN and "
             "DeepNorm learn either way. One toy task at one learning rate: it does not say that Pre-LN never "

@@ -51,6 +51,7 @@ scale invariance visibly breaks (cosine with its gradient up to 0.05, the balanc
 import numpy as np
 
 from .._array import flag
+from ..i18n import N_
 from .. import BatchNorm1d
 from ..nn import CrossEntropyLoss
 from ..optim import SGD, Adam, AdamW, param_groups_no_decay
@@ -60,7 +61,7 @@ from ._nn import mlp, teacher_task
 from .warmup import smooth
 
 NAME = "weight_decay_bn"
-TITLE = "Weight decay on weights before BatchNorm: the norm settles and the effective learning rate stays up"
+TITLE = N_("Weight decay on weights before BatchNorm: the norm settles and the effective learning rate stays up")
 TAKEAWAY = ("A weight before BatchNorm is scale-invariant, so its gradient is orthogonal to it: without decay "
             "SGD grows its norm at every step and the effective learning rate lr / ||W||^2 falls; with decay the "
             "norm settles within a few hundred steps where lr / ||W||^2 is 13 times higher and the relative step "

@@ -10,9 +10,12 @@ import numpy as np
 
 from .. import norms
 from ..torch_bridge import to_torch
+from ..i18n import N_
 from .cases import EPS, GROUPS, affine_values, channels, make_norm
 
-NOT_TORCH = "without PyTorch: not installed, or --no-torch"
+# marked here, translated where shown: _(NOT_TORCH)
+NOT_TORCH = N_("without PyTorch: not installed, or --no-torch")
+NO_FAST = N_("fast tier unavailable (normcore.fast is not installed)")
 
 
 def make_torch_norm(torch, kind, shape, dtype):

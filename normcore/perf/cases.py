@@ -13,13 +13,14 @@ import importlib
 import numpy as np
 
 from .. import nn, optim, tasks
+from ..i18n import N_
 from ..train import fit
 
 SHAPES = ((4096, 768), (32, 128, 768))
 DTYPES = (np.float32, np.float64)
 LAYERS = ("LayerNorm", "RMSNorm", "BatchNorm1d", "GroupNorm", "DyT")
 ONE_TIER = ("DyT",)  # no fast tier: the reference class serves both, timed once as "reference"
-PHASES = ("forward", "backward", "fwd+bwd")
+PHASES = (N_("forward"), N_("backward"), "fwd+bwd")  # the tables translate them: _(phase)
 TIERS = ("reference", "fast")
 GROUPS = 32
 EPS = 1e-5

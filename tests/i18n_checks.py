@@ -1,0 +1,64 @@
+"""Checks of translated output that any test of normcore's Chinese can import:
+
+    from i18n_checks import english_runs, wide_lines
+
+    assert not wide_lines(out)                       # every line within 80 display columns
+    assert not english_runs(out, allowed=labels)     # no English sentence fell through
+
+``english_runs`` finds what a missing translation leaves in Chinese output: a run of three or
+more English words. It does not count what stays English in Chinese text on purpose: code
+identifiers (``torch.nn``, ``x_hat``, ``--seed``, ``BatchNorm1d``, ``MODEL``), layer names
+(LayerNorm, Pre-Norm), formulas and single-letter symbols (``L = sum(y * dy)``, ``(N, C)``),
+numbers (``1e-9``, ``(4, 6)``), file names (``layernorm.ipynb``, ``figures/``), quoted values
+(``'layernorm'``) and command lines (``normcore explain layernorm --shape 2x4``, ``pip install
+torch``). Lists of names that are words (``saturation, warmup, dropout``) are the caller's to
+allow. What is left of a
+line is split at every Chinese character and Chinese punctuation mark; within a piece, the
+words are counted across spaces and ASCII punctuation, so "not causal, key padding" is one run
+of four words.
+"""
+
+import re
+
+from normcore.i18n.width import WIDTH, display_width
+
+# a command line, from its program's name up to the next Chinese character
+COMMAND = re.compile(r"\b(?:normcore|pip|python)\b[^\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]*")
+# anything East Asian: a Chinese character, Chinese punctuation, a fullwidth form
+CHINESE = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+")
+# an English word of prose: letters (an apostrophe inside), capitalised at most at the start;
+# single letters are formula symbols
+WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]+)*(?:-[a-z]+)*")
+PUNCTUATION = "()[]{}<>,.;:!?\"'`*"
+UNITS = {"ms", "ns", "us"}  # units of measurement, as symbols
+
+
+def wide_lines(text, width=WIDTH):
+    """The lines of ``text`` wider than ``width`` display columns."""
+    return [line for line in text.splitlines() if display_width(line) > width]
+
+
+def _is_word(token):
+    if token[:1] in "'\"`":
+        return False  # a quoted value, such as argparse's 'layernorm'
+    token = token.strip(PUNCTUATION)
+    if len(token) < 2 or token in UNITS or not WORD.fullmatch(token):
+        return False  # a symbol, a number, an identifier, a path, a flag
+    return not (token.isupper() or any(part[:1].isupper() for part in token.split("-")[1:]))
+
+
+def english_runs(text, words=3, allowed=()):
+    """Every run of ``words`` or more English words of prose in ``text`` (a list of strings,
+    empty when none fell through). ``allowed``: strings that may appear as they are (such as
+    the labels of a table's rows, which are names); they are removed first, wherever a line
+    breaks them."""
+    for name in sorted(allowed, key=len, reverse=True):  # a name may be wrapped over lines
+        text = re.sub(r"\s+".join(map(re.escape, name.split())), " ", text)
+    runs = []
+    for line in text.splitlines():
+        for piece in CHINESE.split(COMMAND.sub(" ", line)):
+            # numbers, identifiers, symbols, paths and flags are left out: they end no run
+            run = [token.strip(PUNCTUATION) for token in piece.split() if _is_word(token)]
+            if len(run) >= words:
+                runs.append(" ".join(run))
+    return runs
