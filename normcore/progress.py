@@ -1,4 +1,6 @@
-"""The one progress display of normcore: ``fit`` and ``normcore figures`` both draw it.
+"""The one progress display of normcore (``fit`` and ``normcore figures`` both draw it), and
+the one stopwatch (``Stopwatch``: the progress display, the timing loop of ``normcore bench``,
+``fit``, ``normcore figures`` and the interview's time box all measure elapsed time with it).
 
 One line on a stream (stderr by default)::
 
@@ -15,6 +17,19 @@ import time
 from .i18n.width import clip, display_width, wrap
 
 WIDTH = 80  # every line the display writes fits in 80 display columns
+CLOCK = time.perf_counter  # seconds on a monotonic clock: only differences mean anything
+
+
+class Stopwatch:
+    """Seconds since it was made: ``elapsed()``. ``clock`` (default ``CLOCK``) is what it reads;
+    a test gives a fake one."""
+
+    def __init__(self, clock=None):
+        self.clock = clock or CLOCK
+        self.start = self.clock()
+
+    def elapsed(self):
+        return self.clock() - self.start
 
 
 class Progress:
@@ -33,14 +48,15 @@ class Progress:
         if interactive is None:
             interactive = getattr(self.stream, "isatty", lambda: False)()
         self.interactive = interactive
-        self.start = self._drawn_at = time.perf_counter()
+        self.watch = Stopwatch()
+        self._drawn_at = self.watch.start
         self._quarter = -1  # the last quarter written, when not interactive
 
     def update(self, done, total=None, label=""):
         """Show that ``done`` of ``total`` (default: the constructor's) are done."""
         total = self.total if total is None else total
         frac = min(max(done / total if total else 1.0, 0.0), 1.0)
-        now = time.perf_counter()
+        now = self.watch.clock()
         if self.interactive:
             if done < total and now - self._drawn_at < self.interval:
                 return
@@ -48,7 +64,7 @@ class Progress:
             return
         self._drawn_at, self._quarter = now, int(4 * frac)
         bar = "#" * int(self.width * frac)
-        line = f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% {now - self.start:6.1f}s  "
+        line = f"{self.prefix}|{bar:<{self.width}}| {int(100 * frac):3d}% {now - self.watch.start:6.1f}s  "
         room = WIDTH - display_width(line)  # a label too long for the line is cut
         line += label if display_width(label) <= room else clip(label, max(0, room - 3)) + "..."
         self._write(line.rstrip())

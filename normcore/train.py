@@ -1,13 +1,12 @@
 """The training loop: ``fit`` trains a model on a task and returns its per-step history as arrays."""
 
-import time
 
 import numpy as np
 
 from .nn.losses import CrossEntropyLoss
 from .optim.optimizers import clip_grad_norm, grad_norm
 from ._array import flag
-from .progress import Progress
+from .progress import Progress, Stopwatch
 from .tasks import Task, token_accuracy
 
 
@@ -84,7 +83,7 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
         "grad_norm": np.zeros(steps), "block_grad_norm": np.zeros((steps, len(blocks))),
     }
     bar = Progress(total=steps, width=20) if progress else None
-    start = time.perf_counter()
+    watch = Stopwatch()
     model.train()
     for step in range(steps):
         try:
@@ -112,5 +111,5 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
             bar.update(step + 1, label=f"step {step + 1}/{steps} loss {loss:.4f} lr {optimizer.lr:.2e}")
     if bar is not None:
         bar.finish()
-    history["seconds"] = np.array(time.perf_counter() - start)
+    history["seconds"] = np.array(watch.elapsed())
     return history

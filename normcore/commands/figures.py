@@ -4,12 +4,11 @@ The full runs write into ``figures/`` (the committed figures); quick runs into `
 (ignored by git), so that a quick run never overwrites a committed figure."""
 
 import sys
-import time
 
 from .. import experiments
 from ..i18n import N_, translator
 from ..i18n.width import fill
-from ..progress import Progress
+from ..progress import Progress, Stopwatch
 from ._options import seed
 
 _ = translator("cli")
@@ -70,10 +69,9 @@ def run(args):
     mode = (N_("normcore figures: {n} experiment(s), quick mode, writing to {outdir}/") if args.quick
             else N_("normcore figures: {n} experiment(s), full mode, writing to {outdir}/"))
     _say(_(mode).format(n=len(names), outdir=args.outdir), subsequent_indent="")
-    written, skipped, start = [], [], time.perf_counter()
+    written, skipped, whole = [], [], Stopwatch()
     for i, name in enumerate(names, 1):
         display = Progress(f"[{i}/{len(names)}] {name:<18} ")
-        t0 = time.perf_counter()
         try:
             _figure, paths = experiments.run_and_plot(name, quick=args.quick, outdir=args.outdir, seed=args.seed,
                                                 progress=display)
@@ -83,9 +81,9 @@ def run(args):
             continue
         written += paths
         display.finish(_("done in {seconds} s: {files}").format(
-            seconds=f"{time.perf_counter() - t0:5.1f}", files=", ".join(p.name for p in paths)))
+            seconds=f"{display.watch.elapsed():5.1f}", files=", ".join(p.name for p in paths)))
     message = _("normcore figures: wrote {n} figure(s) in {seconds} s").format(
-        n=len(written), seconds=f"{time.perf_counter() - start:.1f}")
+        n=len(written), seconds=f"{whole.elapsed():.1f}")
     if skipped:
         message += _("; skipped {n} missing: {names}").format(n=len(skipped), names=", ".join(skipped))
     _say(message)

@@ -19,7 +19,8 @@ A *runner* is any object with ``forward()`` and ``backward()`` (or ``step()``) a
 import contextlib
 import ctypes
 import statistics
-import time
+
+from ..progress import Stopwatch
 
 CALLS = {"forward": ("forward",), "backward": ("backward",), "fwd+bwd": ("forward", "backward"),
          "step": ("step",)}
@@ -47,10 +48,10 @@ def time_once(runner, phase):
         if phase == "backward":
             runner.forward()
         calls = [getattr(runner, name) for name in CALLS[phase]]
-        start = time.perf_counter()
+        watch = Stopwatch()
         for call in calls:
             call()
-        return time.perf_counter() - start
+        return watch.elapsed()
 
 
 def time_interleaved(runners, phases, repeats, warmup=2, progress=None):

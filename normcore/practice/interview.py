@@ -8,8 +8,9 @@ Enter (or stdin closes) or the time box is over, then grades the file with hints
 mistake named: an interviewer does not name it either), says whether it was over time, and
 appends the attempt to the history (``history.py``), which shows the mistakes afterwards.
 
-The clock is ``CLOCK`` (``time.monotonic``) unless another is given: tests give a fake one
-and never wait (stdin closed), so no test depends on how long anything takes.
+The clock is ``CLOCK`` (normcore's one clock, ``normcore.progress.CLOCK``) unless another is
+given: tests give a fake one and never wait (stdin closed), so no test depends on how long
+anything takes.
 """
 
 import contextlib
@@ -17,11 +18,12 @@ import io
 import random
 import sys
 import threading
-import time
 from datetime import UTC, datetime
 
 from ..i18n import translator
 from ..i18n.width import fill
+from .. import progress
+from ..progress import Stopwatch
 from . import history, skeletons
 from .classroom import row_of
 from .exercises import DIFFICULTY, EXERCISES
@@ -30,7 +32,7 @@ from .report import format_report
 
 _ = translator("practice")
 LEVELS = {name: level for level, name in DIFFICULTY.items()}  # "easy" -> 1
-CLOCK = time.monotonic  # the interview's clock (a fake in tests)
+CLOCK = progress.CLOCK  # the interview's clock (a fake in tests)
 WIDTH = 80
 MAX_MINUTES = 600  # a time box longer than ten hours is a typing mistake
 
@@ -103,8 +105,7 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
     box = check_minutes(exercise.minutes if minutes is None else minutes)
     target = skeletons.write(exercise.name, folder, force, forward_only, torch)
     date = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    clock = clock or CLOCK
-    start = clock()
+    watch = Stopwatch(clock or CLOCK)
     todo = skeletons.what_to_fill(exercise.name, forward_only, torch)
     out(_fill(_("Mock interview: {name} ({level}), time box {box} min.").format(
         name=exercise.name, level=_(DIFFICULTY[exercise.difficulty]), box=f"{box:g}")))
@@ -116,7 +117,7 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
         ended = "enter" if wait_for_enter(stdin or sys.stdin, box * 60) else "time up"
     else:
         ended = "no wait"
-    taken = max(0.0, (clock() - start) / 60)
+    taken = max(0.0, watch.elapsed() / 60)
     over = ended == "time up" or taken > box
     if ended == "time up":
         out(_fill(_("Time is up ({box} min): graded as it is.").format(box=f"{box:g}")))
