@@ -96,7 +96,7 @@ def test_the_reference_is_normcores_own_residual_and_a_wrong_one_is_caught(monke
 
     st = step_through("residual", position="deepnorm")
     assert st.reference == "ResidualSublayers._residual_backward"
-    assert "alpha = (2N)**(1/4) = 2 for a stack of N = 8 blocks" in " ".join(st.notes)
+    assert "alpha = (2N)**(1/4) = 2 for a stack of N = 8 blocks" in " ".join(map(str, st.notes))
     assert st.tape["ax"].value == pytest.approx(2.0 * st.tape["x"].value)
 
     def without_identity(self, dy, f_backward, norm, drop, out_norm=None):  # forgets "dy +"

@@ -205,6 +205,8 @@ def run(args):
             _error(_("cannot write {name}: {reason}").format(name=args.graph, reason=err))
             return 2
         print(_("wrote {name}").format(name=args.graph))
+        if graph.note:  # Chinese asked for, but no font to draw it: the picture's words are English
+            print(fill(graph.note, 80))
         print(fill(_("{title}'s computation graph: {nodes} nodes, {edges} edges; the routes from "
                      "{start} to {target}:").format(title=st.title, nodes=len(graph.nodes),
                                                    edges=len(graph.edges), start=graph.nodes[0],

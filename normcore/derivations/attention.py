@@ -23,12 +23,12 @@ of row i, a constant that softmax ignores, so its gradient would be exactly 0.
 import numpy as np
 
 from .._array import flag, positive_int
-from ..i18n import translator
+from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import MultiheadAttention, MultiheadSelfAttention
-from .graph import _chain, _fit, computation_graph, node_labels
+from .graph import _chain, _fit, _words, computation_graph, node_labels
 from .steps import COMPACT, KINDS, StepThrough, _check, softmax_nodes
-from .tape import Tape
+from .tape import Phrase, Tape
 
 _ = translator("explain")
 
@@ -49,7 +49,7 @@ def _project(t, a, weight, bias, key, name, step, tex, over):
         return t.matmul(a, w, name, step, tex)
     b = t.leaf(f"b{key}", bias, f"b_{key}")
     product = t.matmul(a, w, f"{a.name}W{key}", step, f"{a.tex}W_{key}")
-    return t.add(product, b, name, _("add bias"), tex, over_b=over)
+    return t.add(product, b, name, N_("add bias"), tex, over_b=over)
 
 
 def _swap(ndim, i, j):
@@ -62,15 +62,15 @@ def _swap(ndim, i, j):
 def _split_heads(t, a, heads):
     """(.., T, D) -> (.., H, T, d_k): reshape to (.., T, H, d_k), then bring the heads forward."""
     *lead, length, width = a.value.shape
-    r = t.reshape(a, (*lead, length, heads, width // heads), f"{a.name}_r", _("split heads"), f"{a.tex}_r")
-    return t.transpose(r, _swap(r.value.ndim, -3, -2), f"{a.name}h", _("heads first"), f"{a.tex}_h")
+    r = t.reshape(a, (*lead, length, heads, width // heads), f"{a.name}_r", N_("split heads"), f"{a.tex}_r")
+    return t.transpose(r, _swap(r.value.ndim, -3, -2), f"{a.name}h", N_("heads first"), f"{a.tex}_h")
 
 
 def _merge_heads(t, a, name, tex):
     """(.., H, T, d_k) -> (.., T, D): bring the heads back after T, then reshape."""
     *lead, heads, length, dk = a.value.shape
-    back = t.transpose(a, _swap(a.value.ndim, -3, -2), f"{name}_t", _("heads back"), f"{tex}_t")
-    return t.reshape(back, (*lead, length, heads * dk), name, _("merge heads"), tex)
+    back = t.transpose(a, _swap(a.value.ndim, -3, -2), f"{name}_t", N_("heads back"), f"{tex}_t")
+    return t.reshape(back, (*lead, length, heads * dk), name, N_("merge heads"), tex)
 
 
 def causal_mask(length):
@@ -84,23 +84,23 @@ def attention_tape(x, params, heads=1, causal=False):
     t = Tape()
     x = t.leaf("x", x)
     over = "B,T" if x.value.ndim == 3 else "T"  # the axes a bias is broadcast along
-    q = _project(t, x, params["Wq"], params["bq"], "q", "q", _("project q"), "q", over)
-    k = _project(t, x, params["Wk"], params["bk"], "k", "k", _("project k"), "k", over)
-    v = _project(t, x, params["Wv"], params["bv"], "v", "v", _("project v"), "v", over)
+    q = _project(t, x, params["Wq"], params["bq"], "q", "q", N_("project q"), "q", over)
+    k = _project(t, x, params["Wk"], params["bk"], "k", "k", N_("project k"), "k", over)
+    v = _project(t, x, params["Wv"], params["bv"], "v", "v", N_("project v"), "v", over)
     if heads > 1:
         q, k, v = (_split_heads(t, a, heads) for a in (q, k, v))
     dk = q.value.shape[-1]
     kt_tex = rf"{{{k.tex}^{{\top}}}}"  # braced, so that its own transpose reads {k^T}^T
-    kt = t.transpose(k, _swap(k.value.ndim, -2, -1), f"{k.name}T", _("transpose"), kt_tex)
-    scores = t.matmul(q, kt, "qkT", _("scores"), rf"({q.tex}{k.tex}^{{\top}})")
-    s = t.scale(scores, 1.0 / np.sqrt(dk), "1/sqrt(d_k)", "s", _("scale"), "s", r"\tfrac{1}{\sqrt{d_k}}")
+    kt = t.transpose(k, _swap(k.value.ndim, -2, -1), f"{k.name}T", N_("transpose"), kt_tex)
+    scores = t.matmul(q, kt, "qkT", N_("scores"), rf"({q.tex}{k.tex}^{{\top}})")
+    s = t.scale(scores, 1.0 / np.sqrt(dk), "1/sqrt(d_k)", "s", N_("scale"), "s", r"\tfrac{1}{\sqrt{d_k}}")
     if causal:
-        s = t.add_constant(s, causal_mask(x.value.shape[-2]), "M", "s_m", _("causal mask"), "s_M")
+        s = t.add_constant(s, causal_mask(x.value.shape[-2]), "M", "s_m", N_("causal mask"), "s_M")
     p = softmax_nodes(t, s, s.value.ndim - 1, "j")
-    o = t.matmul(p, v, "oh" if heads > 1 else "o", _("attend"), "o_h" if heads > 1 else "o")
+    o = t.matmul(p, v, "oh" if heads > 1 else "o", N_("attend"), "o_h" if heads > 1 else "o")
     if heads > 1:
         o = _merge_heads(t, o, "o", "o")
-    _project(t, o, params["Wo"], params["bo"], "o", "y", _("project out"), "y", over)
+    _project(t, o, params["Wo"], params["bo"], "o", "y", N_("project out"), "y", over)
     return t
 
 
@@ -121,26 +121,26 @@ def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=Fals
     title, ranks = KINDS["attention"]
     given = [name for name, value in (unused or {}).items() if value is not None]
     if given:
-        raise ValueError(f"the attention step-through takes no {', '.join(given)}: its parameters "
-                         f"Wq, bq, Wk, Wv, bv, Wo, bo are drawn from the seed")
+        raise ValueError(_("the attention step-through takes no {given}: its parameters Wq, bq, Wk, Wv, bv, "
+                           "Wo, bo are drawn from the seed").format(given=", ".join(given)))
     causal = flag(causal, "causal", "step_through")
     heads = 1 if heads is None else positive_int(heads, "heads", "step_through")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) if x is None else np.array(x, dtype=np.float64)
     if x.ndim not in ranks:
-        raise ValueError(f"the attention step-through takes x of shape (T, D) or (B, T, D), got shape "
-                         f"{x.shape}")
+        raise ValueError(_("the attention step-through takes x of shape (T, D) or (B, T, D), got shape {shape}")
+                         .format(shape=x.shape))
     width = x.shape[-1]
     if width % heads:
-        raise ValueError(f"heads ({heads}) must divide the width D = {width} of x (shape {x.shape}): "
-                         f"each head takes d_k = D / heads channels")
+        raise ValueError(_("heads ({heads}) must divide the width D = {width} of x (shape {shape}): each head "
+                           "takes d_k = D / heads channels").format(heads=heads, width=width, shape=x.shape))
     layer = MultiheadSelfAttention(width, heads, causal=causal)
     randomize_parameters(layer, rng)
     for name in LINEARS:
         getattr(layer, name).weight.data[...] /= np.sqrt(width)
     dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
     if dy.shape != x.shape:
-        raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
+        raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(shape=x.shape, got=dy.shape))
 
     params = {}
     for name in LINEARS:
@@ -163,7 +163,7 @@ def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=Fals
 
     dk = width // heads
     st = AttentionStepThrough(
-        "attention", _("self-attention"), tape, dy, 0.0, "j", f"{type(layer).__name__}.backward",
+        "attention", Phrase(N_("self-attention")), tape, dy, 0.0, "j", f"{type(layer).__name__}.backward",
         COMPACT["attention"], what=_what(heads, dk, causal), notes=_notes(tape, heads, dk, causal))
     _check(st, y_ref, reference, h)
     st.properties = _properties(tape, layer, batched, unbatched, causal)
@@ -171,26 +171,27 @@ def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=Fals
 
 
 def _what(heads, dk, causal):
-    what = _.ngettext("{h} head of d_k = {dk} channels", "{h} heads of d_k = {dk} channels each",
-                      heads).format(h=heads, dk=dk)
-    return what + (_(", causal") if causal else "")
+    """The heads and the mask, as a Phrase (said in the language in use where it is shown)."""
+    what = Phrase(N_("{h} head of d_k = {dk} channels") if heads == 1 else
+                  N_("{h} heads of d_k = {dk} channels each"), h=heads, dk=dk)
+    return Phrase(N_("{heads}, causal"), heads=what) if causal else what
 
 
 def _notes(tape, heads, dk, causal):
     """The lines under the heading: the parameters' layout, x's three shares, heads, the mask."""
-    shares = " + ".join(_("share from {node}").format(node=c.name) for c in tape.consumers(tape["x"]))
-    notes = [_("Wq, Wk, Wv, Wo are the layer's q.weight.T, k.weight.T, v.weight.T, o.weight.T "
-               "(a Linear keeps W as (out, in)). k has no bias: it would add q_i . bk to every "
-               "score of row i, a constant that softmax ignores."),
-             _("x feeds three projections, so dL/dx adds three shares, through q, k and v: "
-               "dL/dx = {shares}.").format(shares=shares)]
+    q, k, v = (Phrase(N_("share from {name}"), name=c.name) for c in tape.consumers(tape["x"]))
+    notes = [Phrase(N_("Wq, Wk, Wv, Wo are the layer's q.weight.T, k.weight.T, v.weight.T, o.weight.T "
+                       "(a Linear keeps W as (out, in)). k has no bias: it would add q_i . bk to every "
+                       "score of row i, a constant that softmax ignores.")),
+             Phrase(N_("x feeds three projections, so dL/dx adds three shares, through q, k and v: "
+                       "dL/dx = {q} + {k} + {v}."), q=q, k=k, v=v)]
     if heads > 1:
-        notes.append(_("The heads: reshape and transpose split q, k and v into {h} heads of d_k = "
-                       "{dk} channels; each head attends on its own (one matmul over the heads); "
-                       "transpose and reshape merge them before Wo.").format(h=heads, dk=dk))
+        notes.append(Phrase(N_("The heads: reshape and transpose split q, k and v into {h} heads of d_k = "
+                               "{dk} channels; each head attends on its own (one matmul over the heads); "
+                               "transpose and reshape merge them before Wo."), h=heads, dk=dk))
     if causal:
-        notes.append(_("The causal mask M is -inf where key j > query i and 0 elsewhere, added to "
-                       "the scores: p = 0 there, so those scores get gradient exactly 0."))
+        notes.append(Phrase(N_("The causal mask M is -inf where key j > query i and 0 elsewhere, added to "
+                               "the scores: p = 0 there, so those scores get gradient exactly 0.")))
     return notes
 
 
@@ -199,11 +200,11 @@ def _properties(tape, layer, batched, unbatched, causal):
     worst = lambda a: float(np.max(np.abs(a))) if np.size(a) else 0.0  # noqa: E731
     x = tape["x"]
     softmax_in = tape["s_m"] if causal else tape["s"]
-    props = [(_("sum_j(ds): each softmax row's gradient sums to 0 (softmax ignores a shift of "
-                "its row)"), worst(softmax_in.grad.sum(axis=-1)))]
+    props = [(Phrase(N_("sum_j(ds): each softmax row's gradient sums to 0 (softmax ignores a shift of "
+                        "its row)")), worst(softmax_in.grad.sum(axis=-1)))]
     if causal:
         future = causal_mask(x.value.shape[-2]) < 0
-        props.append((_("ds where key j > query i: the masked scores get no gradient"),
+        props.append((Phrase(N_("ds where key j > query i: the masked scores get no gradient")),
                       worst(tape["s"].grad[..., future])))
     # the three shares against the general layer's dquery, dkey, dvalue (query = key = value = x)
     general = MultiheadAttention(layer.embed_dim, layer.num_heads, causal=causal)
@@ -212,10 +213,10 @@ def _properties(tape, layer, batched, unbatched, causal):
     general.forward(xb, xb, xb)
     parts = [unbatched(d) for d in general.backward(batched(tape.output.grad))]
     shares = [c.share("x") for c in tape.consumers(x)]  # through q, k, v: the tape's order
-    props.append((_("dx's shares through q, k, v - dquery, dkey, dvalue of "
-                    "MultiheadAttention.backward (query = key = value = x)"),
+    props.append((Phrase(N_("dx's shares through q, k, v - dquery, dkey, dvalue of "
+                            "MultiheadAttention.backward (query = key = value = x)")),
                   max(worst(s - d) for s, d in zip(shares, parts))))
-    props.append((_("dx - (share through q + through k + through v): the fan-out adds them"),
+    props.append((Phrase(N_("dx - (share through q + through k + through v): the fan-out adds them")),
                   worst(x.grad - sum(shares))))
     return props
 
@@ -269,9 +270,10 @@ def attention_graph(st):
     q_lane, k_lane, v_lane, after = lanes[2], lanes[0] - scores, lanes[-2], lanes[-1]
     edges = [(a, b) for a, b in graph.edges if a == x.name or not tape[a].is_leaf]  # no parameter's
     route = lambda starts, ends: [(a, b) for a, b in edges if a in starts and b in ends]  # noqa: E731
-    routes = [(_("through v"), route({x.name} | v_lane | after, v_lane | after)),
-              (_("through q"), route({x.name} | q_lane | scores, q_lane | scores | after)),
-              (_("through k"), route({x.name} | k_lane, k_lane | scores))]
+    say = _words()[1]  # the picture's words: Chinese only with a font for them
+    routes = [(say(N_("through v")), route({x.name} | v_lane | after, v_lane | after)),
+              (say(N_("through q")), route({x.name} | q_lane | scores, q_lane | scores | after)),
+              (say(N_("through k")), route({x.name} | k_lane, k_lane | scores))]
     graph.positions = positions
     graph.labels = _fit(node_labels(tape.nodes), max(column.values()) + 1, least=LABEL_CHARS)
     graph.routes = {f"{label}: {', '.join(_chain(route))}": route for label, route in routes}

@@ -32,6 +32,7 @@ from ..layer_cases import randomize_parameters
 from ..nn import Dropout, Linear
 from ..nn.transformer import ResidualSublayers
 from .steps import COMPACT, StepThrough, Tape, _affine, _check, _standardize
+from .tape import Phrase
 
 _ = translator("explain")
 
@@ -114,18 +115,18 @@ def residual_tape(x, params, position, alpha, eps, over_params):
         return _affine(t, v_hat, gamma, beta, over_params, of, out)
 
     def f(h):
-        u = t.matmul(h, p["W"], "u", "matmul", "u")
-        return t.add(u, p["b"], "f", "bias", "f", over_b=over_params)
+        u = t.matmul(h, p["W"], "u", N_("matmul"), "u")
+        return t.add(u, p["b"], "f", N_("bias"), "f", over_b=over_params)
 
     if position in ("post", "deepnorm"):
-        carry = x if position == "post" else t.scale(x, alpha, "alpha", "ax", "scale by alpha", "a", r"\alpha")
-        z = t.add(carry, f(x), "z", "residual add", "z")
+        carry = x if position == "post" else t.scale(x, alpha, "alpha", "ax", N_("scale by alpha"), "a", r"\alpha")
+        z = t.add(carry, f(x), "z", N_("residual add"), "z")
         norm(z, "z", ("y", "y"), p["gamma"], p["beta"])
         return t
     branch = f(x if position == "none" else norm(x, "", ("h", "h"), p["gamma"], p["beta"]))
     if position == "peri":
         branch = norm(branch, "f", ("o", "o"), p["gamma_f"], p["beta_f"])
-    t.add(x, branch, "y", "residual add", "y")
+    t.add(x, branch, "y", N_("residual add"), "y")
     return t
 
 
@@ -157,33 +158,34 @@ def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
     y_ref = layer.forward(x)
     reference = {"x": layer.backward(dy)}
     reference.update({LEAVES[name][0]: _on_tape(name, p.grad) for name, p in layer.named_parameters()})
-    what = (_("{forward} with f(h) = h @ W + b (a Linear), no norm") if position == "none" else
-            _("{forward} with f(h) = h @ W + b (a Linear), LN a LayerNorm over D")).format(forward=forward)
-    notes = [_("W is the Linear's weight transposed, (in, out): h @ W + b is its h @ weight.T + bias.")]
+    # the sentences are Phrases: said in the language in use where they are shown
+    what = Phrase(N_("{forward} with f(h) = h @ W + b (a Linear), no norm") if position == "none" else
+                  N_("{forward} with f(h) = h @ W + b (a Linear), LN a LayerNorm over D"), forward=forward)
+    notes = [Phrase(N_("W is the Linear's weight transposed, (in, out): h @ W + b is its h @ weight.T + bias."))]
     if position == "deepnorm":
-        notes.append(_("alpha = (2N)**(1/4) = {alpha:g} for a stack of N = {n} blocks "
-                       "(deepnorm_constants).").format(alpha=layer.alpha, n=DEEPNORM_BLOCKS))
-    notes.append(_(identity))
-    st = StepThrough("residual", _("{title} residual").format(title=title), tape, dy, eps, "D",
+        notes.append(Phrase(N_("alpha = (2N)**(1/4) = {alpha:g} for a stack of N = {n} blocks "
+                               "(deepnorm_constants)."), alpha=layer.alpha, n=DEEPNORM_BLOCKS))
+    notes.append(Phrase(identity))
+    st = StepThrough("residual", Phrase(N_("{title} residual"), title=Phrase(title)), tape, dy, eps, "D",
                      "ResidualSublayers._residual_backward", COMPACT["residual"][position], what=what,
                      notes=notes, route_target="y", route_names=_route_names(position))
     _check(st, y_ref, reference, h)
     st.properties = residual_properties(tape, position)
     if position in ("post", "deepnorm"):  # the measured difference the identity note speaks of
-        st.notes.append(_("Here the identity share differs from dy by up to {diff:.3g}.").format(
-            diff=float(np.max(np.abs(identity_share(tape, position) - dy)))))
+        st.notes.append(Phrase(N_("Here the identity share differs from dy by up to {diff:.3g}."),
+                               diff=float(np.max(np.abs(identity_share(tape, position) - dy)))))
     return st
 
 
 def _route_names(position):
     """The graph's names of the routes off the identity path: the route through the sub-layer
     f, which in Pre-Norm and Peri-LN also runs through the norm(s) (the mean is its first
-    reduction)."""
+    reduction). Marked here, translated where the graph says them."""
     if position == "pre":
-        return {"mean": _("LayerNorm and f")}
+        return {"mean": N_("LayerNorm and f")}
     if position == "peri":
-        return {"mean": _("LayerNorm, f and LN_f")}
-    return {"matmul": _("sub-layer f")}
+        return {"mean": N_("LayerNorm, f and LN_f")}
+    return {"matmul": N_("sub-layer f")}
 
 
 def identity_share(tape, position):
@@ -200,10 +202,10 @@ def residual_properties(tape, position):
     dx, dy = tape["x"].grad, tape.output.grad
     worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
     if position in ("post", "deepnorm"):
-        return [(_("sum_D(identity share): LN's backward takes out the mean of dy, so even the "
-                   "identity path's share sums to 0 over D"), worst(ident.sum(axis=-1)))]
-    props = [(_("identity share - dy: the identity path hands dy to x untouched"), worst(ident - dy))]
+        return [(Phrase(N_("sum_D(identity share): LN's backward takes out the mean of dy, so even the "
+                           "identity path's share sums to 0 over D")), worst(ident.sum(axis=-1)))]
+    props = [(Phrase(N_("identity share - dy: the identity path hands dy to x untouched")), worst(ident - dy))]
     if position != "none":
-        props.append((_("sum_D(dx - dy): the rest of dx comes through LN's backward, which sums "
-                        "to 0 over D"), worst((dx - dy).sum(axis=-1))))
+        props.append((Phrase(N_("sum_D(dx - dy): the rest of dx comes through LN's backward, which sums "
+                                "to 0 over D")), worst((dx - dy).sum(axis=-1))))
     return props

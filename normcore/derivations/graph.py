@@ -15,16 +15,38 @@ How the routes are found, for any tape: the *direct* route is the shortest path 
 (the first node) to the *target* (``x_hat``, or the output if there is none); every other node
 on a path from the input to the target belongs to a *branch*, a group of such nodes joined by
 edges, named after the statistic it computes (its first reduction: mean, variance, max...).
+
+In Chinese (``normcore --lang zh``) the picture's words are Chinese when matplotlib has a font
+with Chinese glyphs (``chinese_font``: Noto Sans CJK, Source Han Sans, WenQuanYi...); without
+one they stay English, so that no character is drawn as an empty box, and ``Graph.note`` says
+why and which font to install. Names, formulas and shapes are the same in both.
 """
 
 import io
 import textwrap
 from dataclasses import dataclass, field
 
+from ..i18n import N_, language, translator
+from ..i18n.width import display_width, wrap
+from .tape import english
+
+_ = translator("explain")
+
 # The Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies; each
 # route also has its own line style.
 ROUTE_STYLES = [("#0072B2", "-"), ("#E69F00", "--"), ("#009E73", "-.")]  # direct, above, below
 OTHER_STYLE = ("#666666", "-")  # parameters and the steps after the target
+# fonts with Chinese glyphs, in order of preference (families as matplotlib names them)
+CHINESE_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
+                 "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN",
+                 "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC")
+
+
+def chinese_font():
+    """The first of ``CHINESE_FONTS`` that matplotlib can use on this machine, or None."""
+    from matplotlib import font_manager
+    have = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CHINESE_FONTS if name in have), None)
 
 
 @dataclass(repr=False)
@@ -38,9 +60,14 @@ class Graph:
     positions: dict  # node name -> (column, row); row 0 is the direct route, +1 above, -1 below
     routes: dict = field(default_factory=dict)  # route label -> its edges, direct route first
     target: str = ""
+    legend: str = ""  # the legend's title
+    others: str = ""  # the legend's entry for the edges on no route (parameters, later steps)
+    font: str = ""  # the font of Chinese words, "" when the words are English
+    note: str = ""  # why the words are English in Chinese mode (no Chinese font), else ""
 
     def __repr__(self):
-        return f"<Graph {self.title.split(':')[0]}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+        name = self.title.split(":")[0].split("：")[0]  # the title before its colon, in either language
+        return f"<Graph {name}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
     def route_of(self, edge):
         """The label of the route an edge is on, or None for a parameter's edge or a later step."""
@@ -58,7 +85,7 @@ class Graph:
         chunks list the nodes and the edges drawn); any other name is refused."""
         name = str(path).lower()
         if not name.endswith((".png", ".svg")):
-            raise ValueError(f"the graph is written as .png or .svg, got {str(path)!r}")
+            raise ValueError(_("the graph is written as .png or .svg, got {path!r}").format(path=str(path)))
         fig = self.figure()
         if name.endswith(".png"):
             fig.savefig(path, metadata={
@@ -75,8 +102,21 @@ class Graph:
         return buffer.getvalue()
 
 
+def _words():
+    """The picture's font for Chinese and its translator: Chinese when the language in use is
+    and matplotlib has a font for it (``chinese_font``), else no font and English."""
+    font = chinese_font() if language() == "zh" else None
+    return font, (_ if font else (lambda message: message))
+
+
 def computation_graph(st):
-    """The ``Graph`` of a ``StepThrough``'s tape (nodes, edges, layout and routes)."""
+    """The ``Graph`` of a ``StepThrough``'s tape (nodes, edges, layout and routes), its words in
+    the language in use if the picture can show them (see the module's docstring)."""
+    font, say = _words()
+    text = str if font else english  # a sentence of the step-through (a Phrase) likewise
+    note = "" if font or language() != "zh" else _(
+        "no font with Chinese glyphs found for matplotlib (fc-list :lang=zh lists none), so the picture's "
+        "words are in English; install one, e.g. Debian's fonts-noto-cjk")
     tape = st.tape
     nodes = list(tape)
     names = [n.name for n in nodes]
@@ -141,32 +181,46 @@ def computation_graph(st):
             taken.add((column[node.name], row[node.name]))
     row.update(st.lanes or {})  # a tape of parallel chains (q and k, the ranks) gives its own rows
 
-    routes = {f"direct: {' -> '.join(direct)}": [(a, b) for a, b in zip(direct, direct[1:])]}
+    routes = {say(N_("direct: {path}")).format(path=" -> ".join(direct)): [(a, b) for a, b in zip(direct, direct[1:])]}
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
         inner = [(a, b) for a, b in edges if (a in branch or b in branch)
                  and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
         step = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
         start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
-        head = (f"from {start}" if start and from_source.isdisjoint(branch)
-                else f"through the {st.route_names.get(step, step)}")
+        head = (say(N_("from {start}")).format(start=start) if start and from_source.isdisjoint(branch)
+                else say(N_("through the {step}")).format(step=say(st.route_names.get(step, step))))
         routes[f"{head}: {', '.join(_chain(inner))}"] = inner
 
     x = source.value.shape
-    what = st.what or {"softmax": f"softmax over {st.over}", "dyt": "element by element",
-                       "dropout": "element by element"}.get(
-        st.kind, f"statistics over {st.over}")
-    title = f"{st.title}: the computation graph of the tape, {source.name} of shape {_shape(x)}, {what}"
+    what = text(st.what) or {"softmax": say(N_("softmax over {over}")).format(over=st.over),
+                             "dyt": say(N_("element by element")), "dropout": say(N_("element by element"))}.get(
+        st.kind, say(N_("statistics over {over}")).format(over=st.over))
+    title = say(N_("{title}: the computation graph of the tape, {x} of shape {shape}, {what}")).format(
+        title=text(st.title), x=source.name, shape=_shape(x), what=what)
     labels = _fit(node_labels(nodes, inputs), max(column.values()) + 1)
-    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target)
+
+    # the legend: the routes, then the edges on none (a parameter's, the steps after the target)
+    on_routes = {edge for route in routes.values() for edge in route}
+    others = [(a, b) for a, b in edges if (a, b) not in on_routes]
+    params = any(tape[a].is_leaf and a != source.name for a, _b in others)
+    after = bool(others) and target != names[-1]
+    others_label = say(N_(" and ")).join([say(N_("parameters"))] * params
+                                     + [say(N_("the steps after {target}")).format(target=target)] * after)
+    legend = say(N_("routes from {x} to {target} (the backward adds what each brings back)")).format(
+        x=source.name, target=target)
+    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target,
+                 legend, others_label, font or "", note)
 
 
 def node_labels(nodes, inputs=()):
     """Each node's box: its name, its formula's right side ("input" for the first leaf and those
-    named in ``inputs``, "parameter" for the other leaves), its shape."""
+    named in ``inputs``, "parameter" for the other leaves, in the picture's language), its shape."""
+    say = _words()[1]
     labels = {}
     for node in nodes:
         what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
-        kind = "input" if node is nodes[0] or node.name in inputs else "parameter" if node.is_leaf else what
+        kind = (say(N_("input")) if node is nodes[0] or node.name in inputs
+                else say(N_("parameter")) if node.is_leaf else what)
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     return labels
 
@@ -205,8 +259,10 @@ READABLE_WIDTH = 19.0  # inches: a wider picture, scaled to a page, shows its la
 
 
 def _column_width(graph, cols):
-    """Inches per column: the widest line of any label (about half an em per character), plus a gap."""
-    return _width_for(max(len(line) for label in graph.labels.values() for line in label.split("\n")), cols)
+    """Inches per column: the widest line of any label (about half an em per column, a Chinese
+    character taking two), plus a gap."""
+    return _width_for(max(display_width(line) for label in graph.labels.values() for line in label.split("\n")),
+                      cols)
 
 
 def _width_for(chars, cols):
@@ -218,17 +274,33 @@ def _width_for(chars, cols):
 def _fit(labels, cols, least=1):
     """The labels, their lines wrapped when ``cols`` columns of them would make the picture
     wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns), but
-    never narrower than ``least`` characters (attention's twenty columns would break words)."""
-    chars = max(len(line) for label in labels.values() for line in label.split("\n"))
+    never narrower than ``least`` columns (attention's twenty columns would break words)."""
+    chars = max(display_width(line) for label in labels.values() for line in label.split("\n"))
     if _width_for(chars, cols) * cols <= READABLE_WIDTH:
         return labels
     fit = max(least, int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT)))
-    return {name: "\n".join(part for line in label.split("\n")
-                            for part in textwrap.wrap(line, fit, break_on_hyphens=False) or [""])
+    return {name: "\n".join(part for line in label.split("\n") for part in _wrap_line(line, fit))
             for name, label in labels.items()}
 
 
+def _wrap_line(line, fit):
+    """One line of a label in lines of at most ``fit`` columns: a formula (ASCII) as textwrap
+    breaks it, a too long name cut where it reaches the edge; Chinese by display width."""
+    if line.isascii():
+        return textwrap.wrap(line, fit, break_on_hyphens=False) or [""]
+    return wrap(line, fit)
+
+
 def _draw(graph):
+    from matplotlib import rc_context
+
+    if not graph.font:
+        return _draw_words(graph)
+    with rc_context({"font.family": [graph.font, "DejaVu Sans"]}):  # Chinese, then the rest
+        return _draw_words(graph)
+
+
+def _draw_words(graph):
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -269,14 +341,9 @@ def _draw(graph):
                                     shrinkA=2, shrinkB=2))
     handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=textwrap.fill(label, 150))
                for label, (c, s) in colour_of.items()]
-    others = [(a, b) for a, b in graph.edges if graph.route_of((a, b)) is None]
-    if others:
-        after = graph.target != graph.nodes[-1]
-        params = any(graph.labels[a].split("\n")[1] == "parameter" for a, _ in others)
+    if any(graph.route_of(edge) is None for edge in graph.edges):
         handles.append(Line2D([], [], color=OTHER_STYLE[0], linestyle=OTHER_STYLE[1], linewidth=1.4,
-                              label=" and ".join(["parameters"] * params
-                                                 + [f"the steps after {graph.target}"] * after)))
+                              label=graph.others))
     fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=LEGEND_FONT, frameon=False,
-               handlelength=5, title=f"routes from {graph.nodes[0]} to {graph.target} (the backward adds what "
-                                     f"each brings back)", title_fontsize=LEGEND_FONT)
+               handlelength=5, title=graph.legend, title_fontsize=LEGEND_FONT)
     return fig

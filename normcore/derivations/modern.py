@@ -17,12 +17,12 @@ import numpy as np
 
 from .. import norms
 from ..distributed import InProcessGroup, SyncBatchNorm
-from ..i18n import translator
+from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn.attention import MultiheadAttention, qk_norm_choice
 from .steps import (COMPACT, COMPACT_ATOL, COMPACT_TOL, StepThrough, _affine, _check, _letters, _named,
                     _rms_normalize, _standardize, _verdict, layer_eps)
-from .tape import Tape
+from .tape import Phrase, Tape
 
 _ = translator("explain")
 
@@ -68,9 +68,9 @@ def qk_norm_tape(q, k, q_norm, k_norm, eps, over_params):
         hat = normalize(t, leaf, eps, axes, "D", f"{of}_hat", rf"\hat{{{of}}}", of=of)
         normalised[of] = _affine(t, hat, *params[of], over_params, of=of)
     swap = tuple(range(q.value.ndim - 2)) + (q.value.ndim - 1, q.value.ndim - 2)
-    k_t = t.transpose(normalised["k"], swap, "kT", "transpose", r"y_{k}^{\top}")
-    qk = t.matmul(normalised["q"], k_t, "qk", "dot products", "G")
-    t.scale(qk, 1.0 / math.sqrt(D), "1/sqrt(D)", "s", "scale", "s", r"\tfrac{1}{\sqrt{D}}")
+    k_t = t.transpose(normalised["k"], swap, "kT", N_("transpose"), r"y_{k}^{\top}")
+    qk = t.matmul(normalised["q"], k_t, "qk", N_("dot products"), "G")
+    t.scale(qk, 1.0 / math.sqrt(D), "1/sqrt(D)", "s", N_("scale"), "s", r"\tfrac{1}{\sqrt{D}}")
     return t
 
 
@@ -113,13 +113,13 @@ def qk_norm_step_through(q, rng, dy, h, qk_norm):
             reference[f"beta_{of}"] = layer.bias.grad
     name = "RMSNorm" if choice == "rmsnorm" else "LayerNorm"
     st = StepThrough("qk_norm", f"QK-norm ({name})", tape, dy, layer_eps(q_norm), "D",
-                     _("MultiheadAttention's q_norm and k_norm ({name}) backward, composed as its "
-                       "backward composes them").format(name=name), COMPACT["qk_norm"],
-                     what=_("k of the same shape, each row of q and k normalised over its D = {d} "
-                            "channels, then the scores y_q y_k^T / sqrt(D), eps = {eps:.3g}")
-                     .format(d=D, eps=layer_eps(q_norm)),
-                     loss_line=_("Loss L = sum(s * dy) with a random dy (in attention, the softmax's "
-                                 "gradient dS), so dL/ds = dy."))
+                     Phrase(N_("MultiheadAttention's q_norm and k_norm ({name}) backward, composed as its "
+                               "backward composes them"), name=name), COMPACT["qk_norm"],
+                     what=Phrase(N_("k of the same shape, each row of q and k normalised over its D = {d} "
+                                    "channels, then the scores y_q y_k^T / sqrt(D), eps = {eps:.3g}"),
+                                 d=D, eps=layer_eps(q_norm)),
+                     loss_line=Phrase(N_("Loss L = sum(s * dy) with a random dy (in attention, the softmax's "
+                                         "gradient dS), so dL/ds = dy.")))
     _check(st, s_ref, reference, h)
     st.notes = _qk_notes(tape, q, k, D, k_norm.bias is None and choice == "layernorm")
     st.properties = _qk_properties(tape, choice)
@@ -177,23 +177,23 @@ def sync_batchnorm_tape(shards, gamma, beta, eps, axes, over):
     xs = [t.leaf(value=x, **_named(r, "x", "x")) for r, x in zip(ranks, shards)]
     g, b = t.leaf("gamma", gamma, r"\gamma"), t.leaf("beta", beta, r"\beta")
     N = sum(x.value.size for x in xs) // gamma.size  # values per channel, over every rank
-    divide = dict(c=1.0 / N, cname=f"1/{N}", step="divide by N", ctex=rf"\tfrac{{1}}{{{N}}}")
+    divide = dict(c=1.0 / N, cname=f"1/{N}", step=N_("divide by N"), ctex=rf"\tfrac{{1}}{{{N}}}")
     # forward, round 1: each rank's sum; their total over the ranks gives the mean
-    sums = [t.sum(x, axes, step="sum", over=over, **_named(r, "sum", "s")) for r, x in zip(ranks, xs)]
-    mean = t.scale(t.all_reduce(sums, "S", "all-reduce", "S"), name="mean", tex=r"\mu", **divide)
+    sums = [t.sum(x, axes, step=N_("sum"), over=over, **_named(r, "sum", "s")) for r, x in zip(ranks, xs)]
+    mean = t.scale(t.all_reduce(sums, "S", N_("all-reduce"), "S"), name="mean", tex=r"\mu", **divide)
     # round 2: each rank's squared deviations from that mean; their total gives the variance
     centred, deviations = [], []
     for r, x in zip(ranks, xs):
-        centred.append(t.sub(x, mean, step="centre", over=over, **_named(r, "xc", "x_c")))
-        square = t.square(centred[-1], step="square", **_named(r, "xc2", "q"))
-        deviations.append(t.sum(square, axes, step="sum", over=over, **_named(r, "m2", "m")))
-    var = t.scale(t.all_reduce(deviations, "M2", "all-reduce", "M"), name="var", tex=r"\sigma^2", **divide)
-    var_eps = t.add_constant(var, eps, "eps", "var_eps", "add eps", "v", r"\epsilon")
-    rstd = t.rsqrt(var_eps, "rstd", "rsqrt", "r")
+        centred.append(t.sub(x, mean, step=N_("centre"), over=over, **_named(r, "xc", "x_c")))
+        square = t.square(centred[-1], step=N_("square"), **_named(r, "xc2", "q"))
+        deviations.append(t.sum(square, axes, step=N_("sum"), over=over, **_named(r, "m2", "m")))
+    var = t.scale(t.all_reduce(deviations, "M2", N_("all-reduce"), "M"), name="var", tex=r"\sigma^2", **divide)
+    var_eps = t.add_constant(var, eps, "eps", "var_eps", N_("add eps"), "v", r"\epsilon")
+    rstd = t.rsqrt(var_eps, "rstd", N_("rsqrt"), "r")
     # each rank normalises, scales and shifts its own rows
-    ys = [_affine(t, t.mul(xc, rstd, step="normalise", over_b=over, **_named(r, "x_hat", r"\hat{x}")),
+    ys = [_affine(t, t.mul(xc, rstd, step=N_("normalise"), over_b=over, **_named(r, "x_hat", r"\hat{x}")),
                   g, b, over, of=r) for r, xc in zip(ranks, centred)]
-    t.concat(ys, 0, "y", "side by side", "y")
+    t.concat(ys, 0, "y", N_("side by side"), "y")
     return t
 
 
@@ -256,10 +256,10 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
                      for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
     N = x.size // C
     st = StepThrough("sync_batchnorm", "SyncBatchNorm", tape, dy, eps, over,
-                     _("SyncBatchNorm.backward over InProcessGroup({r})").format(r=R), COMPACT["sync_batchnorm"],
-                     what=_("rank 0's share of x {shape} split over {r} ranks, statistics over {over} "
-                            "of all ranks together (N = {n} values per channel), eps = {eps:.3g}")
-                     .format(shape=x.shape, r=R, over=over, n=N, eps=eps),
+                     Phrase(N_("SyncBatchNorm.backward over InProcessGroup({r})"), r=R), COMPACT["sync_batchnorm"],
+                     what=Phrase(N_("rank 0's share of x {shape} split over {r} ranks, statistics over {over} "
+                                    "of all ranks together (N = {n} values per channel), eps = {eps:.3g}"),
+                                 shape=x.shape, r=R, over=over, n=N, eps=eps),
                      notes=[_("The rows of x on each rank: {rows}.").format(rows=rows),
                             *_sync_notes(log)])
     _check(st, np.concatenate(y_ranks), reference, h)

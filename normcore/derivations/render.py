@@ -1,14 +1,18 @@
-"""Printing a step-through: plain text for a terminal (at most ``width`` columns) and Markdown
-with LaTeX for the notebooks."""
+"""Printing a step-through: plain text for a terminal (at most ``width`` display columns) and
+Markdown with LaTeX for the notebooks, in the language in use (formulas and numbers as they are)."""
 
 import textwrap
 
 import numpy as np
 
 from .._array import flag
-from ..i18n import translator
+from ..i18n import N_, language, translator
+from ..i18n.width import display_width, fill, pad
 
 _ = translator("explain")
+# a check's verdict and what it is against, as the table and the summary show them
+VERDICTS = {"exact": N_("exact"), "close": N_("close"), "DIFFERS": N_("DIFFERS")}
+AGAINST = {"compact": N_("compact"), "numerical": N_("numerical")}
 
 # One abbreviation rule for every array a step-through prints (values, gradients, statistics,
 # shares, dropout's mask): when any array on the tape has more than ABBREVIATE_OVER values,
@@ -45,20 +49,34 @@ def _array(st, a, indent, width):
     return textwrap.indent(text, " " * indent)
 
 
-def _wrap(text, width, indent=0, hang=0):
-    return textwrap.fill(text, width, initial_indent=" " * indent,
-                         subsequent_indent=" " * (indent + hang), break_on_hyphens=False)
+def _wrap(text, width, indent=0, hang=0, label=""):
+    """``text`` filled to ``width`` display columns after ``indent`` spaces and ``label`` (kept
+    as it is, spaces and all); the lines after the first are indented by ``hang`` more."""
+    return fill(str(text), width, indent=" " * indent + label, subsequent_indent=" " * (indent + hang))
 
 
 def _rule(title, width):
-    return f"== {title} " + "=" * max(0, width - len(title) - 4)
+    return f"== {title} " + "=" * max(0, width - display_width(title) - 4)
 
 
 def _received(tape, node):
     """'share from a + share from b': where a node's gradient comes from."""
     if node is tape.output:
-        return "dy, the upstream gradient"
-    return " + ".join(f"share from {c.name}" for c in tape.consumers(node))
+        return _("dy, the upstream gradient")
+    return " + ".join(_("share from {name}").format(name=c.name) for c in tape.consumers(node))
+
+
+def _step(node):
+    """A node's step in words ("centre", "add eps"; "input" for a leaf)."""
+    return _(node.step)
+
+
+def _verdict(check):
+    return _(VERDICTS.get(check.verdict, check.verdict))
+
+
+def _against(against):
+    return _(AGAINST.get(against, against))
 
 
 PARTS = ("forward", "backward", "checks")
@@ -85,19 +103,20 @@ def header(st, width=80):
     """The lines above the forward: what is computed, how L is made, notes, dropout's mask."""
     tape, out = st.tape, []
     x = tape.nodes[0]
-    what = st.what or {"softmax": f"softmax over {st.over}",
-                       "dyt": "element by element, no statistics"}.get(st.kind, f"statistics over {st.over}, "
-                                                                                f"eps = {st.eps:.3g}")
-    out += [_wrap(f"{st.title} step by step: {x.name} of shape {x.value.shape}, {what}", width),
-            _wrap(st.loss_line or f"Loss L = sum({tape.output.name} * dy) with a random dy, so "
-                                  f"dL/d{tape.output.name} = dy.", width)]
+    what = st.what or {"softmax": _("softmax over {over}").format(over=st.over),
+                       "dyt": _("element by element, no statistics")}.get(
+        st.kind, _("statistics over {over}, eps = {eps}").format(over=st.over, eps=f"{st.eps:.3g}"))
+    out += [_wrap(_("{title} step by step: {x} of shape {shape}, {what}").format(
+                title=st.title, x=x.name, shape=x.value.shape, what=what), width),
+            _wrap(st.loss_line or _("Loss L = sum({y} * dy) with a random dy, so dL/d{y} = dy.").format(
+                y=tape.output.name), width)]
     out += [_wrap(note, width) for note in st.notes]
     out += abbreviation_note(st, width)
     if np.isneginf(x.value).any():
-        out.append(_wrap("The -inf scores are masked (a causal mask): they get probability 0 and "
-                         "no gradient.", width))
+        out.append(_wrap(_("The -inf scores are masked (a causal mask): they get probability 0 and "
+                           "no gradient."), width))
     if st.mask is not None:  # dropout: the fixed mask the forward and the backward share
-        out.append("The mask (1 keeps an element, 0 drops it), drawn once from the seed:")
+        out.append(_wrap(_("The mask (1 keeps an element, 0 drops it), drawn once from the seed:"), width))
         out.append(_array(st, st.mask.astype(int), 4, width))
     out.append("")
     return out
@@ -105,14 +124,14 @@ def header(st, width=80):
 
 def _forward(st, width, latex):
     tape, out = st.tape, header(st, width)
-    out.append(_rule(f"Forward: {len(tape.nodes)} nodes, one elementary step each", width))
+    out.append(_rule(_("Forward: {n} nodes, one elementary step each").format(n=len(tape.nodes)), width))
     for node in tape:
-        head = f"[{node.index:>2}] {node.name:<8} {node.step:<11} "
+        head = f"[{node.index:>2}] {node.name:<8} {pad(_step(node), 11)} "
         shape = str(node.value.shape)
         formula = "" if node.is_leaf else node.formula
-        out.append(f"{head}{formula:<{max(1, width - len(head) - len(shape) - 1)}} {shape}")
+        out.append(f"{head}{formula:<{max(1, width - display_width(head) - len(shape) - 1)}} {shape}")
         if latex and not node.is_leaf:
-            out.append(_wrap(f"TeX: {node.formula_tex}", width, indent=4, hang=9))
+            out.append(_wrap(node.formula_tex, width, indent=4, hang=9, label="TeX: "))
         out.append(_array(st, node.value, 4, width))
     out.append("")
     return out
@@ -120,10 +139,16 @@ def _forward(st, width, latex):
 
 def backward_intro(st, width=80):
     """The heading of the backward and how a node passes its gradient on."""
-    return [_rule(f"Backward: from dL/d{st.tape.output.name} to the inputs, one node at a time", width),
-            _wrap("Each node receives dL/d(node) from the nodes that used it, multiplies by "
-                  "its local derivative and passes one share to each of its inputs. A value "
-                  "used twice adds up both shares.", width)]
+    return [_rule(_("Backward: from dL/d{y} to the inputs, one node at a time").format(y=st.tape.output.name),
+                  width),
+            _wrap(_("Each node receives dL/d(node) from the nodes that used it, multiplies by "
+                    "its local derivative and passes one share to each of its inputs. A value "
+                    "used twice adds up both shares."), width)]
+
+
+def step_prompt(i, n):
+    """``explain --step``'s question after the i-th of n backward nodes (no newline after it)."""
+    return _("[node {i}/{n}] Enter: next, b: back, q: quit").format(i=i, n=n) + " "
 
 
 def backward_order(st):
@@ -135,16 +160,18 @@ def node_lines(st, node, width=80, latex=True, numbers=True):
     """One node of the backward: its formula, where its gradient comes from and, for each input,
     the local derivative and the rule; with ``numbers``, the gradient and each share's values."""
     tape = st.tape
-    out = ["", f"[{node.index:>2}] {node.name}: " + ("input" if node.is_leaf else f"{node.step}, {node.formula}")]
+    out = ["", f"[{node.index:>2}] {node.name}: " + (_step(node) if node.is_leaf else f"{_step(node)}, {node.formula}")]
     out.append(_wrap(f"dL/d{node.name} = {_received(tape, node)}", width, indent=4, hang=4))
     if numbers:
         out.append(_array(st, node.grad, 6, width))
-    for edge, (_, share) in zip(node.edges, node.shares):
-        out.append(f"    to {edge.source.name}:")
-        out.append(_wrap(f"local  {edge.local}", width, indent=6, hang=7))
+    local, rule = _("local"), _("rule")  # the labels of an edge's lines, in a column of their own
+    hang = max(display_width(local), display_width(rule)) + 2
+    for edge, (_source, share) in zip(node.edges, node.shares):
+        out.append("    " + _("to {name}:").format(name=edge.source.name))
+        out.append(_wrap(edge.local, width, indent=6, hang=hang, label=pad(local, hang)))
         if latex:
-            out.append(_wrap(f"TeX    {edge.local_tex}", width, indent=6, hang=7))
-        out.append(_wrap(f"rule   {edge.rule}", width, indent=6, hang=7))
+            out.append(_wrap(edge.local_tex, width, indent=6, hang=hang, label=pad("TeX", hang)))
+        out.append(_wrap(edge.rule, width, indent=6, hang=hang, label=pad(rule, hang)))
         if numbers:
             out.append(_array(st, share, 8, width))
     return out
@@ -161,30 +188,30 @@ def _backward(st, width, latex):
 def _checks(st, width):
     tape, out = st.tape, []
     x = tape.nodes[0]
-    out.append(_rule("Checks", width))
-    out.append(_wrap(f"The staged gradients against {st.reference} (compact) and against "
-                     f"central differences of L (numerical, every node replayed from a nudged "
-                     f"value). The compact formula:", width))
+    out.append(_rule(_("Checks"), width))
+    out.append(_wrap(_("The staged gradients against {reference} (compact) and against central differences "
+                       "of L (numerical, every node replayed from a nudged value). The compact formula:").format(
+        reference=st.reference), width))
     out.append(_wrap(st.compact, width, indent=4, hang=5))
     out.append("")
-    out.append(f"{'node':<10}{'shape':<12}{'vs compact':<24}vs numerical")
+    out.append(pad(_("node"), 10) + pad(_("shape"), 12) + pad(_("vs compact"), 24) + _("vs numerical"))
     checks = {(c.node, c.against): c for c in st.checks}
     for node in tape:
         cells = []
         for against in ("compact", "numerical"):
             c = checks.get((node.name, against))
             diff = "0" if c and c.max_diff == 0 else f"{c.max_diff:.1e}" if c else ""
-            cells.append(f"{c.verdict:<8}{diff:<16}" if c else f"{'-':<24}")
-        label = node.name + (" (fwd)" if node is tape.output else "")
-        out.append(f"{label:<9} {str(node.value.shape):<12}{cells[0]}{cells[1]}".rstrip())
-    out.append(_wrap("(exact: bit for bit; close: relative error within tolerance, or an "
-                     "absolute difference at rounding level where the gradient is about 0; the "
-                     "numbers are the largest absolute differences. The output row compares "
-                     "the forward values.)", width))
+            cells.append(pad(_verdict(c), 8) + pad(diff, 16) if c else pad("-", 24))
+        label = node.name + (_(" (fwd)") if node is tape.output else "")
+        out.append(f"{pad(label, 9)} {str(node.value.shape):<12}{cells[0]}{cells[1]}".rstrip())
+    out.append(_wrap(_("(exact: bit for bit; close: relative error within tolerance, or an absolute difference "
+                       "at rounding level where the gradient is about 0; the numbers are the largest absolute "
+                       "differences. The output row compares the forward values.)"), width))
     out.append("")
-    out.append(f"Properties of dL/d{x.name} (each about 0):")
+    out.append(_wrap(_("Properties of dL/d{x} (each about 0):").format(x=x.name), width))
     for description, value in st.properties:
-        out.append(_wrap(f"{description}: max |.| = {value:.1e}", width, indent=2, hang=4))
+        out.append(_wrap(_("{description}: max |.| = {value}").format(description=description, value=f"{value:.1e}"),
+                         width, indent=2, hang=4))
     out.append("")
     out.append(_overall(st, width))
     return out
@@ -192,19 +219,22 @@ def _checks(st, width):
 
 def verdict_lines(st, width=80):
     """One line per check, its verdict only (no numbers), then the overall verdict."""
-    out = [_rule("Checks", width),
-           _wrap(f"The staged gradients against {st.reference} (compact) and against central "
-                 f"differences of L (numerical):", width)]
-    out += [f"  {c.node:<10} vs {c.against:<10} {c.verdict}" for c in st.checks]
+    out = [_rule(_("Checks"), width),
+           _wrap(_("The staged gradients against {reference} (compact) and against central differences of L "
+                   "(numerical):").format(reference=st.reference), width)]
+    vs = _("vs")
+    out += [f"  {pad(c.node, 10)} {vs} {pad(_against(c.against), 10)} {_verdict(c)}" for c in st.checks]
     out.append(_overall(st, width))
     return out
 
 
 def _overall(st, width):
     bad = [c for c in st.checks if c.verdict == "DIFFERS"]
-    return _wrap(f"All {len(st.checks)} checks are exact or close." if not bad else
-                 f"{len(bad)} of {len(st.checks)} checks DIFFER: "
-                 + ", ".join(f"{c.node} ({c.against})" for c in bad), width)
+    if not bad:
+        return _wrap(_("All {n} checks are exact or close.").format(n=len(st.checks)), width)
+    which = ", ".join(f"{c.node} ({_against(c.against)})" for c in bad)
+    return _wrap(_("{bad} of {n} checks DIFFER: {which}").format(bad=len(bad), n=len(st.checks), which=which),
+                 width)
 
 
 def render_summary(st, width=80):
@@ -224,28 +254,28 @@ def _forward_tex(node):
 
 def render_markdown(st):
     """The tape as a Markdown table with LaTeX: forward formula, local derivatives, rules."""
-    rows = ["| # | step | node | forward | local derivative | backward rule |",
-            "|---|---|---|---|---|---|"]
+    head = ["#", _("step"), _("node"), _("forward"), _("local derivative"), _("backward rule")]
+    rows = ["| " + " | ".join(head) + " |", "|---|---|---|---|---|---|"]
     for node in st.tape:
-        step = "input" if node.is_leaf else node.step
         local = "<br>".join(f"${e.local_tex}$" for e in node.edges)
         rule = "<br>".join(f"`{e.rule}`" for e in node.edges)
-        rows.append(f"| {node.index} | {step} | `{node.name}` | ${_forward_tex(node)}$ | {local} | {rule} |")
+        rows.append(f"| {node.index} | {_step(node)} | `{node.name}` | ${_forward_tex(node)}$ | {local} | {rule} |")
     return "\n".join(rows)
 
 
 def export_markdown(st):
     """The derivation as a Markdown document for lecture notes: the heading, the tape's table
     (``render_markdown``), the backward node by node with display math, the checks' verdict."""
-    out = [f"# {st.title}: the backward step by step", "", *header(st, width=10**6)[:2], "",
-           "## The tape", "", render_markdown(st), "", "## Backward, from the output to the inputs"]
+    out = ["# " + _("{title}: the backward step by step").format(title=st.title), "", *header(st, width=10**6)[:2],
+           "", "## " + _("The tape"), "", render_markdown(st), "", "## " + _("Backward, from the output to the inputs")]
+    source = _("from:")
     for node in backward_order(st):
         out += ["", f"### [{node.index}] `{node.name}`", "",
-                f"$$\\frac{{\\partial L}}{{\\partial {node.tex}}} \\text{{ from: }} "
+                f"$$\\frac{{\\partial L}}{{\\partial {node.tex}}} \\text{{ {source} }} "
                 f"\\text{{{_tex_escape(_received(st.tape, node))}}}$$"]
         for edge in node.edges:
-            out += ["", f"$${edge.local_tex}$$", "", f"rule: `{edge.rule}`"]
-    out += ["", "## Checks", "", _overall(st, width=10**6)]
+            out += ["", f"$${edge.local_tex}$$", "", _("rule: {rule}").format(rule=f"`{edge.rule}`")]
+    out += ["", "## " + _("Checks"), "", _overall(st, width=10**6)]
     return "\n".join(out)
 
 
@@ -255,24 +285,32 @@ _TEX_SPECIAL.update({"{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}", "\\": r
 
 def _tex_escape(text):
     """Plain text (a rule, a node's name) made safe inside \\text{} or \\texttt{}."""
-    return "".join(_TEX_SPECIAL.get(c, c) for c in text)
+    return "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def _texttt(text):
+    return f"\\texttt{{{_tex_escape(text)}}}"
 
 
 def render_latex(st):
     """The derivation as a LaTeX fragment (needs amsmath): the forward as a list, then one
     ``align*`` per backward node with each input's local derivative and the rule."""
-    out = [f"% normcore explain {st.kind}: {_tex_escape(st.title)}",
-           f"\\section*{{{_tex_escape(st.title)}: the backward step by step}}",
-           "\\subsection*{Forward}", "\\begin{enumerate}"]
+    out = [f"% normcore explain {st.kind}: {_tex_escape(st.title)}"]
+    if language() == "zh":  # pdflatex stops at the first Chinese character
+        out.append("% " + _("the words are in Chinese: compile with xelatex and the xeCJK package (or the ctex "
+                            "class)"))
+    title = _("{title}: the backward step by step").format(title=_tex_escape(st.title))
+    out += ["\\section*{" + title + "}", "\\subsection*{" + _("Forward") + "}", "\\begin{enumerate}"]
     for node in st.tape:
-        step = "input" if node.is_leaf else _tex_escape(node.step)
-        out.append(f"  \\item \\texttt{{{_tex_escape(node.name)}}} ({step}): ${_forward_tex(node)}$")
-    out += ["\\end{enumerate}", "\\subsection*{Backward, from the output to the inputs}"]
+        step = _tex_escape(_step(node))
+        out.append(f"  \\item {_texttt(node.name)} ({step}): ${_forward_tex(node)}$")
+    out += ["\\end{enumerate}", "\\subsection*{" + _("Backward, from the output to the inputs") + "}"]
     for node in backward_order(st):
-        lines = [f"  \\text{{[{node.index}] \\texttt{{{_tex_escape(node.name)}}} receives}} "
-                 f"&\\ \\text{{{_tex_escape(_received(st.tape, node))}}}"]
-        lines += [f"  {edge.local_tex} &&\\text{{rule: \\texttt{{{_tex_escape(edge.rule)}}}}}"
-                  for edge in node.edges]
+        receives = _("[{index}] {name} receives").format(index=node.index, name=_texttt(node.name))
+        lines = [f"  \\text{{{receives}}} &\\ \\text{{{_tex_escape(_received(st.tape, node))}}}"]
+        for edge in node.edges:
+            rule = _("rule: {rule}").format(rule=_texttt(edge.rule))
+            lines.append(f"  {edge.local_tex} &&\\text{{{rule}}}")
         out += ["\\begin{align*}", " \\\\\n".join(lines), "\\end{align*}"]
     out.append(_tex_escape(_overall(st, width=10**6)))
     return "\n".join(out)

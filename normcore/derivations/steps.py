@@ -18,10 +18,12 @@ import numpy as np
 from .. import norms
 from .._array import flag, real_number
 from ..gradcheck import rel_error
-from ..i18n import translator
+from ..i18n import N_, translator
 from ..nn import GELU, CrossEntropyLoss, Dropout, LogSoftmax, Softmax
 from ..layer_cases import randomize_parameters
-from .tape import Tape
+from .tape import Phrase, Tape
+
+_ = translator("explain")
 
 _ = translator("explain")
 
@@ -33,7 +35,8 @@ NUMERICAL_ATOL = 1e-8  # absolute difference where the gradient itself is about 
 
 @dataclass
 class GradientComparison:
-    """One comparison of a staged value with a reference: ``verdict`` is exact, close or DIFFERS."""
+    """One comparison of a staged value with a reference: ``verdict`` is exact, close or DIFFERS
+    (English here, translated where it is shown)."""
 
     node: str
     against: str  # "compact" or "numerical"
@@ -47,7 +50,7 @@ class StepThrough:
     """A tape with its backward done, and the checks of its gradients."""
 
     kind: str  # "layernorm"
-    title: str  # "LayerNorm"
+    title: str  # "LayerNorm" (or a Phrase: "self-attention", "Pre-Norm residual")
     tape: Tape
     dy: np.ndarray  # the upstream gradient dL/dy
     eps: float
@@ -56,6 +59,7 @@ class StepThrough:
     compact: str  # the compact backward formula, in plain text
     checks: list = field(default_factory=list)
     properties: list = field(default_factory=list)  # (description, value) that should be ~0
+    # the sentences below (and compact, a description) may be Phrases: said in the language in use
     what: str = ""  # what the step-through computes, for the headings (default: from kind)
     mask: np.ndarray = None  # dropout's fixed mask (True keeps the element), printed with x
     loss_line: str = ""  # how L is made from the output (default: L = sum(y * dy))
@@ -103,9 +107,9 @@ def _affine(tape, x_hat, gamma, beta, over_params, of="", out=None):
     result otherwise (a residual block's h, y or o)."""
     last = dict(zip(("name", "tex"), out)) if out else _named(of, "y", "y")
     scaled = last if beta is None else _named(of, "scaled", "s")  # the scale is the last step without beta
-    y = tape.mul(x_hat, gamma, step="scale", over_b=over_params, **scaled)
+    y = tape.mul(x_hat, gamma, step=N_("scale"), over_b=over_params, **scaled)
     if beta is not None:
-        y = tape.add(y, beta, step="shift", over_b=over_params, **last)
+        y = tape.add(y, beta, step=N_("shift"), over_b=over_params, **last)
     return y
 
 
@@ -134,13 +138,13 @@ def standardize_tape(x, gamma, beta, eps, axes, over, over_params):
 
 def _standardize(t, x, eps, axes, over, name, tex, of=""):
     """The standardisation nodes: mean, centre, square, variance, add eps, rsqrt, normalise."""
-    mean = t.mean(x, axes, step="mean", over=over, **_named(of, "mean", r"\mu"))
-    xc = t.sub(x, mean, step="centre", over=over, **_named(of, "xc", "x_c"))
-    sq = t.square(xc, step="square", **_named(of, "xc2", "q"))
-    var = t.mean(sq, axes, step="variance", over=over, **_named(of, "var", r"\sigma^2"))
-    var_eps = t.add_constant(var, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "var_eps", "v"))
-    rstd = t.rsqrt(var_eps, step="rsqrt", **_named(of, "rstd", "r"))
-    return t.mul(xc, rstd, name, "normalise", tex, over_b=over)
+    mean = t.mean(x, axes, step=N_("mean"), over=over, **_named(of, "mean", r"\mu"))
+    xc = t.sub(x, mean, step=N_("centre"), over=over, **_named(of, "xc", "x_c"))
+    sq = t.square(xc, step=N_("square"), **_named(of, "xc2", "q"))
+    var = t.mean(sq, axes, step=N_("variance"), over=over, **_named(of, "var", r"\sigma^2"))
+    var_eps = t.add_constant(var, eps, "eps", step=N_("add eps"), ctex=r"\epsilon", **_named(of, "var_eps", "v"))
+    rstd = t.rsqrt(var_eps, step=N_("rsqrt"), **_named(of, "rstd", "r"))
+    return t.mul(xc, rstd, name, N_("normalise"), tex, over_b=over)
 
 
 def rms_tape(x, gamma, eps, axes, over, over_params):
@@ -155,10 +159,10 @@ def rms_tape(x, gamma, eps, axes, over, over_params):
 
 def _rms_normalize(t, x, eps, axes, over, name, tex, of=""):
     """RMSNorm's nodes before its scale: square, mean square, add eps, rsqrt, normalise."""
-    sq = t.square(x, step="square", **_named(of, "x2", "q"))
-    ms = t.mean(sq, axes, step="mean square", over=over, **_named(of, "ms", "m"))
-    ms_eps = t.add_constant(ms, eps, "eps", step="add eps", ctex=r"\epsilon", **_named(of, "ms_eps", "v"))
-    rrms = t.rsqrt(ms_eps, step="rsqrt", **_named(of, "rrms", "r"))
+    sq = t.square(x, step=N_("square"), **_named(of, "x2", "q"))
+    ms = t.mean(sq, axes, step=N_("mean square"), over=over, **_named(of, "ms", "m"))
+    ms_eps = t.add_constant(ms, eps, "eps", step=N_("add eps"), ctex=r"\epsilon", **_named(of, "ms_eps", "v"))
+    rrms = t.rsqrt(ms_eps, step=N_("rsqrt"), **_named(of, "rrms", "r"))
     return t.mul(x, rrms, name, "normalise", tex, over_b=over)
 
 
@@ -169,8 +173,8 @@ def dyt_tape(x, alpha, gamma, beta, over_all, over_params):
     a = t.leaf("alpha", alpha, r"\alpha")
     g = t.leaf("gamma", gamma, r"\gamma")
     b = t.leaf("beta", beta, r"\beta")
-    u = t.mul(a, x, "u", "scale by alpha", "u", over_a=over_all)  # alpha: one number for all
-    th = t.tanh(u, "t", "tanh", "t")
+    u = t.mul(a, x, "u", N_("scale by alpha"), "u", over_a=over_all)  # alpha: one number for all
+    th = t.tanh(u, "t", N_("tanh"), "t")
     _affine(t, th, g, b, over_params)
     return t
 
@@ -183,9 +187,9 @@ def grouped_tape(x, gamma, beta, eps, grouped, over_params):
     x = t.leaf("x", x)
     g = t.leaf("gamma", gamma, r"\gamma")
     b = t.leaf("beta", beta, r"\beta")
-    xg = t.reshape(x, grouped, "xg", "group", "x_g")
+    xg = t.reshape(x, grouped, "xg", N_("group"), "x_g")
     xg_hat = _standardize(t, xg, eps, (2,), "K", "xg_hat", r"\hat{x}_g")
-    x_hat = t.reshape(xg_hat, x.value.shape, "x_hat", "ungroup", r"\hat{x}")
+    x_hat = t.reshape(xg_hat, x.value.shape, "x_hat", N_("ungroup"), r"\hat{x}")
     _affine(t, x_hat, g, b, over_params)
     return t
 
@@ -194,8 +198,8 @@ def dropout_tape(x, mask, p):
     """mask, then scale: y = x * mask * 1/(1-p), with a fixed mask (training mode)."""
     t = Tape()
     x = t.leaf("x", x)
-    kept = t.scale(x, mask.astype(np.float64), "mask", "kept", "mask", "k", "m", constant_first=False)
-    t.scale(kept, 1.0 / (1.0 - p), "1/(1-p)", "y", "scale", "y", r"\tfrac{1}{1-p}", constant_first=False)
+    kept = t.scale(x, mask.astype(np.float64), "mask", "kept", N_("mask"), "k", "m", constant_first=False)
+    t.scale(kept, 1.0 / (1.0 - p), "1/(1-p)", "y", N_("scale"), "y", r"\tfrac{1}{1-p}", constant_first=False)
     return t
 
 
@@ -209,26 +213,26 @@ def softmax_tape(s, axis, over):
 def softmax_nodes(t, s, axis, over):
     """Softmax's nodes appended to tape ``t`` after its node ``s`` (attention's scores too);
     returns the node p."""
-    _, e, total = _shifted_exp_sum(t, s, axis, over)
-    rtotal = t.reciprocal(total, "rtotal", "reciprocal", "R")
-    return t.mul(e, rtotal, "p", "normalise", "p", over_b=over)
+    _z, e, total = _shifted_exp_sum(t, s, axis, over)
+    rtotal = t.reciprocal(total, "rtotal", N_("reciprocal"), "R")
+    return t.mul(e, rtotal, "p", N_("normalise"), "p", over_b=over)
 
 
 def _shifted_exp_sum(t, s, axis, over):
     """The start softmax and log-softmax share, appended after node ``s``: max, shift, exp, sum
     (z = s - max, e = exp(z), total = sum(e)); returns those three nodes."""
-    m = t.max(s, (axis,), "m", "max", over, "m")
-    z = t.sub(s, m, "z", "shift", "z", over=over)
-    e = t.exp(z, "e", "exp", "e")
-    return z, e, t.sum(e, (axis,), "total", "sum", over, "S")
+    m = t.max(s, (axis,), "m", N_("max"), over, "m")
+    z = t.sub(s, m, "z", N_("shift"), "z", over=over)
+    e = t.exp(z, "e", N_("exp"), "e")
+    return z, e, t.sum(e, (axis,), "total", N_("sum"), over, "S")
 
 
 def log_softmax_tape(s, axis, over):
     """max, shift, exp, sum, log, subtract: logp = z - log(sum(exp(z))), never log(softmax)."""
     t = Tape()
-    z, _, total = _shifted_exp_sum(t, t.leaf("s", s), axis, over)
-    lse = t.log(total, "lse", "log", r"\ell")
-    t.sub(z, lse, "logp", "subtract", r"\log p", over=over)
+    z, _e, total = _shifted_exp_sum(t, t.leaf("s", s), axis, over)
+    lse = t.log(total, "lse", N_("log"), r"\ell")
+    t.sub(z, lse, "logp", N_("subtract"), r"\log p", over=over)
     return t
 
 
@@ -236,9 +240,9 @@ def cross_entropy_tape(s, target, over):
     """log-softmax over the classes, pick each row's target, negate, mean over the rows:
     loss = mean_N(-logp[n, y_n])."""
     t = log_softmax_tape(s, 1, over)
-    picked = t.pick(t["logp"], target, "picked", "pick target", "q")
-    nll = t.scale(picked, -1.0, "-1", "nll", "negate", "n", "-1")
-    t.mean(nll, (0,), "loss", "mean", "N", "L")
+    picked = t.pick(t["logp"], target, "picked", N_("pick target"), "q")
+    nll = t.scale(picked, -1.0, "-1", "nll", N_("negate"), "n", "-1")
+    t.mean(nll, (0,), "loss", N_("mean"), "N", "L")
     return t
 
 
@@ -252,17 +256,17 @@ def gelu_tape(x, approximate="none"):
     t = Tape()
     x = t.leaf("x", x)
     if approximate == "tanh":
-        x3 = t.cube(x, "x3", "cube", "q")
-        cx3 = t.scale(x3, GELU_C, "c", "cx3", "scale by c", "b", "c")
-        w = t.add(x, cx3, "w", "add", "w")
-        u = t.scale(w, GELU_K, "k", "u", "scale by k", "u", "k")
-        s, half = t.tanh(u, "t", "tanh", "t"), ("h", "h")
+        x3 = t.cube(x, "x3", N_("cube"), "q")
+        cx3 = t.scale(x3, GELU_C, "c", "cx3", N_("scale by c"), "b", "c")
+        w = t.add(x, cx3, "w", N_("add"), "w")
+        u = t.scale(w, GELU_K, "k", "u", N_("scale by k"), "u", "k")
+        s, half = t.tanh(u, "t", N_("tanh"), "t"), ("h", "h")
     else:
-        u = t.scale(x, 1.0 / np.sqrt(2.0), "1/sqrt(2)", "u", "scale", "u", r"\tfrac{1}{\sqrt{2}}")
-        s, half = t.erf(u, "e", "erf", "E"), ("Phi", r"\Phi")  # E: not Euler's e in e^{-u^2}
-    s1 = t.add_constant(s, 1.0, "1", f"{s.name}1", "add 1", f"{s.tex}_1")
-    gate = t.scale(s1, 0.5, "0.5", half[0], "halve", half[1])
-    t.mul(x, gate, "y", "gate", "y")
+        u = t.scale(x, 1.0 / np.sqrt(2.0), "1/sqrt(2)", "u", N_("scale"), "u", r"\tfrac{1}{\sqrt{2}}")
+        s, half = t.erf(u, "e", N_("erf"), "E"), ("Phi", r"\Phi")  # E: not Euler's e in e^{-u^2}
+    s1 = t.add_constant(s, 1.0, "1", f"{s.name}1", N_("add 1"), f"{s.tex}_1")
+    gate = t.scale(s1, 0.5, "0.5", half[0], N_("halve"), half[1])
+    t.mul(x, gate, "y", N_("gate"), "y")
     return t
 
 
@@ -297,6 +301,7 @@ KINDS = {
     "sync_batchnorm": ("SyncBatchNorm", (2, 3, 4)),  # the whole batch, split over the ranks: modern.py
 }
 
+GROUPED_DX = "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat)))"
 COMPACT = {
     "batchnorm": "dx = rstd * (dx_hat - mean_N(dx_hat) - x_hat * mean_N(dx_hat * x_hat)),"
                  " dx_hat = dy * gamma",
@@ -304,15 +309,14 @@ COMPACT = {
                  " dx_hat = dy * gamma",
     "rmsnorm": "dx = rrms * (dx_hat - x_hat * mean_D(dx_hat * x_hat)), dx_hat = dy * gamma",
     "dyt": "dx = alpha * du, du = dy * gamma * (1 - t**2); dalpha = sum_all(du * x)",
-    "groupnorm": "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat))),"
-                 " on the groups (N, G, K), dx_hat = dy * gamma",
-    "instancenorm": "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat))),"
-                    " on the instances (N, C, K), dx_hat = dy * gamma",
-    "dropout": "dx = dy * mask / (1 - p): the same mask as the forward",
+    "groupnorm": Phrase(N_("{dx}, on the groups (N, G, K), {dx_hat}"), dx=GROUPED_DX, dx_hat="dx_hat = dy * gamma"),
+    "instancenorm": Phrase(N_("{dx}, on the instances (N, C, K), {dx_hat}"), dx=GROUPED_DX,
+                           dx_hat="dx_hat = dy * gamma"),
+    "dropout": Phrase(N_("{dx}: the same mask as the forward"), dx="dx = dy * mask / (1 - p)"),
     "softmax": "ds = p * (dp - sum_D(dp * p)), dp = dL/dp",
     "log_softmax": "ds = dlogp - p * sum_D(dlogp), p = exp(logp) = softmax(s)",
-    "cross_entropy": "ds = dloss * (softmax(s) - onehot(y)) / N: the fused gradient, no log-softmax "
-                     "Jacobian",
+    "cross_entropy": Phrase(N_("{ds}: the fused gradient, no log-softmax Jacobian"),
+                            ds="ds = dloss * (softmax(s) - onehot(y)) / N"),
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
     "residual": {  # one formula per norm position, G'(g) = G's backward of g, f'(g) = g @ W.T
@@ -345,7 +349,8 @@ def _kind(kind):
     for key in KINDS:  # "log_softmax", "log-softmax" and "logsoftmax" all name log_softmax
         if squash(key) == squash(kind):
             return key
-    raise ValueError(f"unknown step-through {kind!r}; choose one of {', '.join(KINDS)}")
+    raise ValueError(_("unknown step-through {kind!r}; choose one of {kinds}").format(
+        kind=kind, kinds=", ".join(KINDS)))
 
 
 def _verdict(node, against, staged, reference, tol, atol=0.0):
@@ -400,7 +405,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     for option, value in options.items():
         if value is not None and kind not in OPTION_KINDS[option]:
             raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
-                option=option, kinds=" and ".join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
+                option=option, kinds=_(" and ").join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
     if kind == "attention":  # its own module: projections, heads, softmax
         from .attention import attention_step_through
         return attention_step_through(x, shape=shape, seed=seed, dy=dy, causal=causal, heads=heads, h=h,
@@ -408,12 +413,13 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(tuple(shape)) * 2.0 + 1.0 if x is None else np.array(x, dtype=np.float64)
     if x.ndim not in ndims:
-        raise ValueError(f"the {title} step-through takes an input of rank {' or '.join(map(str, ndims))}, "
-                         f"got shape {x.shape}")
+        raise ValueError(_("the {title} step-through takes an input of rank {ranks}, got shape {shape}").format(
+            title=title, ranks=_(" or ").join(map(str, ndims)), shape=x.shape))
     if flag(causal, "causal", "step_through"):
         if kind != "softmax" or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-            raise ValueError(f"causal=True needs the softmax step-through and square last two axes "
-                             f"(attention scores T x T), got {title} on shape {x.shape}")
+            raise ValueError(_("causal=True needs the softmax step-through and square last two axes "
+                               "(attention scores T x T), got {title} on shape {shape}").format(
+                title=title, shape=x.shape))
         above = np.triu_indices(x.shape[-1], 1)
         x[..., above[0], above[1]] = -np.inf
     if kind == "residual":
@@ -428,7 +434,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     letters = _letters(kind, x.ndim)
     if kind == "batchnorm":
         if x.size // x.shape[1] < 2:
-            raise ValueError(f"BatchNorm needs more than one value per channel, got input of shape {x.shape}")
+            raise ValueError(_("BatchNorm needs more than one value per channel, got input of shape {shape}")
+                             .format(shape=x.shape))
         axes = (0,) + tuple(range(2, x.ndim))
         layer = (norms.BatchNorm1d if x.ndim < 4 else norms.BatchNorm2d)(x.shape[1])
         view = (x.shape[1],) if x.ndim == 2 else (1, x.shape[1]) + (1,) * (x.ndim - 2)
@@ -442,7 +449,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     elif kind == "dropout":
         p = DROPOUT_P if p is None else real_number(p, "p", "step_through")
         if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout's p must be at least 0 and below 1 (p = 1 drops every element), got {p}")
+            raise ValueError(_("dropout's p must be at least 0 and below 1 (p = 1 drops every element), got {p}")
+                             .format(p=p))
         axes = tuple(range(x.ndim))
     else:
         axes = (x.ndim - 1,)
@@ -463,7 +471,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
             layer.alpha.data[...] = np.asarray(alpha, dtype=np.float64).reshape(1)
     dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
     if dy.shape != x.shape:
-        raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
+        raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(shape=x.shape, got=dy.shape))
 
     detail, mask = "", None
     if kind == "softmax":
@@ -474,14 +482,16 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         mask = np.random.default_rng(mask_seed).random(x.shape) >= p
         layer = Dropout(p, rng=mask_seed)
         eps, over = 0.0, ",".join(letters)
-        detail = (f"training mode, p = {p:g}: a fixed mask keeps {int(mask.sum())} of {mask.size} "
-                  f"elements, scaled by 1/(1-p) = {1 / (1 - p):.4g}")
+        detail = Phrase(N_("training mode, p = {p}: a fixed mask keeps {kept} of {size} elements, "
+                           "scaled by 1/(1-p) = {scale}"),
+                        p=f"{p:g}", kept=int(mask.sum()), size=mask.size, scale=f"{1 / (1 - p):.4g}")
         tape = dropout_tape(x, mask, p)
     elif kind in GROUPED:
         eps, over = layer.eps, "K"
-        unit = "group" if kind == "groupnorm" else "instance"
-        detail = (f"reshaped to {grouped}, statistics over K = {grouped[2]} values per {unit}, "
-                  f"eps = {eps:.3g}")
+        detail = Phrase(N_("reshaped to {shape}, statistics over K = {k} values per group, eps = {eps}")
+                        if kind == "groupnorm" else
+                        N_("reshaped to {shape}, statistics over K = {k} values per instance, eps = {eps}"),
+                        shape=grouped, k=grouped[2], eps=f"{eps:.3g}")
         tape = grouped_tape(x, layer.weight.data.reshape(view), layer.bias.data.reshape(view), eps,
                             grouped, over_params)
     elif kind == "dyt":
@@ -544,12 +554,14 @@ def _grouped_layer(kind, x, groups):
             groups = 2 if channels % 2 == 0 and channels // 2 * spatial >= 3 else 1  # K = 2: x_hat = +-1
         if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 \
                 or channels % groups:
-            raise ValueError(f"groups must divide the {channels} channels of shape {x.shape}, got {groups}")
+            raise ValueError(_("groups must divide the {channels} channels of shape {shape}, got {groups}").format(
+                channels=channels, shape=x.shape, groups=groups))
         layer = norms.GroupNorm(int(groups), channels)
     grouped = (n, int(groups), channels // groups * spatial)
     if grouped[2] < 2:
-        raise ValueError(f"the {KINDS[kind][0]} step-through needs more than one value per group "
-                         f"(C/G * spatial positions), got input of shape {x.shape} with G = {groups}")
+        raise ValueError(_("the {title} step-through needs more than one value per group (C/G * spatial "
+                           "positions), got input of shape {shape} with G = {groups}").format(
+            title=KINDS[kind][0], shape=x.shape, groups=groups))
     return layer, grouped, c_axis
 
 
@@ -559,27 +571,31 @@ def _properties(kind, tape, axes, over, mask=None, p=None):
     dx = first.grad
     worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
     if kind == "softmax":
-        return [(f"sum_{over}(ds): softmax ignores a shift of its row", worst(dx.sum(axis=axes)))]
+        return [(Phrase(N_("{sum}: softmax ignores a shift of its row"), sum=f"sum_{over}(ds)"),
+                 worst(dx.sum(axis=axes)))]
     if kind == "dyt":  # no reduction: nothing sums to zero, but each dx is its own x's business
         t, alpha = tape["t"].value, tape["alpha"].value
-        return [("dx - alpha * gamma * (1 - t**2) * dy: element by element, no term mixing "
-                 "elements", worst(dx - alpha * tape["gamma"].value * (1 - t * t) * tape.output.grad)),
-                ("dalpha - sum(dx * x) / alpha: alpha scales x, so its gradient is dx's against x",
+        return [(Phrase(N_("{diff}: element by element, no term mixing elements"),
+                        diff="dx - alpha * gamma * (1 - t**2) * dy"),
+                 worst(dx - alpha * tape["gamma"].value * (1 - t * t) * tape.output.grad)),
+                (Phrase(N_("{diff}: alpha scales x, so its gradient is dx's against x"),
+                        diff="dalpha - sum(dx * x) / alpha"),
                  worst(tape["alpha"].grad - np.sum(dx * first.value) / alpha))]
     if kind == "dropout":
         dy = tape.output.grad
-        return [("dx where the mask dropped x: no gradient reaches a dropped element",
+        return [(Phrase(N_("dx where the mask dropped x: no gradient reaches a dropped element")),
                  worst(dx[~mask]) if (~mask).any() else 0.0),
-                ("dx - dy * mask / (1-p): dy passes through the forward's mask",
+                (Phrase(N_("{diff}: dy passes through the forward's mask"), diff="dx - dy * mask / (1-p)"),
                  worst(dx - dy * mask / (1.0 - p)))]
     if kind in GROUPED:  # the properties hold per group, on the reshape (N, G, K)
         dx, x_hat, axes = dx.reshape(tape["xg"].value.shape), tape["xg_hat"].value, (2,)
     else:
         x_hat = tape["x_hat"].value
-    props = [(f"sum_{over}(dx * x_hat): the output ignores a rescaling of x (up to eps)",
+    props = [(Phrase(N_("{sum}: the output ignores a rescaling of x (up to eps)"), sum=f"sum_{over}(dx * x_hat)"),
               worst(np.sum(dx * x_hat, axis=axes)))]
     if kind != "rmsnorm":
-        props.insert(0, (f"sum_{over}(dx): the output ignores a shift of x", worst(dx.sum(axis=axes))))
+        props.insert(0, (Phrase(N_("{sum}: the output ignores a shift of x"), sum=f"sum_{over}(dx)"),
+                         worst(dx.sum(axis=axes))))
     return props
 
 
@@ -593,8 +609,8 @@ def _class_targets(target, rng, n, c):
         return rng.integers(0, c, size=n)
     y = np.asarray(target)
     if y.shape != (n,) or y.dtype.kind not in "iu" or (y.size and (y.min() < 0 or y.max() >= c)):
-        raise ValueError(f"target must hold one class index in [0, {c}) per row of the logits, "
-                         f"shape ({n},), got {y.dtype} of shape {y.shape}")
+        raise ValueError(_("target must hold one class index in [0, {c}) per row of the logits, shape ({n},), "
+                           "got {dtype} of shape {shape}").format(c=c, n=n, dtype=y.dtype, shape=y.shape))
     return y
 
 
@@ -607,25 +623,27 @@ def _loss_or_activation_step_through(kind, title, x, rng, dy, target, h):
         y_ref = layer.forward(x, target)
         dy = np.ones((1, 1)) if dy is None else np.asarray(dy, dtype=np.float64)
         if dy.size != 1:
-            raise ValueError(f"dy must be one number for cross_entropy (the loss is a scalar), got shape "
-                             f"{dy.shape}")
+            raise ValueError(_("dy must be one number for cross_entropy (the loss is a scalar), got shape {shape}")
+                             .format(shape=dy.shape))
         dy = dy.reshape(1, 1)
         dx = layer.backward(dy[0, 0])
-        what = f"mean over the N = {n} rows of -log-softmax at the target, over the C = {c} classes"
-        loss_line = f"The output is the loss itself: L = loss, so dL/dloss = dy = {dy[0, 0]:g}."
-        notes = [f"Targets y (one class per row): {target.tolist()}"]
+        what = Phrase(N_("mean over the N = {n} rows of -log-softmax at the target, over the C = {c} classes"),
+                      n=n, c=c)
+        loss_line = Phrase(N_("The output is the loss itself: L = loss, so dL/dloss = dy = {dy}."),
+                           dy=f"{dy[0, 0]:g}")
+        notes = [Phrase(N_("Targets y (one class per row): {targets}"), targets=target.tolist())]
     else:
         over = _letters(kind, x.ndim)[-1]
         dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
         if dy.shape != x.shape:
-            raise ValueError(f"dy must have the input's shape {x.shape}, got {dy.shape}")
+            raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(shape=x.shape, got=dy.shape))
         if kind == "log_softmax":
             tape, layer = log_softmax_tape(x, x.ndim - 1, over), LogSoftmax(axis=-1)
-            what = f"log-softmax over {over}"
+            what = Phrase(N_("log-softmax over {over}"), over=over)
         else:
             approximate = "tanh" if kind == "gelu_tanh" else "none"
             tape, layer = gelu_tape(x, approximate), GELU(approximate=approximate)
-            what = "element by element, no statistics"
+            what = Phrase(N_("element by element, no statistics"))
         y_ref = layer.forward(x)
         dx = layer.backward(dy)
         loss_line, notes = "", []
@@ -643,22 +661,23 @@ def _loss_or_activation_properties(kind, tape, over, target=None):
     dx, x = first.grad, first.value
     worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
     if kind == "log_softmax":
-        return [(f"sum_{over}(ds): log-softmax ignores a shift of its row",
+        return [(Phrase(N_("{sum}: log-softmax ignores a shift of its row"), sum=f"sum_{over}(ds)"),
                  worst(dx.sum(axis=-1)))]
     if kind == "cross_entropy":
         p = np.exp(tape["logp"].value)
         onehot = np.zeros_like(p)
         onehot[np.arange(len(p)), target] = 1.0
         fused = tape.output.grad[0, 0] * (p - onehot) / len(p)
-        return [("ds - dloss * (softmax(s) - onehot(y)) / N: the staged gradient is the fused one",
-                 worst(dx - fused)),
-                (f"sum_{over}(ds): each row's gradient sums to 0", worst(dx.sum(axis=1)))]
+        return [(Phrase(N_("{diff}: the staged gradient is the fused one"),
+                        diff="ds - dloss * (softmax(s) - onehot(y)) / N"), worst(dx - fused)),
+                (Phrase(N_("{sum}: each row's gradient sums to 0"), sum=f"sum_{over}(ds)"),
+                 worst(dx.sum(axis=1)))]
     dy = tape.output.grad
     if kind == "gelu":
         phi = np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
-        return [("dx - dy * (Phi + x * phi): the product rule, element by element",
+        return [(Phrase(N_("{diff}: the product rule, element by element"), diff="dx - dy * (Phi + x * phi)"),
                  worst(dx - dy * (tape["Phi"].value + x * phi)))]
     t = tape["t"].value
-    return [("dx - dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)): the product rule, "
-             "element by element",
+    return [(Phrase(N_("{diff}: the product rule, element by element"),
+                    diff="dx - dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2))"),
              worst(dx - dy * (tape["h"].value + x / 2 * (1 - t * t) * GELU_K * (1 + 3 * GELU_C * x * x))))]

@@ -20,7 +20,39 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import sum_to_shape
+from ..i18n import N_, translator
 from ..nn.activations import erf as _erf
+
+_ = translator("explain")
+
+
+class Phrase:
+    """An English message and its fields (formulas, numbers, names), said in the language in use
+    where it is shown: ``str()`` (and so an f-string) translates the message, then fills in the
+    fields, which no language changes. A local derivative or rule with words in it is a Phrase;
+    so are the step-through's sentences that carry numbers.
+
+        Phrase(N_("{d} = 1 at the argmax, 0 elsewhere"), d="d m/d s_i")
+    """
+
+    def __init__(self, message, **fields):
+        self.message, self.fields = message, fields
+
+    def __str__(self):
+        return _(self.message).format(**self.fields)
+
+    @property
+    def english(self):
+        """The phrase in English whatever the language in use (fields that are phrases too)."""
+        return self.message.format(**{k: english(v) for k, v in self.fields.items()})
+
+    def __repr__(self):
+        return repr(self.english)
+
+
+def english(text):
+    """A Phrase in English; any other text as it is."""
+    return text.english if isinstance(text, Phrase) else text
 
 
 @dataclass
@@ -28,9 +60,9 @@ class Edge:
     """How a node depends on one of its inputs: the local derivative and the backward rule."""
 
     source: "Node"
-    local: str  # plain text, e.g. "d xc/d mean = -1"
+    local: str  # plain text (or a Phrase, for words), e.g. "d xc/d mean = -1"
     local_tex: str  # LaTeX, e.g. r"\partial x_c / \partial \mu = -1"
-    rule: str  # plain text, e.g. "d_mean += -sum_N(d_xc)"
+    rule: str  # plain text (or a Phrase), e.g. "d_mean += -sum_N(d_xc)"
     vjp: object  # (g, out, *input values) -> this input's share of the gradient
 
 
@@ -39,7 +71,7 @@ class Node:
     """One value on the tape: a leaf (input or parameter) or the result of one elementary step."""
 
     name: str  # "xc"
-    step: str  # "centre"; "input" for a leaf
+    step: str  # "centre"; "input" for a leaf (English, marked N_, translated where shown)
     value: np.ndarray
     tex: str = ""  # its LaTeX symbol, e.g. r"x_c"
     formula: str = ""  # "xc = x - mean"
@@ -93,7 +125,7 @@ class Tape:
     def leaf(self, name, value, tex=None):
         """An input or parameter: a value with no formula; its gradient is the end of the road."""
         tex = tex or name
-        return self._append(Node(name, "input", np.array(value, dtype=np.float64), tex, name, tex))
+        return self._append(Node(name, N_("input"), np.array(value, dtype=np.float64), tex, name, tex))
 
     def _op(self, name, step, tex, fn, edges, formula, formula_tex):
         value = fn(*(e.source.value for e in edges))
@@ -132,9 +164,10 @@ class Tape:
 
         return self._op(
             name, step, tex, lambda v: v.max(axis=axes, keepdims=True),
-            [Edge(a, f"d {name}/d {a.name}_i = 1 at the argmax, 0 elsewhere",
+            [Edge(a, Phrase(N_("{d} = 1 at the argmax, 0 elsewhere"), d=f"d {name}/d {a.name}_i"),
                   rf"\frac{{\partial {tex}}}{{\partial {{{a.tex}}}_{{i}}}} = [\,i = \arg\max\,]",
-                  f"d_{a.name} += d_{name} at the argmax", lambda g, out, v: g * first_argmax(v, out))],
+                  Phrase(N_("{d} at the argmax"), d=f"d_{a.name} += d_{name}"),
+                  lambda g, out, v: g * first_argmax(v, out))],
             f"{name} = max_{over}({a.name})", rf"{tex} = \max_{{{over}}} {a.tex}")
 
     def sub(self, a, b, name, step, tex, over=None):
@@ -224,7 +257,7 @@ class Tape:
         shape = tuple(shape)
         return self._op(
             name, step, tex, lambda v: v.reshape(shape),
-            [Edge(a, f"d {name}/d {a.name} = 1 (the same element, moved)",
+            [Edge(a, Phrase(N_("{d} = 1 (the same element, moved)"), d=f"d {name}/d {a.name}"),
                   rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
                   f"d_{a.name} += reshape(d_{name}, {_shape_text(a.value.shape)})",
                   lambda g, out, v: g.reshape(v.shape))],
@@ -238,11 +271,11 @@ class Tape:
         t = lambda v: np.swapaxes(v, -1, -2)  # noqa: E731  (the transpose of the last two axes)
         return self._op(
             name, step, tex, lambda u, v: u @ v,
-            [Edge(a, f"d {name}/d {a.name} = {b.name}^T (on the right)",
+            [Edge(a, Phrase(N_("{d} (on the right)"), d=f"d {name}/d {a.name} = {b.name}^T"),
                   rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = {b.tex}^{{\top}}",
                   f"d_{a.name} += d_{name} @ {b.name}^T",
                   lambda g, out, u, v: sum_to_shape(g @ t(v), u.shape)),
-             Edge(b, f"d {name}/d {b.name} = {a.name}^T (on the left)",
+             Edge(b, Phrase(N_("{d} (on the left)"), d=f"d {name}/d {b.name} = {a.name}^T"),
                   rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = {a.tex}^{{\top}}",
                   f"d_{b.name} += {a.name}^T @ d_{name}",
                   lambda g, out, u, v: sum_to_shape(t(u) @ g, v.shape))],
@@ -255,7 +288,7 @@ class Tape:
         inverse = tuple(np.argsort(axes))
         return self._op(
             name, step, tex, lambda v: np.transpose(v, axes),
-            [Edge(a, f"d {name}/d {a.name} = 1 (the same element, moved)",
+            [Edge(a, Phrase(N_("{d} = 1 (the same element, moved)"), d=f"d {name}/d {a.name}"),
                   rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1",
                   f"d_{a.name} += transpose(d_{name}, {axes})", lambda g, out, v: np.transpose(g, inverse))],
             f"{name} = transpose({a.name}, {axes})", rf"{tex} = \mathrm{{transpose}}({a.tex})")
@@ -314,9 +347,9 @@ class Tape:
 
         return self._op(
             name, step, tex, lambda v: v[rows, index][:, None],
-            [Edge(a, f"d {name}_n/d {a.name}_nj = 1 where j = y_n, 0 elsewhere",
+            [Edge(a, Phrase(N_("{d} = 1 where j = y_n, 0 elsewhere"), d=f"d {name}_n/d {a.name}_nj"),
                   rf"\frac{{\partial {tex}_n}}{{\partial {{{a.tex}}}_{{nj}}}} = [\,j = y_n\,]",
-                  f"d_{a.name} += d_{name} at the target, 0 elsewhere", scatter)],
+                  Phrase(N_("{d} at the target, 0 elsewhere"), d=f"d_{a.name} += d_{name}"), scatter)],
             f"{name} = {a.name}[n, y_n]", rf"{tex}_n = {{{a.tex}}}_{{n, y_n}}")
 
     # --- across ranks (SyncBatchNorm) --------------------------------------------------------
