@@ -181,7 +181,8 @@ def computation_graph(st):
             taken.add((column[node.name], row[node.name]))
     row.update(st.lanes or {})  # a tape of parallel chains (q and k, the ranks) gives its own rows
 
-    routes = {say(N_("direct: {path}")).format(path=" -> ".join(direct)): [(a, b) for a, b in zip(direct, direct[1:])]}
+    routes = {say(N_("{route}: {edges}")).format(route=say(N_("direct")), edges=" -> ".join(direct)):
+              [(a, b) for a, b in zip(direct, direct[1:])]}
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
         inner = [(a, b) for a, b in edges if (a in branch or b in branch)
                  and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
@@ -189,7 +190,7 @@ def computation_graph(st):
         start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
         head = (say(N_("from {start}")).format(start=start) if start and from_source.isdisjoint(branch)
                 else say(N_("through the {step}")).format(step=say(st.route_names.get(step, step))))
-        routes[f"{head}: {', '.join(_chain(inner))}"] = inner
+        routes[say(N_("{route}: {edges}")).format(route=head, edges=", ".join(_chain(inner)))] = inner
 
     x = source.value.shape
     what = text(st.what) or {"softmax": say(N_("softmax over {over}")).format(over=st.over),

@@ -12,7 +12,7 @@ from ..i18n.width import display_width, fill, pad
 _ = translator("explain")
 # a check's verdict and what it is against, as the table and the summary show them
 VERDICTS = {"exact": N_("exact"), "close": N_("close"), "DIFFERS": N_("DIFFERS")}
-AGAINST = {"compact": N_("compact"), "numerical": N_("numerical")}
+AGAINST = {"compact": N_("compact"), "numerical": N_("numerical"), "batchnorm": N_("batchnorm")}
 
 # One abbreviation rule for every array a step-through prints (values, gradients, statistics,
 # shares, dropout's mask): when any array on the tape has more than ABBREVIATE_OVER values,
@@ -144,11 +144,6 @@ def backward_intro(st, width=80):
             _wrap(_("Each node receives dL/d(node) from the nodes that used it, multiplies by "
                     "its local derivative and passes one share to each of its inputs. A value "
                     "used twice adds up both shares."), width)]
-
-
-def step_prompt(i, n):
-    """``explain --step``'s question after the i-th of n backward nodes (no newline after it)."""
-    return _("[node {i}/{n}] Enter: next, b: back, q: quit").format(i=i, n=n) + " "
 
 
 def backward_order(st):

@@ -327,11 +327,12 @@ COMPACT = {
         "none": "dx = dy + f'(dy)"},
     "attention": "do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
                  "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T",
-    "qk_norm": "dq = q_norm.backward(ds @ y_k / sqrt(D)), dk = k_norm.backward(ds^T @ y_q / sqrt(D)):"
-               " each norm's own compact backward, y_q = q_norm(q), y_k = k_norm(k)",
-    "sync_batchnorm": "dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
-                      " dx_hat = dy * gamma; both means over every rank, from one all-reduce of"
-                      " [sum dy_r, sum dy_r * x_hat_r]",
+    "qk_norm": Phrase(N_("{dq}: each norm's own compact backward, {y}"),
+                      dq="dq = q_norm.backward(ds @ y_k / sqrt(D)), dk = k_norm.backward(ds^T @ y_q / sqrt(D))",
+                      y="y_q = q_norm(q), y_k = k_norm(k)"),
+    "sync_batchnorm": Phrase(N_("{dx}; both means over every rank, from one all-reduce of {sums}"),
+                             dx="dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
+                                " dx_hat = dy * gamma", sums="[sum dy_r, sum dy_r * x_hat_r]"),
 }
 
 # options that only some step-throughs take (any other refuses them)

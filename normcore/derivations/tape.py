@@ -361,7 +361,7 @@ class Tape:
             name, step, tex, lambda *values: sum(values[1:], values[0].copy()),  # in rank order
             [Edge(p, f"d {name}/d {p.name} = 1",
                   rf"\frac{{\partial {tex}}}{{\partial {p.tex}}} = 1",
-                  f"d_{p.name} += d_{name} (rank {r} receives the summed gradient)",
+                  Phrase(N_("{d} (rank {r} receives the summed gradient)"), d=f"d_{p.name} += d_{name}", r=r),
                   lambda g, out, *values: g.copy())
              for r, p in enumerate(parts)],
             f"{name} = all_reduce({_listed(parts)})",
@@ -377,7 +377,7 @@ class Tape:
 
         return self._op(
             name, step, tex, lambda *values: np.concatenate(values, axis=axis),
-            [Edge(p, f"d {name}/d {p.name} = 1 on its rows {a}:{b}",
+            [Edge(p, Phrase(N_("{d} = 1 on its rows {a}:{b}"), d=f"d {name}/d {p.name}", a=a, b=b),
                   rf"\frac{{\partial {tex}}}{{\partial {p.tex}}} = 1",
                   f"d_{p.name} += d_{name}[{a}:{b}]", piece(a, b))
              for p, a, b in zip(parts, bounds[:-1], bounds[1:])],
