@@ -67,7 +67,7 @@ def test_qk_norm_bounds_the_scores_as_measured():
     raw = np.abs(q @ k.T).max() / math.sqrt(D)
     bound = np.abs(t["gamma_q"].value).max() * np.abs(t["gamma_k"].value).max() * math.sqrt(D)
     assert np.abs(t["s"].value).max() <= bound < raw  # the raw scores exceed it, the normed never
-    note = " ".join(" ".join(st.notes).split())
+    note = " ".join(" ".join(map(str, st.notes)).split())
     assert f"reaches {raw:.4g}" in note and f"<= {bound:.4g}" in note
     # scaling q and k up changes the raw scores a hundredfold and the normed ones not at all
     same, big = step_through("qk_norm", q, seed=1), step_through("qk_norm", q * 100.0, seed=1)
@@ -151,9 +151,9 @@ def test_the_all_reduce_node_sums_forward_and_hands_the_summed_gradient_back():
     # that total is the sum of every rank's share at the shared nodes: the backward's all-reduce
     np.testing.assert_allclose(t["mean"].grad, sum(t[f"xc_{r}"].share("mean") for r in range(3)), rtol=1e-14)
     np.testing.assert_allclose(t["rstd"].grad, sum(t[f"x_hat_{r}"].share("rstd") for r in range(3)), rtol=1e-14)
-    text = " ".join(" ".join(st.notes).split())
+    text = " ".join(" ".join(map(str, st.notes)).split())
     assert "3 all-reduce messages" in text and "rank 2: rows 4:5" in text
-    empty = " ".join(" ".join(step_through("sync_batchnorm", shape=(2, 3), ranks=3).notes).split())
+    empty = " ".join(" ".join(map(str, step_through("sync_batchnorm", shape=(2, 3), ranks=3).notes)).split())
     assert "rank 2: no rows" in empty
 
 

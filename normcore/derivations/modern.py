@@ -22,7 +22,7 @@ from ..layer_cases import randomize_parameters
 from ..nn.attention import MultiheadAttention, qk_norm_choice
 from .steps import (COMPACT, COMPACT_ATOL, COMPACT_TOL, StepThrough, _affine, _check, _letters, _named,
                     _rms_normalize, _standardize, _verdict, layer_eps)
-from .tape import Phrase, Tape
+from .tape import Joined, Phrase, Tape
 
 _ = translator("explain")
 
@@ -131,14 +131,14 @@ def _qk_notes(tape, q, k, D, no_beta_k):
     """The teaching point, measured: the norms bound the scores, whatever q and k are."""
     raw = float(np.max(np.abs(q @ np.swapaxes(k, -1, -2)))) / math.sqrt(D)
     bound = _score_bound(tape, D)
-    notes = [_("max |s| = {s:.4g} here; without the norms, q k^T / sqrt(D) on the same q and k "
-               "reaches {raw:.4g}. With them |s| <= |y_q| |y_k| / sqrt(D) <= {bound:.4g} "
-               "(Cauchy-Schwarz, |x_hat| <= sqrt(D)): a bound set by gamma and beta alone, not "
-               "by the size of q and k.").format(s=float(np.max(np.abs(tape.output.value))), raw=raw,
-                                                 bound=bound)]
+    notes = [Phrase(N_("max |s| = {s:.4g} here; without the norms, q k^T / sqrt(D) on the same q and k "
+                       "reaches {raw:.4g}. With them |s| <= |y_q| |y_k| / sqrt(D) <= {bound:.4g} "
+                       "(Cauchy-Schwarz, |x_hat| <= sqrt(D)): a bound set by gamma and beta alone, not "
+                       "by the size of q and k."), s=float(np.max(np.abs(tape.output.value))), raw=raw,
+                    bound=bound)]
     if no_beta_k:
-        notes.append(_("k_norm has no beta, as in MultiheadAttention: after the softmax, q_i . beta_k "
-                       "would be the same for every key of row i, which the softmax ignores."))
+        notes.append(Phrase(N_("k_norm has no beta, as in MultiheadAttention: after the softmax, q_i . beta_k "
+                               "would be the same for every key of row i, which the softmax ignores.")))
     return notes
 
 
@@ -157,11 +157,12 @@ def _qk_properties(tape, choice):
     props = []
     for of in ("q", "k"):
         leaf = tape[of]
-        props.append((f"sum_D(d{of} * {of}): " + _("the scores ignore a rescaling of each row of {of} "
-                                                    "(up to eps)").format(of=of),
+        props.append((Phrase(N_("{sum}: the scores ignore a rescaling of each row of {of} (up to eps)"),
+                             sum=f"sum_D(d{of} * {of})", of=of),
                       worst(np.sum(leaf.grad * leaf.value, axis=-1))))
         if choice == "layernorm":
-            props.append((f"sum_D(d{of}): " + _("the scores ignore a shift of each row of {of}").format(of=of),
+            props.append((Phrase(N_("{sum}: the scores ignore a shift of each row of {of}"), sum=f"sum_D(d{of})",
+                                 of=of),
                           worst(leaf.grad.sum(axis=-1))))
     return props
 
@@ -252,15 +253,15 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
     reference = {f"x_{r}": dx for r, dx in enumerate(dx_ranks)}
     reference["gamma"] = sum(layer.weight.grad for layer in layers)  # each replica's local share
     reference["beta"] = sum(layer.bias.grad for layer in layers)
-    rows = ", ".join((_("rank {r}: rows {a}:{b}") if a < b else _("rank {r}: no rows")).format(r=r, a=a, b=b)
-                     for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
+    rows = Joined(Phrase(N_("rank {r}: rows {a}:{b}") if a < b else N_("rank {r}: no rows"), r=r, a=a, b=b)
+                  for r, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(x)])))
     N = x.size // C
     st = StepThrough("sync_batchnorm", "SyncBatchNorm", tape, dy, eps, over,
                      Phrase(N_("SyncBatchNorm.backward over InProcessGroup({r})"), r=R), COMPACT["sync_batchnorm"],
                      what=Phrase(N_("rank 0's share of x {shape} split over {r} ranks, statistics over {over} "
                                     "of all ranks together (N = {n} values per channel), eps = {eps:.3g}"),
                                  shape=x.shape, r=R, over=over, n=N, eps=eps),
-                     notes=[_("The rows of x on each rank: {rows}.").format(rows=rows),
+                     notes=[Phrase(N_("The rows of x on each rank: {rows}."), rows=rows),
                             *_sync_notes(log)])
     _check(st, np.concatenate(y_ranks), reference, h)
     st.checks += _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts)
@@ -272,14 +273,14 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
 def _sync_notes(log):
     """What normcore's SyncBatchNorm sent, and how the tape's backward relates to it."""
     sizes = ", ".join(f"{m.name} ({m.received.size})" for m in log)
-    return [_("normcore's SyncBatchNorm sent {n} all-reduce messages (values each): {sizes}.")
-            .format(n=len(log), sizes=sizes),
-            _("On the tape, S and M2 are the two forward all-reduces. In the backward, the gradient "
-              "of a shared node (mean, rstd) adds every rank's share: that sum over the ranks is the "
-              "backward's all-reduce, which normcore sends as one message of [sum dy, sum dy * x_hat] "
-              "per channel; S and M2 then hand the total back to every rank."),
-            _("The checks also compare with plain BatchNorm on the rows put back together "
-              "(vs batchnorm): the two must agree.")]
+    return [Phrase(N_("normcore's SyncBatchNorm sent {n} all-reduce messages (values each): {sizes}."),
+                   n=len(log), sizes=sizes),
+            Phrase(N_("On the tape, S and M2 are the two forward all-reduces. In the backward, the gradient "
+                      "of a shared node (mean, rstd) adds every rank's share: that sum over the ranks is the "
+                      "backward's all-reduce, which normcore sends as one message of [sum dy, sum dy * x_hat] "
+                      "per channel; S and M2 then hand the total back to every rank.")),
+            Phrase(N_("The checks also compare with plain BatchNorm on the rows put back together "
+                      "(vs batchnorm): the two must agree."))]
 
 
 def _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts):
@@ -300,13 +301,13 @@ def _sync_properties(tape, log, axes, R):
     dx = sum(tape[f"x_{r}"].grad.sum(axis=axes) for r in range(R))
     dx_x_hat = sum((tape[f"x_{r}"].grad * tape[f"x_hat_{r}"].value).sum(axis=axes) for r in range(R))
     backward = np.concatenate([tape["beta"].grad.ravel(), tape["gamma"].grad.ravel()])
-    return [(_("sum over every rank of dx, per channel: the output ignores a shift of the whole batch"),
+    return [(Phrase(N_("sum over every rank of dx, per channel: the output ignores a shift of the whole batch")),
              worst(dx)),
-            (_("sum over every rank of dx * x_hat, per channel: it ignores a rescaling (up to eps)"),
+            (Phrase(N_("sum over every rank of dx * x_hat, per channel: it ignores a rescaling (up to eps)")),
              worst(dx_x_hat)),
-            (_("S - normcore's first all-reduce (sum x per channel)"), worst(tape["S"].value.ravel()
+            (Phrase(N_("S - normcore's first all-reduce (sum x per channel)")), worst(tape["S"].value.ravel()
                                                                             - log[0].received[1:])),
-            (_("M2 - normcore's second all-reduce (the squared deviations summed per channel)"),
+            (Phrase(N_("M2 - normcore's second all-reduce (the squared deviations summed per channel)")),
              worst(tape["M2"].value.ravel() - log[1].received)),
-            (_("[dbeta, dgamma] - normcore's backward all-reduce [sum dy, sum dy * x_hat]"),
+            (Phrase(N_("[dbeta, dgamma] - normcore's backward all-reduce [sum dy, sum dy * x_hat]")),
              worst(backward - log[2].received))]

@@ -50,9 +50,23 @@ class Phrase:
         return repr(self.english)
 
 
+class Joined:
+    """Phrases said one after another with ``sep`` between them (a list inside a sentence)."""
+
+    def __init__(self, items, sep=", "):
+        self.items, self.sep = list(items), sep
+
+    def __str__(self):
+        return self.sep.join(map(str, self.items))
+
+    @property
+    def english(self):
+        return self.sep.join(str(english(item)) for item in self.items)
+
+
 def english(text):
-    """A Phrase in English; any other text as it is."""
-    return text.english if isinstance(text, Phrase) else text
+    """A Phrase (or Joined) in English; any other text as it is."""
+    return text.english if isinstance(text, (Phrase, Joined)) else text
 
 
 @dataclass
