@@ -276,6 +276,7 @@ def attention_graph(st):
               (say(N_("through k")), route({x.name} | k_lane, k_lane | scores))]
     graph.positions = positions
     graph.labels = _fit(node_labels(tape.nodes), max(column.values()) + 1, least=LABEL_CHARS)
-    graph.routes = {f"{label}: {', '.join(_chain(route))}": route for label, route in routes}
+    graph.routes = {say(N_("{route}: {edges}")).format(route=label, edges=", ".join(_chain(route))): route
+                    for label, route in routes}
     return graph
 
