@@ -6,7 +6,10 @@ import re
 import pytest
 
 from normcore.derivations import KINDS, step_through
+from normcore.derivations.blocks import POSITIONS
 from normcore.docs import generate
+
+PAGES = list(KINDS) + [f"residual_{p}" for p in POSITIONS if p != "pre"]  # Pre-Norm is residual's own
 
 
 @pytest.fixture(scope="module")
@@ -17,27 +20,30 @@ def pages(tmp_path_factory):
 
 def test_a_page_and_a_graph_per_kind_and_an_index_linking_them(pages):
     folder, written = pages
-    assert set(written) == {f"{kind}.md" for kind in KINDS} | {"index.md"}
-    for kind in KINDS:
-        assert f"]({kind}.md)" in written["index.md"]
-        assert (folder / f"{kind}.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
-        assert f"]({kind}.svg)" in written[f"{kind}.md"]
+    assert set(written) == {f"{page}.md" for page in PAGES} | {"index.md"}
+    for page in PAGES:
+        assert f"]({page}.md)" in written["index.md"]
+        assert (folder / f"{page}.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+        assert f"]({page}.svg)" in written[f"{page}.md"]
     toctree = written["index.md"].split("```{toctree}")[1]
-    assert [line for line in toctree.splitlines()[3:] if line and line != "```"] == list(KINDS)
+    assert sorted(line for line in toctree.splitlines()[3:] if line and line != "```") == sorted(PAGES)
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
-def test_each_page_is_its_tape(pages, kind):
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_is_its_tape(pages, page):
     """Every node of the tape appears, in the table and in the backward; the math is balanced;
-    the numbers are those step_through prints for the page's input."""
+    the numbers are those step_through prints for the page's input (and norm position)."""
     _, written = pages
-    text = written[f"{kind}.md"]
+    text = written[f"{page}.md"]
+    kind, _, position = page.partition("_") if page.startswith("residual_") else (page, "", "")
     shape = generate.DERIVATION_SHAPES.get(kind, (2, 3))
-    st = step_through(kind, shape=shape, seed=0)
+    st = step_through(kind, shape=shape, seed=0, **({"position": position} if position else {}))
     for node in st.tape:
         assert f"`{node.name}`" in text
     assert text.count("$$") % 2 == 0 and st.text(width=100, latex=False) in text
-    assert "all pass" in written["index.md"].split(f"]({kind}.md)")[1].splitlines()[0]
+    assert "all pass" in written["index.md"].split(f"]({page}.md)")[1].splitlines()[0]
+    if position:
+        assert f"--position {position}" in text
 
 
 def test_api_entries_link_their_derivation():

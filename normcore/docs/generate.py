@@ -234,32 +234,47 @@ def practice_catalog(lang="en"):
     return "\n".join(lines)
 
 
+def _derivations():
+    """(page name, kind, options) of every derivation page: one per step-through, and one per
+    further norm position of the residual block (its page is Pre-Norm's)."""
+    from ..derivations import KINDS
+    from ..derivations.blocks import POSITIONS
+
+    for kind in KINDS:
+        yield kind, kind, {}
+        if kind == "residual":
+            yield from ((f"residual_{p}", kind, {"position": p}) for p in POSITIONS if p != "pre")
+
+
 def derivation_pages(folder):
-    """{file name: Markdown} of the derivations: a page per step-through, generated from its tape
-    (the forward table, the backward node by node with display math, the checks), with its
-    computation graph written as ``folder/KIND.svg``; and the index page listing them."""
-    from ..derivations import KINDS, step_through
+    """{file name: Markdown} of the derivations: a page per step-through (per norm position for
+    the residual block), generated from its tape (the forward table, the backward node by node
+    with display math, the checks), with its computation graph written as ``folder/PAGE.svg``;
+    and the index page listing them."""
+    from ..derivations import step_through
     from ..derivations.render import export_markdown
 
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     pages, rows = {}, []
-    for kind, (title, _) in KINDS.items():
+    for page, kind, options in _derivations():
         shape = DERIVATION_SHAPES.get(kind, (2, 3))
-        st = step_through(kind, shape=shape, seed=0)
-        st.graph().save(folder / f"{kind}.svg")
-        command = f"normcore explain {kind} --shape {'x'.join(map(str, shape))}"
+        st = step_through(kind, shape=shape, seed=0, **options)
+        st.graph().save(folder / f"{page}.svg")
+        flags = "".join(f" --{name} {value}" for name, value in options.items())
+        command = f"normcore explain {kind} --shape {'x'.join(map(str, shape))}{flags}"
+        call = ", ".join([repr(kind), f"shape={shape}", "seed=0", *(f"{n}={v!r}" for n, v in options.items())])
         title_line, *body = export_markdown(st).split("\n")
-        pages[f"{kind}.md"] = "\n".join([
+        pages[f"{page}.md"] = "\n".join([
             title_line, "",
-            f"Generated from the tape of `step_through({kind!r}, shape={shape}, seed=0)`; "
+            f"Generated from the tape of `step_through({call})`; "
             f"`{command}` prints the same in a terminal, `--step` one node at a time, "
             f"`--format md` or `--format tex` this page for lecture notes.", "",
-            f"![The computation graph of {_cell(title)}: every node of the tape, the routes from "
-            f"x coloured]({kind}.svg)", *body, "",
+            f"![The computation graph of {_cell(str(st.title))}: every node of the tape, the routes "
+            f"from x coloured]({page}.svg)", *body, "",
             "## The numbers", "", f"What `{command}` prints: every value and every gradient.", "",
             "```text", st.text(width=100, latex=False), "```", ""])
-        rows.append(f"| [{_cell(title)}]({kind}.md) | `{command}` | {len(st.tape.nodes)} | "
+        rows.append(f"| [{_cell(str(st.title))}]({page}.md) | `{command}` | {len(st.tape.nodes)} | "
                     f"{'all pass' if st.passed else 'FAIL'} |")
     pages["index.md"] = "\n".join([
         "# Derivations: every backward, node by node", "",
@@ -269,7 +284,7 @@ def derivation_pages(folder):
         "its staged gradients are checked against the layer's compact backward and against "
         "central differences: the last column says whether they agreed.", "",
         "| computation | in a terminal | nodes | checks |", "|---|---|---|---|", *rows, "",
-        "```{toctree}", ":hidden:", "", *[kind for kind in KINDS], "```", ""])
+        "```{toctree}", ":hidden:", "", *[page for page, _, _ in _derivations()], "```", ""])
     return pages
 
 
