@@ -853,3 +853,13 @@ def test_matmul_and_transpose_nodes_match_central_differences():
     assert t["b"].grad.shape == (4, 5)  # summed over the batch axis it was broadcast along
     for name in ("a", "b", "c"):
         np.testing.assert_allclose(t[name].grad, t.numerical_grad(t[name], dy), rtol=1e-6, atol=1e-8)
+
+
+def test_explain_says_so_before_a_check_of_seconds(capsys):
+    """A large input is checked value by value: explain says so on stderr first, and not for a
+    small one."""
+    from normcore.commands.explain import NOTICE_VALUES
+    assert main(["explain", "layernorm", "--shape", f"{NOTICE_VALUES // 8}x8", "--summary"]) == 0
+    assert "this takes a few seconds" in capsys.readouterr().err
+    assert main(["explain", "layernorm", "--shape", "2x3", "--summary"]) == 0
+    assert capsys.readouterr().err == ""

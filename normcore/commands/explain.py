@@ -56,6 +56,9 @@ GRAPH_SUFFIXES = (".png", ".svg")
 # values, takes about a second; 200x300 would take hours), and arrays of over 60 values print
 # summarised anyway. A larger shape is refused before any work is done.
 MAX_VALUES = 256
+# From this many values on, the checks take seconds (attention at 256 values, a few seconds on
+# an idle machine): explain says so on stderr before it starts, rather than wait in silence.
+NOTICE_VALUES = 96
 
 
 def parse_shape(text):
@@ -182,6 +185,11 @@ def run(args):
     if message:
         _error(message)
         return 2
+    if math.prod(args.shape) >= NOTICE_VALUES:
+        print(fill(_("normcore explain: checking the gradient of every node of the {norm} tape "
+                     "numerically, value by value ({size} input values): this takes a few "
+                     "seconds").format(norm=args.norm, size=math.prod(args.shape)), 80),
+              file=sys.stderr, flush=True)
     try:
         st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
                           position=args.position, groups=args.groups, p=args.p, heads=args.heads,
