@@ -25,8 +25,6 @@ from .tape import Phrase, Tape
 
 _ = translator("explain")
 
-_ = translator("explain")
-
 COMPACT_TOL = 1e-10  # staged vs compact: the same arithmetic in another order, rounding only:
 COMPACT_ATOL = 1e-13  # relative error, or absolute difference where the gradient is about 0
 NUMERICAL_TOL = 1e-6  # staged vs central differences with h = 1e-6: relative error, or
@@ -299,6 +297,12 @@ KINDS = {
     "attention": ("self-attention", (2, 3)),  # x (T, D) or (B, T, D)
     "qk_norm": ("QK-norm", (2, 3, 4)),  # q of shape (T, D), (H, T, D) or (B, H, T, D): modern.py
     "sync_batchnorm": ("SyncBatchNorm", (2, 3, 4)),  # the whole batch, split over the ranks: modern.py
+    "linear": ("Linear", (2, 3, 4)),  # x (*, D) @ W (D, D + 1) + b: layers.py, as the four below
+    "relu": ("ReLU", (1, 2, 3, 4)),
+    "sigmoid": ("Sigmoid", (1, 2, 3, 4)),
+    "tanh": ("Tanh", (1, 2, 3, 4)),
+    "mse": ("MSELoss", (1, 2, 3, 4)),
+    "feedforward": ("FeedForward", (2, 3, 4)),  # Linear(D, 2D), ReLU, Linear(2D, D)
 }
 
 GROUPED_DX = "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat)))"
@@ -333,6 +337,12 @@ COMPACT = {
     "sync_batchnorm": Phrase(N_("{dx}; both means over every rank, from one all-reduce of {sums}"),
                              dx="dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
                                 " dx_hat = dy * gamma", sums="[sum dy_r, sum dy_r * x_hat_r]"),
+    "linear": "dx = dy @ W^T, dW = x^T @ dy (summed over the rows), db = sum_rows(dy)",
+    "relu": "dx = dy * [x > 0]",
+    "sigmoid": "dx = dy * y * (1 - y)",
+    "tanh": "dx = dy * (1 - y**2)",
+    "mse": "dpred = dloss * 2 * (pred - target) / N",
+    "feedforward": "dh = dy @ W2^T; da = dh * [a > 0]; dx = da @ W1^T; dW2 = h^T @ dy, dW1 = x^T @ da",
 }
 
 # options that only some step-throughs take (any other refuses them)
@@ -432,6 +442,9 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                                    ranks=ranks)
     if kind in LOSS_AND_ACTIVATION_KINDS:
         return _loss_or_activation_step_through(kind, title, x, rng, dy, target, h)
+    from .layers import LAYER_KINDS, layer_step_through  # layers.py builds on this module's tapes
+    if kind in LAYER_KINDS:
+        return layer_step_through(kind, title, x, rng, dy, h, gamma, beta)
     letters = _letters(kind, x.ndim)
     if kind == "batchnorm":
         if x.size // x.shape[1] < 2:

@@ -340,6 +340,17 @@ class Tape:
                   f"d_{a.name} += d_{name} * {cname}", lambda g, out, v: g * c)],
             f"{name} = {text}", rf"{tex} = {latex}")
 
+    def relu(self, a, name, step, tex):
+        """max(a, 0); its derivative is the indicator [a > 0]: 0 at a = 0 exactly, where ReLU
+        has no derivative, as normcore's (and PyTorch's) ReLU takes it."""
+        return self._op(
+            name, step, tex, lambda v: np.maximum(v, 0.0),
+            [Edge(a, Phrase(N_("{d} = [{a} > 0]: 1 where {a} > 0, else 0 (at {a} = 0 too)"),
+                            d=f"d {name}/d {a.name}", a=a.name),
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{a.tex} > 0\,]",
+                  f"d_{a.name} += d_{name} * [{a.name} > 0]", lambda g, out, v: np.where(v > 0, g, 0.0))],
+            f"{name} = max({a.name}, 0)", rf"{tex} = \max({a.tex}, 0)")
+
     def cube(self, a, name, step, tex):
         return self._op(
             name, step, tex, lambda v: v * v * v,

@@ -84,6 +84,8 @@ DERIVATION_OF = {
     "MultiheadSelfAttention": "attention", "CausalSelfAttention": "attention",
     "MultiheadAttention": "attention", "TransformerBlock": "residual",
     "ResidualSublayers": "residual", "SyncBatchNorm": "sync_batchnorm",
+    "Linear": "linear", "ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "MSELoss": "mse",
+    "FeedForward": "feedforward",
 }
 # the input each page is worked on: small enough to read every number
 DERIVATION_SHAPES = {"batchnorm": (4, 3), "groupnorm": (2, 4, 2), "instancenorm": (2, 2, 3),

@@ -1,0 +1,205 @@
+"""Step-throughs of the layers around the norms: Linear, the activations ReLU, Sigmoid and Tanh,
+the mean squared error, and the Transformer's feed-forward (Linear, ReLU, Linear).
+
+    st = step_through("linear", shape=(3, 4))        # x (3, 4) @ W (4, 5) + b: Linear(4, 5)
+    st = step_through("relu", shape=(3, 4))          # y = max(x, 0)
+    st = step_through("sigmoid", shape=(3, 4))       # negate, exp, add 1, reciprocal
+    st = step_through("mse", shape=(3, 4))           # mean((pred - target)**2), a scalar loss
+    st = step_through("feedforward", shape=(2, 3))   # Linear(3, 6), ReLU, Linear(6, 3)
+
+``steps.step_through`` hands these kinds to ``layer_step_through``. Each is checked as the other
+step-throughs are (``steps._check``): against the normcore layer's own forward and backward (dx
+and every parameter's gradient) and against central differences of every node.
+
+The tape holds a Linear's weight transposed, W = weight.T of shape (in, out), so that the
+product reads x @ W + b, a matrix product of the shapes as they are; its gradient is compared
+with weight.grad transposed.
+"""
+
+import numpy as np
+
+from ..i18n import N_, translator
+from ..layer_cases import randomize_parameters
+from ..nn import Linear, MSELoss, ReLU, Sigmoid, Tanh
+from ..nn.transformer import FeedForward
+from .modern import _upstream
+from .steps import COMPACT, StepThrough, _check, _letters
+from .tape import Phrase, Tape
+
+_ = translator("explain")
+
+LAYER_KINDS = ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward")
+ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh}
+EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # about 709.78: exp of more is inf
+FF_EXPANSION = 2  # the feed-forward step-through's d_ff = 2 * D (Transformers use 4: a longer tape)
+
+
+# --- the tapes -------------------------------------------------------------------------------
+def linear_nodes(t, x, W, b, over_params, u, out):
+    """A Linear's two nodes after ``x``: the product u = x @ W, then the bias, y = u + b, with
+    b shared over the rows (``over_params``); ``u`` and ``out`` are (name, TeX) pairs."""
+    product = t.matmul(x, W, u[0], N_("matmul"), u[1])
+    return t.add(product, b, out[0], N_("bias"), out[1], over_b=over_params)
+
+
+def linear_tape(x, W, b, over_params):
+    """y = x @ W + b: a matrix product and a bias."""
+    t = Tape()
+    x = t.leaf("x", x)
+    W, b = t.leaf("W", W), t.leaf("b", b)
+    linear_nodes(t, x, W, b, over_params, ("u", "u"), ("y", "y"))
+    return t
+
+
+def activation_nodes(t, x, kind, name="y", tex="y"):
+    """An activation's nodes after ``x``: ReLU and tanh one node each; sigmoid as the chain
+    1 / (1 + exp(-x)): negate, exp, add 1, reciprocal. Returns the last node."""
+    if kind == "relu":
+        return t.relu(x, name, N_("relu"), tex)
+    if kind == "tanh":
+        return t.tanh(x, name, N_("tanh"), tex)
+    n = t.scale(x, -1.0, "-1", "n", N_("negate"), "n", "-1")
+    e = t.exp(n, "e", N_("exp"), "e")
+    d = t.add_constant(e, 1.0, "1", "d", N_("add 1"), "d")
+    return t.reciprocal(d, name, N_("reciprocal"), tex)
+
+
+def activation_tape(x, kind):
+    t = Tape()
+    activation_nodes(t, t.leaf("x", x), kind)
+    return t
+
+
+def mse_tape(pred, target, over):
+    """diff = pred - target, its square, the mean over every element: the scalar loss."""
+    t = Tape()
+    pred, target = t.leaf("pred", pred, "p"), t.leaf("target", target, "t")
+    diff = t.sub(pred, target, "diff", N_("difference"), "d")
+    sq = t.square(diff, "sq", N_("square"), "q")
+    t.mean(sq, tuple(range(pred.value.ndim)), "loss", N_("mean"), over, "L")
+    return t
+
+
+def feedforward_tape(x, W1, b1, W2, b2, over_params):
+    """FeedForward with ReLU: a = x @ W1 + b1, h = relu(a), y = h @ W2 + b2."""
+    t = Tape()
+    x = t.leaf("x", x)
+    W1, b1 = t.leaf("W1", W1, "W_1"), t.leaf("b1", b1, "b_1")
+    W2, b2 = t.leaf("W2", W2, "W_2"), t.leaf("b2", b2, "b_2")
+    a = linear_nodes(t, x, W1, b1, over_params, ("u1", "u_1"), ("a", "a"))
+    hidden = activation_nodes(t, a, "relu", "h", "h")
+    linear_nodes(t, hidden, W2, b2, over_params, ("u2", "u_2"), ("y", "y"))
+    return t
+
+
+# --- the step-throughs -----------------------------------------------------------------------
+def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
+    """The step-through of ``kind`` (one of ``LAYER_KINDS``) on the input ``x``, drawing its
+    parameters (and mse's target) from ``rng`` after x; see ``steps.step_through``."""
+    if gamma is not None or beta is not None:
+        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
+                           "are drawn from the seed); leave them out").format(title=title))
+    over_params = ",".join(_letters(kind, x.ndim)[:-1]) or None  # a bias is shared over the rows
+    inputs, notes, loss_line = (), [], ""
+    if kind in ("linear", "feedforward"):
+        d_in = x.shape[-1]
+        if kind == "linear":
+            layer = randomize_parameters(Linear(d_in, d_in + 1), rng)  # out != in: W's shape shows
+            params = {"W": layer.weight, "b": layer.bias}
+            tape = linear_tape(x, layer.weight.data.T, layer.bias.data, over_params)
+            what = Phrase(N_("{forward} on the last axis, {i} features in, {o} out"),
+                          forward="y = x @ W + b", i=d_in, o=d_in + 1)
+            notes.append(Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
+                                w="W", ours="x @ W + b", theirs="x @ weight.T + bias"))
+        else:
+            d_ff = FF_EXPANSION * d_in
+            layer = randomize_parameters(FeedForward(d_in, d_ff, activation="relu"), rng)
+            params = {"W1": layer.fc1.weight, "b1": layer.fc1.bias, "W2": layer.fc2.weight, "b2": layer.fc2.bias}
+            tape = feedforward_tape(x, layer.fc1.weight.data.T, layer.fc1.bias.data, layer.fc2.weight.data.T,
+                                    layer.fc2.bias.data, over_params)
+            what = Phrase(N_("{forward} with d_ff = {d_ff}, ReLU as its activation"),
+                          forward="y = relu(x @ W1 + b1) @ W2 + b2", d_ff=d_ff)
+            notes.append(Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
+                                w="W1 (W2)", ours="x @ W1 + b1", theirs="fc1's x @ weight.T + bias"))
+        dy = _upstream(dy, rng, tape.output.value.shape)
+        layer.zero_grad()
+        y_ref = layer.forward(x)
+        reference = {"x": layer.backward(dy)}
+        reference.update({name: p.grad.T if name.startswith("W") else p.grad for name, p in params.items()})
+    elif kind == "mse":
+        target = rng.standard_normal(x.shape)
+        over = ",".join(_letters(kind, x.ndim))
+        tape, layer, inputs = mse_tape(x, target, over), MSELoss(), ("target",)
+        dy = np.ones(tape.output.value.shape) if dy is None else np.asarray(dy, dtype=np.float64)
+        if dy.size != 1:
+            raise ValueError(_("dy must be one number for {kind} (the loss is a scalar), got shape {shape}")
+                             .format(kind=kind, shape=dy.shape))
+        dy = dy.reshape(tape.output.value.shape)
+        y_ref = layer.forward(x, target)
+        reference = {"pred": layer.backward(dy.item())}
+        what = Phrase(N_("the mean over all N = {n} elements of {sq}, against a random target"),
+                      n=x.size, sq="(pred - target)**2")
+        loss_line = Phrase(N_("The output is the loss itself: L = loss, so dL/dloss = dy = {dy}."),
+                           dy=f"{dy.item():g}")
+    else:
+        if kind == "sigmoid" and (x < -EXP_OVERFLOW).any():
+            raise ValueError(_("the sigmoid step-through computes exp(-x), which overflows for x below "
+                               "{limit:.1f}; got x down to {low:g}").format(limit=-EXP_OVERFLOW, low=x.min()))
+        layer, tape = ACTIVATIONS[kind](), activation_tape(x, kind)
+        dy = _upstream(dy, rng, x.shape)
+        y_ref = layer.forward(x)
+        reference = {"x": layer.backward(dy)}
+        what = Phrase(N_("element by element, no statistics"))
+        if kind == "relu":
+            notes.append(Phrase(N_("At {x} exactly ReLU has no derivative; normcore's ReLU, like PyTorch's, "
+                                   "takes it as 0 there."), x="x = 0"))
+            near = int(np.sum(np.abs(x) <= 2 * h))
+            if near:  # the differences straddle the kink: they measure about dy/2, not 0 or dy
+                notes.append(Phrase(N_("{k} entries of x lie within {reach} of 0, where the central "
+                                       "differences straddle the kink: their numerical checks differ."),
+                                    k=near, reach=f"2h = {2 * h:g}"))
+    st = StepThrough(kind, title, tape, dy, 0.0, "", f"{type(layer).__name__}.backward", COMPACT[kind],
+                     what=what, loss_line=loss_line, notes=notes, inputs=inputs)
+    _check(st, y_ref, reference, h)
+    st.properties = layer_properties(kind, tape)
+    return st
+
+
+def layer_properties(kind, tape):
+    """What the gradients must satisfy, measured: each value should be 0 up to rounding."""
+    first = tape.nodes[0]
+    dx, x = first.grad, first.value
+    dy, y = tape.output.grad, tape.output.value
+    worst = lambda a: float(np.max(np.abs(a))) if np.size(a) else 0.0  # noqa: E731
+    if kind == "linear":
+        W, b = tape["W"], tape["b"]
+        return [(Phrase(N_("{diff}: both are {both}, the product is linear in each factor"),
+                        diff="sum(dx * x) - sum(dW * W)", both="sum(dy * (x @ W))"),
+                 worst(np.sum(dx * x) - np.sum(W.grad * W.value))),
+                (Phrase(N_("{diff}: every row adds its dy into the bias"), diff="db - sum_rows(dy)"),
+                 worst(b.grad - dy.reshape(-1, dy.shape[-1]).sum(axis=0)))]
+    if kind in ("relu", "feedforward"):  # ReLU's input a (x itself, or the feed-forward's)
+        a, out = (tape["a"], tape["h"]) if kind == "feedforward" else (first, tape.output)
+        on = a.value > 0
+        props = [(Phrase(N_("{d} where {a} <= 0: no gradient passes a unit switched off"),
+                         d=f"d_{a.name}", a=a.name), worst(a.grad[~on])),
+                 (Phrase(N_("{diff} where {a} > 0: an active unit passes its gradient untouched"),
+                         diff=f"d_{a.name} - d_{out.name}", a=a.name), worst(a.grad[on] - out.grad[on]))]
+        if kind == "feedforward":
+            props.append((Phrase(N_("{diff}: every row adds its dy into the bias"), diff="db2 - sum_rows(dy)"),
+                          worst(tape["b2"].grad - dy.reshape(-1, dy.shape[-1]).sum(axis=0))))
+        return props
+    if kind == "sigmoid":
+        return [(Phrase(N_("{diff}: the chain of four rules lands on {slope}"),
+                        diff="dx - dy * y * (1 - y)", slope="y * (1 - y)"), worst(dx - dy * y * (1 - y)))]
+    if kind == "tanh":
+        s = 1.0 / (1.0 + np.exp(-2.0 * np.clip(x, -EXP_OVERFLOW / 2, None)))
+        return [(Phrase(N_("{diff} with {s}: tanh is a stretched sigmoid, {form}"),
+                        diff="dx - 4 * dy * s * (1 - s)", s="s = sigmoid(2x)", form="2 * sigmoid(2x) - 1"),
+                 worst(dx - 4.0 * dy * s * (1.0 - s)))]
+    # mse: the loss depends on pred - target only
+    n = x.size
+    return [(Phrase(N_("{sum}: the loss depends on the difference only"), sum="dpred + dtarget"),
+             worst(dx + tape["target"].grad)),
+            (Phrase(N_("{diff}: the staged gradient is the compact one"), diff="dpred - dloss * 2 * diff / N"),
+             worst(dx - dy.item() * 2.0 * tape["diff"].value / n))]
