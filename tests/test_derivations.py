@@ -40,6 +40,7 @@ SHAPES = {
     "tanh": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "mse": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "feedforward": [(3, 4), (4, 1), (2, 3, 2), (2, 1, 2, 3)],
+    "embedding": [(3, 4), (5, 2), (1, 3), (4, 3)],  # the table (V, D)
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -72,7 +73,7 @@ def _compact(kind, st):
         return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
     if kind in ("qk_norm", "sync_batchnorm"):
         return _compact_modern(kind, st)
-    if kind in ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward"):
+    if kind in ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embedding"):
         from test_derivations_layers import written_out
         return written_out(kind, st)
     if kind == "groupnorm":
@@ -699,8 +700,8 @@ def _step(kind, keys, monkeypatch, *extra):
     return status, text, shown
 
 
-# three backward nodes or more (ReLU's and Tanh's two: tests/test_derivations_layers.py)
-STEPPED = [kind for kind in KINDS if kind not in ("relu", "tanh")]
+# three backward nodes or more (ReLU's, Tanh's and Embedding's two: test_derivations_layers.py)
+STEPPED = [kind for kind in KINDS if kind not in ("relu", "tanh", "embedding")]
 
 
 @pytest.mark.parametrize("kind", STEPPED)

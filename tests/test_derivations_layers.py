@@ -1,4 +1,4 @@
-"""The step-throughs of Linear, ReLU, Sigmoid, Tanh, MSELoss and FeedForward
+"""The step-throughs of Linear, ReLU, Sigmoid, Tanh, MSELoss, FeedForward and Embedding
 (normcore/derivations/layers.py): their tapes, their checks against normcore's own layers and
 against central differences, their properties, and ``normcore explain`` on them in English
 and Chinese."""
@@ -42,6 +42,12 @@ def written_out(kind, st):
         return {"x": dy / np.cosh(x) ** 2}
     if kind == "mse":
         return {"pred": dy.item() * 2 * (x - t["target"].value) / x.size}
+    if kind == "embedding":  # the ids are where y's rows equal the table's (rows are distinct)
+        ids = [int(np.flatnonzero((x == row).all(axis=1))[0]) for row in t.output.value]
+        dW = np.zeros_like(x)
+        for n, i in enumerate(ids):
+            dW[i] += dy[n]
+        return {"W": dW}
     # feedforward: a = x @ W1 + b1, h = relu(a), y = h @ W2 + b2
     W1, b1, W2 = t["W1"].value, t["b1"].value, t["W2"].value
     a = x @ W1 + b1
@@ -72,6 +78,8 @@ def test_staged_gradients_match_the_layer_and_central_differences(kind, lead, d,
     shape = tuple(lead) + (d,)
     if len(shape) == 1 and kind not in RANK_ONE:
         shape = (2,) + shape
+    if kind == "embedding":  # the table (V, D)
+        shape = (int(np.prod(shape[:-1])), shape[-1])
     st = step_through(kind, shape=shape, seed=seed)
     _all_checked(st)
     compact = {c.node for c in st.checks if c.against == "compact"}
@@ -86,7 +94,7 @@ def test_staged_gradients_match_the_layer_and_central_differences(kind, lead, d,
 def test_each_kind_is_checked_against_its_normcore_layer(kind):
     st = step_through(kind, shape=(3, 4), seed=1)
     layer = {"linear": "Linear", "relu": "ReLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "mse": "MSELoss",
-             "feedforward": "FeedForward"}[kind]
+             "feedforward": "FeedForward", "embedding": "Embedding"}[kind]
     assert st.reference == f"{layer}.backward" and st.title == layer
     assert len(st.properties) >= 1 and np.abs(st.tape.nodes[0].grad).max() > 1e-3
 
@@ -184,6 +192,44 @@ def test_mse_ends_in_the_scalar_loss():
     assert graph.labels["target"].split("\n")[1] == "input"  # the target is data, not a parameter
 
 
+# --- Embedding ------------------------------------------------------------------------------
+def test_embedding_scatters_back_and_adds_up_a_repeated_id():
+    st = step_through("embedding", shape=(4, 3), seed=8)
+    t = st.tape
+    assert [n.name for n in t] == ["W", "y"] and t.output.value.shape == (5, 3)  # V + 1 ids
+    idx = [int(np.flatnonzero((t["W"].value == row).all(axis=1))[0]) for row in t.output.value]
+    counts = np.bincount(idx, minlength=4)
+    twice = int(counts.argmax())
+    assert counts[twice] >= 2  # 5 ids from 4 rows: one repeats
+    picked = [n for n, i in enumerate(idx) if i == twice]
+    np.testing.assert_allclose(t["W"].grad[twice], st.dy[picked].sum(axis=0), rtol=1e-14)
+    np.testing.assert_array_equal(t["W"].grad[counts == 0], 0)
+    text = " ".join(st.text().split())
+    assert f"The ids idx (one per position): {idx}" in text and "Embedding.backward" in text
+    assert all(value == 0.0 for _, value in st.properties), st.properties
+
+
+def test_embedding_rule_that_keeps_one_of_the_repeats_is_caught(monkeypatch):
+    """The classic slip, d_W[idx] += dy (NumPy keeps one of the repeated rows): the checks fail."""
+    original = tape_module.Tape.gather
+
+    def buffered(self, a, index, *args, **kwargs):
+        node = original(self, a, index, *args, **kwargs)
+
+        def wrong(g, out, v):
+            share = np.zeros_like(v)
+            share[np.asarray(index)] += g
+            return share
+
+        node.edges[0].vjp = wrong
+        return node
+
+    monkeypatch.setattr(tape_module.Tape, "gather", buffered)
+    st = step_through("embedding", shape=(4, 3), seed=8)
+    assert st.check("W", "compact").verdict == "DIFFERS" and st.check("W", "numerical").verdict == "DIFFERS"
+    assert st.properties[0][1] > 1e-3
+
+
 # --- errors ----------------------------------------------------------------------------------
 def test_bad_requests_raise_clear_errors():
     with pytest.raises(ValueError, match="the Linear step-through takes an input of rank 2 or 3 or 4"):
@@ -194,6 +240,8 @@ def test_bad_requests_raise_clear_errors():
         step_through("linear", shape=(3, 4), dy=np.ones((3, 4)))
     with pytest.raises(ValueError, match="dy must be one number for mse"):
         step_through("mse", shape=(3, 4), dy=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="the Embedding step-through takes an input of rank 2"):
+        step_through("embedding", shape=(2, 3, 4))
     with pytest.raises(ValueError, match="groups applies to the GroupNorm step-through only, got Tanh"):
         step_through("tanh", groups=2)
 
@@ -230,7 +278,7 @@ def test_explain_text_summary_step_and_exports_fit_80_columns(kind, lang, monkey
     assert status == 0 and ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg"
 
 
-@pytest.mark.parametrize("kind", ["relu", "tanh"])
+@pytest.mark.parametrize("kind", ["relu", "tanh", "embedding"])
 def test_step_through_a_two_node_tape(kind, monkeypatch):
     """Enter: node 0; b: back to node 1; q: quit, no checks."""
     monkeypatch.setattr("sys.stdin", io.StringIO("\nb\nq\n"))

@@ -1,11 +1,12 @@
 """Step-throughs of the layers around the norms: Linear, the activations ReLU, Sigmoid and Tanh,
-the mean squared error, and the Transformer's feed-forward (Linear, ReLU, Linear).
+the mean squared error, the Transformer's feed-forward (Linear, ReLU, Linear) and Embedding.
 
     st = step_through("linear", shape=(3, 4))        # x (3, 4) @ W (4, 5) + b: Linear(4, 5)
     st = step_through("relu", shape=(3, 4))          # y = max(x, 0)
     st = step_through("sigmoid", shape=(3, 4))       # negate, exp, add 1, reciprocal
     st = step_through("mse", shape=(3, 4))           # mean((pred - target)**2), a scalar loss
     st = step_through("feedforward", shape=(2, 3))   # Linear(3, 6), ReLU, Linear(6, 3)
+    st = step_through("embedding", shape=(4, 3))     # the table W (4, 3) looked up at 5 ids
 
 ``steps.step_through`` hands these kinds to ``layer_step_through``. Each is checked as the other
 step-throughs are (``steps._check``): against the normcore layer's own forward and backward (dx
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
-from ..nn import Linear, MSELoss, ReLU, Sigmoid, Tanh
+from ..nn import Embedding, Linear, MSELoss, ReLU, Sigmoid, Tanh
 from ..nn.transformer import FeedForward
 from .modern import _upstream
 from .steps import COMPACT, StepThrough, _check, _letters
@@ -28,7 +29,7 @@ from .tape import Phrase, Tape
 
 _ = translator("explain")
 
-LAYER_KINDS = ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward")
+LAYER_KINDS = ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embedding")
 ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh}
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # about 709.78: exp of more is inf
 FF_EXPANSION = 2  # the feed-forward step-through's d_ff = 2 * D (Transformers use 4: a longer tape)
@@ -92,6 +93,13 @@ def feedforward_tape(x, W1, b1, W2, b2, over_params):
     return t
 
 
+def embedding_tape(table, idx):
+    """y = W[idx]: one row of the table per id."""
+    t = Tape()
+    t.gather(t.leaf("W", table), idx, "y", N_("look up"), "y")
+    return t
+
+
 # --- the step-throughs -----------------------------------------------------------------------
 def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
     """The step-through of ``kind`` (one of ``LAYER_KINDS``) on the input ``x``, drawing its
@@ -100,7 +108,7 @@ def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
         raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
                            "are drawn from the seed); leave them out").format(title=title))
     over_params = ",".join(_letters(kind, x.ndim)[:-1]) or None  # a bias is shared over the rows
-    inputs, notes, loss_line = (), [], ""
+    inputs, notes, loss_line, idx = (), [], "", None
     if kind in ("linear", "feedforward"):
         d_in = x.shape[-1]
         if kind == "linear":
@@ -126,6 +134,21 @@ def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
         y_ref = layer.forward(x)
         reference = {"x": layer.backward(dy)}
         reference.update({name: p.grad.T if name.startswith("W") else p.grad for name, p in params.items()})
+    elif kind == "embedding":  # x is the table (V, D); V + 1 ids from V rows: one repeats at least
+        layer = Embedding(*x.shape)
+        layer.weight.data[...] = x
+        idx = rng.integers(0, x.shape[0], size=x.shape[0] + 1)
+        tape = embedding_tape(x, idx)
+        dy = _upstream(dy, rng, tape.output.value.shape)
+        layer.zero_grad()
+        y_ref = layer.forward(idx)
+        layer.backward(dy)
+        reference = {"W": layer.weight.grad}
+        what = Phrase(N_("a table of V = {v} rows, looked up at T = {t} ids"), v=x.shape[0], t=idx.size)
+        counts = np.bincount(idx, minlength=x.shape[0])
+        notes.append(Phrase(N_("The ids idx (one per position): {ids}; row {row} is looked up {k} times, "
+                               "so its gradient adds {k} rows of dy."),
+                            ids=idx.tolist(), row=int(counts.argmax()), k=int(counts.max())))
     elif kind == "mse":
         target = rng.standard_normal(x.shape)
         over = ",".join(_letters(kind, x.ndim))
@@ -161,12 +184,13 @@ def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
     st = StepThrough(kind, title, tape, dy, 0.0, "", f"{type(layer).__name__}.backward", COMPACT[kind],
                      what=what, loss_line=loss_line, notes=notes, inputs=inputs)
     _check(st, y_ref, reference, h)
-    st.properties = layer_properties(kind, tape)
+    st.properties = layer_properties(kind, tape, idx)
     return st
 
 
-def layer_properties(kind, tape):
-    """What the gradients must satisfy, measured: each value should be 0 up to rounding."""
+def layer_properties(kind, tape, idx=None):
+    """What the gradients must satisfy, measured: each value should be 0 up to rounding
+    (``idx``: the embedding's ids)."""
     first = tape.nodes[0]
     dx, x = first.grad, first.value
     dy, y = tape.output.grad, tape.output.value
@@ -197,6 +221,14 @@ def layer_properties(kind, tape):
         return [(Phrase(N_("{diff} with {s}: tanh is a stretched sigmoid, {form}"),
                         diff="dx - 4 * dy * s * (1 - s)", s="s = sigmoid(2x)", form="2 * sigmoid(2x) - 1"),
                  worst(dx - 4.0 * dy * s * (1.0 - s)))]
+    if kind == "embedding":  # each row's gradient: the dy of every position that looked it up
+        rows = range(len(x))
+        summed = np.array([dy[idx == i].sum(axis=0) for i in rows])
+        unused = np.array([i not in idx for i in rows])
+        return [(Phrase(N_("{diff}: a row looked up twice gets both gradients"),
+                        diff="dW[i] - sum(dy[n] for n with idx_n = i)"), worst(dx - summed)),
+                (Phrase(N_("{d} at the rows no id looks up: they receive nothing"), d="dW"),
+                 worst(dx[unused]))]
     # mse: the loss depends on pred - target only
     n = x.size
     return [(Phrase(N_("{sum}: the loss depends on the difference only"), sum="dpred + dtarget"),

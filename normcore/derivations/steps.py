@@ -303,6 +303,7 @@ KINDS = {
     "tanh": ("Tanh", (1, 2, 3, 4)),
     "mse": ("MSELoss", (1, 2, 3, 4)),
     "feedforward": ("FeedForward", (2, 3, 4)),  # Linear(D, 2D), ReLU, Linear(2D, D)
+    "embedding": ("Embedding", (2,)),  # x is the table (V, D), looked up at V + 1 ids
 }
 
 GROUPED_DX = "dx = reshape(rstd * (dx_hat - mean_K(dx_hat) - x_hat * mean_K(dx_hat * x_hat)))"
@@ -343,6 +344,7 @@ COMPACT = {
     "tanh": "dx = dy * (1 - y**2)",
     "mse": "dpred = dloss * 2 * (pred - target) / N",
     "feedforward": "dh = dy @ W2^T; da = dh * [a > 0]; dx = da @ W1^T; dW2 = h^T @ dy, dW1 = x^T @ da",
+    "embedding": "dW = np.add.at(zeros, idx, dy): each id's dy into its row, repeats adding up",
 }
 
 # options that only some step-throughs take (any other refuses them)

@@ -377,6 +377,26 @@ class Tape:
                   Phrase(N_("{d} at the target, 0 elsewhere"), d=f"d_{a.name} += d_{name}"), scatter)],
             f"{name} = {a.name}[n, y_n]", rf"{tex}_n = {{{a.tex}}}_{{n, y_n}}")
 
+    def gather(self, a, index, name, step, tex):
+        """The rows of ``a`` at the integer ids ``index`` (an embedding's lookup); the ids are
+        data, not a node. The backward scatters each row's gradient back to the row it came
+        from, adding up where an id repeats (np.add.at: a plain d_a[index] += g would keep only
+        one of them)."""
+        index = np.asarray(index)
+
+        def scatter_add(g, out, v):
+            share = np.zeros_like(v)
+            np.add.at(share, index, g)
+            return share
+
+        return self._op(
+            name, step, tex, lambda v: v[index],
+            [Edge(a, Phrase(N_("{d} = 1 where idx_n = i, 0 elsewhere"), d=f"d {name}_n/d {a.name}_i"),
+                  rf"\frac{{\partial {tex}_n}}{{\partial {{{a.tex}}}_{{i}}}} = [\,i = \mathrm{{idx}}_n\,]",
+                  Phrase(N_("{d} for every position n (a repeated id adds up)"),
+                         d=f"d_{a.name}[idx_n] += d_{name}[n]"), scatter_add)],
+            f"{name} = {a.name}[idx]", rf"{tex}_n = {{{a.tex}}}_{{\mathrm{{idx}}_n}}")
+
     # --- across ranks (SyncBatchNorm) --------------------------------------------------------
     def all_reduce(self, parts, name, step, tex):
         """The sum of one vector per rank, which every rank receives: a message, not arithmetic
