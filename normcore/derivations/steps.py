@@ -344,7 +344,8 @@ COMPACT = {
     "tanh": "dx = dy * (1 - y**2)",
     "mse": "dpred = dloss * 2 * (pred - target) / N",
     "feedforward": "dh = dy @ W2^T; da = dh * [a > 0]; dx = da @ W1^T; dW2 = h^T @ dy, dW1 = x^T @ da",
-    "embedding": "dW = np.add.at(zeros, idx, dy): each id's dy into its row, repeats adding up",
+    "embedding": Phrase(N_("{dw}: each position's dy added into its id's row, a repeated id's adding up"),
+                        dw="dW = 0; np.add.at(dW, idx, dy)"),
 }
 
 # options that only some step-throughs take (any other refuses them)
