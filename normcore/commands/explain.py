@@ -18,8 +18,9 @@ from ._options import positive_int, seed
 _ = translator("cli")
 
 DESCRIPTION = N_("""\
-Step through one norm's backward (or softmax's, log-softmax's, cross-entropy's,
-GELU's, dropout's or self-attention's), from the loss back to x, one node at a
+Step through one layer's backward (a norm's, an activation's such as ReLU's or
+GELU's, a loss's such as cross-entropy's, softmax's, Linear's, Embedding's,
+dropout's or self-attention's), from the loss back to x, one node at a
 time: the forward as a tape of elementary nodes with their values, then each
 node's local derivative and the gradient it passes on, with the numbers, and
 checks of every staged gradient against the layer's compact backward and a

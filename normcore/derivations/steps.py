@@ -387,6 +387,10 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         other axes; LayerNorm and RMSNorm normalise over the last axis; softmax runs over it;
         DyT works element by element, with gamma and beta over the last axis. Log-softmax runs
         over the last axis, cross_entropy takes (N, C) logits, GELU works element by element.
+        Linear takes (*, D) into Linear(D, D + 1), FeedForward (*, D) through Linear(D, 2D),
+        ReLU and Linear(2D, D); ReLU, Sigmoid and Tanh work element by element; mse compares
+        x with a random target of its shape; embedding's x is the table (V, D), looked up at
+        V + 1 random ids (so one repeats). See ``derivations.layers``.
     gamma, beta : the layer's parameters (default: random, from ``seed``; never 1 and 0, which
         would hide mistakes in their gradients).
     alpha : DyT's scalar alpha (default: random, from ``seed``); one number for every
