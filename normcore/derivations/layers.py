@@ -17,6 +17,8 @@ product reads x @ W + b, a matrix product of the shapes as they are; its gradien
 with weight.grad transposed.
 """
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from ..i18n import N_, translator
@@ -24,7 +26,7 @@ from ..layer_cases import randomize_parameters
 from ..nn import Embedding, Linear, MSELoss, ReLU, Sigmoid, Tanh
 from ..nn.transformer import FeedForward
 from .modern import _upstream
-from .steps import COMPACT, StepThrough, _check, _letters
+from .steps import COMPACT, StepThrough, _check, _letters, scalar_upstream
 from .tape import Phrase, Tape
 
 _ = translator("explain")
@@ -101,91 +103,132 @@ def embedding_tape(table, idx):
 
 
 # --- the step-throughs -----------------------------------------------------------------------
+@dataclass
+class _Built:
+    """What a kind's builder hands to ``layer_step_through``: the tape, the upstream gradient,
+    the layer's own forward output and gradients (named as on the tape), and what the header
+    says (``StepThrough``'s what, notes, loss_line and inputs)."""
+
+    tape: Tape
+    dy: np.ndarray
+    layer: object
+    y_ref: np.ndarray
+    reference: dict
+    what: object
+    notes: list = field(default_factory=list)
+    loss_line: object = ""
+    inputs: tuple = ()
+    idx: np.ndarray = None  # the embedding's ids
+
+
 def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
     """The step-through of ``kind`` (one of ``LAYER_KINDS``) on the input ``x``, drawing its
-    parameters (and mse's target) from ``rng`` after x; see ``steps.step_through``."""
+    parameters (and mse's target, embedding's ids) from ``rng`` after x; see
+    ``steps.step_through``."""
     if gamma is not None or beta is not None:
         raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
                            "are drawn from the seed); leave them out").format(title=title))
-    over_params = ",".join(_letters(kind, x.ndim)[:-1]) or None  # a bias is shared over the rows
-    inputs, notes, loss_line, idx = (), [], "", None
-    if kind in ("linear", "feedforward"):
-        d_in = x.shape[-1]
-        if kind == "linear":
-            layer = randomize_parameters(Linear(d_in, d_in + 1), rng)  # out != in: W's shape shows
-            params = {"W": layer.weight, "b": layer.bias}
-            tape = linear_tape(x, layer.weight.data.T, layer.bias.data, over_params)
-            what = Phrase(N_("{forward} on the last axis, {i} features in, {o} out"),
-                          forward="y = x @ W + b", i=d_in, o=d_in + 1)
-            notes.append(Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
-                                w="W", ours="x @ W + b", theirs="x @ weight.T + bias"))
-        else:
-            d_ff = FF_EXPANSION * d_in
-            layer = randomize_parameters(FeedForward(d_in, d_ff, activation="relu"), rng)
-            params = {"W1": layer.fc1.weight, "b1": layer.fc1.bias, "W2": layer.fc2.weight, "b2": layer.fc2.bias}
-            tape = feedforward_tape(x, layer.fc1.weight.data.T, layer.fc1.bias.data, layer.fc2.weight.data.T,
-                                    layer.fc2.bias.data, over_params)
-            what = Phrase(N_("{forward} with d_ff = {d_ff}, ReLU as its activation"),
-                          forward="y = relu(x @ W1 + b1) @ W2 + b2", d_ff=d_ff)
-            notes.append(Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
-                                w="W1 (W2)", ours="x @ W1 + b1", theirs="fc1's x @ weight.T + bias"))
-        dy = _upstream(dy, rng, tape.output.value.shape)
-        layer.zero_grad()
-        y_ref = layer.forward(x)
-        reference = {"x": layer.backward(dy)}
-        reference.update({name: p.grad.T if name.startswith("W") else p.grad for name, p in params.items()})
-    elif kind == "embedding":  # x is the table (V, D); V + 1 ids from V rows: one repeats at least
-        layer = Embedding(*x.shape)
-        layer.weight.data[...] = x
-        idx = rng.integers(0, x.shape[0], size=x.shape[0] + 1)
-        tape = embedding_tape(x, idx)
-        dy = _upstream(dy, rng, tape.output.value.shape)
-        layer.zero_grad()
-        y_ref = layer.forward(idx)
-        layer.backward(dy)
-        reference = {"W": layer.weight.grad}
-        what = Phrase(N_("a table of V = {v} rows, looked up at T = {t} ids"), v=x.shape[0], t=idx.size)
-        counts = np.bincount(idx, minlength=x.shape[0])
-        notes.append(Phrase(N_("The ids idx (one per position): {ids}; row {row} is looked up {k} times, "
-                               "so its gradient adds {k} rows of dy."),
-                            ids=idx.tolist(), row=int(counts.argmax()), k=int(counts.max())))
-    elif kind == "mse":
-        target = rng.standard_normal(x.shape)
-        over = ",".join(_letters(kind, x.ndim))
-        tape, layer, inputs = mse_tape(x, target, over), MSELoss(), ("target",)
-        dy = np.ones(tape.output.value.shape) if dy is None else np.asarray(dy, dtype=np.float64)
-        if dy.size != 1:
-            raise ValueError(_("dy must be one number for {kind} (the loss is a scalar), got shape {shape}")
-                             .format(kind=kind, shape=dy.shape))
-        dy = dy.reshape(tape.output.value.shape)
-        y_ref = layer.forward(x, target)
-        reference = {"pred": layer.backward(dy.item())}
-        what = Phrase(N_("the mean over all N = {n} elements of {sq}, against a random target"),
-                      n=x.size, sq="(pred - target)**2")
-        loss_line = Phrase(N_("The output is the loss itself: L = loss, so dL/dloss = dy = {dy}."),
-                           dy=f"{dy.item():g}")
-    else:
-        if kind == "sigmoid" and (x < -EXP_OVERFLOW).any():
-            raise ValueError(_("the sigmoid step-through computes exp(-x), which overflows for x below "
-                               "{limit:.1f}; got x down to {low:g}").format(limit=-EXP_OVERFLOW, low=x.min()))
-        layer, tape = ACTIVATIONS[kind](), activation_tape(x, kind)
-        dy = _upstream(dy, rng, x.shape)
-        y_ref = layer.forward(x)
-        reference = {"x": layer.backward(dy)}
-        what = Phrase(N_("element by element, no statistics"))
-        if kind == "relu":
-            notes.append(Phrase(N_("At {x} exactly ReLU has no derivative; normcore's ReLU, like PyTorch's, "
-                                   "takes it as 0 there."), x="x = 0"))
-            near = int(np.sum(np.abs(x) <= 2 * h))
-            if near:  # the differences straddle the kink: they measure about dy/2, not 0 or dy
-                notes.append(Phrase(N_("{k} entries of x lie within {reach} of 0, where the central "
-                                       "differences straddle the kink: their numerical checks differ."),
-                                    k=near, reach=f"2h = {2 * h:g}"))
-    st = StepThrough(kind, title, tape, dy, 0.0, "", f"{type(layer).__name__}.backward", COMPACT[kind],
-                     what=what, loss_line=loss_line, notes=notes, inputs=inputs)
-    _check(st, y_ref, reference, h)
-    st.properties = layer_properties(kind, tape, idx)
+    build = {"linear": _linear, "feedforward": _feedforward, "embedding": _embedding, "mse": _mse}.get(
+        kind, _activation)
+    b = build(kind, x, rng, dy, h)
+    st = StepThrough(kind, title, b.tape, b.dy, 0.0, "", f"{type(b.layer).__name__}.backward", COMPACT[kind],
+                     what=b.what, loss_line=b.loss_line, notes=b.notes, inputs=b.inputs)
+    _check(st, b.y_ref, b.reference, h)
+    st.properties = layer_properties(kind, b.tape, b.idx)
     return st
+
+
+def _against(layer, params, x, dy):
+    """The layer's forward on x and backward from dy: its output and its gradients of x and of
+    ``params`` (tape name -> Parameter), a Linear's weight gradient transposed as the tape's W."""
+    layer.zero_grad()
+    y_ref = layer.forward(x)
+    reference = {"x": layer.backward(dy)}
+    reference.update({name: p.grad.T if name.startswith("W") else p.grad for name, p in params.items()})
+    return y_ref, reference
+
+
+def _linear(kind, x, rng, dy, h):
+    d_in = x.shape[-1]
+    layer = randomize_parameters(Linear(d_in, d_in + 1), rng)  # out != in: W's shape shows
+    tape = linear_tape(x, layer.weight.data.T, layer.bias.data, _over_rows(x))
+    dy = _upstream(dy, rng, tape.output.value.shape)
+    y_ref, reference = _against(layer, {"W": layer.weight, "b": layer.bias}, x, dy)
+    what = Phrase(N_("{forward} on the last axis, {i} features in, {o} out"),
+                  forward="y = x @ W + b", i=d_in, o=d_in + 1)
+    notes = [Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
+                    w="W", ours="x @ W + b", theirs="x @ weight.T + bias")]
+    return _Built(tape, dy, layer, y_ref, reference, what, notes)
+
+
+def _feedforward(kind, x, rng, dy, h):
+    d_ff = FF_EXPANSION * x.shape[-1]
+    layer = randomize_parameters(FeedForward(x.shape[-1], d_ff, activation="relu"), rng)
+    fc1, fc2 = layer.fc1, layer.fc2
+    tape = feedforward_tape(x, fc1.weight.data.T, fc1.bias.data, fc2.weight.data.T, fc2.bias.data, _over_rows(x))
+    dy = _upstream(dy, rng, tape.output.value.shape)
+    params = {"W1": fc1.weight, "b1": fc1.bias, "W2": fc2.weight, "b2": fc2.bias}
+    y_ref, reference = _against(layer, params, x, dy)
+    what = Phrase(N_("{forward} with d_ff = {d_ff}, ReLU as its activation"),
+                  forward="y = relu(x @ W1 + b1) @ W2 + b2", d_ff=d_ff)
+    notes = [Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
+                    w="W1 (W2)", ours="x @ W1 + b1", theirs="fc1's x @ weight.T + bias")]
+    return _Built(tape, dy, layer, y_ref, reference, what, notes)
+
+
+def _over_rows(x):
+    """The axes a bias is shared over: every axis but the last ("N", "B,T"...)."""
+    return ",".join(_letters("linear", x.ndim)[:-1])
+
+
+def _embedding(kind, x, rng, dy, h):
+    """x is the table (V, D); V + 1 ids from V rows, so at least one id repeats."""
+    layer = Embedding(*x.shape)
+    layer.weight.data[...] = x
+    idx = rng.integers(0, x.shape[0], size=x.shape[0] + 1)
+    tape = embedding_tape(x, idx)
+    dy = _upstream(dy, rng, tape.output.value.shape)
+    layer.zero_grad()
+    y_ref = layer.forward(idx)
+    layer.backward(dy)  # returns None: the ids have no gradient
+    what = Phrase(N_("a table of V = {v} rows, looked up at T = {t} ids"), v=x.shape[0], t=idx.size)
+    counts = np.bincount(idx, minlength=x.shape[0])
+    notes = [Phrase(N_("The ids idx (one per position): {ids}; row {row} is looked up {k} times, "
+                       "so its gradient adds {k} rows of dy."),
+                    ids=idx.tolist(), row=int(counts.argmax()), k=int(counts.max()))]
+    return _Built(tape, dy, layer, y_ref, {"W": layer.weight.grad}, what, notes, idx=idx)
+
+
+def _mse(kind, x, rng, dy, h):
+    target = rng.standard_normal(x.shape)
+    tape, layer = mse_tape(x, target, ",".join(_letters(kind, x.ndim))), MSELoss()
+    dy = scalar_upstream(dy, kind, tape.output.value.shape)
+    y_ref = layer.forward(x, target)
+    reference = {"pred": layer.backward(dy.item())}
+    what = Phrase(N_("the mean over all N = {n} elements of {sq}, against a random target"),
+                  n=x.size, sq="(pred - target)**2")
+    loss_line = Phrase(N_("The output is the loss itself: L = loss, so dL/dloss = dy = {dy}."), dy=f"{dy.item():g}")
+    return _Built(tape, dy, layer, y_ref, reference, what, loss_line=loss_line, inputs=("target",))
+
+
+def _activation(kind, x, rng, dy, h):
+    """ReLU, Sigmoid or Tanh, element by element."""
+    if kind == "sigmoid" and (x < -EXP_OVERFLOW).any():
+        raise ValueError(_("the sigmoid step-through computes exp(-x), which overflows for x below "
+                           "{limit:.1f}; got x down to {low:g}").format(limit=-EXP_OVERFLOW, low=x.min()))
+    layer, tape = ACTIVATIONS[kind](), activation_tape(x, kind)
+    dy = _upstream(dy, rng, x.shape)
+    y_ref, reference = _against(layer, {}, x, dy)
+    notes = []
+    if kind == "relu":
+        notes.append(Phrase(N_("At {x} exactly ReLU has no derivative; normcore's ReLU, like PyTorch's, "
+                               "takes it as 0 there."), x="x = 0"))
+        near = int(np.sum(np.abs(x) <= 2 * h))
+        if near:  # the differences straddle the kink: they measure about dy/2, not 0 or dy
+            notes.append(Phrase(N_("{k} entries of x lie within {reach} of 0, where the central "
+                                   "differences straddle the kink: their numerical checks differ."),
+                                k=near, reach=f"2h = {2 * h:g}"))
+    return _Built(tape, dy, layer, y_ref, reference, Phrase(N_("element by element, no statistics")), notes)
 
 
 def layer_properties(kind, tape, idx=None):

@@ -635,6 +635,15 @@ def _class_targets(target, rng, n, c):
     return y
 
 
+def scalar_upstream(dy, kind, shape):
+    """A loss's upstream gradient dL/dloss: one number (default 1), in the loss node's ``shape``."""
+    dy = np.ones(shape) if dy is None else np.asarray(dy, dtype=np.float64)
+    if dy.size != 1:
+        raise ValueError(_("dy must be one number for {kind} (the loss is a scalar), got shape {shape}")
+                         .format(kind=kind, shape=dy.shape))
+    return dy.reshape(shape)
+
+
 def _loss_or_activation_step_through(kind, title, x, rng, dy, target, h):
     """The tape of log-softmax, cross-entropy or GELU, checked against normcore.nn's layer."""
     if kind == "cross_entropy":
@@ -642,11 +651,7 @@ def _loss_or_activation_step_through(kind, title, x, rng, dy, target, h):
         target = _class_targets(target, rng, n, c)
         tape, layer, over = cross_entropy_tape(x, target, "C"), CrossEntropyLoss(), "C"
         y_ref = layer.forward(x, target)
-        dy = np.ones((1, 1)) if dy is None else np.asarray(dy, dtype=np.float64)
-        if dy.size != 1:
-            raise ValueError(_("dy must be one number for cross_entropy (the loss is a scalar), got shape {shape}")
-                             .format(shape=dy.shape))
-        dy = dy.reshape(1, 1)
+        dy = scalar_upstream(dy, kind, (1, 1))
         dx = layer.backward(dy[0, 0])
         what = Phrase(N_("mean over the N = {n} rows of -log-softmax at the target, over the C = {c} classes"),
                       n=n, c=c)
