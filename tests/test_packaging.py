@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 import normcore
+import normcore.i18n
 from normcore import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_FILES = ("setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE")
 PAGES = ("normcore/docs/pages/index.md", "normcore/docs/pages/reading_order.md",
          "normcore/docs/pages/zh/index.md")  # and the Chinese section
+# what normcore needs to speak Chinese when installed: the compiled catalogs and the glossary
+CATALOGS = tuple(f"normcore/i18n/locale/zh/LC_MESSAGES/{domain}.mo" for domain in normcore.i18n.DOMAINS)
+LANGUAGE_FILES = CATALOGS + ("normcore/i18n/glossary.toml")
 
 
 def test_version_prints_the_installed_distribution_version(capsys):
@@ -77,4 +81,5 @@ def test_the_wheel_installs_the_pages_and_the_type_marker(built):
     _, wheel, _ = built
     names = zipfile.ZipFile(wheel).namelist()
     assert set(PAGES) <= set(names) and "normcore/py.typed" in names
+    assert set(LANGUAGE_FILES) <= set(names), set(LANGUAGE_FILES) - set(names)
     assert not [name for name in names if name.startswith("tests/")]
