@@ -20,7 +20,7 @@ PAGES = ("normcore/docs/pages/index.md", "normcore/docs/pages/reading_order.md",
          "normcore/docs/pages/zh/index.md")  # and the Chinese section
 # what normcore needs to speak Chinese when installed: the compiled catalogs and the glossary
 CATALOGS = tuple(f"normcore/i18n/locale/zh/LC_MESSAGES/{domain}.mo" for domain in normcore.i18n.DOMAINS)
-LANGUAGE_FILES = CATALOGS + ("normcore/i18n/glossary.toml")
+LANGUAGE_FILES = CATALOGS + ("normcore/i18n/glossary.toml",)
 
 
 def test_version_prints_the_installed_distribution_version(capsys):
