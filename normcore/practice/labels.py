@@ -71,4 +71,5 @@ def show_label(label):
     """``label`` (a probe, a row, or "probe: row") in the language in use."""
     if language() == "en":
         return label
-    return _pattern().sub(_translate, label)
+    # a Chinese colon or comma carries its own space: "推理：前向", not "推理： 前向"
+    return re.sub(r"([：，])\s+", r"\1", _pattern().sub(_translate, label))
