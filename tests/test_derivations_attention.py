@@ -248,7 +248,7 @@ def test_explain_attention_refuses_bad_heads_and_shapes(argv, option, message):
     assert status == 2 and "argument --heads" in err
     with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(io.StringIO()) as err:
         main(["explain", "attention", "--heads", "0"])
-    assert exc.value.code == 2 and "whole number >= 1" in err.getvalue()
+    assert exc.value.code == 2 and "expected a positive integer" in err.getvalue()
 
 
 def test_graph_lays_each_route_of_x_in_its_lane():

@@ -31,11 +31,11 @@ def positive_float(text):
 
 
 def positive_int(text):
-    """A whole number >= 1, such as a count of heads."""
+    """A whole number >= 1, such as a count of heads, groups or ranks."""
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a positive integer, got {text!r}").format(text=text))
     return value

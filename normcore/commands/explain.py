@@ -81,17 +81,6 @@ def parse_shape(text):
     return shape
 
 
-def groups(text):
-    """GroupNorm's G: a positive integer (that it divides C is checked against --shape)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(_("expected a positive integer, got {text!r}").format(text=text))
-    return value
-
-
 def probability(text):
     """Dropout's p: a number with 0 <= p < 1 (p = 1 would drop every element)."""
     try:
@@ -136,12 +125,12 @@ def add_arguments(parser):
                                "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
                                "2x3x4 --heads 2"))
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
-    parser.add_argument("--groups", type=groups, metavar="G", help=_(HELP_GROUPS))
+    parser.add_argument("--groups", type=positive_int, metavar="G", help=_(HELP_GROUPS))
     parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
     parser.add_argument("--qk-norm", choices=QK_NORMS, metavar="NORM",
                         help=_("qk_norm only: the norm of q and k, rmsnorm (default) or layernorm; "
                                "--shape is q's, (T, D), (H, T, D) or (B, H, T, D)"))
-    parser.add_argument("--ranks", type=int, metavar="R",
+    parser.add_argument("--ranks", type=positive_int, metavar="R",
                         help=_("sync_batchnorm only: the simulated ranks (default 2); --shape is the "
                                "whole batch, its rows split among them"))
     parser.add_argument("--no-latex", action="store_true", help=_("leave out the LaTeX lines"))
