@@ -288,3 +288,18 @@ def test_explain_errors_in_chinese_fit_80_columns(argv):
     status, out, err = _run(["--lang", "zh", "explain", *argv])
     assert status == 2 and out == "" and CJK.search(err) and _fits(err)
     assert english_prose(err) == []
+
+
+def test_explain_graph_lists_its_routes_in_chinese_whatever_the_pictures_words(tmp_path, capsys):
+    """Without a Chinese font the picture keeps English words, but the routes explain prints
+    are in the language in use: the same routes, with the same edges, as in English."""
+    for kind in ("layernorm", "attention"):
+        path = tmp_path / f"{kind}.svg"
+        assert main(["explain", kind, "--graph", str(path)]) == 0
+        english = capsys.readouterr().out
+        assert main(["--lang", "zh", "explain", kind, "--graph", str(path)]) == 0
+        chinese = capsys.readouterr().out
+        hops = lambda text: re.findall(r"\w+ -> \w+", " ".join(text.split()))  # noqa: E731
+        assert hops(english) and hops(chinese) == hops(english)  # the same routes, edge by edge
+        assert not any(word in chinese for word in ("direct:", "through the", "through q"))
+        assert ("直达：" if kind == "layernorm" else "经由 q：") in chinese

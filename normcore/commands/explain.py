@@ -209,7 +209,7 @@ def run(args):
                      "{start} to {target}:").format(title=st.title, nodes=len(graph.nodes),
                                                    edges=len(graph.edges), start=graph.nodes[0],
                                                    target=graph.target), 80))
-        for label in graph.routes:
+        for label in graph.captions:  # in the language in use, whatever the picture's words
             print(fill(label, 80, indent="  ", subsequent_indent="    "))
         return 0 if st.passed else 1
     if args.summary:

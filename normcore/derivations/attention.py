@@ -26,7 +26,7 @@ from .._array import flag, positive_int
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import MultiheadAttention, MultiheadSelfAttention
-from .graph import _chain, _fit, _words, computation_graph, node_labels
+from .graph import _chain, _fit, _words, computation_graph, node_labels, route_labels
 from .steps import COMPACT, KINDS, StepThrough, _check, softmax_nodes
 from .tape import Phrase, Tape
 
@@ -271,12 +271,13 @@ def attention_graph(st):
     edges = [(a, b) for a, b in graph.edges if a == x.name or not tape[a].is_leaf]  # no parameter's
     route = lambda starts, ends: [(a, b) for a, b in edges if a in starts and b in ends]  # noqa: E731
     say = _words()[1]  # the picture's words: Chinese only with a font for them
-    routes = [(say(N_("through v")), route({x.name} | v_lane | after, v_lane | after)),
-              (say(N_("through q")), route({x.name} | q_lane | scores, q_lane | scores | after)),
-              (say(N_("through k")), route({x.name} | k_lane, k_lane | scores))]
+    lanes = [(N_("through v"), route({x.name} | v_lane | after, v_lane | after)),
+             (N_("through q"), route({x.name} | q_lane | scores, q_lane | scores | after)),
+             (N_("through k"), route({x.name} | k_lane, k_lane | scores))]
+    found = [(lambda words, head=head: words(head), ", ".join(_chain(edges)), edges) for head, edges in lanes]
     graph.positions = positions
     graph.labels = _fit(node_labels(tape.nodes), max(column.values()) + 1, least=LABEL_CHARS)
-    graph.routes = {say(N_("{route}: {edges}")).format(route=label, edges=", ".join(_chain(route))): route
-                    for label, route in routes}
+    graph.routes = dict(zip(route_labels(found, say), (edges for _h, _t, edges in found)))
+    graph.captions = route_labels(found, _)
     return graph
 

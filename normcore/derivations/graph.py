@@ -59,6 +59,8 @@ class Graph:
     labels: dict  # node name -> the text in its box
     positions: dict  # node name -> (column, row); row 0 is the direct route, +1 above, -1 below
     routes: dict = field(default_factory=dict)  # route label -> its edges, direct route first
+    captions: list = field(default_factory=list)  # the route labels in the language in use, for
+                                                  # a terminal (the picture's may be English)
     target: str = ""
     legend: str = ""  # the legend's title
     others: str = ""  # the legend's entry for the edges on no route (parameters, later steps)
@@ -181,16 +183,20 @@ def computation_graph(st):
             taken.add((column[node.name], row[node.name]))
     row.update(st.lanes or {})  # a tape of parallel chains (q and k, the ranks) gives its own rows
 
-    routes = {say(N_("{route}: {edges}")).format(route=say(N_("direct")), edges=" -> ".join(direct)):
-              [(a, b) for a, b in zip(direct, direct[1:])]}
+    # each route: (its head, with the head's words to translate too), its edges as text, its edges
+    found = [(lambda words: words(N_("direct")), " -> ".join(direct), [(a, b) for a, b in zip(direct, direct[1:])])]
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
         inner = [(a, b) for a, b in edges if (a in branch or b in branch)
                  and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
         step = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
         start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
-        head = (say(N_("from {start}")).format(start=start) if start and from_source.isdisjoint(branch)
-                else say(N_("through the {step}")).format(step=say(st.route_names.get(step, step))))
-        routes[say(N_("{route}: {edges}")).format(route=head, edges=", ".join(_chain(inner)))] = inner
+        name = st.route_names.get(step, step)  # the statistic the branch computes
+        if start and from_source.isdisjoint(branch):
+            head = lambda words, start=start: words(N_("from {start}")).format(start=start)  # noqa: E731
+        else:
+            head = lambda words, name=name: words(N_("through the {step}")).format(step=words(name))  # noqa: E731
+        found.append((head, ", ".join(_chain(inner)), inner))
+    routes = dict(zip(route_labels(found, say), (edges for _h, _t, edges in found)))
 
     x = source.value.shape
     what = text(st.what) or {"softmax": say(N_("softmax over {over}")).format(over=st.over),
@@ -209,8 +215,15 @@ def computation_graph(st):
                                      + [say(N_("the steps after {target}")).format(target=target)] * after)
     legend = say(N_("routes from {x} to {target} (the backward adds what each brings back)")).format(
         x=source.name, target=target)
-    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes, target,
-                 legend, others_label, font or "", note)
+    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes,
+                 route_labels(found, _), target, legend, others_label, font or "", note)
+
+
+def route_labels(found, words):
+    """The labels "head: edges" of the routes ``found`` ((head, edges as text, edges): a head is
+    a function of the translator), in ``words``: the picture's (``say``) or the terminal's
+    (``_``, the language in use)."""
+    return [words(N_("{route}: {edges}")).format(route=head(words), edges=text) for head, text, _e in found]
 
 
 def node_labels(nodes, inputs=()):
