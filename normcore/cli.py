@@ -18,6 +18,7 @@ import sys
 
 from . import i18n
 from .commands import COMMANDS
+from .commands._options import add_language_option
 from .i18n import N_, translator
 from .i18n.width import display_width, fill, pad, wrap
 
@@ -117,8 +118,6 @@ examples:
   normcore tour                   start here
   normcore explain layernorm      one backward, node by node
   normcore COMMAND --help         what a command does, with examples""")
-LANG_HELP = N_("the language normcore speaks: zh or en (default: NORMCORE_LANG, else the "
-               "locale, else en)")
 
 
 def build_parser():
@@ -126,19 +125,15 @@ def build_parser():
     parser = Parser(prog="normcore", description=_(DESCRIPTION), epilog=_(EPILOG))
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}",
                         help=_("show program's version number and exit"))
-    _add_language_option(parser, default=None)
+    add_language_option(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=_(help_), description=_(help_))
         p.set_defaults(_module=module)
-        _add_language_option(p, default=argparse.SUPPRESS)  # also after the command's name
+        add_language_option(p)  # also after the command's name
         importlib.import_module(f"normcore.commands.{module}").add_arguments(p)
         p.formatter_class = HelpFormatter  # whatever the command chose: width by display columns
     return parser
-
-
-def _add_language_option(parser, default):
-    parser.add_argument("--lang", choices=i18n.LANGUAGES, default=default, help=_(LANG_HELP))
 
 
 def _language_in(argv):

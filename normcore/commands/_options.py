@@ -3,9 +3,19 @@ argparse name the option in its message (``argument --seed: ...``) and exit with
 
 import argparse
 
-from ..i18n import translator
+from .. import i18n
+from ..i18n import N_, translator
 
 _ = translator("cli")
+LANG_HELP = N_("the language normcore speaks: zh or en (default: NORMCORE_LANG, else the "
+               "locale, else en)")
+
+
+def add_language_option(parser, default=argparse.SUPPRESS):
+    """``--lang zh|en`` on ``parser``: on normcore's own parser (default None), and on every
+    subcommand's (default SUPPRESS, so that a --lang before the command is kept), so that it
+    may come anywhere: ``normcore practice new batchnorm --lang zh``."""
+    parser.add_argument("--lang", choices=i18n.LANGUAGES, default=default, help=_(LANG_HELP))
 
 
 def seed(text):

@@ -22,7 +22,6 @@ import io
 import sys
 from pathlib import Path
 
-from .. import i18n
 from ..i18n import translator
 from ..i18n.width import display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
@@ -31,6 +30,7 @@ from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 from ..practice.report import HINT_LEVELS
+from ._options import add_language_option
 
 _ = translator("practice")
 catalog_text = translator("catalog")  # the mistakes' titles and symptoms (practice/catalog)
@@ -51,8 +51,7 @@ def _sub(sub, name, help_, description, examples):
     p = sub.add_parser(name, help=help_, description=fill(description, WIDTH - 2),
                        epilog=_("example:") + "\n" + "\n".join("  " + e for e in examples),
                        formatter_class=_Formatter)
-    p.add_argument("--lang", choices=i18n.LANGUAGES, default=argparse.SUPPRESS,
-                   help=_("the language: zh or en (as normcore --lang)"))
+    add_language_option(p)
     return p
 
 

@@ -27,7 +27,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from ..i18n import N_, language, translator
-from ..i18n.width import display_width, wrap
+from ..i18n.width import display_width, fill, wrap
 from .tape import english
 
 _ = translator("explain")
@@ -353,7 +353,7 @@ def _draw_words(graph):
                                     linewidth=2.6 if label else 1.4, mutation_scale=16,
                                     patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),
                                     shrinkA=2, shrinkB=2))
-    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=textwrap.fill(label, 150))
+    handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=fill(label, 150))
                for label, (c, s) in colour_of.items()]
     if any(graph.route_of(edge) is None for edge in graph.edges):
         handles.append(Line2D([], [], color=OTHER_STYLE[0], linestyle=OTHER_STYLE[1], linewidth=1.4,
