@@ -234,10 +234,13 @@ def test_residual_bad_requests_raise_clear_errors():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["layernorm", "--position", "post"], "argument --position: applies to residual only, not layernorm"),
+    (["layernorm", "--position", "post"], "argument --position: position applies to the residual block "
+                                          "step-through only, got LayerNorm"),
     (["residual", "--position", "middle"], "argument --position: invalid choice: 'middle'"),
-    (["layernorm", "--groups", "2"], "argument --groups: applies to groupnorm only, not layernorm"),
-    (["instancenorm", "--groups", "2"], "argument --groups: applies to groupnorm only, not instancenorm"),
+    (["layernorm", "--groups", "2"], "argument --groups: groups applies to the GroupNorm step-through only, "
+                                     "got LayerNorm"),
+    (["instancenorm", "--groups", "2"], "argument --groups: groups applies to the GroupNorm step-through only, "
+                                        "got InstanceNorm"),
     (["groupnorm", "--shape", "2x4x3", "--groups", "3"],
      "argument --groups: G = 3 must divide the C = 4 channels of --shape 2x4x3"),
     (["groupnorm", "--groups", "0"], "argument --groups: expected a positive integer, got '0'"),
@@ -245,7 +248,7 @@ def test_residual_bad_requests_raise_clear_errors():
     (["dropout", "--p", "1"], "argument --p: expected a number with 0 <= p < 1"),
     (["dropout", "--p", "-0.1"], "argument --p: expected a number with 0 <= p < 1"),
     (["dropout", "--p", "half"], "argument --p: expected a number with 0 <= p < 1"),
-    (["softmax", "--p", "0.5"], "argument --p: applies to dropout only, not softmax"),
+    (["softmax", "--p", "0.5"], "argument --p: p applies to the Dropout step-through only, got softmax"),
     (["residual", "--shape", "2x2x2x2"], "argument --shape: the residual block step-through takes an input "
                                          "of rank 2 or 3"),
 ])

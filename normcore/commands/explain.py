@@ -158,12 +158,8 @@ def _error(message):
 
 
 def _option_error(args):
-    """The message for an option that does not suit the computation or the shape, or None."""
-    for option in ("position", "groups", "p", "heads", "qk_norm", "ranks"):
-        value = getattr(args, option)
-        if value is not None and args.norm not in OPTION_KINDS[option]:
-            return _("argument --{option}: applies to {kinds} only, not {norm}").format(
-                option=option.replace("_", "-"), kinds=" and ".join(OPTION_KINDS[option]), norm=args.norm)
+    """The message for --groups that does not divide the channels of --shape, or None (an option
+    given to a computation it does not fit is step_through's to refuse: OPTION_KINDS)."""
     if args.groups is not None and len(args.shape) > 1 and args.shape[1] % args.groups:
         return _("argument --groups: G = {g} must divide the C = {c} channels of --shape {shape}").format(
             g=args.groups, c=args.shape[1], shape="x".join(map(str, args.shape)))
@@ -185,9 +181,11 @@ def run(args):
                           position=args.position, groups=args.groups, p=args.p, heads=args.heads,
                           qk_norm=args.qk_norm, ranks=args.ranks)
     except ValueError as err:  # the shape does not suit the norm, or an option does not apply
-        given = (("--causal", "causal", args.causal), ("--heads", "heads", args.heads is not None),
-                 ("--ranks", "ranks", args.ranks is not None), ("--qk-norm", "qk_norm", args.qk_norm is not None))
-        option = next((name for name, word, used in given if used and word in str(err)), "--shape")
+        given = [("--causal", "causal", args.causal)] + [
+            ("--" + name.replace("_", "-"), name, getattr(args, name, None) is not None)
+            for name in OPTION_KINDS]  # those explain has (not alpha, not target)
+        option = next((flag for flag, word, used in given if used and str(err).startswith(word)), None)
+        option = option or next((flag for flag, word, used in given if used and word in str(err)), "--shape")
         _error(_("argument {option}: {message}").format(
             option=option, message=str(err).replace("causal=True needs", "needs")))
         return 2

@@ -289,11 +289,11 @@ KINDS = {
     "instancenorm": ("InstanceNorm", (2, 3, 4)),
     "dropout": ("Dropout", (1, 2, 3, 4)),
     "softmax": ("softmax", (1, 2, 3, 4)),
-    "log_softmax": ("log-softmax", (1, 2, 3, 4)),
-    "cross_entropy": ("cross-entropy", (2,)),
+    "log_softmax": (N_("log-softmax"), (1, 2, 3, 4)),
+    "cross_entropy": (N_("cross-entropy"), (2,)),
     "gelu": ("GELU", (1, 2, 3, 4)),
     "gelu_tanh": ("GELU (tanh)", (1, 2, 3, 4)),
-    "residual": ("residual block", (2, 3)),  # one sub-layer, x (T, D) or (B, T, D): blocks.py
+    "residual": (N_("residual block"), (2, 3)),  # one sub-layer, x (T, D) or (B, T, D): blocks.py
     "attention": ("self-attention", (2, 3)),  # x (T, D) or (B, T, D)
     "qk_norm": ("QK-norm", (2, 3, 4)),  # q of shape (T, D), (H, T, D) or (B, H, T, D): modern.py
     "sync_batchnorm": ("SyncBatchNorm", (2, 3, 4)),  # the whole batch, split over the ranks: modern.py
@@ -423,7 +423,8 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     for option, value in options.items():
         if value is not None and kind not in OPTION_KINDS[option]:
             raise ValueError(_("{option} applies to the {kinds} step-through only, got {title}").format(
-                option=option, kinds=_(" and ").join(KINDS[k][0] for k in OPTION_KINDS[option]), title=title))
+                option=option, kinds=_(" and ").join(_(KINDS[k][0]) for k in OPTION_KINDS[option]),
+                title=_(title)))
     if kind == "attention":  # its own module: projections, heads, softmax
         from .attention import attention_step_through
         return attention_step_through(x, shape=shape, seed=seed, dy=dy, causal=causal, heads=heads, h=h,
