@@ -102,8 +102,11 @@ def probe_batchnorm(mod, P):
         g, b = rng.normal(size=C) + 1, rng.normal(size=C)
         setp(bn.gamma, g.astype(dtype)), setp(bn.beta, b.astype(dtype))
         if dtype != np.float64:  # as module.to(float32): the buffers follow the parameters
-            bn.running_mean = np.asarray(bn.running_mean).astype(dtype)
-            bn.running_var = np.asarray(bn.running_var).astype(dtype)
+            try:
+                bn.running_mean = np.asarray(bn.running_mean).astype(dtype)
+                bn.running_var = np.asarray(bn.running_var).astype(dtype)
+            except AttributeError:  # read-only properties over the port's own buffers
+                pass
         ref = torch.nn.BatchNorm1d(C, eps=eps, momentum=momentum)
         with torch.no_grad():
             ref.weight.copy_(T(g)), ref.bias.copy_(T(b))
