@@ -365,11 +365,11 @@ def probe_cross_entropy(mod, P):
 def probe_dyt(mod, P):
     rng = np.random.default_rng(7)
 
-    def case(shape, ns, alpha=0.7):
+    def case(shape, ns, alpha=0.7, scale=2.0):
         d = mod.DyT(ns, alpha_init=alpha)
         g, b = rng.normal(size=ns) + 1, rng.normal(size=ns)
         setp(d.gamma, g), setp(d.beta, b)
-        x = rng.normal(size=shape) * 2
+        x = rng.normal(size=shape) * scale
         dy = rng.normal(size=shape)
         for _ in range(2):
             y = d.forward(x.copy())
@@ -385,6 +385,7 @@ def probe_dyt(mod, P):
     P.run("(4,6)", lambda: case((4, 6), 6))
     P.run("(2,3,6)", lambda: case((2, 3, 6), 6, 1.3))
     P.run("(2,3,4)ns(3,4)", lambda: case((2, 3, 4), (3, 4)))
+    P.run("(4,6)x~1000", lambda: case((4, 6), 6, scale=1000.0))
 
 
 # ----------------------------------------------------------------------------- attention
