@@ -241,6 +241,13 @@ def probe_groupnorm(mod, P):
     P.run("(2,4,3,3)G2", lambda: case((2, 4, 3, 3), 2))
     P.run("eps1e-3_tiny", lambda: case((2, 6, 5), 3, 1e-3, 1e-2))
 
+    def f32():
+        gn = mod.GroupNorm(3, 6)
+        setp(gn.gamma, np.ones(6, np.float32)), setp(gn.beta, np.zeros(6, np.float32))
+        y = gn.forward(rng.normal(size=(2, 6, 5)).astype(np.float32))
+        return {"dtype_kept": 0.0 if np.asarray(y).dtype == np.float32 else float("inf")}
+    P.run("float32", f32)
+
 
 # ----------------------------------------------------------------------------- dropout
 
@@ -276,6 +283,15 @@ def probe_dropout(mod, P):
         return out
 
     P.run("eval p=0.3", lambda: eval_stats(0.3))
+
+    def fresh_eval():
+        d, x = layer_and_input(0.3)
+        d.eval()
+        y = d.forward(x.copy())
+        dx = d.backward(np.ones_like(x))
+        return {"fresh_eval_identity": str(bool(np.array_equal(y, x))),
+                "fresh_eval_backward_is_dy": str(bool(np.array_equal(dx, np.ones_like(x))))}
+    P.run("fresh eval p=0.3", fresh_eval)
     P.run("p=0.3", lambda: stats(0.3))
     P.run("p=0.0", lambda: stats(0.0))
     P.run("p=1.0", lambda: {"y_all_zero_finite": str(bool(np.all(mod.Dropout(1.0, rng=0).forward(np.ones((4, 5))) == 0)))})
@@ -305,8 +321,8 @@ def probe_softmax(mod, P, log=False):
     rng = np.random.default_rng(5)
     fn = torch.log_softmax if log else torch.softmax
 
-    def case(shape, axis, shift=0.0, low=None):
-        x = rng.normal(size=shape) + shift
+    def case(shape, axis, shift=0.0, low=None, dtype=np.float64):
+        x = (rng.normal(size=shape) + shift).astype(dtype)
         if low is not None:
             x[..., 0] -= low
         dy = rng.normal(size=shape)
@@ -316,13 +332,17 @@ def probe_softmax(mod, P, log=False):
         xt = T(x, True)
         yt = fn(xt, axis)
         yt.backward(T(dy))
-        return {"y": rel(y, yt.detach().numpy()), "dx": rel(dx, xt.grad.numpy())}
+        out = {"y": rel(y, yt.detach().numpy()), "dx": rel(dx, xt.grad.numpy())}
+        if dtype != np.float64:
+            out["dtype_kept"] = 0.0 if np.asarray(y).dtype == dtype else float("inf")
+        return out
 
     P.run("(3,4,5)ax-1", lambda: case((3, 4, 5), -1))
     P.run("(3,4,5)ax1", lambda: case((3, 4, 5), 1))
     P.run("(3,4,5)ax0", lambda: case((3, 4, 5), 0))
     P.run("(4,6)+1000", lambda: case((4, 6), -1, 1000.0))
     P.run("(4,6)one_at-800", lambda: case((4, 6), -1, 0.0, 800.0))
+    P.run("(4,6)float32", lambda: case((4, 6), -1, dtype=np.float32))
 
 
 def probe_log_softmax(mod, P):
@@ -350,6 +370,7 @@ def probe_cross_entropy(mod, P):
                "logits_untouched": 0.0 if np.array_equal(x, x0) else float("inf")}
         if dtype != np.float64:
             out["dtype_kept"] = 0.0 if np.asarray(dl).dtype == dtype else float("inf")
+            out["loss_dtype_kept"] = 0.0 if np.asarray(loss).dtype == dtype else float("inf")
         return out
 
     P.run("(5,4)", lambda: case(5, 4))
@@ -386,6 +407,14 @@ def probe_dyt(mod, P):
     P.run("(2,3,6)", lambda: case((2, 3, 6), 6, 1.3))
     P.run("(2,3,4)ns(3,4)", lambda: case((2, 3, 4), (3, 4)))
     P.run("(4,6)x~1000", lambda: case((4, 6), 6, scale=1000.0))
+
+    def f32():
+        d = mod.DyT(6, alpha_init=0.7)
+        for p in (d.alpha, d.gamma, d.beta):
+            setp(p, np.asarray(p.data, np.float32))
+        y = d.forward(np.ones((2, 6), np.float32))
+        return {"dtype_kept": 0.0 if np.asarray(y).dtype == np.float32 else float("inf")}
+    P.run("float32", f32)
 
 
 # ----------------------------------------------------------------------------- attention
@@ -430,6 +459,14 @@ def probe_attention(mod, P):
     P.run("B2T5C8H2causal", lambda: case(2, 5, 8, 2, True))
     P.run("B1T4C6H1causal", lambda: case(1, 4, 6, 1, True))
     P.run("B2T3C8H4large", lambda: case(2, 3, 8, 4, False, 30.0))
+
+    def f32():
+        m = mod.MultiheadSelfAttention(8, 2, causal=True)
+        for p in (m.wq, m.wk, m.wv, m.wo):
+            setp(p, (rng.normal(size=(8, 8)) / 3).astype(np.float32))
+        y = m.forward(rng.normal(size=(2, 5, 8)).astype(np.float32))
+        return {"dtype_kept": 0.0 if np.asarray(y).dtype == np.float32 else float("inf")}
+    P.run("float32", f32)
 
 
 # ----------------------------------------------------------------------------- fold_batchnorm
