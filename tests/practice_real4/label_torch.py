@@ -2,7 +2,7 @@
 
 Not a test, and it does not import normcore.practice: it builds each port and the matching
 torch layer (torch.nn.LayerNorm, RMSNorm, BatchNorm1d, GroupNorm, softmax, log_softmax,
-cross_entropy, scaled_dot_product_attention, torch.nn.utils.fusion for the fold; DyT, the
+cross_entropy, scaled_dot_product_attention, Linear + BatchNorm1d for the fold; DyT, the
 QK-norm attention and the residual block from torch operations) with the same random
 parameters, runs the forward and autograd's backward on the inputs each exercise cares about
 (random, several shapes, small variance, a constant row, float32, float16 for RMSNorm,
@@ -549,7 +549,9 @@ def label_transformer_block(report, module):
 # ---------------------------------------------------------------- the fold
 
 def label_fold_batchnorm(report, module):
-    from torch.nn.utils.fusion import fuse_linear_bn_weights
+    """W' and b' against the definition of a BatchNorm1d in evaluation (s = gamma / sqrt(
+    running_var + eps), W' = s[:, None] * W, b' = s * (b - running_mean) + beta), and the
+    folded Linear's output against torch.nn.Linear followed by torch.nn.BatchNorm1d.eval()."""
     cases = [("random (5, 4)", torch.float64, 1.0, 1.0),
              ("running_var ~ eps", torch.float64, 1e-5, 1.0),
              ("bias zero", torch.float64, 1.0, 0.0),
@@ -566,8 +568,19 @@ def label_fold_batchnorm(report, module):
         if isinstance(mine, str):
             report.add(label, "fold", mine)
             continue
-        theirs = fuse_linear_bn_weights(W, b, rm, rv, 1e-5, gamma, beta)
-        report.compare(label, {"W'": (mine[0], theirs[0]), "b'": (mine[1], theirs[1])})
+        s = gamma / torch.sqrt(rv + 1e-5)
+        report.compare(label, {"W'": (mine[0], s[:, None] * W), "b'": (mine[1], s * (b - rm) + beta)})
+        linear = torch.nn.Linear(4, 5).to(dtype)
+        bn = torch.nn.BatchNorm1d(5, eps=1e-5).to(dtype).eval()
+        with torch.no_grad():
+            linear.weight.copy_(W)
+            linear.bias.copy_(b)
+            bn.running_mean.copy_(rm)
+            bn.running_var.copy_(rv)
+            bn.weight.copy_(gamma)
+            bn.bias.copy_(beta)
+            x = randn((7, 4), dtype, seed=8)
+            report.add(label, "folded Linear output", rel(x @ mine[0].detach().T + mine[1].detach(), bn(linear(x))))
         report.add(label, "dtype", "ok" if mine[0].dtype == dtype and mine[1].dtype == dtype
                    else f"{mine[0].dtype}, {mine[1].dtype}")
         unchanged = all(torch.equal(a, o) for a, o in zip(args, (W, b, rm, rv, gamma, beta)))
