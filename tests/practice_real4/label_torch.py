@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).parent
-torch.set_default_dtype(torch.float64)
 
 
 def load(path):
@@ -606,6 +605,7 @@ def label_file(path, everything=False):
 
 
 if __name__ == "__main__":
+    torch.set_default_dtype(torch.float64)  # here, so that importing this file changes nothing
     everything = "--all" in sys.argv
     files = [Path(a) for a in sys.argv[1:] if a != "--all"] or sorted(HERE.glob("pt_*.py"))
     for path in files:
