@@ -9,7 +9,7 @@ parameters, runs the forward and autograd's backward on the inputs each exercise
 running statistics and eval mode for BatchNorm, large logits), and prints the max relative
 error of every observation, plus the module's parameter, buffer and state_dict names.
 
-    /work/venv/bin/python tests/practice_real4/label_torch.py [--all] [pt_file.py ...]
+    python tests/practice_real4/labelling/label_torch.py [--all] [pt_file.py ...]
 
 Without --all only the observations off by more than 1e-10 (or not fine) are printed.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the corpus, beside this folder
 
 
 def load(path):

@@ -3,10 +3,10 @@
 Not a test and independent of normcore.practice: it loads each port (np_*.py), builds the
 PyTorch computation the exercise names with the same random parameters, runs forward (and
 backward) on the inputs the exercise cares about, and prints the max relative error of every
-probe (float64 unless the probe says float32). The labels in MANIFEST.numpy.toml are read off
+probe (float64 unless the probe says float32). The labels in MANIFEST.toml are read off
 these numbers and the code.
 
-    /work/venv/bin/python tests/practice_real4/label_numpy.py [np_file.py ...]
+    python tests/practice_real4/labelling/label_numpy.py [np_file.py ...]
 
 Each port says which exercise it answers on a line "# exercise: NAME" near its top.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the corpus, beside this folder
 torch.set_default_dtype(torch.float64)
 
 
@@ -110,7 +110,7 @@ def probe_batchnorm(mod, P):
         with torch.no_grad():
             ref.weight.copy_(T(g)), ref.bias.copy_(T(b))
         out = {}
-        for s in range(steps):
+        for _step in range(steps):
             x = (rng.normal(size=shape) * scale + 2).astype(dtype)
             if const:
                 x[:, 0] = 3.0
@@ -175,7 +175,7 @@ def _trailing(mod, P, Cls, kind):
             x[0] = 2.0
         dy = rng.normal(size=shape).astype(dtype)
         out = {}
-        for rep in range(2):  # twice: accumulation of parameter gradients
+        for _rep in range(2):  # twice: accumulation of parameter gradients
             y = layer.forward(x.copy())
             dx = layer.backward(dy.copy())
         xt, gt = T(x, True), T(g, True)
@@ -294,7 +294,8 @@ def probe_dropout(mod, P):
     P.run("fresh eval p=0.3", fresh_eval)
     P.run("p=0.3", lambda: stats(0.3))
     P.run("p=0.0", lambda: stats(0.0))
-    P.run("p=1.0", lambda: {"y_all_zero_finite": str(bool(np.all(mod.Dropout(1.0, rng=0).forward(np.ones((4, 5))) == 0)))})
+    P.run("p=1.0", lambda: {"y_all_zero_finite": str(bool(np.all(
+        mod.Dropout(1.0, rng=0).forward(np.ones((4, 5))) == 0)))})
 
     def seeded():
         x = np.ones((20, 20))
