@@ -242,8 +242,7 @@ def _cell(check, names=True):
     if check.diagnoses:
         return " + ".join(check.diagnoses)
     if check.status == "FAIL" and is_finding(check.row):
-        return _("a finding (below); {note}").format(note=check.note) if check.note else _(
-            "a finding (below)")
+        return _("a finding (below)")
     if check.follows:
         if check.note:
             return _("the forward fails first; {note}").format(note=check.note)
@@ -409,7 +408,7 @@ def _findings(findings, hints=True):
     out = ["", _wrap(_("Findings (failures of their own, beside what the numbers show):"), "")
            if hints else _("Findings")]
     for f in findings:
-        out.append(_wrap(_("{check}: {yours}, expected {expected}").format(
+        out.append(_wrap(_("{check}: {yours} (expected: {expected})").format(
             check=show_label(f.label), yours=f.yours, expected=f.expected), "  "))
     return out
 

@@ -25,6 +25,7 @@ verdicts to a grader ``Report``:
   as a mistake (``split_named``).
 """
 
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,6 +40,7 @@ _ = translator("practice")
 # the rows that are findings (the last part of a check's label), beside any "... dtype" row
 FINDINGS = ("parameters", "buffers", "state_dict keys", "logits unchanged by forward",
             "inputs left unchanged", "input unchanged", "autograd intact")
+NAMES = ("parameters", "buffers", "state_dict keys")  # "name (shape), ..." or "none"
 YES_NO = ("logits unchanged by forward", "inputs left unchanged")  # recorded as 1.0 or 0.0
 
 
@@ -96,10 +98,22 @@ def _reference_row(check, probes, mutants):
 
 
 def _finding(check, users, probes, mutants):
-    """The Finding of a failing check: the answer's value and the reference's, as text."""
+    """The Finding of a failing check: the answer's value (for a module's names, what it has
+    more or less than the reference) and the reference's, as text."""
     ref, yours = _reference_row(check, probes, mutants), users[check.probe].rows.get(check.row)
-    return Finding(check.label, _shown(check.row, yours.value if yours else None),
-                   _shown(check.row, ref.value if ref else None))
+    yours, expected = (_shown(check.row, row.value if row else None) for row in (yours, ref))
+    if check.row.rpartition(": ")[2] in NAMES:
+        mine, theirs = _names(yours), _names(expected)
+        parts = [_("extra: {names}").format(names=", ".join(n for n in mine if n not in theirs)),
+                 _("missing: {names}").format(names=", ".join(n for n in theirs if n not in mine))]
+        yours = "; ".join(p for p, kept in zip(parts, (set(mine) - set(theirs),
+                                                       set(theirs) - set(mine))) if kept) or yours
+    return Finding(check.label, yours, expected)
+
+
+def _names(text):
+    """The names of a module's parameters, buffers or state_dict keys (its probe's text)."""
+    return [] if text == "none" else [n.strip() for n in re.split(r",\s*(?![^()]*\))", text)]
 
 
 def _shown(row, value):
