@@ -82,7 +82,7 @@ def row_of(report, path=None):
     ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
-               list(report.diagnosis_ids), list(report.not_implemented),
+               list(report.mistake_ids), list(report.not_implemented),
                variants=list(report.variants))
 
 

@@ -89,16 +89,18 @@ class Report:
 
     @property
     def diagnosis_ids(self):
-        """The catalogued mistakes named (a published variant is not one: ``variants``)."""
-        return verdicts.split_named(self._named(), self.exercise)[0]
+        """The catalog ids the diagnosis named: ``mistake_ids`` and ``variants``."""
+        return sorted({d for c in self.checks for d in c.diagnoses})
+
+    @property
+    def mistake_ids(self):
+        """The catalogued mistakes named: what is counted as a mistake."""
+        return verdicts.split_named(self.diagnosis_ids, self.exercise)[0]
 
     @property
     def variants(self):
-        """The published variants named: not what the exercise asks, and no mistake."""
-        return verdicts.split_named(self._named(), self.exercise)[1]
-
-    def _named(self):
-        return sorted({d for c in self.checks for d in c.diagnoses})
+        """The published variants named: not what the exercise asks, and never a mistake."""
+        return verdicts.split_named(self.diagnosis_ids, self.exercise)[1]
 
 
 def _not_implemented(cls, exercise, path, methods=("forward", "backward")):
