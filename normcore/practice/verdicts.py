@@ -128,19 +128,18 @@ def _float32_inside(checks, probes, mutants):
     noted); else None."""
     if any(c.diagnoses for c in checks):
         return None
-    failing = [c for c in checks if c.status in ("FAIL", "ERROR") and not is_finding(c.row)]
-    rows = {id(c): _reference_row(c, probes, mutants) for c in checks if c.error is not None}
-    if not failing or any(c.status == "ERROR" or id(c) not in rows or not _within_float32(
-            c, rows[id(c)]) for c in failing):
+    numbers = [(c, _reference_row(c, probes, mutants)) for c in checks
+               if c.status in ("pass", "FAIL", "ERROR") and not is_finding(c.row)]
+    failing = [(c, ref) for c, ref in numbers if c.status != "pass"]
+    if not failing or not all(c.status == "FAIL" and _float64(ref) and c.error <= ref.tol32
+                              for c, ref in failing):
         return None
-    for c in failing:
+    for c, _ref in failing:
         c.status, c.note = "pass", _("float32 rounding")
-    float64 = [c.error for c in checks if id(c) in rows and rows[id(c)] is not None
-               and rows[id(c)].metric == "rel" and rows[id(c)].tol32 > rows[id(c)].tol]
-    return max(float64)
+    return max(c.error for c, ref in numbers if _float64(ref))
 
 
-def _within_float32(check, ref):
-    """Whether a failing check is a float64 observation off by no more than float32 rounding."""
-    return (ref is not None and ref.metric == "rel" and ref.tol32 > ref.tol
-            and np.isfinite(check.error) and check.error <= ref.tol32)
+def _float64(ref):
+    """Whether a reference observation is a float64 number float32 inside would round: its
+    float32 tolerance is wider than its own."""
+    return ref is not None and ref.metric == "rel" and ref.tol32 > ref.tol
