@@ -214,3 +214,22 @@ def test_findings_are_the_rows_about_the_answer_not_its_numbers():
                                        "inputs left unchanged", "input unchanged"))
     assert not any(is_finding(r) for r in ("forward", "dx", "running_var after 1 step",
                                            "buffers detached", "W' (folded weight)"))
+
+
+def test_a_fold_that_changes_its_inputs_in_place_gets_its_mistake_named_beside_it(tmp_path):
+    """W scaled in place (the caller's array changed) and beta forgotten: the in-place change
+    is a finding on every probe, and the numbers still name fold-beta-missing."""
+    source = solution_source("fold_batchnorm")
+    for old, new in (("W_folded = s[:, None] * W ", "W *= s[:, None]; W_folded = W "),
+                     ("b_folded = s * (b - running_mean) + beta", "b_folded = s * (b - running_mean)")):
+        assert source.count(old) == 1
+        source = source.replace(old, new)
+    path = tmp_path / "fold.py"
+    path.write_text(source)
+    report = grade_file(path)
+    assert report.mistake_ids == ["fold-beta-missing"]
+    labels = {f.label.partition(": ")[0] for f in report.findings}
+    assert labels == {p.label for p in EXERCISES["fold_batchnorm"].probes}
+    assert all(f.label.endswith("inputs left unchanged") and (f.yours, f.expected) == ("no", "yes")
+               for f in report.findings)
+    assert "inputs left unchanged: no (expected: yes)" in format_report(report)
