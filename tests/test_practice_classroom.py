@@ -77,7 +77,7 @@ def expected(folder):
         rows[name] = dict(exercise=report.exercise.name, passed=report.passed,
                           checks_total=len(report.checks),
                           checks_passed=sum(c.status in ("pass", "n/a") for c in report.checks),
-                          mistakes=report.diagnosis_ids)
+                          mistakes=report.mistake_ids, variants=report.variants)
     return rows
 
 
@@ -124,6 +124,7 @@ def test_json_and_csv_records(klass, tmp_path, capsys):
         assert record["class"] == {"alice": "LayerNorm", "bob": "BatchNorm1d", "carol": "RMSNorm"}[name]
         assert row["passed"] == str(w["passed"]) and int(row["checks_passed"]) == w["checks_passed"]
         assert row["mistakes"].split() == w["mistakes"]
+        assert row["variants"].split() == w["variants"]
 
 
 def test_exit_status_0_all_pass_1_a_failure_2_cannot_grade(klass, tmp_path, capsys):
@@ -151,7 +152,9 @@ def test_one_file_keeps_the_detailed_report_and_json_works_for_it(klass, capsys)
     assert capsys.readouterr().out == format_report(grade_file(bob)) + "\n"
     assert main(["practice", "check", bob, "--json", "-"]) == 1
     [record] = json.loads(capsys.readouterr().out)
-    assert record["mistakes"] == ["bn-momentum-flipped"] and record["passed"] is False
+    # Keras' momentum convention: a published variant, recorded apart from the mistakes
+    assert record["variants"] == ["bn-momentum-flipped"] and record["mistakes"] == []
+    assert record["passed"] is False
 
 
 def test_layer_applies_to_one_file_only_and_name_to_each_file(klass, capsys):

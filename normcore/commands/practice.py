@@ -192,7 +192,7 @@ def _list(args):
     level_w = max(8, *map(display_width, levels.values()))
     print(_("The path, easy to hard (normcore practice new NAME):"))
     for step, ex in enumerate(path(), 1):
-        count = len(mistakes_for(ex.name))
+        count = sum(not m.variant_in(ex.name) for m in mistakes_for(ex.name))
         print(f"  {step:>2}. {ex.name:<{width}}  {pad(levels[ex.difficulty], level_w)}  "
               + _("{minutes} min").format(minutes=f"{ex.minutes:>2}") + "  "
               + _.ngettext("{n} catalogued mistake", "{n} catalogued mistakes", count).format(
@@ -200,18 +200,37 @@ def _list(args):
         print(_fill(_(ex.summary), " " * 8))
     torch_only = torch_track.mistakes.TORCH_ONLY
     if args.mistakes:
-        for title, mistakes in ((_("Catalogued mistakes ({n})").format(n=len(CATALOG)), CATALOG),
+        mistakes_only = [m for m in CATALOG if any(not m.variant_in(e) for e in m.exercises)]
+        for title, mistakes in ((_("Catalogued mistakes ({n})").format(n=len(mistakes_only)),
+                                 mistakes_only),
                                 (_("PyTorch track only ({n}; with --torch, the forward mistakes "
                                    "above too)").format(n=len(torch_only)), torch_only)):
             print("\n" + _fill(title + ":", ""))
             for m in mistakes:
-                print(fill(f"{m.id}: {catalog_text(m.title)}  [{', '.join(m.exercises)}]", WIDTH,
+                where = [e for e in m.exercises if not m.variant_in(e)]
+                if not where:
+                    continue
+                print(fill(f"{m.id}: {catalog_text(m.title)}  [{', '.join(where)}]", WIDTH,
                            indent="  ", subsequent_indent=" " * 6))
                 print(_fill(_("symptom: {text}").format(text=catalog_text(m.symptom)), " " * 6))
+        _list_variants()
     else:
         print("\n" + _fill(_("{n} catalogued mistakes, {more} more for PyTorch: normcore practice "
                              "list --mistakes").format(n=len(CATALOG), more=len(torch_only)), ""))
     return 0
+
+
+def _list_variants():
+    """The published variants: catalog entries that are, in some exercise, a design published
+    code uses on purpose; listed apart, with their sources (never counted as mistakes)."""
+    variants = [(m, e, m.variant_in(e)) for m in CATALOG for e in m.exercises if m.variant_in(e)]
+    print("\n" + _fill(_("Published variants ({n}; not what the exercise asks, never counted as "
+                         "a mistake):").format(n=len(variants)), ""))
+    for m, exercise, variant in variants:
+        print(fill(f"{m.id}: {catalog_text(variant.name)}  [{exercise}]", WIDTH, indent="  ",
+                   subsequent_indent=" " * 6))
+        print(_fill(_("source: {text}").format(text=catalog_text(variant.source)), " " * 6))
+        print(_fill(_("the exercise asks: {text}").format(text=catalog_text(variant.asks)), " " * 6))
 
 
 def _torch_key(name):

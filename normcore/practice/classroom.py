@@ -25,7 +25,8 @@ from .report import hint_level
 
 _ = translator("practice")
 WIDTH = 80
-FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes", "error")
+FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes",
+          "variants", "error")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Row:
     mistakes: list = field(default_factory=list)  # catalog ids named by the diagnosis
     not_implemented: list = field(default_factory=list)  # methods still raising NotImplementedError
     error: str = None
+    variants: list = field(default_factory=list)  # published variants named (not mistakes)
 
     def record(self):
         """The row as a JSON/CSV record, with the keys of FIELDS."""
@@ -80,7 +82,8 @@ def row_of(report, path=None):
     ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
-               list(report.diagnosis_ids), list(report.not_implemented))
+               list(report.mistake_ids), list(report.not_implemented),
+               variants=list(report.variants))
 
 
 def grade_many(paths, name=None, forward_only=False):
@@ -119,7 +122,8 @@ def _reason(row):
 def _result(row, names=True):
     if row.error is not None:
         return _reason(row)
-    text = (", ".join(row.mistakes) or "-") if names else (_("pass") if row.passed else _("fail"))
+    named = row.mistakes + [_("{id} (published variant)").format(id=i) for i in row.variants]
+    text = (", ".join(named) or "-") if names else (_("pass") if row.passed else _("fail"))
     if row.not_implemented:
         text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
     return text
@@ -148,7 +152,7 @@ def format_table(rows, width=WIDTH, hints="full"):
     counts = [f"{r.checks_passed}/{r.checks_total}" if r.error is None else "" for r in rows]
     checks_w = max([display_width(_("checks"))] + [len(c) for c in counts])
     # the file column gives way so that the longest mistake id fits whole in the last column
-    longest = max([display_width(last)] + [len(m) for r in rows for m in r.mistakes])
+    longest = max([display_width(last)] + [len(m) for r in rows for m in r.mistakes + r.variants])
     file_w = max(4, min(28, max(map(len, names)), width - (ex_w + checks_w + 6) - longest))
     heads = (pad(_("file"), file_w), pad(_("exercise"), ex_w), pad(_("checks"), checks_w, ">"))
     head = "  ".join(heads + (last,))
@@ -182,12 +186,14 @@ def to_json(rows):
 
 
 def to_csv(rows):
-    """The records as CSV; ``mistakes`` joined with spaces, ``error`` empty when graded."""
+    """The records as CSV; ``mistakes`` and ``variants`` joined with spaces, ``error`` empty
+    when graded."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
     for record in (r.record() for r in rows):
         record["mistakes"] = " ".join(record["mistakes"])
+        record["variants"] = " ".join(record["variants"])
         record["error"] = record["error"] or ""
         record["exercise"] = record["exercise"] or ""
         record["class"] = record["class"] or ""

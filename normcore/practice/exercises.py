@@ -16,10 +16,9 @@ from .. import distributed, nn, norms
 from . import references
 from ..i18n import N_, translator
 from .driver import ContractError
+from .probes import F32, F64, Tolerance
 
 _ = translator("practice")
-
-F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
 
 
@@ -50,10 +49,11 @@ DIFFICULTY = {1: N_("easy"), 2: N_("medium"), 3: N_("hard")}  # translated where
 def _tol(x):
     """F64; or F32, grown with the input's magnitude M beyond 10: a float32 input of magnitude M
     is rounded by about M * 6e-8, which every correct formula inherits in its own way (x - max
-    and x - logsumexp(x) differ by that much for logits around 100)."""
-    if x.dtype != np.float32:
-        return F64
-    return F32 * max(1.0, float(np.abs(x).max(initial=0.0)) / 10.0)
+    and x - logsumexp(x) differ by that much for logits around 100). A float64 input's
+    tolerance carries the float32 one too (``probes.Tolerance``): an answer that computes in
+    float32 inside is held to it."""
+    float32 = F32 * max(1.0, float(np.abs(x).max(initial=0.0)) / 10.0)
+    return float32 if x.dtype == np.float32 else Tolerance(F64, float32)
 
 
 def _randomize(layer, rng, shape, params):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import torch_track
+from . import torch_track, verdicts
 from ..i18n import N_, translator
 from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
@@ -80,6 +80,8 @@ class Report:
     checks: list
     not_implemented: list  # method names still raising NotImplementedError
     forward_only: str = ""  # why only the forward was graded ("" when both were)
+    findings: list = field(default_factory=list)  # verdicts.Finding: failures of their own
+    float32_inside: float = None  # the float64 error of an answer computing in float32 inside
 
     @property
     def passed(self):
@@ -87,7 +89,18 @@ class Report:
 
     @property
     def diagnosis_ids(self):
+        """The catalog ids the diagnosis named: ``mistake_ids`` and ``variants``."""
         return sorted({d for c in self.checks for d in c.diagnoses})
+
+    @property
+    def mistake_ids(self):
+        """The catalogued mistakes named: what is counted as a mistake."""
+        return verdicts.split_named(self.diagnosis_ids, self.exercise)[0]
+
+    @property
+    def variants(self):
+        """The published variants named: not what the exercise asks, and never a mistake."""
+        return verdicts.split_named(self.diagnosis_ids, self.exercise)[1]
 
 
 def _not_implemented(cls, exercise, path, methods=("forward", "backward")):
@@ -160,9 +173,11 @@ def grade(cls, exercise, path=None, forward_only=False, track=None):
         users[probe.label] = user
         checks += _checks(probe.label, ref, user, path, forward_only)
     diagnose(probes, users, checks, mutants, bool(forward_only))
+    report = verdicts.settle(Report(str(path) if path else cls.__name__, cls.__name__, exercise,
+                                    checks, todo, forward_only or ""),
+                             probes, users, mutants, bool(forward_only))
     _follow_the_forward(checks)
-    return Report(str(path) if path else cls.__name__, cls.__name__, exercise, checks, todo,
-                  forward_only or "")
+    return report
 
 
 def _checks(probe, ref, user, path, forward_only=False):

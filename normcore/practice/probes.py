@@ -27,12 +27,37 @@ from .driver import ContractError, Driver
 _ = translator("practice")
 
 
+F64, F32 = 1e-8, 1e-5  # relative tolerances of float64 and float32 observations
+
+
+class Tolerance(float):
+    """An observation's tolerance, and ``float32``: the tolerance the same observation would
+    have on a float32 input of the same magnitude (``exercises._tol``). An answer that computes
+    in float32 inside meets the first on float32 probes and the second on float64 ones."""
+
+    def __new__(cls, tol, float32):
+        tolerance = super().__new__(cls, tol)
+        tolerance.float32 = float(float32)
+        return tolerance
+
+
 @dataclass
 class Observation:
     value: object
     tol: float
     metric: str  # "rel", "abs" or "equal"
     scale: float = 0.0  # a parameter gradient's: the largest of its backward pass (else 0)
+    tol32: float = 0.0  # float32's tolerance for it (see float32_tolerance)
+
+
+def float32_tolerance(tol, metric):
+    """What float32 rounding inside an answer may cost this observation: the ``Tolerance``'s
+    own when the probe knew its input; F32 for another float64 relative one (inputs of
+    magnitude up to 10); nothing beyond ``tol`` for the rest (counts, fractions, names, the
+    float32 and float16 probes' own tolerances)."""
+    if hasattr(tol, "float32"):
+        return max(tol.float32, float(tol))
+    return F32 if metric == "rel" and tol == F64 else float(tol)
 
 
 @dataclass
@@ -55,7 +80,7 @@ def run_probe(probe, make):
             value = value.copy()  # the layer may change its arrays in place later
             if metric == "rel" and is_parameter_gradient(label):
                 pass_of[label] = passes[0]
-        rows[label] = Observation(value, tol, metric)
+        rows[label] = Observation(value, float(tol), metric, tol32=float32_tolerance(tol, metric))
         prefix, _, name = label.rpartition(": ")
         prefix = prefix + ": " if prefix else ""
         if prefix + "output dtype" in rows and GRADIENT.fullmatch(name) and drivers:

@@ -18,6 +18,7 @@ from ..i18n import N_, translator
 from ..i18n.width import clip, pad, wrap
 from .catalog import BY_ID
 from .labels import show_label
+from .verdicts import is_finding
 
 _ = translator("practice")
 catalog_text = translator("catalog")  # the mistakes' titles, symptoms and hints (practice/catalog)
@@ -132,6 +133,13 @@ def hint_level(hints):
     return HINT_LEVELS[hints]
 
 
+DTYPE_HINTS = {  # a dtype of the forward (False) or of the backward (True) that is not the input's
+    False: N_("Return y in the input's dtype: compute, then cast the result back once at the end."),
+    True: N_("dx has the input's dtype and each parameter's gradient the parameter's dtype: cast "
+             "dx back once at the end, and add into .grad in place."),
+}
+FLOAT32_INSIDE = N_("computes in float32 inside: on float64 input it is off by up to {error} "
+                    "relative, float32's rounding, where float64 keeps 1e-16")
 FORWARD_FIRST = (N_("Fix the forward first: the backward checks of a probe whose forward "
                     "fails are graded against the right forward, so they fail with it even "
                     "when the backward is consistent with yours."))
@@ -168,8 +176,7 @@ def _generic_hints(exercise, checks):
         if exercise == "rmsnorm" and any(c.probe.startswith("default eps") for c in forward):
             hints.append(RMS_DEFAULT_EPS)
         if any("dtype" in r for r in rows):
-            hints.append(N_("Return y in the input's dtype: compute, then cast the result back "
-                            "once at the end."))
+            hints.append(DTYPE_HINTS[False])
         if any(r.startswith("running") for r in rows):
             hints.append(N_("Check the running-average update step by step on one channel: "
                             "which batch statistic goes in, with which weight."))
@@ -178,8 +185,7 @@ def _generic_hints(exercise, checks):
                         "it with normcore's layer."))
         return hints
     if any(r.endswith("dtype") for r in rows):
-        hints.append(N_("dx has the input's dtype and each parameter's gradient the parameter's "
-                        "dtype: cast dx back once at the end, and add into .grad in place."))
+        hints.append(DTYPE_HINTS[True])
     values = [r for r in rows if not r.endswith("dtype")]
     if any(r.startswith(("dx", "dlogits")) or "gradients" in r for r in values):
         kind = exercise if exercise in DX_HINTS else "mean-var"
@@ -238,6 +244,8 @@ def _cell(check, names=True):
         return check.note
     if check.diagnoses:
         return " + ".join(check.diagnoses)
+    if check.status == "FAIL" and is_finding(check.row):
+        return _("a finding (below)")
     if check.follows:
         if check.note:
             return _("the forward fails first; {note}").format(note=check.note)
@@ -314,33 +322,45 @@ def format_report(report, hints="full"):
     if report.not_implemented:
         out.append(_wrap(_("Not implemented yet: {methods} (the TODOs of the skeleton).").format(
             methods=", ".join(report.not_implemented)), ""))
+    if report.float32_inside is not None:
+        out.append(_wrap(_(FLOAT32_INSIDE).format(error=f"{report.float32_inside:.0e}"), ""))
     failing = [c for c in report.checks if c.status == "FAIL"]
-    wrong = failing or report.diagnosis_ids  # a raising check can carry a name too
+    findings = [c for c in failing if is_finding(c.row) and not c.diagnoses]
+    named = report.diagnosis_ids  # the mistakes and the published variants
+    wrong = failing or named  # a raising check can carry a name too
     if wrong and not level.names:
         out += ["", _wrap(_("{n} check(s) fail (hints: none; no mistake is named).").format(
             n=len(failing)), "")]
     elif wrong and not level.hints:
         out += ["", _("Diagnosis (hints: brief)")]
-        for mistake_id in report.diagnosis_ids:
+        for mistake_id in named:
             hits = [show_label(c.label) for c in report.checks if mistake_id in c.diagnoses]
-            out.append(_wrap(f"[{mistake_id}] {catalog_text(BY_ID[mistake_id].title)}", "  "))
+            variant = BY_ID[mistake_id].variant_in(ex.name)
+            title = (_("a published variant: {name}").format(name=catalog_text(variant.name))
+                     if variant else catalog_text(BY_ID[mistake_id].title))
+            out.append(_wrap(f"[{mistake_id}] {title}", "  "))
             out.append(_wrap(_("shows in {n} check(s): {checks}").format(
                 n=len(hits), checks=_some(hits)), "    "))
-        unexplained = [show_label(c.label) for c in failing if not c.diagnoses]
+        out += _findings(report.findings, findings, hints=False)
+        unexplained = [show_label(c.label) for c in failing if not c.diagnoses and c not in findings]
         if unexplained:
             out.append(_wrap(_("No catalogued mistake names {n} failing check(s): {checks}").format(
                 n=len(unexplained), checks=_some(unexplained)), "  "))
     elif wrong:
-        out += [""]
-        if report.diagnosis_ids:
+        follows = [c for c in failing if c.follows]
+        unexplained = [c for c in failing if not c.diagnoses and not c.follows and c not in findings]
+        for mistake_id in report.variants:
+            out += [""] + _variant(report, BY_ID[mistake_id])
+        out += _findings(report.findings, findings)
+        if report.mistake_ids or unexplained or follows:
+            out += [""]
+        if report.mistake_ids:
             out += wrap(_("Diagnosis (reproduces: the mistake's mutant gives every number of "
                           "every probe as yours does)"), WIDTH - 2)
-        else:
+        elif unexplained or follows:
             out.append(_("Diagnosis"))
-        for mistake_id in report.diagnosis_ids:
+        for mistake_id in report.mistake_ids:
             out += _diagnosis(report, BY_ID[mistake_id])
-        follows = [c for c in failing if c.follows]
-        unexplained = [c for c in failing if not c.diagnoses and not c.follows]
         if follows and all(c.backward for c in unexplained):  # else a hint says it
             out.append(_wrap(_("{n} backward check(s) fail in probes whose forward fails; fix "
                                "the forward first, then grade again.").format(n=len(follows)), "  "))
@@ -367,6 +387,36 @@ def format_report(report, hints="full"):
         done = _("Not all checks pass yet.")
     out += ["", done]
     return "\n".join(out)
+
+
+def _variant(report, mistake):
+    """The lines of a published variant the answer reproduces: what it is, where it is
+    published and what the exercise asks instead (not what was asked, and no mistake), the
+    checks it reproduces, the hint toward what is asked and where normcore teaches it."""
+    variant = mistake.variant_in(report.exercise.name)
+    lines = _diagnosis(report, mistake)
+    return [_("Not what was asked (a published variant, not a mistake)"),
+            _wrap(_("[{id}] a published variant: {name} ({source}); the exercise asks "
+                    "{asks}").format(id=mistake.id, name=catalog_text(variant.name),
+                                     source=catalog_text(variant.source),
+                                     asks=catalog_text(variant.asks)), "  ")] + lines[1:2] + lines[3:]
+
+
+def _findings(findings, checks, hints=True):
+    """The findings (``checks``, their failing checks): failures of their own beside what the
+    numbers show, each with what was expected; with ``hints``, a heading that says so and the
+    hint of a dtype."""
+    if not findings:
+        return []
+    out = ["", _wrap(_("Findings (failures of their own, beside what the numbers show):"), "")
+           if hints else _("Findings")]
+    for f in findings:
+        out.append(_wrap(_("{check}: {yours} (expected: {expected})").format(
+            check=show_label(f.label), yours=f.yours, expected=f.expected), "  "))
+    dtypes = {c.backward for c in checks if c.row.endswith("dtype")}
+    for backward in sorted(dtypes) if hints else ():
+        out.append(_wrap(_("hint: {hint}").format(hint=_(DTYPE_HINTS[backward])), "    "))
+    return out
 
 
 def _diagnosis(report, mistake):

@@ -1,7 +1,7 @@
 """Multi-head self-attention mistakes, with and without QK-norm."""
 
 from ...i18n import N_
-from .base import Anchor, Mistake, notebook, solution
+from .base import Anchor, Mistake, Published, notebook, solution
 
 
 # The pieces of the reference answers that the mutants replace (see base.Anchor).
@@ -178,11 +178,19 @@ MISTAKES = [
         N_("right with one head, wrong with several: the RMS of q (and k) was taken over all "
            "C = H * D channels of a position (the norm applied before split_heads, or over the "
            "heads and channels), so one head's size sets the other heads' scale"),
-        N_("QK-norm normalises each head's query and key on their own: split the heads first, "
-           "then take the mean square over the last axis of (B, H, T, D), D channels; the "
+        N_("This exercise normalises each head's query and key on their own, as Gemma 3 and "
+           "Qwen3 do (OLMo 2 normalises the whole projection before the split): split the heads "
+           "first, then take the mean square over the last axis of (B, H, T, D), D channels; the "
            "backward's mean runs over the same axis."),
         {"qk_norm": [((QK_AXES, "self.norm_axes = (1, -1)"),)]},
         taught=solution("qk_norm"),
+        published={"qk_norm": Published(
+            N_("QK-norm over the whole projection, before the split into heads"),
+            N_("OLMo 2 (Team OLMo, 2 OLMo 2 Furious, 2024): Olmo2Attention's q_norm and k_norm "
+               "over num_heads * head_dim, Hugging Face transformers, "
+               "src/transformers/models/olmo2/modeling_olmo2.py"),
+            N_("QK-norm per head, as Gemma 3 and Qwen3 have it: the RMS of each head's D "
+               "channels, after split_heads"))},
     ),
     Mistake(
         "qk-norm-after-scale",
@@ -266,5 +274,12 @@ MISTAKES = [
                        "- t_hat * mean_dt_hat_t_hat)"),
         )]},
         taught=solution("qk_norm"),
+        published={"qk_norm": Published(
+            N_("QK-LayerNorm: a LayerNorm on each head's q and k"),
+            N_("ViT-22B (Dehghani et al., Scaling Vision Transformers to 22 Billion Parameters, "
+               "2023); timm, Attention(qk_norm=True) with a LayerNorm per head, "
+               "timm/layers/attention.py"),
+            N_("an RMSNorm on each head's q and k, as Gemma 3 and Qwen3 have it: nothing "
+               "subtracted, no bias"))},
     ),
 ]

@@ -40,7 +40,9 @@ class Mistake:
     ``variants`` maps an exercise name to a list of variants; a variant is a tuple of
     ``(Anchor in the reference answer, what the mistake writes instead)`` replacements.
     ``taught`` says where normcore teaches the right way (``notebook``, ``solution`` or
-    ``explain`` below).
+    ``explain`` below). ``published`` maps an exercise name to a ``Published`` where the
+    "mistake" is a design published code uses on purpose: there it is graded as a published
+    variant, not what the exercise asks, and never counted as a mistake.
     """
 
     id: str
@@ -49,6 +51,12 @@ class Mistake:
     hint: str
     variants: dict = field(default_factory=dict)
     taught: str = ""
+    published: dict = field(default_factory=dict)
+
+    def variant_in(self, exercise):
+        """The ``Published`` variant this entry is in ``exercise`` (a name; ``torch/NAME``
+        reads NAME's), or None where it is a mistake."""
+        return self.published.get(exercise.removeprefix("torch/"))
 
     @property
     def exercises(self):
@@ -59,6 +67,17 @@ class Mistake:
         """Where normcore teaches the right way: a notebook section, a reference answer's
         derivation or ``normcore explain``, in the language in use."""
         return where_taught(self.taught)
+
+
+@dataclass(frozen=True)
+class Published:
+    """A catalogued difference that published code makes on purpose: its ``name`` (a design,
+    e.g. "QK-LayerNorm"), its ``source`` (paper or model, codebase, year, file) and what the
+    exercise ``asks`` instead; English messages marked with ``N_`` (the "catalog" domain)."""
+
+    name: str
+    source: str
+    asks: str
 
 
 def same(exercises, *variants):

@@ -3,7 +3,7 @@ with the other exercises that contain a norm (its backward, its parameters' grad
 """
 
 from ...i18n import N_
-from .base import Anchor, Mistake, explain, notebook, same, solution
+from .base import Anchor, Mistake, Published, explain, notebook, same, solution
 from .attention import ATT_DW, QK_DGAMMA, QK_DNORM
 from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
                      MLP_DGAMMA, MLP_DH, MLP_DW1, MLP_DW2, MLP_VAR)
@@ -53,6 +53,20 @@ UNGROUP = Anchor("ungroup", "return ag.reshape(shape)")
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
 
+# the published designs some entries below are in some exercises (checked in the code itself)
+KERAS_MOMENTUM = Published(
+    N_("momentum as the decay of the running value (Keras' convention)"),
+    N_("Keras, BatchNormalization (momentum=0.99), since 2015: moving = moving * momentum + "
+       "batch * (1 - momentum), keras/src/layers/normalization/batch_normalization.py"),
+    N_("PyTorch's convention, which the exercise's momentum=0.1 follows: momentum weights the "
+       "new batch, running = (1 - momentum) * running + momentum * batch"))
+RMS_EPS_ADDED = Published(
+    N_("eps added to the RMS, as RMSNorm's original code has it"),
+    N_("Zhang and Sennrich, Root Mean Square Layer Normalization (NeurIPS 2019): their code "
+       "bzhangGo/rmsnorm, rmsnorm_torch.py, divides by rms + eps"),
+    N_("eps inside the square root, as LLaMA, T5 and torch.nn.RMSNorm have it: "
+       "x / sqrt(mean(x**2) + eps)"))
+
 MISTAKES = [
     Mistake(
         "bn-momentum-flipped",
@@ -71,6 +85,7 @@ MISTAKES = [
                            "else 1 - self.momentum"),),
         ]},
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
+        published={"batchnorm": KERAS_MOMENTUM},
     ),
     Mistake(
         "bn-running-var-biased",
@@ -139,6 +154,7 @@ MISTAKES = [
             "fold_batchnorm": [((FOLD_SCALE, "gamma / (np.sqrt(running_var) + eps)"),)],
         },
         taught=notebook("layernorm", N_("7 (eps inside the square root)")),
+        published={"rmsnorm": RMS_EPS_ADDED, "qk_norm": RMS_EPS_ADDED},
     ),
     Mistake(
         "stats-over-too-few-axes",
