@@ -1,7 +1,8 @@
 """The practice grader on answers written as people publish them (tests/practice_real/,
 practice_real2/ and practice_real3/, three corpora by different hands, each written blind to
 the grader; the third made to trip it: near-misses of catalogued mistakes, and correct answers
-in unusual forms).
+in unusual forms), and on published code itself (practice_real4/: model repositories, course
+solutions, books, engines and interview notes, ported with their mistakes kept).
 
 The first: homework-style functions with a cache, the staged "nine-step" BatchNorm
 backward, ports of d2l, the Annotated Transformer and LLaMA, loops, einsum, Chinese-interview
@@ -9,11 +10,13 @@ answers, helper classes beside the answer, PyTorch modules with a forward only. 
 makemore's manual backward, parameter dicts, JAX-like functions, ports of fusion helpers and
 of GPT-2 and BERT code, SyncBatchNorm. MANIFEST.toml labels each file from reading its code
 and from a float64 comparison with PyTorch: "pass", the one or two catalogued mistakes it
-makes, or "uncatalogued". The grader's promise is checked on every file: a correct answer
-passes; a wrong one gets its right name or no name, never another one; and it is graded on
-the class the exercise names, whatever helpers the file defines.
+makes, or "uncatalogued"; the fourth also "variant" (a published design the exercise does not
+ask for), with the keys its manifest's header explains. The grader's promise is checked on
+every file: a correct answer passes; a wrong one gets its right name or no name, never another
+one; and it is graded on the class the exercise names, whatever helpers the file defines.
 """
 
+import functools
 import tomllib
 from pathlib import Path
 
@@ -21,8 +24,10 @@ import pytest
 
 from normcore.practice import BY_ID, EXERCISES, classroom, grade_file, torch_track
 from normcore.practice.report import WIDTH
+from normcore.practice.verdicts import is_finding
 
-CORPORA = [Path(__file__).parent / name for name in ("practice_real", "practice_real2", "practice_real3")]
+CORPORA = [Path(__file__).parent / name
+           for name in ("practice_real", "practice_real2", "practice_real3", "practice_real4")]
 MANIFESTS = {folder: tomllib.loads((folder / "MANIFEST.toml").read_text()) for folder in CORPORA}
 FILES = [(folder, name) for folder in CORPORA for name in sorted(MANIFESTS[folder])]
 TORCH_MISTAKES = {m.id for m in torch_track.mistakes.TORCH_ONLY}
@@ -33,7 +38,10 @@ def _id(item):
 
 
 def _expected_ids(entry):
-    return set(entry["expected"]) if isinstance(entry["expected"], list) else set()
+    """The names a file's label accepts: its catalogued ids, and the NumPy catalog's id of the
+    same mistake beside a torch-only one (``also_accepted``)."""
+    ids = set(entry["expected"]) if isinstance(entry["expected"], list) else set()
+    return ids | set(entry.get("also_accepted", ()))
 
 
 @pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)
@@ -42,7 +50,8 @@ def test_every_file_is_labelled_with_known_names(folder):
     for name, entry in MANIFESTS[folder].items():
         assert entry["exercise"] in EXERCISES, name
         assert entry["track"] in ("numpy", "torch"), name
-        assert entry["expected"] in ("pass", "uncatalogued") or 1 <= len(entry["expected"]) <= 2
+        assert entry["expected"] in ("pass", "uncatalogued", "variant") or len(entry["expected"]) >= 1
+        assert (entry["expected"] == "variant") == ("variant" in entry), name
         assert _expected_ids(entry) <= set(BY_ID) | TORCH_MISTAKES, name
 
 
@@ -50,7 +59,13 @@ def _grade(folder, name):
     entry = MANIFESTS[folder][name]
     if entry["track"] == "torch":
         pytest.importorskip("torch")
-    return entry, grade_file(folder / name, name=entry.get("name"))
+    return entry, _report(folder, name)
+
+
+@functools.cache
+def _report(folder, name):
+    """A file's grade, once per test process (two tests read it)."""
+    return grade_file(folder / name, name=MANIFESTS[folder][name].get("name"))
 
 
 @pytest.mark.parametrize("folder, name", FILES, ids=list(map(_id, FILES)))
@@ -58,6 +73,12 @@ def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(folder, name
     entry, report = _grade(folder, name)
     assert (report.exercise.name, report.class_name) == (entry["exercise"], entry["class"])
     failing = [(c.label, c.note) for c in report.checks if c.status in ("FAIL", "ERROR")]
+    if report.float32_inside is not None:  # never said of an answer exact in float64
+        assert entry.get("float32_inside"), f"said to compute in float32 inside: {entry['description']}"
+    if entry["expected"] == "pass" and entry.get("findings"):  # right numbers, a finding beside
+        assert report.diagnosis_ids == [] and report.findings, failing
+        assert all(is_finding(c.row) for c in report.checks if c.status in ("FAIL", "ERROR")), failing
+        return
     if entry["expected"] == "pass":
         assert report.passed, failing
         return
@@ -66,15 +87,28 @@ def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(folder, name
         f"named {report.diagnosis_ids}; the file makes {entry['expected']}: {entry['description']}")
 
 
-def test_most_catalogued_mistakes_in_published_answers_are_named():
+def _named_exactly(folder, name):
+    """Whether a file gets exactly the mistakes of its label (each once, by its id or by the
+    NumPy catalog's id of the same mistake)."""
+    entry, named = MANIFESTS[folder][name], set(_grade(folder, name)[1].diagnosis_ids)
+    return named <= _expected_ids(entry) and len(named) == len(entry["expected"])
+
+
+# today: 45 of 46, 31 of 32, 12 of 15 and 17 of 28
+FLOORS = {"practice_real": 0.95, "practice_real2": 0.95, "practice_real3": 0.8, "practice_real4": 0.6}
+
+
+@pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)
+def test_most_catalogued_mistakes_in_published_answers_are_named(folder):
     """The promise above allows "no name" for a catalogued mistake; this keeps it the
-    exception: most files with catalogued mistakes get exactly their names (a floor below
-    what the grader does today, 88 of 93, so that a change that loses names fails)."""
+    exception: most files whose label is catalogued mistakes alone (nothing uncatalogued
+    beside them) get exactly their names (floors below what the grader does today, so that a
+    change that loses names fails)."""
     pytest.importorskip("torch")
-    labelled = [(f, n) for f, n in FILES if _expected_ids(MANIFESTS[f][n])]
-    named = [(f, n) for f, n in labelled
-             if set(_grade(f, n)[1].diagnosis_ids) == _expected_ids(MANIFESTS[f][n])]
-    assert len(named) >= 0.9 * len(labelled), sorted(map(_id, set(labelled) - set(named)))
+    labelled = [n for n, e in MANIFESTS[folder].items() if isinstance(e["expected"], list)
+                and not (e.get("uncatalogued") or e.get("uncatalogued_also"))]
+    named = [n for n in labelled if _named_exactly(folder, n)]
+    assert len(named) >= FLOORS[folder.name] * len(labelled), sorted(set(labelled) - set(named))
 
 
 @pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)
@@ -86,6 +120,7 @@ def test_the_corpus_folder_grades_into_one_table(folder):
     assert [Path(r.file).name for r in rows] == sorted(manifest)
     assert all(r.error is None for r in rows), [(r.file, r.error) for r in rows if r.error]
     assert [r.passed for r in rows] == [manifest[Path(r.file).name]["expected"] == "pass"
+                                        and not manifest[Path(r.file).name].get("findings")
                                         for r in rows]
     table = classroom.format_table(rows)
     assert max(len(line) for line in table.splitlines()) <= WIDTH

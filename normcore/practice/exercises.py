@@ -181,7 +181,8 @@ BATCHNORM = Exercise(
 
 def trailing_norm_probes(params, kwargs):
     """The probes LayerNorm and RMSNorm share: ranks 2 to 4, a multi-axis normalized_shape,
-    float32, one sample, a constant row, a small-variance input, eval mode, accumulation."""
+    float32, one sample, a constant row, a small-variance input, another eps, eval mode,
+    accumulation."""
     return (
         norm_probe("(4, 6)", (6,), (6,), (4, 6), params, kwargs=kwargs),
         norm_probe("(2, 3, 5), rank 3", (5,), (5,), (2, 3, 5), params, kwargs=kwargs),
@@ -193,6 +194,8 @@ def trailing_norm_probes(params, kwargs):
         norm_probe("constant row (3, 6)", (6,), (6,), (3, 6), params, edit=_constant(1), kwargs=kwargs),
         norm_probe("small variance (4, 6)", (6,), (6,), (4, 6), params, scale=3e-3, shift=2e-3,
                    kwargs=kwargs),
+        # another eps, comparable to the variance: the constructor's eps must be the one used
+        norm_probe("eps=0.01 (4, 6)", (6,), (6,), (4, 6), params, scale=0.1, kwargs={**kwargs, "eps": 1e-2}),
         norm_probe("eval mode (4, 6)", (6,), (6,), (4, 6), params, kwargs=kwargs, evaluation=True),
         accumulation_probe((6,), (6,), (4, 6), params, kwargs=kwargs),
     )
