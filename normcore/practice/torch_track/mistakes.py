@@ -81,6 +81,7 @@ BN_MOMENTUM = Anchor("momentum", "1.0 / self.num_batches_tracked.item() if self.
 BN_AFFINE = Anchor("affine", "if self.weight is not None:")
 # --- rmsnorm ---
 RMS_UPCAST = Anchor("upcast", "h = x.to(torch.promote_types(x.dtype, torch.float32))")
+RMS_EPS = Anchor("eps", "torch.finfo(h.dtype)")
 RMS_MS = Anchor("mean-square", "ms = h.pow(2).mean(dim=dims, keepdim=True)")
 RMS_RRMS = Anchor("rrms", "h * torch.rsqrt(ms + eps)")
 # --- groupnorm ---
@@ -414,7 +415,10 @@ TORCH_ONLY = [
            "|x| > 256 (and small squares lose their digits), so whole rows come out as 0 or nan"),
         N_("Compute the mean square in float32: h = x.float() (or x.to(torch.float32)), normalise, "
            "then cast back with .to(x.dtype) before the weight, as LLaMA's RMSNorm does."),
-        _torch({"rmsnorm": [((RMS_UPCAST, "h = x"),)]}),
+        # eps=None then float16's machine epsilon, or still float32's (as torch.nn.RMSNorm)
+        _torch({"rmsnorm": [((RMS_UPCAST, "h = x"),),
+                            ((RMS_UPCAST, "h = x"),
+                             (RMS_EPS, "torch.finfo(torch.promote_types(x.dtype, torch.float32))"))]}),
         learn=torch_solution("rmsnorm"),
     ),
 ]

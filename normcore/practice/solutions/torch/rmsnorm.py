@@ -32,7 +32,7 @@ class RMSNorm(nn.Module):
     def forward(self, x):
         dims = tuple(range(-len(self.normalized_shape), 0))             # the normalised dims D [dims]
         h = x.to(torch.promote_types(x.dtype, torch.float32))           # float16 -> float32 [upcast]
-        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps  # float32's for float16
+        eps = torch.finfo(h.dtype).eps if self.eps is None else self.eps  # float32's for float16 [eps]
         ms = h.pow(2).mean(dim=dims, keepdim=True)                      # (*, 1) [mean-square]
         y = (h * torch.rsqrt(ms + eps)).to(x.dtype)                     # (*, D) x_hat [rrms]
         if self.weight is not None:
