@@ -130,6 +130,9 @@ BLOCK_VAR = Anchor("var", "u.var(dim=-1, unbiased=False, keepdim=True)")
 BLOCK_PARAMS = (Anchor("gamma", "nn.Parameter(torch.ones(d_model))"),
                 Anchor("beta", "nn.Parameter(torch.zeros(d_model))"))
 MLP_VAR = Anchor("var", "h.var(dim=0, unbiased=False, keepdim=True)")
+# the Bessel correction's own piece of a var line: torch-var-unbiased removes it alone, so that it
+# combines with a mistake that rewrites the rest of the line (eps added to x.std(...))
+BIASED = Anchor("var", "unbiased=False, ")
 MLP_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
 MLP_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
 # --- fold_batchnorm ---
@@ -150,6 +153,9 @@ SYNC_LOCAL_MEAN = "x.sum(dim=0) / max(n_k, 1)"  # this worker's own mean (0 on a
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
 SOFTMAXES = ("softmax", "log_softmax")
+# the var line's x.var( piece, where eps-outside-sqrt's second variant takes x.std( instead
+STD_OF = {name: Anchor("var", f"{t}.var(") for name, t in (
+    ("layernorm", "x"), ("groupnorm", "g"), ("transformer_block", "u"))}
 
 
 def _torch(variants):
@@ -279,7 +285,12 @@ FORWARD_VARIANTS = {
     "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
                                        ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
     "eps-outside-sqrt": {
-        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS + ("transformer_block",)},
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in ("batchnorm",)},
+        # or with x.std(...) + eps, whose autograd gives a constant row no variance term where
+        # torch.sqrt(var) gives nan (sqrt's derivative at 0): the two spellings differ there
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),),
+                  ((STD_OF[name], STD_OF[name].replace(".var(", ".std(")), (X_HAT, "(var + self.eps)"))]
+           for name in STD_OF},
         "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
         "fold_batchnorm": [((FOLD_SCALE, "gamma / (torch.sqrt(running_var) + eps)"),)],
         "qk_norm": [((QK_RRMS, "1 / (torch.sqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True)) + eps)"),)]},
@@ -299,12 +310,9 @@ TORCH_ONLY = [
         N_("torch.var and torch.std default to the unbiased estimate (correction=1). Normalise with "
            "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
            "unbiased one."),
-        _torch({**{name: [((VAR, "x.var(dim=dims, keepdim=True)"),)] for name in ("layernorm",)},
-                "transformer_block": [((BLOCK_VAR, "u.var(dim=-1, keepdim=True)"),)],
-                "mlp_with_batchnorm": [((MLP_VAR, "h.var(dim=0, keepdim=True)"),)],
-                "batchnorm": [((VAR, "x.var(dim=dims, keepdim=True)"),),
-                              ((VAR, "x.var(dim=dims, keepdim=True)"), (BN_UNBIASED, "var.flatten()"))],
-                "groupnorm": [((G_VAR, "g.var(dim=-1, keepdim=True)"),)]}),
+        _torch({**{name: [((BIASED, ""),)] for name in ("layernorm", "transformer_block",
+                                                       "mlp_with_batchnorm", "groupnorm")},
+                "batchnorm": [((BIASED, ""),), ((BIASED, ""), (BN_UNBIASED, "var.flatten()"))]}),
         learn=torch_solution("layernorm"),
     ),
     TorchMistake(
