@@ -102,6 +102,9 @@ LSM_SUM = Anchor("logp", "torch.exp(z).sum(dim=self.dim, keepdim=True)")
 CE_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
 CE_LOGP = Anchor("logp", "z - torch.exp(z).sum(dim=1, keepdim=True).log()")
 CE_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
+# one mistake's piece each of the loss line (cross_entropy's and the MLP's), so that the sign
+# flipped and the sum instead of the mean combine
+LOSS_SIGN, LOSS_MEAN = Anchor("loss", "-logp["), Anchor("loss", "].mean()")
 # --- dyt ---
 DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
 DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
@@ -232,8 +235,7 @@ FORWARD_VARIANTS = {
                            for name in SOFTMAXES},
     "lsm-log-of-softmax": {"log_softmax": [(
         (LSM_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=self.dim, keepdim=True))"),)]},
-    "ce-summed-not-averaged": {name: [((loss, "-logp[torch.arange(len(targets)), targets].sum()"),)]
-                               for name, loss in (("cross_entropy", CE_LOSS), ("mlp_with_batchnorm", MLP_LOSS))},
+    "ce-summed-not-averaged": {name: [((LOSS_MEAN, "].sum()"),)] for name in ("cross_entropy", "mlp_with_batchnorm")},
     "ce-log-of-softmax": {"cross_entropy": [(
         (CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True))"),)]},
     "ce-mean-over-classes": {name: [((loss, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]
@@ -279,7 +281,7 @@ FORWARD_VARIANTS = {
         ((CE_LOGP, "torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True), "
                    "1e-7, 1 - 1e-7))"),)]},
     "ce-first-sample-only": {"cross_entropy": [((CE_LOSS, "-logp[0, targets[0]]"),)]},
-    "ce-sign-flipped": {"cross_entropy": [((CE_LOSS, "logp[torch.arange(len(targets)), targets].mean()"),)]},
+    "ce-sign-flipped": {"cross_entropy": [((LOSS_SIGN, "logp["),)]},
     "ce-logits-in-place": {"cross_entropy": [(
         (CE_SHIFT, "logits -= logits.amax(dim=1, keepdim=True)\n        z = logits"),)]},
     "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
