@@ -19,7 +19,10 @@ import pytest
 from normcore.practice import format_report, grade_file
 
 HERE = Path(__file__).parent / "practice_combined"
-NAMED = tomllib.loads((HERE / "NAMED.toml").read_text())
+CONSISTENT = Path(__file__).parent / "practice_consistent"
+FOLDERS = (HERE, CONSISTENT)
+NAMED = {(folder, name): entry for folder in FOLDERS
+         for name, entry in tomllib.loads((folder / "NAMED.toml").read_text()).items()}
 
 
 def _needs(name):
@@ -27,18 +30,20 @@ def _needs(name):
         pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("name", sorted(NAMED))
-def test_each_file_is_named_with_all_its_mistakes(name):
+@pytest.mark.parametrize("folder, name", sorted(NAMED), ids=[f"{f.name}/{n}" for f, n in sorted(NAMED)])
+def test_each_file_is_named_with_all_its_mistakes(folder, name):
     _needs(name)
-    report = grade_file(HERE / name)
+    report = grade_file(folder / name)
+    entry = NAMED[folder, name]
     assert not report.passed
-    assert report.diagnosis_ids == sorted(NAMED[name]["mistakes"]), NAMED[name]["why"]
+    assert report.diagnosis_ids == sorted(entry["mistakes"]), entry["why"]
     failing = [c for c in report.checks if c.status == "FAIL"]
     assert all(c.diagnoses and set(c.diagnoses) <= set(report.diagnosis_ids) for c in failing)
 
 
-def test_every_file_is_listed():
-    assert sorted(NAMED) == sorted(p.name for p in HERE.glob("*.py"))
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f.name)
+def test_every_file_is_listed(folder):
+    assert sorted(n for f, n in NAMED if f == folder) == sorted(p.name for p in folder.glob("*.py"))
 
 
 # --- the search itself, on made-up mutants: each mistake adds its own change to the numbers ---

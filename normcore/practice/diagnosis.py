@@ -26,6 +26,7 @@ Reproducing means, observation by observation:
 """
 
 from .driver import NotApplicable
+from .mutants import Consistent
 from .probes import ProbeRun, distance, is_backward
 
 UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
@@ -60,7 +61,7 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     file = _File(order, users, _ForwardOnly(mutants) if forward_only else mutants)
     found = []
     for size in range(1, MOST + 1):
-        keys = mutants.singles if size == 1 else file.combinations(size)
+        keys = mutants.singles + file.twins() if size == 1 else file.combinations(size)
         found = [key for key in keys if file.reproduced_by(key)]
         if found:
             break
@@ -91,6 +92,7 @@ class _File:
         self._changes = {}  # single mutant -> the (probe, row) it changes
         self._parts = None  # the single mutants a combination is made of, see parts()
         self._alone = {}  # single mutant -> the changed (probe, row) it gives as the answer does
+        self._twins = None  # the consistent twins worth running, see twins()
 
     def reproduced_by(self, key):
         """Whether mutant ``key`` gives every observation of every probe as the answer does."""
@@ -117,12 +119,33 @@ class _File:
         self._changes[key] = changes
         return changes
 
+    def twins(self):
+        """The consistent twins (``mutants.Consistent``) worth running: those whose forward
+        gives every forward observation the answer made as the answer does. A twin's forward is
+        its catalogued variant's, whose runs are cheap and cached: the twin's own run, whose
+        backward differentiates the forward numerically, is made only for these."""
+        if self._twins is None:
+            self._twins = [key for key in getattr(self.mutants, "twins", ())
+                           if self._same_forward(self.mutants.plain(key))]
+        return self._twins
+
+    def _same_forward(self, key):
+        """Whether mutant ``key`` gives every forward observation both it and the answer made as
+        the answer does."""
+        for p in self.probes:
+            run, user = self.mutants.run(key, p), self.users[p.label]
+            if run is None or not all(_agrees(user.rows[row], run.rows[row]) for row in user.rows
+                                      if row in run.rows and not is_backward(row)
+                                      and not _is_dtype(row)):
+                return False
+        return True
+
     def parts(self):
         """{single mutant: what it changes} of the mutants a combination can be made of: each
         changes something, and only observations the answer changes too (or did not make)."""
         if self._parts is None:
             allowed, self._parts = self.changed | self.unmade, {}
-            for key in self.mutants.singles:
+            for key in self.mutants.singles + self.twins():
                 changes = self.changes(key, within=allowed)
                 if changes:
                     self._parts[key] = changes
@@ -180,6 +203,8 @@ class _File:
                 yield combination
             return
         for i, key in enumerate(keys):
+            if combination and _is_twin(key) != _is_twin(combination):
+                continue  # a twin differentiates the whole forward: twins combine with twins
             yield from self._extend(combination + key, covered | parts[key], keys[i + 1:],
                                     size, parts)
 
@@ -215,6 +240,11 @@ def _same(user, run):
         made = run.rows
     return all(label in run.rows and _agrees(user.rows[label], run.rows[label])
                for label in made if not _is_dtype(label))
+
+
+def _is_twin(key):
+    """Whether a mutant's key is a consistent twin's (``mutants.Consistent``)."""
+    return any(isinstance(k, Consistent) for _, k in key)
 
 
 def _is_dtype(label):
