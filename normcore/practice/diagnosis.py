@@ -59,12 +59,14 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     # the probes the answer fails first: most mutants disagree there and are dropped at once
     order = sorted(probes, key=lambda p: not any(c.probe == p.label for c in wrong))
     file = _File(order, users, _ForwardOnly(mutants) if forward_only else mutants)
-    found = []
-    for size in range(1, MOST + 1):
-        keys = mutants.singles + file.twins() if size == 1 else file.combinations(size)
-        found = [key for key in keys if file.reproduced_by(key)]
+    found = [key for key in mutants.singles if file.reproduced_by(key)]
+    ids = {mistake_id for key in found for mistake_id, _ in key}
+    # a twin of a mistake already found could not change the name: only the others are run
+    found += [key for key in file.twins() if key[0][0] not in ids and file.reproduced_by(key)]
+    for size in range(2, MOST + 1):
         if found:
             break
+        found = [key for key in file.combinations(size) if file.reproduced_by(key)]
     named = {tuple(sorted({mistake_id for mistake_id, _ in key})) for key in found}
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
