@@ -6,8 +6,12 @@ the answer on *every* probe of the exercise, the passing ones included: a probe 
 mistakes give the same numbers (p = 1, where nothing is kept either way; one sample per
 row, where 1/b and 1/d coincide) can support a name but never decide it, and a mistake whose
 mutant differs from the answer on any probe is not named. When no single mistake reproduces
-the answer, a pair of mistakes is tried; when two mistakes (or two pairs) reproduce it
-alike, the probes cannot tell which one the answer made, and neither is named. There is no
+the answer, pairs of mistakes are tried, then three and four at once (``MOST``): the fewest
+mistakes that reproduce it are named; when two mistakes (or two combinations of a size)
+reproduce it alike, the probes cannot tell which the answer made, and none is named. A
+forward mistake is tried twice, with the reference's backward formula (the variant as
+catalogued) and with the exact derivative of its own forward (its consistent twin,
+``consistent.py``): a candidate derives the backward from one or the other. There is no
 weaker level: a mutant that gives some of the failing numbers but not all of them names
 nothing (on published answers, such partial matches named mistakes they did not make).
 
@@ -185,14 +189,16 @@ class _File:
         variants of one mistake make a combination too: the same mistake made in two places
         (the residual dropped in Pre-Norm and in Post-Norm).
 
-        Beyond a pair, each part must also add to what the others change: a third mistake
-        hidden under the first two's changes could be added to any pair, so the probes could
-        never show it. Parts are taken in the catalog's order and each one must change an
-        observation none of the parts before it changes, except the second (a pair keeps its
-        old rule: the biased running variance changes only what the flipped momentum
-        changes too, and the two are named together). The size stops at ``MOST``: the
-        number of combinations grows as the parts' count to that power, and an answer with
-        more catalogued mistakes at once is better told to fix some first.
+        Beyond a pair, each part must also give the answer's observation wherever it is the
+        only part of the combination that changes it (``_alone_agree``): mistakes that touch
+        different observations show there as each does on its own (the flipped momentum's
+        running_mean, the batch statistics' evaluation output). This keeps three and four
+        mistakes fast (the combinations grow as the parts' count to that power, each one a
+        mutant to build and run); mistakes that change such an observation only together
+        are missed, and the grader then names none. A combination of consistent twins is
+        the twin of the combined forward: twins combine with twins only. The size stops at
+        ``MOST``: an answer with more catalogued mistakes at once is better told to fix some
+        first than told all of them.
         """
         parts = self.parts()
         yield from self._extend((), set(), list(parts), size, parts)

@@ -165,7 +165,7 @@ def _rounded_like_the_input(run):
     return run
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def backward_tags(source):
     """The tags of the answer's lines inside its backward (a function whose name has
     "backward" in it: backward, _ln_backward, rms_norm_backward), or None when the answer

@@ -31,14 +31,14 @@ class BatchNorm1d:
 
     def _to2d(self, x):
         if x.ndim == 3:
-            n, c, l = x.shape
-            return x.transpose(0, 2, 1).reshape(n * l, c)
+            n, c, length = x.shape
+            return x.transpose(0, 2, 1).reshape(n * length, c)
         return x
 
     def _from2d(self, y, like):
         if like.ndim == 3:
-            n, c, l = like.shape
-            return y.reshape(n, l, c).transpose(0, 2, 1)
+            n, c, length = like.shape
+            return y.reshape(n, length, c).transpose(0, 2, 1)
         return y
 
     def forward(self, x):

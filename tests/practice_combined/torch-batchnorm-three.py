@@ -1,5 +1,6 @@
 """BatchNorm1d as an nn.Module: running = momentum * running + (1 - momentum) * batch, the
-running variance from the biased batch variance, and batch statistics used in eval(); momentum=None raises (a fourth mistake)."""
+running variance from the biased batch variance, and batch statistics used in eval();
+momentum=None raises (a fourth mistake)."""
 
 import torch
 import torch.nn as nn

@@ -7,7 +7,7 @@ import torch.nn as nn
 
 class GroupNorm(nn.Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True):
-        super(GroupNorm, self).__init__()
+        super().__init__()
         self.G, self.eps = num_groups, eps
         self.weight = nn.Parameter(torch.ones(num_channels))
         self.bias = nn.Parameter(torch.zeros(num_channels))

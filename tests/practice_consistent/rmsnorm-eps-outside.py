@@ -18,7 +18,9 @@ class RMSNorm:
         self.gamma = Parameter(np.ones(shape))
 
     def forward(self, x):
-        eps = self.eps if x.dtype == np.float64 else np.finfo(x.dtype).eps if self.eps == np.finfo(np.float64).eps else self.eps
+        eps = self.eps
+        if x.dtype != np.float64 and self.eps == np.finfo(np.float64).eps:
+            eps = np.finfo(x.dtype).eps
         axes = tuple(range(x.ndim - len(self.shape), x.ndim))
         rms = np.sqrt((x ** 2).mean(axis=axes, keepdims=True))
         d = rms + eps
