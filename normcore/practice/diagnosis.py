@@ -277,7 +277,7 @@ def _gives_row(user, run, row):
     it because both raised the same type of exception."""
     if row in user.rows:
         return row in run.rows and _agrees(user.rows[row], run.rows[row])
-    return row not in run.rows and type(user.error) is type(run.error)
+    return row not in run.rows and _same(ProbeRun({}, user.error), ProbeRun({}, run.error))
 
 
 def _unmade(user, ref, probe):
