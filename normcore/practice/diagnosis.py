@@ -6,8 +6,12 @@ the answer on *every* probe of the exercise, the passing ones included: a probe 
 mistakes give the same numbers (p = 1, where nothing is kept either way; one sample per
 row, where 1/b and 1/d coincide) can support a name but never decide it, and a mistake whose
 mutant differs from the answer on any probe is not named. When no single mistake reproduces
-the answer, a pair of mistakes is tried; when two mistakes (or two pairs) reproduce it
-alike, the probes cannot tell which one the answer made, and neither is named. There is no
+the answer, pairs of mistakes are tried, then three and four at once (``MOST``): the fewest
+mistakes that reproduce it are named; when two mistakes (or two combinations of a size)
+reproduce it alike, the probes cannot tell which the answer made, and none is named. A
+forward mistake is tried twice, with the reference's backward formula (the variant as
+catalogued) and with the exact derivative of its own forward (its consistent twin,
+``consistent.py``): a candidate derives the backward from one or the other. There is no
 weaker level: a mutant that gives some of the failing numbers but not all of them names
 nothing (on published answers, such partial matches named mistakes they did not make).
 
@@ -26,17 +30,32 @@ Reproducing means, observation by observation:
 """
 
 from .driver import NotApplicable
+from .mutants import Consistent
 from .probes import ProbeRun, distance, is_backward
 
 UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
 
+MOST = 4  # the most mistakes named at once (see ``_File.combinations``)
+
+
 def diagnose(probes, users, checks, mutants, forward_only=False):
-    """Set ``diagnoses`` (and ``combined_with`` for a pair) on the failing and erroring checks.
+    """Set ``diagnoses`` (and ``combined_with`` for a combination) on the failing and erroring
+    checks.
 
     ``users`` maps each probe's label to the answer's run of it; ``checks`` are the file's
-    CheckResults. Returns the mistake ids named: one, two (a pair) or none. A forward-only
-    answer is compared on the forward's observations alone, the mutants' too.
+    CheckResults. Returns the mistake ids named: one, several at once (up to ``MOST``), or
+    none. A forward-only answer is compared on the forward's observations alone, the mutants'
+    too.
+
+    The search goes by size: single mistakes, then pairs, then three at once and so on, and
+    stops at the first size at which a mutant reproduces the answer. That is what "minimal"
+    means here: fewest mistakes. An answer reproduced by one mistake is never named as that
+    mistake plus others, and a pair that reproduces it wins over any triple, even a triple
+    that would reproduce it too (a triple whose third part changes nothing the pair does not
+    already give). Within that size the rule of a single mistake holds: the combinations that
+    reproduce the answer must all name the same mistakes (two variants of one mistake name it
+    once), else the probes cannot tell which mistakes the answer made and none is named.
     """
     wrong = [c for c in checks if c.status in ("FAIL", "ERROR")]
     if not wrong:
@@ -45,8 +64,13 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     order = sorted(probes, key=lambda p: not any(c.probe == p.label for c in wrong))
     file = _File(order, users, _ForwardOnly(mutants) if forward_only else mutants)
     found = [key for key in mutants.singles if file.reproduced_by(key)]
-    if not found:
-        found = [pair for pair in file.pairs() if file.reproduced_by(pair)]
+    ids = {mistake_id for key in found for mistake_id, _ in key}
+    # a twin of a mistake already found could not change the name: only the others are run
+    found += [key for key in file.twins() if key[0][0] not in ids and file.reproduced_by(key)]
+    for size in range(2, MOST + 1):
+        if found:
+            break
+        found = [key for key in file.combinations(size) if file.reproduced_by(key)]
     named = {tuple(sorted({mistake_id for mistake_id, _ in key})) for key in found}
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
@@ -55,7 +79,7 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
         if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue
         c.diagnoses = list(named)
-        if len(named) == 2:  # each check names the mistake it shows alone, or both
+        if len(named) > 1:  # each check names the mistakes it shows alone, or all of them
             c.diagnoses = [i for i in named if (c.probe, c.row)
                            in file.changes(((i, variant[i]),))] or list(named)
             c.combined_with = list(named)
@@ -72,6 +96,9 @@ class _File:
         self.unmade = set().union(*(_unmade(users[p.label], mutants.reference(p), p.label)
                                     for p in probes))
         self._changes = {}  # single mutant -> the (probe, row) it changes
+        self._parts = None  # the single mutants a combination is made of, see parts()
+        self._alone = {}  # single mutant -> the changed (probe, row) it gives as the answer does
+        self._twins = None  # the consistent twins worth running, see twins()
 
     def reproduced_by(self, key):
         """Whether mutant ``key`` gives every observation of every probe as the answer does."""
@@ -98,22 +125,96 @@ class _File:
         self._changes[key] = changes
         return changes
 
+    def twins(self):
+        """The consistent twins (``mutants.Consistent``) worth running: those whose forward
+        gives every forward observation the answer made as the answer does. A twin's forward is
+        its catalogued variant's, whose runs are cheap and cached: the twin's own run, whose
+        backward differentiates the forward numerically, is made only for these."""
+        if self._twins is None:
+            self._twins = [key for key in getattr(self.mutants, "twins", ())
+                           if self._same_forward(self.mutants.plain(key))]
+        return self._twins
+
+    def _same_forward(self, key):
+        """Whether mutant ``key`` gives every forward observation both it and the answer made as
+        the answer does."""
+        for p in self.probes:
+            run, user = self.mutants.run(key, p), self.users[p.label]
+            if run is None or not all(_agrees(user.rows[row], run.rows[row]) for row in user.rows
+                                      if row in run.rows and not is_backward(row)
+                                      and not _is_dtype(row)):
+                return False
+        return True
+
+    def parts(self):
+        """{single mutant: what it changes} of the mutants a combination can be made of: each
+        changes something, and only observations the answer changes too (or did not make)."""
+        if self._parts is None:
+            allowed, self._parts = self.changed | self.unmade, {}
+            for key in self.mutants.singles + self.twins():
+                changes = self.changes(key, within=allowed)
+                if changes:
+                    self._parts[key] = changes
+        return self._parts
+
     def pairs(self):
-        """The pairs of mutants that can reproduce the answer: each changes only observations
-        the answer changes too (or did not make), and the two together change every one the
-        answer changes (two mistakes that only together change an observation are missed:
-        the grader then names none). Two variants of one mistake make a pair too: the same
-        mistake made in two places (the residual dropped in Pre-Norm and in Post-Norm)."""
-        halves, allowed = {}, self.changed | self.unmade
-        for key in self.mutants.singles:
-            changes = self.changes(key, within=allowed)
-            if changes:
-                halves[key] = changes
-        keys = list(halves)
-        for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
-                if self.changed <= halves[a] | halves[b]:
-                    yield a + b
+        """The pairs of mutants that can reproduce the answer (``combinations(2)``)."""
+        return self.combinations(2)
+
+    def gives_alone(self, key):
+        """The (probe, row) the answer changes where single mutant ``key`` gives the answer's
+        observation (its number, or the same exception before it)."""
+        if key not in self._alone:
+            runs = {p.label: self.mutants.run(key, p) for p in self.probes}
+            self._alone[key] = {(probe, row) for probe, row in self.changed
+                                if _gives_row(self.users[probe], runs[probe], row)}
+        return self._alone[key]
+
+    def _alone_agree(self, combination, parts):
+        """Whether each part of ``combination`` gives the answer's observation wherever it is
+        the only part that changes it (a mistake the others leave alone shows as it does on
+        its own)."""
+        singles = [(part,) for part in combination]
+        for single in singles:
+            own = parts[single].difference(*(parts[s] for s in singles if s != single))
+            if not own & self.changed <= self.gives_alone(single):
+                return False
+        return True
+
+    def combinations(self, size):
+        """The combinations of ``size`` mutants that can reproduce the answer, pruned as a
+        pair is: each part changes only observations the answer changes too (or did not make,
+        ``parts``), and the parts together change every one the answer changes (mistakes that
+        only together change an observation are missed: the grader then names none). Two
+        variants of one mistake make a combination too: the same mistake made in two places
+        (the residual dropped in Pre-Norm and in Post-Norm).
+
+        Beyond a pair, each part must also give the answer's observation wherever it is the
+        only part of the combination that changes it (``_alone_agree``): mistakes that touch
+        different observations show there as each does on its own (the flipped momentum's
+        running_mean, the batch statistics' evaluation output). This keeps three and four
+        mistakes fast (the combinations grow as the parts' count to that power, each one a
+        mutant to build and run); mistakes that change such an observation only together
+        are missed, and the grader then names none. A combination of consistent twins is
+        the twin of the combined forward: twins combine with twins only. The size stops at
+        ``MOST``: an answer with more catalogued mistakes at once is better told to fix some
+        first than told all of them.
+        """
+        parts = self.parts()
+        yield from self._extend((), set(), list(parts), size, parts)
+
+    def _extend(self, combination, covered, keys, size, parts):
+        """The combinations of ``size`` that start with ``combination`` and go on with
+        ``keys`` (the parts after its last one), their changes ``covered`` so far."""
+        if len(combination) == size:
+            if self.changed <= covered and (size < 3 or self._alone_agree(combination, parts)):
+                yield combination
+            return
+        for i, key in enumerate(keys):
+            if combination and _is_twin(key) != _is_twin(combination):
+                continue  # a twin differentiates the whole forward: twins combine with twins
+            yield from self._extend(combination + key, covered | parts[key], keys[i + 1:],
+                                    size, parts)
 
 
 class _ForwardOnly:
@@ -149,6 +250,11 @@ def _same(user, run):
                for label in made if not _is_dtype(label))
 
 
+def _is_twin(key):
+    """Whether a mutant's key is a consistent twin's (``mutants.Consistent``)."""
+    return any(isinstance(k, Consistent) for _, k in key)
+
+
 def _is_dtype(label):
     return label.endswith("dtype")
 
@@ -164,6 +270,14 @@ def _changed(run, ref, probe):
     return {(probe, label) for label, r in ref.rows.items() if not _is_dtype(label) and (
             label in run.rows and not _agrees(run.rows[label], r)
             or label not in run.rows and not isinstance(run.error, UNOBSERVED))}
+
+
+def _gives_row(user, run, row):
+    """Whether ``run`` gives the answer's observation ``row``: the same number, or neither makes
+    it because both raised the same type of exception."""
+    if row in user.rows:
+        return row in run.rows and _agrees(user.rows[row], run.rows[row])
+    return row not in run.rows and _same(ProbeRun({}, user.error), ProbeRun({}, run.error))
 
 
 def _unmade(user, ref, probe):

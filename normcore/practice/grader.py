@@ -51,13 +51,13 @@ class CheckResult:
     error: float = None  # distance to the reference
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
-    combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
+    combined_with: list = field(default_factory=list)  # the mistakes, when several explain it
     follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
 
     @property
     def confidence(self):
-        """'reproduces' when a mistake is named (its mutant, or a pair's, gives every number of
-        every probe as the user's class does), '' when none is."""
+        """'reproduces' when a mistake is named (its mutant, or a combination's, gives every
+        number of every probe as the user's class does), '' when none is."""
         return "reproduces" if self.diagnoses else ""
 
     @property

@@ -1,7 +1,7 @@
 """Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss)."""
 
 from ...i18n import N_
-from .base import Anchor, Mistake, notebook, solution
+from .base import Anchor, Mistake, notebook, same, solution
 from .attention import ATT_DSCORES, ATT_SHIFT
 from .blocks import MLP_DLOGITS, MLP_SHIFT
 
@@ -13,6 +13,11 @@ SM_DX = Anchor("dx", "dx = y * (dy - (dy * y).sum(axis=a, keepdims=True))")
 CE_LOGP = Anchor("logp", "logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))")
 CE_LOSS = Anchor("loss", "loss = -logp[rows, self.targets].mean()")
 CE_DLOGITS = Anchor("dlogits", "dlogits = dloss * (self.p - onehot) / n")
+# the pieces of one mistake each on the loss and dlogits lines (of cross_entropy and of
+# mlp_with_batchnorm), so that the sign flipped and the sum instead of the mean combine
+LOSS_SIGN, LOSS_MEAN = Anchor("loss", "= -logp["), Anchor("loss", "].mean()")
+DLOGITS_N = Anchor("dlogits", ") / n")
+CE_DLOGITS_SIGN = Anchor("dlogits", "(self.p - onehot)")
 CE_SHIFT = Anchor("shift", "z = x - x.max(axis=1, keepdims=True)")
 LSM_LOGP = Anchor("logp", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))")
 LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
@@ -61,18 +66,10 @@ MISTAKES = [
            "both, miss the 1 / N of the mean reduction"),
         N_("CrossEntropyLoss() takes the mean over the N samples: loss = -sum(logp[n, y_n]) / N "
            "and dlogits = dloss * (p - onehot) / N; the forward and the backward agree."),
-        {"cross_entropy": [
-            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
-             (CE_DLOGITS, "dlogits = dloss * (self.p - onehot)")),
-            ((CE_DLOGITS, "dlogits = dloss * (self.p - onehot)"),),
-            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
-        ],
-         "mlp_with_batchnorm": [
-            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),
-             (MLP_DLOGITS, "dlogits = dloss * (p - onehot)")),
-            ((MLP_DLOGITS, "dlogits = dloss * (p - onehot)"),),
-            ((CE_LOSS, "loss = -logp[rows, self.targets].sum()"),),
-        ]},
+        same(("cross_entropy", "mlp_with_batchnorm"),
+             ((LOSS_MEAN, "].sum()"), (DLOGITS_N, ")")),
+             ((DLOGITS_N, ")"),),
+             ((LOSS_MEAN, "].sum()"),)),
         taught=notebook("interview_practice",
                        N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
@@ -232,9 +229,8 @@ MISTAKES = [
         N_("Cross-entropy is the NEGATIVE mean log-probability of the targets: it is >= 0, and "
            "its gradient (p - onehot) / N pushes the target's logit up when followed downhill."),
         {"cross_entropy": [
-            ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),),
-            ((CE_LOSS, "loss = logp[rows, self.targets].mean()"),
-             (CE_DLOGITS, "dlogits = dloss * (onehot - self.p) / n")),
+            ((LOSS_SIGN, "= logp["),),
+            ((LOSS_SIGN, "= logp["), (CE_DLOGITS_SIGN, "(onehot - self.p)")),
         ]},
         taught=solution("cross_entropy"),
     ),

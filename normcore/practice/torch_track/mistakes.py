@@ -103,6 +103,9 @@ LSM_SUM = Anchor("logp", "torch.exp(z).sum(dim=self.dim, keepdim=True)")
 CE_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
 CE_LOGP = Anchor("logp", "z - torch.exp(z).sum(dim=1, keepdim=True).log()")
 CE_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
+# one mistake's piece each of the loss line (cross_entropy's and the MLP's), so that the sign
+# flipped and the sum instead of the mean combine
+LOSS_SIGN, LOSS_MEAN = Anchor("loss", "-logp["), Anchor("loss", "].mean()")
 # --- dyt ---
 DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
 DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
@@ -131,6 +134,9 @@ BLOCK_VAR = Anchor("var", "u.var(dim=-1, unbiased=False, keepdim=True)")
 BLOCK_PARAMS = (Anchor("gamma", "nn.Parameter(torch.ones(d_model))"),
                 Anchor("beta", "nn.Parameter(torch.zeros(d_model))"))
 MLP_VAR = Anchor("var", "h.var(dim=0, unbiased=False, keepdim=True)")
+# the Bessel correction's own piece of a var line: torch-var-unbiased removes it alone, so that it
+# combines with a mistake that rewrites the rest of the line (eps added to x.std(...))
+BIASED = Anchor("var", "unbiased=False, ")
 MLP_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
 MLP_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
 # --- fold_batchnorm ---
@@ -151,6 +157,9 @@ SYNC_LOCAL_MEAN = "x.sum(dim=0) / max(n_k, 1)"  # this worker's own mean (0 on a
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
 SOFTMAXES = ("softmax", "log_softmax")
+# the var line's x.var( piece, where eps-outside-sqrt's second variant takes x.std( instead
+STD_OF = {name: Anchor("var", f"{t}.var(") for name, t in (
+    ("layernorm", "x"), ("groupnorm", "g"), ("transformer_block", "u"))}
 
 
 def _torch(variants):
@@ -227,8 +236,7 @@ FORWARD_VARIANTS = {
                            for name in SOFTMAXES},
     "lsm-log-of-softmax": {"log_softmax": [(
         (LSM_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=self.dim, keepdim=True))"),)]},
-    "ce-summed-not-averaged": {name: [((loss, "-logp[torch.arange(len(targets)), targets].sum()"),)]
-                               for name, loss in (("cross_entropy", CE_LOSS), ("mlp_with_batchnorm", MLP_LOSS))},
+    "ce-summed-not-averaged": {name: [((LOSS_MEAN, "].sum()"),)] for name in ("cross_entropy", "mlp_with_batchnorm")},
     "ce-log-of-softmax": {"cross_entropy": [(
         (CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True))"),)]},
     "ce-mean-over-classes": {name: [((loss, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]
@@ -274,13 +282,18 @@ FORWARD_VARIANTS = {
         ((CE_LOGP, "torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True), "
                    "1e-7, 1 - 1e-7))"),)]},
     "ce-first-sample-only": {"cross_entropy": [((CE_LOSS, "-logp[0, targets[0]]"),)]},
-    "ce-sign-flipped": {"cross_entropy": [((CE_LOSS, "logp[torch.arange(len(targets)), targets].mean()"),)]},
+    "ce-sign-flipped": {"cross_entropy": [((LOSS_SIGN, "logp["),)]},
     "ce-logits-in-place": {"cross_entropy": [(
         (CE_SHIFT, "logits -= logits.amax(dim=1, keepdim=True)\n        z = logits"),)]},
     "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
                                        ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
     "eps-outside-sqrt": {
-        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS + ("transformer_block",)},
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in ("batchnorm",)},
+        # or with x.std(...) + eps, whose autograd gives a constant row no variance term where
+        # torch.sqrt(var) gives nan (sqrt's derivative at 0): the two spellings differ there
+        **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),),
+                  ((STD_OF[name], STD_OF[name].replace(".var(", ".std(")), (X_HAT, "(var + self.eps)"))]
+           for name in STD_OF},
         "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
         "fold_batchnorm": [((FOLD_SCALE, "gamma / (torch.sqrt(running_var) + eps)"),)],
         "qk_norm": [((QK_RRMS, "1 / (torch.sqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True)) + eps)"),)]},
@@ -300,12 +313,9 @@ TORCH_ONLY = [
         N_("torch.var and torch.std default to the unbiased estimate (correction=1). Normalise with "
            "x.var(dim, unbiased=False) (or correction=0); only BatchNorm's running_var takes the "
            "unbiased one."),
-        _torch({**{name: [((VAR, "x.var(dim=dims, keepdim=True)"),)] for name in ("layernorm",)},
-                "transformer_block": [((BLOCK_VAR, "u.var(dim=-1, keepdim=True)"),)],
-                "mlp_with_batchnorm": [((MLP_VAR, "h.var(dim=0, keepdim=True)"),)],
-                "batchnorm": [((VAR, "x.var(dim=dims, keepdim=True)"),),
-                              ((VAR, "x.var(dim=dims, keepdim=True)"), (BN_UNBIASED, "var.flatten()"))],
-                "groupnorm": [((G_VAR, "g.var(dim=-1, keepdim=True)"),)]}),
+        _torch({**{name: [((BIASED, ""),)] for name in ("layernorm", "transformer_block",
+                                                       "mlp_with_batchnorm", "groupnorm")},
+                "batchnorm": [((BIASED, ""),), ((BIASED, ""), (BN_UNBIASED, "var.flatten()"))]}),
         learn=torch_solution("layernorm"),
     ),
     TorchMistake(
