@@ -25,6 +25,7 @@ Reproducing means, observation by observation:
   float64) is a failure of its own, beside the mistake the numbers show.
 """
 
+from . import constants
 from .driver import NotApplicable
 from .probes import ProbeRun, distance, is_backward
 
@@ -47,6 +48,8 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     found = [key for key in mutants.singles if file.reproduced_by(key)]
     if not found:
         found = [pair for pair in file.pairs() if file.reproduced_by(pair)]
+    if not found:  # a mistake with another constant than the catalog's (constants.py)
+        found = constants.fit(file, mutants)
     named = {tuple(sorted({mistake_id for mistake_id, _ in key})) for key in found}
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
@@ -54,7 +57,7 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     for c in wrong:
         if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue
-        c.diagnoses = list(named)
+        c.diagnoses, c.constants = list(named), constants.found_in(found[0])
         if len(named) == 2:  # each check names the mistake it shows alone, or both
             c.diagnoses = [i for i in named if (c.probe, c.row)
                            in file.changes(((i, variant[i]),))] or list(named)

@@ -52,6 +52,7 @@ class CheckResult:
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
     combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
+    constants: dict = field(default_factory=dict)  # {mistake id: (Constant, value)} fitted
     follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
 
     @property
@@ -88,6 +89,12 @@ class Report:
     @property
     def diagnosis_ids(self):
         return sorted({d for c in self.checks for d in c.diagnoses})
+
+    @property
+    def constants(self):
+        """{mistake id: (Constant, value)}: the constants found for the mistakes named with
+        another constant than the catalog's (``constants.py``)."""
+        return {i: found for c in self.checks for i, found in c.constants.items()}
 
 
 def _not_implemented(cls, exercise, path, methods=("forward", "backward")):

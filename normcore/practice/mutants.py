@@ -13,6 +13,7 @@ import re
 import types
 
 from .catalog import mistakes_for
+from .constants import variant_at
 from .probes import maker, run_probe
 
 
@@ -65,8 +66,8 @@ class Mutants:
     def run(self, key, probe):
         """The probe's run on mutant ``key``, or None when a pair's replacements do not combine."""
         if key not in self._classes:
-            variant = tuple(r for mistake_id, k in key
-                            for r in self.mistakes[mistake_id].variants[self.key][k])
+            variant = tuple(r for mistake_id, k in key  # k: a number, or a constant's At
+                            for r in variant_at(self.mistakes[mistake_id].variants[self.key], k))
             tag = "+".join(f"{mistake_id}.{k}" for mistake_id, k in key)
             try:
                 self._classes[key] = mutant_class(self.exercise, self.source, variant, tag)
