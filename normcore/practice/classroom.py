@@ -25,7 +25,8 @@ from .report import hint_level
 
 _ = translator("practice")
 WIDTH = 80
-FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes", "error")
+FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes",
+          "constants", "error")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Row:
     mistakes: list = field(default_factory=list)  # catalog ids named by the diagnosis
     not_implemented: list = field(default_factory=list)  # methods still raising NotImplementedError
     error: str = None
+    constants: dict = field(default_factory=dict)  # {id: {name: value}}: a named mistake's constant
 
     def record(self):
         """The row as a JSON/CSV record, with the keys of FIELDS."""
@@ -80,7 +82,9 @@ def row_of(report, path=None):
     ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
-               list(report.diagnosis_ids), list(report.not_implemented))
+               list(report.diagnosis_ids), list(report.not_implemented),
+               constants={i: {constant.name: value} for i, (constant, value)
+                          in report.constants.items()})
 
 
 def grade_many(paths, name=None, forward_only=False):
@@ -119,10 +123,17 @@ def _reason(row):
 def _result(row, names=True):
     if row.error is not None:
         return _reason(row)
-    text = (", ".join(row.mistakes) or "-") if names else (_("pass") if row.passed else _("fail"))
+    text = (", ".join(_with_constant(row, m) for m in row.mistakes) or "-") if names else (
+        _("pass") if row.passed else _("fail"))
     if row.not_implemented:
         text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
     return text
+
+
+def _with_constant(row, mistake_id):
+    """``ce-log-eps (eps=1e-05)`` for a mistake named with the constant it was found with."""
+    found = row.constants.get(mistake_id, {})
+    return mistake_id + "".join(f" ({name}={value!r})" for name, value in found.items())
 
 
 def _common_folder(files):
@@ -182,12 +193,15 @@ def to_json(rows):
 
 
 def to_csv(rows):
-    """The records as CSV; ``mistakes`` joined with spaces, ``error`` empty when graded."""
+    """The records as CSV; ``mistakes`` joined with spaces, ``constants`` as
+    ``ce-log-eps(eps=1e-05)`` joined with spaces, ``error`` empty when graded."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
     for record in (r.record() for r in rows):
         record["mistakes"] = " ".join(record["mistakes"])
+        record["constants"] = " ".join(f"{m}({name}={value!r})" for m, found in
+                                       record["constants"].items() for name, value in found.items())
         record["error"] = record["error"] or ""
         record["exercise"] = record["exercise"] or ""
         record["class"] = record["class"] or ""

@@ -212,10 +212,27 @@ def fit(file, mutants):
     return [f.key for f in found]
 
 
-def found_in(key):
-    """{mistake id: (Constant, value)} of the fitted constants in a mutant's key (empty for a
-    mutant at the catalog's constants)."""
-    return {mistake_id: (k.constant, k.value) for mistake_id, k in key if isinstance(k, At)}
+def said(file, mutants, key):
+    """{mistake id: (Constant, value)}: the constant of each part of a named mutant's ``key``
+    that has one and that the probes pin down: the value fitted, or for a variant at the
+    catalog's constant that constant, when every value that reproduces the answer alike lies
+    in one narrow interval (else the mistake is named without its constant, as it was before
+    constants were fitted)."""
+    found = {}
+    for i, (mistake_id, k) in enumerate(key):
+        if isinstance(k, At):
+            found[mistake_id] = (k.constant, k.value)
+            continue
+        constant = constant_of(mutants.mistakes[mistake_id].variants[mutants.key][k])
+        if constant is None:
+            continue
+
+        def reproduces(value, i=i, mistake_id=mistake_id, k=k, constant=constant):
+            return file.reproduced_by(key[:i] + ((mistake_id, At(k, value, constant)),) + key[i + 1:])
+        low, high = _interval(reproduces, constant.kind, constant.default)
+        if constant.kind.narrow(low, high):
+            found[mistake_id] = (constant, _roundest(reproduces, low, high, constant.default))
+    return found
 
 
 _UNIDENTIFIABLE = object()  # values that reproduce the answer, but no one narrow interval of them
@@ -227,7 +244,7 @@ def _fit_one(file, mistake_id, number, constant):
     kind = constant.kind
 
     def reproduces(value):
-        return file.reproduced_by(((mistake_id, At(number, value)),))
+        return file.reproduced_by(((mistake_id, At(number, value, constant)),))
 
     hits = [v for v in kind.round_values if v != constant.default and reproduces(v)]
     if not hits:

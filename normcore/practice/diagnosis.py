@@ -54,10 +54,11 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
     named, variant = list(named.pop()), dict(found[0])
+    fitted = constants.said(file, mutants, found[0])  # {id: (Constant, value)} pinned down
     for c in wrong:
         if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue
-        c.diagnoses, c.constants = list(named), constants.found_in(found[0])
+        c.diagnoses, c.constants = list(named), fitted
         if len(named) == 2:  # each check names the mistake it shows alone, or both
             c.diagnoses = [i for i in named if (c.probe, c.row)
                            in file.changes(((i, variant[i]),))] or list(named)

@@ -324,6 +324,7 @@ def format_report(report, hints="full"):
         for mistake_id in report.diagnosis_ids:
             hits = [show_label(c.label) for c in report.checks if mistake_id in c.diagnoses]
             out.append(_wrap(f"[{mistake_id}] {catalog_text(BY_ID[mistake_id].title)}", "  "))
+            out += _constant(report, BY_ID[mistake_id])
             out.append(_wrap(_("shows in {n} check(s): {checks}").format(
                 n=len(hits), checks=_some(hits)), "    "))
         unexplained = [show_label(c.label) for c in failing if not c.diagnoses]
@@ -369,6 +370,15 @@ def format_report(report, hints="full"):
     return "\n".join(out)
 
 
+def _constant(report, mistake):
+    """The line saying the constant a mistake was found with, when the grader fitted one
+    (``constants.py``): ["    with eps = 1e-05 inside the log"]; else []."""
+    if mistake.id not in getattr(report, "constants", {}):
+        return []
+    constant, value = report.constants[mistake.id]
+    return [_wrap(catalog_text(constant.said).format(value=repr(value)), "    ")]
+
+
 def _diagnosis(report, mistake):
     """The lines of one named mistake: its title, the checks it reproduces, its symptom, hint
     and where normcore teaches it (the catalog's text, in the catalog's translation)."""
@@ -382,6 +392,7 @@ def _diagnosis(report, mistake):
                  "{check}")
     what = what.format(together=together, n=len(hits), check=show_label(hits[0].label))
     return [_wrap(f"[{mistake.id}] {catalog_text(mistake.title)}", "  "),
+            *_constant(report, mistake),
             _wrap(what, "    "),
             _wrap(_("symptom: {text}").format(text=catalog_text(mistake.symptom)), "    "),
             _wrap(_("hint: {hint}").format(hint=catalog_text(mistake.hint)), "    "),
