@@ -16,22 +16,27 @@ catalog's constants (alone or in a pair). For each variant with a constant it tr
 1. the round values people write (1, 2 and 5 times a power of ten for an eps or a clip, the
    machine epsilons; steps of 0.01 for a momentum or a probability; ...), each dropped at the
    first probe its mutant does not reproduce (``diagnosis`` orders the failing probes first);
-2. if none reproduces, a one-dimensional search: a grid over the kind's range (in log space for
-   a scale-free constant), then a golden-section search around the grid's best point on how far
-   the mutant's numbers are from the answer's (``_mismatch``), and the point found verified.
+2. if none reproduces, and the variant can change every observation the answer changes (at a
+   few values across the range: ``_can_change_enough``), a one-dimensional search: a grid over
+   the kind's range (in log space for a scale-free constant), then a golden-section search
+   around the grid's best point on how far the mutant's numbers are from the answer's
+   (``_mismatch``); the point found, or a rounding of it, must then reproduce the answer.
 
 A constant is named only under the diagnosis's own rule: its mutant reproduces every
-observation of every probe (``_File.reproduced_by``), and it is *identifiable*: every value that
-reproduces the answer lies in one narrow interval (found by bisection on each side: a ratio
-of at most ``Kind.spread`` for a scale-free constant, a width of at most ``Kind.spread`` for a
-fraction), and no other mistake reproduces it at any constant. An eps too small to change any
-number the probes record cannot be told from another: then either the answer is right on
-every probe (and passes: no diagnosis runs) or nothing is named. The value reported is the
-roundest number (fewest significant digits) inside that interval whose mutant reproduces the
-answer, so a file that writes ``1e-5`` is reported as ``1e-05``.
+observation of every probe (``_File.reproduced_by``), and it is *identifiable*: the values at
+either end of a narrow window around it (``Kind.window``: a factor of 1.01 from end to end for
+an eps or a clip, a width of 0.001 for a momentum or a probability) do not reproduce the
+answer, no round value outside the window does, and no other mistake reproduces it at any
+constant. An eps too small to change any number the probes record cannot be told from
+another: then either the answer is right on every probe (it passes: no diagnosis runs) or
+nothing is named. The value reported is the roundest number (fewest significant digits) in
+the window whose mutant reproduces the answer, so a file that writes ``1e-5`` is reported as
+``1e-05``: the value is stated to the window's precision.
 
-A fitted constant is searched only when no mistake reproduces the answer at the catalog's
-constants: a mistake named today keeps its name.
+A mistake named at the catalog's own constant (a single or a pair, as before constants were
+fitted) keeps its name, and is said with that constant when the window test pins it down
+(``said``). A fitted constant is searched only when no mistake reproduces the answer at the
+catalog's constants, for single mistakes only (not in pairs).
 """
 
 import math
@@ -42,9 +47,10 @@ import numpy as np
 from .probes import distance
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
-_GRID = 32  # points of the search's grid over a kind's range
-_STEPS = 40  # golden-section steps, and bisection steps for each end of the interval
+_GRID = 24  # points of the search's grid over a kind's range
+_STEPS = 30  # golden-section steps
 _DIGITS = 8  # the most significant digits a reported value has
+SAMPLES = (0.125, 0.5, 0.875, 1.0)  # where in a kind's range a variant is tried before a search
 
 
 @dataclass(frozen=True)
@@ -67,8 +73,12 @@ class Kind:
     def from_line(self, t):
         return float(10.0 ** t) if self.log else float(t)
 
-    def narrow(self, lo, hi):
-        return hi / lo <= self.spread if self.log else hi - lo <= self.spread
+    def window(self, value):
+        """(lo, hi): the narrow window around ``value`` (a ratio ``spread`` from end to end, or
+        a width ``spread``) that a named constant's reproducing values must stay within."""
+        if self.log:
+            return value / math.sqrt(self.spread), value * math.sqrt(self.spread)
+        return value - self.spread / 2, value + self.spread / 2
 
 
 def _one_two_five(first, last):
@@ -215,9 +225,8 @@ def fit(file, mutants):
 def said(file, mutants, key):
     """{mistake id: (Constant, value)}: the constant of each part of a named mutant's ``key``
     that has one and that the probes pin down: the value fitted, or for a variant at the
-    catalog's constant that constant, when every value that reproduces the answer alike lies
-    in one narrow interval (else the mistake is named without its constant, as it was before
-    constants were fitted)."""
+    catalog's constant that constant, when the ends of its window do not reproduce the answer
+    (else the mistake is named without its constant, as it was before constants were fitted)."""
     found = {}
     for i, (mistake_id, k) in enumerate(key):
         if isinstance(k, At):
@@ -229,8 +238,8 @@ def said(file, mutants, key):
 
         def reproduces(value, i=i, mistake_id=mistake_id, k=k, constant=constant):
             return file.reproduced_by(key[:i] + ((mistake_id, At(k, value, constant)),) + key[i + 1:])
-        low, high = _interval(reproduces, constant.kind, constant.default)
-        if constant.kind.narrow(low, high):
+        low, high = constant.kind.window(constant.default)
+        if not _reproduces_beside(reproduces, constant.kind, low, high):
             found[mistake_id] = (constant, _roundest(reproduces, low, high, constant.default))
     return found
 
@@ -248,14 +257,16 @@ def _fit_one(file, mistake_id, number, constant):
 
     hits = [v for v in kind.round_values if v != constant.default and reproduces(v)]
     if not hits:
+        if not _can_change_enough(file, mistake_id, number, constant):
+            return None
         best = _search(file, mistake_id, number, kind)
         if best is None:
             return None
         hits = [v for v in _rounded(best) + [best] if reproduces(v)][:1]
         if not hits:
             return None
-    low, high = _interval(reproduces, kind, hits[0])
-    if not kind.narrow(low, high) or not all(low <= v <= high for v in hits):
+    low, high = kind.window(hits[0])
+    if _reproduces_beside(reproduces, kind, low, high) or not all(low <= v <= high for v in hits):
         return _UNIDENTIFIABLE
     value = _roundest(reproduces, low, high, hits[0])
     return Fitted(mistake_id, number, constant, value, low, high)
@@ -294,22 +305,24 @@ def _search(file, mistake_id, number, kind):
     return kind.from_line(c if fc <= fd else d)
 
 
-def _interval(reproduces, kind, value):
-    """(lo, hi): the values around ``value`` whose mutants reproduce the answer, each end found
-    by bisection (in log space for a scale-free kind) between ``value`` and the range's end."""
-    def end(limit):
-        inside, outside = kind.to_line(value), kind.to_line(limit)
-        if reproduces(limit):
-            return limit
-        for _ in range(_STEPS):
-            middle = (inside + outside) / 2
-            if reproduces(kind.from_line(middle)):
-                inside = middle
-            else:
-                outside = middle
-        return kind.from_line(inside)
-    lowest = kind.low if kind.low > 0 else 1e-12
-    return end(lowest), end(kind.high)
+def _reproduces_beside(reproduces, kind, low, high):
+    """Whether a value at an end of the window [low, high] (inside the kind's range) reproduces
+    the answer too: then the probes cannot pin the constant down to that window."""
+    return any(kind.low < v <= kind.high and reproduces(v) for v in (low, high))
+
+
+def _can_change_enough(file, mistake_id, number, constant):
+    """Whether the variant, at a few values across the kind's range (its default and SAMPLES),
+    changes between them every observation the answer changes: a variant that leaves one of
+    them as the reference has it at all of these values is not searched (as a pair's halves
+    are pruned; this can only miss a name, never give a wrong one)."""
+    kind = constant.kind
+    low, high = kind.to_line(kind.low), kind.to_line(kind.high)
+    values = {constant.default} | {kind.from_line(low + f * (high - low)) for f in SAMPLES}
+    changed = set()
+    for value in values:
+        changed |= file.changes(((mistake_id, At(number, value, constant)),))
+    return file.changed <= changed
 
 
 def _rounded(value):
