@@ -204,3 +204,17 @@ def test_the_classroom_row_records_the_constant_found():
     assert table[0]["constants"] == "ce-log-eps(eps=1e-05)"
     assert "ce-log-eps (eps=1e-05)" in format_table(rows)
     assert "eps=" not in format_table(rows, hints="none")
+
+
+def test_the_constant_is_said_in_chinese_within_80_columns():
+    from normcore import i18n
+    from normcore.i18n.width import display_width
+    report = grade_file(FILES / "ce_eps_1e-5_compact.py")
+    with i18n.speaking("zh"):
+        for hints in ("full", "brief"):
+            text = format_report(report, hints)
+            assert "log 里加的 eps = 1e-05" in text
+            assert max(map(display_width, text.splitlines())) <= 80
+    report = grade_file(FILES / "bn_momentum_0.01_staged.py")
+    with i18n.speaking("zh"):
+        assert "momentum 写死为 0.01（新批次的权重）" in format_report(report)
