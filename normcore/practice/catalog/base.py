@@ -38,7 +38,9 @@ class Mistake:
     """A catalogued mistake: what it is, what it does to the numbers, and where to look.
 
     ``variants`` maps an exercise name to a list of variants; a variant is a tuple of
-    ``(Anchor in the reference answer, what the mistake writes instead)`` replacements.
+    ``(Anchor in the reference answer, what the mistake writes instead)`` replacements; what
+    it writes may carry a constant the grader fits to an answer (``constants.WithConstant``: an
+    eps, a clip, a momentum), the text being the one at the catalog's value.
     ``taught`` says where normcore teaches the right way (``notebook``, ``solution`` or
     ``explain`` below).
     """
