@@ -56,9 +56,9 @@ SAMPLES = (0.125, 0.5, 0.875, 1.0)  # where in a kind's range a variant is tried
 @dataclass(frozen=True)
 class Kind:
     """The values a constant can take: the range searched (``low``..``high``, in log space when
-    ``log``), the round values tried first, and how narrow the interval of reproducing values
-    must be for the constant to be named (``spread``: a ratio hi / lo when ``log``, else a
-    width hi - lo)."""
+    ``log``), the round values tried first, and the width of the window (``window``) that the
+    values reproducing an answer must stay within for the constant to be named (``spread``: a
+    ratio hi / lo when ``log``, else a width hi - lo)."""
 
     name: str
     low: float
@@ -191,7 +191,7 @@ def fittable(mutants):
 @dataclass(frozen=True)
 class Fitted:
     """A constant that reproduces an answer: the mistake, its variant, the Constant and the
-    value found (``value``), with the interval of values that reproduce it alike."""
+    value found (``value``), with the window (``low``, ``high``) the probes pin it to."""
 
     mistake_id: str
     number: int
@@ -244,7 +244,7 @@ def said(file, mutants, key):
     return found
 
 
-_UNIDENTIFIABLE = object()  # values that reproduce the answer, but no one narrow interval of them
+_UNIDENTIFIABLE = object()  # values reproduce the answer, but not within one narrow window
 
 
 def _fit_one(file, mistake_id, number, constant):
