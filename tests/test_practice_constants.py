@@ -97,6 +97,15 @@ def test_a_momentum_hard_coded_in_the_reference_answer_is_named_with_it(tmp_path
     assert report.constants["bn-momentum-hard-coded"][1] == 0.2
 
 
+def test_a_mistake_at_the_catalogs_other_default_says_its_constant_too(tmp_path):
+    """np.ones(1) for alpha: the catalog's variant at 1, named as before and said with 1.0."""
+    path = _variant(tmp_path, "dyt", "np.full(1, alpha_init, dtype)", "np.ones(1, dtype)")
+    report = grade_file(path)
+    assert report.diagnosis_ids == ["dyt-alpha-init-ignored"]
+    assert report.constants["dyt-alpha-init-ignored"][1] == 1.0
+    assert "with alpha = 1.0 hard-coded" in format_report(report, "brief")
+
+
 def test_an_eps_that_is_zero_in_float64_is_the_log_of_softmax_not_an_eps(tmp_path):
     """1e-400 is 0.0 in float64: log(p + 1e-400) is log(p), and the grader says so."""
     path = _variant(tmp_path, "cross_entropy",

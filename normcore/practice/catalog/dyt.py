@@ -1,5 +1,7 @@
 """DyT (Dynamic Tanh) mistakes."""
 
+from dataclasses import replace
+
 from ...i18n import N_
 from ..constants import POSITIVE, Constant, WithConstant
 from .base import Anchor, Mistake, explain
@@ -19,6 +21,7 @@ DYT_DALPHA_SUM = Anchor("dalpha", "(du * x).sum()")
 DYT_DX = Anchor("dx", "dx = self.alpha.data * du")
 # alpha's starting value written as a number instead of alpha_init (constants.py fits it)
 ALPHA = Constant("alpha", 0.5, POSITIVE, N_("with alpha = {value} hard-coded"))
+ALPHA_ONE = replace(ALPHA, default=1.0)  # np.ones(1): the same mistake at 1
 
 MISTAKES = [
     Mistake(
@@ -132,7 +135,7 @@ MISTAKES = [
         N_("alpha's starting value is the constructor's alpha_init: alpha = np.full(1, "
            "alpha_init). Models tune it (larger for wider models), so a constant is wrong."),
         {"dyt": [((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA)),),
-                 ((DYT_ALPHA, "np.ones(1, dtype)"),)]},
+                 ((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA_ONE)),)]},
         taught=explain("dyt", N_("the forward: tanh, then scale, then shift")),
     ),
     Mistake(

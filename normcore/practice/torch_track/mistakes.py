@@ -26,7 +26,7 @@ from ...i18n import N_
 from ..catalog import BY_ID, Anchor, Mistake
 from ..catalog.base import torch_solution, where_taught
 from ..catalog.dropout import KEEP
-from ..catalog.dyt import ALPHA
+from ..catalog.dyt import ALPHA, ALPHA_ONE
 from ..catalog.norms import MOMENTUM
 from ..catalog.softmax import CLIP, LOG_EPS
 from ..constants import WithConstant
@@ -111,6 +111,7 @@ CE_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
 DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
 DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
 DYT_U = Anchor("y", "self.alpha * x")
+DYT_ALPHA_AT = "nn.Parameter(torch.full((1,), {alpha}))"  # alpha hard-coded
 
 # --- attention, qk_norm ---
 ATT_SPLIT = Anchor("split-heads", "t.reshape(B, T, H, C // H).transpose(1, 2)")
@@ -289,8 +290,8 @@ FORWARD_VARIANTS = {
     "ce-sign-flipped": {"cross_entropy": [((CE_LOSS, "logp[torch.arange(len(targets)), targets].mean()"),)]},
     "ce-logits-in-place": {"cross_entropy": [(
         (CE_SHIFT, "logits -= logits.amax(dim=1, keepdim=True)\n        z = logits"),)]},
-    "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, WithConstant("nn.Parameter(torch.full((1,), {alpha}))", ALPHA)),),
-                                       ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
+    "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, WithConstant(DYT_ALPHA_AT, alpha)),)
+                                       for alpha in (ALPHA, ALPHA_ONE)]},
     "eps-outside-sqrt": {
         **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in MEAN_VAR_NORMS + ("transformer_block",)},
         "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
