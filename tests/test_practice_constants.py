@@ -36,6 +36,7 @@ EXPECTED = {
     "bn_momentum_0.9_compact.py": ("bn-momentum-hard-coded", "momentum", 0.9),
     "bn_momentum_0.01_staged.py": ("bn-momentum-hard-coded", "momentum", 0.01),
     "bn_momentum_0.075_search.py": ("bn-momentum-hard-coded", "momentum", 0.075),
+    "bn_momentum_0.05_none_handled.py": ("bn-momentum-hard-coded", "momentum", 0.05),
     "torch_bn_momentum_0.3.py": ("bn-momentum-hard-coded", "momentum", 0.3),
     "dropout_keep_0.5_cs231n.py": ("dropout-p-is-keep", "keep", 0.5),
     "dropout_keep_0.8.py": ("dropout-p-is-keep", "keep", 0.8),

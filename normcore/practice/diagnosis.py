@@ -10,6 +10,9 @@ the answer, a pair of mistakes is tried; when two mistakes (or two pairs) reprod
 alike, the probes cannot tell which one the answer made, and neither is named. There is no
 weaker level: a mutant that gives some of the failing numbers but not all of them names
 nothing (on published answers, such partial matches named mistakes they did not make).
+When no single mistake or pair reproduces the answer, a mistake with a constant (an eps inside
+a log, a hard-coded momentum) is tried at other values of its constant, under the same rule
+(``constants.py``).
 
 Reproducing means, observation by observation:
 

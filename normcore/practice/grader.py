@@ -52,7 +52,7 @@ class CheckResult:
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
     combined_with: list = field(default_factory=list)  # the two mistakes, when a pair explains it
-    constants: dict = field(default_factory=dict)  # {mistake id: (Constant, value)} fitted
+    constants: dict = field(default_factory=dict)  # {mistake id: (Constant, value)} it was found with
     follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
 
     @property
@@ -92,8 +92,8 @@ class Report:
 
     @property
     def constants(self):
-        """{mistake id: (Constant, value)}: the constants found for the mistakes named with
-        another constant than the catalog's (``constants.py``)."""
+        """{mistake id: (Constant, value)}: the constant (an eps, a momentum) each named mistake
+        was found with, where the probes pin it down (``constants.py``)."""
         return {i: found for c in self.checks for i, found in c.constants.items()}
 
 

@@ -86,7 +86,10 @@ MISTAKES = [
         N_("Read the weight of the new batch from self.momentum (PyTorch's convention: "
            "running = (1 - momentum) * running + momentum * batch), and use 1 / "
            "num_batches_tracked when it is None; never write the number itself."),
-        {"batchnorm": [((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),)]},
+        {"batchnorm": [((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
+                       # momentum=None handled, any other momentum replaced by the number
+                       ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked if self.momentum "
+                                                   "is None else {momentum}", MOMENTUM)),)]},
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(

@@ -263,7 +263,10 @@ FORWARD_VARIANTS = {
                                                      (SYNC_REDUCE_SQDEV, "((x - mean) ** 2).sum(dim=0)"))]},
     "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
     "bn-momentum-none-unsupported": {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
-    "bn-momentum-hard-coded": {"batchnorm": [((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),)]},
+    "bn-momentum-hard-coded": {"batchnorm": [
+        ((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
+        ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked.item() if self.momentum is None "
+                                    "else {momentum}", MOMENTUM)),)]},
     "bn-running-never-updated": {"batchnorm": [((BN_RUNNING_MEAN, "self.running_mean"),
                                                 (BN_RUNNING_VAR, "self.running_var"))]},
     "bn-running-init-first-batch": {"batchnorm": [
