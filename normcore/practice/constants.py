@@ -222,26 +222,55 @@ def fit(file, mutants):
     return [f.key for f in found]
 
 
-def said(file, mutants, key):
-    """{mistake id: (Constant, value)}: the constant of each part of a named mutant's ``key``
-    that has one and that the probes pin down: the value fitted, or for a variant at the
-    catalog's constant that constant, when the ends of its window do not reproduce the answer
-    (else the mistake is named without its constant, as it was before constants were fitted)."""
-    found = {}
-    for i, (mistake_id, k) in enumerate(key):
-        if isinstance(k, At):
-            found[mistake_id] = (k.constant, k.value)
-            continue
-        constant = constant_of(mutants.mistakes[mistake_id].variants[mutants.key][k])
-        if constant is None:
-            continue
+def said(file, mutants, keys):
+    """{mistake id: (Constant, value)}: the constant each named mistake was found with, over
+    every key that reproduces the answer (``keys``: two variants may reproduce it alike).
 
-        def reproduces(value, i=i, mistake_id=mistake_id, k=k, constant=constant):
-            return file.reproduced_by(key[:i] + ((mistake_id, At(k, value, constant)),) + key[i + 1:])
-        low, high = constant.kind.window(constant.default)
-        if not _reproduces_beside(reproduces, constant.kind, low, high):
-            found[mistake_id] = (constant, _roundest(reproduces, low, high, constant.default))
-    return found
+    A part of a key says its constant when it has one and the probes pin it down: the value
+    fitted, or for a variant at the catalog's constant that constant, when the ends of its
+    window do not reproduce the answer. A mistake is said with a constant only when every key
+    says the same value; when the keys give it under different names (log(p + eps) and a clip
+    at eps give the same numbers for a small eps) it is said with both names. Otherwise the
+    mistake is named without a constant, as it was before constants were fitted.
+    """
+    told = {}
+    for key in keys:
+        for i, (mistake_id, _) in enumerate(key):
+            told.setdefault(mistake_id, set()).add(_told(file, mutants, key, i))
+    return {mistake_id: _one(found) for mistake_id, found in told.items() if _one(found)}
+
+
+def _told(file, mutants, key, i):
+    """(Constant, value) of part ``i`` of a key, or None (no constant, or not pinned down)."""
+    mistake_id, k = key[i]
+    if isinstance(k, At):
+        return k.constant, k.value
+    constant = constant_of(mutants.mistakes[mistake_id].variants[mutants.key][k])
+    if constant is None:
+        return None
+
+    def reproduces(value):
+        return file.reproduced_by(key[:i] + ((mistake_id, At(k, value, constant)),) + key[i + 1:])
+    low, high = constant.kind.window(constant.default)
+    if _reproduces_beside(reproduces, constant.kind, low, high):
+        return None
+    return constant, _roundest(reproduces, low, high, constant.default)
+
+
+def _one(found):
+    """The one (Constant, value) of a set, or a Constant named after all of them when they
+    differ in name only (``catalog.base.CANNOT_TELL``); None when a value differs or is not
+    told."""
+    if None in found or len({value for _, value in found}) != 1:
+        return None
+    if len(found) == 1:
+        return next(iter(found))
+    from .catalog.base import CANNOT_TELL  # the catalog imports this module
+    constants = sorted({constant.name: constant for constant, _ in found}.items())
+    value = next(iter(found))[1]
+    either = Constant("/".join(name for name, _ in constants), value, constants[0][1].kind,
+                      CANNOT_TELL)
+    return either, value
 
 
 _UNIDENTIFIABLE = object()  # values reproduce the answer, but not within one narrow window

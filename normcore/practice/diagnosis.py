@@ -57,7 +57,7 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
     named, variant = list(named.pop()), dict(found[0])
-    fitted = constants.said(file, mutants, found[0])  # {id: (Constant, value)} pinned down
+    fitted = constants.said(file, mutants, found)  # {id: (Constant, value)} pinned down
     for c in wrong:
         if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue

@@ -376,7 +376,7 @@ def _constant(report, mistake):
     if mistake.id not in getattr(report, "constants", {}):
         return []
     constant, value = report.constants[mistake.id]
-    return [_wrap(catalog_text(constant.said).format(value=repr(value)), "    ")]
+    return [_wrap(catalog_text(constant.said).format(name=constant.name, value=repr(value)), "    ")]
 
 
 def _diagnosis(report, mistake):
