@@ -35,8 +35,10 @@ the window whose mutant reproduces the answer, so a file that writes ``1e-5`` is
 
 A mistake named at the catalog's own constant (a single or a pair, as before constants were
 fitted) keeps its name, and is said with that constant when the window test pins it down
-(``said``). A fitted constant is searched only when no mistake reproduces the answer at the
-catalog's constants, for single mistakes only (not in pairs).
+(``said``). When the mistake's variants with different constants give the same numbers at
+the value found (a small eps inside the log, or a clip at it), the report says both names.
+A fitted constant is searched only when no mistake reproduces the answer at the catalog's
+constants, for single mistakes only (not in pairs).
 """
 
 import math
@@ -237,7 +239,19 @@ def said(file, mutants, keys):
     for key in keys:
         for i, (mistake_id, _) in enumerate(key):
             told.setdefault(mistake_id, set()).add(_told(file, mutants, key, i))
+    if all(len(key) == 1 for key in keys):  # the mistake's other constants at the value told
+        for mistake_id, found in told.items():
+            for told_as in [pair for pair in found if pair is not None]:
+                found |= _alike(file, mutants, mistake_id, *told_as)
     return {mistake_id: _one(found) for mistake_id, found in told.items() if _one(found)}
+
+
+def _alike(file, mutants, mistake_id, constant, value):
+    """{(Constant, value)} of the mistake's variants with another constant that reproduce the
+    answer at the same value (a clip at 1e-12 gives what log(p + 1e-12) gives)."""
+    return {(other, value) for m, number, other in fittable(mutants)
+            if m == mistake_id and other.name != constant.name
+            and file.reproduced_by(((m, At(number, value, other)),))}
 
 
 def _told(file, mutants, key, i):
