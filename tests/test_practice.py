@@ -453,8 +453,6 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "y = x_hat if self.gamma is None else x_hat * self.gamma.data ** 2"),
     ("groupnorm", "dx = rstd * (dx_hat_g - mean_dx_hat - x_hat_g * mean_dx_hat_x_hat)",
      "dx = rstd * (dx_hat_g - mean_dx_hat + x_hat_g * mean_dx_hat_x_hat)"),
-    ("batchnorm", "m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum",
-     "m = 0.2"),
     ("dropout", "keep = self.rng.random(x.shape) >= self.p",
      "keep = self.rng.random(x.shape) >= self.p / 2"),
     ("log_softmax", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))",
@@ -470,7 +468,7 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
      "dx = gamma * rstd * (dy - sum_dy / N + x_hat * sum_dy_xhat / N)"),
     ("sync_batchnorm", "self.beta.grad += local[:C]", "self.beta.grad -= local[:C]"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
-        "bn-momentum-0.2", "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
+        "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
         "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared",
         "fold-beta-subtracted", "fold-weight-halved", "sync-dx-sign", "sync-dbeta-sign"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):

@@ -16,7 +16,8 @@ The commands::
 ``grader`` the grading of one class, from the jobs it is made of: ``loading`` (import a
 candidate's file, find its class and exercise), ``probes`` (run one probe, compare
 observations), ``mutants`` and ``diagnosis`` (the catalogued mistakes that reproduce a
-failure), ``report`` (the printed report). ``classroom`` grades several files,
+failure), ``constants`` (a mistake's constant, an eps or a momentum, fitted to the answer),
+``report`` (the printed report). ``classroom`` grades several files,
 ``references`` puts normcore's layers behind an exercise's contract where it differs from
 theirs, ``skeletons/`` and ``solutions/`` are the files (``skeletons`` also derives the
 forward-only version of each), ``interview`` runs a mock interview and ``history`` keeps them.

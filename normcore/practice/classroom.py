@@ -26,7 +26,7 @@ from .report import hint_level
 _ = translator("practice")
 WIDTH = 80
 FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes",
-          "variants", "error")
+          "variants", "constants", "error")
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Row:
     not_implemented: list = field(default_factory=list)  # methods still raising NotImplementedError
     error: str = None
     variants: list = field(default_factory=list)  # published variants named (not mistakes)
+    constants: dict = field(default_factory=dict)  # {id: {name: value}}: a named mistake's constant
 
     def record(self):
         """The row as a JSON/CSV record, with the keys of FIELDS."""
@@ -83,7 +84,9 @@ def row_of(report, path=None):
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
                list(report.mistake_ids), list(report.not_implemented),
-               variants=list(report.variants))
+               variants=list(report.variants),
+               constants={i: {constant.name: value} for i, (constant, value)
+                          in report.constants.items()})
 
 
 def grade_many(paths, name=None, forward_only=False):
@@ -122,11 +125,18 @@ def _reason(row):
 def _result(row, names=True):
     if row.error is not None:
         return _reason(row)
-    named = row.mistakes + [_("{id} (published variant)").format(id=i) for i in row.variants]
+    named = [_with_constant(row, m) for m in row.mistakes] + [
+        _("{id} (published variant)").format(id=i) for i in row.variants]
     text = (", ".join(named) or "-") if names else (_("pass") if row.passed else _("fail"))
     if row.not_implemented:
         text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
     return text
+
+
+def _with_constant(row, mistake_id):
+    """``ce-log-eps (eps=1e-05)`` for a mistake named with the constant it was found with."""
+    found = row.constants.get(mistake_id, {})
+    return mistake_id + "".join(f" ({name}={value!r})" for name, value in found.items())
 
 
 def _common_folder(files):
@@ -186,14 +196,16 @@ def to_json(rows):
 
 
 def to_csv(rows):
-    """The records as CSV; ``mistakes`` and ``variants`` joined with spaces, ``error`` empty
-    when graded."""
+    """The records as CSV; ``mistakes`` and ``variants`` joined with spaces, ``constants`` as
+    ``ce-log-eps(eps=1e-05)`` joined with spaces, ``error`` empty when graded."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
     for record in (r.record() for r in rows):
         record["mistakes"] = " ".join(record["mistakes"])
         record["variants"] = " ".join(record["variants"])
+        record["constants"] = " ".join(f"{m}({name}={value!r})" for m, found in
+                                       record["constants"].items() for name, value in found.items())
         record["error"] = record["error"] or ""
         record["exercise"] = record["exercise"] or ""
         record["class"] = record["class"] or ""

@@ -14,6 +14,9 @@ catalogued) and with the exact derivative of its own forward (its consistent twi
 ``consistent.py``): a candidate derives the backward from one or the other. There is no
 weaker level: a mutant that gives some of the failing numbers but not all of them names
 nothing (on published answers, such partial matches named mistakes they did not make).
+When no single mistake or pair reproduces the answer, a mistake with a constant (an eps inside
+a log, a hard-coded momentum) is tried at other values of its constant, under the same rule
+(``constants.py``).
 
 Reproducing means, observation by observation:
 
@@ -29,6 +32,7 @@ Reproducing means, observation by observation:
   float64) is a failure of its own, beside the mistake the numbers show.
 """
 
+from . import constants
 from .driver import NotApplicable
 from .mutants import Consistent
 from .probes import ProbeRun, distance, is_backward
@@ -71,14 +75,17 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
         if found:
             break
         found = [key for key in file.combinations(size) if file.reproduced_by(key)]
+    if not found:  # a mistake with another constant than the catalog's (constants.py)
+        found = constants.fit(file, mutants)
     named = {tuple(sorted({mistake_id for mistake_id, _ in key})) for key in found}
     if len(named) != 1:  # none, or several the probes cannot tell apart
         return []
     named, variant = list(named.pop()), dict(found[0])
+    fitted = constants.said(file, mutants, found)  # {id: (Constant, value)} pinned down
     for c in wrong:
         if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue
-        c.diagnoses = list(named)
+        c.diagnoses, c.constants = list(named), fitted
         if len(named) > 1:  # each check names the mistakes it shows alone, or all of them
             c.diagnoses = [i for i in named if (c.probe, c.row)
                            in file.changes(((i, variant[i]),))] or list(named)

@@ -171,6 +171,9 @@ BATCHNORM = Exercise(
         bn_running_probe("running stats (16, 3)", (16, 3), 5, then_eval=True),
         bn_running_probe("running stats (4, 3, 5)", (4, 3, 5), 3),
         bn_running_probe("running stats momentum=None", (8, 3), 3, kwargs={"momentum": None}),
+        # another momentum than the default: a momentum written as a number in the code, or
+        # flipped (0.7 instead of 0.3), shows here even when momentum=None is handled
+        bn_running_probe("running stats momentum=0.3", (8, 3), 3, kwargs={"momentum": 0.3}),
         accumulation_probe((4,), (4,), (8, 4), BN),
     ),
     (4,), (5, 4), difficulty=3, minutes=40,

@@ -52,6 +52,7 @@ class CheckResult:
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
     combined_with: list = field(default_factory=list)  # the mistakes, when several explain it
+    constants: dict = field(default_factory=dict)  # {mistake id: (Constant, value)} it was found with
     follows: bool = False  # an undiagnosed backward failure in a probe whose forward fails
 
     @property
@@ -101,6 +102,12 @@ class Report:
     def variants(self):
         """The published variants named: not what the exercise asks, and never a mistake."""
         return verdicts.split_named(self.diagnosis_ids, self.exercise)[1]
+
+    @property
+    def constants(self):
+        """{mistake id: (Constant, value)}: the constant (an eps, a momentum) each named mistake
+        was found with, where the probes pin it down (``constants.py``)."""
+        return {i: found for c in self.checks for i, found in c.constants.items()}
 
 
 def _not_implemented(cls, exercise, path, methods=("forward", "backward")):

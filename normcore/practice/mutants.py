@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from .catalog import mistakes_for
 from .consistent import consistent_twin
+from .constants import variant_at
 from .probes import is_backward, maker, run_probe
 
 
@@ -132,7 +133,7 @@ class Mutants:
             return None
         backward = backward_tags(self.source) if any(twins) else set()
         variant = tuple(r for mistake_id, k in self.plain(key)
-                        for r in self.mistakes[mistake_id].variants[self.key][k]
+                        for r in variant_at(self.mistakes[mistake_id].variants[self.key], k)
                         if not any(twins) or r[0].tag not in backward)
         tag = "+".join(f"{mistake_id}.{k}" for mistake_id, k in key)
         try:

@@ -339,6 +339,7 @@ def format_report(report, hints="full"):
             title = (_("a published variant: {name}").format(name=catalog_text(variant.name))
                      if variant else catalog_text(BY_ID[mistake_id].title))
             out.append(_wrap(f"[{mistake_id}] {title}", "  "))
+            out += _constant(report, BY_ID[mistake_id])
             out.append(_wrap(_("shows in {n} check(s): {checks}").format(
                 n=len(hits), checks=_some(hits)), "    "))
         out += _findings(report.findings, findings, hints=False)
@@ -419,6 +420,15 @@ def _findings(findings, checks, hints=True):
     return out
 
 
+def _constant(report, mistake):
+    """The line saying the constant a mistake was found with, when the grader fitted one
+    (``constants.py``): ["    with eps = 1e-05 inside the log"]; else []."""
+    if mistake.id not in getattr(report, "constants", {}):
+        return []
+    constant, value = report.constants[mistake.id]
+    return [_wrap(catalog_text(constant.said).format(name=constant.name, value=repr(value)), "    ")]
+
+
 def _diagnosis(report, mistake):
     """The lines of one named mistake: its title, the checks it reproduces, its symptom, hint
     and where normcore teaches it (the catalog's text, in the catalog's translation)."""
@@ -432,6 +442,7 @@ def _diagnosis(report, mistake):
                  "{check}")
     what = what.format(together=together, n=len(hits), check=show_label(hits[0].label))
     return [_wrap(f"[{mistake.id}] {catalog_text(mistake.title)}", "  "),
+            *_constant(report, mistake),
             _wrap(what, "    "),
             _wrap(_("symptom: {text}").format(text=catalog_text(mistake.symptom)), "    "),
             _wrap(_("hint: {hint}").format(hint=catalog_text(mistake.hint)), "    "),

@@ -38,7 +38,9 @@ class Mistake:
     """A catalogued mistake: what it is, what it does to the numbers, and where to look.
 
     ``variants`` maps an exercise name to a list of variants; a variant is a tuple of
-    ``(Anchor in the reference answer, what the mistake writes instead)`` replacements.
+    ``(Anchor in the reference answer, what the mistake writes instead)`` replacements; what
+    it writes may carry a constant the grader fits to an answer (``constants.WithConstant``: an
+    eps, a clip, a momentum), the text being the one at the catalog's value.
     ``taught`` says where normcore teaches the right way (``notebook``, ``solution`` or
     ``explain`` below). ``published`` maps an exercise name to a ``Published`` where the
     "mistake" is a design published code uses on purpose: there it is graded as a published
@@ -78,6 +80,11 @@ class Published:
     name: str
     source: str
     asks: str
+
+
+# how a report says a constant the probes give under two names (an eps inside the log, or a
+# clip's bound: the same numbers when it is small); ``{name}`` is "clip/eps"
+CANNOT_TELL = N_("with {name} = {value} (the probes cannot tell which)")
 
 
 def same(exercises, *variants):

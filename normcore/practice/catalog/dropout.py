@@ -1,6 +1,7 @@
 """Dropout mistakes: the scale, the mask, training against evaluation."""
 
 from ...i18n import N_
+from ..constants import FRACTION, Constant, WithConstant
 from .base import Anchor, Mistake, notebook, solution
 
 
@@ -11,6 +12,8 @@ DROP_EVAL = Anchor("eval", "if not self.training or self.p == 0.0:")
 DROP_EVAL_RETURN = Anchor("eval-return", "return x")
 DROP_EVAL_MASK = Anchor("eval-mask", "self.mask = None")
 DROP_BACKWARD = Anchor("dx", "return (dy * self.mask).astype(dy.dtype)")
+# a keep probability written as a number instead of 1 - p (constants.py fits it)
+KEEP = Constant("keep", 0.5, FRACTION, N_("with the keep probability {value} hard-coded"))
 
 MISTAKES = [
     Mistake(
@@ -71,6 +74,14 @@ MISTAKES = [
             ((DROP_KEEP, "keep = self.rng.random(x.shape) < self.p"),
              (DROP_SCALE, "scale = 0.0 if self.p == 0.0 else 1.0 / self.p"),
              (DROP_EVAL, "if not self.training:")),
+            # at another p: a keep probability written as a number (CS231n's p = 0.5, "the
+            # probability of keeping a unit active"), whatever p the layer was built with; with
+            # or without the reference's shortcut at p = 0
+            ((DROP_KEEP, WithConstant("keep = self.rng.random(x.shape) < {keep}", KEEP)),
+             (DROP_SCALE, WithConstant("scale = 1.0 / {keep}", KEEP)),
+             (DROP_EVAL, "if not self.training:")),
+            ((DROP_KEEP, WithConstant("keep = self.rng.random(x.shape) < {keep}", KEEP)),
+             (DROP_SCALE, WithConstant("scale = 1.0 / {keep}", KEEP))),
         ]},
         taught=notebook("dropout", N_("7 (p is the probability of dropping)")),
     ),

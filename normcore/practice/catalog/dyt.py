@@ -1,6 +1,9 @@
 """DyT (Dynamic Tanh) mistakes."""
 
+from dataclasses import replace
+
 from ...i18n import N_
+from ..constants import POSITIVE, Constant, WithConstant
 from .base import Anchor, Mistake, explain
 
 
@@ -16,6 +19,9 @@ DYT_SLOPE = Anchor("du", "(1.0 - t ** 2)")
 DYT_DALPHA = Anchor("dalpha", "self.alpha.grad += (du * x).sum()")
 DYT_DALPHA_SUM = Anchor("dalpha", "(du * x).sum()")
 DYT_DX = Anchor("dx", "dx = self.alpha.data * du")
+# alpha's starting value written as a number instead of alpha_init (constants.py fits it)
+ALPHA = Constant("alpha", 0.5, POSITIVE, N_("with alpha = {value} hard-coded"))
+ALPHA_ONE = replace(ALPHA, default=1.0)  # np.ones(1): the same mistake at 1
 
 MISTAKES = [
     Mistake(
@@ -128,8 +134,8 @@ MISTAKES = [
            "once alpha is assigned through alpha.data everything is right"),
         N_("alpha's starting value is the constructor's alpha_init: alpha = np.full(1, "
            "alpha_init). Models tune it (larger for wider models), so a constant is wrong."),
-        {"dyt": [((DYT_ALPHA, "np.full(1, 0.5, dtype)"),),
-                 ((DYT_ALPHA, "np.ones(1, dtype)"),)]},
+        {"dyt": [((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA)),),
+                 ((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA_ONE)),)]},
         taught=explain("dyt", N_("the forward: tanh, then scale, then shift")),
     ),
     Mistake(

@@ -3,6 +3,7 @@ with the other exercises that contain a norm (its backward, its parameters' grad
 """
 
 from ...i18n import N_
+from ..constants import FRACTION, Constant, WithConstant
 from .base import Anchor, Mistake, Published, explain, notebook, same, solution
 from .attention import ATT_DW, QK_DGAMMA, QK_DNORM
 from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
@@ -51,6 +52,9 @@ DBETA_LEAD = Anchor("dbeta", "self.beta.grad += dy.sum(axis=lead)")
 GROUP = Anchor("group", "return a.reshape(a.shape[0], self.num_groups, -1)")
 UNGROUP = Anchor("ungroup", "return ag.reshape(shape)")
 NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
+# a hard-coded weight of the new batch in the running update (constants.py fits it)
+MOMENTUM = Constant("momentum", 0.9, FRACTION,
+                    N_("with momentum = {value} hard-coded (the new batch's weight)"))
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
 
 # the published designs some entries below are in some exercises (checked in the code itself)
@@ -86,6 +90,22 @@ MISTAKES = [
         ]},
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
         published={"batchnorm": KERAS_MOMENTUM},
+    ),
+    Mistake(
+        "bn-momentum-hard-coded",
+        N_("momentum hard-coded instead of the momentum argument"),
+        N_("the running statistics blend each batch with a fixed weight whatever momentum the "
+           "layer was built with: right only when the argument happens to equal it, wrong for "
+           "momentum=None (the cumulative average) and for any other value; 0.9 * running + "
+           "0.1 * batch is a momentum of 0.1 written by hand"),
+        N_("Read the weight of the new batch from self.momentum (PyTorch's convention: "
+           "running = (1 - momentum) * running + momentum * batch), and use 1 / "
+           "num_batches_tracked when it is None; never write the number itself."),
+        {"batchnorm": [((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
+                       # momentum=None handled, any other momentum replaced by the number
+                       ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked if self.momentum "
+                                                   "is None else {momentum}", MOMENTUM)),)]},
+        taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(
         "bn-running-var-biased",

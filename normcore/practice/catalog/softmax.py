@@ -1,6 +1,7 @@
 """Softmax, log-softmax and cross-entropy mistakes (the last also in the MLP's loss)."""
 
 from ...i18n import N_
+from ..constants import SMALL, Constant, WithConstant
 from .base import Anchor, Mistake, notebook, same, solution
 from .attention import ATT_DSCORES, ATT_SHIFT
 from .blocks import MLP_DLOGITS, MLP_SHIFT
@@ -21,6 +22,10 @@ CE_DLOGITS_SIGN = Anchor("dlogits", "(self.p - onehot)")
 CE_SHIFT = Anchor("shift", "z = x - x.max(axis=1, keepdims=True)")
 LSM_LOGP = Anchor("logp", "self.logp = z - np.log(np.exp(z).sum(axis=a, keepdims=True))")
 LSM_DX = Anchor("dx", "dx = dy - p * dy.sum(axis=a, keepdims=True)")
+
+# The constants a candidate may choose otherwise (constants.py fits them).
+LOG_EPS = Constant("eps", 1e-12, SMALL, N_("with eps = {value} inside the log"))
+CLIP = Constant("clip", 1e-7, SMALL, N_("with the probabilities clipped at {value}"))
 
 MISTAKES = [
     Mistake(
@@ -196,11 +201,18 @@ MISTAKES = [
            "log(sum(exp(z))) is finite for any logits. An eps or a clip changes the loss exactly "
            "where it matters most."),
         {"cross_entropy": [
-            ((CE_LOGP, "logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True) + 1e-12)"),),
-            ((CE_LOGP, "logp = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-7, 1 - 1e-7))"),),
+            ((CE_LOGP, WithConstant("logp = np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True) "
+                                    "+ {eps})", LOG_EPS)),),
+            ((CE_LOGP, WithConstant("logp = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, "
+                                    "keepdims=True), {clip}, 1 - {clip}))", CLIP)),),
             # in the loss alone: the gradient stays p - onehot
-            ((CE_LOSS, "loss = -np.log(self.p[rows, self.targets] + 1e-12).mean()"),),
-            ((CE_LOSS, "loss = -np.log(np.clip(self.p[rows, self.targets], 1e-7, 1 - 1e-7)).mean()"),),
+            ((CE_LOSS, WithConstant("loss = -np.log(self.p[rows, self.targets] + {eps}).mean()",
+                                    LOG_EPS)),),
+            ((CE_LOSS, WithConstant("loss = -np.log(np.clip(self.p[rows, self.targets], {clip}, "
+                                    "1 - {clip})).mean()", CLIP)),),
+            # clipped from below only: np.maximum(p, c), or np.clip(p, c, 1)
+            ((CE_LOSS, WithConstant("loss = -np.log(np.maximum(self.p[rows, self.targets], "
+                                    "{clip})).mean()", CLIP)),),
         ]},
         taught=notebook("interview_practice", N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),

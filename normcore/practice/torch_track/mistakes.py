@@ -25,6 +25,11 @@ from dataclasses import dataclass, replace
 from ...i18n import N_
 from ..catalog import BY_ID, Anchor, Mistake
 from ..catalog.base import torch_solution, where_taught
+from ..catalog.dropout import KEEP
+from ..catalog.dyt import ALPHA, ALPHA_ONE
+from ..catalog.norms import MOMENTUM
+from ..catalog.softmax import CLIP, LOG_EPS
+from ..constants import WithConstant
 
 TRACK = "torch/"  # the prefix of the torch track's keys: torch/layernorm
 
@@ -110,6 +115,7 @@ LOSS_SIGN, LOSS_MEAN = Anchor("loss", "-logp["), Anchor("loss", "].mean()")
 DYT_ALPHA = Anchor("alpha", "nn.Parameter(torch.full((1,), float(alpha_init)))")
 DYT_TANH = Anchor("y", "self.weight * torch.tanh(self.alpha * x)")
 DYT_U = Anchor("y", "self.alpha * x")
+DYT_ALPHA_AT = "nn.Parameter(torch.full((1,), {alpha}))"  # alpha hard-coded
 
 # --- attention, qk_norm ---
 ATT_SPLIT = Anchor("split-heads", "t.reshape(B, T, H, C // H).transpose(1, 2)")
@@ -212,7 +218,11 @@ FORWARD_VARIANTS = {
         ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"), (DROP_SCALE, "scale = 1.0 / self.p")),
         ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),),
         ((DROP_KEEP, "keep = torch.rand_like(x) < self.p"),
-         (DROP_SCALE, "scale = 0.0 if self.p == 0.0 else 1.0 / self.p"), (DROP_EVAL, "if not self.training:"))]},
+         (DROP_SCALE, "scale = 0.0 if self.p == 0.0 else 1.0 / self.p"), (DROP_EVAL, "if not self.training:")),
+        ((DROP_KEEP, WithConstant("keep = torch.rand_like(x) < {keep}", KEEP)),
+         (DROP_SCALE, WithConstant("scale = 1.0 / {keep}", KEEP)), (DROP_EVAL, "if not self.training:")),
+        ((DROP_KEEP, WithConstant("keep = torch.rand_like(x) < {keep}", KEEP)),
+         (DROP_SCALE, WithConstant("scale = 1.0 / {keep}", KEEP)))]},
     "dropout-scale-1-over-p": {"dropout": [((DROP_SCALE, "scale = 0.0 if self.p == 1.0 else 1.0 / self.p"),),
                                            ((DROP_SCALE, "scale = 1.0 / self.p"),)]},
     "softmax-no-max-shift": {"softmax": [((SM_SHIFT, "z = x"),)], "attention": [((ATT_SHIFT, "z = scores"),)]},
@@ -262,6 +272,10 @@ FORWARD_VARIANTS = {
                                                      (SYNC_REDUCE_SQDEV, "((x - mean) ** 2).sum(dim=0)"))]},
     "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
     "bn-momentum-none-unsupported": {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
+    "bn-momentum-hard-coded": {"batchnorm": [
+        ((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
+        ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked.item() if self.momentum is None "
+                                    "else {momentum}", MOMENTUM)),)]},
     "bn-running-never-updated": {"batchnorm": [((BN_RUNNING_MEAN, "self.running_mean"),
                                                 (BN_RUNNING_VAR, "self.running_var"))]},
     "bn-running-init-first-batch": {"batchnorm": [
@@ -278,15 +292,18 @@ FORWARD_VARIANTS = {
                          "cross_entropy": [((CE_SHIFT, "z = logits"),)],
                          "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
     "ce-log-eps": {"cross_entropy": [
-        ((CE_LOGP, "torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True) + 1e-12)"),),
-        ((CE_LOGP, "torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True), "
-                   "1e-7, 1 - 1e-7))"),)]},
+        ((CE_LOGP, WithConstant("torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True) "
+                                "+ {eps})", LOG_EPS)),),
+        ((CE_LOGP, WithConstant("torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, "
+                                "keepdim=True), {clip}, 1 - {clip}))", CLIP)),),
+        ((CE_LOGP, WithConstant("torch.log(torch.clamp(torch.exp(z) / torch.exp(z).sum(dim=1, "
+                                "keepdim=True), min={clip}))", CLIP)),)]},
     "ce-first-sample-only": {"cross_entropy": [((CE_LOSS, "-logp[0, targets[0]]"),)]},
     "ce-sign-flipped": {"cross_entropy": [((LOSS_SIGN, "logp["),)]},
     "ce-logits-in-place": {"cross_entropy": [(
         (CE_SHIFT, "logits -= logits.amax(dim=1, keepdim=True)\n        z = logits"),)]},
-    "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, "nn.Parameter(torch.full((1,), 0.5))"),),
-                                       ((DYT_ALPHA, "nn.Parameter(torch.ones(1))"),)]},
+    "dyt-alpha-init-ignored": {"dyt": [((DYT_ALPHA, WithConstant(DYT_ALPHA_AT, alpha)),)
+                                       for alpha in (ALPHA, ALPHA_ONE)]},
     "eps-outside-sqrt": {
         **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),)] for name in ("batchnorm",)},
         # or with x.std(...) + eps, whose autograd gives a constant row no variance term where
