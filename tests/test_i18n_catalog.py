@@ -102,6 +102,11 @@ def test_practice_list_of_mistakes_in_chinese_fits_80_columns(capsys):
     flat = _squeeze(out)
     for m in ENTRIES:
         assert m.id in out
+        variants = [m.variant_in(e) for e in m.variants if m.variant_in(e)]
+        for v in variants:  # a published variant: listed apart, with its source
+            assert _squeeze(_(v.name)) in flat and _squeeze(_(v.source)) in flat, m.id
+        if len(variants) == len(m.variants):  # a variant in every exercise it applies to
+            continue
         assert _squeeze(_(m.title)) in flat, m.id
         assert _squeeze(_(m.symptom)) in flat, m.id
         assert _squeeze(m.symptom) not in flat, m.id  # no English falls through

@@ -12,6 +12,7 @@ compact NumPy, PyTorch modules).
 
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -63,6 +64,9 @@ class _Mutants:
     def __init__(self, effects, override=None):
         self.effects, self.override = effects, override or {}
         self.singles = [((name, 0),) for name in effects]
+        # the catalog entries, as constants.py reads them: one variant each, with no constant
+        self.key, self.mistakes = "fake", {name: SimpleNamespace(variants={"fake": [()]})
+                                           for name in effects}
 
     def reference(self, probe):
         return _run({})

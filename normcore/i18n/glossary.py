@@ -36,10 +36,11 @@ def terms():
 
 def missing_terms(english, chinese):
     """The terms ``english`` uses whose Chinese term ``chinese`` lacks. Placeholders such as
-    {name}, code in backquotes and example command lines (a line beginning "normcore ...") are
-    not words of the message, and a term inside a longer one is that term's ("internal
-    covariate shift" asks for 内部协变量偏移, not for shift's 平移)."""
-    prose = re.sub(r"\{[^}]*\}|`[^`]*`", " ", english)
+    {name}, code in backquotes, a title in double quotes (a paper's, kept as published) and
+    example command lines (a line beginning "normcore ...") are not words of the message, and
+    a term inside a longer one is that term's ("internal covariate shift" asks for
+    内部协变量偏移, not for shift's 平移)."""
+    prose = re.sub(r'\{[^}]*\}|`[^`]*`|"[^"]*"', " ", english)
     # an example's command line: a line that begins with it, up to two spaces or the line's end
     prose = re.sub(r"(?m)^\s*normcore\b.*?(?=\s{2,}|$)", " ", prose)
     missing = []

@@ -257,14 +257,17 @@ def _alike(file, mutants, mistake_id, constant, value):
 def _told(file, mutants, key, i):
     """(Constant, value) of part ``i`` of a key, or None (no constant, or not pinned down)."""
     mistake_id, k = key[i]
-    if isinstance(k, At):
-        return k.constant, k.value
-    constant = constant_of(mutants.mistakes[mistake_id].variants[mutants.key][k])
+    twin = type(k) if hasattr(k, "k") else None  # a consistent twin of variant k.k (mutants.Consistent)
+    number = k.k if twin else k
+    if isinstance(number, At):
+        return number.constant, number.value
+    constant = constant_of(mutants.mistakes[mistake_id].variants[mutants.key][number])
     if constant is None:
         return None
 
     def reproduces(value):
-        return file.reproduced_by(key[:i] + ((mistake_id, At(k, value, constant)),) + key[i + 1:])
+        at = At(number, value, constant)
+        return file.reproduced_by(key[:i] + ((mistake_id, twin(at) if twin else at),) + key[i + 1:])
     low, high = constant.kind.window(constant.default)
     if _reproduces_beside(reproduces, constant.kind, low, high):
         return None

@@ -276,9 +276,9 @@ MISTAKES = [
         taught=solution("qk_norm"),
         published={"qk_norm": Published(
             N_("QK-LayerNorm: a LayerNorm on each head's q and k"),
-            N_("ViT-22B (Dehghani et al., Scaling Vision Transformers to 22 Billion Parameters, "
-               "2023); timm, Attention(qk_norm=True) with a LayerNorm per head, "
-               "timm/layers/attention.py"),
+            N_("ViT-22B (Dehghani et al., \"Scaling Vision Transformers to 22 Billion "
+               "Parameters\", 2023); timm, `Attention(qk_norm=True)` with a LayerNorm per head, "
+               "`timm/layers/attention.py`"),
             N_("an RMSNorm on each head's q and k, as Gemma 3 and Qwen3 have it: nothing "
                "subtracted, no bias"))},
     ),

@@ -60,14 +60,14 @@ MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
 # the published designs some entries below are in some exercises (checked in the code itself)
 KERAS_MOMENTUM = Published(
     N_("momentum as the decay of the running value (Keras' convention)"),
-    N_("Keras, BatchNormalization (momentum=0.99), since 2015: moving = moving * momentum + "
-       "batch * (1 - momentum), keras/src/layers/normalization/batch_normalization.py"),
+    N_("Keras, `BatchNormalization(momentum=0.99)`, since 2015: `moving = moving * momentum + "
+       "batch * (1 - momentum)`, `keras/src/layers/normalization/batch_normalization.py`"),
     N_("PyTorch's convention, which the exercise's momentum=0.1 follows: momentum weights the "
        "new batch, running = (1 - momentum) * running + momentum * batch"))
 RMS_EPS_ADDED = Published(
     N_("eps added to the RMS, as RMSNorm's original code has it"),
-    N_("Zhang and Sennrich, Root Mean Square Layer Normalization (NeurIPS 2019): their code "
-       "bzhangGo/rmsnorm, rmsnorm_torch.py, divides by rms + eps"),
+    N_("Zhang and Sennrich, \"Root Mean Square Layer Normalization\" (NeurIPS 2019): their "
+       "code bzhangGo/rmsnorm, rmsnorm_torch.py, divides by `rms + eps`"),
     N_("eps inside the square root, as LLaMA, T5 and torch.nn.RMSNorm have it: "
        "x / sqrt(mean(x**2) + eps)"))
 
