@@ -26,7 +26,7 @@ Reproducing means, observation by observation:
 """
 
 from .driver import NotApplicable
-from .probes import ProbeRun, distance, is_backward
+from .probes import ProbeRun, distance, error_kind, is_backward
 
 UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
@@ -141,7 +141,7 @@ def _same(user, run):
         return False
     if isinstance(user.error, UNOBSERVED):
         made = user.rows
-    elif type(user.error) is not type(run.error) or set(user.rows) != set(run.rows):
+    elif error_kind(user.error) != error_kind(run.error) or set(user.rows) != set(run.rows):
         return False  # one raised and not the other, or raised at another point
     else:
         made = run.rows
