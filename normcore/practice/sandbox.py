@@ -30,7 +30,6 @@ tests and notebooks pass their own classes, trusted code.
 """
 
 import faulthandler
-import importlib.util
 import io
 import os
 import pickle
@@ -212,18 +211,25 @@ def run_file(path, name=None, layer=None, forward_only=False, limits=None):
     return child.answer()
 
 
+_PREPARED = set()  # the tracks prepared in this process
+
+
 def _preload(path):
-    """Import torch into the grader, once, when the answer's file imports it: every child
-    forked afterwards finds it loaded (importing it takes seconds, which a child would spend
-    within its time limit)."""
-    if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
+    """Prepare the PyTorch track in the grader, once, when the answer's file imports torch:
+    every child forked afterwards finds torch loaded and warm (its import and its first
+    backward take seconds, which a child would spend within its time limit)."""
+    if "torch" in _PREPARED:
         return
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
         return
     if re.search(r"^\s*(import|from)\s+torch\b", text, re.MULTILINE):
-        from .torch_track import adapter  # noqa: F401, PLC0415 - imports torch
+        _PREPARED.add("torch")
+        try:
+            TRACKS["torch"].prepare()
+        except Exception:  # noqa: BLE001, S110 - no torch here: the child says it needs it
+            pass
 
 
 class _Child:

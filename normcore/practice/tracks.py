@@ -12,6 +12,8 @@ and the report never ask which track an answer is on:
 - ``probes(exercise)``: the probes every answer on the track runs;
 - ``not_implemented(cls, exercise, path, forward_only=False)``: the methods of the skeleton
   still raising NotImplementedError (its TODOs);
+- ``prepare()``: load, in the grader, what the track's answers need, before a process to
+  run one is forked from it (``sandbox``);
 - ``name``: how the process that ran an answer names its track to the grader (``TRACKS``);
 - ``backward_by_hand``: whether the answer writes its own backward (a class without one is
   then graded on its forward alone).
@@ -33,6 +35,10 @@ class NumpyTrack:
 
     name = "numpy"
     backward_by_hand = True
+
+    @staticmethod
+    def prepare():
+        """Nothing to load: NumPy and the exercises are loaded with the grader."""
 
     @staticmethod
     def maker(cls, forward_only=False):

@@ -82,6 +82,16 @@ class TorchTrack:
     backward_by_hand = False
 
     @staticmethod
+    def prepare():
+        """Import torch and run one backward, here, once: what torch loads lazily (seconds of
+        imports on the first backward given a gradient) is then loaded in every process
+        forked from this one to run an answer, and not within its time limit."""
+        from . import adapter
+        x = adapter.torch.ones(2, 3, dtype=adapter.torch.float64, requires_grad=True)
+        y = adapter.torch.nn.functional.layer_norm(x, (3,))
+        y.backward(adapter.torch.ones_like(y))
+
+    @staticmethod
     def maker(cls, forward_only=False):
         from . import adapter
         return adapter.maker(cls)
