@@ -30,8 +30,8 @@ from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
                       user_frame)
-from .mutants import Mutants, VariantDoesNotApply, apply_variant, mutant_class, solution_source
-from .probes import distance, is_backward, maker, mismatch_note, run_probe
+from .mutants import VariantDoesNotApply, apply_variant, mutant_class, solution_source
+from .probes import distance, is_backward, mismatch_note, run_probe
 from .report import NOT_ASKED, format_report, reference_name
 from .sandbox import Limits, Stopped, forward_only_reason, run_answer, run_file
 from .tracks import track_for

@@ -22,7 +22,7 @@ reported as needing it.
 import numpy as np
 
 from ...i18n import N_, translator
-from ..loading import CannotGrade, is_torch_module, user_frame
+from ..loading import CannotGrade, user_frame
 from ..mutants import Mutants, solution_source
 from ..probes import run_probe
 from . import mistakes
