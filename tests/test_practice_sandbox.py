@@ -205,6 +205,27 @@ def test_what_the_file_prints_never_reaches_the_report_or_the_json(tmp_path, cap
     assert record["passed"] and err == ""
     report = grade_file(path)
     assert report.output.startswith("hello at import\n") and "raw bytes on fd 1" in report.output
+    assert main(["practice", "check", str(path)]) == 0  # the report ends with the first lines
+    out = capfd.readouterr().out
+    assert out.startswith(format_report(report)) and out.endswith(
+        "What the file printed while it was graded:\n    hello at import\n    raw bytes on fd 1\n"
+        "    in forward\n    raw bytes on fd 1\n    in forward\n    ... and more\n")
+
+
+def test_a_file_that_stops_after_the_probes_gets_a_check_that_says_where(tmp_path):
+    """The skeleton's TODOs are looked for once the probes are done, on the example input."""
+    path = tmp_path / "todo_hangs.py"
+    path.write_text(RMSNORM.replace("    def forward(self, x):\n", (
+        "    def forward(self, x):\n"
+        "        if np.array_equal(x, np.random.default_rng(0).standard_normal((4, 6))):\n"
+        "            while True:\n"
+        "                pass\n")))
+    report = grade_file(path, limits=Limits(timeout=1.0))
+    assert report.stopped == "timed out after 1 s while looking for the skeleton's TODOs"
+    *probes, last = report.checks
+    assert all(c.status == "pass" for c in probes)
+    assert len(probes) == len(_in_process(Path(__file__).parent.parent / "normcore/practice/solutions/rmsnorm.py").checks)
+    assert (last.status, last.note) == ("ERROR", report.stopped) and not report.passed
 
 
 def test_a_file_that_stops_while_it_is_imported_cannot_be_graded(tmp_path):

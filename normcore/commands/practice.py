@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from ..i18n import translator
-from ..i18n.width import display_width, fill, pad, wrap
+from ..i18n.width import clip, display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
@@ -297,7 +297,7 @@ def _check(args):
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:
-                print(format_report(report, args.hints))
+                print(format_report(report, args.hints) + _printed(report.output))
     else:
         rows = classroom.grade_many(files, name=args.name, forward_only=args.forward_only,
                                     limits=limits)
@@ -309,6 +309,18 @@ def _check(args):
         elif option:
             Path(option).write_text(write(rows))
     return classroom.exit_status(rows)
+
+
+def _printed(output, shown=5):
+    """The first lines the file printed while it was graded (in its own process), for the
+    report's end; "" when it printed nothing."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    more = _("... and more") if len(lines) > shown else ""
+    return "\n\n" + "\n".join([_fill(_("What the file printed while it was graded:"), "")]
+                               + ["    " + clip(line, WIDTH - 4) for line in lines[:shown]]
+                               + (["    " + more] if more else []))
 
 
 # --- paths, checked before any work: a clear error and exit status 2, never a traceback ------------
