@@ -224,7 +224,7 @@ def test_a_file_that_stops_after_the_probes_gets_a_check_that_says_where(tmp_pat
     assert report.stopped == "timed out after 1 s while looking for the skeleton's TODOs"
     *probes, last = report.checks
     assert all(c.status == "pass" for c in probes)
-    assert len(probes) == len(_in_process(Path(__file__).parent.parent / "normcore/practice/solutions/rmsnorm.py").checks)
+    assert len(probes) == len(_in_process(ROOT / "normcore/practice/solutions/rmsnorm.py").checks)
     assert (last.status, last.note) == ("ERROR", report.stopped) and not report.passed
 
 
