@@ -188,7 +188,7 @@ def run_file(path, name=None, layer=None, forward_only=False, limits=None):
     _preload(path)
     child = _Child(path, limits)
     if not hasattr(os, "fork"):  # no fork (Windows): in this process, without limits
-        _work(path, name, layer, forward_only, child.handle)
+        _work(path, name, layer, forward_only, lambda *message: child.handle(message))
         return child.answer()
     reader, writer = Pipe(duplex=False)
     output, into = os.pipe()
@@ -293,12 +293,13 @@ class _Child:
         except (pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
             self.event = ("unreadable",)
 
-    def _read(self, output):
-        """Keep the first SHOWN bytes the child prints; False at the end of its output."""
+    def _read(self, output, limited=True):
+        """Keep the first SHOWN bytes the child prints (``limited``: past the output limit,
+        stop it); False at the end of its output."""
         data = os.read(output, 1 << 16)
         self.printed += len(data)
         self.output += data[:max(0, SHOWN - len(self.output))]
-        if self.printed > self.limits.output:
+        if limited and self.printed > self.limits.output:
             self.event = ("flood",)
         return bool(data)
 
@@ -306,7 +307,7 @@ class _Child:
         """What the child printed last, without waiting for more."""
         with selectors.DefaultSelector() as selector:
             selector.register(output, selectors.EVENT_READ)
-            while len(self.output) < SHOWN and selector.select(0) and self._read(output):
+            while len(self.output) < SHOWN and selector.select(0) and self._read(output, False):
                 pass
 
     def _status(self):
@@ -489,9 +490,7 @@ def _work(path, name, layer, forward_only, send):
         send("todo", answer.todo)
     except CannotGrade as e:
         send("cannot", str(e))
-    except _OutOfMemory:
-        send("memory")
-    except MemoryError:
+    except (_OutOfMemory, MemoryError):
         send("memory")
     except SystemExit as e:
         send("exit", "" if e.code is None else repr(e.code))
