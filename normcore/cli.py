@@ -150,7 +150,21 @@ def _language_in(argv):
     return found
 
 
+INTERRUPTED = 130  # the exit status of a command stopped by Ctrl-C, as a shell reports it
+
+
 def main(argv=None):
+    """Run the command ``argv`` (default: the command line); its exit status. Ctrl-C in any
+    command ends it with one line on stderr and exit status 130, never a traceback (a
+    command with a process of its own ends it first: ``practice/sandbox.py``)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(_("normcore: interrupted"), file=sys.stderr)
+        return INTERRUPTED
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = _language_in(argv)  # an unknown --lang is left to the parser, which names the choices
     try:

@@ -250,7 +250,7 @@ def test_every_practice_help_in_chinese_fits_and_has_an_example(action, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["practice", "check", "nothing.py"], "无法评分：nothing.py：没有这个文件"),
+    (["practice", "check", "nothing.py"], "nothing.py：没有这个文件或文件夹"),
     (["practice", "new", "fold_batchnorm", "--forward-only"], "没有“只写前向”的版本"),
     (["practice", "check", "a.py", "b.py", "--layer", "layernorm"], "--layer 只适用于单个 FILE"),
 ])

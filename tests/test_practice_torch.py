@@ -32,7 +32,8 @@ from normcore.practice.mutants import solution_source, tagged_lines  # noqa: E40
 from normcore.practice.report import format_report  # noqa: E402
 from normcore.practice.torch_track import EXERCISES as TORCH_EXERCISES  # noqa: E402
 from normcore.practice.torch_track import TORCH_NN  # noqa: E402
-from normcore.practice import torch_track  # noqa: E402
+from normcore.practice import torch_track, tracks  # noqa: E402
+from normcore.practice.tracks import track_for  # noqa: E402
 from normcore.practice.torch_track import mistakes  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -105,12 +106,12 @@ def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):
     """The same fold written with NumPy is graded on NumPy arrays; with torch, on tensors."""
     numpy_answer = ROOT / "normcore" / "practice" / "solutions" / "fold_batchnorm.py"
     assert grade_file(numpy_answer).passed
-    assert torch_track.track_for(_loaded(numpy_answer).fold_batchnorm) is None
-    assert torch_track.track_for(_loaded(SOLUTIONS / "fold_batchnorm.py").fold_batchnorm) is torch_track.TRACK
+    assert track_for(_loaded(numpy_answer).fold_batchnorm) is tracks.NUMPY
+    assert track_for(_loaded(SOLUTIONS / "fold_batchnorm.py").fold_batchnorm) is torch_track.TRACK
     aliased = tmp_path / "my_fold.py"  # torch imported under another name
     aliased.write_text((SOLUTIONS / "fold_batchnorm.py").read_text()
                        .replace("import torch\n", "import torch as T\n").replace("torch.sqrt", "T.sqrt"))
-    assert torch_track.track_for(_loaded(aliased).fold_batchnorm) is torch_track.TRACK
+    assert track_for(_loaded(aliased).fold_batchnorm) is torch_track.TRACK
     assert grade_file(aliased).passed
 
 

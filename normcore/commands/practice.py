@@ -5,32 +5,36 @@ mistake you made.
     normcore practice new NAME [--dir DIR] [--force] [--forward-only | --torch]
     normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
     normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
-        (both with [--forward-only] [--hints none|brief|full])
+        (both with [--forward-only] [--hints none|brief|full] [--timeout S] [--memory GIB])
     normcore practice solution NAME [--torch]
     normcore practice interview [NAME] [--minutes M] [--dir DIR] [--difficulty LEVEL] [--seed N]
+                                [--timeout S]
     normcore practice history [--json]
 
 ``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
 and 2 when a file cannot be graded (missing, does not import, no layer class). One file gets
-the detailed report; several (or a folder) one summary table (``practice/classroom.py``).
+the detailed report; several (or a folder) one summary table (``practice/classroom.py``). Each
+file runs in a child process with a time limit per probe and a memory limit
+(``practice/sandbox.py``). A path that cannot be read (FILE) or written (--json, --csv, --dir)
+is refused before any work, with exit status 2.
 """
 
 import argparse
-import contextlib
 import importlib.util
-import io
+import os
 import sys
 from pathlib import Path
 
 from ..i18n import translator
-from ..i18n.width import display_width, fill, pad, wrap
+from ..i18n.width import clip, display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 from ..practice.report import HINT_LEVELS
-from ._options import add_language_option
+from ..practice.sandbox import GiB, Limits
+from ._options import add_language_option, positive_float
 
 _ = translator("practice")
 catalog_text = translator("catalog")  # the mistakes' titles and symptoms (practice/catalog)
@@ -89,9 +93,13 @@ def add_arguments(parser):
                "summary table: file, exercise, checks passed, mistakes named; --json and --csv "
                "write the same rows for a course's records. Exit status: 0 when every file "
                "passes, 1 when one fails (or is not implemented yet), 2 when one cannot be "
-               "graded (missing, does not import, no layer class)."),
+               "graded (missing, does not import, no layer class). Each file runs in a process "
+               "of its own, with a time limit per probe (--timeout) and a memory limit "
+               "(--memory): a file that hangs, exits, crashes or prints without end is stopped "
+               "and its row says what happened; the other files are graded as usual."),
              ["normcore practice check my_layernorm.py",
-              "normcore practice check submissions/ --json results.json --csv -"])
+              "normcore practice check submissions/ --json results.json --csv -",
+              "normcore practice check submissions/ --timeout 10"])
     p.add_argument("files", nargs="+", metavar="FILE",
                    help=_("a Python file, or a folder of them"))
     p.add_argument("--name", metavar="CLASS",
@@ -108,6 +116,10 @@ def add_arguments(parser):
                    help=_("grade the forward alone: the backward's checks are 'not "
                                    "asked' (a file with FORWARD_ONLY = True, or no backward "
                                    "method, is graded so anyway)"))
+    _add_timeout(p)
+    p.add_argument("--memory", type=positive_float, metavar="GIB", default=Limits.memory / GiB,
+                   help=_("the memory a file may allocate, in GiB (default: {gib:g}; e.g. "
+                          "--memory 4)").format(gib=Limits.memory / GiB))
     p.add_argument("--hints", choices=list(HINT_LEVELS), default="full",
                    help=_("full (default): each mistake's symptom, hint and where "
                                    "normcore teaches it; brief: the mistakes' names and the "
@@ -150,6 +162,7 @@ def add_arguments(parser):
                                    "practice interview layernorm --torch)"))
     p.add_argument("--no-wait", action="store_true",
                    help=_("do not wait for Enter: grade at once (for scripts)"))
+    _add_timeout(p)
     p = _sub(sub, "history", _("the mock interviews so far, and progress per exercise"),
              _("The mock interviews recorded by normcore practice interview: date, exercise, "
                "minutes taken of the time box, checks passed and the mistakes the grade named "
@@ -159,6 +172,14 @@ def add_arguments(parser):
     p.add_argument("--json", action="store_true",
                    help=_("print the attempts and progress as JSON"))
     parser.set_defaults(_parser=parser)
+
+
+def _add_timeout(parser):
+    """--timeout SECONDS: the time limit of each probe on a file."""
+    parser.add_argument("--timeout", type=positive_float, metavar="SECONDS", default=Limits.timeout,
+                        help=_("stop a file whose probe runs longer than this many seconds "
+                               "(default: {seconds:g}; e.g. --timeout 10)").format(
+                                   seconds=Limits.timeout))
 
 
 def _minutes(text):
@@ -245,6 +266,8 @@ def _torch_key(name):
 def _new(args):
     if args.torch and _torch_key(args.name) is None:
         return 2
+    if not _can_write_in(args.dir):
+        return 2
     try:
         target = skeletons.write(args.name, args.dir, args.force, args.forward_only, args.torch)
     except FileExistsError as e:
@@ -273,16 +296,19 @@ def _check(args):
     if args.json == args.csv == "-":
         _error(_("only one of --json and --csv can write to stdout (-)"))
         return 2
+    if not (all(map(_can_read, args.files))
+            and all(_can_write(path) for path in (args.json, args.csv) if path not in (None, "-"))):
+        return 2
     if not files:
         print(_fill(_("cannot grade: no *.py files in {folders}").format(
             folders=", ".join(args.files)), ""))
         return 2
-    to_stdout = "-" in (args.json, args.csv)
-    if single:
-        try:  # what the file prints must not garble JSON or CSV written to stdout
-            with contextlib.redirect_stdout(io.StringIO()) if to_stdout else contextlib.nullcontext():
-                report = grade_file(files[0], name=args.name, layer=args.layer,
-                                    forward_only=args.forward_only)
+    limits = Limits(timeout=args.timeout, memory=int(args.memory * GiB))
+    to_stdout = "-" in (args.json, args.csv)  # then the table or report is not printed
+    if single:  # what the file prints stays in its child process: stdout holds the grade alone
+        try:
+            report = grade_file(files[0], name=args.name, layer=args.layer,
+                                forward_only=args.forward_only, limits=limits)
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
@@ -290,9 +316,10 @@ def _check(args):
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:
-                print(format_report(report, args.hints))
+                print(format_report(report, args.hints) + _printed(report.output))
     else:
-        rows = classroom.grade_many(files, name=args.name, forward_only=args.forward_only)
+        rows = classroom.grade_many(files, name=args.name, forward_only=args.forward_only,
+                                    limits=limits)
         if not to_stdout:
             print(classroom.format_table(rows, hints=args.hints))
     for option, write in ((args.json, classroom.to_json), (args.csv, classroom.to_csv)):
@@ -301,6 +328,72 @@ def _check(args):
         elif option:
             Path(option).write_text(write(rows))
     return classroom.exit_status(rows)
+
+
+def _printed(output, shown=5):
+    """The first lines the file printed while it was graded (in its own process), for the
+    report's end; "" when it printed nothing."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    more = _("... and more") if len(lines) > shown else ""
+    return "\n\n" + "\n".join([_fill(_("What the file printed while it was graded:"), "")]
+                               + ["    " + clip(line, WIDTH - 4) for line in lines[:shown]]
+                               + (["    " + more] if more else []))
+
+
+# --- paths, checked before any work: a clear error and exit status 2, never a traceback ------------
+def _can_read(path):
+    """Whether ``path`` is a folder or a file that can be read; else says why (False)."""
+    target = Path(path)
+    if target.is_dir():
+        return True
+    if not target.exists():
+        _error(_("{path}: no such file or folder").format(path=path))
+        return False
+    try:
+        with open(target, "rb"):
+            return True
+    except OSError:
+        _error(_("{path} cannot be read").format(path=path))
+        return False
+
+
+def _can_write(path):
+    """Whether a file can be written at ``path`` (tried: opened for appending, and removed
+    again when the try made it, so that nothing is left behind); else says why (False)."""
+    target = Path(path)
+    if target.is_dir():
+        _error(_("{path} is a folder, not a file").format(path=path))
+        return False
+    if not target.parent.is_dir():
+        _error(_("cannot write {path}: there is no folder {folder}").format(
+            path=path, folder=target.parent))
+        return False
+    existed = target.exists()
+    try:
+        with open(target, "a"):
+            pass
+    except OSError:
+        _error(_("{path} cannot be written").format(path=path))
+        return False
+    if not existed:
+        target.unlink()
+    return True
+
+
+def _can_write_in(folder):
+    """Whether files can be written in ``folder`` (made when it is missing: its nearest
+    existing ancestor must then be a writable folder); else says why (False)."""
+    target = Path(folder)
+    existing = next(p for p in (target, *target.parents) if p.exists() or p == p.parent)
+    if not existing.is_dir():
+        _error(_("{path} is not a folder").format(path=existing))
+        return False
+    if not os.access(existing, os.W_OK | os.X_OK):
+        _error(_("cannot write in {folder}").format(folder=existing))
+        return False
+    return True
 
 
 def _solution(args):
@@ -312,11 +405,13 @@ def _solution(args):
 
 
 def _interview(args):
+    if not _can_write_in(args.dir):
+        return 2
     try:
         exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only)
         attempt, _ = interview.interview(exercise, args.minutes, args.dir, args.force,
                                          args.forward_only, wait=not args.no_wait,
-                                         torch=args.torch)
+                                         torch=args.torch, limits=Limits(timeout=args.timeout))
     except (interview.InterviewError, skeletons.NoForwardOnly) as e:
         _error(e)
         return 2

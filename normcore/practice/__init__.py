@@ -14,10 +14,12 @@ The commands::
 
 ``exercises`` defines what is checked, ``catalog`` the mistakes the grader recognises,
 ``grader`` the grading of one class, from the jobs it is made of: ``loading`` (import a
-candidate's file, find its class and exercise), ``probes`` (run one probe, compare
-observations), ``mutants`` and ``diagnosis`` (the catalogued mistakes that reproduce a
-failure), ``constants`` (a mistake's constant, an eps or a momentum, fitted to the answer),
-``report`` (the printed report). ``classroom`` grades several files,
+candidate's file, find its class and exercise), ``sandbox`` (run the file in a child process
+with a time, memory and output limit), ``tracks`` (drive a NumPy layer or a torch.nn.Module
+through one interface), ``probes`` (run one probe, compare observations), ``mutants`` and
+``diagnosis`` (the catalogued mistakes that reproduce a failure), ``constants`` (a mistake's
+constant, an eps or a momentum, fitted to the answer), ``verdicts`` (findings, float32 inside,
+published variants), ``report`` (the printed report). ``classroom`` grades several files,
 ``references`` puts normcore's layers behind an exercise's contract where it differs from
 theirs, ``skeletons/`` and ``solutions/`` are the files (``skeletons`` also derives the
 forward-only version of each), ``interview`` runs a mock interview and ``history`` keeps them.

@@ -6,12 +6,13 @@
     to_json(rows), to_csv(rows)                    # the same rows for a course's records
     exit_status(rows)                              # 0 all pass, 1 a file fails, 2 one cannot be graded
 
-Each file goes through ``grader.grade_file`` exactly as ``normcore practice check FILE`` would;
-a file that cannot be graded (missing, does not import, no layer class, anything it raises)
-becomes a row with its reason instead of stopping the others.
+Each file goes through ``grader.grade_file`` exactly as ``normcore practice check FILE`` would,
+in a child process of its own (``sandbox``): a file that cannot be graded (missing, does not
+import, no layer class) becomes a row with its reason, and one that hangs, exits, crashes, runs
+out of memory or floods its output a row that says so (``stopped``), instead of stopping the
+others.
 """
 
-import contextlib
 import csv
 import io
 import json
@@ -26,7 +27,7 @@ from .report import hint_level
 _ = translator("practice")
 WIDTH = 80
 FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes",
-          "variants", "constants", "error")
+          "variants", "constants", "stopped", "error")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Row:
     checks_total: int = 0
     mistakes: list = field(default_factory=list)  # catalog ids named by the diagnosis
     not_implemented: list = field(default_factory=list)  # methods still raising NotImplementedError
+    stopped: str = None  # what stopped the file's process early ("timed out after 5 s in ...")
     error: str = None
     variants: list = field(default_factory=list)  # published variants named (not mistakes)
     constants: dict = field(default_factory=dict)  # {id: {name: value}}: a named mistake's constant
@@ -63,15 +65,14 @@ def files_in(args):
     return [str(f) for f in files]
 
 
-def grade_one(path, name=None, layer=None, forward_only=False):
-    """Grade one file into a Row; never raises for the file's own faults."""
-    quiet = io.StringIO()  # whatever the file prints would garble the table (or the JSON on stdout)
+def grade_one(path, name=None, layer=None, forward_only=False, limits=None):
+    """Grade one file into a Row (``limits``: the child process's, ``sandbox.Limits``); never
+    raises for the file's own faults (what it prints is captured in its child process)."""
     try:
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            report = grade_file(path, name=name, layer=layer, forward_only=forward_only)
+        report = grade_file(path, name=name, layer=layer, forward_only=forward_only, limits=limits)
     except CannotGrade as e:
         return Row(str(path), error=str(e))
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - one student's file must not stop the class
+    except Exception as e:  # noqa: BLE001 - one student's file must not stop the class
         return Row(str(path), error=_("the grader stopped: {error}: {message}").format(
             error=type(e).__name__, message=e))
     return row_of(report, path)
@@ -86,12 +87,14 @@ def row_of(report, path=None):
                list(report.mistake_ids), list(report.not_implemented),
                variants=list(report.variants),
                constants={i: {constant.name: value} for i, (constant, value)
-                          in report.constants.items()})
+                          in report.constants.items()},
+               stopped=report.stopped or None)
 
 
-def grade_many(paths, name=None, forward_only=False):
-    """One Row per file; ``name``: the class to grade in every file (``--name``)."""
-    return [grade_one(p, name=name, forward_only=forward_only) for p in paths]
+def grade_many(paths, name=None, forward_only=False, limits=None):
+    """One Row per file; ``name``: the class to grade in every file (``--name``); ``limits``:
+    each file's child process's (``sandbox.Limits``)."""
+    return [grade_one(p, name=name, forward_only=forward_only, limits=limits) for p in paths]
 
 
 def exit_status(rows):
@@ -128,6 +131,8 @@ def _result(row, names=True):
     named = [_with_constant(row, m) for m in row.mistakes] + [
         _("{id} (published variant)").format(id=i) for i in row.variants]
     text = (", ".join(named) or "-") if names else (_("pass") if row.passed else _("fail"))
+    if row.stopped:  # what happened, in place of a bare "-"
+        text = row.stopped if text == "-" else f"{text}; {row.stopped}"
     if row.not_implemented:
         text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
     return text
@@ -206,6 +211,7 @@ def to_csv(rows):
         record["variants"] = " ".join(record["variants"])
         record["constants"] = " ".join(f"{m}({name}={value!r})" for m, found in
                                        record["constants"].items() for name, value in found.items())
+        record["stopped"] = record["stopped"] or ""
         record["error"] = record["error"] or ""
         record["exercise"] = record["exercise"] or ""
         record["class"] = record["class"] or ""

@@ -35,7 +35,7 @@ Reproducing means, observation by observation:
 from . import constants
 from .driver import NotApplicable
 from .mutants import Consistent
-from .probes import ProbeRun, distance, is_backward
+from .probes import ProbeRun, distance, error_kind, is_backward
 
 UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
@@ -249,7 +249,7 @@ def _same(user, run):
         return False
     if isinstance(user.error, UNOBSERVED):
         made = user.rows
-    elif type(user.error) is not type(run.error) or set(user.rows) != set(run.rows):
+    elif error_kind(user.error) != error_kind(run.error) or set(user.rows) != set(run.rows):
         return False  # one raised and not the other, or raised at another point
     else:
         made = run.rows

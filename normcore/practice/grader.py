@@ -11,29 +11,34 @@ whose forward fails, is reported as following from the forward. A forward-only a
 for, ``FORWARD_ONLY = True`` in the file, or a class with no backward) is graded on the
 forward's observations; the backward's checks are "not asked", which counts as passing.
 
+A candidate's file runs apart from the grader (``sandbox``): a child process loads it and
+runs the probes on its class under a time, memory and output limit, and sends back the
+observations; the reference, the mutants and the diagnosis run here (``assess``). A class
+given directly (``grade``) is trusted code and runs in this process.
+
 The jobs live apart: ``loading`` (import the file, find the class and its exercise),
+``tracks`` (NumPy's or PyTorch's way of driving the class), ``sandbox`` (the child process),
 ``probes`` (run one probe, compare observations), ``mutants`` and ``diagnosis`` (the
 catalogued mistakes that reproduce a failure), ``report`` (the printed report). The names
 they had here stay importable from this module.
 """
 
-import sys
-import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from . import torch_track, verdicts
-from ..i18n import N_, translator
+from . import verdicts
+from ..i18n import translator
 from .diagnosis import diagnose
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
                       user_frame)
-from .mutants import Mutants, VariantDoesNotApply, apply_variant, mutant_class, solution_source
-from .probes import distance, is_backward, maker, mismatch_note, run_probe
+from .mutants import VariantDoesNotApply, apply_variant, mutant_class, solution_source
+from .probes import distance, is_backward, mismatch_note, run_probe
 from .report import NOT_ASKED, format_report, reference_name
+from .sandbox import Limits, Stopped, forward_only_reason, run_answer, run_file
+from .tracks import track_for
 
-__all__ = ["CannotGrade", "CheckResult", "Report", "grade", "grade_file", "format_report",
+__all__ = ["CannotGrade", "CheckResult", "Limits", "Report", "assess", "grade", "grade_file",
+           "format_report",
            "reference_name", "load_module", "find_class", "exercise_for", "run_probe",
            "distance", "apply_variant", "mutant_class", "solution_source", "VariantDoesNotApply"]
 
@@ -81,12 +86,14 @@ class Report:
     checks: list
     not_implemented: list  # method names still raising NotImplementedError
     forward_only: str = ""  # why only the forward was graded ("" when both were)
+    stopped: str = ""  # what stopped the answer's process early ("" when nothing did)
+    output: str = ""  # the first lines the answer printed while it was graded from its file
     findings: list = field(default_factory=list)  # verdicts.Finding: failures of their own
     float32_inside: float = None  # the float64 error of an answer computing in float32 inside
 
     @property
     def passed(self):
-        return all(c.status in PASSING for c in self.checks)
+        return not self.stopped and all(c.status in PASSING for c in self.checks)
 
     @property
     def diagnosis_ids(self):
@@ -110,80 +117,45 @@ class Report:
         return {i: found for c in self.checks for i, found in c.constants.items()}
 
 
-def _not_implemented(cls, exercise, path, methods=("forward", "backward")):
-    """The methods of the user's class that still raise NotImplementedError (the skeleton's TODOs)."""
-    todo = []
-    if exercise.function:  # a function: called once on the example arguments
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cls(*exercise.example_args)
-        except NotImplementedError as e:
-            if _raised_in(e, path, exercise.class_name):
-                todo.append(exercise.class_name)
-        except Exception:  # noqa: BLE001 - other problems are reported by the checks
-            pass
-        return todo
-    x = np.random.default_rng(0).standard_normal(exercise.example_shape)
-    for method in methods:
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                layer = cls(*exercise.example_args)
-                if method == "backward":
-                    try:
-                        layer.forward(x, *exercise.example_extra)
-                    except Exception:  # noqa: BLE001 - only backward's own TODO matters here
-                        pass
-                getattr(layer, method)(*((x,) + exercise.example_extra if method == "forward"
-                                         else (x,)))
-        except NotImplementedError as e:
-            if _raised_in(e, path, method):
-                todo.append(method)
-        except Exception:  # noqa: BLE001 - other problems are reported by the checks
-            pass
-    return todo
-
-
-def _raised_in(exc, path, method):
-    frame = user_frame(exc, path)
-    return frame is not None and frame.name == method
-
-
 def grade(cls, exercise, path=None, forward_only=False, track=None):
-    """Grade a class as an exercise; returns a Report. ``forward_only`` (True, or the reason
-    the report gives) grades the forward alone: the backward's checks are "not asked".
-    ``track`` drives a class written to another contract (``torch_track.TRACK`` for a
-    torch.nn.Module, whose gradients come from autograd); None for NumPy's."""
-    if forward_only and exercise.function:
-        raise CannotGrade(_("{name} is a function with no backward: the whole exercise is its "
-                            "forward, so forward-only grading does not apply (grade it without "
-                            "--forward-only or FORWARD_ONLY)").format(name=exercise.name))
-    if forward_only is True:
-        forward_only = N_("the forward alone was asked")  # the reasons: translated where shown
-    if track:
-        make_user, mutants = track.maker(cls), track.mutants(exercise)
-        todo, probes = track.not_implemented(cls, exercise, path), track.probes(exercise)
-    else:
-        make_user, mutants = maker(cls, bool(forward_only)), Mutants.of(exercise)
-        todo = _not_implemented(cls, exercise, path, ("forward",) if forward_only else
-                                ("forward", "backward"))
-        probes = exercise.probes
+    """Grade a class as an exercise, in this process (a class given directly is trusted code:
+    a test's, a notebook's); returns a Report. ``forward_only`` (True, or the reason the
+    report gives) grades the forward alone: the backward's checks are "not asked". ``track``
+    (``tracks.py``) drives a class written to another contract; by default ``track_for``'s."""
+    track = track or track_for(cls)
+    reason = forward_only_reason(exercise, forward_only)
+    return assess(run_answer(cls, exercise, path, reason, track), exercise, track, path)
+
+
+def grade_file(path, name=None, layer=None, forward_only=False, limits=None):
+    """Load ``path`` in a child process, find the class and grade it (``sandbox.run_file``,
+    under ``limits``: ``sandbox.Limits()`` by default); raises CannotGrade with a clear
+    message. The forward alone is graded when ``forward_only`` asks for it, when the file
+    says ``FORWARD_ONLY = True``, or when its class has no backward method."""
+    answer, exercise, track = run_file(path, name, layer, forward_only, limits)
+    return assess(answer, exercise, track, path)
+
+
+def assess(answer, exercise, track, path=None):
+    """The Report of an answer's runs (``sandbox.Answer``): each against the reference's, one
+    check per observation, then the diagnosis. The reference and the mutants run here."""
+    mutants, probes = track.mutants(exercise), track.probes(exercise)
     checks, users = [], {}
     for probe in probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
-        user = run_probe(probe, make_user)
-        if forward_only:  # the backward's observations are neither graded nor diagnosed
-            user.rows = {k: v for k, v in user.rows.items() if not is_backward(k)}
-        users[probe.label] = user
-        checks += _checks(probe.label, ref, user, path, forward_only)
-    diagnose(probes, users, checks, mutants, bool(forward_only))
-    report = verdicts.settle(Report(str(path) if path else cls.__name__, cls.__name__, exercise,
-                                    checks, todo, forward_only or ""),
-                             probes, users, mutants, bool(forward_only))
+        users[probe.label] = user = answer.runs[probe.label]
+        checks += _checks(probe.label, ref, user, path, answer.forward_only)
+    diagnose(probes, users, checks, mutants, bool(answer.forward_only))
+    report = verdicts.settle(Report(str(path) if path else answer.class_name, answer.class_name,
+                                    exercise, checks, answer.todo, answer.forward_only,
+                                    answer.stopped, answer.output),
+                             probes, users, mutants, bool(answer.forward_only))
     _follow_the_forward(checks)
+    if answer.stopped and not answer.stopped_in:  # after the probes: while looking for TODOs
+        checks.append(CheckResult(_("the skeleton's TODOs"), "", "ERROR", note=answer.stopped))
+        report.float32_inside = None  # the answer did not finish: nothing to excuse
     return report
 
 
@@ -214,6 +186,8 @@ def _follow_the_forward(checks):
 
 def _unfinished(probe, row, error, path):
     """The check of an observation the user's layer never produced: why not."""
+    if isinstance(error, Stopped):  # what stopped the process (or that it stopped before)
+        return CheckResult(probe, row, "ERROR", note=str(error))
     if isinstance(error, NotApplicable):
         return CheckResult(probe, row, "n/a", note=str(error))
     if isinstance(error, NotImplementedError):
@@ -224,23 +198,3 @@ def _unfinished(probe, row, error, path):
     if isinstance(error, ContractError):
         return CheckResult(probe, row, "ERROR", note=str(error))
     return CheckResult(probe, row, "ERROR", note=describe_error(error, path) if error else _("not recorded"))
-
-
-def grade_file(path, name=None, layer=None, forward_only=False):
-    """Load ``path``, find the class and grade it; raises CannotGrade with a clear message.
-    The forward alone is graded when ``forward_only`` asks for it, when the file says
-    ``FORWARD_ONLY = True``, or when its class has no backward method."""
-    module = load_module(path)
-    try:
-        cls = find_class(module, name, layer)
-        exercise = exercise_for(cls, layer)
-        track = torch_track.track_for(cls)
-        if forward_only is True:
-            forward_only = "--forward-only"
-        elif getattr(module, "FORWARD_ONLY", False) is True:
-            forward_only = N_("FORWARD_ONLY = True in the file")
-        elif not track and not exercise.function and not callable(getattr(cls, "backward", None)):
-            forward_only = N_("the class has no backward method")
-        return grade(cls, exercise, path, forward_only, track)
-    finally:
-        sys.modules.pop(module.__name__, None)

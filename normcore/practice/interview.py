@@ -13,8 +13,6 @@ given: tests give a fake one and never wait (stdin closed), so no test depends o
 anything takes.
 """
 
-import contextlib
-import io
 import random
 import sys
 import threading
@@ -95,9 +93,11 @@ def wait_for_enter(stream, seconds):
 
 
 def interview(exercise, minutes=None, folder=".", force=False, forward_only=False, wait=True,
-              stdin=None, out=print, clock=None, now=None, history_path=None, torch=False):
+              stdin=None, out=print, clock=None, now=None, history_path=None, torch=False,
+              limits=None):
     """Run one mock interview (see the module's docstring); returns (Attempt, Report or None).
-    ``torch``: the answer is a torch.nn.Module with a forward only (the PyTorch track).
+    ``torch``: the answer is a torch.nn.Module with a forward only (the PyTorch track);
+    ``limits``: the time and memory the file gets in its child process (``sandbox.Limits``).
 
     Raises InterviewError for bad input, FileExistsError when the skeleton would overwrite a
     file (without ``force``) and skeletons.NoForwardOnly for a forward-only function exercise.
@@ -130,9 +130,8 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
     attempt = history.Attempt(date, exercise.name, str(target), box, round(taken, 1), over, ended,
                               forward_only, torch)
     report = None
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # what the file prints is not the grade
-            report = grade_file(target, layer=exercise.name, forward_only=forward_only)
+    try:  # what the file prints stays in its child process: it is not the grade
+        report = grade_file(target, layer=exercise.name, forward_only=forward_only, limits=limits)
     except CannotGrade as e:
         attempt.error = str(e)
         out(_("cannot grade: {reason}").format(reason=e))

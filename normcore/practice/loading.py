@@ -4,13 +4,17 @@ A file that cannot be graded (missing, does not compile, raises while it is impo
 suitable class, no exercise that fits) raises ``CannotGrade`` with a message that says why.
 """
 
+import importlib.machinery
 import importlib.util
 import sys
 import traceback
+from collections import namedtuple
 from pathlib import Path
 
 from ..i18n import N_, translator
+from .driver import ContractError, NotApplicable
 from .exercises import EXERCISES
+from .probes import error_kind
 
 _ = translator("practice")
 # translated where shown: _(NEEDS_TORCH)
@@ -22,12 +26,15 @@ class CannotGrade(Exception):
 
 
 def load_module(path):
-    """Import a Python file as a fresh module; a syntax or import error becomes CannotGrade."""
+    """Import a file of Python source as a fresh module, whatever its name ends in (answer.txt
+    too: the loader is named, not guessed from the suffix); a syntax or import error becomes
+    CannotGrade."""
     path = Path(path)
     if not path.is_file():
         raise CannotGrade(_("{path}: no such file").format(path=path))
     name = f"_normcore_practice_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # some code (dataclasses, for one) looks its module up while it runs
     try:
@@ -164,9 +171,52 @@ def exercise_for(cls, layer=None):
         cls=cls.__name__, names=", ".join(EXERCISES)))
 
 
+Frame = namedtuple("Frame", "filename lineno name")  # where in the answer's file an error was raised
+
+
+class RaisedError(Exception):
+    """An exception the answer raised in the process that ran it, as the grader receives it
+    (``sandbox``): a record that crosses a process boundary where the exception, its class
+    (perhaps the answer's own) and its traceback cannot. It keeps the class's name and kind
+    (``probes.error_kind``), the message, and the innermost frame in the answer's file; it is
+    a NotImplementedError, a NotApplicable or a ContractError when the original was
+    (``record``), so the grader and the diagnosis read it as they read the original."""
+
+    def __init__(self, type_name, kind, message, frame=None):
+        super().__init__(message)
+        self.type_name, self.original_kind, self.frame = type_name, kind, frame
+
+    def __reduce__(self):
+        return type(self), (self.type_name, self.original_kind, str(self), self.frame)
+
+    @staticmethod
+    def record(exc, path=None):
+        """The record of exception ``exc`` raised by the answer in file ``path``."""
+        cls = next((record for base, record in RECORDS if isinstance(exc, base)), RaisedError)
+        frame = user_frame(exc, path)
+        return cls(type(exc).__name__, error_kind(exc), str(exc),
+                   Frame(frame.filename, frame.lineno, frame.name) if frame else None)
+
+
+class _NotImplementedRecord(RaisedError, NotImplementedError):
+    pass
+
+
+class _NotApplicableRecord(RaisedError, NotApplicable):
+    pass
+
+
+class _ContractRecord(RaisedError, ContractError):
+    pass
+
+
+RECORDS = ((NotImplementedError, _NotImplementedRecord), (NotApplicable, _NotApplicableRecord),
+           (ContractError, _ContractRecord))
+
+
 def describe_error(exc, path=None):
     """'ValueError: message (file.py line 12, in forward)': the innermost frame in ``path``."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = f"{getattr(exc, 'type_name', type(exc).__name__)}: {exc}"
     where = user_frame(exc, path)
     if where is not None:
         text += _(" ({file} line {line}, in {function})").format(
@@ -175,8 +225,12 @@ def describe_error(exc, path=None):
 
 
 def user_frame(exc, path):
+    """The innermost frame of ``exc``'s traceback in file ``path`` (None when none is): its
+    filename, lineno and name. A RaisedError carries the one found where it was raised."""
     if path is None:
         return None
+    if isinstance(exc, RaisedError):
+        return exc.frame
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if Path(f.filename).resolve() == Path(path).resolve()]
     return frames[-1] if frames else None

@@ -66,6 +66,15 @@ class ProbeRun:
     error: BaseException = None
 
 
+def error_kind(error):
+    """The kind of exception a probe's run raised (None when it raised none): its class's
+    module and name. An exception the answer raised in its own process reaches the grader as
+    a record (``loading.RaisedError``) that keeps the kind of the original."""
+    if error is None:
+        return None
+    return getattr(error, "original_kind", None) or f"{type(error).__module__}.{type(error).__qualname__}"
+
+
 def run_probe(probe, make):
     """Run one probe on the layers ``make`` builds; the observations, and the error if it raised.
 

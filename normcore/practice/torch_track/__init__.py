@@ -12,19 +12,17 @@ failure is named from ``mistakes.py``: the NumPy catalog's forward mistakes writ
 and the mistakes only a torch module can make.
 
 Every exercise has its torch version. fold_batchnorm is a function: a file whose function
-imports torch is graded on tensors (``track_for``). SyncBatchNorm's workers reach their
+imports torch is graded on tensors (``tracks.track_for``). SyncBatchNorm's workers reach their
 group through ``group.AutogradGroup``, whose all_reduce autograd differentiates.
 
 Only ``adapter`` (and ``group``, which it uses) imports torch; without torch a torch file is
 reported as needing it.
 """
 
-import types
-
 import numpy as np
 
 from ...i18n import N_, translator
-from ..loading import CannotGrade, is_torch_module, user_frame
+from ..loading import CannotGrade, user_frame
 from ..mutants import Mutants, solution_source
 from ..probes import run_probe
 from . import mistakes
@@ -75,10 +73,26 @@ def torch_reference(exercise):
 
 
 class TorchTrack:
-    """How ``grader.grade`` drives a torch.nn.Module: its maker, mutants, probes and TODOs."""
+    """How the grader drives a torch.nn.Module: its maker, mutants, probes and TODOs (the
+    interface every track has: ``tracks.py``). Its backward is autograd's, never the answer's
+    own: ``forward_only`` leaves the backward's observations out of the grade, not out of the
+    run."""
+
+    name = "torch"
+    backward_by_hand = False
 
     @staticmethod
-    def maker(cls):
+    def prepare():
+        """Import torch and run one backward, here, once: what torch loads lazily (seconds of
+        imports on the first backward given a gradient) is then loaded in every process
+        forked from this one to run an answer, and not within its time limit."""
+        from . import adapter
+        x = adapter.torch.ones(2, 3, dtype=adapter.torch.float64, requires_grad=True)
+        y = adapter.torch.nn.functional.layer_norm(x, (3,))
+        y.backward(adapter.torch.ones_like(y))
+
+    @staticmethod
+    def maker(cls, forward_only=False):
         from . import adapter
         return adapter.maker(cls)
 
@@ -93,7 +107,7 @@ class TorchTrack:
         return exercise.probes + numpy_probes(exercise) + tuple(torch_probes(exercise).values())
 
     @staticmethod
-    def not_implemented(cls, exercise, path):
+    def not_implemented(cls, exercise, path, forward_only=False):
         """['forward'] while the skeleton's forward still raises NotImplementedError (for a
         function, [its name] while it does)."""
         from . import adapter
@@ -112,16 +126,4 @@ class TorchTrack:
         return []
 
 
-TRACK = TorchTrack()
-
-
-def track_for(cls):
-    """The track a class is graded on: TRACK for a torch.nn.Module, None for a NumPy layer.
-    A function answer (fold_batchnorm) is on the PyTorch track when its file imports torch
-    (``import torch``, ``import torch.nn.functional as F``): it is called with tensors."""
-    if isinstance(cls, type):
-        return TRACK if is_torch_module(cls) else None
-    imported = getattr(cls, "__globals__", {}).values()
-    uses_torch = any(isinstance(v, types.ModuleType) and v.__name__.partition(".")[0] == "torch"
-                     for v in imported)
-    return TRACK if uses_torch else None
+TRACK = TorchTrack()  # the track of every torch answer (tracks.track_for chooses it)

@@ -1,0 +1,553 @@
+"""Running a candidate's answer apart from the grader: one child process per file, with limits.
+
+``normcore practice check`` grades files nobody has read: one may loop forever, call
+``sys.exit()`` or ``os._exit()``, crash the interpreter, allocate 20 GB or print megabytes.
+So the grader never runs a candidate's file in its own process. ``run_file`` forks it (cheap:
+NumPy, torch and the exercises are loaded already), and the child loads the file, finds its
+class, exercise and track (``tracks.py``), runs every probe on the class (``run_answer``) and
+sends back each probe's run: numbers, arrays and strings, an exception as a record
+(``loading.RaisedError``). The grader keeps what is trusted: the reference, the mutants and
+the diagnosis run in its own process, cached across files as before, and it reads from the
+child only such plain values (``_Unpickler``).
+
+The child runs under ``Limits``: a time limit per probe, counted from the child's progress
+messages (which probe it starts, which method of the answer it enters: ``__init__``,
+``forward``, ``backward``); a memory limit (the address space it inherits, plus the limit);
+its stdout and stderr go, at the file-descriptor level, to a pipe the grader drains (keeping
+the first lines, stopping the child beyond the output limit: a flood neither fills a disk
+nor blocks the child, and what a file prints never garbles the report or the JSON on
+stdout); stdin is /dev/null; Ctrl-C is the grader's to handle (it kills the child).
+
+When the child stops before it is done (it timed out, exited, crashed, ran out of memory or
+printed more than the limit) the file still gets its grade: the probes before are graded as
+usual, the probe where it happened is an ERROR whose note says what happened ("timed out
+after 5 s in forward, probe train (4, 6)"), and the probes after it are not run (their checks
+say so: a hang costs one time limit, not one per probe). A file that stops while it is
+imported cannot be graded (``CannotGrade`` says why).
+
+``grader.grade`` runs ``run_answer`` in the grader's own process for a class given directly:
+tests and notebooks pass their own classes, trusted code.
+"""
+
+import faulthandler
+import io
+import os
+import pickle
+import re
+import resource
+import selectors
+import signal
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from multiprocessing import Pipe
+from pathlib import Path
+
+import numpy as np
+
+from ..i18n import N_, translator
+from ..progress import Stopwatch
+from .exercises import EXERCISES
+from .labels import show_label
+from .loading import CannotGrade, RaisedError, describe_error, exercise_for, find_class, load_module
+from .probes import ProbeRun, is_backward, run_probe
+from .tracks import TRACKS, track_for
+
+_ = translator("practice")
+MiB, GiB = 1 << 20, 1 << 30
+SHOWN = 64 << 10  # bytes of the answer's output the grader keeps (the first lines)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the child process of one file may use: ``timeout`` seconds per probe (and to
+    import the file, and to look for the skeleton's TODOs), ``memory`` bytes beyond the
+    address space it inherits, ``output`` bytes of stdout and stderr together."""
+
+    timeout: float = 5.0
+    memory: int = 2 * GiB
+    output: int = 4 * MiB
+
+
+@dataclass
+class Answer:
+    """What the answer did on every probe, as the grader grades it (``grader.assess``)."""
+
+    class_name: str
+    forward_only: str = ""  # why only the forward is graded ("" when both are)
+    runs: dict = field(default_factory=dict)  # probe label -> ProbeRun, in the probes' order
+    todo: list = field(default_factory=list)  # methods still raising NotImplementedError
+    stopped: str = ""  # what stopped the process early ("timed out after 5 s in forward, ...")
+    stopped_in: str = ""  # the probe it stopped in ("" when it stopped after the probes)
+    output: str = ""  # the first lines it printed
+
+
+class Stopped(Exception):
+    """The run of the probe the answer's process stopped in; the message says what happened."""
+
+
+class NotRun(Stopped):
+    """A probe that was not run: the answer's process stopped in an earlier one."""
+
+
+# --- the answer's run: in the child, or in the grader's process for a trusted class -----------
+def forward_only_reason(exercise, forward_only):
+    """Why the forward alone is graded ("" when both are): ``forward_only`` (True, or the
+    reason the report gives). A function has no backward to leave out: CannotGrade."""
+    if forward_only and exercise.function:
+        raise CannotGrade(_("{name} is a function with no backward: the whole exercise is its "
+                            "forward, so forward-only grading does not apply (grade it without "
+                            "--forward-only or FORWARD_ONLY)").format(name=exercise.name))
+    if forward_only is True:
+        return N_("the forward alone was asked")  # the reasons: translated where shown
+    return forward_only or ""
+
+
+def _reason_in_file(module, cls, exercise, track, forward_only):
+    """Why the forward alone is graded, for a class loaded from a file: asked for
+    (``--forward-only``), ``FORWARD_ONLY = True`` in the file, or a class on a track whose
+    backward is written by hand that has no backward method."""
+    if forward_only is True:
+        forward_only = "--forward-only"
+    elif getattr(module, "FORWARD_ONLY", False) is True:
+        forward_only = N_("FORWARD_ONLY = True in the file")
+    elif (track.backward_by_hand and not exercise.function
+          and not callable(getattr(cls, "backward", None))):
+        forward_only = N_("the class has no backward method")
+    return forward_only_reason(exercise, forward_only)
+
+
+class Watch:
+    """What ``run_answer`` tells whoever watches it; in the grader's own process, nobody."""
+
+    def probe(self, label):
+        """A probe starts."""
+
+    def method(self, name):
+        """The probe enters the answer's ``name`` (__init__, forward, backward)."""
+
+    def ran(self, label, run):
+        """A probe ended with ``run``."""
+
+    def todo(self):
+        """The probes are done; the skeleton's TODOs are looked for."""
+
+
+METHODS = {"forward": "forward", "forward_input_kept": "forward",  # the driver's method -> the
+           "forward_on_activation": "forward", "backward": "backward"}  # answer's it calls
+
+
+def run_answer(cls, exercise, path, forward_only, track, watch=None):
+    """Run every probe of ``track`` on ``cls`` as ``exercise``, then look for the TODOs of its
+    skeleton; an Answer. ``forward_only``: the reason (``forward_only_reason``), or "" when
+    the backward is graded too. ``watch`` (a ``Watch``) is told of every step."""
+    make = track.maker(cls, bool(forward_only))
+    if watch is not None:
+        make = _watched(make, watch, exercise.class_name if exercise.function else "__init__")
+    answer = Answer(cls.__name__, forward_only)
+    for probe in track.probes(exercise):
+        if watch is not None:
+            watch.probe(probe.label)
+        run = run_probe(probe, make)
+        if forward_only:  # the backward's observations are neither graded nor diagnosed
+            run.rows = {k: v for k, v in run.rows.items() if not is_backward(k)}
+        answer.runs[probe.label] = run
+        if watch is not None:
+            watch.ran(probe.label, run)
+    if watch is not None:
+        watch.todo()
+    answer.todo = track.not_implemented(cls, exercise, path, forward_only)
+    return answer
+
+
+def _watched(make, watch, first):
+    """``make``, whose drivers tell ``watch`` which method of the answer they enter (the
+    answer is made in ``first``: its __init__, or the function an exercise asks for)."""
+    def entering(call, name):
+        def entered(*args, **kwargs):
+            watch.method(name)
+            return call(*args, **kwargs)
+        return entered
+
+    def made(*args, **kwargs):
+        watch.method(first)
+        driver = make(*args, **kwargs)
+        for attribute, name in METHODS.items():
+            if callable(getattr(driver, attribute, None)):
+                setattr(driver, attribute, entering(getattr(driver, attribute), name))
+        return driver
+    return made
+
+
+# --- the grader's side ---------------------------------------------------------------------------
+def run_file(path, name=None, layer=None, forward_only=False, limits=None):
+    """Run the answer in file ``path`` in a child process under ``limits`` (``Limits()`` by
+    default); (Answer, exercise, track). ``name``, ``layer``: the class and the exercise, as
+    ``grader.grade_file`` takes them. Raises CannotGrade when the file cannot be graded."""
+    limits = limits or Limits()
+    _preload(path)
+    child = _Child(path, limits)
+    if not hasattr(os, "fork"):  # no fork (Windows): in this process, without limits
+        _work(path, name, layer, forward_only, lambda *message: child.handle(message))
+        return child.answer()
+    reader, writer = Pipe(duplex=False)
+    output, into = os.pipe()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is not None:  # what is buffered is written once, not once more by the child
+            stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        reader.close()
+        os.close(output)
+        _child(path, name, layer, forward_only, limits, writer, into)
+    writer.close()
+    os.close(into)
+    try:
+        child.follow(pid, reader, output)
+    finally:
+        child.end()
+        reader.close()
+        os.close(output)
+    return child.answer()
+
+
+_PREPARED = set()  # the tracks prepared in this process
+
+
+def _preload(path):
+    """Prepare the PyTorch track in the grader, once, when the answer's file imports torch:
+    every child forked afterwards finds torch loaded and warm (its import and its first
+    backward take seconds, which a child would spend within its time limit)."""
+    if "torch" in _PREPARED:
+        return
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return
+    if re.search(r"^\s*(import|from)\s+torch\b", text, re.MULTILINE):
+        _PREPARED.add("torch")
+        try:
+            TRACKS["torch"].prepare()
+        except Exception:  # noqa: BLE001, S110 - no torch here: the child says it needs it
+            pass
+
+
+class _Child:
+    """The grader's view of the child process: what it said, where it is, what stopped it."""
+
+    def __init__(self, path, limits):
+        self.path, self.limits = path, limits
+        self.pid = None
+        self.stage, self.probe, self.method = "import", None, None  # where the child is
+        self.watch = Stopwatch()  # since the child entered its stage (a probe, the TODOs)
+        self.loaded = self.cannot = self.event = None
+        self.runs, self.todo, self.done = {}, [], False
+        self.printed, self.output = 0, bytearray()
+
+    # -- messages ---------------------------------------------------------------------------
+    def handle(self, message):
+        """One message from the child (see ``_Messenger``, ``_work``)."""
+        kind, *args = message
+        if kind in ("probe", "todo-stage"):  # a new stage, with a time limit of its own
+            self.stage, self.probe = ("probe", args[0]) if kind == "probe" else ("todo", None)
+            self.method, self.watch = None, Stopwatch()
+        elif kind == "method":
+            self.method = args[0]
+        elif kind == "loaded":
+            self.loaded = args
+        elif kind == "ran":
+            self.runs[args[0]] = args[1]
+        elif kind == "todo":
+            self.todo, self.done = args[0], True
+        elif kind == "cannot":
+            self.cannot, self.done = args[0], True
+        else:  # "exit", "memory", "raised": what stopped it
+            self.event = (kind, *args)
+
+    def follow(self, pid, reader, output):
+        """Read the child's messages and output until it is done or stopped: a probe over
+        the time limit or an output over its limit stops it."""
+        self.pid = pid
+        with selectors.DefaultSelector() as selector:
+            selector.register(reader, selectors.EVENT_READ)
+            selector.register(output, selectors.EVENT_READ)
+            while not self.done and self.event is None:
+                left = self.limits.timeout - self.watch.elapsed()
+                if left <= 0:
+                    self.event = ("timeout",)
+                    break
+                for key, _mask in selector.select(left):
+                    if key.fileobj is reader:
+                        self._receive(reader)
+                    elif not self._read(output):
+                        selector.unregister(output)
+                    if self.done or self.event is not None:
+                        break
+            self._drain(output)
+
+    def _receive(self, reader):
+        try:
+            self.handle(_Unpickler.loads(reader.recv_bytes()))
+        except EOFError:  # the child ended without a word: its exit status says how
+            self.event = self._status()
+        except (pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            self.event = ("unreadable",)
+
+    def _read(self, output, limited=True):
+        """Keep the first SHOWN bytes the child prints (``limited``: past the output limit,
+        stop it); False at the end of its output."""
+        data = os.read(output, 1 << 16)
+        self.printed += len(data)
+        self.output += data[:max(0, SHOWN - len(self.output))]
+        if limited and self.printed > self.limits.output:
+            self.event = ("flood",)
+        return bool(data)
+
+    def _drain(self, output):
+        """What the child printed last, without waiting for more."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(output, selectors.EVENT_READ)
+            while len(self.output) < SHOWN and selector.select(0) and self._read(output, False):
+                pass
+
+    def _status(self):
+        """What ended the child, from its exit status (waiting up to the time limit)."""
+        watch = Stopwatch()
+        while watch.elapsed() < self.limits.timeout:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = None
+                if os.WIFSIGNALED(status):
+                    return ("signal", os.WTERMSIG(status))
+                return ("status", os.waitstatus_to_exitcode(status))
+            time.sleep(0.005)
+        return ("timeout",)
+
+    def end(self):
+        """Kill the child if it is still there and reap it: no process is left behind, not
+        after a timeout, not after Ctrl-C in the grader."""
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        self.pid = None
+
+    # -- the answer -------------------------------------------------------------------------
+    def answer(self):
+        """The Answer the child's messages make; CannotGrade when the file cannot be graded."""
+        if self.cannot is not None:
+            raise CannotGrade(self.cannot)
+        what = self._what()
+        if self.loaded is None:
+            raise CannotGrade(_("{path}: {what} {where}").format(
+                path=self.path, what=what or _("stopped"), where=self._where()))
+        class_name, exercise_name, track_name, reason = self.loaded
+        exercise, track = EXERCISES[exercise_name], TRACKS[track_name]
+        answer = Answer(class_name, reason, dict(self.runs), list(self.todo),
+                        output=self.output.decode(errors="replace"))
+        if what is not None:
+            answer.stopped = _("{what} {where}").format(what=what, where=self._where())
+            if self.stage == "probe":
+                answer.stopped_in = self.probe
+                answer.runs[self.probe] = ProbeRun({}, Stopped(answer.stopped))
+            for probe in track.probes(exercise):
+                answer.runs.setdefault(probe.label, ProbeRun({}, NotRun(
+                    _("not run: the process stopped in an earlier probe"))))
+        return answer, exercise, track
+
+    def _what(self):
+        """What stopped the child ("timed out after 5 s"), None when nothing did."""
+        if self.event is None:
+            return None
+        kind, *args = self.event
+        if kind == "timeout":
+            return _("timed out after {seconds} s").format(seconds=f"{self.limits.timeout:g}")
+        if kind == "flood":
+            return _("printed more than {size} of output").format(size=_size(self.limits.output))
+        if kind == "memory":
+            return _("ran out of memory (limit {size})").format(size=_size(self.limits.memory))
+        if kind == "exit":
+            return _("the process exited ({call})").format(call=f"sys.exit({args[0]})")
+        if kind == "status":
+            return _("the process exited with status {status}").format(status=args[0])
+        if kind == "signal":
+            number = args[0]
+            return _("crashed ({signal}: {description})").format(
+                signal=signal.Signals(number).name, description=signal.strsignal(number))
+        if kind == "raised":
+            return _("raised {error}").format(error=args[0])
+        return _("sent the grader something it cannot read")
+
+    def _where(self):
+        if self.stage == "import":
+            return _("while importing the file")
+        if self.stage == "todo":
+            return _("while looking for the skeleton's TODOs")
+        probe = show_label(self.probe)
+        if self.method is None:
+            return _("in probe {probe}").format(probe=probe)
+        return _("in {method}, probe {probe}").format(method=self.method, probe=probe)
+
+
+def _size(n):
+    """'2 GiB', '512 MiB'."""
+    return f"{n / GiB:g} GiB" if n >= GiB else f"{n / MiB:g} MiB"
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads what the child sends, and nothing else: numbers, strings, NumPy arrays and the
+    grader's own records. An answer's object with a ``__reduce__`` of its own cannot make the
+    grader run code."""
+
+    ALLOWED = {("builtins", n) for n in ("complex", "set", "frozenset", "slice", "range")} | {
+        ("numpy", "dtype"), ("numpy", "ndarray"),
+        *((f"numpy{core}.multiarray", n) for core in ("._core", ".core") for n in ("_reconstruct", "scalar")),
+        *((f"numpy{core}.numeric", "_frombuffer") for core in ("._core", ".core")),
+        ("normcore.practice.probes", "ProbeRun"), ("normcore.practice.probes", "Observation"),
+        *(("normcore.practice.loading", n) for n in (
+            "Frame", "RaisedError", "_NotImplementedRecord", "_NotApplicableRecord", "_ContractRecord")),
+    }
+
+    def find_class(self, module, name):
+        if (module, name) not in self.ALLOWED and not (module == "numpy.dtypes" and name.endswith("DType")):
+            raise pickle.UnpicklingError(f"{module}.{name} is not read from an answer's process")
+        return super().find_class(module, name)
+
+    @classmethod
+    def loads(cls, data):
+        return cls(io.BytesIO(data)).load()
+
+
+# --- the child's side -----------------------------------------------------------------------------
+def _child(path, name, layer, forward_only, limits, writer, into):
+    """The child process: apart from the grader's stdio and signals, within its limits, it
+    runs the answer and says what happened; it never returns (and never runs the grader's
+    exit handlers: os._exit)."""
+    def send(*message):
+        writer.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        _isolate(into, limits)
+        _work(path, name, layer, forward_only, send)
+    except BaseException as e:  # noqa: BLE001 - the grader's own fault: said, not hidden
+        try:
+            send("raised", describe_error(e))
+        except BaseException:  # noqa: BLE001, S110 - the grader then reads the exit status
+            pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001, S110 - a stream the answer broke
+                pass
+        os._exit(0)
+
+
+def _isolate(into, limits):
+    """The child's stdio, signals and limits (see the module's docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's: it kills the child
+    if faulthandler.is_enabled():  # a crash is the grader's to report
+        faulthandler.disable()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(into, 1)
+    os.dup2(into, 2)
+    os.close(null)
+    os.close(into)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - the child's for its life
+    sys.stdout, sys.stderr = (open(fd, "w", buffering=1, encoding="utf-8", errors="replace",  # noqa: SIM115
+                                   closefd=False) for fd in (1, 2))
+    _limit_memory(limits.memory)
+    torch = sys.modules.get("torch")
+    if torch is not None:  # one thread, as PyTorch's DataLoader workers after a fork
+        torch.set_num_threads(1)
+
+
+def _limit_memory(extra):
+    """Limit the address space to what the process has now plus ``extra`` bytes."""
+    try:
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _work(path, name, layer, forward_only, send):
+    """Load the file, find its class, run the answer and ``send`` each step to the grader."""
+    try:
+        module = load_module(path)
+        cls = find_class(module, name, layer)
+        exercise = exercise_for(cls, layer)
+        track = track_for(cls)
+        reason = _reason_in_file(module, cls, exercise, track, forward_only)
+        send("loaded", cls.__name__, exercise.name, track.name, reason)
+        answer = run_answer(cls, exercise, path, reason, track, _Messenger(send, path))
+        send("todo", answer.todo)
+    except CannotGrade as e:
+        send("cannot", str(e))
+    except (_OutOfMemory, MemoryError):
+        send("memory")
+    except SystemExit as e:
+        send("exit", "" if e.code is None else repr(e.code))
+    except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt raised by the answer, ...
+        send("raised", describe_error(e, path))
+
+
+class _OutOfMemory(Exception):
+    """A probe ran out of memory: the child stops there."""
+
+
+class _Messenger(Watch):
+    """Tells the grader what the child does (``_Child.handle`` reads it)."""
+
+    def __init__(self, send, path):
+        self.send, self.path, self.current = send, path, None
+
+    def probe(self, label):
+        self.current = None
+        self.send("probe", label)
+
+    def method(self, name):
+        if name != self.current:  # one message per change: the grader needs no more
+            self.current = name
+            self.send("method", name)
+
+    def ran(self, label, run):
+        if _out_of_memory(run.error):
+            raise _OutOfMemory
+        self.send("ran", label, _portable(run, self.path))
+
+    def todo(self):
+        self.send("todo-stage")
+
+
+def _out_of_memory(error):
+    """Whether a probe's error is the memory limit (NumPy's MemoryError, torch's allocator)."""
+    return isinstance(error, MemoryError) or (
+        isinstance(error, RuntimeError) and "can't allocate memory" in str(error))
+
+
+def _portable(run, path):
+    """A probe's run as the grader reads it: the exception as a record, every observation a
+    plain value (``_plain``)."""
+    error = None if run.error is None else RaisedError.record(run.error, path)
+    return ProbeRun({label: replace(o, value=_plain(o.value)) for label, o in run.rows.items()},
+                    error)
+
+
+def _plain(value):
+    """``value`` as numbers, strings and arrays of numbers (tuples and lists of them kept);
+    anything else (an object of the answer's own class, an array of objects) as a string that
+    names its type, which compares with nothing."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, np.generic)):
+        return value if not isinstance(value, np.generic) or value.dtype.kind != "O" else repr(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        return np.asarray(value)
+    if isinstance(value, (tuple, list)):
+        return (tuple if isinstance(value, tuple) else list)(_plain(v) for v in value)
+    return f"<{type(value).__name__}>"
