@@ -101,7 +101,10 @@ class _File:
         self._twins = None  # the consistent twins worth running, see twins()
 
     def reproduced_by(self, key):
-        """Whether mutant ``key`` gives every observation of every probe as the answer does."""
+        """Whether mutant ``key`` gives every observation of every probe as the answer does (a
+        twin is run only when its variant's forward, cheap to run, gives the answer's)."""
+        if _is_twin(key) and not self._same_forward(self.mutants.plain(key)):
+            return False
         return all(_same(self.users[p.label], self.mutants.run(key, p)) for p in self.probes)
 
     def gives(self, key, check):
