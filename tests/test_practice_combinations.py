@@ -7,7 +7,9 @@ compact NumPy, PyTorch modules).
 - a combination across the NumPy catalog's forward mistakes written in torch and the torch-only
   catalog is tried (x.std with its default correction, plus eps added to the std);
 - the smallest combination that reproduces the answer is the one named;
-- the report says every mistake a check shows together with the others.
+- the report says every mistake a check shows together with the others;
+- a forward mistake whose backward is the exact derivative of that forward is named
+  (tests/practice_consistent/), alone or two at once (a combination of consistent twins).
 """
 
 import tomllib

@@ -108,7 +108,10 @@ class _File:
         self._twins = None  # the consistent twins worth running, see twins()
 
     def reproduced_by(self, key):
-        """Whether mutant ``key`` gives every observation of every probe as the answer does."""
+        """Whether mutant ``key`` gives every observation of every probe as the answer does (a
+        twin is run only when its variant's forward, cheap to run, gives the answer's)."""
+        if _is_twin(key) and not self._same_forward(self.mutants.plain(key)):
+            return False
         return all(_same(self.users[p.label], self.mutants.run(key, p)) for p in self.probes)
 
     def gives(self, key, check):
@@ -158,10 +161,17 @@ class _File:
         changes something, and only observations the answer changes too (or did not make)."""
         if self._parts is None:
             allowed, self._parts = self.changed | self.unmade, {}
-            for key in self.mutants.singles + self.twins():
+            for key in self.mutants.singles:
                 changes = self.changes(key, within=allowed)
                 if changes:
                     self._parts[key] = changes
+            for key in getattr(self.mutants, "twins", ()):
+                # a twin's changes are taken as its variant's: the same forward, a backward
+                # that changes the same gradients (running the twin itself waits for a
+                # combination worth trying)
+                plain = self.mutants.plain(key)
+                if plain in self._parts:
+                    self._parts[key] = self._parts[plain]
         return self._parts
 
     def pairs(self):
@@ -184,9 +194,14 @@ class _File:
         singles = [(part,) for part in combination]
         for single in singles:
             own = parts[single].difference(*(parts[s] for s in singles if s != single))
-            if not own & self.changed <= self.gives_alone(single):
+            if _is_twin(single):  # its gradients are the combined forward's: its forward alone
+                own = {(probe, row) for probe, row in own if not is_backward(row)}
+            if not own & self.changed <= self.gives_alone(self._plain(single)):
                 return False
         return True
+
+    def _plain(self, key):
+        return self.mutants.plain(key) if _is_twin(key) else key
 
     def combinations(self, size):
         """The combinations of ``size`` mutants that can reproduce the answer, pruned as a
