@@ -52,7 +52,7 @@ def test_every_file_is_labelled_with_known_names(folder):
         assert entry["track"] in ("numpy", "torch"), name
         assert entry["expected"] in ("pass", "uncatalogued", "variant") or len(entry["expected"]) >= 1
         assert (entry["expected"] == "variant") == ("variant" in entry), name
-        assert _expected_ids(entry) <= set(BY_ID) | TORCH_MISTAKES, name
+        assert _expected_ids(entry) | set(entry.get("variant_ids", ())) <= set(BY_ID) | TORCH_MISTAKES, name
 
 
 def _grade(folder, name):
@@ -83,6 +83,10 @@ def test_a_published_answer_gets_its_verdict_and_never_a_wrong_name(folder, name
         assert report.passed, failing
         return
     assert not report.passed, f"a wrong answer passed: {entry['description']}"
+    if entry["expected"] == "variant":  # named as its published variant, or not named
+        assert set(report.variants) <= set(entry.get("variant_ids", ())), report.variants
+        assert set(report.mistake_ids) <= _expected_ids(entry), report.mistake_ids
+        return
     assert set(report.diagnosis_ids) <= _expected_ids(entry), (
         f"named {report.diagnosis_ids}; the file makes {entry['expected']}: {entry['description']}")
 
@@ -94,8 +98,8 @@ def _named_exactly(folder, name):
     return named <= _expected_ids(entry) and len(named) == len(entry["expected"])
 
 
-# today: 45 of 46, 31 of 32, 12 of 15 and 17 of 28
-FLOORS = {"practice_real": 0.95, "practice_real2": 0.95, "practice_real3": 0.8, "practice_real4": 0.6}
+# today: 45 of 46, 31 of 32, 14 of 17 and 23 of 28
+FLOORS = {"practice_real": 0.95, "practice_real2": 0.95, "practice_real3": 0.8, "practice_real4": 0.8}
 
 
 @pytest.mark.parametrize("folder", CORPORA, ids=lambda f: f.name)

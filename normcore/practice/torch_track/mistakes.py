@@ -311,7 +311,11 @@ FORWARD_VARIANTS = {
         **{name: [((X_HAT, "(torch.sqrt(var) + self.eps)"),),
                   ((STD_OF[name], STD_OF[name].replace(".var(", ".std(")), (X_HAT, "(var + self.eps)"))]
            for name in STD_OF},
-        "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),)],
+        # also as the RMSNorm authors' code spells it, a 2-norm times D ** -1/2, whose autograd
+        # gives a zero row a zero gradient where sqrt's gives nan
+        "rmsnorm": [((RMS_RRMS, "h / (torch.sqrt(ms) + eps)"),),
+                    ((RMS_RRMS, "h / (torch.linalg.vector_norm(h, dim=dims, keepdim=True) "
+                                "* (ms.numel() / h.numel()) ** 0.5 + eps)"),)],
         "fold_batchnorm": [((FOLD_SCALE, "gamma / (torch.sqrt(running_var) + eps)"),)],
         "qk_norm": [((QK_RRMS, "1 / (torch.sqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=True)) + eps)"),)]},
     "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)],
