@@ -312,6 +312,23 @@ def test_a_dir_that_cannot_be_written_is_refused(tmp_path, command, capsys, monk
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.parametrize("command", [["practice", "new", "rmsnorm"],
+                                     ["practice", "interview", "rmsnorm", "--no-wait"]])
+def test_a_dir_no_check_can_see_through_is_refused_when_it_is_made(tmp_path, command, capsys,
+                                                                    monkeypatch):
+    """A folder whose making fails although its ancestor looks writable (root may write in
+    /proc, but nothing can be made there): one line and exit 2, not a traceback."""
+    from normcore.practice import skeletons
+
+    def refused(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", str(tmp_path / "x"))
+    monkeypatch.setenv("NORMCORE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(skeletons, "write", refused)
+    assert main([*command, "--dir", str(tmp_path / "x")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and _unwrapped(err) == _unwrapped(f"error: cannot write in {tmp_path / 'x'}")
+
+
 def test_interview_takes_a_timeout(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("NORMCORE_HOME", str(tmp_path / "home"))
     assert main(["practice", "interview", "rmsnorm", "--no-wait", "--dir", str(tmp_path),

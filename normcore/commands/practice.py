@@ -276,6 +276,9 @@ def _new(args):
     except skeletons.NoForwardOnly as e:
         _error(e)
         return 2
+    except OSError:  # a folder the check above could not see through (root in /proc)
+        _error(_("cannot write in {folder}").format(folder=args.dir))
+        return 2
     ex = EXERCISES[args.name]
     todo = skeletons.what_to_fill(args.name, args.forward_only, args.torch)
     if args.torch and importlib.util.find_spec("torch") is None:
@@ -409,7 +412,7 @@ def _interview(args):
         return 2
     try:
         exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only)
-        attempt, _ = interview.interview(exercise, args.minutes, args.dir, args.force,
+        attempt, _report = interview.interview(exercise, args.minutes, args.dir, args.force,
                                          args.forward_only, wait=not args.no_wait,
                                          torch=args.torch, limits=Limits(timeout=args.timeout))
     except (interview.InterviewError, skeletons.NoForwardOnly) as e:
@@ -418,6 +421,9 @@ def _interview(args):
     except FileExistsError as e:
         _error(e)
         return 1
+    except OSError:  # a folder the check above could not see through (root in /proc)
+        _error(_("cannot write in {folder}").format(folder=args.dir))
+        return 2
     return 2 if attempt.error else (0 if attempt.passed else 1)
 
 
