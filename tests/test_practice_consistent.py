@@ -86,12 +86,22 @@ HAND_DERIVED = [
 ]
 
 
+# Attention's twins differentiate four (C, C) weights numerically: a probe costs seconds. Their
+# accuracy on every probe is tested above (the reference answer's twin); against a variant
+# derived by hand they are compared on the probes whose regimes differ most: causal, float32,
+# a large score or x, q and k near 0.
+SAMPLED = {"attention": ("(2, 5, 8), H=2, causal", "float32", "scores ~ 1000"),
+           "qk_norm": ("(2, 5, 8), H=2, causal", "float32", "large x", "near 0")}
+
+
 @pytest.mark.parametrize("name, mistake, k, twin, skip", HAND_DERIVED,
                          ids=[f"{n}-{m}" for n, m, *_ in HAND_DERIVED])
 def test_a_twin_gives_the_backward_derived_by_hand_for_its_forward(name, mistake, k, twin, skip):
     mutants = Mutants(EXERCISES[name])
     for probe in EXERCISES[name].probes:
         if any(s in probe.label for s in skip):
+            continue
+        if name in SAMPLED and not any(s in probe.label for s in SAMPLED[name]):
             continue
         assert _same(mutants.run(((mistake, k),), probe),
                      mutants.run(((mistake, Consistent(twin)),), probe)), probe.label
