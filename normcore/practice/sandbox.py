@@ -12,7 +12,7 @@ child only such plain values (``_Unpickler``).
 
 The child runs under ``Limits``: a time limit per probe, counted from the child's progress
 messages (which probe it starts, which method of the answer it enters: ``__init__``,
-``forward``, ``backward``); a memory limit (the address space it inherits, plus the limit);
+``forward``, ``backward``); a memory limit (the data it inherits, plus the limit);
 its stdout and stderr go, at the file-descriptor level, to a pipe the grader drains (keeping
 the first lines, stopping the child beyond the output limit: a flood neither fills a disk
 nor blocks the child, and what a file prints never garbles the report or the JSON on
@@ -61,8 +61,8 @@ SHOWN = 64 << 10  # bytes of the answer's output the grader keeps (the first lin
 @dataclass(frozen=True)
 class Limits:
     """What the child process of one file may use: ``timeout`` seconds per probe (and to
-    import the file, and to look for the skeleton's TODOs), ``memory`` bytes beyond the
-    address space it inherits, ``output`` bytes of stdout and stderr together."""
+    import the file, and to look for the skeleton's TODOs), ``memory`` bytes of data beyond
+    what it inherits, ``output`` bytes of stdout and stderr together."""
 
     timeout: float = 5.0
     memory: int = 2 * GiB
@@ -466,15 +466,18 @@ def _isolate(into, limits):
 
 
 def _limit_memory(extra):
-    """Limit the address space to what the process has now plus ``extra`` bytes."""
+    """Limit the process's data (its heap and private writable mappings, RLIMIT_DATA) to what it
+    has now plus ``extra`` bytes. Not its address space (RLIMIT_AS): the address space also
+    counts what threads only reserve (each thread's malloc arena), and torch's threads then
+    crash (SIGSEGV) instead of raising, far below the limit."""
     try:
         with open("/proc/self/status") as status:
-            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
     except (OSError, StopIteration, ValueError):
         return
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     limit = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
 def _work(path, name, layer, forward_only, send):
