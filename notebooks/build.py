@@ -185,8 +185,9 @@ def execute(nb, timeout=120):
     os.environ.update(kernel_env(lang))  # the kernel process inherits it
     try:
         km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
-        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", record_timing=False,
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+        # a kernel's start on two busy cores can take more than nbclient's default minute
+        NotebookClient(nb, km=km, timeout=timeout, startup_timeout=300, kernel_name="python3",
+                       record_timing=False, resources={"metadata": {"path": str(HERE)}}).execute()
     finally:
         os.environ.clear()
         os.environ.update(saved)
