@@ -31,8 +31,8 @@ CORPORA = [Path(__file__).parent / name
 MANIFESTS = {folder: tomllib.loads((folder / "MANIFEST.toml").read_text()) for folder in CORPORA}
 FILES = [(folder, name) for folder in CORPORA for name in sorted(MANIFESTS[folder])]
 TORCH_MISTAKES = {m.id for m in torch_track.mistakes.TORCH_ONLY}
-# one test process grades every file once (``_report``) and the floors and tables read it
-pytestmark = pytest.mark.xdist_group("practice_real")
+# one test process grades every file once (``_report``) and the floors and tables read it: this
+# file runs in one worker (setup.cfg: --dist loadfile)
 
 
 def _id(item):
