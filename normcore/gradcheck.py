@@ -37,6 +37,7 @@ time (its generator is copied in the same state).
 
 import copy
 import functools
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -180,8 +181,10 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
     analytic = {f"x{i}" if len(arrays) > 1 else "x": grads[i] for i in diff}
     analytic.update({n: p.grad.copy() for n, p in m.named_parameters()})
 
+    fresh = _copier(base)
+
     def loss(inputs_: list[np.ndarray], param: str | None = None, value: np.ndarray | None = None) -> float:
-        mm = copy.deepcopy(base)
+        mm = fresh()
         if param is not None:
             dict(mm.named_parameters())[param].data[...] = value
         return float(np.sum(np.asarray(mm.forward(*inputs_), dtype=np.float64) * dy))
@@ -208,6 +211,22 @@ def gradcheck(module: Module, *inputs: ArrayLike, dy: ArrayLike | None = None, h
         num = numerical(value, functools.partial(loss, arrays, pname, value))
         report.checks.append(_verdict(pname, analytic[pname], num, tol, noise_floor))
     return report
+
+
+def _copier(module: Module) -> Callable[[], Module]:
+    """A function that returns a new copy of ``module`` in its present state at each call.
+
+    Every loss evaluation starts from the same state (a Dropout's generator, BatchNorm's running
+    statistics), so each gets its own copy. The copies are unpickled from one snapshot, about
+    twice as fast as ``copy.deepcopy`` on a model; a module that cannot be pickled (a layer bound
+    to a process group, which its copies share, or one holding a lambda) is deep-copied instead.
+    """
+    try:
+        snapshot = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(snapshot)
+    except Exception:  # noqa: BLE001 - whatever pickle refuses, deepcopy is the general way
+        return functools.partial(copy.deepcopy, module)
+    return functools.partial(pickle.loads, snapshot)
 
 
 def _verdict(name: str, analytic: ArrayLike | None, numerical: np.ndarray, tol: float,

@@ -1,5 +1,7 @@
 """Every norm's backward against central differences, and the properties its gradient must have."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -30,6 +32,24 @@ def test_gradcheck_catches_a_wrong_backward(monkeypatch):
     assert not report.passed
     assert report["x"].rel_error > 1e-3 and report["weight"].passed
     assert "FAIL" in str(report)
+
+
+def test_every_loss_evaluation_starts_from_the_same_state_picklable_or_not():
+    """gradcheck's numerical side copies the module for each loss evaluation: from a pickled
+    snapshot, or by deepcopy when it cannot be pickled. A Dropout whose generator advanced at
+    each evaluation, or a BatchNorm whose running statistics did, would fail the check; the two
+    ways of copying give the same report."""
+    checker = importlib.import_module("normcore.gradcheck")  # the module (nc.gradcheck is the function)
+    rng = np.random.default_rng(3)
+    model = nc.Sequential(nc.Linear(4, 5, rng=rng), nc.Dropout(0.3, rng=7),
+                          randomize_parameters(nc.BatchNorm1d(5), rng))
+    x = rng.standard_normal((6, 4))
+    pickled = checker.gradcheck(model, x)
+    model.unpicklable = lambda: None  # a lambda: pickle refuses, deepcopy takes over
+    deep = checker.gradcheck(model, x)
+    assert pickled.passed and deep.passed, f"\n{pickled}\n{deep}"
+    assert pickled.errors == deep.errors
+    assert model.state_dict()["2.num_batches_tracked"] == 0  # the caller's module untouched
 
 
 # (layer, input shape, normalised axes of x_hat / dx). The orthogonality to x_hat is exact only
