@@ -5,7 +5,6 @@ import contextlib
 import io
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -318,20 +317,8 @@ def test_explain_rejects_bad_shapes():
     assert "argument --shape" in err.getvalue() and not text
 
 
-@pytest.mark.slow  # runs the whole tour: every gradient check, a derivation
-def test_tour_runs_and_fits_in_80_columns():
-    status, text = _run(["tour"])
-    assert status == 0
-    lines = text.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    for section in ("1. Every gradient, checked", "2. One gradient, one node at a time",
-                    "3. Notebooks and figures", "4. What to run next"):
-        assert section in lines
-    assert "all gradients pass" in text
-    assert "normcore explain batchnorm" in text
-    root = Path(__file__).resolve().parents[1]
-    for path in list((root / "notebooks").glob("*.ipynb")) + list((root / "figures").glob("*.png")):
-        assert path.name in text  # the tour points at every notebook and figure of the clone
+# The tour (`normcore tour`) is run, in English and in Chinese, by
+# tests/test_i18n_cli.py::test_tour_speaks_chinese_within_80_columns_with_the_numbers_of_the_english_one.
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -175,8 +175,18 @@ def test_tour_speaks_chinese_within_80_columns_with_the_numbers_of_the_english_o
     assert len([line for line in table.splitlines() if line.endswith("  通过")]) == len(all_cases(0))
     assert "所有梯度均通过" in table
 
+    # The English tour, run once for both languages' checks: its layout, what it points at, and
+    # the same numbers as the Chinese one.
     status, english, _ = run(["tour"], capsys)
     assert status == 0 and numbers(english) == numbers(zh)
+    lines = english.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for section in ("1. Every gradient, checked", "2. One gradient, one node at a time",
+                    "3. Notebooks and figures", "4. What to run next"):
+        assert section in lines
+    assert "all gradients pass" in english and "normcore explain batchnorm" in english
+    for path in list((ROOT / "notebooks").glob("*.ipynb")) + list((ROOT / "figures").glob("*.png")):
+        assert path.name in english  # the tour points at every notebook and figure of the clone
 
 
 def test_gradcheck_prints_the_same_numbers_in_both_languages_aligned_by_display_width(capsys):
