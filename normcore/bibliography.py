@@ -21,7 +21,8 @@ A citation is found in a text in one of three forms (:func:`citations`):
   name the citation gives, and whose number of authors fits (``et al.``: three or more; two
   names and no ``et al.``: exactly two);
 * an arXiv id, ``arXiv:2503.10622`` or ``arxiv.org/abs/2503.10622``;
-* an alias or the title of an entry, whole words, case and spelling as declared.
+* an alias or the title (of three words or more) of an entry, whole words, case and spelling
+  as declared.
 
 An alias is matched before the author-year forms, so that an alias that is itself a citation
 (``"Zhang et al. 2019"``, where two entries would fit) decides which entry it is.
@@ -146,10 +147,13 @@ def entry(key):
 
 @cache
 def _alias_pattern():
-    """Every alias and title, longest first (ViT-22B before ViT), as whole words."""
+    """Every alias, and every title of three words or more (a shorter one, such as "Layer
+    Normalization", is also a phrase of prose), longest first (ViT-22B before ViT), as whole
+    words."""
     names = {}
     for e in entries():
-        for name in (*e.aliases, e.title):
+        titles = (e.title,) if len(e.title.split()) >= 3 else ()
+        for name in (*e.aliases, *titles):
             names.setdefault(name, e)
     ordered = sorted(names, key=len, reverse=True)
     pattern = "|".join(re.escape(n) for n in ordered)
@@ -189,7 +193,7 @@ def resolve(text):
     """The entry that the citation ``text`` names (an alias, a title, an arXiv id or an
     author-year citation); LookupError if none or several fit."""
     found = citations(text)
-    if len(found) != 1 or found[0].entry is None:
+    if not found or any(c.entry is None for c in found) or len({c.entry.key for c in found}) > 1:
         raise LookupError(f"{text!r} names no single bibliography entry"
                           + (f" (found {[c.text for c in found]})" if found else ""))
     return found[0].entry
