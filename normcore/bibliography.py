@@ -39,6 +39,8 @@ __all__ = ["Entry", "Citation", "entries", "entry", "resolve", "citations", "cit
 
 PATH = Path(__file__).with_name("bibliography.toml")
 KINDS = ("paper", "model", "code")
+# a word that makes an author an organisation, cited by its whole name
+ORGANISATION = frozenset({"Team", "contributors"})
 
 # A surname: capitalised, a prefix's capital allowed (LeCun, McCandlish), hyphenated parts
 # allowed, a whole word (not the start of DeepNet).
@@ -79,8 +81,9 @@ class Entry:
     @property
     def surnames(self):
         """Each author's surname: the last word of the name, or an organisation's whole name
-        ("Team OLMo", "Gemma Team", "OpenAI")."""
-        return tuple(name if "Team" in name.split() else name.split()[-1] for name in self.authors)
+        ("Team OLMo", "PyTorch contributors"; "OpenAI" is one word either way)."""
+        return tuple(name if ORGANISATION.intersection(name.split()) else name.split()[-1]
+                     for name in self.authors)
 
     @property
     def link(self):
@@ -210,20 +213,31 @@ def cited_in(text):
 
 WORDS = {
     "en": {"title": "References", "paper": "Papers", "model": "Models",
-           "code": "Codebases", "files": "files", "supports": "In normcore"},
+           "code": "Codebases", "files": "files", "supports": "In normcore: "},
     "zh": {"title": "参考文献", "paper": "论文", "model": "模型",
-           "code": "代码库", "files": "文件", "supports": "在 normcore 中"},
+           "code": "代码库", "files": "文件", "supports": "在 normcore 中："},
 }
 
 
+def _escape(text):
+    """Text as literal Markdown: one line, every markup character escaped."""
+    text = " ".join(str(text).split())
+    for char in "\\`*_[]<>$|":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
 def _item(e, words, notes):
-    authors = ", ".join(e.authors)
-    where = f"[{e.link}]({e.link})"
+    """One entry as a Markdown list item: who, what, where, and what it supports."""
+    authors = _escape(", ".join(e.authors)).removesuffix(".")
+    where = "; ".join(f"<{link}>" for link in dict.fromkeys((e.link, e.url or e.link)))
     files = f"; {words['files']}: " + ", ".join(f"`{f}`" for f in e.files) if e.files else ""
-    alias = f" ({', '.join(e.aliases)})" if e.aliases else ""
-    line = f"- **{e.short()}**{alias}. {authors}. *{e.title}*. {e.venue}, {e.year}. {where}{files}."
+    alias = f" ({_escape(', '.join(e.aliases))})" if e.aliases else ""
+    year = "" if str(e.year) in e.venue else f", {e.year}"
+    line = (f"- **{_escape(e.short())}**{alias}. {authors}. *{_escape(e.title)}*. "
+            f"{_escape(e.venue)}{year}. {where}{files}.")
     if notes:
-        line += f"  \n  {words['supports']}: {' '.join(e.supports.split())}"
+        line += f"  \n  {words['supports']}{_escape(e.supports)}"
     return line
 
 
