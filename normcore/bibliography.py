@@ -20,6 +20,8 @@ A citation is found in a text in one of three forms (:func:`citations`):
   author's surname and year are the citation's, whose other authors include every further
   name the citation gives, and whose number of authors fits (``et al.``: three or more; two
   names and no ``et al.``: exactly two);
+* ``Name et al.`` with no year: the one entry whose first author is Name (with two co-authors
+  or more), or, when several are, the one the same text cited last under that name;
 * an arXiv id, ``arXiv:2503.10622`` or ``arxiv.org/abs/2503.10622``;
 * an alias or the title (of three words or more) of an entry, whole words, case and spelling
   as declared.
@@ -51,6 +53,8 @@ _YEAR = r"(?P<year>(?:19|20)\d\d)(?![\d.])"
 # between the names and the year: a comma or a space, an opening bracket, a venue (CVPR)
 _GAP = r"(?:,\s*|\s*[(（]\s*|\s+)(?:[A-Z][A-Za-z]+\s+)?"
 AUTHOR_YEAR = re.compile(rf"(?<![A-Za-z0-9_-])(?P<names>{_NAME}(?:{_SEP}{_NAME})*){_ET_AL}?{_GAP}{_YEAR}")
+# "Name et al." with no year: the one entry it fits, or the one cited last under that name
+ET_AL_ALONE = re.compile(rf"(?<![A-Za-z0-9_-])(?P<name>{_NAME})\s+et\s+al\.")
 ARXIV = re.compile(r"(?:arXiv:?\s*|arxiv\.org/(?:abs|pdf)/)(?P<id>\d{4}\.\d{4,5})", re.IGNORECASE)
 # Capitalised words that stand before a year without being an author ("Since 2020").
 NOT_NAMES = frozenset({
@@ -189,7 +193,21 @@ def citations(text):
         if first in NOT_NAMES:
             continue
         found.append(Citation(m.group(0), m.start(), _by_authors(m)))
+    masked = AUTHOR_YEAR.sub(lambda m: " " * len(m.group(0)), masked)
+    for m in ET_AL_ALONE.finditer(masked):
+        found.append(Citation(m.group(0), m.start(), _by_name(m["name"], m.start(), found)))
     return sorted(found, key=lambda c: c.start)
+
+
+def _by_name(name, start, found):
+    """The entry a year-less "Name et al." names: the one entry whose first author is Name with
+    two co-authors or more, else the entry cited last before it under that name, else None."""
+    fits = [e for e in entries() if e.surnames[0] == name and len(e.authors) >= 3]
+    if len(fits) == 1:
+        return fits[0]
+    earlier = [c for c in sorted(found, key=lambda c: c.start) if c.start < start and c.entry
+               and c.entry.surnames[0] == name]
+    return earlier[-1].entry if earlier else None
 
 
 def resolve(text):

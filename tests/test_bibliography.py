@@ -63,6 +63,7 @@ def test_the_material_is_scanned_in_both_languages(texts):
     "(Someone et al., 2027)", "Someone & Other 2027", "Someone and Other, 2027",
     "Someone 等人（2027）", "Someone 等（2027）", "Someone 和 Other 2027", "Someone、Other 和 Third 2027",
     "arXiv:2701.00001", "https://arxiv.org/abs/2701.00001",
+    "Someone et al. find",         # no year, and no entry by Someone
     "Xiong et al. 2021",           # a known author, another year
     "Zhang 2019",                  # three entries fit: the citation must say which
 ])
@@ -90,6 +91,14 @@ def test_a_new_citation_in_a_notebook_fails_the_material_test(texts):
 ])
 def test_each_form_of_citation_resolves(text, key):
     assert bibliography.resolve(text).key == key
+
+
+def test_name_et_al_without_a_year_is_the_entry_cited_last_under_that_name():
+    assert bibliography.resolve("as Zhu et al. plot").key == "zhu2025dyt"  # one entry by Zhu
+    text = "Liu et al. (2020) argue so; Liu et al. also observe it."
+    assert [c.entry.key for c in bibliography.citations(text)] == ["liu2020admin", "liu2020admin"]
+    assert unresolved("Liu et al. observe it.") == [(1, "Liu et al.")]  # three entries by a Liu
+    assert unresolved("Liu et al. 2022") == [(1, "Liu et al. 2022")]    # Swin V2 or ConvNeXt?
 
 
 @pytest.mark.parametrize("text", ["Since 2020", "in 2017", "CVPR 2025", "NeurIPS 2019", "seed 2020",
