@@ -123,8 +123,9 @@ def source_and_language(topic):
 
 def cells(topic):
     """The notebook's cells from its source, in the topic's language, the tape tables filled in."""
-    if str(HERE) not in sys.path:
-        sys.path.insert(0, str(HERE))  # the sources import md and code from this module
+    for folder in (ROOT, HERE):  # the sources import normcore, and md and code from this module
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
     source, lang = source_and_language(topic)
     spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{source}.py")
     module = importlib.util.module_from_spec(spec)

@@ -21,6 +21,7 @@ PAGES = ("normcore/docs/pages/index.md", "normcore/docs/pages/reading_order.md",
 # what normcore needs to speak Chinese when installed: the compiled catalogs and the glossary
 CATALOGS = tuple(f"normcore/i18n/locale/zh/LC_MESSAGES/{domain}.mo" for domain in normcore.i18n.DOMAINS)
 LANGUAGE_FILES = CATALOGS + ("normcore/i18n/glossary.toml",)
+BIBLIOGRAPHY = "normcore/bibliography.toml"  # what normcore.bibliography reads when installed
 
 
 def test_version_prints_the_installed_distribution_version(capsys):
@@ -73,7 +74,7 @@ def test_the_sdist_holds_the_package_and_its_pages_but_not_the_tests(built):
         names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
         pkg_info = archive.extractfile(f"{sdist.name[:-len('.tar.gz')]}/PKG-INFO").read().decode()
     assert not [name for name in names if name.startswith("tests")]
-    assert set(PAGES) <= set(names) and "normcore/cli.py" in names
+    assert set(PAGES) <= set(names) and "normcore/cli.py" in names and BIBLIOGRAPHY in names
     assert f"\nVersion: {normcore.__version__}\n" in pkg_info
 
 
@@ -82,4 +83,5 @@ def test_the_wheel_installs_the_pages_and_the_type_marker(built):
     names = zipfile.ZipFile(wheel).namelist()
     assert set(PAGES) <= set(names) and "normcore/py.typed" in names
     assert set(LANGUAGE_FILES) <= set(names), set(LANGUAGE_FILES) - set(names)
+    assert BIBLIOGRAPHY in names
     assert not [name for name in names if name.startswith("tests/")]

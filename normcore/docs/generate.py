@@ -1,12 +1,13 @@
 """The generated pages of the site: the API reference, the derivations, the practice catalog
-(in English and in Chinese), the glossary (术语表), the figures.
+(in English and in Chinese), the glossary (术语表), the references (in English and in Chinese),
+the figures.
 
 Each is written from the code at build time (never copied by hand), so it cannot fall behind:
 the API pages from each public module's ``__all__`` (or, without one, the public functions and
 classes it defines), a page per step-through from its tape (``normcore.derivations``), the
 catalog from ``normcore.practice.CATALOG`` and ``EXERCISES``, the glossary from
-``normcore/i18n/glossary.toml``, the figures page from ``normcore.experiments`` and the PNGs in
-``figures/``.
+``normcore/i18n/glossary.toml``, the references from ``normcore/bibliography.toml``, the figures
+page from ``normcore.experiments`` and the PNGs in ``figures/``.
 """
 
 import importlib
@@ -306,6 +307,30 @@ def glossary_page():
     return "\n".join(lines) + "\n"
 
 
+# The references page's own words, per language; the entries come from the bibliography.
+BIBLIOGRAPHY_WORDS = {
+    "en": "Every paper, model and codebase that normcore's material names (README, notebooks, "
+          "these pages, the practice catalog, docstrings), with its authors, year, venue, arXiv id "
+          "or URL, the names the material cites it by, and what it supports in normcore. "
+          "Generated from `normcore/bibliography.toml` (`normcore.bibliography` reads it); "
+          "`tests/test_bibliography.py` holds every citation of the material to an entry here.",
+    "zh": "normcore 的材料（README、notebook、本网站的页面、练习题目录、文档字符串）提到的每一篇"
+          "论文、每一个模型和代码库都列在这里：作者、年份、出处、arXiv 编号或网址、材料引用它时用的"
+          "名字，以及它在 normcore 中支持的内容（这一项为英文）。本页在构建文档时由 "
+          "`normcore/bibliography.toml` 生成（`normcore.bibliography` 读取它）；"
+          "`tests/test_bibliography.py` 检查材料中的每一处引用都能在这里找到条目。",
+}
+
+
+def bibliography_page(lang="en"):
+    """The references: every entry of ``normcore/bibliography.toml`` as a Markdown page in
+    ``lang``, grouped into papers, models and codebases."""
+    from .. import bibliography
+
+    title, rest = bibliography.markdown(lang=lang).split("\n", 1)
+    return "\n".join([title, "", BIBLIOGRAPHY_WORDS[lang], rest])
+
+
 def figures_page(figures_dir):
     """Each experiment's title, lesson and figures, then any figure no experiment claims."""
     from .. import experiments
@@ -344,4 +369,6 @@ def write_all(src):
     (src / "zh").mkdir(exist_ok=True)  # the Chinese section: its generated pages
     (src / "zh" / "practice_catalog.md").write_text(practice_catalog("zh"), encoding="utf-8")
     (src / "zh" / "glossary.md").write_text(glossary_page(), encoding="utf-8")
+    (src / "references.md").write_text(bibliography_page(), encoding="utf-8")
+    (src / "zh" / "references.md").write_text(bibliography_page("zh"), encoding="utf-8")
     (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")

@@ -310,8 +310,9 @@ class MultiheadAttention(_Attention):
     a bias only when ``bias and add_zero_attn``, while ``q_norm``'s (beta_q . k_j, different for
     every key) is there with ``bias``.
 
-    ``qk_norm`` ("rmsnorm" or "layernorm"; Dehghani et al. 2023, ViT-22B; Wortsman et al. 2023;
-    used in OLMo 2, Gemma 3 and Qwen3): children ``q_norm`` and ``k_norm``, normcore's
+    ``qk_norm`` ("rmsnorm" or "layernorm"; first proposed with an l2 norm by Henry et al.
+    2020; Dehghani et al. 2023, ViT-22B; Wortsman et al. 2023; used in OLMo 2, Gemma 3 and
+    Qwen3): children ``q_norm`` and ``k_norm``, normcore's
     ``RMSNorm(D)`` or ``LayerNorm(D)`` with their default eps (machine epsilon for RMSNorm, as
     torch's eps=None; 1e-5 for LayerNorm), one weight gamma of shape (D,) each, shared by all
     heads, applied to each head's queries and keys after split_heads and before the 1/sqrt(D)

@@ -204,9 +204,10 @@ class TransformerBlock(ResidualSublayers):
     goes through the norm's backward, after the residual add. DeepNorm uses alpha = (2N)**(1/4)
     and initialises the feed-forward and the attention value and output projections with gain
     beta = (8N)**(-1/4), N = ``n_layers`` (required for "deepnorm"). Peri-LN, the "sandwich"
-    norm (Gemma 2 and 3; Kim et al. 2025), keeps Pre-Norm's untouched identity path and also
-    normalises each branch's output before it joins the stream, so no branch can add more than
-    a norm's worth (gamma_out) to the residual stream, however large F's output grows.
+    norm (CogView's Sandwich-LN, Ding et al. 2021; Gemma 2 and 3; Kim et al. 2025), keeps
+    Pre-Norm's untouched identity path and also normalises each branch's output before it joins
+    the stream, so no branch can add more than a norm's worth (gamma_out) to the residual
+    stream, however large F's output grows.
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);

@@ -1,4 +1,4 @@
-"""LayerNorm: each sample standardised over its last axes."""
+"""LayerNorm (Ba, Kiros & Hinton 2016): each sample standardised over its last axes."""
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike

@@ -1,6 +1,7 @@
 """Source of notebooks/batchnorm_in_practice.ipynb (build with: python notebooks/build.py batchnorm_in_practice)."""
 
 from build import CLASS_SCORES, code, md, question
+from normcore.bibliography import notebook_references
 
 CELLS = [
     md(r"""
@@ -722,4 +723,7 @@ CELLS = [
     * **Placement**: before or after the activation made little difference here; a bias right
       before a BatchNorm is useless (zero gradient), hence `bias=False`.
     """),
+
+    # --- references: the entries of normcore/bibliography.toml this notebook's source cites ----
+    md(notebook_references(__file__)),
 ]

@@ -1,6 +1,7 @@
 """Source of notebooks/modern_norms.ipynb (build with: python notebooks/build.py modern_norms)."""
 
 from build import code, md, question
+from normcore.bibliography import notebook_references
 
 CELLS = [
     md(r"""
@@ -745,4 +746,7 @@ CELLS = [
       divides a growing branch's gradient.
     * **RMSNorm or LayerNorm** inside them: either works; RMSNorm is the cheaper one.
     """),
+
+    # --- references: the entries of normcore/bibliography.toml this notebook's source cites ----
+    md(notebook_references(__file__)),
 ]
