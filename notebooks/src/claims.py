@@ -1086,11 +1086,12 @@ CLAIMS = [
                     f"  std {moments[size][1].round(3)}")
           '''),
     # ------------------------------------------------------------------ LayerNorm
-    claim("ln-axes", "LayerNorm", ["W1", "W3", "W4"],
+    claim("ln-axes", "LayerNorm", ["W1", "W2", "W3", "W4"],
           "LayerNorm: one mean and variance per sample (token), independent of the batch",
           "LayerNorm standardises each sample (each token) over its own features, with the "
           "biased variance and eps inside the square root, so it does not depend on the batch "
-          "size or on the other samples.",
+          "size or on the other samples. (W2 adds eps to the standard deviation instead; the "
+          "row on where eps goes, below, judges that.)",
           REPRODUCED,
           "normcore's LayerNorm equals the formula, and a token's output is the same alone and "
           "inside any batch.",
@@ -2415,7 +2416,7 @@ ZH = {
         "|x_hat| <= sqrt(n - 1)（两个样本时 x_hat 总是 -1 和 +1）。W4 的第二点，即输出会取决于手头"
         "那几个样本，才是真正的问题。"),
     "bn-small-batch": zh(
-        {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "BatchNorm 方法"},
+        {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "总结"},
         "BatchNorm 依赖批次大小：小批的统计量不可靠",
         "BatchNorm 用一个批的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小批的统计量噪声"
         "大，训练和推理的表现也会有差距。",
@@ -2477,10 +2478,11 @@ ZH.update({
         "BatchNorm 时是 14，不用归一化层而把每个分支乘以 1/sqrt(100)（Fixup 式初始化的做法）时是 "
         "3.25。这里没有训练这些堆叠。"),
     "ln-axes": zh(
-        {"W1": W1_LN + " › 原理与公式", "W3": W3_LN, "W4": "LayerNorm 方法"},
+        {"W1": W1_LN + " › 原理与公式", "W2": "层归一化", "W3": W3_LN, "W4": "LayerNorm 方法"},
         "LayerNorm：每个样本（token）一组均值和方差，与批无关",
         "LayerNorm 对每个样本（每个 token）在它自己的特征上做标准化，用有偏方差，eps 在根号里，"
-        "所以它不依赖批次大小，也不依赖其他样本。",
+        "所以它不依赖批次大小，也不依赖其他样本。（W2 则把 eps 加在标准差上；eps 该放在哪里，由下面"
+        "关于 eps 的那一行评判。）",
         "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何批里，输出都一样。"),
     "ln-printed": zh(
         {"W3": W3_LN},
