@@ -10,6 +10,11 @@ verdict on the numbers it measures.
 The Chinese notebook, claims_zh.ipynb, is built from the same rows: ``ZH`` gives each claim in
 Chinese with the heading of the passage it judges in each write-up, so that a reader finds it
 (python notebooks/build.py claims_zh). The evidence cells are the same cells.
+
+``writeup_claims.toml``, beside this file, lists the write-ups' claims section by section (the
+heading as each write-up writes it, a paraphrase in normcore's words) with the ids of the rows
+that judge them; ``tests/test_claims.py`` fails on a claim without a row, on a row whose sources
+do not match the write-ups that list it, and on a Chinese heading that is not such a section.
 """
 
 import textwrap
@@ -3126,7 +3131,9 @@ CELLS = [
     The write-ups also print example tensors (LayerNorm, RMSNorm, BatchNorm, Dropout);
     normcore reproduces each of them. Where a claim repeats a mistake that normcore's practice
     grader recognises, its catalog id is given. `tests/test_claims.py` runs every cell below
-    and asserts its verdict on the numbers it prints.
+    and asserts its verdict on the numbers it prints; `notebooks/src/writeup_claims.toml` lists
+    the write-ups' claims section by section with the rows that judge them, and the same tests
+    fail on a claim without a row.
 
     The write-ups:
     """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**: {v}" for k, v in WRITEUPS.items()),
@@ -3142,8 +3149,9 @@ CELLS = [
     几篇文章还打印了示例张量（LayerNorm、RMSNorm、BatchNorm、Dropout）；normcore 把每一个都
     复现了出来。如果某条论断重复了 normcore 练习评分器能认出的错误，会给出它在错误目录中的 id。
     每条论断都注明了它在原文中所在小节的标题（**原文位置**），方便对照原文阅读。
-    `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论。代码单元格
-    与英文版相同，其中的输出说明是英文的。
+    `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论；
+    `notebooks/src/writeup_claims.toml` 按小节列出了几篇文章的论断以及评判它们的行，没有对应行的
+    论断会让同一组测试失败。代码单元格与英文版相同，其中的输出说明是英文的。
 
     四篇文章：
     """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**：{v}" for k, v in WRITEUPS_ZH.items())),
