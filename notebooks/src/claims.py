@@ -2231,7 +2231,7 @@ def zh(headings, title, text, why):
     """A claim in Chinese. ``headings``: for each write-up the claim cites, the heading of the
     passage it judges, as the write-up writes it (a locator: the heading only, never the text):
     'section › subsection' where a subsection's name recurs, a tuple for several passages, None
-    for the write-up's opening, before its first heading. Then the title, the claim as the
+    (alone or in the tuple) for the write-up's opening, before its first heading. Then the title, the claim as the
     write-ups make it, and the reasons for the verdict."""
     return dict(headings=headings, title=title, text=text, why=why)
 
@@ -3039,11 +3039,9 @@ def locators(headings):
     """{write-up: heading(s)} -> 'W1 “heading”; W4 “a” and “b”' (the Chinese notebook's pointer)."""
     parts = []
     for source, where in headings.items():
-        if where is None:
-            parts.append(f"{source} 开篇（第一个小标题之前）")
-        else:
-            where = (where,) if isinstance(where, str) else where
-            parts.append(f"{source} " + "、".join(f"“{h}”" for h in where))
+        where = where if isinstance(where, tuple) else (where,)
+        parts.append(f"{source} " + "、".join("开篇（第一个小标题之前）" if h is None else f"“{h}”"
+                                             for h in where))
     return "；".join(parts)
 
 
