@@ -1,6 +1,9 @@
 """The write-ups' claims, tested: every row of the claims notebook (notebooks/src/claims.py) has
 evidence, and its evidence cell, run here, measures what its verdict and its text say.
 
+notebooks/src/writeup_claims.toml lists the write-ups' claims section by section with the rows
+that judge them; the table is held to it (``coverage_problems``).
+
 Each check below runs one claim's code cell (after the notebook's setup cell) and asserts on
 the numbers the cell computes and prints; a claim without a check, or a check without a claim,
 fails ``test_every_claim_has_evidence_and_a_check``.
@@ -8,8 +11,10 @@ fails ``test_every_claim_has_evidence_and_a_check``.
 
 import importlib.util
 import pathlib
+import re
 import sys
 import textwrap
+import tomllib
 
 import numpy as np
 import pytest
@@ -203,6 +208,47 @@ CHECKS = {
         round(e["billions"]["7B, 32 layers"], 1) == 6.7 and round(e["billions"]["65B, 80 layers"], 1) == 65.3
         and e["billions"]["65B's width, 65 layers"] < 55),
     "decision-guide": lambda e: e["same_keys"] and e["moved"] > 0.1,
+    "bn-positions-not-identical": lambda e: (
+        3.5 < e["error"][8] / e["error"][128] < 4.5 and e["offset"]["per position"] < 1e-12
+        and e["offset"]["pooled over positions"] > 1),
+    "lm-small-batch": lambda e: (
+        all(abs(err * np.sqrt(np.pi * b / 2) - 1) < 0.15 for b, err in e["error"].items())
+        and e["error"][4] > 0.35 and 0.04 < e["error"][256] < 0.06 and e["error"][1953] < 0.025),
+    "bn-buffers-keep-graph": lambda e: (
+        e["requires_grad"] == {"W3": True, "torch": False}
+        and e["nodes"][50] == 50 * e["nodes"][1] == 500
+        and e["eval_error"].startswith("Trying to backward through the graph a second time")
+        and e["torch"] is not None),
+    "bn-batch-memory": lambda e: (
+        all(by_batch[512] == 16 * by_batch[32] for by_batch in e["kept"].values())
+        and e["kept"]["BatchNorm1d"] == e["kept"]["LayerNorm"] == e["kept"]["no norm"]),
+    "bn-cv-uniform-shapes": lambda e: all(
+        np.abs(mean).max() < 0.03 and np.abs(std - 1).max() < 0.02 for mean, std in e["moments"].values()),
+    "affine-defaults": lambda e: (
+        e["defaults"]["normcore LayerNorm"] == e["defaults"]["normcore BatchNorm2d"] == ["weight", "bias"]
+        and e["defaults"]["normcore LayerNorm(elementwise_affine=False)"] == []
+        and e["defaults"]["torch LayerNorm: elementwise_affine"] is True
+        and all(e["defaults"][f"torch BatchNorm{k}d: affine"] is True for k in (1, 2, 3))),
+    "llama-hundreds-of-billions": lambda e: (
+        round(e["billions"]["LLaMA 65B"], 1) == 65.3 and round(e["billions"]["Llama 3.1 405B"], 1) == 405.9
+        and 1.5e-5 < e["norm_share"]["LLaMA 65B"] < 2.5e-5 and 0.5e-5 < e["norm_share"]["Llama 3.1 405B"] < 1.5e-5),
+    "rms-suits-large-models": lambda e: (
+        [round(v, 6) for v in e["saved"].values()] == [4.0e-5, 2.0e-5, 1.0e-5]),
+    "dropout-mask-device": lambda e: (
+        str(e["dtypes"]["W3"]) == "torch.float32" and str(e["dtypes"]["nn.Dropout"]) == "torch.float16"
+        and "not on the expected device" in e["device_error"] and e["normcore_dtype"] == np.float16),
+    "dropout-regularises": lambda e: (
+        abs(e["spread"] - np.sqrt(0.4 / 0.6)) < 0.01 and e["evaluation_same"]),
+    "pre-converges-faster": lambda e: np.all((e["last_block_ratio"] > 3.95) & (e["last_block_ratio"] < 4.55)),
+    "post-small-initial-lr": lambda e: (
+        e["w1_warmup"](0) == 1e-6 and e["w1_warmup"](1000) == 1e-4 and e["passes"] == 91
+        and round(e["peak"], 5) == 7.0e-4 and e["transformer_rate"](4000) == e["peak"]),
+    "bert-transformer-post-ln": lambda e: (
+        np.argmax(e["rates"]["Transformer"]) == 1 and np.argmax(e["rates"]["BERT"]) == 1
+        and round(e["rates"]["Transformer"][1], 5) == 7.0e-4 and e["rates"]["BERT"][1] == 1e-4),
+    "pre-in-large-models": lambda e: (
+        np.all((e["first_over_last"]["Post-LN"] > 0.25) & (e["first_over_last"]["Post-LN"] < 0.6))
+        and np.all((e["first_over_last"]["Pre-LN"] > 1.4) & (e["first_over_last"]["Pre-LN"] < 2.25))),
 }
 
 
@@ -235,8 +281,15 @@ def test_the_mistakes_the_writeups_contain_are_wrong_and_catalogued():
     assert "bn-stats-per-position" in BY_CLAIM["bn-per-position"]["catalog"]
 
 
+# Rows whose evidence compares with PyTorch: without torch the cell says so and measures only
+# normcore's side, so their check is skipped rather than run on half the numbers.
+NEEDS_TORCH = {"bn-buffers-keep-graph", "affine-defaults", "dropout-mask-device"}
+
+
 @pytest.mark.parametrize("claim_id", [c["id"] for c in claims.CLAIMS])
 def test_the_evidence_measures_the_verdict(setup_namespace, claim_id):
+    if claim_id in NEEDS_TORCH:
+        pytest.importorskip("torch")
     assert CHECKS[claim_id](evidence(setup_namespace, claim_id)), claim_id
 
 
@@ -261,3 +314,86 @@ def test_the_figures_a_claim_shows_exist():
     assert shown
     for name in shown:
         assert (ROOT / "figures" / f"{name}.png").is_file(), name
+
+
+# ---------------------------------------------------------------------- the write-ups' claims
+WRITEUP_CLAIMS = tomllib.loads((ROOT / "notebooks" / "src" / "writeup_claims.toml").read_text())
+
+
+def coverage_problems(listing, rows):
+    """What does not hold between the write-ups' claims, section by section (``listing``, as read
+    from writeup_claims.toml), and the claims table (``rows``: CLAIMS, each with its ``zh``):
+
+    - every listed claim names at least one row, and every row it names exists;
+    - a row that judges a claim of a write-up names that write-up among its sources;
+    - every write-up a row names lists a claim that row judges;
+    - every heading the row's Chinese gives for a write-up is a section of it that lists the row.
+    """
+    problems = []
+    by_id = {c["id"]: c for c in rows}
+    listed = {}  # (row id, write-up) -> the sections that list the row
+    for writeup, sections in listing.items():
+        for section in sections:
+            for listed_claim in section["claims"]:
+                where = f"{writeup} {section['section']!r}: {listed_claim['says'][:40]!r}"
+                if not listed_claim["rows"]:
+                    problems.append(f"{where} has no row")
+                for row in listed_claim["rows"]:
+                    if row not in by_id:
+                        problems.append(f"{where} names row {row!r}, which does not exist")
+                    elif writeup not in by_id[row]["sources"]:
+                        problems.append(f"{where} is judged by {row!r}, whose sources lack {writeup}")
+                    listed.setdefault((row, writeup), set()).add(section["section"])
+    for c in rows:
+        for writeup in c["sources"]:
+            if (c["id"], writeup) not in listed:
+                problems.append(f"{c['id']!r} names {writeup}, which lists no claim it judges")
+                continue
+            headings = c["zh"]["headings"].get(writeup, "missing")
+            for heading in headings if isinstance(headings, tuple) else (headings,):
+                if (heading or "") not in listed[c["id"], writeup]:
+                    problems.append(f"{c['id']!r}: its Chinese heading {heading!r} for {writeup} is "
+                                    "not a section that lists it")
+    return problems
+
+
+def test_the_writeups_claims_are_listed_once_per_section_in_normcores_words():
+    assert set(WRITEUP_CLAIMS) == set(claims.WRITEUPS)
+    for writeup, sections in WRITEUP_CLAIMS.items():
+        names = [section["section"] for section in sections]
+        assert len(names) == len(set(names)), writeup
+        for section in sections:
+            assert section["claims"], (writeup, section["section"])
+            for listed_claim in section["claims"]:
+                # a paraphrase in English, never the write-up's own (Chinese) text
+                assert listed_claim["says"] and not re.search(r"[\u4e00-\u9fff]", listed_claim["says"])
+
+
+def test_every_claim_of_the_writeups_has_a_row_and_every_row_its_writeups():
+    assert coverage_problems(WRITEUP_CLAIMS, claims.CLAIMS) == []
+
+
+def test_the_coverage_check_fails_on_each_kind_of_gap():
+    """Each way the table and the listing can disagree is caught."""
+    first = claims.CLAIMS[0]
+    dropped = [c for c in claims.CLAIMS if c["id"] != "lm-small-batch"]
+    assert any("'lm-small-batch', which does not exist" in p
+               for p in coverage_problems(WRITEUP_CLAIMS, dropped))
+    misnamed = {**WRITEUP_CLAIMS, "W2": [{"section": "作用", "claims": [
+        {"says": "a claim judged by a row that is not there", "rows": ["no-such-row"]}]}]}
+    assert any("'no-such-row', which does not exist" in p
+               for p in coverage_problems(misnamed, claims.CLAIMS))
+    unlisted = {**WRITEUP_CLAIMS, "W2": [{"section": "作用", "claims": [
+        {"says": "a claim without a row", "rows": []}]}]}
+    assert any("has no row" in p for p in coverage_problems(unlisted, claims.CLAIMS))
+    without_source = [dict(first, sources=[]) if c is first else c for c in claims.CLAIMS]
+    assert any(f"{first['id']!r}, whose sources lack" in p
+               for p in coverage_problems(WRITEUP_CLAIMS, without_source))
+    extra_source = [dict(first, sources=first["sources"] + ["W3"]) if c is first else c
+                    for c in claims.CLAIMS]
+    assert f"{first['id']!r} names W3, which lists no claim it judges" in coverage_problems(
+        WRITEUP_CLAIMS, extra_source)
+    wrong_heading = [dict(first, zh=dict(first["zh"], headings={"W1": "作用"})) if c is first else c
+                     for c in claims.CLAIMS]
+    assert any("its Chinese heading '作用' for W1" in p
+               for p in coverage_problems(WRITEUP_CLAIMS, wrong_heading))

@@ -6,6 +6,7 @@ README's Chinese introduction."""
 import importlib.util
 import os
 import re
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -264,9 +265,14 @@ def test_each_heading_a_claim_names_occurs_in_its_write_up():
     missing = []
     for c in claims.CLAIMS:
         for source, where in c["zh"]["headings"].items():
-            if where is None:
-                continue  # the write-up's opening, before its first heading
-            for heading in (where,) if isinstance(where, str) else where:
+            for heading in where if isinstance(where, tuple) else (where,):
+                if heading is None:
+                    continue  # the write-up's opening, before its first heading
                 missing += [(c["id"], source, part) for part in heading.split(" › ")
                             if part not in headings[source]]
+    # and every section of the listing of the write-ups' claims ("" is a write-up's opening)
+    listing = tomllib.loads((ROOT / "notebooks" / "src" / "writeup_claims.toml").read_text(encoding="utf-8"))
+    for source, sections in listing.items():
+        missing += [("writeup_claims.toml", source, part) for section in sections if section["section"]
+                    for part in section["section"].split(" › ") if part not in headings[source]]
     assert not missing, missing
