@@ -81,6 +81,7 @@ class Entry:
     url: str = ""
     files: tuple = ()
     aliases: tuple = ()
+    name_only: bool = False  # cited by its aliases only: its author-year is another entry's
 
     @property
     def surnames(self):
@@ -171,7 +172,7 @@ def _by_authors(match):
     """The one entry an author-year match fits, or None."""
     names = re.split(_SEP, match["names"])
     et_al, year = bool(match["etal"]), int(match["year"])
-    fits = [e for e in entries() if e.year == year and e.surnames[0] == names[0]
+    fits = [e for e in entries() if not e.name_only and e.year == year and e.surnames[0] == names[0]
             and set(names[1:]) <= set(e.surnames[1:])
             and (len(e.authors) >= 3 if et_al else len(names) == 1 or len(e.authors) == len(names))]
     return fits[0] if len(fits) == 1 else None
