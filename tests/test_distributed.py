@@ -233,7 +233,7 @@ def test_a_shard_of_the_wrong_shape_raises_its_own_error_and_releases_the_others
 
 def test_a_worker_that_skips_the_all_reduce_is_named():
     group, sync, _ = replicas(2, 3)
-    with pytest.raises(RuntimeError, match="same all_reduce calls"):
+    with pytest.raises(RuntimeError, match="same all_reduce and all_gather calls"):
         group.run(lambda w, x: sync[0](x) if w.rank == 0 else None, shards_of((2, 2), 3))
 
 
