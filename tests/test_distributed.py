@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 import normcore as nc
 from normcore.distributed import InProcessGroup, SyncBatchNorm
 
+from counting_group import Counting
 from norm_tiers import suite_settings
 
 TOL = 1e-12
@@ -352,28 +353,6 @@ def test_gather_equals_allreduce_and_batchnorm_on_unequal_shards(sizes, C, rest,
     assert_close(gathered, batchnorm)
     assert_close(gathered, reduced)
     assert [m.op for m in log] == ["all_gather", "all_reduce"] * 2
-
-
-class Counting:
-    """A worker whose collectives are counted, by kind: the instrumented group of the tests."""
-
-    def __init__(self, worker):
-        self.worker, self.rank, self.world_size = worker, worker.rank, worker.world_size
-        self.counts = {"all_reduce": 0, "all_gather": 0}
-        self.values = {"sent": 0, "received": 0}
-
-    def _count(self, op, vector, name):
-        self.counts[op] += 1
-        got = getattr(self.worker, op)(vector, name)
-        self.values["sent"] += vector.size
-        self.values["received"] += got.size
-        return got
-
-    def all_reduce(self, vector, name=None):
-        return self._count("all_reduce", vector, name)
-
-    def all_gather(self, vector, name=None):
-        return self._count("all_gather", vector, name)
 
 
 @pytest.mark.parametrize("protocol, forward_counts, backward_counts", [
