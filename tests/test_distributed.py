@@ -436,3 +436,34 @@ def test_all_gather_returns_every_vector_in_rank_order_to_each_worker():
         group.workers[0].all_gather(np.ones(2, dtype=np.float32))
     with pytest.raises(ValueError, match="different lengths"):
         group.run(lambda w, v: w.all_gather(v), [np.ones(2), np.ones(3), np.ones(2)])
+
+
+def test_the_autograd_groups_all_gather_differentiates_torchs_protocol():
+    """The PyTorch track's differentiable group: torch's protocol written with autograd (gather
+    [mean_k, var_k, n_k], merge within + between) gives BatchNorm's output and dx on the whole
+    batch; all_gather's backward is the all-reduce of the stack's gradient, this worker's row."""
+    torch = pytest.importorskip("torch")
+    from normcore.practice.torch_track.group import AutogradGroup
+
+    C, eps = 2, 1e-5
+    shards = shards_of((4, 1, 3), C, (2,), offset=3.0, seed=12)
+    dys = [np.random.default_rng(13).normal(size=x.shape) for x in shards]
+
+    def step(worker, x, dy):
+        x = torch.tensor(x, requires_grad=True)
+        count = torch.tensor([float(x.numel() // C)], dtype=torch.float64)
+        mean_k, var_k = x.mean(dim=(0, 2)), x.var(dim=(0, 2), unbiased=False)
+        rows = AutogradGroup(worker).all_gather(torch.cat([mean_k, var_k, count]))   # (K, 2C + 1)
+        means, variances, n = rows[:, :C], rows[:, C:2 * C], rows[:, 2 * C:]
+        mean = (n * means).sum(dim=0) / n.sum()
+        var = (n * (variances + (means - mean) ** 2)).sum(dim=0) / n.sum()        # within + between
+        y = (x - mean[:, None]) / torch.sqrt(var[:, None] + eps)
+        y.backward(torch.tensor(dy))
+        return y.detach().numpy(), x.grad.numpy()
+
+    out = InProcessGroup(len(shards)).run(step, shards, dys)
+    x = torch.tensor(np.concatenate(shards), requires_grad=True)
+    y = torch.nn.BatchNorm1d(C, eps=eps, affine=False, dtype=torch.float64)(x)
+    y.backward(torch.tensor(np.concatenate(dys)))
+    assert nc.rel_error(np.concatenate([o[0] for o in out]), y.detach().numpy()) < TOL
+    assert nc.rel_error(np.concatenate([o[1] for o in out]), x.grad.numpy()) < TOL
