@@ -56,9 +56,11 @@ class SyncBatchNorm(_BatchNorm):
     before it can sum squared deviations from it; the one-round sums [n, sum x, sum x**2] give
     the variance as E[x**2] - E[x]**2, which cancels catastrophically when the mean is large
     against the spread (a shard at 1e4 with a spread of 1 loses 8 of float64's 16 digits).
-    The gather protocol is stable in one round because each worker centres its own shard first
-    (var_k) and the between term needs only the means; its price is a message that grows with
-    the number of workers. Both equal BatchNorm on the concatenated batch to rounding.
+    The gather protocol needs one round because each worker centres its own shard first (var_k)
+    and the between term needs only the means; its price is a message that grows with the
+    number of workers, and each mean_k rounded to the input's spacing enters the between term
+    once (at a mean of 1e8 with a spread of 1 the variance keeps 9 digits, against 15 for the
+    two rounds). Both equal BatchNorm on the concatenated batch to 1e-12 on ordinary inputs.
 
     Gradients: ``backward`` returns dL/dx_k for this worker's shard and adds to gamma.grad and
     beta.grad this worker's *local* contributions, sum_B(dy_k * x_hat_k) and sum_B(dy_k); their
