@@ -480,9 +480,11 @@ CELLS = [
     $\frac{1}{N}\sum_k n_k\mu_k^2 - \mu^2$, the same cancelling difference. The formula keeps
     its digits only when each worker can square $\mu_k - \mu$ itself, so each worker needs every
     worker's $(n_k, \mu_k, \sigma_k^2)$, not their sum: an **all_gather**, the collective in
-    which every worker sends a vector and every worker receives all of them, in rank order. One
-    round then suffices, and nothing large cancels: each worker centres its own shard before
-    squaring. Four workers, 250 values each, the three ways:
+    which every worker sends a vector and every worker receives all of them, in rank order. (A
+    sum can carry one too: each worker writes its vector into its own slot of $K$ slots of zeros,
+    and the all-reduce's sum holds every vector, at $K$ times the message size.) One round then
+    suffices, and nothing large cancels: each worker centres its own shard before squaring.
+    Four workers, 250 values each, the three ways:
     """),
     code(r"""
     rng = np.random.default_rng(3)
