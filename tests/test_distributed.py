@@ -400,8 +400,8 @@ def test_the_gather_message_is_each_workers_mean_invstd_and_count():
 
 def test_a_bad_protocol_is_refused_with_the_choices():
     worker = InProcessGroup(1).workers[0]
-    for bad in ("all_gather", "Gather", None, 1):
-        with pytest.raises(ValueError, match="'allreduce'.*'gather'"):
+    for bad, error in (("all_gather", ValueError), ("Gather", ValueError), (None, TypeError), (1, TypeError)):
+        with pytest.raises(error, match="'allreduce'.*'gather'"):
             SyncBatchNorm(3, process_group=worker, protocol=bad)
 
 

@@ -5,13 +5,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from ..i18n import translator
 from ..norms.base import channel_shape
 from ..norms.batchnorm import _BatchNorm
-from ..i18n import translator
 from ..norms.standardization import mean_over, standardize, standardize_backward_from_means
 
 _ = translator("cli")
-
 
 PROTOCOLS = ("allreduce", "gather")  # normcore's two all-reduces, torch's one all_gather
 
@@ -83,11 +82,12 @@ class SyncBatchNorm(_BatchNorm):
                  affine: bool = True, track_running_stats: bool = True, process_group: Any = None,
                  dtype: DTypeLike = np.float64, *, protocol: str = "allreduce") -> None:
         if not isinstance(protocol, str) or protocol not in PROTOCOLS:
-            raise ValueError(_("SyncBatchNorm: protocol must be 'allreduce' (two all-reduces in the "
-                               "forward, the default) or 'gather' (torch's: one all_gather), got "
-                               "{protocol!r}").format(protocol=protocol))
-        collective = "all_gather" if protocol == "gather" else "all_reduce"
-        for needed in sorted({collective, "all_reduce"}):
+            error = ValueError if isinstance(protocol, str) else TypeError
+            raise error(_("SyncBatchNorm: protocol must be 'allreduce' (two all-reduces in the "
+                          "forward, the default) or 'gather' (torch's: one all_gather), got "
+                          "{protocol!r}").format(protocol=protocol))
+        collectives = ("all_reduce", "all_gather") if protocol == "gather" else ("all_reduce",)
+        for needed in collectives:
             if process_group is None or not callable(getattr(process_group, needed, None)):
                 raise TypeError(_("SyncBatchNorm(protocol={protocol!r}) needs a process_group with "
                                   "{needed}(vector), rank and world_size (an InProcessGroup worker or "
@@ -106,8 +106,7 @@ class SyncBatchNorm(_BatchNorm):
         B = (0,) + tuple(range(2, x.ndim))                         # every axis but the channels
         shape = channel_shape(self.num_features, x.ndim)           # (1, C, 1...)
         statistics = self._gathered_statistics if self.protocol == "gather" else self._reduced_statistics
-        mean, var, N = statistics(x, B)                            # (C,), (C,), int: the whole batch's
-        mean, var = mean.reshape(shape), var.reshape(shape)        # (1, C, 1...)
+        mean, var, N = statistics(x, B, shape)                     # (1, C, 1...) x2, int: the whole batch's
         x_hat, rstd = standardize(x, mean, var, self.eps)          # (n_k, C, *L), (1, C, 1...)
         gamma, beta = self._gamma_beta(x.dtype, shape)             # (1, C, 1...)
         y = x_hat * gamma + beta                                   # (n_k, C, *L)
@@ -116,21 +115,24 @@ class SyncBatchNorm(_BatchNorm):
         self._cache, self._synced = (x_hat, rstd, N, in_dtype), True
         return y.astype(in_dtype, copy=False)
 
-    def _reduced_statistics(self, x: np.ndarray, B: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-        """The whole batch's mean and biased variance (C,) and N, from two all-reduces of sums."""
+    def _reduced_statistics(self, x: np.ndarray, B: tuple[int, ...],
+                            shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+        """The whole batch's mean and biased variance, of shape ``shape``, and N, from two
+        all-reduces of sums (normcore's protocol)."""
         n_k = x.size // self.num_features                          # this worker's values per channel
         sent = np.concatenate([[n_k], x.sum(axis=B, dtype=np.float64)])           # (1 + C,)
         got = self.process_group.all_reduce(sent, name="forward 1/2: [n_k, sum x_k per channel]")
-        N, mean = int(got[0]), got[1:] / max(got[0], 1)            # (C,)
+        N, mean = int(got[0]), got[1:].reshape(shape) / max(got[0], 1)          # (1, C, 1...)
         self._check_batch(x, N)                                    # N = 1: every worker raises
-        mean_b = mean.reshape(channel_shape(self.num_features, x.ndim))          # (1, C, 1...)
-        sent = np.square(x - mean_b, dtype=np.float64).sum(axis=B)               # (C,)
+        sent = np.square(x - mean, dtype=np.float64).sum(axis=B)                 # (C,)
         got = self.process_group.all_reduce(sent, name="forward 2/2: sum (x_k - mean)**2 per channel")
-        return mean, got / max(N, 1), N                            # (C,) biased
+        return mean, got.reshape(shape) / max(N, 1), N             # (1, C, 1...) biased
 
-    def _gathered_statistics(self, x: np.ndarray, B: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
-        """The whole batch's mean and biased variance (C,) and N, from one all_gather of every
-        worker's [mean_k, invstd_k, n_k], merged as within + between (torch's protocol)."""
+    def _gathered_statistics(self, x: np.ndarray, B: tuple[int, ...],
+                             shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
+        """The whole batch's mean and biased variance, of shape ``shape``, and N, from one
+        all_gather of every worker's [mean_k, invstd_k, n_k], merged as within + between
+        (torch's protocol)."""
         C = self.num_features
         n_k = x.size // C                                          # this worker's values per channel
         mean_k = mean_over(x, B)                                   # (1, C, 1...)  0 on an empty shard
@@ -145,7 +147,7 @@ class SyncBatchNorm(_BatchNorm):
         variances = 1.0 / invstds ** 2 - self.eps                  # (K', C) each worker's var_k
         mean = (n * means).sum(axis=0) / max(N, 1)                 # (C,)
         var = (n * (variances + (means - mean) ** 2)).sum(axis=0) / max(N, 1)   # (C,) within + between
-        return mean, var, N
+        return mean.reshape(shape), var.reshape(shape), N          # (1, C, 1...)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
         if not self._synced:                                       # after an evaluation forward
