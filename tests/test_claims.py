@@ -119,7 +119,8 @@ CHECKS = {
         e["fold_gap"] < 1e-12 and not e["ln_folds"]
         and e["passes"]["BatchNorm1d"] == e["passes"]["LayerNorm"]
         and all(r < ln for r, ln in zip(e["passes"]["RMSNorm"], e["passes"]["LayerNorm"]))
-        and e["sync_gap"] < 1e-12 and e["sent"] == [9, 8, 16]),
+        and e["sync_gap"] < 1e-12 and e["sent"] == [9, 8, 16]
+        and e["gathered"] == [("all_gather", 17), ("all_reduce", 16)]),
     "resnet-bn": lambda e: (
         e["rms"]["no norm"] > 1e15 and 3 < e["rms"]["BatchNorm in each branch"] < 30
         and 1 < e["rms"]["no norm, branch / sqrt(100)"] < 5),

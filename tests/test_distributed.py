@@ -1,21 +1,27 @@
-"""SyncBatchNorm on an InProcessGroup equals BatchNorm on the concatenated batch (float64, 1e-12)."""
+"""SyncBatchNorm on an InProcessGroup equals BatchNorm on the concatenated batch (float64, 1e-12),
+with either protocol: normcore's two all-reduces ("allreduce") or torch's one all_gather ("gather")."""
 
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import normcore as nc
 from normcore.distributed import InProcessGroup, SyncBatchNorm
 
+from counting_group import Counting
+from norm_tiers import suite_settings
+
 TOL = 1e-12
+PROTOCOLS = ["allreduce", "gather"]
 
 
-def replicas(K, C, seed=0, **kw):
+def replicas(K, C, seed=0, protocol="allreduce", **kw):
     """K SyncBatchNorm replicas on one InProcessGroup and a BatchNorm1d, all with the same random gamma, beta."""
     group = InProcessGroup(K, log=[])
-    sync = [SyncBatchNorm(C, process_group=w, **kw) for w in group.workers]
+    sync = [SyncBatchNorm(C, process_group=w, protocol=protocol, **kw) for w in group.workers]
     bn = nc.BatchNorm1d(C, **kw)
     rng = np.random.default_rng(seed)
     if bn.weight is not None:
@@ -62,9 +68,10 @@ def check_equal(sync, bn, ys, dxs, y, dx, tol=TOL):
 
 @pytest.mark.parametrize("rest", [(), (5,), (3, 4)], ids=["(N,C)", "(N,C,L)", "(N,C,H,W)"])
 @pytest.mark.parametrize("sizes", [(4, 4), (3, 0, 6, 1), (1, 1, 1)], ids=["even", "uneven+empty", "ones"])
-def test_train_steps_and_eval_equal_batchnorm_on_the_concatenation(rest, sizes):
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_train_steps_and_eval_equal_batchnorm_on_the_concatenation(rest, sizes, protocol):
     C = 3
-    group, sync, bn = replicas(len(sizes), C)
+    group, sync, bn = replicas(len(sizes), C, protocol=protocol)
     rng = np.random.default_rng(2)
     for step in range(3):  # three training steps, then evaluation
         shards = shards_of(sizes, C, rest, seed=step)
@@ -81,24 +88,27 @@ def test_train_steps_and_eval_equal_batchnorm_on_the_concatenation(rest, sizes):
     assert len(group.log) == messages, "evaluation sends no messages"
 
 
-def test_a_worker_with_zero_samples_gets_an_empty_output_and_contributes_nothing():
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_worker_with_zero_samples_gets_an_empty_output_and_contributes_nothing(protocol):
     C = 4
-    group, sync, bn = replicas(3, C)
+    group, sync, bn = replicas(3, C, protocol=protocol)
     shards = shards_of((5, 0, 2), C, (3,))
     dys = [np.random.default_rng(3).normal(size=s.shape) for s in shards]
     ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
     assert ys[1].shape == (0, C, 3) and dxs[1].shape == (0, C, 3)
     assert np.all(sync[1].weight.grad == 0) and np.all(sync[1].bias.grad == 0)
-    assert [m.sent[1][0] for m in group.log[:1]] == [0.0]  # its count is 0
+    count = 0 if protocol == "allreduce" else -1   # [n_k, sum x_k] or [mean_k, invstd_k, n_k]
+    assert [m.sent[1][count] for m in group.log[:1]] == [0.0]  # its count is 0
     check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
 
 
-def test_a_shard_at_1e4_loses_nothing():
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_shard_at_1e4_loses_nothing(protocol):
     """Offset 1e4, spread 10: the one-round sums (E[x**2] - E[x]**2) lose 6 digits; the two rounds
     none beyond the input's own (x near 1e4 is stored to 1.8e-12, 2e-13 of the spread: BatchNorm
     on the concatenation has that same limit, so a spread of 1 would agree to 3e-12 only)."""
     C = 3
-    group, sync, bn = replicas(4, C)
+    group, sync, bn = replicas(4, C, protocol=protocol)
     shards = shards_of((6, 2, 9, 3), C, (4,), offset=1e4, spread=10.0)
     dys = [np.random.default_rng(4).normal(size=s.shape) for s in shards]
     ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
@@ -110,12 +120,14 @@ def test_a_shard_at_1e4_loses_nothing():
     naive_var = ss / n - (s / n) ** 2
     true_var = x.var(axis=(0, 2))
     assert nc.rel_error(naive_var, true_var) > 3e-11
-    assert nc.rel_error(group.log[1].received / n, true_var) < TOL
+    if protocol == "allreduce":  # round 2's message is the squared deviations from the global mean
+        assert nc.rel_error(group.log[1].received / n, true_var) < TOL
 
 
 @pytest.mark.parametrize("kw", [dict(momentum=None), dict(affine=False), dict(eps=1e-3, momentum=0.5)])
-def test_constructor_options_follow_batchnorm(kw):
-    group, sync, bn = replicas(3, 2, **kw)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_constructor_options_follow_batchnorm(kw, protocol):
+    group, sync, bn = replicas(3, 2, protocol=protocol, **kw)
     rng = np.random.default_rng(5)
     for step in range(3):
         shards = shards_of((2, 5, 3), 2, (3,), seed=step)
@@ -142,35 +154,39 @@ def test_without_running_stats_evaluation_uses_each_workers_own_shard():
     assert len(group.log) == 2
 
 
-def test_one_worker_is_batchnorm():
-    group, sync, bn = replicas(1, 3)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_one_worker_is_batchnorm(protocol):
+    group, sync, bn = replicas(1, 3, protocol=protocol)
     x = shards_of((7,), 3, (2,))
     dy = [np.random.default_rng(6).normal(size=x[0].shape)]
     ys, dxs = forward(group, sync, x), backward(group, sync, dy)
     check_equal(sync, bn, ys, dxs, *reference(bn, x, dy), tol=1e-14)
 
 
-def test_gradcheck_on_one_worker():
-    layer = SyncBatchNorm(3, process_group=InProcessGroup(1).workers[0])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_gradcheck_on_one_worker(protocol):
+    layer = SyncBatchNorm(3, process_group=InProcessGroup(1).workers[0], protocol=protocol)
     rng = np.random.default_rng(7)
     layer.weight.data[:], layer.bias.data[:] = rng.normal(size=3), rng.normal(size=3)
     assert nc.gradcheck(layer, rng.normal(size=(5, 3, 2))).passed
 
 
 @pytest.mark.parametrize("layout", ["fortran", "transposed", "sliced"])
-def test_memory_layouts(layout):
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_memory_layouts(layout, protocol):
     base = np.random.default_rng(8).normal(size=(6, 3, 8))
     x = {"fortran": np.asfortranarray(base), "transposed": base.transpose(2, 1, 0).copy().transpose(2, 1, 0),
          "sliced": np.random.default_rng(8).normal(size=(12, 3, 8))[::2]}[layout]
-    group, sync, bn = replicas(2, 3)
+    group, sync, bn = replicas(2, 3, protocol=protocol)
     shards, dys = [x[:2], x[2:]], [np.ones((2, 3, 8)), np.arange(96.0).reshape(4, 3, 8) % 5]
     ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
     check_equal(sync, bn, ys, dxs, *reference(bn, [np.ascontiguousarray(s) for s in shards], dys))
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-6), (np.float16, 1e-3)])
-def test_low_precision_keeps_the_dtype(dtype, tol):
-    group, sync, bn = replicas(2, 3)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_low_precision_keeps_the_dtype(dtype, tol, protocol):
+    group, sync, bn = replicas(2, 3, protocol=protocol)
     shards = [s.astype(dtype) for s in shards_of((3, 5), 3, (2,))]
     ys = forward(group, sync, shards)
     assert all(y.dtype == dtype for y in ys)
@@ -200,16 +216,18 @@ def test_verbose_prints_every_message(capsys):
     assert out.count("all_reduce #") == 2 and "24 bytes" in out and "16 bytes" in out
 
 
-def test_a_global_batch_of_one_value_raises_on_every_worker_and_changes_nothing():
-    group, sync, _ = replicas(2, 3)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_global_batch_of_one_value_raises_on_every_worker_and_changes_nothing(protocol):
+    group, sync, _ = replicas(2, 3, protocol=protocol)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         forward(group, sync, shards_of((1, 0), 3))
     for s in sync:
         assert s.num_batches_tracked == 0 and np.all(s.running_var == 1)
 
 
-def test_an_empty_global_batch_is_counted_and_changes_no_statistics():
-    group, sync, _ = replicas(2, 3)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_empty_global_batch_is_counted_and_changes_no_statistics(protocol):
+    group, sync, _ = replicas(2, 3, protocol=protocol)
     ys = forward(group, sync, shards_of((0, 0), 3))
     assert [y.shape for y in ys] == [(0, 3), (0, 3)]
     assert all(s.num_batches_tracked == 1 and np.all(s.running_mean == 0) for s in sync)
@@ -233,7 +251,7 @@ def test_a_shard_of_the_wrong_shape_raises_its_own_error_and_releases_the_others
 
 def test_a_worker_that_skips_the_all_reduce_is_named():
     group, sync, _ = replicas(2, 3)
-    with pytest.raises(RuntimeError, match="same all_reduce calls"):
+    with pytest.raises(RuntimeError, match="same all_reduce and all_gather calls"):
         group.run(lambda w, x: sync[0](x) if w.rank == 0 else None, shards_of((2, 2), 3))
 
 
@@ -269,3 +287,183 @@ def test_normcore_distributed_imports_without_torch():
     code = "import sys, normcore.distributed; assert 'torch' not in sys.modules, 'torch was imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+# --- the two protocols: torch's one all_gather against normcore's two all-reduces -------------
+
+LAYOUTS = ["C", "fortran", "transposed", "sliced"]
+
+
+def laid_out(a, layout):
+    """The same values as ``a`` in another memory layout."""
+    if layout == "fortran":
+        return np.asfortranarray(a)
+    if layout == "transposed":  # the axes' strides reversed
+        return a.transpose(tuple(reversed(range(a.ndim)))).copy().transpose(tuple(reversed(range(a.ndim))))
+    if layout == "sliced":      # every other row of a twice-as-long array
+        wide = np.zeros((2 * a.shape[0],) + a.shape[1:])
+        wide[::2] = a
+        return wide[::2]
+    return np.ascontiguousarray(a)
+
+
+def run_steps(protocol, sizes, C, rest, layout, offset, spread, seed, steps=2, **kw):
+    """``steps`` training steps of SyncBatchNorm replicas (forward, backward) and of BatchNorm1d
+    on the concatenation; returns both sides' last outputs, dx, the summed dgamma and dbeta, the
+    running statistics, and the group's message log."""
+    group, sync, bn = replicas(len(sizes), C, seed=seed, protocol=protocol, **kw)
+    rng = np.random.default_rng(seed)
+    for _step in range(steps):
+        shards = [laid_out(offset + spread * rng.normal(size=(n, C) + rest), layout) for n in sizes]
+        dys = [laid_out(rng.normal(size=x.shape), layout) for x in shards]
+        ys, dxs = forward(group, sync, shards), backward(group, sync, dys)
+        y, dx = reference(bn, [np.ascontiguousarray(x) for x in shards], [np.ascontiguousarray(d) for d in dys])
+    ours = dict(y=np.concatenate(ys), dx=np.concatenate(dxs), dgamma=sum(s.weight.grad for s in sync),
+                dbeta=sum(s.bias.grad for s in sync), running_mean=sync[-1].running_mean,
+                running_var=sync[-1].running_var)
+    theirs = dict(y=y, dx=dx, dgamma=bn.weight.grad, dbeta=bn.bias.grad, running_mean=bn.running_mean,
+                  running_var=bn.running_var)
+    for s_ in sync:  # every worker holds the same running statistics
+        assert np.array_equal(s_.running_mean, sync[0].running_mean)
+        assert np.array_equal(s_.running_var, sync[0].running_var)
+    return ours, theirs, group.log
+
+
+def assert_close(a, b, tol=TOL):
+    for key in a:
+        assert nc.rel_error(a[key], b[key]) < tol, key
+
+
+shard_sizes = st.lists(st.integers(0, 6), min_size=1, max_size=4).filter(lambda s: sum(s) >= 2)
+
+
+@suite_settings(40)
+@given(sizes=shard_sizes, C=st.integers(1, 3), rest=st.sampled_from([(), (3,)]),
+       layout=st.sampled_from(LAYOUTS), offset=st.sampled_from([0.0, 5.0, -30.0]),
+       spread=st.sampled_from([0.5, 1.0, 4.0]), momentum=st.sampled_from([0.1, None]),
+       seed=st.integers(0, 2 ** 16))
+def test_gather_equals_allreduce_and_batchnorm_on_unequal_shards(sizes, C, rest, layout, offset, spread,
+                                                                 momentum, seed):
+    """protocol="gather" equals the default protocol and BatchNorm1d on the whole batch to 1e-12
+    in float64: forward, dx, dgamma, dbeta and the running statistics, over ranks with unequal
+    (and empty) shards, (N, C) and (N, C, L), every memory layout."""
+    args = (sizes, C, rest, layout, offset, spread, seed)
+    gathered, batchnorm, log = run_steps("gather", *args, momentum=momentum)
+    reduced, _, _ = run_steps("allreduce", *args, momentum=momentum)
+    assert_close(gathered, batchnorm)
+    assert_close(gathered, reduced)
+    assert [m.op for m in log] == ["all_gather", "all_reduce"] * 2
+
+
+@pytest.mark.parametrize("protocol, forward_counts, backward_counts", [
+    ("allreduce", {"all_reduce": 2, "all_gather": 0}, {"all_reduce": 1, "all_gather": 0}),
+    ("gather", {"all_reduce": 0, "all_gather": 1}, {"all_reduce": 1, "all_gather": 0}),
+])
+def test_the_collectives_of_one_training_step_counted(protocol, forward_counts, backward_counts):
+    """A training step: the default protocol sends three all-reduces (two forward, one backward),
+    4C + 1 values per worker, and receives as many; "gather" one all_gather forward and one
+    all_reduce backward: 4C + 1 values sent, (2C + 1) K + 2C received. Evaluation sends nothing."""
+    K, C = 3, 4
+    group = InProcessGroup(K)
+    counted = [Counting(w) for w in group.workers]
+    sync = [SyncBatchNorm(C, process_group=c, protocol=protocol) for c in counted]
+    shards = shards_of((2, 5, 1), C)
+    forward(group, sync, shards)
+    assert all(c.counts == forward_counts for c in counted)
+    backward(group, sync, [np.ones_like(x) for x in shards])
+    total = {op: forward_counts[op] + backward_counts[op] for op in forward_counts}
+    assert all(c.counts == total for c in counted)
+    received = 4 * C + 1 if protocol == "allreduce" else (2 * C + 1) * K + 2 * C
+    assert all(c.values == {"sent": 4 * C + 1, "received": received} for c in counted)
+    for layer in sync:
+        layer.eval()
+    forward(group, sync, shards)
+    assert all(c.counts == total for c in counted), "evaluation sends no messages"
+
+
+def test_the_gather_message_is_each_workers_mean_invstd_and_count():
+    C, eps = 2, 1e-5
+    group, sync, _ = replicas(3, C, protocol="gather", eps=eps)
+    shards = shards_of((4, 0, 3), C, (2,))
+    forward(group, sync, shards)
+    (message,) = group.log
+    assert message.op == "all_gather" and message.received.shape == (3, 2 * C + 1)
+    assert message.nbytes == 8 * (2 * C + 1) and message.received_nbytes == 3 * 8 * (2 * C + 1)
+    for k, x in enumerate(shards):
+        assert np.array_equal(message.received[k], message.sent[k])
+        assert message.sent[k][-1] == x.size // C
+        if len(x):
+            assert nc.rel_error(message.sent[k][:C], x.mean(axis=(0, 2))) < TOL
+            assert nc.rel_error(message.sent[k][C:2 * C], 1 / np.sqrt(x.var(axis=(0, 2)) + eps)) < TOL
+    assert "all_gather #1" in str(message) and "every worker gets all 3 vectors" in str(message)
+
+
+def test_a_bad_protocol_is_refused_with_the_choices():
+    worker = InProcessGroup(1).workers[0]
+    for bad, error in (("all_gather", ValueError), ("Gather", ValueError), (None, TypeError), (1, TypeError)):
+        with pytest.raises(error, match="'allreduce'.*'gather'"):
+            SyncBatchNorm(3, process_group=worker, protocol=bad)
+
+
+def test_the_gather_protocol_needs_a_group_with_all_gather():
+    class SumsOnly:
+        rank, world_size = 0, 1
+
+        def all_reduce(self, vector, name=None):
+            return vector.copy()
+
+    SyncBatchNorm(3, process_group=SumsOnly())  # the default protocol needs all_reduce only
+    with pytest.raises(TypeError, match="all_gather"):
+        SyncBatchNorm(3, process_group=SumsOnly(), protocol="gather")
+
+
+def test_workers_on_different_protocols_get_a_clear_error():
+    group = InProcessGroup(2)
+    sync = [SyncBatchNorm(3, process_group=group.workers[0], protocol="gather"),
+            SyncBatchNorm(3, process_group=group.workers[1])]
+    with pytest.raises(RuntimeError, match="same all_reduce and all_gather calls"):
+        forward(group, sync, shards_of((2, 2), 3))
+
+
+def test_all_gather_returns_every_vector_in_rank_order_to_each_worker():
+    group = InProcessGroup(3, log=[])
+    out = group.run(lambda w, v: w.all_gather(v), [np.full(2, float(k)) for k in range(3)])
+    for got in out:
+        assert np.array_equal(got, [[0, 0], [1, 1], [2, 2]])
+    out[0][0, 0] = 99
+    assert out[1][0, 0] == 0.0 and group.log[0].sent[0][0] == 0.0
+    with pytest.raises(TypeError, match="all_gather expects a float64"):
+        group.workers[0].all_gather(np.ones(2, dtype=np.float32))
+    with pytest.raises(ValueError, match="different lengths"):
+        group.run(lambda w, v: w.all_gather(v), [np.ones(2), np.ones(3), np.ones(2)])
+
+
+def test_the_autograd_groups_all_gather_differentiates_torchs_protocol():
+    """The PyTorch track's differentiable group: torch's protocol written with autograd (gather
+    [mean_k, var_k, n_k], merge within + between) gives BatchNorm's output and dx on the whole
+    batch; all_gather's backward is the all-reduce of the stack's gradient, this worker's row."""
+    torch = pytest.importorskip("torch")
+    from normcore.practice.torch_track.group import AutogradGroup
+
+    C, eps = 2, 1e-5
+    shards = shards_of((4, 1, 3), C, (2,), offset=3.0, seed=12)
+    dys = [np.random.default_rng(13).normal(size=x.shape) for x in shards]
+
+    def step(worker, x, dy):
+        x = torch.tensor(x, requires_grad=True)
+        count = torch.tensor([float(x.numel() // C)], dtype=torch.float64)
+        mean_k, var_k = x.mean(dim=(0, 2)), x.var(dim=(0, 2), unbiased=False)
+        rows = AutogradGroup(worker).all_gather(torch.cat([mean_k, var_k, count]))   # (K, 2C + 1)
+        means, variances, n = rows[:, :C], rows[:, C:2 * C], rows[:, 2 * C:]
+        mean = (n * means).sum(dim=0) / n.sum()
+        var = (n * (variances + (means - mean) ** 2)).sum(dim=0) / n.sum()        # within + between
+        y = (x - mean[:, None]) / torch.sqrt(var[:, None] + eps)
+        y.backward(torch.tensor(dy))
+        return y.detach().numpy(), x.grad.numpy()
+
+    out = InProcessGroup(len(shards)).run(step, shards, dys)
+    x = torch.tensor(np.concatenate(shards), requires_grad=True)
+    y = torch.nn.BatchNorm1d(C, eps=eps, affine=False, dtype=torch.float64)(x)
+    y.backward(torch.tensor(np.concatenate(dys)))
+    assert nc.rel_error(np.concatenate([o[0] for o in out]), y.detach().numpy()) < TOL
+    assert nc.rel_error(np.concatenate([o[1] for o in out]), x.grad.numpy()) < TOL

@@ -279,6 +279,10 @@ def _sync_notes(log):
                       "of a shared node (mean, rstd) adds every rank's share: that sum over the ranks is the "
                       "backward's all-reduce, which normcore sends as one message of [sum dy, sum dy * x_hat] "
                       "per channel; S and M2 then hand the total back to every rank.")),
+            Phrase(N_("This is normcore's default protocol. With protocol=\"gather\", PyTorch's, the two "
+                      "forward all-reduces become one all_gather of every rank's [mean, invstd, count], "
+                      "merged as the variance within the ranks plus the spread of their means between "
+                      "them; the backward's all-reduce stays.")),
             Phrase(N_("The checks also compare with plain BatchNorm on the rows put back together "
                       "(vs batchnorm): the two must agree."))]
 

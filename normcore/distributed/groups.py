@@ -1,23 +1,27 @@
-"""Process groups: who the workers are and how they sum a vector, behind one small interface.
+"""Process groups: who the workers are and how they exchange vectors, behind one small interface.
 
 A process group is any object with ``rank`` (this worker's number, 0 .. world_size - 1),
-``world_size`` (how many workers) and::
+``world_size`` (how many workers) and two collectives::
 
     total = group.all_reduce(vector)     # vector: this worker's float64 1-D array
                                          # total: the SUM over every worker's vector, the same
-                                         # array on every worker (each call is one message round)
+                                         # array on every worker
+    every = group.all_gather(vector)     # every: (world_size, len(vector)), row k worker k's
+                                         # vector, the same array on every worker
 
-Every worker must make the same all_reduce calls, in the same order, with vectors of the same
-length: an all_reduce returns only once every worker has sent its vector. Two implementations:
+Each call is one collective (one message round). Every worker must make the same calls, in the
+same order, with vectors of the same length: a collective returns only once every worker has
+sent its vector. An all_reduce leaves each worker with as many values as it sent; an all_gather
+with world_size times as many. Two implementations:
 
 - ``InProcessGroup(K)``: K workers as K threads of this process, for the classroom. Its
   ``run(fn, shards)`` runs ``fn(worker, shard)`` for every worker together; each worker's
-  all_reduce waits at a barrier for the K vectors and sums them in rank order, so every worker
-  gets the same bits. ``verbose=True`` prints every message (who sends what, its size in
-  bytes, and the total every worker receives); ``log=[]`` collects them as ``Message`` records.
-- ``TorchGroup()``: ``torch.distributed.all_reduce`` on a CPU float64 tensor, for real processes
-  (the gloo backend on one machine or several), the engine a user would scale to. torch is
-  imported only when a TorchGroup is made.
+  collective waits at a barrier for the K vectors, and all_reduce sums them in rank order, so
+  every worker gets the same bits. ``verbose=True`` prints every message (who sends what, its
+  size in bytes, and what every worker receives); ``log=[]`` collects them as ``Message`` records.
+- ``TorchGroup()``: ``torch.distributed.all_reduce`` and ``all_gather`` on CPU float64 tensors,
+  for real processes (the gloo backend on one machine or several), the engine a user would scale
+  to. torch is imported only when a TorchGroup is made.
 """
 
 import threading
@@ -28,6 +32,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._array import flag, positive_int, real_number
+from ..i18n import translator
+
+_ = translator("cli")
+
+COLLECTIVES = ("all_reduce", "all_gather")
 
 
 class ProcessGroup(Protocol):
@@ -40,53 +49,78 @@ class ProcessGroup(Protocol):
         """The sum over every worker of its float64 1-D ``vector``; ``name`` labels the message."""
         ...
 
+    def all_gather(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        """Every worker's float64 1-D ``vector`` stacked in rank order, (world_size, len(vector))."""
+        ...
 
-def check_vector(vector: Any, who: str) -> np.ndarray:
-    """``vector`` as a float64 1-D ndarray, or a clear TypeError / ValueError."""
+
+def check_vector(vector: Any, who: str, op: str = "all_reduce") -> np.ndarray:
+    """``vector`` as a float64 1-D ndarray for collective ``op``, or a clear TypeError / ValueError."""
     if not isinstance(vector, np.ndarray) or vector.dtype != np.float64:
-        raise TypeError(f"{who}.all_reduce expects a float64 NumPy array, got "
-                        f"{getattr(vector, 'dtype', type(vector).__name__)}")
+        raise TypeError(_("{who}.{op} expects a float64 NumPy array, got {got}").format(
+            who=who, op=op, got=getattr(vector, "dtype", type(vector).__name__)))
     if vector.ndim != 1:
-        raise ValueError(f"{who}.all_reduce expects a 1-D vector, got shape {vector.shape}")
+        raise ValueError(_("{who}.{op} expects a 1-D vector, got shape {shape}").format(
+            who=who, op=op, shape=vector.shape))
     return vector
 
 
 @dataclass
 class Message:
-    """One all_reduce round of an InProcessGroup: what each worker sent, and the sum all received."""
+    """One collective of an InProcessGroup: what each worker sent, and what every worker received
+    (the sum for an all_reduce; every vector, stacked in rank order, for an all_gather)."""
 
-    index: int                    # 1 for the group's first all_reduce, 2 for the next, ...
+    index: int                    # 1 for the group's first collective, 2 for the next, ...
     name: str | None              # the label the workers gave it
     sent: list[np.ndarray]        # sent[k]: worker k's vector
-    received: np.ndarray          # their sum, which every worker receives
+    received: np.ndarray          # what every worker receives
+    op: str = "all_reduce"        # or "all_gather"
 
     @property
     def nbytes(self) -> int:
         """The size of each worker's message in bytes (8 per float64)."""
+        return self.sent[0].nbytes
+
+    @property
+    def received_nbytes(self) -> int:
+        """What each worker receives, in bytes: its message's size for an all_reduce, K times
+        that for an all_gather of K workers."""
         return self.received.nbytes
 
     def __str__(self) -> str:
         label = f" {self.name}" if self.name else ""
-        lines = [f"all_reduce #{self.index}{label}: each of {len(self.sent)} workers sends "
-                 f"{self.received.size} float64 = {self.nbytes} bytes"]
+        lines = [_("{op} #{index}{label}: each of {k} workers sends {n} float64 = {b} bytes").format(
+            op=self.op, index=self.index, label=label, k=len(self.sent), n=self.sent[0].size, b=self.nbytes)]
         with np.printoptions(precision=6, suppress=True, linewidth=200):
-            lines += [f"  worker {k} sends     {v}" for k, v in enumerate(self.sent)]
-            lines.append(f"  every worker gets {self.received}")
+            lines += [_("  worker {k} sends     {v}").format(k=k, v=v) for k, v in enumerate(self.sent)]
+            if self.op == "all_gather":
+                lines.append(_("  every worker gets all {k} vectors, in rank order ({b} bytes)").format(
+                    k=len(self.sent), b=self.received_nbytes))
+            else:
+                lines.append(_("  every worker gets {v}").format(v=self.received))
         return "\n".join(lines)
 
 
 _FINISHED = object()  # what a worker "sends" when its function has returned
 
 
+class Abandoned(RuntimeError):
+    """The error a worker gets at a collective when another worker failed first."""
+
+
 class Worker:
-    """One worker of an InProcessGroup: its ``rank``, ``world_size`` and ``all_reduce``."""
+    """One worker of an InProcessGroup: its ``rank``, ``world_size``, ``all_reduce`` and ``all_gather``."""
 
     def __init__(self, group: "InProcessGroup", rank: int) -> None:
         self.group, self.rank, self.world_size = group, rank, group.world_size
 
     def all_reduce(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
-        vector = check_vector(vector, f"InProcessGroup worker {self.rank}")
-        return self.group.exchange(self.rank, vector.copy(), name)
+        vector = check_vector(vector, f"InProcessGroup worker {self.rank}", "all_reduce")
+        return self.group.exchange(self.rank, vector.copy(), name, "all_reduce")
+
+    def all_gather(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        vector = check_vector(vector, f"InProcessGroup worker {self.rank}", "all_gather")
+        return self.group.exchange(self.rank, vector.copy(), name, "all_gather")
 
     def __repr__(self) -> str:
         return f"Worker(rank={self.rank}, world_size={self.world_size})"
@@ -97,15 +131,17 @@ class Worker:
 
 
 class InProcessGroup:
-    """K workers in one process, each a thread, that sum vectors at a barrier.
+    """K workers in one process, each a thread, that sum or gather vectors at a barrier.
 
         group = InProcessGroup(2, verbose=True)
         bns = [SyncBatchNorm(C, process_group=w) for w in group.workers]
         ys = group.run(lambda w, x: bns[w.rank](x), [x0, x1])    # the two shards, together
 
     ``run`` re-raises the first worker's error (by rank) after every thread has stopped; the
-    other workers' pending all_reduce calls are abandoned. ``timeout`` (seconds) bounds how long
-    a worker waits for the others at one all_reduce.
+    other workers' pending collectives are abandoned. ``timeout`` (seconds) bounds how long
+    a worker waits for the others at one collective. ``calls`` counts the collectives so far,
+    and ``log`` (a list) receives one ``Message`` per collective, its ``op`` "all_reduce" or
+    "all_gather".
     """
 
     def __init__(self, world_size: int, verbose: bool = False, log: list | None = None,
@@ -117,54 +153,65 @@ class InProcessGroup:
         self.log = log
         self.timeout = real_number(timeout, "timeout", "InProcessGroup", low=1e-3)
         self.workers = [Worker(self, k) for k in range(self.world_size)]
-        self.calls = 0                                        # all_reduce rounds so far
+        self.calls = 0                                        # collectives so far
         self._sent: list[Any] = [None] * self.world_size
         self._names: list[str | None] = [None] * self.world_size
+        self._ops: list[str | None] = [None] * self.world_size
         self._outcome: tuple[np.ndarray | None, Exception | None] = (None, None)
-        self._barrier = threading.Barrier(self.world_size, action=self._reduce, timeout=self.timeout)
+        self._barrier = threading.Barrier(self.world_size, action=self._collect, timeout=self.timeout)
 
-    def exchange(self, rank: int, sent: Any, name: str | None) -> np.ndarray:
-        """Worker ``rank`` sends ``sent`` and waits for every other worker's; returns the sum."""
-        self._sent[rank], self._names[rank] = sent, name
+    def exchange(self, rank: int, sent: Any, name: str | None, op: str = "all_reduce") -> np.ndarray:
+        """Worker ``rank`` sends ``sent`` for collective ``op`` and waits for every other
+        worker's; returns the sum (all_reduce) or the vectors stacked in rank order (all_gather)."""
+        self._sent[rank], self._names[rank], self._ops[rank] = sent, name, op
         try:
-            self._barrier.wait()                               # the last to arrive runs _reduce
+            self._barrier.wait()                               # the last to arrive runs _collect
         except threading.BrokenBarrierError:
-            raise RuntimeError(f"InProcessGroup: worker {rank}'s all_reduce was abandoned (another worker "
-                               f"failed, or did not call all_reduce within {self.timeout} s)") from None
+            raise Abandoned(_("InProcessGroup: worker {rank}'s {op} was abandoned (another worker "
+                                 "failed, or did not call {op} within {t} s)").format(
+                                     rank=rank, op=op, t=self.timeout)) from None
         total, error = self._outcome
         if error is not None:
             raise error
         return total.copy() if total is not None else np.empty(0)
 
-    def _reduce(self) -> None:
-        """Run once per round by the last worker to arrive: check the K vectors, sum them in rank order."""
+    def _collect(self) -> None:
+        """Run once per round by the last worker to arrive: check the K vectors, then sum them in
+        rank order (all_reduce) or stack them in rank order (all_gather)."""
         sent = list(self._sent)
         finished = [k for k, v in enumerate(sent) if v is _FINISHED]
         if len(finished) == self.world_size:                  # everyone is done: no message
             self._outcome = (None, None)
             return
         self.calls += 1
-        if finished:
-            self._outcome = (None, RuntimeError(
-                f"InProcessGroup: workers {finished} returned while the others called all_reduce "
-                f"#{self.calls}: every worker must make the same all_reduce calls"))
+        ops = {k: op for k, op in enumerate(self._ops) if sent[k] is not _FINISHED}
+        if finished or len(set(ops.values())) > 1:
+            self._outcome = (None, RuntimeError(_(
+                "InProcessGroup collective #{n}: the workers called {ops} (worker: collective; "
+                "finished: returned from its function); every worker must make the same "
+                "all_reduce and all_gather calls, in the same order").format(
+                    n=self.calls, ops={**ops, **{k: "finished" for k in finished}})))
             return
         sizes = {k: v.size for k, v in enumerate(sent)}
         if len(set(sizes.values())) > 1:
-            self._outcome = (None, ValueError(
-                f"InProcessGroup all_reduce #{self.calls}: the workers sent vectors of different lengths "
-                f"{sizes} (worker: length); every worker must send as many values (the same number of "
-                f"channels, the same layer)"))
+            self._outcome = (None, ValueError(_(
+                "InProcessGroup {op} #{n}: the workers sent vectors of different lengths {sizes} "
+                "(worker: length); every worker must send as many values (the same number of "
+                "channels, the same layer)").format(op=self._ops[0], n=self.calls, sizes=sizes)))
             return
-        total = np.zeros_like(sent[0])
-        for v in sent:                                        # rank order: the same bits on every worker
-            total += v
-        message = Message(self.calls, self._names[0], sent, total)
+        op = self._ops[0]
+        if op == "all_gather":
+            received = np.stack(sent)                         # (K, n): row k is worker k's vector
+        else:
+            received = np.zeros_like(sent[0])
+            for v in sent:                                    # rank order: the same bits on every worker
+                received += v
+        message = Message(self.calls, self._names[0], sent, received, op)
         if self.log is not None:
             self.log.append(message)
         if self.verbose:
             print(message)
-        self._outcome = (total, None)
+        self._outcome = (received, None)
 
     def run(self, fn: Callable[..., Any], *per_worker: Sequence[Any]) -> list[Any]:
         """[fn(worker_k, a_k, b_k, ...) for k in range(K)], the K calls running together in K
@@ -206,13 +253,14 @@ class InProcessGroup:
 
 def _abandoned(exc: BaseException) -> bool:
     """True for the error a worker gets when another worker failed first."""
-    return isinstance(exc, RuntimeError) and "was abandoned" in str(exc)
+    return isinstance(exc, Abandoned)
 
 
 class TorchGroup:
     """``torch.distributed`` as a process group: all_reduce is ``torch.distributed.all_reduce``
-    (SUM) of a CPU float64 tensor. Start the processes first, e.g. with
-    ``torch.multiprocessing.spawn`` or ``torchrun``, and in each one::
+    (SUM) of a CPU float64 tensor, all_gather is ``torch.distributed.all_gather`` of one. Start
+    the processes first, e.g. with ``torch.multiprocessing.spawn`` or ``torchrun``, and in each
+    one::
 
         torch.distributed.init_process_group("gloo", rank=rank, world_size=world_size)
         bn = SyncBatchNorm(C, process_group=TorchGroup())
@@ -237,6 +285,15 @@ class TorchGroup:
         tensor = torch.from_numpy(vector.copy())               # CPU float64, not the caller's memory
         self._dist.all_reduce(tensor, op=self._dist.ReduceOp.SUM, group=self.group)
         return tensor.numpy()
+
+    def all_gather(self, vector: np.ndarray, name: str | None = None) -> np.ndarray:
+        import torch
+
+        vector = check_vector(vector, "TorchGroup", "all_gather")
+        tensor = torch.from_numpy(vector.copy())               # CPU float64, not the caller's memory
+        rows = [torch.empty_like(tensor) for rank in range(self.world_size)]
+        self._dist.all_gather(rows, tensor, group=self.group)
+        return torch.stack(rows).numpy()                       # (world_size, n), rank order
 
     def __repr__(self) -> str:
         return f"TorchGroup(rank={self.rank}, world_size={self.world_size})"

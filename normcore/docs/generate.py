@@ -45,9 +45,11 @@ API = [
      "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
      [("normcore.nn", None)]),
     ("distributed", "SyncBatchNorm across workers: normcore.distributed",
-     "BatchNorm whose statistics are taken over a batch split across workers, and the process "
-     "groups it talks through: threads of one process for the classroom, ``torch.distributed`` "
-     "with gloo for real processes (torch is imported only when a ``TorchGroup`` is made).",
+     "BatchNorm whose statistics are taken over a batch split across workers (three all-reduces "
+     "per training step by default, or PyTorch's all_gather and all-reduce with "
+     "``protocol=\"gather\"``), and the process groups it talks through: threads of one process "
+     "for the classroom, ``torch.distributed`` with gloo for real processes (torch is imported only "
+     "when a ``TorchGroup`` is made).",
      [("normcore.distributed", None)]),
     ("optim", "Optimizers and schedules: normcore.optim", "",
      [("normcore.optim", None)]),

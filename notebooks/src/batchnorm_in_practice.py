@@ -14,8 +14,8 @@ CELLS = [
        cannot fold
     2. the running statistics after training: recalibrating them, and freezing them for
        fine-tuning
-    3. SyncBatchNorm: statistics over a batch split across workers, with its three all-reduces
-       written out
+    3. SyncBatchNorm: statistics over a batch split across workers, two protocols written out
+       (normcore's three all-reduces, PyTorch's all_gather and all-reduce)
     4. scale invariance: a weight before BatchNorm, its gradient, and weight decay
     5. BatchNorm before or after the activation, and the useless bias before a BatchNorm
     6. a summary
@@ -341,11 +341,12 @@ CELLS = [
         print(f"{name:<5}  {a}   {b}")
     """),
     md(r"""
-    ### The three all-reduces
+    ### normcore's protocol: three all-reduces
 
-    SyncBatchNorm takes the statistics of the whole batch. Its one collective operation is
-    the **all-reduce**: every worker sends a vector, and every worker receives their sum.
-    Worker $k$ holds $x_k$, $n_k$ values per channel; $N = \sum_k n_k$.
+    SyncBatchNorm takes the statistics of the whole batch. normcore's default protocol
+    (`protocol="allreduce"`) uses one kind of collective operation, the **all-reduce**: every
+    worker sends a vector, and every worker receives their sum. Worker $k$ holds $x_k$, $n_k$
+    values per channel; $N = \sum_k n_k$.
 
     | | what each worker sends | what every worker then computes |
     |---|---|---|
@@ -430,19 +431,25 @@ CELLS = [
     parameters' gradients anyway, which sums the shares. On real processes the same layer
     takes `ncd.TorchGroup()`, an all-reduce through `torch.distributed` with the gloo backend
     on CPU (start the processes with `torch.multiprocessing.spawn` or `torchrun`, and call
-    `torch.distributed.init_process_group("gloo", ...)` in each); PyTorch's own
-    `nn.SyncBatchNorm` runs on GPUs only.
+    `torch.distributed.init_process_group("gloo", ...)` in each). PyTorch's own
+    `nn.SyncBatchNorm` takes another route, below.
 
     ### Averaging the workers' variances is wrong
 
-    A shortcut: each worker computes its own mean and variance, and the workers average them.
-    The means average correctly (weighted by $n_k$), the variances do not: the variance of the
-    whole batch is the average variance *within* the shards plus the spread of the shard means
-    around the overall mean,
+    A shortcut: each worker computes its own mean $\mu_k$ and variance $\sigma_k^2$, and the
+    workers average them. The means average correctly (weighted by $n_k$,
+    $\mu = \frac{1}{N}\sum_k n_k\,\mu_k$), the variances do not. Split each value's deviation
+    from the overall mean at its worker's mean, $x - \mu = (x - \mu_k) + (\mu_k - \mu)$, and
+    square. Summed over worker $k$'s values the cross term $2(\mu_k - \mu)\sum (x - \mu_k)$ is
+    zero (deviations from a mean sum to zero), which leaves
+    $\sum (x - \mu)^2 = n_k\,\sigma_k^2 + n_k\,(\mu_k - \mu)^2$. Summed over the workers and
+    divided by $N$, the variance of the whole batch is the variance *within* the shards plus the
+    spread of the shard means *between* them, around the overall mean:
 
-    $$\sigma^2 = \frac{1}{N}\sum_k n_k\,\sigma_k^2 + \frac{1}{N}\sum_k n_k\,(\mu_k - \mu)^2 .$$
+    $$\sigma^2 = \underbrace{\frac{1}{N}\sum_k n_k\,\sigma_k^2}_{\text{within}}
+      + \underbrace{\frac{1}{N}\sum_k n_k\,(\mu_k - \mu)^2}_{\text{between}} .$$
 
-    The shortcut loses the second term. For the two workers of the class:
+    The shortcut keeps the first term and loses the second. For the two workers of the class:
     """),
     code(r"""
     halves = [scores[:2], scores[2:]]
@@ -458,16 +465,27 @@ CELLS = [
     """),
     md(r"""
     Physics loses 56 of its 281 and literature 100 of its 325: the two workers' physics means
-    are 65 and 80, their literature means 55 and 75, and the shortcut never sees it. The two-round forward above cannot make this mistake: round 2 sums
-    the squared deviations from the *global* mean.
+    are 65 and 80, their literature means 55 and 75, and the shortcut never sees it. The
+    two-round forward above cannot make this mistake: round 2 sums the squared deviations from
+    the *global* mean. The formula is the other way to get it right: from each worker it needs
+    only $(n_k, \mu_k, \sigma_k^2)$.
 
     ### Why two rounds, not one
 
-    One round would do: send $[n_k, \sum x_k, \sum x_k^2]$ and take
-    $\sigma^2 = \overline{x^2} - \mu^2$. That subtracts two large, nearly equal numbers. With
-    a mean of $10^4$ and a spread of 1, $\overline{x^2} \approx 10^8$ and float64's 16 digits
-    leave about 8 for the variance; at a mean of $10^8$ none are left (the variance can even
-    come out negative). Four workers, 250 values each:
+    Because the default protocol only sums. A sum in one round would be
+    $[n_k, \sum x_k, \sum x_k^2]$, giving $\sigma^2 = \overline{x^2} - \mu^2$, which subtracts
+    two large, nearly equal numbers. With a mean of $10^4$ and a spread of 1,
+    $\overline{x^2} \approx 10^8$ and float64's 16 digits leave about 8 for the variance; at a
+    mean of $10^8$ none are left (the variance can even come out negative). Summing
+    $[n_k, n_k\mu_k, n_k\sigma_k^2, n_k\mu_k^2]$ does no better: the between term becomes
+    $\frac{1}{N}\sum_k n_k\mu_k^2 - \mu^2$, the same cancelling difference. The formula keeps
+    its digits only when each worker can square $\mu_k - \mu$ itself, so each worker needs every
+    worker's $(n_k, \mu_k, \sigma_k^2)$, not their sum: an **all_gather**, the collective in
+    which every worker sends a vector and every worker receives all of them, in rank order. (A
+    sum can carry one too: each worker writes its vector into its own slot of $K$ slots of zeros,
+    and the all-reduce's sum holds every vector, at $K$ times the message size.) One round then
+    suffices, and nothing large cancels: each worker centres its own shard before squaring.
+    Four workers, 250 values each, the three ways:
     """),
     code(r"""
     rng = np.random.default_rng(3)
@@ -478,13 +496,126 @@ CELLS = [
         mean = sum(w.sum() for w in workers) / N                                   # round 1
         one_round = sum((w ** 2).sum() for w in workers) / N - mean ** 2
         two_rounds = sum(((w - mean) ** 2).sum() for w in workers) / N             # round 2
+        gathered = [(len(w), w.mean(), w.var()) for w in workers]                 # one all_gather
+        within_between = sum(n * (v + (m - mean) ** 2) for n, m, v in gathered) / N
         exact = np.concatenate(workers).astype(np.longdouble)
         exact = float(((exact - exact.mean()) ** 2).mean())
-        digits[centre] = {name: -np.log10(abs(v / exact - 1) + 1e-17) for name, v in
-                          (("one round", one_round), ("two rounds", two_rounds))}
-        print(f"mean {centre:.0e}: variance {exact:.12f}; one round {one_round:.12f}, two rounds {two_rounds:.12f}")
-        print(f"   correct digits: one round {digits[centre]['one round']:.1f}, two rounds {digits[centre]['two rounds']:.1f}")
-    assert digits[1e4]["one round"] < 10 < digits[1e4]["two rounds"] and digits[1e8]["one round"] < 2
+        ways = {"one round of sums": one_round, "two rounds of sums": two_rounds,
+                "gathered, within + between": within_between}
+        digits[centre] = {name: -np.log10(abs(v / exact - 1) + 1e-17) for name, v in ways.items()}
+        print(f"mean {centre:.0e}: variance {exact:.12f}")
+        for name, v in ways.items():
+            print(f"   {name:<27} {v:18.12f}   {digits[centre][name]:4.1f} correct digits")
+    assert digits[1e4]["one round of sums"] < 10 < digits[1e4]["two rounds of sums"]
+    assert digits[1e8]["one round of sums"] < 2
+    assert digits[1e4]["gathered, within + between"] > 13 and 9 < digits[1e8]["gathered, within + between"] < 12
+    """),
+    md(r"""
+    The gathered statistics keep 13 or more digits at a mean of $10^4$ and 9 at $10^8$, where two
+    rounds of sums keep 15: at $10^8$ float64's spacing is $2^{-26} \approx 1.5\times10^{-8}$,
+    each worker's mean is rounded to it, and that error enters the between term once,
+    multiplied by $\mu_k - \mu$. (The global mean's own rounding cancels: the squared
+    deviations are smallest at the exact mean.) Far better than the one round of sums, not
+    quite the two rounds.
+    """),
+    md(r"""
+    ### PyTorch's protocol: one all_gather forward, one all-reduce backward
+
+    PyTorch's `nn.SyncBatchNorm` does this (its forward and backward are in
+    `torch/nn/modules/_functions.py`). Each worker sends
+    $[\mu_k,\ 1/\sqrt{\sigma_k^2 + \epsilon},\ n_k]$, $2C + 1$ numbers (the inverse standard
+    deviation is what its kernels compute), in one all_gather; every worker takes
+    $\sigma_k^2 = 1/\text{invstd}_k^2 - \epsilon$ back, leaves out the workers with $n_k = 0$,
+    and merges with the formula above. The source gives its reason for the gather: the counts
+    can differ between ranks, so a plain all-reduce cannot give the right result. The backward
+    is one all-reduce, as in normcore's, of $[\sum dy_k,\ \sum dy_k\,(x_k - \mu)]$: the same
+    sums as $[\sum dy_k,\ \sum dy_k\,\hat{x}_k]$ up to the factor $r$ per channel.
+
+    | | what each worker sends | what every worker then has |
+    |---|---|---|
+    | forward | $[\mu_k,\ 1/\sqrt{\sigma_k^2+\epsilon},\ n_k]$ ($2C + 1$ numbers), all_gather | all $K$ vectors, $N$, $\mu$, $\sigma^2$ (within + between), $\hat{x}_k$, $y_k$ |
+    | backward | $[\sum dy_k,\ \sum dy_k\,\hat{x}_k]$ ($2C$ numbers), all-reduce | $\bar{\beta}$, $\bar{\gamma}$ of the whole batch, then $\bar{x}_k$ |
+
+    Written out on the same four workers and shards:
+    """),
+    code(r"""
+    def torch_protocol(worker, x, dy):
+        mean_k, var_k = (x.mean(axis=0), x.var(axis=0)) if len(x) else (np.zeros(C), np.zeros(C))
+        rows = worker.all_gather(np.concatenate([mean_k, 1 / np.sqrt(var_k + eps), [len(x)]]),
+                                 "forward: [mean_k, invstd_k, n_k]")                # (K, 2C + 1)
+        rows = rows[rows[:, -1] > 0]                                           # the workers with rows
+        means, var_ks, n = rows[:, :C], 1 / rows[:, C:2 * C] ** 2 - eps, rows[:, 2 * C:]
+        N = n.sum()
+        mean = (n * means).sum(axis=0) / N                                     # (C,)
+        var = (n * (var_ks + (means - mean) ** 2)).sum(axis=0) / N             # within + between
+        r = 1 / np.sqrt(var + eps)
+        x_hat = (x - mean) * r                                                 # (n_k, C)
+        y = gamma * x_hat + beta
+        got = worker.all_reduce(np.concatenate([dy.sum(axis=0), (dy * x_hat).sum(axis=0)]),
+                                "backward: [sum dy_k, sum dy_k x_hat_k]")
+        dbeta, dgamma = got[:C], got[C:]                                       # over the whole batch
+        dx = gamma * r * (dy - dbeta / N - x_hat * dgamma / N)
+        return y, dx, dgamma, dbeta
+
+    log = []
+    results = ncd.InProcessGroup(4, log=log).run(torch_protocol, shards, dys)
+    for message in log:
+        print(message)
+    gather_error = max(np.abs(np.vstack([r[0] for r in results]) - y_all).max(),
+                       np.abs(np.vstack([r[1] for r in results]) - dx_all).max(),
+                       np.abs(results[0][2] - reference.gamma.grad).max(), np.abs(results[0][3] - reference.beta.grad).max())
+    print("\ngather written out - BatchNorm1d on the concatenation (y, dx, dgamma, dbeta):", gather_error)
+    assert gather_error < 1e-12
+    """),
+    md(r"""
+    The library's layer takes it as an option, `protocol="gather"`. Both protocols, on the same
+    shards, against each other and against `BatchNorm1d` on the whole batch, with every message
+    counted:
+    """),
+    code(r"""
+    outputs, counted = {}, {}
+    for protocol in ("allreduce", "gather"):
+        log = []
+        group = ncd.InProcessGroup(4, log=log)
+        layers = [ncd.SyncBatchNorm(C, eps=eps, process_group=w, protocol=protocol) for w in group.workers]
+        for layer in layers:
+            layer.gamma.data[...], layer.beta.data[...] = gamma, beta
+        out = group.run(lambda w, x, dy: (layers[w.rank](x), layers[w.rank].backward(dy)), shards, dys)
+        outputs[protocol] = [np.vstack([o[0] for o in out]), np.vstack([o[1] for o in out]),
+                             sum(l.gamma.grad for l in layers), layers[0].running_var]
+        counted[protocol] = [(m.op, m.sent[0].size, m.received.size) for m in log]
+        print(f"{protocol:>9}: (collective, values each worker sends, values it receives)")
+        print("           ", counted[protocol])
+    expected = [y_all, dx_all, reference.gamma.grad, reference.running_var]
+    protocol_gap = max(np.abs(a - b).max() for a, b in zip(outputs["gather"], outputs["allreduce"]))
+    batchnorm_gap = max(np.abs(a - b).max() for a, b in zip(outputs["gather"], expected))
+    print(f"gather - allreduce: {protocol_gap:.1e};  gather - BatchNorm1d: {batchnorm_gap:.1e}")
+    assert protocol_gap < 1e-12 and batchnorm_gap < 1e-12
+    assert [c[0] for c in counted["allreduce"]] == ["all_reduce"] * 3
+    assert [c[0] for c in counted["gather"]] == ["all_gather", "all_reduce"]
+    """),
+    md(r"""
+    ### What each costs
+
+    | protocol | collectives per training step | values each worker sends | values each worker receives |
+    |---|---|---|---|
+    | normcore's default, `"allreduce"` | 3 all-reduces: 2 forward, 1 backward | $(1 + C) + C + 2C = 4C + 1$ | $4C + 1$ |
+    | PyTorch's, `"gather"` | 2: 1 all_gather forward, 1 all-reduce backward | $(2C + 1) + 2C = 4C + 1$ | $K(2C + 1) + 2C$ |
+
+    Counted above, $C = 3$ and $K = 4$: each worker sends 13 values either way and receives 13
+    with the default, 34 with the gather. Evaluation sends nothing with either. These are the
+    messages' sizes, not the bytes on the wire, which depend on how the backend implements each
+    collective. On a network every collective waits for the slowest worker and pays at least one
+    latency, so the gather saves one of the three; its message grows with the number of workers.
+    Which is faster depends on $K$, $C$ and the network, and this notebook does not measure it:
+    its workers are threads, with no network between them.
+
+    On real processes the same layer takes `ncd.TorchGroup()` with either protocol; the tests
+    run both over two gloo processes and compare them with `torch.nn.BatchNorm1d` on the whole
+    batch (equal to 1e-12). `torch.nn.SyncBatchNorm` itself does not run there: in torch 2.13 it
+    synchronises CUDA, XPU, HPU and PrivateUse1 tensors only, and in training across processes a
+    CPU tensor raises a ValueError (its kernels, such as `torch.batch_norm_stats`, have no CPU
+    implementation either).
     """),
     question(r"""
     A SyncBatchNorm's backward skips its all-reduce: each worker uses its own shard's
@@ -712,10 +843,13 @@ CELLS = [
       (unbiased, every sample weighing the same), closing the train/eval gap that momentum
       leaves; PyTorch's `momentum=None` averages per batch instead. **Freezing** keeps
       BatchNorm in evaluation mode through `model.train()`, for fine-tuning.
-    * **SyncBatchNorm**: two all-reduces in the forward ($[n_k, \sum x_k]$, then
-      $\sum (x_k - \mu)^2$) and one in the backward ($[\sum dy_k, \sum dy_k \hat{x}_k]$) give every
-      worker exactly BatchNorm on the whole batch. Averaging the workers' variances loses the
-      spread of their means; the one-round $\overline{x^2} - \mu^2$ loses digits.
+    * **SyncBatchNorm**: normcore's default protocol sends two all-reduces in the forward
+      ($[n_k, \sum x_k]$, then $\sum (x_k - \mu)^2$) and one in the backward
+      ($[\sum dy_k, \sum dy_k \hat{x}_k]$); PyTorch's (`protocol="gather"`) one all_gather of
+      each worker's $[\mu_k, 1/\sqrt{\sigma_k^2 + \epsilon}, n_k]$, merged as within + between,
+      and the same all-reduce backward. Both give every worker exactly BatchNorm on the whole
+      batch. Averaging the workers' variances loses the between term; the one-round sums'
+      $\overline{x^2} - \mu^2$ loses digits.
     * **Scale invariance**: a weight before BatchNorm has a gradient orthogonal to it and
       scaling as $1/\|W\|$; SGD grows its norm and lowers the effective learning rate
       $\eta/\|W\|^2$; weight decay on it balances that, and gamma, beta and biases are left out

@@ -815,9 +815,11 @@ CLAIMS = [
           "channel. BatchNorm's real extra cost is the cross-sample reduction when the batch is "
           "split across devices and the statistics are synchronised: normcore.distributed's "
           "SyncBatchNorm gives exactly BatchNorm on the whole batch, at the price of three "
-          "all-reduce rounds per training step (1 + C and C values forward, 2C backward), "
-          "messages LayerNorm never sends. W1's reason, the batch statistics, is the right one "
-          "only there.",
+          "all-reduce rounds per training step with its default protocol (1 + C and C values "
+          "forward, 2C backward), or two collectives with protocol=\"gather\", the one "
+          "torch.nn.SyncBatchNorm uses (one all_gather of every worker's 2C + 1 values forward, "
+          "one all-reduce of 2C backward): messages LayerNorm never sends. W1's reason, the "
+          "batch statistics, is the right one only there.",
           r'''
           import normcore.distributed as ncd
           from normcore.experiments.speed import count_passes
@@ -850,6 +852,13 @@ CLAIMS = [
           sent = [m.received.size for m in log]
           print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
           print("all-reduce rounds in one training step:", len(log), " values per worker:", sent)
+          log = []
+          group = ncd.InProcessGroup(4, log=log)
+          sync = [ncd.SyncBatchNorm(8, process_group=w, protocol="gather") for w in group.workers]
+          group.run(lambda w, shard: sync[w.rank](shard), shards)
+          group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
+          gathered = [(m.op, m.sent[0].size) for m in log]
+          print('protocol="gather", one training step (collective, values each worker sends):', gathered)
           '''),
     claim("resnet-bn", "BatchNorm", ["W1"],
           "ResNet's hundred-layer networks are trainable thanks to BatchNorm",
@@ -2467,9 +2476,10 @@ ZH.update({
         "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
         "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
         "拆到多个设备上、统计量需要同步时的跨样本归约：normcore.distributed 的 SyncBatchNorm 给出的"
-        "结果与在整个批上做 BatchNorm 完全相同，代价是每个训练步三轮 all-reduce（前向 1 + C 个和 C 个"
-        "值，反向 2C 个），而 LayerNorm 从不需要发送这些消息。W1 给出的理由，批统计量，只在这种情况下"
-        "才成立。"),
+        "结果与在整个批上做 BatchNorm 完全相同，代价是：默认协议下每个训练步三轮 all-reduce（前向 1 + C "
+        "个和 C 个值，反向 2C 个）；用 protocol=\"gather\"，即 torch.nn.SyncBatchNorm 的做法，则是两次"
+        "集合通信（前向一次 all_gather，每个 worker 发 2C + 1 个值；反向一次 all-reduce，2C 个值）。"
+        "这些消息 LayerNorm 从不需要发送。W1 给出的理由，批统计量，只在这种情况下才成立。"),
     "resnet-bn": zh(
         {"W1": W1_BN + " › 案例"},
         "ResNet 的上百层网络能训练，靠的是 BatchNorm",

@@ -19,7 +19,9 @@ gets back their SUM. Three rounds::
 Why two forward rounds: one round of [n, sum x, sum x**2] gives var = E[x**2] - E[x]**2,
 which cancels catastrophically when the mean is large against the spread. The second round
 sums squared deviations from the global mean instead (the same as Chan's parallel merge of
-each worker's mean and M2). gamma.grad and beta.grad get this worker's LOCAL shares, sum_rows
+each worker's mean and M2). torch.nn.SyncBatchNorm merges in one forward round, an all_gather
+of every worker's (mean, invstd, count) (normcore's SyncBatchNorm(protocol="gather")); this
+exercise's rule allows all_reduce only. gamma.grad and beta.grad get this worker's LOCAL shares, sum_rows
 (dy_k * x_hat_k) and sum_rows(dy_k), as in PyTorch: data-parallel training all-reduces every
 parameter's gradient afterwards, this layer's like any other's.
 
