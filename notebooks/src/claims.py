@@ -199,14 +199,17 @@ CLAIMS = [
           "Normalization holds every layer's input at mean 0 and variance 1 for the whole of "
           "training; this cures internal covariate shift, which is why training becomes stable.",
           WRONG,
-          "The statistics are fixed only *before* gamma and beta, which are learned: the next "
-          "layer sees gamma * x_hat + beta, and that moves as they train (below: 200 SGD steps on "
-          "a small regression shift a channel's mean by 0.42 and change a channel's standard "
-          "deviation by 0.70). "
-          "And the reason given is not the one the literature now accepts: Santurkar et al. "
-          "(2018) injected a changing shift after every BatchNorm and training was as fast as "
-          "before; they trace the benefit to a smoother loss landscape. That experiment is not "
-          "rerun here.",
+          "Two statements, with different verdicts. That normalization fixes the distribution: "
+          "wrong, and that is the row's verdict, measured below. The statistics are fixed only "
+          "*before* gamma and beta, which are learned: the next layer sees gamma * x_hat + beta, "
+          "and that moves as they train (below: 200 SGD steps on a small regression shift a "
+          "channel's mean by 0.42 and change a channel's standard deviation by 0.70); and only "
+          "two moments are fixed, not the distribution's shape (row 'standardised data follow "
+          "the standard normal distribution'). That curing internal covariate shift is why it "
+          "helps: disputed. Ioffe and Szegedy (2015) proposed it as the reason; Santurkar et al. "
+          "(2018) injected a changing shift after every BatchNorm, trained as fast as before, "
+          "and traced the benefit to a smoother loss landscape instead. That experiment is not "
+          "rerun here, so this notebook takes no side.",
           r'''
           rng = np.random.default_rng(0)
           x = rng.standard_normal((256, 8))
@@ -496,7 +499,7 @@ CLAIMS = [
           per_position_gap = np.abs(per_position - per_channel).max()
           print("largest difference from the per-feature BatchNorm1d:", per_position_gap.round(3))
           '''),
-    claim("bn-momentum-flipped", "BatchNorm", ["W3", "W4"],
+    claim("bn-momentum-flipped", "BatchNorm", ["W3"],
           "running = momentum * running + (1 - momentum) * batch, with momentum = 0.1",
           "The running statistics are updated as running = momentum * running + (1 - momentum) "
           "* batch; W3's class uses this with momentum = 0.1, PyTorch's default, and compares "
@@ -505,9 +508,10 @@ CLAIMS = [
           "In PyTorch (and normcore) momentum weights the *new* batch: running = (1 - momentum) "
           "* running + momentum * batch. W3's rule with 0.1 keeps 10% of the old value and takes "
           "90% of the batch, so after one step its running mean is 9 times PyTorch's. W4 writes "
-          "the same formula with momentum 0.9 to 0.999, which is the other (decay) convention "
-          "and consistent; it becomes wrong only when the number is handed to PyTorch's "
-          "momentum argument (next claim).",
+          "the same formula but with momentum 0.9 to 0.999 and reads it that way throughout: "
+          "the other (decay) convention, used consistently, so W4 is not wrong here (next "
+          "claim). Only a number moved between the conventions without 1 - momentum goes wrong, "
+          "as W3's 0.1 does.",
           r'''
           x = np.random.default_rng(4).normal(3.0, 2.0, size=(32, 3))
           bn = nc.BatchNorm1d(3, momentum=0.1)
@@ -801,17 +805,24 @@ CLAIMS = [
           "As a general rating, wrong; the answer depends on where the layer runs. At inference "
           "BatchNorm uses fixed running statistics, so it is an affine map that folds into the "
           "Linear before it: `nc.fold_batchnorm` returns one Linear equal to the pair (to 2e-16 "
-          "below), and the BatchNorm then costs nothing. LayerNorm cannot fold (its statistics "
-          "are each sample's own; normcore refuses it with a TypeError): it is the one still "
-          "computed at inference. In training on one device the two do the same arithmetic over "
+          "below), and the BatchNorm then costs nothing. LayerNorm's normalisation cannot fold "
+          "(its statistics are each sample's own; fold_batchnorm refuses it with a TypeError): "
+          "its per-sample division is still computed at inference, though its gamma and beta "
+          "are an affine map that can fold into the Linear after it. In training on one device the two do the same arithmetic over "
           "different axes (counted: the same number of passes over a (64, 256) input, forward "
           "and backward; RMSNorm makes fewer), plus BatchNorm's running averages, one value per "
           "channel. BatchNorm's real extra cost is the cross-sample reduction when the batch is "
-          "split across devices and the statistics are synchronised: normcore.distributed's "
-          "SyncBatchNorm gives exactly BatchNorm on the whole batch, at the price of three "
-          "all-reduce rounds per training step (1 + C and C values forward, 2C backward), "
-          "messages LayerNorm never sends. W1's reason, the batch statistics, is the right one "
-          "only there.",
+          "split across devices and the statistics are synchronised, messages LayerNorm never "
+          "sends. normcore.distributed's SyncBatchNorm gives exactly BatchNorm on the whole "
+          "batch with three all-reduces per training step: two in the forward (1 + C values, "
+          "then C) and one in the backward (2C), counted below. torch.nn.SyncBatchNorm uses two "
+          "collectives (torch/nn/modules/_functions.py): in the forward one all_gather of each "
+          "rank's mean, invstd and count (2C + 1 values), merged by the within + between "
+          "formula, and in the backward one all_reduce of sum dy and sum dy * (x - mean) (2C "
+          "values). The cell checks that merge: the whole batch's mean and variance from each "
+          "worker's (mean, variance, count), gathered in one round. (normcore's SyncBatchNorm "
+          "offers that protocol too, with protocol=\"gather\".) W1's reason, the batch "
+          "statistics, is the right one only there.",
           r'''
           import normcore.distributed as ncd
           from normcore.experiments.speed import count_passes
@@ -844,6 +855,14 @@ CLAIMS = [
           sent = [m.received.size for m in log]
           print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
           print("all-reduce rounds in one training step:", len(log), " values per worker:", sent)
+          # torch's forward: gather each worker's (mean, variance, count), merge in one round
+          means, variances = np.array([s.mean(0) for s in shards]), np.array([s.var(0) for s in shards])
+          counts = np.array([len(s) for s in shards])[:, None]
+          mean = (counts * means).sum(0) / counts.sum()
+          var = (counts * (variances + (means - mean) ** 2)).sum(0) / counts.sum()  # within + between
+          whole = np.concatenate(shards)
+          gather_gap = max(np.abs(mean - whole.mean(0)).max(), np.abs(var - whole.var(0)).max())
+          print(f"one gather round: merged mean and variance vs the whole batch's: {gather_gap:.1e}")
           '''),
     claim("resnet-bn", "BatchNorm", ["W1"],
           "ResNet's hundred-layer networks are trainable thanks to BatchNorm",
@@ -857,14 +876,20 @@ CLAIMS = [
           "2021) make the same point; the residual connections and their scale at "
           "initialisation do most of the work. What normcore can measure is that point at "
           "initialisation: in a stack of 100 residual blocks (two Kaiming-initialised Linear "
-          "layers and a ReLU each, width 64), the stream's RMS reaches 2e23 with no norm (each "
-          "block adds a branch as large as the stream, so the variance about doubles per block), "
-          "14 with a BatchNorm in every branch, and 3.25 with no norm and every branch scaled by "
-          "1/sqrt(100), as Fixup-style initialisations do. Training such stacks is not done here.",
+          "layers and a ReLU each, width 64), the stream's RMS reaches 2.1e23 with no norm, 14 "
+          "with a BatchNorm in every branch, and 3.25 with no norm and every branch scaled by "
+          "1/sqrt(100), as Fixup-style initialisations do. With no norm the variance about "
+          "triples per block (measured: 2.93 per block on average): the Kaiming Linear doubles "
+          "the variance, the ReLU halves the mean square, the second Kaiming Linear doubles it "
+          "again, so each "
+          "branch adds about twice the stream's variance to it. Training such stacks is not "
+          "done here.",
           r'''
           def stream_rms(kind, blocks=100, d=64, seed=47):
+              """The stream's RMS before the first block and after each of them."""
               rng = np.random.default_rng(seed)
               x = rng.standard_normal((64, d))
+              rms = [np.sqrt((x ** 2).mean())]
               for _ in range(blocks):
                   fc1 = nc.Linear(d, d, bias=False, init="kaiming", rng=rng)
                   fc2 = nc.Linear(d, d, bias=False, init="kaiming", rng=rng)
@@ -875,11 +900,17 @@ CLAIMS = [
                   if kind == "no norm, branch / sqrt(100)":
                       branch = branch / np.sqrt(blocks)
                   x = x + branch
-              return np.sqrt((x ** 2).mean())
-          rms = {kind: stream_rms(kind) for kind in
-                 ("no norm", "BatchNorm in each branch", "no norm, branch / sqrt(100)")}
+                  rms.append(np.sqrt((x ** 2).mean()))
+              return np.array(rms)
+          profiles = {kind: stream_rms(kind) for kind in
+                      ("no norm", "BatchNorm in each branch", "no norm, branch / sqrt(100)")}
+          rms = {kind: profile[-1] for kind, profile in profiles.items()}
           for kind, value in rms.items():
               print(f"{kind:28s} RMS of the stream after 100 blocks: {value:.3g}")
+          variance_growth = profiles["no norm"] ** 2
+          per_block = (variance_growth[-1] / variance_growth[0]) ** (1 / 100)
+          print(f"no norm: the stream's variance grows {per_block:.2f} times per block on average,"
+                f" {np.median(variance_growth[1:] / variance_growth[:-1]):.2f} in the median block")
           '''),
     # ------------------------------------------------------------------ LayerNorm
     claim("ln-axes", "LayerNorm", ["W1", "W3", "W4"],
@@ -1770,11 +1801,14 @@ ZH = {
         "归一化固定了每一层输入的分布，这就是它起作用的原因",
         "归一化让每一层的输入在整个训练过程中都保持均值 0、方差 1；这消除了内部协变量偏移，"
         "所以训练变得稳定。",
+        "这里有两个说法，结论不同。说归一化固定了分布：错误，这一行的结论指的就是它，下面有测量。"
         "统计量只在 gamma 和 beta *之前*是固定的，而 gamma、beta 是可学习的：下一层看到的是 "
         "gamma * x_hat + beta，它会随训练而变化（下面：在一个小回归问题上做 200 步 SGD，某个通道的"
-        "均值移动了 0.42，某个通道的标准差变化了 0.70）。给出的理由也不是现在文献公认的那个："
-        "Santurkar 等人（2018）在每个 BatchNorm 之后注入不断变化的偏移，训练照样一样快；他们把"
-        "好处归因于更平滑的损失曲面。这个实验这里没有重跑。"),
+        "均值移动了 0.42，某个通道的标准差变化了 0.70）；而且固定的只是两个矩，不是分布的形状"
+        "（见“标准化后的数据服从标准正态分布”一行）。说消除内部协变量偏移是它起作用的原因：有争议。"
+        "Ioffe 和 Szegedy（2015）提出它就是原因；Santurkar 等人（2018）在每个 BatchNorm 之后注入"
+        "不断变化的偏移，训练照样一样快，他们转而把好处归因于更平滑的损失曲面。这个实验这里没有"
+        "重跑，所以本 notebook 不站在任何一边。"),
     "zscore-normal": zh(
         {"W3": "五、手撕归一化和正则化"},
         "标准化后的数据服从标准正态分布",
@@ -1874,14 +1908,15 @@ ZH = {
         "都是 -1 或 +1，只差 eps，这里大小在 0.99 到 1 之间），而且不能处理别的长度的序列。在要求对 "
         "(N, C, L) 写 BatchNorm1d 的练习里这样写，就是下面点名的那个已收录的错误。"),
     "bn-momentum-flipped": zh(
-        {"W3": W3_BN, "W4": W4_STATS},
+        {"W3": W3_BN},
         "running = momentum * running + (1 - momentum) * batch，且 momentum = 0.1",
         "移动统计量按 running = momentum * running + (1 - momentum) * batch 更新；W3 的类用这个公式，"
         "取 momentum = 0.1（PyTorch 的默认值），并拿自己和 nn.BatchNorm1d 比较。",
         "在 PyTorch（和 normcore）里，momentum 是*新*一批的权重：running = (1 - momentum) * running + "
         "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取批统计量的 90%，所以一步之后它的移动均值"
-        "是 PyTorch 的 9 倍。W4 用同一个公式、取 momentum 为 0.9 到 0.999，这是另一种（衰减）约定，"
-        "自身是一致的；只有把这个数交给 PyTorch 的 momentum 参数时才会出错（下一条）。"),
+        "是 PyTorch 的 9 倍。W4 写的是同一个公式，但 momentum 取 0.9 到 0.999，并且自始至终按这个"
+        "意思理解：这是另一种（衰减）约定，用得前后一致，所以 W4 在这里没有错（下一条）。只有把一个"
+        "数从一种约定搬到另一种、却不换成 1 - momentum，才会出错，W3 的 0.1 就是这样。"),
     "momentum-decay": zh(
         {"W4": W4_STATS},
         "momentum 越接近 1，移动统计量越平滑（衰减约定）",
@@ -1979,13 +2014,19 @@ ZH.update({
         "W1 的对比表把 BatchNorm 的计算开销评为高（批统计量），LayerNorm 为中，RMSNorm 为低。",
         "作为一般性的评价，这是错的；答案取决于层在哪里运行。推理时 BatchNorm 用固定的移动统计量，"
         "所以它是一个仿射变换，可以折叠进前面的 Linear：`nc.fold_batchnorm` 返回一个与这两层相等的 "
-        "Linear（下面误差在 2e-16 以内），BatchNorm 于是不再有任何开销。LayerNorm 不能折叠（它的统计"
-        "量是每个样本自己的；normcore 会用 TypeError 拒绝）：推理时仍要计算的是它。在单个设备上训练时，"
+        "Linear（下面误差在 2e-16 以内），BatchNorm 于是不再有任何开销。LayerNorm 的归一化不能"
+        "折叠（它的统计量是每个样本自己的；fold_batchnorm 会用 TypeError 拒绝）：推理时仍要逐个样本"
+        "做除法，不过它的 gamma 和 beta 是仿射变换，可以折叠进后面的 Linear。在单个设备上训练时，"
         "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
         "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
-        "拆到多个设备上、统计量需要同步时的跨样本归约：normcore.distributed 的 SyncBatchNorm 给出的"
-        "结果与在整个批上做 BatchNorm 完全相同，代价是每个训练步三轮 all-reduce（前向 1 + C 个和 C 个"
-        "值，反向 2C 个），而 LayerNorm 从不需要发送这些消息。W1 给出的理由，批统计量，只在这种情况下"
+        "拆到多个设备上、统计量需要同步时的跨样本归约，而 LayerNorm 从不需要发送这些消息。"
+        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个批上做 BatchNorm 完全相同，每个训练"
+        "步做三次 all-reduce：前向两次（先 1 + C 个值，再 C 个），反向一次（2C 个），下面有计数。"
+        "torch.nn.SyncBatchNorm 只用两次集合通信（torch/nn/modules/_functions.py）：前向一次 "
+        "all_gather，收集每个 rank 的均值、invstd 和计数（2C + 1 个值），再用组内 + 组间公式合并；"
+        "反向一次 all_reduce，归约 sum dy 和 sum dy * (x - mean)（2C 个值）。单元格检验了这个合并："
+        "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个批的均值和方差。（normcore 的 "
+        "SyncBatchNorm 也提供这种协议：protocol=\"gather\"。）W1 给出的理由，批统计量，只在这种情况下"
         "才成立。"),
     "resnet-bn": zh(
         {"W1": W1_BN + " › 案例"},
@@ -1996,9 +2037,10 @@ ZH.update({
         "就训练了 10000 层的残差网络，SkipInit（De 和 Smith 2020）和 NFNet（Brock 等 2021）也说明了"
         "同一点；大部分功劳在残差连接及其初始化时的尺度。normcore 能测量的是初始化时的这一点：在 100 "
         "个残差块（每块两个 Kaiming 初始化的 Linear 和一个 ReLU，宽 64）的堆叠中，不用归一化层时残差"
-        "流的 RMS 达到 2e23（每块加上一个和残差流一样大的分支，方差每块约翻一倍），每个分支里加一个 "
-        "BatchNorm 时是 14，不用归一化层而把每个分支乘以 1/sqrt(100)（Fixup 式初始化的做法）时是 "
-        "3.25。这里没有训练这些堆叠。"),
+        "流的 RMS 达到 2.1e23，每个分支里加一个 BatchNorm 时是 14，不用归一化层而把每个分支乘以 "
+        "1/sqrt(100)（Fixup 式初始化的做法）时是 3.25。不用归一化层时，方差每块约变为原来的三倍"
+        "（实测平均每块 2.93 倍）：Kaiming 初始化的 Linear 让方差翻倍，ReLU 让均方减半，第二个 Kaiming "
+        "Linear 再翻倍，所以每个分支给残差流加上约两倍于它的方差。这里没有训练这些堆叠。"),
     "ln-axes": zh(
         {"W1": W1_LN + " › 原理与公式", "W3": W3_LN, "W4": "LayerNorm 方法"},
         "LayerNorm：每个样本（token）一组均值和方差，与批无关",
