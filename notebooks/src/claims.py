@@ -2558,7 +2558,7 @@ The write-ups are in Chinese; these are the terms they use, with the word normco
 | along a row (one sample, every feature) | 横着看 (按行) | LayerNorm's and RMSNorm's |
 | biased variance (divide by n) | 有偏方差; 总体方差 | what every norm normalises with |
 | unbiased variance (divide by n - 1) | 无偏方差; 样本方差 | what BatchNorm feeds into running_var |
-| eps | ε, 极小的正数 | inside the square root: sqrt(var + eps) |
+| eps | ε, 极小的正数 | PyTorch adds it inside the square root: sqrt(var + eps) |
 | gamma, beta (learned scale and shift) | γ, β; 缩放和平移; 仿射变换 | |
 | running mean / running variance | 移动平均 / 移动方差; 全局统计量 | BatchNorm's evaluation statistics |
 | exponential moving average | 指数移动平均 (EMA) | |
