@@ -333,9 +333,10 @@ CLAIMS = [
           "them more precisely, which quantisation or float16 computation can use to save memory "
           "in training.",
           REPRODUCED,
-          "Right where the format is used with a per-tensor scale, not for a plain cast. FP8 and int8 "
-          "are used that way (and loss scaling does it for float16 gradients): the tensor is "
-          "multiplied so that its largest magnitude sits at the top of the format, and what then "
+          "Right where the format is used with a per-tensor scale, not for a plain cast. FP8 "
+          "and int8 are used that way (loss scaling does much the same for float16 gradients, "
+          "with one scale for the whole loss): the tensor is multiplied so that its largest "
+          "magnitude sits at the top of the format, and what then "
           "sets the precision is the dynamic range, the ratio of the largest magnitudes to the "
           "smallest; the narrower it is, the fewer values fall below the format's resolution. "
           "Measured below on 256 rows whose scales span 1e-2 to 1e3, as unnormalised activations "
@@ -839,7 +840,8 @@ CLAIMS = [
           "below), and the BatchNorm then costs nothing. LayerNorm's normalisation cannot fold "
           "(its statistics are each sample's own; fold_batchnorm refuses it with a TypeError): "
           "its per-sample division is still computed at inference, though its gamma and beta "
-          "are an affine map that can fold into the Linear after it. In training on one device the two do the same arithmetic over "
+          "are an affine map that can fold into the Linear after it. In training on one device "
+          "the two do the same arithmetic over "
           "different axes (counted: the same number of passes over a (64, 256) input, forward "
           "and backward; RMSNorm makes fewer), plus BatchNorm's running averages, one value per "
           "channel. BatchNorm's real extra cost is the cross-sample reduction when the batch is "
@@ -887,7 +889,8 @@ CLAIMS = [
           print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
           print("all-reduce rounds in one training step:", len(log), " values per worker:", sent)
           # torch's forward: gather each worker's (mean, variance, count), merge in one round
-          means, variances = np.array([s.mean(0) for s in shards]), np.array([s.var(0) for s in shards])
+          means = np.array([s.mean(0) for s in shards])
+          variances = np.array([s.var(0) for s in shards])
           counts = np.array([len(s) for s in shards])[:, None]
           mean = (counts * means).sum(0) / counts.sum()
           var = (counts * (variances + (means - mean) ** 2)).sum(0) / counts.sum()  # within + between
@@ -912,9 +915,8 @@ CLAIMS = [
           "1/sqrt(100), as Fixup-style initialisations do. With no norm the variance about "
           "triples per block (measured: 2.93 per block on average): the Kaiming Linear doubles "
           "the variance, the ReLU halves the mean square, the second Kaiming Linear doubles it "
-          "again, so each "
-          "branch adds about twice the stream's variance to it. Training such stacks is not "
-          "done here.",
+          "again, so each branch adds about twice the stream's variance to it. Training such "
+          "stacks is not done here.",
           r'''
           def stream_rms(kind, blocks=100, d=64, seed=47):
               """The stream's RMS before the first block and after each of them."""
@@ -1012,9 +1014,9 @@ CLAIMS = [
           "A convention, not a mistake. The RMSNorm authors' PyTorch reference code "
           "(bzhangGo/rmsnorm, rmsnorm_torch.py) divides by RMS + eps, and the Annotated "
           "Transformer (harvardnlp) writes LayerNorm as (x - mean) / (std + eps), with torch's "
-          "unbiased std; PyTorch and "
-          "normcore put eps inside the square root, (x - mu) / sqrt(sigma^2 + eps), as do the "
-          "RMSNorm authors' TensorFlow code and W1's own RMSNorm code (rsqrt(mean(x^2) + eps)). "
+          "unbiased std; PyTorch and normcore put eps inside the square root, (x - mu) / "
+          "sqrt(sigma^2 + eps), as do the RMSNorm authors' TensorFlow code and W1's own RMSNorm "
+          "code (rsqrt(mean(x^2) + eps)). "
           "The two outputs differ by the factor sqrt(sigma^2 + eps) / (sigma + eps) exactly, so "
           "they agree unless the variance is comparable to eps: with eps = 1e-5, measured "
           "below, 1 - 5e-6 at variance 1, 1.0004 at 1e-2, 1.05 at 1e-4, 1.41 at 1e-5 and 3.3 "
@@ -1907,7 +1909,7 @@ ZH = {
         "归一化后的数据范围更窄，8 位或 16 位浮点数表示它们更精确，量化或 float16 计算可以借此在训练"
         "时节省内存。",
         "按整个张量取一个缩放因子来使用这些格式时是对的，直接转换时则不然。FP8 和 int8 就是这样用的"
-        "（损失缩放对 float16 的梯度做的也是这件事）：张量先乘上一个因子，让其中最大的绝对值落在格式"
+        "（损失缩放对 float16 的梯度做的也差不多，只是整个损失共用一个因子）：张量先乘上一个因子，让其中最大的绝对值落在格式"
         "的上限，这时决定精度的是动态范围，即最大绝对值与最小绝对值之比；动态范围越窄，落到格式分辨率"
         "以下的值就越少。下面实测 256 行数据，各行的量级从 1e-2 到 1e3 不等（未归一化的激活值可能就"
         "是这样），再测同样的行经过 LayerNorm 之后，每个张量一个缩放因子：相对误差超过 10% 的元素，"
