@@ -158,8 +158,11 @@ MISTAKES = [
            "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
            "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
            "is comparable to eps"),
-        N_("eps goes inside: divide by sqrt(var + eps), not by sqrt(var) + eps (for RMSNorm, "
-           "sqrt(mean(x**2) + eps), not RMS + eps)."),
+        N_("This exercise follows PyTorch's convention, eps inside: divide by sqrt(var + eps), "
+           "not by sqrt(var) + eps (for RMSNorm, sqrt(mean(x**2) + eps), not RMS + eps). Adding "
+           "eps to the standard deviation is the other convention (the RMSNorm authors' PyTorch "
+           "code, the Annotated Transformer); the two agree unless the variance is comparable "
+           "to eps."),
         {
             **same(("batchnorm", "groupnorm"), ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             # with the backward derived for sigma + eps: the variance term then carries
