@@ -702,8 +702,10 @@ CELLS = [
     **DyT in place of LayerNorm** (`dyt_training`). At one shared Adam learning rate a 4-block
     Pre-LN model trains with DyT as with LayerNorm and RMSNorm, but ends about 5 times higher in
     loss, from each of three initialisations; too large an `alpha_init` leaves it at the chance
-    loss, and the largest that trains falls from 2 at 2 blocks to 0.5 at 8. The paper's match with
-    LayerNorm does not reproduce here; its warning about a large `alpha_init` does.
+    loss. At that learning rate, chosen at 4 blocks from one initialisation, the largest that
+    trains is 2 at 2 blocks and 0.5 at 8; whether depth itself lowers that limit, or the one rate
+    suits 8 blocks worse, is not tested. The paper's match with LayerNorm does not reproduce here;
+    its warning about a large `alpha_init` does.
 
     ![Training curves with LayerNorm, RMSNorm and DyT](../figures/dyt_training.png)
 
