@@ -719,7 +719,9 @@ CELLS = [
     **Peri-LN** (`peri_ln`). At initialisation and at a standard learning rate Peri-LN's residual
     stream is as large as Pre-LN's or larger (section 3's "each branch adds RMS 1"); only at a high
     learning rate (6e-2) does it keep the stream in scale (6-9 times the embeddings' RMS against
-    Pre-LN's 200-360) and learn part of the task where Pre-LN stalls.
+    Pre-LN's 200-360) and learn part of the task where Pre-LN stalls. That the growth is what
+    stalls Pre-LN is not tested: attention collapsing onto single keys, seen in the QK-norm
+    experiment, is another candidate, and the Peri-LN experiment does not measure the attention.
 
     ![Residual-stream RMS and gradient norm per block for Post-LN, Pre-LN, Peri-LN and DeepNorm](../figures/peri_ln.png)
 
