@@ -726,9 +726,10 @@ CELLS = [
     ![Residual-stream RMS and gradient norm per block for Post-LN, Pre-LN, Peri-LN and DeepNorm](../figures/peri_ln.png)
 
     **RMSNorm against LayerNorm** (`rmsnorm_vs_layernorm`). The final losses of five
-    initialisations overlap, and which norm ends lower changes from one to the next; the norm
-    alone is about 30% faster as RMSNorm, a whole training step only 4-6%, because the norms are
-    a small part of a step.
+    initialisations overlap, and which norm ends lower changes from one to the next. The norm
+    alone takes about 30% less time as RMSNorm, a whole training step only 4-6% less. The nine
+    norms are 5-6% of a step, so their saving alone predicts about 2%; the experiment does not
+    find where the rest comes from.
 
     ![Loss curves and final losses of LayerNorm and RMSNorm](../figures/rmsnorm_vs_layernorm.png)
     """),
