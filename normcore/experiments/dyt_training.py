@@ -39,17 +39,18 @@ So the failure at too large an alpha_init reproduces, here as a loss that stays 
 NaN, no blow-up), and the largest alpha_init that trains is 2 at 2 blocks and 0.5 at 8: at 8
 blocks the default is the largest value of the grid that still trains. Both depths share the
 learning rate chosen at 4 blocks from one initialisation, so this does not separate depth from
-how well that one rate suits each depth. Small values never
-failed, down to 0.03. What does not reproduce at this scale is the paper's match: with the
-learning rate and the step budget shared, DyT trains but ends behind LayerNorm, a little at 2
-blocks (inside LayerNorm's spread across initialisations) and clearly at 4 and 8 blocks.
+how well that one rate suits each depth. Small values never failed, down to 0.03. What does not
+reproduce at this scale is the paper's match: with the learning rate and the step budget shared,
+DyT trains but ends behind LayerNorm, a little at 2 blocks (inside LayerNorm's spread across
+initialisations) and clearly at 4 and 8 blocks.
 
 What not to conclude: that alpha_init must shrink with depth, here or in general. The paper
 found depth to matter little in its language models (width mattered); here the model is 32 wide
 at every depth and depth is the only architectural thing varied, but at one learning rate tuned
-at 4 blocks on one initialisation (not at 2 or 8), on one synthetic task, for 300 steps; with a longer budget, or a learning rate tuned for DyT alone, the gap to LayerNorm may
-close. Nor anything about DyT's speed per step in wall time (not measured here), nor about
-models a million times larger.
+at 4 blocks on one initialisation (not at 2 or 8), on one synthetic task, for 300 steps; with a
+longer budget, or a learning rate tuned for DyT alone, the gap to LayerNorm may close. Nor
+anything about DyT's speed per step in wall time (not measured here), nor about models a million
+times larger.
 """
 
 import math

@@ -35,7 +35,8 @@ from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, tiny_model
 
 NAME = "warmup"
-TITLE = N_("Warmup, 12 blocks at one learning rate: Post-LN stalls without it, Pre-LN and DeepNorm do not")  # shown as _(TITLE)
+# shown as _(TITLE)
+TITLE = N_("Warmup, 12 blocks at one learning rate: Post-LN stalls without it, Pre-LN and DeepNorm do not")
 TAKEAWAY = ("At one Adam learning rate (2e-3) a 12-block Post-LN Transformer without warmup stays at "
             "the chance loss from each of three initialisations, while with warmup it learns, and Pre-LN and "
             "DeepNorm learn either way. One toy task at one depth and one learning rate: it does not say at "
