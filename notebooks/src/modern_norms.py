@@ -729,7 +729,7 @@ CELLS = [
     initialisations overlap, and which norm ends lower changes from one to the next. The norm
     alone takes about 30% less time as RMSNorm, a whole training step only 4-6% less. The nine
     norms are 5-6% of a step, so their saving alone predicts about 2%; the experiment does not
-    find where the rest comes from.
+    identify where the rest comes from.
 
     ![Loss curves and final losses of LayerNorm and RMSNorm](../figures/rmsnorm_vs_layernorm.png)
     """),
