@@ -40,14 +40,15 @@ narrow here, about a factor of two in learning rate. Post-LN and DeepNorm fail f
 3e-2 on, respectively (one seed each).
 
 What not to conclude: that Peri-LN's stream is always the smaller (at initialisation and at a
-standard learning rate it is as large as Pre-LN's or larger; only in training at the high learning
-rate does it stay far smaller than Pre-LN's), or that the stream's growth is why Pre-LN stalls at
-6e-2: the two are seen together, the cause is not tested. Attention collapsing onto single keys is
-another candidate (the qk_norm experiment sees it in a 2-block Pre-LN model without QK-norm at lr
-1e-1; the attention is not measured here). Nor that Peri-LN trains at any learning rate (at 6e-2 it learns
-only partway, at 1e-1 not at all). Kim et al. also report loss spikes in Pre-LN at high learning
-rates; none are visible here: Pre-LN simply stalls near chance. One toy task, one depth, a few
-hundred steps: nothing here measures the paper's claims at scale.
+standard learning rate it is as large as Pre-LN's or larger; only in training at the high
+learning rate does it stay far smaller than Pre-LN's), or that the stream's growth is why Pre-LN
+stalls at 6e-2: the two are seen together, the cause is not tested. Attention collapsing onto
+single keys is another candidate (the qk_norm experiment sees it in a 2-block Pre-LN model
+without QK-norm at lr 1e-1; the attention is not measured here). Nor that Peri-LN trains at any
+learning rate (at 6e-2 it learns only partway, at 1e-1 not at all). Kim et al. also report loss
+spikes in Pre-LN at high learning rates; none are visible here: Pre-LN simply stalls near
+chance. One toy task, one depth, a few hundred steps: nothing here measures the paper's claims
+at scale.
 """
 
 import math

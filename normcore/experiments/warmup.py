@@ -5,16 +5,15 @@ Xiong et al. show that at initialisation a Post-LN Transformer's gradients are l
 output, so full-size Adam steps from step 0 throw it off, while warmup (a learning rate ramped
 up from near zero) lets it train; Pre-LN trains at the same learning rate without warmup.
 
-Configuration (found by a sweep; it holds across seeds): a 12-block TinyTransformer (d_model
-32, 4 heads, float32) on the copy task (8 symbols from 10, repeated after a separator), Adam at
-lr = 2e-3, batches of 16, with a constant learning rate or a linear warmup over the first
-quarter of the steps. With 12 blocks at this rate Post-LN without warmup stays at the chance
-loss ln(10) (it predicts the uniform distribution), while Pre-LN and DeepNorm learn the task with
-or without warmup, and Post-LN with warmup learns too. Only this depth and this rate are run:
-the experiment shows a case where Post-LN needs warmup, not at what depth or learning rate the
-need begins. The
-full run trains each case from three initialisations and draws their median and range, as a
-single run is noisy; the quick run trains one.
+Configuration (found by a sweep; it holds across seeds): a 12-block TinyTransformer (d_model 32,
+4 heads, float32) on the copy task (8 symbols from 10, repeated after a separator), Adam at lr =
+2e-3, batches of 16, with a constant learning rate or a linear warmup over the first quarter of
+the steps. With 12 blocks at this rate Post-LN without warmup stays at the chance loss ln(10)
+(it predicts the uniform distribution), while Pre-LN and DeepNorm learn the task with or without
+warmup, and Post-LN with warmup learns too. Only this depth and this rate are run: the
+experiment shows a case where Post-LN needs warmup, not at what depth or learning rate the need
+begins. The full run trains each case from three initialisations and draws their median and
+range, as a single run is noisy; the quick run trains one.
 
 What not to conclude: that Post-LN needs warmup only when deep, or at every depth (one depth
 was run), nor that Pre-LN never needs warmup. This is one toy task at one depth and one learning

@@ -740,9 +740,9 @@ CELLS = [
     * **DyT** replaces the statistics of LayerNorm by $\gamma\tanh(\alpha x) + \beta$: the
       squashing LayerNorm applies to extreme values, value by value. LayerNorm itself is linear
       within each token; across tokens its S-curve was slight here ($R^2$ up by at most 0.005 for
-      a tanh over a straight line). Its backward is
-      element-wise, $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over
-      every element, and tanh's derivative is written with its output $t$.
+      a tanh over a straight line). DyT's backward is element-wise,
+      $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over every element,
+      and tanh's derivative is written with its output $t$.
     * **QK-norm** normalises each head's queries and keys over its $D$ channels, before the
       $1/\sqrt{D}$ scaling; the logits are then bounded by $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$,
       whatever the weights. Its backward is the norm's backward, per head, between
