@@ -693,9 +693,9 @@ CELLS = [
     (bottom). Per token, no: each token is an exact straight line of slope $1/\sigma_{token}$, as
     section 1 showed. Across tokens the cloud bends only slightly, because here the tokens'
     spreads differ by less than a factor of 2: a fitted $c\tanh(\alpha x)$ beats the best
-    straight line in every layer, but by at most 0.005 in $R^2$ (both explain about 95-97% of the
-    variance). The pronounced S of the DyT paper needs extreme tokens this toy model does not
-    have.
+    straight line in every layer, but by at most 0.005 in $R^2$ (the straight line alone explains
+    88-98% of the variance). The pronounced S of the DyT paper needs extreme tokens this toy model
+    does not have.
 
     ![Each LayerNorm's input against its normalised output, with the fitted tanh](../figures/layernorm_tanh.png)
 
