@@ -1,4 +1,4 @@
-"""LayerNorm acts like a tanh: per token its map is exactly linear; across tokens the cloud of
+"""Does LayerNorm act like a tanh? Per token no, its map is exactly linear; across tokens the cloud of
 input against normalised output bends only slightly in this toy model (the tanh fit beats the
 straight line by a little), and the fitted alpha scales with 1/std of the layer's input."""
 

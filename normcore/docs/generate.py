@@ -343,10 +343,10 @@ def figures_page(figures_dir):
     for png in pngs:
         owner[png] = next((n for n in names if png.startswith(n)), None)
     lines = ["# Figures", "",
-             "Experiments that reproduce, with normcore's own layers and synthetic data, what "
-             "the literature claims about normalization. `normcore figures NAME` reruns one and "
-             "rewrites its PNGs in `figures/`; its test asserts the claim on the measured "
-             "numbers.", ""]
+             "Experiments that test, at laptop scale with normcore's own layers and synthetic data, "
+             "what the literature claims about normalization; several fall short of the claim, and "
+             "each lesson below says where. `normcore figures NAME` reruns one and rewrites its PNGs "
+             "in `figures/`; its test asserts the lesson on the measured numbers.", ""]
     for name in experiments.EXPERIMENTS:
         module = experiments.load(name)
         lines += [f"## {_cell(module.TITLE)}", "", f"`normcore figures {name}`", ""]

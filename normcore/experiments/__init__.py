@@ -1,4 +1,6 @@
-"""Experiments that reproduce what the literature claims about normalization, and draw the figures.
+"""Experiments that test, at laptop scale, what the literature claims about normalization, and
+draw the figures. Several fall short of the claim they test: the README's Figures section lists
+where, and the modules' docstrings give the detail.
 
 Each experiment is one module here with::
 

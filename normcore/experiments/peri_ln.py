@@ -40,11 +40,15 @@ narrow here, about a factor of two in learning rate. Post-LN and DeepNorm fail f
 3e-2 on, respectively (one seed each).
 
 What not to conclude: that Peri-LN's stream is always the smaller (at initialisation and at a
-standard learning rate it is as large as Pre-LN's or larger; it is the growth in training at a
-high learning rate that it caps), or that Peri-LN trains at any learning rate (at 6e-2 it learns
-only partway, at 1e-1 not at all). Kim et al. also report loss spikes in Pre-LN at high learning
-rates; none are visible here: Pre-LN simply stalls near chance. One toy task, one depth, a few
-hundred steps: nothing here measures the paper's claims at scale.
+standard learning rate it is as large as Pre-LN's or larger; only in training at the high
+learning rate does it stay far smaller than Pre-LN's), or that the stream's growth is why Pre-LN
+stalls at 6e-2: the two are seen together, the cause is not tested. Attention collapsing onto
+single keys is another candidate (the qk_norm experiment sees it in a 2-block Pre-LN model
+without QK-norm at lr 1e-1; the attention is not measured here). Nor that Peri-LN trains at any
+learning rate (at 6e-2 it learns only partway, at 1e-1 not at all). Kim et al. also report loss
+spikes in Pre-LN at high learning rates; none are visible here: Pre-LN simply stalls near
+chance. One toy task, one depth, a few hundred steps: nothing here measures the paper's claims
+at scale.
 """
 
 import math
@@ -61,12 +65,14 @@ from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, block_grad_norms, r
 from .warmup import copy_task, smooth
 
 NAME = "peri_ln"
-TITLE = N_("Peri-LN: the residual stream stays in scale where Pre-LN's grows")  # shown as _(TITLE)
+# shown as _(TITLE)
+TITLE = N_("Peri-LN at a high learning rate: the residual stream stays in scale where Pre-LN's grows")
 TAKEAWAY = ("At a high Adam learning rate (6e-2, found by a sweep) an 8-block Pre-LN Transformer's residual "
             "stream grows to about 200-360 times its embeddings' RMS and it stays near the chance loss, while "
             "Peri-LN's grows only 6-9 times and it learns part of the task; at initialisation and at a standard "
-            "learning rate Peri-LN's stream is as large as Pre-LN's or larger. The window is narrow here (Pre-LN "
-            "still learns at 4e-2, both fail at 1e-1) and no loss spikes appear.")
+            "learning rate Peri-LN's stream is as large as Pre-LN's or larger. Whether the growth is what stalls "
+            "Pre-LN is not tested. The window is narrow here (Pre-LN still learns at 4e-2, both fail at 1e-1) "
+            "and no loss spikes appear.")
 
 POSITIONS = ("post", "pre", "peri", "deepnorm")
 N_LAYERS = 8

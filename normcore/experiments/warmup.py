@@ -1,20 +1,23 @@
-"""Learning-rate warmup (Xiong et al., 2020): Post-LN needs it, Pre-LN and DeepNorm do not.
+"""Learning-rate warmup (Xiong et al., 2020): one depth and one learning rate where Post-LN fails
+without it and Pre-LN and DeepNorm do not.
 
 Xiong et al. show that at initialisation a Post-LN Transformer's gradients are largest near the
 output, so full-size Adam steps from step 0 throw it off, while warmup (a learning rate ramped
 up from near zero) lets it train; Pre-LN trains at the same learning rate without warmup.
 
-Configuration (found by a sweep; it holds across seeds): a 12-block TinyTransformer (d_model
-32, 4 heads, float32) on the copy task (8 symbols from 10, repeated after a separator), Adam at
-lr = 2e-3, batches of 16, with a constant learning rate or a linear warmup over the first
-quarter of the steps. At this toy scale the effect needs depth: with 12 blocks Post-LN without
-warmup stays at the chance loss ln(10) (it predicts the uniform distribution), while Pre-LN
-and DeepNorm learn the task with or without warmup, and Post-LN with warmup learns too. The
-full run trains each case from three initialisations and draws their median and range, as a
-single run is noisy; the quick run trains one.
+Configuration (found by a sweep; it holds across seeds): a 12-block TinyTransformer (d_model 32,
+4 heads, float32) on the copy task (8 symbols from 10, repeated after a separator), Adam at lr =
+2e-3, batches of 16, with a constant learning rate or a linear warmup over the first quarter of
+the steps. With 12 blocks at this rate Post-LN without warmup stays at the chance loss ln(10)
+(it predicts the uniform distribution), while Pre-LN and DeepNorm learn the task with or without
+warmup, and Post-LN with warmup learns too. Only this depth and this rate are run: the
+experiment shows a case where Post-LN needs warmup, not at what depth or learning rate the need
+begins. The full run trains each case from three initialisations and draws their median and
+range, as a single run is noisy; the quick run trains one.
 
-What not to conclude: that Pre-LN never needs warmup. This is one toy task at one learning rate;
-Pre-LN models trained at scale (GPT-3, LLaMA) still use a warmup.
+What not to conclude: that Post-LN needs warmup only when deep, or at every depth (one depth
+was run), nor that Pre-LN never needs warmup. This is one toy task at one depth and one learning
+rate; Pre-LN models trained at scale (GPT-3, LLaMA) still use a warmup.
 """
 
 import math
@@ -31,11 +34,13 @@ from . import _plot
 from ._positions import COLORS, LABELS, LINESTYLES, MARKERS, POSITIONS, tiny_model
 
 NAME = "warmup"
-TITLE = N_("Warmup: Post-LN needs it at depth, Pre-LN and DeepNorm do not")  # shown as _(TITLE)
-TAKEAWAY = ("At the same Adam learning rate a 12-block Post-LN Transformer without warmup stays at "
+# shown as _(TITLE)
+TITLE = N_("Warmup, 12 blocks at one learning rate: Post-LN stalls without it, Pre-LN and DeepNorm do not")
+TAKEAWAY = ("At one Adam learning rate (2e-3) a 12-block Post-LN Transformer without warmup stays at "
             "the chance loss from each of three initialisations, while with warmup it learns, and Pre-LN and "
-            "DeepNorm learn either way. One toy task at one learning rate: it does not say that Pre-LN never "
-            "needs warmup (GPT-3 and LLaMA, both Pre-LN, use one).")
+            "DeepNorm learn either way. One toy task at one depth and one learning rate: it does not say at "
+            "what depth or rate Post-LN starts to need warmup, nor that Pre-LN never needs it (GPT-3 and "
+            "LLaMA, both Pre-LN, use one).")
 
 N_LAYERS = 12
 LR = 2e-3

@@ -689,12 +689,13 @@ CELLS = [
     measured numbers). These are small models trained for a few hundred steps on synthetic
     tasks, so read each verdict as "at this scale".
 
-    **LayerNorm acts like a tanh** (`layernorm_tanh`). Each element's LayerNorm input against
-    its normalised output, in a trained 8-block Pre-LN model (top) and untrained (bottom). Each
-    token is an exact straight line of slope $1/\sigma_{token}$, as section 1 showed; across
-    tokens the cloud bends only slightly, because here the tokens' spreads differ by less than a
-    factor of 2: a fitted $c\tanh(\alpha x)$ beats the best straight line in every layer, but by
-    at most 0.005 in $R^2$. The pronounced S of the DyT paper needs extreme tokens this toy model
+    **Does LayerNorm act like a tanh?** (`layernorm_tanh`). Each element's LayerNorm input
+    against its normalised output, in a trained 8-block Pre-LN model (top) and untrained
+    (bottom). Per token, no: each token is an exact straight line of slope $1/\sigma_{token}$, as
+    section 1 showed. Across tokens the cloud bends only slightly, because here the tokens'
+    spreads differ by less than a factor of 2: a fitted $c\tanh(\alpha x)$ beats the best
+    straight line in every layer, but by at most 0.005 in $R^2$ (the straight line alone explains
+    88-98% of the variance). The pronounced S of the DyT paper needs extreme tokens this toy model
     does not have.
 
     ![Each LayerNorm's input against its normalised output, with the fitted tanh](../figures/layernorm_tanh.png)
@@ -702,8 +703,10 @@ CELLS = [
     **DyT in place of LayerNorm** (`dyt_training`). At one shared Adam learning rate a 4-block
     Pre-LN model trains with DyT as with LayerNorm and RMSNorm, but ends about 5 times higher in
     loss, from each of three initialisations; too large an `alpha_init` leaves it at the chance
-    loss, and the largest that trains falls from 2 at 2 blocks to 0.5 at 8. The paper's match with
-    LayerNorm does not reproduce here; its warning about a large `alpha_init` does.
+    loss. At that learning rate, chosen at 4 blocks from one initialisation, the largest that
+    trains is 2 at 2 blocks and 0.5 at 8; whether depth itself lowers that limit, or the one rate
+    suits 8 blocks worse, is not tested. The paper's match with LayerNorm does not reproduce here;
+    its warning about a large `alpha_init` does.
 
     ![Training curves with LayerNorm, RMSNorm and DyT](../figures/dyt_training.png)
 
@@ -717,14 +720,17 @@ CELLS = [
     **Peri-LN** (`peri_ln`). At initialisation and at a standard learning rate Peri-LN's residual
     stream is as large as Pre-LN's or larger (section 3's "each branch adds RMS 1"); only at a high
     learning rate (6e-2) does it keep the stream in scale (6-9 times the embeddings' RMS against
-    Pre-LN's 200-360) and learn part of the task where Pre-LN stalls.
+    Pre-LN's 200-360) and learn part of the task where Pre-LN stalls. That the growth is what
+    stalls Pre-LN is not tested: attention collapsing onto single keys, seen in the QK-norm
+    experiment, is another candidate, and the Peri-LN experiment does not measure the attention.
 
     ![Residual-stream RMS and gradient norm per block for Post-LN, Pre-LN, Peri-LN and DeepNorm](../figures/peri_ln.png)
 
     **RMSNorm against LayerNorm** (`rmsnorm_vs_layernorm`). The final losses of five
-    initialisations overlap, and which norm ends lower changes from one to the next; the norm
-    alone is about 30% faster as RMSNorm, a whole training step only 4-6%, because the norms are
-    a small part of a step.
+    initialisations overlap, and which norm ends lower changes from one to the next. The norm
+    alone takes about 30% less time as RMSNorm, a whole training step only 4-6% less. The nine
+    norms are 5-6% of a step, so their saving alone predicts about 2%; the experiment does not
+    identify where the rest comes from.
 
     ![Loss curves and final losses of LayerNorm and RMSNorm](../figures/rmsnorm_vs_layernorm.png)
     """),
@@ -733,9 +739,11 @@ CELLS = [
     ## Summary
 
     * **DyT** replaces the statistics of LayerNorm by $\gamma\tanh(\alpha x) + \beta$: the
-      squashing LayerNorm applies to extreme values, value by value. Its backward is
-      element-wise, $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over
-      every element, and tanh's derivative is written with its output $t$.
+      squashing LayerNorm applies to extreme values, value by value. LayerNorm itself is linear
+      within each token; across tokens its S-curve was slight here ($R^2$ up by at most 0.005 for
+      a tanh over a straight line). DyT's backward is element-wise,
+      $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over every element,
+      and tanh's derivative is written with its output $t$.
     * **QK-norm** normalises each head's queries and keys over its $D$ channels, before the
       $1/\sqrt{D}$ scaling; the logits are then bounded by $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$,
       whatever the weights. Its backward is the norm's backward, per head, between

@@ -255,9 +255,11 @@ CELLS = [
     ## 7. Figures: training with and without warmup
 
     From the experiments (`normcore figures`; each claim is asserted by a test). A 12-block
-    Transformer on a copy task at the same Adam learning rate, three initialisations each: without
-    warmup Post-LN stays at the chance loss, with a linear warmup it learns; Pre-LN and DeepNorm
-    learn either way.
+    Transformer on a copy task at one Adam learning rate (2e-3), three initialisations each:
+    without warmup Post-LN stays at the chance loss, with a linear warmup it learns; Pre-LN and
+    DeepNorm learn either way. One depth and one learning rate: a case where Post-LN needs
+    warmup, not the depth or rate at which the need begins (the smaller run at the end of this
+    section stalls a 4-block Post-LN without warmup, at a higher rate).
 
     ![Training loss of Post-LN, Pre-LN and DeepNorm with and without warmup](../figures/warmup.png)
 
