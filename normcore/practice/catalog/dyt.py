@@ -133,7 +133,8 @@ MISTAKES = [
            "starts at 0.5 (or 1) whatever alpha_init says, so tanh's input is scaled wrongly; "
            "once alpha is assigned through alpha.data everything is right"),
         N_("alpha's starting value is the constructor's alpha_init: alpha = np.full(1, "
-           "alpha_init). Models tune it (larger for wider models), so a constant is wrong."),
+           "alpha_init). Models tune it (the DyT authors' LLaMA runs start wider models at "
+           "smaller values), so a constant is wrong."),
         {"dyt": [((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA)),),
                  ((DYT_ALPHA, WithConstant("np.full(1, {alpha}, dtype)", ALPHA_ONE)),)]},
         taught=explain("dyt", N_("the forward: tanh, then scale, then shift")),
