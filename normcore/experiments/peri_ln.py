@@ -66,7 +66,7 @@ from .warmup import copy_task, smooth
 
 NAME = "peri_ln"
 # shown as _(TITLE)
-TITLE = N_("Peri-LN at a high learning rate: the residual stream stays in scale where Pre-LN's grows")
+TITLE = N_("Peri-LN at a high learning rate: its residual stream grows far less than Pre-LN's")
 TAKEAWAY = ("At a high Adam learning rate (6e-2, found by a sweep) an 8-block Pre-LN Transformer's residual "
             "stream grows to about 200-360 times its embeddings' RMS and it stays near the chance loss, while "
             "Peri-LN's grows only 6-9 times and it learns part of the task; at initialisation and at a standard "
