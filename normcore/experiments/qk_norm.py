@@ -1,10 +1,11 @@
-"""QK-norm: a norm on each head's queries and keys stops the attention logits from growing
-(Dehghani et al. 2023, ViT-22B; Wortsman et al. 2023).
+"""QK-norm: a norm on each head's queries and keys bounds the attention logits by its learned
+gains (and biases), which slows their growth (Henry et al. 2020; Dehghani et al. 2023, ViT-22B; Wortsman et
+al. 2023).
 
 Wortsman et al. find that a Pre-LN Transformer trained at a high learning rate can fail through
 "attention logit growth": the logits q.k / sqrt(D) grow without bound, each softmax collapses
 to one key (attention entropy near 0) and the loss stops falling or diverges. A LayerNorm on
-each head's q and k (QK-layernorm, as in ViT-22B) keeps the logits small and makes the final
+each head's q and k (QK-layernorm, as in ViT-22B) keeps the logits smaller and makes the final
 loss less sensitive to the learning rate, so a wider range of learning rates trains.
 
 Configuration (found by a small sweep of learning rates on two model sizes; the failure showed
@@ -37,9 +38,10 @@ measurement of every run the logits stay within the bound computed from the norm
 every learning rate the largest logit reaches 0.84 to 0.92 of it: the bound is nearly tight),
 and at lr 1e-1 they end between 28 and 46. The norm does not cap the logits at a constant: they
 grow with the learned gains g_q and g_k (the bound grows from 4 at initialisation to up to 1159
-at lr 1). One reason the growth is so much slower: Adam moves each gain entry by at most about
-lr per step, whereas without the norm each entry of q sums C = 32 weights that all move by about
-lr per step, times its input. Where QK-norm fails (lr 4.6e-1 and 1) the attention has not
+at lr 1). One reason the growth is so much slower: Adam moves each gain entry by about lr per
+step (its step is lr * m_hat / sqrt(v_hat), of the order of lr whatever the gradient's size),
+whereas without the norm each entry of q sums C = 32 weights that all move by about lr per step,
+times its input. Where QK-norm fails (lr 4.6e-1 and 1) the attention has not
 collapsed (mean entropy 0.7 to 1.1 nats): something else breaks first, which this experiment
 does not diagnose. At the low end both fail alike (lr up to 4.6e-4 is too small for 200 steps).
 

@@ -326,8 +326,9 @@ class MultiheadAttention(_Attention):
     bias (|x_hat| <= sqrt(D)). The learned gains can grow, and the bound with them. With
     "layernorm" q_norm keeps its bias beta_q, which adds beta_q . k / sqrt(D) to each logit, up
     to |beta_q * gamma_k| more (and, with a k_norm bias, |gamma_q * beta_k| + |beta_q . beta_k| /
-    sqrt(D)); ``normcore.experiments.qk_norm.logit_bound`` computes the full bound. In the backward the norm's backward stands between dq (dk) and the merge:
-    dq_raw = q_norm.backward(dq), then merged and through the q projection.
+    sqrt(D)); ``normcore.experiments.qk_norm.logit_bound`` computes the full bound. In the
+    backward the norm's backward stands between dq (dk) and the merge: dq_raw =
+    q_norm.backward(dq), then merged and through the q projection.
 
     ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch
     does (normal, std sqrt(1 / E)). ``add_zero_attn``: a zero key and value appended per head,

@@ -66,7 +66,9 @@ CELLS = [
     LayerNorm is linear within one token, $(x - \mu)/\sigma$, but it also squashes: a feature
     far out in its token raises that token's $\sigma$, so it is divided by more. However large
     one value grows, its LayerNorm output cannot exceed $\sqrt{D - 1}$ (the largest a single
-    entry of a row with mean 0 and variance 1 can be). Below, the row $(0.5, -0.5, 1, c)$ with
+    entry of a row with mean 0 and variance 1 can be; in floating point, a row whose values
+    differ only in their last digits can go past it, up to $\sqrt{D}$ by rounding, because its
+    computed mean is then off by as much as its spread). Below, the row $(0.5, -0.5, 1, c)$ with
     a growing $c$: LayerNorm's last output saturates at $\sqrt{3} \approx 1.732$, as $\tanh$
     saturates at 1.
     """),

@@ -40,8 +40,9 @@ class QKNormSelfAttention:
 
     Where the norm goes. Each head's q and k are normalised over the head's own D channels,
     after split_heads. An RMS over the whole projection (OLMo 2's variant, not this exercise)
-    lets one head's size set another head's scale and loosens each head's logit bound H times. The 1 / sqrt(D) comes after the norm: normalising q / sqrt(D) undoes the
-    scale (RMSNorm is scale invariant, up to eps), and the scores end up sqrt(D) too large.
+    lets one head's size set another head's scale and loosens each head's logit bound H times.
+    The 1 / sqrt(D) comes after the norm: normalising q / sqrt(D) undoes the scale (RMSNorm is
+    scale invariant, up to eps), and the scores end up sqrt(D) too large.
 
     Backward, node by node (the attention's backward up to dqn and dkn, then the norms)::
 
