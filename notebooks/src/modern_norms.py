@@ -748,9 +748,12 @@ CELLS = [
     ![Training curves with LayerNorm, RMSNorm and DyT](../figures/dyt_training.png)
 
     **QK-norm** (`qk_norm`). Without it, a 2-block model trained with Adam and no warmup fails
-    from lr 0.1 on, its largest logit above $10^4$; with it the logits stay below the bound of
-    section 2 (computed from the learned gains and biases) and it trains up to lr 0.22 instead of
-    0.046. It does not make every learning rate safe: from 0.46 on it fails too.
+    from lr 0.1 on, its largest logit above $10^4$. With it the largest logit still grows with
+    the learning rate, from about 3 at lr $10^{-4}$ to about 200 at lr 1, but it stays below the
+    bound of section 2 (computed from the learned gains and biases, which grow in training), and
+    the model trains up to lr 0.22 instead of 0.046: QK-norm slows the growth and widens the range
+    of rates that train, it does not stop the growth. It does not make every learning rate safe
+    either: from 0.46 on it fails too.
 
     ![Final loss against learning rate, and the largest attention logit, with and without QK-norm](../figures/qk_norm.png)
 
@@ -777,8 +780,10 @@ CELLS = [
       element-wise, $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over
       every element, and tanh's derivative is written with its output $t$.
     * **QK-norm** normalises each head's queries and keys over its $D$ channels, before the
-      $1/\sqrt{D}$ scaling; the logits are then bounded by $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$,
-      whatever the weights. Its backward is the norm's backward, per head, between
+      $1/\sqrt{D}$ scaling; with RMSNorm or a bias-free LayerNorm the logits are then bounded by
+      $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$, whatever the projection weights (a LayerNorm bias
+      $\beta_q$ adds up to $\|\beta_q \odot \gamma_k\|$). The gains are learned, so the bound
+      can grow in training: the logits grow more slowly, they do not stop growing. Its backward is the norm's backward, per head, between
       $\bar{\hat{q}}$ (from the attention) and the projection.
     * **Peri-LN** normalises each branch's output too: the identity path stays untouched, and a
       branch adds at most a norm's worth to the stream, however large its weights grow (at
