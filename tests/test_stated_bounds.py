@@ -245,35 +245,42 @@ def _branch_bound(norm, with_bias=True):
     return _gain_bound(norm) + (_bias_rms(norm) if with_bias else 0.0)
 
 
+def _relative(excess, scale):
+    """An excess over a bound relative to the bound's scale (rounding is relative too)."""
+    return float((excess / scale).max())
+
+
 def peri_stream_excess(case, with_bias=True):
     """max over tokens and depths l of RMS(h_l) - RMS(x) - (sum of the branch bounds up to l),
-    and of each branch's RMS over its bound: <= 0 where the triangle inequality holds."""
+    and of each branch's RMS over its bound, relative to the bound: <= 0 where the triangle
+    inequality holds."""
     h, budget, worst = case["x"], 0.0, -math.inf
     for block in case["blocks"]:
         bounds = [_branch_bound(out, with_bias) for out in (block.norm1_out, block.norm2_out)]
         added = block.norm1_out(block.attn(block.norm1(h)))
-        worst = max(worst, float((_token_rms(added) - bounds[0]).max()))
+        worst = max(worst, _relative(_token_rms(added) - bounds[0], bounds[0]))
         budget += sum(bounds)
         h = block(h)
-        worst = max(worst, float((_token_rms(h) - _token_rms(case["x"]) - budget).max()))
+        start = _token_rms(case["x"])
+        worst = max(worst, _relative(_token_rms(h) - start - budget, start + budget))
     return worst
 
 
 def peri_unit_excess(case):
     """max over tokens and depths l of RMS(h_l) - RMS(x) - 2 l (the notebook's gamma_out = 1)."""
-    h, worst = case["x"], -math.inf
+    h, worst, start = case["x"], -math.inf, _token_rms(case["x"])
     for depth, block in enumerate(case["blocks"], start=1):
         h = block(h)
-        worst = max(worst, float((_token_rms(h) - _token_rms(case["x"]) - 2 * depth).max()))
+        worst = max(worst, _relative(_token_rms(h) - start - 2 * depth, start + 2 * depth))
     return worst
 
 
 def peri_unit_excess_one_branch(case):
     """The same with l instead of 2 l: as if a block had one branch."""
-    h, worst = case["x"], -math.inf
+    h, worst, start = case["x"], -math.inf, _token_rms(case["x"])
     for depth, block in enumerate(case["blocks"], start=1):
         h = block(h)
-        worst = max(worst, float((_token_rms(h) - _token_rms(case["x"]) - depth).max()))
+        worst = max(worst, _relative(_token_rms(h) - start - depth, start + depth))
     return worst
 
 
@@ -459,7 +466,8 @@ REGISTRY = [
      r"|\\\|u\\\|, \\\|w\\\| \\le|\\sqrt\{D\}\\max_i|bound with the biases|bound on the logits that"
      r"|the bias-free bound says|the norms bound the scores", "qk-norm-with-biases"),
     (r"max\|gamma_q\| max\|gamma_k\||\\max\|\\gamma_q\||bias-free LayerNorm|bounded by the norm's learned"
-     r"|bounds the attention logits by its learned"
+     r"|bounds the attention logits by its learned|under the bound the norm's learned|bound of section 2"
+     r"|The gains are learned, so the bound|slows the growth and bounds it"
      r"|bounded attention logits|under the bound in the last column|\*\*The bound\.\*\*|the bound with them|\\le \\frac"
      r"|\\\|\\hat\{q\}\\\| \\le|the bound moves|scales each entry by at|every score is bounded"
      r"|scores are no longer bounded|RMS at most 1|bound by the two|\|q_hat\| <= sqrt\(D\)|\|x_hat\| <= sqrt\(D\)"
@@ -470,6 +478,7 @@ REGISTRY = [
     (r"norm's worth", "peri-ln-branch-and-stream"),
     # activations and numerics
     (r"differ by at most 4\.8e-4", "gelu-tanh-gap"),
+    (r"softmax is shift invariant, and now exp\(z\) <= 1", "softmax-at-most-1"),
     (r"sum that is at least 1|which is at least 1|exp\(z\) <= 1|e\^\{s - m\} \\le 1|every exponent <= 0",
      "log-softmax-at-most-0"),
     (r"erfc > 0\.0046", "erfc-above-0.0046-below-2"),
