@@ -122,3 +122,15 @@ def test_plot_writes_two_pngs(result, tmp_path):
     paths = qk_norm.plot(result, tmp_path)
     assert [p.name for p in paths] == ["qk_norm.png", "qk_norm_logits.png"]
     assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def test_with_qk_norm_the_largest_logit_still_grows_with_the_learning_rate(result):
+    """QK-norm slows the growth, it does not stop it: the learned gains let the bound, and the
+    logits under it, grow with the learning rate (the full run: about 3 at lr 1e-4, 200 at lr 1)."""
+    low = int(np.argmin(result["lrs"]))
+    for variant in ("layernorm", "rmsnorm"):
+        i = _index(result, variant)
+        last = result["max_logit"][i, :, 0, -1].max(axis=-1)  # (lrs,), seed 0, after training
+        first = result["max_logit"][i, :, 0, 0].max(axis=-1)
+        assert last[result["high_lr_index"]] > 3 * last[low], (variant, last)
+        assert last[result["high_lr_index"]] > 3 * first[result["high_lr_index"]], (variant, last, first)

@@ -124,6 +124,8 @@ def test_a_published_variant_is_named_as_such_and_not_as_a_mistake(tmp_path, exe
     assert f"[{variant}] a published variant: {published.name} ({published.source}); the " \
            f"exercise asks {published.asks}" in text
     assert "Not what was asked" in text and "Diagnosis (reproduces" not in text
+    if variant == "qk-norm-over-d-model":  # named as OLMo 2's design, with what it changes
+        assert "OLMo 2" in text and "trade scale" in text and "logit bound loosens H times" in text
 
 
 def test_eps_outside_the_root_stays_a_mistake_where_nothing_publishes_it(tmp_path):

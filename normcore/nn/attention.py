@@ -310,20 +310,25 @@ class MultiheadAttention(_Attention):
     a bias only when ``bias and add_zero_attn``, while ``q_norm``'s (beta_q . k_j, different for
     every key) is there with ``bias``.
 
-    ``qk_norm`` ("rmsnorm" or "layernorm"; first proposed with an l2 norm by Henry et al.
-    2020; Dehghani et al. 2023, ViT-22B; Wortsman et al. 2023; used in OLMo 2, Gemma 3 and
-    Qwen3): children ``q_norm`` and ``k_norm``, normcore's
+    ``qk_norm`` ("rmsnorm" or "layernorm"; QK-norm: Henry et al. 2020, with an L2 norm and a
+    learned scale; Dehghani et al. 2023, ViT-22B, with a bias-free LayerNorm; Wortsman et al.
+    2023; per head as in Gemma 3 and Qwen3, where OLMo 2 normalises the whole q and k projections
+    before the split into heads): children ``q_norm`` and ``k_norm``, normcore's
     ``RMSNorm(D)`` or ``LayerNorm(D)`` with their default eps (machine epsilon for RMSNorm, as
     torch's eps=None; 1e-5 for LayerNorm), one weight gamma of shape (D,) each, shared by all
     heads, applied to each head's queries and keys after split_heads and before the 1/sqrt(D)
     scaling. Why: without it a logit q . k / sqrt(D) grows with Wq and Wk, and at high learning
     rates the logits grow without bound until softmax is one-hot (attention entropy collapse)
-    and training diverges. With RMSNorm each head's q and k row has RMS 1 (|q_hat| = sqrt(D)),
-    so by Cauchy-Schwarz |q . k| / sqrt(D) <= max|gamma_q| max|gamma_k| |q_hat| |k_hat| / sqrt(D)
-    = max|gamma_q| max|gamma_k| sqrt(D): the logits are bounded by the two small weight vectors
-    alone, whatever Wq, Wk and the input do (with LayerNorm likewise, |x_hat| <= sqrt(D), plus
-    q_norm's bias). In the backward the norm's backward stands between dq (dk) and the merge:
-    dq_raw = q_norm.backward(dq), then merged and through the q projection.
+    and training diverges. With RMSNorm each head's standardised q and k row has RMS at most 1
+    (|q_hat| <= sqrt(D)), so by Cauchy-Schwarz |q . k| / sqrt(D) <= max|gamma_q| max|gamma_k|
+    |q_hat| |k_hat| / sqrt(D) <= max|gamma_q| max|gamma_k| sqrt(D): the logits are bounded by the
+    two weight vectors alone, whatever Wq, Wk and the input do; likewise with a LayerNorm without
+    bias (|x_hat| <= sqrt(D)). The learned gains can grow, and the bound with them. With
+    "layernorm" q_norm keeps its bias beta_q, which adds beta_q . k / sqrt(D) to each logit, up
+    to |beta_q * gamma_k| more (and, with a k_norm bias, |gamma_q * beta_k| + |beta_q . beta_k| /
+    sqrt(D)); ``normcore.experiments.qk_norm.logit_bound`` computes the full bound. In the
+    backward the norm's backward stands between dq (dk) and the merge: dq_raw =
+    q_norm.backward(dq), then merged and through the q projection.
 
     ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch
     does (normal, std sqrt(1 / E)). ``add_zero_attn``: a zero key and value appended per head,

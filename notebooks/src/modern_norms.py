@@ -13,7 +13,8 @@ CELLS = [
     * **DyT** (Dynamic Tanh): replace LayerNorm by $\gamma \tanh(\alpha x) + \beta$, an
       element-wise squashing with no mean and no variance;
     * **QK-norm**: normalise each attention head's queries and keys before their dot product,
-      so the attention logits cannot grow with the weights;
+      so the attention logits are bounded by the norm's learned gains, not by the projection
+      weights;
     * **Peri-LN**: normalise each residual branch's output as well as its input, so no branch
       can add more than a norm's worth to the residual stream.
 
@@ -66,7 +67,9 @@ CELLS = [
     LayerNorm is linear within one token, $(x - \mu)/\sigma$, but it also squashes: a feature
     far out in its token raises that token's $\sigma$, so it is divided by more. However large
     one value grows, its LayerNorm output cannot exceed $\sqrt{D - 1}$ (the largest a single
-    entry of a row with mean 0 and variance 1 can be). Below, the row $(0.5, -0.5, 1, c)$ with
+    entry of a row with mean 0 and variance 1 can be; in floating point, a row whose values
+    differ only in their last digits can go past it, up to $\sqrt{D}$ by rounding, because its
+    computed mean is then off by as much as its spread). Below, the row $(0.5, -0.5, 1, c)$ with
     a growing $c$: LayerNorm's last output saturates at $\sqrt{3} \approx 1.732$, as $\tanh$
     saturates at 1.
     """),
@@ -301,8 +304,15 @@ CELLS = [
     Attention compares a query $q$ with each key $k$ by the logit $q \cdot k / \sqrt{D}$ (one
     head, $D$ channels), and softmax turns the logits into weights. The logits grow with the
     query and key weights: scale $W_q$ and $W_k$ by $c$ and they grow by $c^2$, until softmax
-    puts all the weight on one key. QK-norm (Dehghani et al. 2023, ViT-22B) normalises each
-    head's $q$ and $k$ before the dot product.
+    puts all the weight on one key. QK-norm normalises each head's $q$ and $k$ before the dot
+    product. Henry et al. (2020, "Query-Key Normalization for Transformers", arXiv 2010.04245)
+    introduced it for translation: each head's $q$ and $k$ divided by their L2 norm, and a
+    learned scalar in place of $1/\sqrt{D}$. ViT-22B (Dehghani et al. 2023, arXiv 2302.05442)
+    brought it back as a LayerNorm on the queries and keys, without biases, to stop the attention
+    logits of an 8B-parameter ViT from growing until training diverged. Gemma 3 and Qwen3 use an
+    RMSNorm on each head's $D$ channels, as normcore does; OLMo 2 uses one RMSNorm over the whole
+    $q$ (and $k$) projection, all heads together, before the split into heads (Hugging Face
+    transformers, `modeling_olmo2.py`; "The classic mistakes" below shows what that changes).
 
     Below, `attend` writes the layer's forward out line by line with its own children (it is
     checked against the layer), so the logits $S$ can be printed. Two heads of $D = 4$ channels;
@@ -353,7 +363,9 @@ CELLS = [
     md(r"""
     Without the norm the largest logit grows by $64^2 = 4096$ and softmax is one-hot from
     $c = 4$ on (max $P$ = 1.000); with it the logits stay where they were (RMSNorm ignores the
-    scale of its input) and under the bound in the last column.
+    scale of its input) and under the bound in the last column, which only $\gamma_q$ and
+    $\gamma_k$ set. In training those gains are learned and can grow, and the bound with them:
+    QK-norm slows the logits' growth, it does not stop it (section 5 measures it).
 
     ### The formulas
 
@@ -373,8 +385,31 @@ CELLS = [
       = \sqrt{D}\,\max|\gamma_q|\,\max|\gamma_k|$$
 
     whatever $W_q$, $W_k$ and the input are: only the two small vectors $\gamma_q$, $\gamma_k$
-    can make the logits large.
+    can make the logits large. The same holds for a LayerNorm without bias ($\|\hat{q}\| \le
+    \sqrt{D}$ too). A LayerNorm bias $\beta_q$ is added after the norm and adds
+    $\beta_q \cdot \hat{k} / \sqrt{D}$ to each logit, up to $\|\beta_q \odot \gamma_k\|$, however
+    small $\gamma$ is (normcore's QK-LayerNorm has $\beta_q$; the question below says why it has
+    no $\beta_k$). With both biases, for $\hat{q} = \gamma_q \odot u + \beta_q$ and
+    $\hat{k} = \gamma_k \odot w + \beta_k$ ($u$, $w$ the standardised rows, $\|u\|, \|w\| \le \sqrt{D}$):
 
+    $$\frac{|\hat{q} \cdot \hat{k}|}{\sqrt{D}} \le \sqrt{D}\max_i|\gamma_{q,i}\gamma_{k,i}|
+      + \|\gamma_q \odot \beta_k\| + \|\beta_q \odot \gamma_k\| + \frac{|\beta_q \cdot \beta_k|}{\sqrt{D}}$$
+
+    the bound `normcore.experiments.qk_norm.logit_bound` computes. Below, a QK-LayerNorm with
+    $\gamma = 1$ and $\beta_q = \pm 5$: the bias-free bound says 2, the logits go far past it.
+    """),
+    code(r"""
+    from normcore.experiments.qk_norm import logit_bound
+
+    a = nc.MultiheadSelfAttention(16, 4, qk_norm="layernorm", rng=0)     # D = 4
+    a.q_norm.bias.data[...] = 5.0 * np.array([1.0, -1.0, 1.0, -1.0])
+    _, parts = attend(a, np.random.default_rng(5).standard_normal((4, 16, 16)))
+    bias_free = np.sqrt(a.head_dim) * np.abs(a.q_norm.gamma.data).max() * np.abs(a.k_norm.gamma.data).max()
+    largest = np.abs(parts["S"]).max()
+    print(f"largest |logit| {largest:.2f}, bias-free bound {bias_free:.2f}, with the biases {logit_bound(a):.2f}")
+    assert bias_free < largest <= logit_bound(a)
+    """),
+    md(r"""
     ### The backward: where the norm enters $\bar{q}$ and $\bar{k}$
 
     The attention's backward runs as before down to the logits,
@@ -460,31 +495,37 @@ CELLS = [
           " its gradient, largest |.|:", np.abs(normed.k.bias.grad).max().round(4))
     """),
     md(r"""
-    ### The classic mistakes
+    ### The classic mistakes, and a published variant
 
-    **The norm over the whole $d_\text{model}$ instead of per head.** One RMS for all heads
-    lets the heads trade scale: below, head 0's query weights are 10 times head 1's. Per head,
-    each head's normalised queries have RMS 1. Over the whole $d_\text{model}$, head 0 takes
-    almost all of the budget and head 1's queries shrink towards 0, so its logits shrink and
-    its attention flattens towards uniform ($1/T = 0.2$ for each of the 5 keys).
+    **The norm over the whole projection instead of per head.** This one is not a mistake in
+    general: it is OLMo 2's design (its `q_norm` and `k_norm` are RMSNorms over all
+    $C = H \cdot D$ channels, applied before the split into heads). It is a different layer from
+    the per-head one this notebook and the `qk_norm` exercise ask for, and two things change.
+    One RMS for all heads lets the heads trade scale: below, head 0's query weights are 10 times
+    head 1's. Per head, each head's normalised queries have RMS 1. Over the whole projection,
+    head 0 takes almost all of the budget and head 1's queries shrink towards 0, so its logits
+    shrink and its attention flattens towards uniform ($1/T = 0.2$ for each of the 5 keys). And
+    the per-head bound loosens: one head's share of $\|\hat{q}\|^2 \le C$ can be all of it, so a
+    head's logits are bounded by $H\sqrt{D}\max|\gamma_q|\max|\gamma_k|$, $H$ times the
+    per-head bound.
     """),
     code(r"""
     a = nc.MultiheadSelfAttention(8, 2, qk_norm="rmsnorm", rng=0)
     a.q.weight.data[:4] *= 10                                   # the rows of Wq that make head 0's queries
     q = a.q(x)                                                  # (B, T, C)
     per_head = a.q_norm(heads(a, q))
-    whole = heads(a, nc.RMSNorm(8)(q))                          # the slip: one RMS over all 8 channels
+    whole = heads(a, nc.RMSNorm(8)(q))                          # OLMo 2's way: one RMS over all 8 channels
     def rms(t):                                                 # per head
         return np.sqrt((t ** 2).mean(axis=(0, 2, 3)))
 
-    print("RMS of the normalised queries, per head -- per-head norm:", rms(per_head), " whole-d_model norm:", rms(whole))
+    print("RMS of the normalised queries, per head -- per-head norm:", rms(per_head), " whole-projection norm:", rms(whole))
     k_hat = a.k_norm(heads(a, a.k(x)))
     S_whole = whole @ k_hat.swapaxes(-1, -2) / np.sqrt(a.head_dim)
     P_whole = np.exp(S_whole - S_whole.max(-1, keepdims=True))
     P_whole /= P_whole.sum(-1, keepdims=True)
     _, right = attend(a, x)
-    for name, S_, P_ in (("per-head norm", right["S"], right["P"]), ("whole-d_model norm", S_whole, P_whole)):
-        print(f"head 1, {name:<18}: max |S| = {np.abs(S_[0, 1]).max():.3f}, attention weights from "
+    for name, S_, P_ in (("per-head norm", right["S"], right["P"]), ("whole-projection norm", S_whole, P_whole)):
+        print(f"head 1, {name:<21}: max |S| = {np.abs(S_[0, 1]).max():.3f}, attention weights from "
               f"{P_[0, 1].min():.3f} to {P_[0, 1].max():.3f}")
     """),
     md(r"""
@@ -711,9 +752,12 @@ CELLS = [
     ![Training curves with LayerNorm, RMSNorm and DyT](../figures/dyt_training.png)
 
     **QK-norm** (`qk_norm`). Without it, a 2-block model trained with Adam and no warmup fails
-    from lr 0.1 on, its largest logit above $10^4$; with it the logits stay below the bound of
-    section 2 (computed from the learned gains and biases) and it trains up to lr 0.22 instead of
-    0.046. It does not make every learning rate safe: from 0.46 on it fails too.
+    from lr 0.1 on, its largest logit above $10^4$. With it the largest logit still grows with
+    the learning rate, from about 3 at lr $10^{-4}$ to about 200 at lr 1, but it stays below the
+    bound of section 2 (computed from the learned gains and biases, which grow in training), and
+    the model trains up to lr 0.22 instead of 0.046: QK-norm slows the growth and widens the range
+    of rates that train, it does not stop the growth. It does not make every learning rate safe
+    either: from 0.46 on it fails too.
 
     ![Final loss against learning rate, and the largest attention logit, with and without QK-norm](../figures/qk_norm.png)
 
@@ -745,8 +789,10 @@ CELLS = [
       $\bar{x} = \alpha\,\bar{y}\,\gamma\,(1 - t^2)$; $\bar{\alpha}$ sums over every element,
       and tanh's derivative is written with its output $t$.
     * **QK-norm** normalises each head's queries and keys over its $D$ channels, before the
-      $1/\sqrt{D}$ scaling; the logits are then bounded by $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$,
-      whatever the weights. Its backward is the norm's backward, per head, between
+      $1/\sqrt{D}$ scaling; with RMSNorm or a bias-free LayerNorm the logits are then bounded by
+      $\sqrt{D}\max|\gamma_q|\max|\gamma_k|$, whatever the projection weights (a LayerNorm bias
+      $\beta_q$ adds up to $\|\beta_q \odot \gamma_k\|$). The gains are learned, so the bound
+      can grow in training: the logits grow more slowly, they do not stop growing. Its backward is the norm's backward, per head, between
       $\bar{\hat{q}}$ (from the attention) and the projection.
     * **Peri-LN** normalises each branch's output too: the identity path stays untouched, and a
       branch adds at most a norm's worth to the stream, however large its weights grow (at

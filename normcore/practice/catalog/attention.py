@@ -174,14 +174,18 @@ MISTAKES = [
     ),
     Mistake(
         "qk-norm-over-d-model",
-        N_("QK-norm over the whole d_model instead of each head's D channels"),
-        N_("right with one head, wrong with several: the RMS of q (and k) was taken over all "
+        N_("QK-norm over the whole projection (OLMo 2's variant) instead of each head's D "
+           "channels"),
+        N_("right with one head, different with several: the RMS of q (and k) was taken over all "
            "C = H * D channels of a position (the norm applied before split_heads, or over the "
-           "heads and channels), so one head's size sets the other heads' scale"),
-        N_("This exercise normalises each head's query and key on their own, as Gemma 3 and "
-           "Qwen3 do (OLMo 2 normalises the whole projection before the split): split the heads "
-           "first, then take the mean square over the last axis of (B, H, T, D), D channels; the "
-           "backward's mean runs over the same axis."),
+           "heads and channels). That is the whole-projection QK-norm OLMo 2 publishes, not what "
+           "this exercise asks: one head's size sets the other heads' scale"),
+        N_("Normalising the whole projection is OLMo 2's variant of QK-norm; this exercise asks "
+           "for it per head, as Gemma 3 and Qwen3 do: split the heads first, then take the mean "
+           "square over the last axis of (B, H, T, D), D channels; the backward's mean runs over "
+           "the same axis. What the whole projection changes: the heads can trade scale, and each "
+           "head's logits are bounded by H sqrt(D) max|gamma_q| max|gamma_k| instead of sqrt(D) "
+           "max|gamma_q| max|gamma_k|."),
         {"qk_norm": [((QK_AXES, "self.norm_axes = (1, -1)"),)]},
         taught=solution("qk_norm"),
         published={"qk_norm": Published(
@@ -190,7 +194,8 @@ MISTAKES = [
                "over num_heads * head_dim, Hugging Face transformers, "
                "src/transformers/models/olmo2/modeling_olmo2.py"),
             N_("QK-norm per head, as Gemma 3 and Qwen3 have it: the RMS of each head's D "
-               "channels, after split_heads"))},
+               "channels, after split_heads (over the whole projection the heads can trade "
+               "scale and each head's logit bound loosens H times)"))},
     ),
     Mistake(
         "qk-norm-after-scale",

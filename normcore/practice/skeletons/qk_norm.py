@@ -6,7 +6,7 @@ The task
 Fill in ``forward`` and ``backward`` (the TODOs) so that this layer matches normcore's
 MultiheadSelfAttention(d_model, n_heads, causal, bias=False, qk_norm="rmsnorm"): the
 self-attention of the ``attention`` exercise with each head's query and key normalised by an
-RMSNorm (QK-norm, as in ViT-22B, OLMo 2, Gemma 3, Qwen3). Then:
+RMSNorm (QK-norm per head, as in Gemma 3 and Qwen3). Then:
 
     normcore practice check THIS_FILE.py
 

@@ -5,8 +5,8 @@ Standalone (numpy only). Semantics as normcore's ``MultiheadSelfAttention(d_mode
 causal, bias=False, qk_norm="rmsnorm")``: the attention of the ``attention`` exercise, with
 each head's query and key normalised by an RMSNorm over the head's D channels (one weight
 (D,) for the queries, one for the keys, each shared by every head) after the heads are
-split and before the 1 / sqrt(D) scale (QK-norm: Dehghani et al. 2023; OLMo 2, Gemma 3,
-Qwen3). The weights are stored as (in, out), so that ``q = x @ wq``.
+split and before the 1 / sqrt(D) scale (QK-norm per head, as in Gemma 3 and Qwen3; OLMo 2
+normalises the whole projection before the split instead). The weights are stored as (in, out), so that ``q = x @ wq``.
 
 A name in brackets at the end of a line, such as ``[norm-axes]``, names that step for the
 catalog of mistakes the grader recognises (``normcore practice list --mistakes``).
@@ -39,9 +39,10 @@ class QKNormSelfAttention:
     eps is the machine epsilon of x's dtype (as torch's and normcore's RMSNorm(eps=None)).
 
     Where the norm goes. Each head's q and k are normalised over the head's own D channels,
-    after split_heads: an RMS over the whole d_model would let one head's size set another
-    head's scale. The 1 / sqrt(D) comes after the norm: normalising q / sqrt(D) undoes the
-    scale (RMSNorm is scale invariant, up to eps), and the scores end up sqrt(D) too large.
+    after split_heads. An RMS over the whole projection (OLMo 2's variant, not this exercise)
+    lets one head's size set another head's scale and loosens each head's logit bound H times.
+    The 1 / sqrt(D) comes after the norm: normalising q / sqrt(D) undoes the scale (RMSNorm is
+    scale invariant, up to eps), and the scores end up sqrt(D) too large.
 
     Backward, node by node (the attention's backward up to dqn and dkn, then the norms)::
 
@@ -58,7 +59,7 @@ class QKNormSelfAttention:
     The norm's backward cannot be skipped: qn depends on all D channels of its head through
     rrms, so dq is dqn projected off q_hat and scaled by gamma_q and rrms_q, not dqn itself.
     Both q and k are normalised: with one of them raw, the scores are no longer bounded by
-    |gamma_q| |gamma_k| D / sqrt(D).
+    sqrt(D) max|gamma_q| max|gamma_k|.
     """
 
     def __init__(self, d_model, n_heads, causal=False, dtype=np.float64):
