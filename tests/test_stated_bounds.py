@@ -380,9 +380,10 @@ BOUNDS = [
           whole_projection_bound, per_head_bound_on_the_whole_projection),
     Bound("qk-norm-after-the-scale", draw_rmsnorm_attention, largest_logit_scaled_before_the_norm,
           after_scale_bound, bias_free_bound),
-    Bound("peri-ln-branch-and-stream", draw_peri, peri_stream_excess, lambda c: 0.0,
+    # the Peri-LN measures are excesses relative to the bound's scale: rounding allows REL
+    Bound("peri-ln-branch-and-stream", draw_peri, peri_stream_excess, lambda c: REL,
           lambda c: 0.0, examples=40),
-    Bound("peri-ln-stream-unit-gains", draw_peri_unit_gains, peri_unit_excess, lambda c: 0.0,
+    Bound("peri-ln-stream-unit-gains", draw_peri_unit_gains, peri_unit_excess, lambda c: REL,
           lambda c: 0.0, examples=40),
     Bound("gelu-tanh-gap", draw_gelu, gelu_gap, lambda c: 4.8e-4, lambda c: 4.7e-4),
     Bound("log-softmax-at-most-0", draw_logits, largest_log_probability, lambda c: 0.0,
@@ -489,11 +490,12 @@ REGISTRY = [
     (r"at most 0\.005|R\^2 up by at most|moves by at most \$10\^\{-16\}|moved by at most 1e-16"
      r"|differs by at most 1\.5|at most 5e-6|no more than the sampling noise|0\.84 to 0\.92 of it"
      r"|bound grows from 4|\|mean\| <=|paired seeds\)|joined across norms|overlapping bands|lower bound\)"
-     r"|this floor is a lower bound|at most 0\.92 of it|one NumPy layer, where each operation", MEASURED),
+     r"|this floor is a lower bound|at most 0\.92 of it|one NumPy layer, where each operation"
+     r"|a few per cent of a step at most", MEASURED),
     (r"x [<>]?= ?[0-9.]+x|<= \d\.\dx", "not a bound: the benchmark's targets, measured by normcore bench"),
     # papers' bounds, cited as theirs
     (r"Xiong et al\. bound|These are upper bounds|which the bound neither|theory's \$O|grow without bound"
-     r"|without bound in|bound how much one update|by a bounded amount",
+     r"|without bound in|bound how much one update|by a bounded amount|Xiong et al\.'s O\(1/sqrt\(L\)\) bound",
      "not a bound of normcore's: a paper's claim, cited as such"),
     # shapes, masks, arguments, display widths, schedules
     (r"j <= i|<= i\b|T <= max_len|Ts <= max_src_len|Tt <= max_tgt_len|k<=l|eps <= 0|0 <= p < 1"
@@ -504,7 +506,8 @@ REGISTRY = [
      r"|At least 1\.45 inches"
      r"|at most ``tol``|<= atol|at most CHUNK|at most SUM_ROWS|at most var / 16|rstd at most once"
      r"|at least\s*$|at most 1\s*$|in float32 at least|bound by memory|bound by\s*$|time-bound"
-     r"|bound by time|at most a NumPy overflow|<= 0: logp", "not a bound on normcore's numbers"),
+     r"|bound by time|at most a NumPy overflow|<= 0: logp|a layer bound\s*$|pays at least one\s*$",
+     "not a bound on normcore's numbers"),
 ]
 
 
