@@ -753,7 +753,7 @@ CELLS = [
 
     **QK-norm** (`qk_norm`). Without it, a 2-block model trained with Adam and no warmup fails
     from lr 0.1 on, its largest logit above $10^4$. With it the largest logit still grows with
-    the learning rate, from about 3 at lr $10^{-4}$ to about 200 at lr 1, but it stays below the
+    the learning rate, from about 3 at lr $10^{-4}$ to about 200 (RMSNorm) and 500 (LayerNorm) at lr 1, but it stays below the
     bound of section 2 (computed from the learned gains and biases, which grow in training), and
     the model trains up to lr 0.22 instead of 0.046: QK-norm slows the growth and widens the range
     of rates that train, it does not stop the growth. It does not make every learning rate safe
