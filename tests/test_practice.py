@@ -107,7 +107,8 @@ FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropou
             "softmax": {"softmax", "log_softmax", "cross_entropy"},
             "attention": {"attention", "qk_norm"},
             "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
-            "fold_batchnorm": {"fold_batchnorm"}, "sync_batchnorm": {"sync_batchnorm"}}
+            "fold_batchnorm": {"fold_batchnorm"}, "fold_norm_affine": {"fold_norm_affine"},
+            "sync_batchnorm": {"sync_batchnorm"}}
 
 
 def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():

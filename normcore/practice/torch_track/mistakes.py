@@ -27,6 +27,7 @@ from ..catalog import BY_ID, Anchor, Mistake
 from ..catalog.base import torch_solution, where_taught
 from ..catalog.dropout import KEEP
 from ..catalog.dyt import ALPHA, ALPHA_ONE
+from ..catalog.fold_norm_affine import AFFINE_WEIGHT, MISTAKES as FOLD_AFFINE_MISTAKES
 from ..catalog.norms import MOMENTUM
 from ..catalog.softmax import CLIP, LOG_EPS
 from ..constants import WithConstant
@@ -259,6 +260,8 @@ FORWARD_VARIANTS = {
         ("fold-bias-dropped", "beta - s * running_mean"), ("fold-bias-not-scaled", "b - running_mean + beta"))},
     "fold-scale-on-columns": {"fold_batchnorm": [((FOLD_WEIGHT, "W * s[None, :]"),)]},
     "fold-eps-missing": {"fold_batchnorm": [((FOLD_SCALE, "gamma / torch.sqrt(running_var)"),)]},
+    # fold_norm_affine: the torch answer writes the NumPy answer's lines, so the variants are the same
+    **{m.id: m.variants for m in FOLD_AFFINE_MISTAKES},
     "sync-bn-variances-averaged": {"sync_batchnorm": [
         ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0)"),),
         ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0) / max(n_k, 1)"),
@@ -436,7 +439,8 @@ TORCH_ONLY = [
                           ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
-                "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)]}),
+                "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)],
+                "fold_norm_affine": [((AFFINE_WEIGHT, "W.mul_(gamma[None, :])"),)]}),
         learn=torch_solution("layernorm"),
     ),
     TorchMistake(
