@@ -35,8 +35,8 @@ MISTAKES = [
     Mistake(
         "fold-affine-beta-through-w-transposed",
         N_("beta multiplied by W transposed"),
-        N_("W' is right, b' is off: b' = W.T @ beta + b (or beta @ W + b), which sums W's rows "
-           "where output j needs its row j; it runs only because W is square"),
+        N_("W' is right, b' is off: b' = W.T @ beta + b (or beta @ W + b), which gives output j "
+           "column j of W where it needs row j; it runs only because W is square"),
         N_("The Linear computes h @ W.T + b, so beta (a row of h) gives beta @ W.T = W @ beta: "
            "b' = W @ beta + b."),
         {"fold_norm_affine": [((AFFINE_BIAS, "W.T @ beta + b"),)]},

@@ -25,7 +25,8 @@ A worked example (normcore's own fold gives these numbers; once your function wo
 
     >>> W = np.array([[1.0, 2.0], [-1.0, 0.5]])
     >>> b = np.array([0.5, -1.0])
-    >>> W2, b2 = fold_norm_affine(gamma=np.array([2.0, -1.0]), beta=np.array([1.0, 0.5]), W=W, b=b)
+    >>> W2, b2 = fold_norm_affine(gamma=np.array([2.0, -1.0]), beta=np.array([1.0, 0.5]),
+    ...                           W=W, b=b)
     >>> W2.tolist()
     [[2.0, -2.0], [-2.0, -0.5]]
     >>> b2.tolist()
