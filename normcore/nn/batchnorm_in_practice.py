@@ -15,7 +15,6 @@ import numpy as np
 
 from .._array import flag
 from ..module import Module, Parameter
-from ..norms.base import _Norm
 from ..norms.batchnorm import BatchNorm1d, _BatchNorm
 from ..norms.dyt import DyT
 from ..norms.groupnorm import GroupNorm
@@ -106,7 +105,7 @@ def _check_foldable(linear: Any, bn: Any) -> None:
 FOLDABLE_NORMS = (LayerNorm, RMSNorm, DyT, GroupNorm, BatchNorm1d)
 
 
-def fold_norm_affine(norm: _Norm, linear: Linear) -> Linear:
+def fold_norm_affine(norm: LayerNorm | RMSNorm | DyT | GroupNorm | BatchNorm1d, linear: Linear) -> Linear:
     r"""A new ``Linear`` that takes in ``norm``'s gamma and beta: ``linear(norm(x))`` equals
     ``folded(x_hat)``, x_hat being ``norm`` without its affine.
 
@@ -170,7 +169,7 @@ def fold_norm_affine(norm: _Norm, linear: Linear) -> Linear:
     return folded
 
 
-def _features(norm: _Norm) -> int:
+def _features(norm: Any) -> int:
     """How many features the norm's gamma scales: the length of its one normalised axis, or
     its channels."""
     if isinstance(norm, GroupNorm):

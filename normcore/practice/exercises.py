@@ -369,7 +369,7 @@ FOLD_NORM_AFFINE = Exercise(
        "Linear after it"),
     (
         fold_affine_probe("(4, 4)", 4),
-        fold_affine_probe("RMSNorm, beta = 0 (3, 3)", 3, beta_scale=0.0),
+        fold_affine_probe("beta = 0 (3, 3)", 3, beta_scale=0.0),
         fold_affine_probe("no bias, b = 0 (4, 4)", 4, bias=False),
         fold_affine_probe("beta ~ 100 (5, 5)", 5, beta_scale=100.0),
         fold_affine_probe("float32 (4, 4)", 4, dtype=np.float32),

@@ -8,8 +8,8 @@ affine (gamma, beta) followed by a Linear (weight W, bias b)::
 
     x_hat @ W'.T + b'  ==  (gamma * x_hat + beta) @ W.T + b
 
-x_hat is what LayerNorm computes before its affine, (x - mean) / sqrt(var + eps) (RMSNorm:
-x / sqrt(mean(x**2) + eps)). This is how a LayerNorm's or RMSNorm's gamma and beta disappear
+x_hat is what LayerNorm computes before its affine: x minus its mean, divided by
+sqrt(var + eps) (RMSNorm: x / sqrt(mean(x**2) + eps)). This is how a LayerNorm's or RMSNorm's gamma and beta disappear
 at inference; the division by each sample's statistics stays. Then:
 
     normcore practice check THIS_FILE.py
