@@ -131,8 +131,9 @@ def fold_norm_affine(norm: LayerNorm | RMSNorm | DyT | GroupNorm | BatchNorm1d, 
     sample's own features, so it stays at inference; the fold removes one multiply and one add
     per feature and the 2 * in_features parameters gamma and beta, not the norm. (LayerNorm's
     centring can be absorbed too, upstream: when every weight that writes into the norm's input
-    (in a Transformer, everything added to the residual stream) writes a mean-free vector, with
-    W - W.mean(axis=0) and b - b.mean(), the input is mean-free and the centring does nothing.)
+    (in a Pre-LN Transformer, everything added to the residual stream) writes a mean-free
+    vector, with W - W.mean(axis=0) and b - b.mean(), the input is mean-free and the centring
+    does nothing.)
     GroupNorm and BatchNorm1d fold only when their input is (N, C): with (N, C, L) the Linear
     reads L, not the channels gamma scales.
 

@@ -183,8 +183,8 @@ CELLS = [
 
     LayerNorm subtracts each sample's mean before dividing. If its input already has mean 0
     over the features, that subtraction does nothing and LayerNorm is RMSNorm with the same
-    $\epsilon$ (the variance of a mean-free vector is its mean square). In a Transformer the
-    input of every LayerNorm is the residual stream, a sum of what the embedding and each
+    $\epsilon$ (the variance of a mean-free vector is its mean square). In a Pre-LN Transformer
+    the input of every LayerNorm is the residual stream, a sum of what the embedding and each
     sublayer's output Linear write into it; if every writer writes mean-free vectors, the
     stream is mean-free. A Linear $z = Wx + b$ writes mean-free vectors for every $x$ when the
     mean of its rows is subtracted: $W' = W - \mathbf{1}\bar{w}^\top$ with
