@@ -4,9 +4,8 @@ from ...i18n import N_
 from .base import Anchor, Mistake, solution
 
 
-# The pieces of the reference answers that the mutants replace (see base.Anchor); the NumPy
-# and the PyTorch answers write them alike.
-AFFINE_WEIGHT = Anchor("weight", "W * gamma[None, :]")
+# The pieces of the reference answer that the mutants replace (see base.Anchor).
+AFFINE_WEIGHT = Anchor("weight", "W @ np.diag(gamma)")
 AFFINE_BIAS = Anchor("bias", "W @ beta + b")
 
 MISTAKES = [
@@ -19,7 +18,7 @@ MISTAKES = [
         N_("gamma has one value per feature of the norm, which are the Linear's INPUT features, "
            "and W is (out, in): input i is column i of W, so W' = W * gamma[None, :] (or "
            "W @ np.diag(gamma)). BatchNorm folded into the Linear before it scales rows."),
-        {"fold_norm_affine": [((AFFINE_WEIGHT, "gamma[:, None] * W"),)]},
+        {"fold_norm_affine": [((AFFINE_WEIGHT, "np.diag(gamma) @ W"),)]},
         taught=solution("fold_norm_affine"),
     ),
     Mistake(
@@ -68,7 +67,7 @@ MISTAKES = [
            "used for beta, as if the norm computed gamma * (x_hat + beta)"),
         N_("The norm computes gamma * x_hat + beta: beta is added after gamma's scale, so it "
            "meets the original W, b' = W @ beta + b."),
-        {"fold_norm_affine": [((AFFINE_BIAS, "W * gamma[None, :] @ beta + b"),)]},
+        {"fold_norm_affine": [((AFFINE_BIAS, "W @ np.diag(gamma) @ beta + b"),)]},
         taught=solution("fold_norm_affine"),
     ),
 ]
