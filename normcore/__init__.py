@@ -18,7 +18,8 @@ from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
                  Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
-                 TransformerDecoderBlock, fold_batchnorm, freeze_batchnorm, recalibrate_batchnorm)
+                 TransformerDecoderBlock, fold_batchnorm, fold_norm_affine, freeze_batchnorm,
+                 recalibrate_batchnorm)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
 
@@ -34,5 +35,5 @@ __all__ = [
     "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "TinySeq2Seq",
     "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
-    "fold_batchnorm", "recalibrate_batchnorm", "freeze_batchnorm",
+    "fold_batchnorm", "fold_norm_affine", "recalibrate_batchnorm", "freeze_batchnorm",
 ]

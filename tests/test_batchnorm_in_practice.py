@@ -1,4 +1,6 @@
 """BatchNorm after training: fold_batchnorm (exact, against linear -> bn.eval() and torch's fusion),
+fold_norm_affine (a norm's gamma and beta into the next Linear, exact against norm -> linear and
+torch's norms),
 recalibrate_batchnorm (exact statistics of the concatenated batches, nothing else changed) and
 freeze_batchnorm (evaluation mode that survives model.train(), gradients of the eval BatchNorm)."""
 
@@ -110,7 +112,7 @@ def test_fold_refuses_what_does_not_fold():
         nc.fold_batchnorm(linear, nc.BatchNorm1d(3, track_running_stats=False).eval())
     with pytest.raises(ValueError, match="out_features=3 .* num_features=5"):
         nc.fold_batchnorm(linear, trained_bn(5, rng))
-    with pytest.raises(TypeError, match="LayerNorm cannot be folded.*per sample"):
+    with pytest.raises(TypeError, match="LayerNorm cannot be folded.*per sample.*fold_norm_affine"):
         nc.fold_batchnorm(linear, nc.LayerNorm(3).eval())
     with pytest.raises(TypeError, match="RMSNorm cannot be folded"):
         nc.fold_batchnorm(linear, nc.RMSNorm(3).eval())
@@ -118,6 +120,157 @@ def test_fold_refuses_what_does_not_fold():
         nc.fold_batchnorm(linear, nc.BatchNorm2d(3).eval())
     with pytest.raises(TypeError, match="expects a Linear"):
         nc.fold_batchnorm(nc.ReLU(), trained_bn(3, rng))
+
+
+# --- fold_norm_affine -------------------------------------------------------------------------
+KINDS = ("layernorm", "layernorm-no-bias", "rmsnorm", "dyt", "groupnorm", "batchnorm-eval", "batchnorm-train")
+
+
+def affine_norm(kind, n, rng, tier=nc, dtype=np.float64):
+    """A norm of ``kind`` over n features with random gamma, beta (and DyT's alpha, BatchNorm's
+    running statistics)."""
+    if kind.startswith("layernorm"):
+        norm = tier.LayerNorm(n, eps=1e-3, bias=kind == "layernorm", dtype=dtype)
+    elif kind == "rmsnorm":
+        norm = tier.RMSNorm(n, eps=1e-4, dtype=dtype)
+    elif kind == "dyt":
+        norm = nc.DyT(n, alpha_init=float(rng.uniform(0.2, 2)), dtype=dtype)
+    elif kind == "groupnorm":
+        norm = tier.GroupNorm(next(g for g in (3, 2, 1) if n % g == 0), n, dtype=dtype)
+    else:
+        norm = trained_bn(n, rng, cls=tier.BatchNorm1d, dtype=dtype)
+        norm.train(kind == "batchnorm-train")
+    for p in norm.parameters():
+        if p is not getattr(norm, "alpha", None):
+            p.data[...] = rng.normal(0, 2, p.shape)
+    return norm
+
+
+def bare(norm):
+    """The same norm without its affine, built as fold_norm_affine's docstring says."""
+    n = nc.nn.batchnorm_in_practice._features(norm)
+    if isinstance(norm, nc.LayerNorm):
+        return nc.LayerNorm(n, eps=norm.eps, elementwise_affine=False)
+    if isinstance(norm, nc.RMSNorm):
+        return nc.RMSNorm(n, eps=norm.eps, elementwise_affine=False)
+    if isinstance(norm, nc.DyT):
+        return nc.DyT(n, alpha_init=float(norm.alpha.data[0]), elementwise_affine=False)
+    if isinstance(norm, nc.GroupNorm):
+        return nc.GroupNorm(norm.num_groups, n, eps=norm.eps, affine=False)
+    bn = nc.BatchNorm1d(n, eps=norm.eps, momentum=norm.momentum, affine=False)
+    bn.load_state_dict({k: v for k, v in norm.state_dict().items() if k not in ("weight", "bias")})
+    return bn.train(norm.training)
+
+
+def assert_close(y, expected, tol=1e-12):
+    np.testing.assert_allclose(y, expected, rtol=tol, atol=tol * max(1.0, np.abs(expected).max(initial=0)))
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(kind=st.sampled_from(KINDS), fast_tier=st.booleans(), n_in=st.integers(1, 7), n_out=st.integers(1, 7),
+       bias=st.booleans(), lead=st.sampled_from([(2,), (5,), (2, 3), (3, 1, 2)]),
+       layout=st.sampled_from(["C", "F", "strided"]), seed=st.integers(0, 2 ** 16))
+def test_fold_norm_affine_equals_norm_then_linear_to_1e_12(kind, fast_tier, n_in, n_out, bias, lead, layout, seed):
+    rng = np.random.default_rng(seed)
+    tier = fast if fast_tier and kind not in ("dyt",) else nc
+    if kind in ("groupnorm", "batchnorm-eval", "batchnorm-train"):
+        lead = lead[:1]                                     # a Linear reads their channels only in (N, C)
+    norm, linear = affine_norm(kind, n_in, rng, tier), nc.Linear(n_in, n_out, bias=bias, init="torch", rng=rng)
+    x = rng.normal(0, 3, size=lead + (2 * n_in,))
+    x = {"C": x[..., :n_in], "F": np.asfortranarray(x[..., :n_in]), "strided": x[..., ::2]}[layout]
+    expected = linear(norm(x))
+    folded = nc.fold_norm_affine(norm, linear)
+    y = folded(bare(norm)(x))
+    assert isinstance(folded, nc.Linear) and (folded.bias is not None) == (bias or norm.bias is not None)
+    assert y.shape == expected.shape and y.dtype == np.float64
+    assert_close(y, expected)
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float16, 2e-2)])
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
+def test_fold_norm_affine_keeps_the_dtype(kind, dtype, tol):
+    rng = np.random.default_rng(11)
+    norm, linear = affine_norm(kind, 6, rng, dtype=dtype), nc.Linear(6, 5, rng=rng, dtype=dtype)
+    folded = nc.fold_norm_affine(norm, linear)
+    assert folded.weight.dtype == folded.bias.dtype == dtype
+    x = rng.normal(size=(8, 6)).astype(dtype)
+    x_hat = bare(norm)(x.astype(np.float64))
+    w, b = (p.data.astype(np.float64) for p in linear.parameters())
+    gamma = norm.weight.data.astype(np.float64)
+    beta = 0.0 if norm.bias is None else norm.bias.data.astype(np.float64)
+    expected = (x_hat * gamma + beta) @ w.T + b
+    np.testing.assert_allclose(folded(x_hat.astype(dtype)), expected, rtol=tol, atol=tol * np.abs(expected).max())
+
+
+def test_fold_norm_affine_leaves_its_inputs_alone_and_shares_nothing():
+    rng = np.random.default_rng(12)
+    norm, linear = affine_norm("layernorm", 4, rng), nc.Linear(4, 3, rng=rng)
+    before = {**{f"l.{k}": v for k, v in linear.state_dict().items()},
+              **{f"n.{k}": v for k, v in norm.state_dict().items()}}
+    folded = nc.fold_norm_affine(norm, linear)
+    after = {**{f"l.{k}": v for k, v in linear.state_dict().items()},
+             **{f"n.{k}": v for k, v in norm.state_dict().items()}}
+    assert before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
+    theirs = [p.data for p in linear.parameters() + norm.parameters()]
+    for mine in (folded.weight.data, folded.bias.data):
+        assert not any(np.shares_memory(mine, a) for a in theirs)
+    folded.weight.data[...] = 0  # the result is the caller's to change
+    assert np.array_equal(linear.weight.data, before["l.weight"])
+
+
+def test_fold_norm_affine_of_a_bias_free_pair_stays_bias_free_and_scales_columns():
+    rng = np.random.default_rng(13)
+    norm, linear = affine_norm("rmsnorm", 4, rng), nc.Linear(4, 3, bias=False, rng=rng)
+    folded = nc.fold_norm_affine(norm, linear)
+    assert folded.bias is None
+    np.testing.assert_array_equal(folded.weight.data, linear.weight.data * norm.weight.data[None, :])
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "layernorm-no-bias", "rmsnorm", "groupnorm"])
+def test_fold_norm_affine_matches_torch_norm_then_linear(kind):
+    torch = pytest.importorskip("torch", reason="torch is the oracle of this test and is not installed")
+    rng = np.random.default_rng(14)
+    norm, linear = affine_norm(kind, 6, rng), nc.Linear(6, 4, init="torch", rng=rng)
+    if kind.startswith("layernorm"):
+        t_norm = torch.nn.LayerNorm(6, eps=norm.eps, bias=norm.bias is not None)
+    elif kind == "rmsnorm":
+        t_norm = torch.nn.RMSNorm(6, eps=norm.eps)
+    else:
+        t_norm = torch.nn.GroupNorm(norm.num_groups, 6, eps=norm.eps)
+    t_linear = torch.nn.Linear(6, 4)
+    for t, mine in ((t_norm, norm), (t_linear, linear)):
+        t.double().load_state_dict({k: torch.from_numpy(v) for k, v in mine.state_dict().items()})
+    x = rng.normal(0, 3, size=(7, 6))
+    with torch.no_grad():
+        expected = t_linear(t_norm(torch.from_numpy(x))).numpy()
+    assert_close(nc.fold_norm_affine(norm, linear)(bare(norm)(x)), expected)
+
+
+def test_fold_norm_affine_refuses_what_does_not_fold_and_changes_nothing():
+    rng = np.random.default_rng(15)
+    linear = nc.Linear(4, 3, rng=rng)
+    state = {k: v.copy() for k, v in linear.state_dict().items()}
+    refusals = [
+        (nc.LayerNorm(4, elementwise_affine=False), ValueError, "LayerNorm has no affine.*nothing to fold"),
+        (nc.RMSNorm(4, elementwise_affine=False), ValueError, "nothing to fold"),
+        (nc.DyT(4, elementwise_affine=False), ValueError, "nothing to fold"),
+        (nc.BatchNorm1d(4, affine=False), ValueError, "nothing to fold"),
+        (nc.LayerNorm((2, 4)), ValueError, r"normalized_shape=\(2, 4\), over 2 axes.*\(in_features,\)"),
+        (nc.LayerNorm(5), ValueError, "5 features but the Linear has in_features=4"),
+        (nc.GroupNorm(1, 3), ValueError, "3 features but the Linear has in_features=4"),
+        (nc.LayerNorm(4, dtype=np.float32), TypeError, "float32 but the Linear's weight is float64"),
+        (nc.BatchNorm2d(4), TypeError, "expects as its first argument a norm whose affine.*got BatchNorm2d"),
+        (nc.InstanceNorm1d(4, affine=True), TypeError, "got InstanceNorm1d"),
+        (nc.Linear(4, 4), TypeError, "got Linear"),
+    ]
+    for norm, error, message in refusals:
+        norm_state = {k: v.copy() for k, v in norm.state_dict().items()}
+        with pytest.raises(error, match=message):
+            nc.fold_norm_affine(norm, linear)
+        assert all(np.array_equal(v, norm.state_dict()[k]) for k, v in norm_state.items())
+    with pytest.raises(TypeError, match="expects a Linear as its second argument, got ReLU"):
+        nc.fold_norm_affine(nc.LayerNorm(4), nc.ReLU())
+    assert all(np.array_equal(v, linear.state_dict()[k]) for k, v in state.items())
 
 
 # --- recalibrate_batchnorm ------------------------------------------------------------------

@@ -223,6 +223,13 @@ def test_the_fold_is_exact_and_layernorm_rmsnorm_are_not_affine(folding):
     assert gaps["LayerNorm"] > 0.5 and gaps["RMSNorm"] > 1e-3     # "over ten trillion times rounding"
 
 
+def test_the_affine_of_layernorm_rmsnorm_folds_and_the_centring_is_absorbed(folding):
+    assert folding["affine_vs_hand"] < 1e-12 and folding["affine_vs_pair"] < 1e-12
+    assert folding["rms_vs_pair"] < 1e-12
+    assert folding["ln_vs_rms"] < 1e-12                           # LayerNorm = RMSNorm of the centred stream
+    assert folding["rms_uncentred"] > 0.1                         # and not without the centring
+
+
 @pytest.fixture(scope="module")
 def running_stats():
     return run_section("batchnorm_in_practice", "2. Running statistics")

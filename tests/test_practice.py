@@ -107,7 +107,8 @@ FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropou
             "softmax": {"softmax", "log_softmax", "cross_entropy"},
             "attention": {"attention", "qk_norm"},
             "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
-            "fold_batchnorm": {"fold_batchnorm"}, "sync_batchnorm": {"sync_batchnorm"}}
+            "fold_batchnorm": {"fold_batchnorm"}, "fold_norm_affine": {"fold_norm_affine"},
+            "sync_batchnorm": {"sync_batchnorm"}}
 
 
 def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():
@@ -464,13 +465,16 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("dyt", "dx = self.alpha.data * du", "dx = self.alpha.data ** 2 * du"),
     ("fold_batchnorm", "b_folded = s * (b - running_mean) + beta", "b_folded = s * (b - running_mean) - beta"),
     ("fold_batchnorm", "W_folded = s[:, None] * W", "W_folded = s[:, None] * W * 0.5"),
+    ("fold_norm_affine", "b_folded = W @ beta + b", "b_folded = W @ beta - b"),
+    ("fold_norm_affine", "W_folded = W @ np.diag(gamma)", "W_folded = W @ np.diag(gamma ** 2)"),
     ("sync_batchnorm", "dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N)",
      "dx = gamma * rstd * (dy - sum_dy / N + x_hat * sum_dy_xhat / N)"),
     ("sync_batchnorm", "self.beta.grad += local[:C]", "self.beta.grad -= local[:C]"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
         "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared",
-        "fold-beta-subtracted", "fold-weight-halved", "sync-dx-sign", "sync-dbeta-sign"])
+        "fold-beta-subtracted", "fold-weight-halved", "fold-affine-bias-subtracted",
+        "fold-affine-gamma-squared", "sync-dx-sign", "sync-dbeta-sign"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -891,6 +895,41 @@ def test_a_fold_that_returns_one_array_gets_a_contract_error(tmp_path):
 
 def test_a_fold_that_changes_its_inputs_in_place_fails(tmp_path):
     path = _variant_file(tmp_path, "fold_batchnorm", "W_folded = s[:, None] * W", "W *= s[:, None]; W_folded = W")
+    failing = _failing(grade_file(path))
+    assert failing and {c.row for c in failing} == {"inputs left unchanged"}
+
+
+# --- the fold_norm_affine exercise: a function of plain arrays, like fold_batchnorm ------------
+def test_fold_affine_reference_is_normcore_fold_and_equals_norm_then_linear():
+    """The grader's reference folds with nc.fold_norm_affine; its (W', b') applied to the
+    affine-free LayerNorm's output give what the LayerNorm followed by the Linear gives, and the
+    reference answer gives the same."""
+    import normcore as nc
+    rng = np.random.default_rng(12)
+    gamma, beta = rng.standard_normal(3), rng.standard_normal(3)
+    W, b = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    W2, b2 = EXERCISES["fold_norm_affine"].reference(gamma, beta, W, b)
+    ln, linear = nc.LayerNorm(3), nc.Linear(3, 4)
+    ln.weight.data, ln.bias.data = gamma.copy(), beta.copy()
+    linear.weight.data, linear.bias.data = W.copy(), b.copy()
+    x = rng.standard_normal((5, 3))
+    x_hat = nc.LayerNorm(3, elementwise_affine=False)(x)
+    np.testing.assert_allclose(x_hat @ W2.T + b2, linear(ln(x)), rtol=1e-12, atol=1e-12)
+    ns = {}
+    exec(solution_source("fold_norm_affine"), ns)
+    for ours, ref in zip(ns["fold_norm_affine"](gamma, beta, W, b), (W2, b2)):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12)
+
+
+def test_a_fold_affine_that_returns_one_array_gets_a_contract_error_with_its_name(tmp_path):
+    path = _variant_file(tmp_path, "fold_norm_affine", "return W_folded, b_folded", "return W_folded")
+    report = grade_file(path)
+    assert {c.status for c in report.checks} == {"ERROR"}
+    assert "expected fold_norm_affine to return (W_folded, b_folded)" in report.checks[0].note
+
+
+def test_a_fold_affine_that_changes_its_inputs_in_place_fails(tmp_path):
+    path = _variant_file(tmp_path, "fold_norm_affine", "b_folded = W @ beta + b", "b += W @ beta; b_folded = b")
     failing = _failing(grade_file(path))
     assert failing and {c.row for c in failing} == {"inputs left unchanged"}
 

@@ -21,6 +21,7 @@ from normcore.practice.probes import maker, run_probe
 # The exercises whose answers get no twins, and why.
 EXCLUDED = {
     "fold_batchnorm": "a function with no backward: the whole exercise is its forward",
+    "fold_norm_affine": "a function with no backward: the whole exercise is its forward",
     "sync_batchnorm": "its forward runs on a worker thread and meets the other workers in "
                       "all_reduce, so it cannot be re-run alone to differentiate it",
 }

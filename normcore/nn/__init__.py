@@ -7,7 +7,7 @@ BatchNorm after training (folded into a Linear, recalibrated, frozen)."""
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)
 from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention
-from .batchnorm_in_practice import fold_batchnorm, freeze_batchnorm, recalibrate_batchnorm
+from .batchnorm_in_practice import fold_batchnorm, fold_norm_affine, freeze_batchnorm, recalibrate_batchnorm
 from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
@@ -22,5 +22,5 @@ __all__ = [
     "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "TinySeq2Seq", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
-    "fold_batchnorm", "recalibrate_batchnorm", "freeze_batchnorm",
+    "fold_batchnorm", "fold_norm_affine", "recalibrate_batchnorm", "freeze_batchnorm",
 ]

@@ -1,7 +1,9 @@
 r"""BatchNorm as it is used after training: folded into the Linear before it, its running
-statistics recalibrated, and frozen for fine-tuning.
+statistics recalibrated, and frozen for fine-tuning; and the affine of any norm folded into
+the Linear after it.
 
 ``fold_batchnorm(linear, bn)``      a new Linear equal to linear -> bn in evaluation mode
+``fold_norm_affine(norm, linear)``  a new Linear that takes in the norm's gamma and beta
 ``recalibrate_batchnorm(model, batches)``   running statistics = those of the given data
 ``freeze_batchnorm(model)``         BatchNorms stay in evaluation mode while the model trains
 """
@@ -14,6 +16,8 @@ import numpy as np
 from .._array import flag
 from ..module import Module, Parameter
 from ..norms.batchnorm import BatchNorm1d, _BatchNorm
+from ..norms.dyt import DyT
+from ..norms.groupnorm import GroupNorm
 from ..norms.layernorm import LayerNorm
 from ..norms.rmsnorm import RMSNorm
 from ..norms.standardization import moments
@@ -39,13 +43,13 @@ def fold_batchnorm(linear: Linear, bn: BatchNorm1d) -> Linear:
     inference the BatchNorm then costs nothing: one matrix product instead of a matrix product
     and a pass over its output.
 
-    Only BatchNorm folds this way, and only in evaluation. In training it normalises with the
-    batch's mean and variance, which change with every batch. LayerNorm and RMSNorm cannot fold
-    at all: their mean and variance (RMSNorm's mean square) are taken over each sample's own
-    features, so the divisor ``sqrt(var(z) + eps)`` differs from sample to sample and depends on
-    the input. That makes them nonlinear in x, so no fixed W' and b' reproduce them; they must
-    be computed at inference too. (Their gamma and beta alone, an affine map applied after the
-    statistics, could fold into the *next* Linear, but that leaves the normalisation itself.)
+    Only BatchNorm folds whole, and only in evaluation. In training it normalises with the
+    batch's mean and variance, which change with every batch. LayerNorm and RMSNorm do not fold
+    whole: their mean and variance (RMSNorm's mean square) are taken over each sample's own
+    features, so the divisor ``sqrt(var(z) + eps)`` differs from sample to sample and depends
+    on the input, and no fixed W' and b' reproduce it; that division stays at inference. Their
+    gamma and beta, an affine map applied after the statistics, do fold, into the *next*
+    Linear: ``fold_norm_affine(norm, linear)``.
 
     Requirements, checked before anything is computed: ``linear`` a Linear, ``bn`` a
     BatchNorm1d in evaluation mode with running statistics (``track_running_stats=True``) and
@@ -81,8 +85,9 @@ def _check_foldable(linear: Any, bn: Any) -> None:
     if not isinstance(linear, Linear):
         raise TypeError(f"{who} expects a Linear as its first argument, got {type(linear).__name__}")
     if isinstance(bn, (LayerNorm, RMSNorm)):
-        raise TypeError(f"{who}: {type(bn).__name__} cannot be folded into a Linear: its statistics are "
-                        "computed per sample at inference too, so it is no fixed affine map")
+        raise TypeError(f"{who}: {type(bn).__name__} cannot be folded into the Linear before it: its "
+                        "statistics are computed per sample at inference too, so it is no fixed affine "
+                        "map; its gamma and beta fold into the Linear after it with fold_norm_affine")
     if not isinstance(bn, BatchNorm1d):
         raise TypeError(f"{who} expects a BatchNorm1d as its second argument, got {type(bn).__name__}")
     if bn.training:
@@ -94,6 +99,109 @@ def _check_foldable(linear: Any, bn: Any) -> None:
     if bn.num_features != linear.out_features:
         raise ValueError(f"{who}: Linear has out_features={linear.out_features} but the BatchNorm1d has "
                          f"num_features={bn.num_features}; they must be equal")
+
+
+# the norms whose last step is gamma * x_hat + beta per feature, and how to count their features
+FOLDABLE_NORMS = (LayerNorm, RMSNorm, DyT, GroupNorm, BatchNorm1d)
+
+
+def fold_norm_affine(norm: LayerNorm | RMSNorm | DyT | GroupNorm | BatchNorm1d, linear: Linear) -> Linear:
+    r"""A new ``Linear`` that takes in ``norm``'s gamma and beta: ``linear(norm(x))`` equals
+    ``folded(x_hat)``, x_hat being ``norm`` without its affine.
+
+    Derivation. Each of these norms ends with an affine map of each feature i, applied after
+    its statistics, and the Linear that follows reads those features::
+
+        norm(x)_i   = gamma_i * x_hat_i + beta_i
+        linear(y)_j = sum_i W_ji y_i + b_j
+        linear(norm(x))_j = sum_i (W_ji gamma_i) x_hat_i + (sum_i W_ji beta_i + b_j)
+
+    so the pair is the affine-free norm followed by one Linear with
+
+        W' = W * gamma[None, :]                              (out, in)   column i scaled by gamma_i
+        b' = W @ beta + b                                    (out,)      the original W, not W'
+
+    (b = 0 when ``linear`` has no bias, beta = 0 when ``norm`` has none). x_hat is what the
+    norm computes before its affine: LayerNorm (x - mean) / sqrt(var + eps) and RMSNorm
+    x / sqrt(mean(x**2) + eps) over the last axis, DyT tanh(alpha * x), GroupNorm and
+    BatchNorm1d over the channels of an (N, C) input (BatchNorm1d with the batch's statistics in
+    training, the running ones in evaluation; the fold holds in both modes).
+
+    What does not fold: the statistics. LayerNorm's and RMSNorm's divisor is computed from each
+    sample's own features, so it stays at inference; the fold removes one multiply and one add
+    per feature and the 2 * in_features parameters gamma and beta, not the norm. (LayerNorm's
+    centring can be absorbed too, upstream: when every weight that writes into the norm's input
+    (in a Pre-LN Transformer, everything added to the residual stream) writes a mean-free
+    vector, with W - W.mean(axis=0) and b - b.mean(), the input is mean-free and the centring
+    does nothing.)
+    GroupNorm and BatchNorm1d fold only when their input is (N, C): with (N, C, L) the Linear
+    reads L, not the channels gamma scales.
+
+    What the caller gets: the new Linear only; ``norm`` and ``linear`` are not changed and share
+    no array with it. The norm to put before it is the same norm without its affine::
+
+        LayerNorm(n, eps=norm.eps, bias=..., elementwise_affine=False)
+        RMSNorm(n, eps=norm.eps, elementwise_affine=False)
+        DyT(n, alpha_init=float(norm.alpha.data[0]), elementwise_affine=False)   # alpha stays
+        GroupNorm(G, C, eps=norm.eps, affine=False)
+        BatchNorm1d(C, eps=norm.eps, momentum=norm.momentum, affine=False), its running
+            statistics loaded from norm.state_dict() (all but weight and bias), same mode
+
+    The result has a bias when ``linear`` has one or ``norm`` has a beta (a bias-free RMSNorm
+    into a bias-free Linear stays bias-free), and the dtype of both (computed in float64, then
+    cast once).
+
+    Requirements, checked before anything is computed (a refusal changes nothing): ``norm`` one
+    of LayerNorm, RMSNorm, DyT, GroupNorm, BatchNorm1d (either tier) with an affine (without one
+    there is nothing to fold), a LayerNorm, RMSNorm or DyT over one axis (a Linear reads one
+    axis), as many features as ``linear.in_features``, and gamma and beta of ``linear``'s dtype.
+    """
+    _check_norm_foldable(norm, linear)
+    weight = linear.weight.data.astype(np.float64)                                 # (out, in)  W
+    bias = 0.0 if linear.bias is None else linear.bias.data.astype(np.float64)     # (out,)     b
+    gamma, beta = _gamma(norm), _beta(norm)                                        # (in,) or 1, 0
+    dtype = linear.weight.dtype
+    has_bias = linear.bias is not None or norm.bias is not None
+    folded = Linear(linear.in_features, linear.out_features, bias=has_bias, dtype=dtype)
+    folded.weight = Parameter(weight * gamma, dtype=dtype)                        # (out, in)  W'
+    if has_bias:
+        folded.bias = Parameter(weight @ np.broadcast_to(beta, linear.in_features) + bias,
+                                dtype=dtype)                                       # (out,)     b'
+    return folded
+
+
+def _features(norm: Any) -> int:
+    """How many features the norm's gamma scales: the length of its one normalised axis, or
+    its channels."""
+    if isinstance(norm, GroupNorm):
+        return norm.num_channels
+    if isinstance(norm, BatchNorm1d):
+        return norm.num_features
+    return norm.normalized_shape[0]
+
+
+def _check_norm_foldable(norm: Any, linear: Any) -> None:
+    who = "fold_norm_affine"
+    if not isinstance(norm, FOLDABLE_NORMS):
+        names = ", ".join(c.__name__ for c in FOLDABLE_NORMS)
+        raise TypeError(f"{who} expects as its first argument a norm whose affine gamma * x_hat + beta "
+                        f"acts on the Linear's input features ({names}), got {type(norm).__name__}")
+    if not isinstance(linear, Linear):
+        raise TypeError(f"{who} expects a Linear as its second argument, got {type(linear).__name__}")
+    name = type(norm).__name__
+    if norm.weight is None and norm.bias is None:
+        raise ValueError(f"{who}: the {name} has no affine (no gamma, no beta): there is nothing to fold")
+    if isinstance(norm, (LayerNorm, RMSNorm, DyT)) and len(norm.normalized_shape) != 1:
+        raise ValueError(f"{who}: the {name} has normalized_shape={norm.normalized_shape}, over "
+                         f"{len(norm.normalized_shape)} axes; a Linear reads one axis, so it must be "
+                         "(in_features,)")
+    if _features(norm) != linear.in_features:
+        raise ValueError(f"{who}: the {name} has {_features(norm)} features but the Linear has "
+                         f"in_features={linear.in_features}; they must be equal")
+    for p in (norm.weight, norm.bias):
+        if p is not None and p.dtype != linear.weight.dtype:
+            raise TypeError(f"{who}: the {name}'s gamma and beta are {p.dtype} but the Linear's weight is "
+                            f"{linear.weight.dtype}; they must have the same dtype")
 
 
 def batchnorms(model: Module) -> list[_BatchNorm]:

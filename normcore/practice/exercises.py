@@ -285,12 +285,12 @@ DYT_EXERCISE = Exercise(
 )
 
 # --- fold_batchnorm (a function: make(...) returns a Driver around what it returned) ----------
-def _folded(driver):
-    """(W', b') as the candidate's fold_batchnorm returned them."""
+def _folded(driver, name="fold_batchnorm"):
+    """(W', b') as the candidate's fold function ``name`` returned them."""
     result = driver.layer
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ContractError(_("expected fold_batchnorm to return (W_folded, b_folded), got "
-                              "{type}").format(type=type(result).__name__))
+        raise ContractError(_("expected {name} to return (W_folded, b_folded), got "
+                              "{type}").format(name=name, type=type(result).__name__))
     return np.asarray(result[0]), np.asarray(result[1])
 
 
@@ -334,6 +334,47 @@ FOLD_BATCHNORM = Exercise(
         fold_probe("float32 (4, 4)", 4, dtype=np.float32),
     ),
     (np.eye(2), np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), np.zeros(2), 1e-5), (2, 2),
+    difficulty=1, minutes=15, function=True,
+)
+
+# --- fold_norm_affine (a function, like fold_batchnorm) ----------------------------------------
+def fold_affine_probe(label, n, dtype=np.float64, beta_scale=1.0, bias=True):
+    """fold_norm_affine on a random norm affine (gamma, beta) over n features and a random
+    square Linear (n, n): beta with standard deviation ``beta_scale`` (0: RMSNorm's, none),
+    b = 0 for a Linear without bias. Records W', b', the folded layer's output on a random
+    x_hat, and whether the inputs were left unchanged. W is square so that gamma put on the
+    rows, or beta not mapped through W, gives numbers rather than a shape error."""
+    def run(rec, make, rng):
+        gamma, beta = rng.standard_normal(n), rng.standard_normal(n) * beta_scale
+        W = rng.standard_normal((n, n))
+        b = rng.standard_normal(n) if bias else np.zeros(n)
+        args = tuple(a.astype(dtype) for a in (gamma, beta, W, b))
+        kept = tuple(a.copy() for a in args)
+        W2, b2 = _folded(make(*args), "fold_norm_affine")
+        tol = F32 if dtype == np.float32 else F64
+        rec("W' (folded weight)", W2, tol)
+        rec("b' (folded bias)", b2, tol)
+        if dtype != np.float64:
+            rec("W' dtype", str(W2.dtype), 0, "equal")
+            rec("b' dtype", str(b2.dtype), 0, "equal")
+        x_hat = rng.standard_normal((3, n)).astype(dtype)
+        rec("output x_hat @ W'.T + b'", x_hat @ W2.T + b2, tol)
+        rec("inputs left unchanged", float(all(np.array_equal(a, k) for a, k in zip(args, kept))), 0, "abs")
+    return Probe(label, run)
+
+
+FOLD_NORM_AFFINE = Exercise(
+    "fold_norm_affine", "fold_norm_affine", references.fold_norm_affine,
+    N_("fold_norm_affine(gamma, beta, W, b) -> (W', b'): a norm's gamma and beta folded into the "
+       "Linear after it"),
+    (
+        fold_affine_probe("(4, 4)", 4),
+        fold_affine_probe("beta = 0 (3, 3)", 3, beta_scale=0.0),
+        fold_affine_probe("no bias, b = 0 (4, 4)", 4, bias=False),
+        fold_affine_probe("beta ~ 100 (5, 5)", 5, beta_scale=100.0),
+        fold_affine_probe("float32 (4, 4)", 4, dtype=np.float32),
+    ),
+    (np.ones(2), np.zeros(2), np.eye(2), np.zeros(2)), (2, 2),
     difficulty=1, minutes=15, function=True,
 )
 
@@ -816,9 +857,9 @@ TRANSFORMER_BLOCK = Exercise(
 )
 
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
-                                 LOG_SOFTMAX, DYT_EXERCISE, FOLD_BATCHNORM, CROSS_ENTROPY,
-                                 ATTENTION, QK_NORM, TRANSFORMER_BLOCK, MLP_WITH_BATCHNORM,
-                                 SYNC_BATCHNORM)}
+                                 LOG_SOFTMAX, DYT_EXERCISE, FOLD_BATCHNORM, FOLD_NORM_AFFINE,
+                                 CROSS_ENTROPY, ATTENTION, QK_NORM, TRANSFORMER_BLOCK,
+                                 MLP_WITH_BATCHNORM, SYNC_BATCHNORM)}
 
 
 def path():

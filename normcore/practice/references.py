@@ -160,6 +160,23 @@ def fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps=1e-5):
 fold_batchnorm.built_from = N_("fold_batchnorm of a Linear and a BatchNorm1d in evaluation")
 
 
+# --- fold_norm_affine -----------------------------------------------------------------------------
+def fold_norm_affine(gamma, beta, W, b):
+    """normcore's ``fold_norm_affine(norm, linear)`` behind the practice contract of plain
+    arrays: a LayerNorm with ``gamma`` and ``beta`` (in,) and a Linear (weight ``W`` (out, in),
+    bias ``b``) built from the arrays, folded, and the folded Linear's (weight, bias) returned."""
+    out_features, in_features = W.shape
+    norm = norms.LayerNorm(in_features, dtype=W.dtype)
+    norm.weight.data, norm.bias.data = gamma.copy(), beta.copy()
+    linear = nn.Linear(in_features, out_features, dtype=W.dtype)
+    linear.weight.data, linear.bias.data = W.copy(), b.copy()
+    folded = nn.fold_norm_affine(norm, linear)
+    return folded.weight.data, folded.bias.data
+
+
+fold_norm_affine.built_from = N_("fold_norm_affine of a LayerNorm and a Linear")
+
+
 # --- sync_batchnorm -------------------------------------------------------------------------------
 class SyncBatchNorm:
     """normcore's ``BatchNorm1d`` on the concatenated batch, behind the practice contract of

@@ -65,6 +65,10 @@ FORWARD_HINTS = {
                          "feature, s = gamma / sqrt(running_var + eps), and z = x @ W.T + b: so "
                          "W' = s[:, None] * W (row j times s_j) and b' = s * (b - running_mean) + "
                          "beta; return new arrays."),
+    "fold_norm_affine": N_("The norm's output gamma * x_hat + beta goes through the Linear: "
+                           "(gamma * x_hat + beta) @ W.T + b, so W' = W * gamma[None, :] (column "
+                           "i times gamma_i, gamma meets W's input features) and b' = W @ beta + "
+                           "b with the original W; return new arrays."),
     "sync_batchnorm": N_("SyncBatchNorm takes the whole batch's statistics: all-reduce [n_k, "
                          "sum(x_k)] for N and the mean, then sum((x_k - mean)**2) for the biased "
                          "variance; running_var gets var * N / (N - 1); in evaluation the running "

@@ -10,8 +10,9 @@ CELLS = [
     The [BatchNorm notebook](batchnorm.ipynb) derives the layer's formulas and its backward. This
     one is about what practitioners do with it once it trains, each with numbers:
 
-    1. folding BatchNorm into the Linear before it for inference, and why LayerNorm and RMSNorm
-       cannot fold
+    1. folding BatchNorm into the Linear before it for inference; what of LayerNorm and RMSNorm
+       folds (their gamma and beta, into the next Linear) and what does not (their per-sample
+       division)
     2. the running statistics after training: recalibrating them, and freezing them for
        fine-tuning
     3. SyncBatchNorm: statistics over a batch split across workers, two protocols written out
@@ -109,15 +110,16 @@ CELLS = [
         print("training mode:", err)
     """),
     md(r"""
-    ### Why LayerNorm and RMSNorm cannot fold
+    ### LayerNorm and RMSNorm: what does not fold
 
     A folded layer is affine: $f(x) = W'x + b'$. An affine map sends the midpoint of two inputs
     to the midpoint of their outputs. LayerNorm's statistics are those of each *sample*, so its
     scale $1/\sqrt{\operatorname{var}(z) + \epsilon}$ changes from student to student: for Ana and
-    Dina it differs, and the midpoint test fails. No $W'$ and $b'$ can reproduce it; its
-    statistics must be computed at inference too. RMSNorm's mean square is per sample as well;
-    its failure is smaller here, because these grades sit far from zero, where every student's
-    RMS is nearly the same, but it is over ten trillion times float64's rounding.
+    Dina it differs, and the midpoint test fails. No $W'$ and $b'$ can reproduce the division by
+    each sample's own standard deviation; it must be computed at inference too. RMSNorm's mean
+    square is per sample as well; its failure is smaller here, because these grades sit far
+    from zero, where every student's RMS is nearly the same, but it is over ten trillion times
+    float64's rounding.
     """),
     code(r"""
     ana, dina = linear(scores[[0]]), linear(scores[[3]])         # their grades, (1, 3) each
@@ -133,6 +135,95 @@ CELLS = [
         print(f"{name:<17} |f(midpoint) - midpoint of f|: {midpoint_gap[name]:.2e}")
     assert ln_scale["Ana"] > 1.5 * ln_scale["Dina"]
     assert midpoint_gap["BatchNorm (eval)"] < 1e-12 and midpoint_gap["LayerNorm"] > 0.5 and midpoint_gap["RMSNorm"] > 1e-3
+    """),
+    md(r"""
+    ### What folds: gamma and beta, into the next Linear
+
+    The division stays, but what comes after it is affine: each of these norms ends with
+    $\gamma \odot \hat{x} + \beta$, and the Linear that reads it computes
+
+    $$W(\gamma \odot \hat{x} + \beta) + b
+      = \underbrace{(W \operatorname{diag}(\gamma))}_{W'}\,\hat{x} + \underbrace{W\beta + b}_{b'}$$
+
+    so column $i$ of $W$ is scaled by $\gamma_i$ (BatchNorm's fold into the Linear *before* it
+    scaled rows), and $W\beta$, with the original $W$, joins the bias. What is left in front of
+    the folded Linear is the same norm without its affine (`elementwise_affine=False`).
+    `nc.fold_norm_affine(norm, linear)` returns that Linear. Below: a LayerNorm over the three
+    grades with a learned $\gamma$ and $\beta$, then a Linear to two outputs, by hand and
+    folded, on the six students.
+    """),
+    code(r"""
+    ln = nc.LayerNorm(3)
+    ln.gamma.data[...] = [1.5, 0.5, 2.0]
+    ln.beta.data[...] = [0.2, -0.3, 1.0]
+    head = nc.Linear(3, 2, rng=1, init="torch")
+    W, b = head.weight.data, head.bias.data
+    W_by_hand, b_by_hand = W * ln.gamma.data, W @ ln.beta.data + b    # columns times gamma; W beta + b
+    folded_head = nc.fold_norm_affine(ln, head)
+    bare_ln = nc.LayerNorm(3, elementwise_affine=False)               # the same statistics, no affine
+    z = linear(both)                                                  # the six students' grades
+    affine_vs_hand = max(np.abs(folded_head.weight.data - W_by_hand).max(),
+                         np.abs(folded_head.bias.data - b_by_hand).max())
+    affine_vs_pair = np.abs(folded_head(bare_ln(z)) - head(ln(z))).max()
+    print("fold_norm_affine - by hand:", affine_vs_hand)
+    print("head(ln(z)) - folded_head(bare_ln(z)), six students:", affine_vs_pair)
+
+    rms = nc.RMSNorm(3)
+    rms.gamma.data[...] = [0.7, 1.2, -0.4]
+    rms_vs_pair = np.abs(nc.fold_norm_affine(rms, head)(nc.RMSNorm(3, elementwise_affine=False)(z))
+                         - head(rms(z))).max()
+    print("the same with an RMSNorm (gamma only):", rms_vs_pair)
+    assert affine_vs_hand < 1e-12 and affine_vs_pair < 1e-12 and rms_vs_pair < 1e-12
+    """),
+    md(r"""
+    The fold saves the $2d$ parameters $\gamma, \beta$ and one multiply and one add per feature
+    of every sample; the mean, the variance and the division (RMSNorm: the mean square and the
+    division) remain, per sample, at inference.
+
+    ### LayerNorm's centring, absorbed into the weights that write its input
+
+    LayerNorm subtracts each sample's mean before dividing. If its input already has mean 0
+    over the features, that subtraction does nothing and LayerNorm is RMSNorm with the same
+    $\epsilon$ (the variance of a mean-free vector is its mean square). In a Pre-LN Transformer
+    the input of every LayerNorm is the residual stream, a sum of what the embedding and each
+    sublayer's output Linear write into it; if every writer writes mean-free vectors, the
+    stream is mean-free. A Linear $z = Wx + b$ writes mean-free vectors for every $x$ when the
+    mean of its rows is subtracted: $W' = W - \mathbf{1}\bar{w}^\top$ with
+    $\bar{w} = \frac{1}{d}\sum_j W_j$, and $b' = b - \bar{b}$; an embedding table loses each
+    row's own mean. Below, a stream of width 8 written by an embedding and two Linears:
+    LayerNorm of the original stream against RMSNorm of the stream written by the centred
+    weights.
+    """),
+    code(r"""
+    rng = np.random.default_rng(3)
+    d = 8
+    table = rng.normal(size=(5, d))                               # an embedding: 5 tokens, width d
+    writers = [nc.Linear(4, d, rng=rng, init="torch") for _ in range(2)]
+    tokens, inputs = rng.integers(0, 5, size=6), [rng.normal(size=(6, 4)) for _ in writers]
+
+    def stream(table, writers):
+        return table[tokens] + sum(w(x) for w, x in zip(writers, inputs))
+
+    centred = copy.deepcopy(writers)
+    for w in centred:
+        w.weight.data -= w.weight.data.mean(axis=0)               # subtract the mean row
+        w.bias.data -= w.bias.data.mean()
+    centred_table = table - table.mean(axis=1, keepdims=True)     # each token's vector mean-free
+
+    x, x_centred = stream(table, writers), stream(centred_table, centred)
+    print("largest |mean over features| of the stream: original %.3f, centred writers %.1e"
+          % (np.abs(x.mean(axis=1)).max(), np.abs(x_centred.mean(axis=1)).max()))
+    ln_vs_rms = np.abs(nc.LayerNorm(d, eps=1e-5)(x) - nc.RMSNorm(d, eps=1e-5)(x_centred)).max()
+    rms_uncentred = np.abs(nc.LayerNorm(d, eps=1e-5)(x) - nc.RMSNorm(d, eps=1e-5)(x)).max()
+    print("LayerNorm(stream) - RMSNorm(centred stream):", ln_vs_rms)
+    print("LayerNorm(stream) - RMSNorm(stream), without the centring:", rms_uncentred)
+    assert ln_vs_rms < 1e-12 and rms_uncentred > 0.1
+    """),
+    md(r"""
+    So a LayerNorm folds down to its division: $\gamma$ and $\beta$ into the Linear after it,
+    the centring into the weights before it. What no weight absorbs is the per-sample
+    $1/\sqrt{\operatorname{var} + \epsilon}$ (RMSNorm's $1/\sqrt{\operatorname{mean}(x^2) +
+    \epsilon}$), which depends on the input; that part is the norm's cost at inference.
     """),
     question(r"""
     A network has Linear $\to$ ReLU $\to$ BatchNorm $\to$ Linear. The ReLU stands between the
@@ -180,8 +271,8 @@ CELLS = [
     md(r"""
     The experiment `recalibration` measures this at three widths: folding removes about 40% of
     the pair's time at width 64 and 5% at 1024, where the matrix product dwarfs one pass over
-    its output. The saving is the BatchNorm's whole cost; a LayerNorm or RMSNorm keeps its cost
-    at inference.
+    its output. The saving is the BatchNorm's whole cost; a LayerNorm or RMSNorm keeps its
+    per-sample statistics and division at inference, with or without its affine folded.
 
     ![Forward time of Linear -> BatchNorm1d against the folded Linear at three widths](../figures/recalibration_fold.png)
     """),
@@ -838,7 +929,9 @@ CELLS = [
     * **Folding**: in evaluation BatchNorm is a fixed affine map, so Linear $\to$ BatchNorm is
       one Linear with $W' = \operatorname{diag}(s)\,W$, $b' = s \odot (b - \mu) + \beta$,
       $s = \gamma / \sqrt{\sigma^2 + \epsilon}$, the running statistics. LayerNorm and RMSNorm
-      take statistics per sample, are not affine, and keep their cost at inference.
+      take statistics per sample and are not affine: their division stays at inference. Their
+      $\gamma, \beta$ fold into the next Linear ($W\operatorname{diag}(\gamma)$, $W\beta + b$:
+      `nc.fold_norm_affine`), and LayerNorm's centring into the weights that write its input.
     * **Recalibration** replaces the running statistics by those of the concatenated batches
       (unbiased, every sample weighing the same), closing the train/eval gap that momentum
       leaves; PyTorch's `momentum=None` averages per batch instead. **Freezing** keeps

@@ -492,6 +492,30 @@ STYLE_BUGS = {
         ('    D = np.diag(gamma * (running_var + eps) ** -0.5)\n',
          '    D = np.diag(gamma * (running_var ** 2 + eps) ** -0.5)\n'),
     ]),
+    'fold-affine-gamma-on-rows@loops.py': ('fold_norm_affine_loops.py', [
+        ('"""Test fixture: a correct fold of a norm\'s affine written one output feature at a time: row j\nof the folded weight is row j of W times gamma entry by entry, and entry j of the bias adds\nrow j of W applied to beta. The grader must pass it.\n"""\n',
+         '"""A fold of a norm\'s affine, one feature at a time, that scales row j by gamma_j."""\n'),
+        ('            W_new[j, i] = W[j, i] * gamma[i]\n',
+         '            W_new[j, i] = W[j, i] * gamma[j]\n'),
+    ]),
+    'fold-affine-bias-dropped@loops.py': ('fold_norm_affine_loops.py', [
+        ('"""Test fixture: a correct fold of a norm\'s affine written one output feature at a time: row j\nof the folded weight is row j of W times gamma entry by entry, and entry j of the bias adds\nrow j of W applied to beta. The grader must pass it.\n"""\n',
+         '"""A fold of a norm\'s affine, one feature at a time, that leaves the Linear\'s own bias out."""\n'),
+        ('        total = b[j]\n',
+         '        total = 0.0\n'),
+    ]),
+    'fold-affine-beta-through-w-transposed@diag.py': ('fold_norm_affine_diag.py', [
+        ('"""Test fixture: a correct fold of a norm\'s affine written with matrices: the affine as the map\nh -> diag(gamma) h + beta, composed with the Linear h -> W h + b. The grader must pass it.\n"""\n',
+         '"""A fold of a norm\'s affine with matrices whose einsum maps beta through W transposed."""\n'),
+        ('    return W @ np.diag(gamma), np.einsum("oi,i->o", W, beta) + b\n',
+         '    return W @ np.diag(gamma), np.einsum("io,i->o", W, beta) + b\n'),
+    ]),
+    'fold-affine-gamma-on-beta@diag.py': ('fold_norm_affine_diag.py', [
+        ('"""Test fixture: a correct fold of a norm\'s affine written with matrices: the affine as the map\nh -> diag(gamma) h + beta, composed with the Linear h -> W h + b. The grader must pass it.\n"""\n',
+         '"""A fold of a norm\'s affine with matrices that maps beta through the folded weight."""\n'),
+        ('    return W @ np.diag(gamma), np.einsum("oi,i->o", W, beta) + b\n',
+         '    W_new = W @ np.diag(gamma)\n    return W_new, np.einsum("oi,i->o", W_new, beta) + b\n'),
+    ]),
     'sync-bn-variances-averaged@chan.py': ('sync_batchnorm_chan.py', [
         ('"""Test fixture: a correct SyncBatchNorm with ONE forward round: every worker writes its\n(n_k, mean_k, M2_k) into its own slot of a K x (1 + 2C) vector of zeros, so the all-reduced sum\nis every worker\'s statistics side by side (an all-gather), and each worker merges them with\nChan\'s parallel formula, stable at any mean. The backward all-reduces the sums of dy * gamma and\ndy * gamma * x_hat. The grader must pass it.\n"""\n',
          '"""SyncBatchNorm (one round, Chan\'s merge) that adds the workers\' M2 but not the spread of their means."""\n'),

@@ -27,6 +27,7 @@ from ..catalog import BY_ID, Anchor, Mistake
 from ..catalog.base import torch_solution, where_taught
 from ..catalog.dropout import KEEP
 from ..catalog.dyt import ALPHA, ALPHA_ONE
+from ..catalog.fold_norm_affine import AFFINE_BIAS
 from ..catalog.norms import MOMENTUM
 from ..catalog.softmax import CLIP, LOG_EPS
 from ..constants import WithConstant
@@ -149,6 +150,8 @@ MLP_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
 FOLD_SCALE = Anchor("scale", "gamma / torch.sqrt(running_var + eps)")
 FOLD_WEIGHT = Anchor("weight", "s[:, None] * W")
 FOLD_BIAS = Anchor("bias", "s * (b - running_mean) + beta")
+# --- fold_norm_affine (the bias line is the NumPy answer's) ---
+AFFINE_WEIGHT = Anchor("weight", "W * gamma[None, :]")
 # --- sync_batchnorm ---
 SYNC_COUNT = Anchor("count", "x.sum(dim=0)")
 SYNC_REDUCE_SUMS = Anchor("reduce-sums", "got = self.group.all_reduce(sent)")
@@ -259,6 +262,11 @@ FORWARD_VARIANTS = {
         ("fold-bias-dropped", "beta - s * running_mean"), ("fold-bias-not-scaled", "b - running_mean + beta"))},
     "fold-scale-on-columns": {"fold_batchnorm": [((FOLD_WEIGHT, "W * s[None, :]"),)]},
     "fold-eps-missing": {"fold_batchnorm": [((FOLD_SCALE, "gamma / torch.sqrt(running_var)"),)]},
+    "fold-affine-gamma-on-rows": {"fold_norm_affine": [((AFFINE_WEIGHT, "gamma[:, None] * W"),)]},
+    **{mistake: {"fold_norm_affine": [((AFFINE_BIAS, bias),)]} for mistake, bias in (
+        ("fold-affine-beta-not-through-w", "beta + b"), ("fold-affine-beta-through-w-transposed", "W.T @ beta + b"),
+        ("fold-affine-bias-dropped", "W @ beta"), ("fold-affine-beta-missing", "b"),
+        ("fold-affine-gamma-on-beta", "W * gamma[None, :] @ beta + b"))},
     "sync-bn-variances-averaged": {"sync_batchnorm": [
         ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0)"),),
         ((SYNC_SQDEV, f"((x - {SYNC_LOCAL_MEAN}) ** 2).sum(dim=0) / max(n_k, 1)"),
@@ -436,7 +444,8 @@ TORCH_ONLY = [
                           ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
-                "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)]}),
+                "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)],
+                "fold_norm_affine": [((AFFINE_WEIGHT, "W.mul_(gamma[None, :])"),)]}),
         learn=torch_solution("layernorm"),
     ),
     TorchMistake(
