@@ -261,8 +261,16 @@ def sync():
 
 def test_sync_batchnorm_written_out_and_the_layer_equal_batchnorm(sync):
     assert sync["hand_error"] < 1e-12 and sync["sync_error"] < 1e-12
-    assert [m.nbytes for m in sync["log"]] == [32, 24, 48]        # three messages, their sizes
     assert [len(s) for s in sync["shards"]] == [2, 1, 5, 0]
+
+
+def test_both_protocols_written_out_and_counted(sync):
+    """The gather protocol (torch's) written out and the layer's two protocols equal BatchNorm1d;
+    the messages as the cost table counts them, C = 3 on K = 4 workers."""
+    assert sync["gather_error"] < 1e-12
+    assert sync["protocol_gap"] < 1e-12 and sync["batchnorm_gap"] < 1e-12
+    assert sync["counted"]["allreduce"] == [("all_reduce", 4, 4), ("all_reduce", 3, 3), ("all_reduce", 6, 6)]
+    assert sync["counted"]["gather"] == [("all_gather", 7, 28), ("all_reduce", 6, 6)]
 
 
 def test_averaged_variances_lose_the_spread_of_the_means(sync):
@@ -272,8 +280,10 @@ def test_averaged_variances_lose_the_spread_of_the_means(sync):
 
 def test_one_round_variance_loses_digits(sync):
     digits = sync["digits"]
-    assert 7 < digits[1e4]["one round"] < 10 and digits[1e4]["two rounds"] > 14
-    assert digits[1e8]["one round"] < 1 and digits[1e8]["two rounds"] > 14
+    assert 7 < digits[1e4]["one round of sums"] < 10 and digits[1e4]["two rounds of sums"] > 14
+    assert digits[1e8]["one round of sums"] < 1 and digits[1e8]["two rounds of sums"] > 14
+    gathered = "gathered, within + between"
+    assert digits[1e4][gathered] > 13 and 9 < digits[1e8][gathered] < 12   # the text's 13 and 9
     assert 0.2 < sync["skipped_error"] < 0.4                      # the question's "0.3 here"
 
 

@@ -156,7 +156,7 @@ class InProcessGroup:
         self.calls = 0                                        # collectives so far
         self._sent: list[Any] = [None] * self.world_size
         self._names: list[str | None] = [None] * self.world_size
-        self._ops: list[str | None] = [None] * self.world_size
+        self._ops: list[str] = ["all_reduce"] * self.world_size   # each worker's last collective
         self._outcome: tuple[np.ndarray | None, Exception | None] = (None, None)
         self._barrier = threading.Barrier(self.world_size, action=self._collect, timeout=self.timeout)
 

@@ -68,15 +68,16 @@ def fold_batchnorm(linear: Linear, bn: BatchNorm1d) -> Linear:
     return folded
 
 
-def _gamma(bn: _BatchNorm) -> np.ndarray | float:
-    """gamma in float64, or 1 when the layer has no scale."""
-    weight = getattr(bn, "weight", None)
+def _gamma(layer: Any) -> np.ndarray | float:
+    """gamma in float64, or 1 when the layer (a BatchNorm, or a norm fold_norm_affine takes) has no
+    scale."""
+    weight = getattr(layer, "weight", None)
     return 1.0 if weight is None else weight.data.astype(np.float64)
 
 
-def _beta(bn: _BatchNorm) -> np.ndarray | float:
+def _beta(layer: Any) -> np.ndarray | float:
     """beta in float64, or 0 when the layer has no shift (affine=False, or bias=False)."""
-    bias = getattr(bn, "bias", None)
+    bias = getattr(layer, "bias", None)
     return 0.0 if bias is None else bias.data.astype(np.float64)
 
 
