@@ -143,6 +143,21 @@ def test_a_file_gets_the_same_checks_from_its_process_as_in_the_graders(classroo
     assert _checks(grade_file(path).checks) == _checks(_in_process(path).checks)
 
 
+def test_a_crash_is_run_once_more_and_reported_only_when_it_happens_again(tmp_path):
+    """A child that crashes once (as a torch child forked from a grader whose thread pools ran
+    can, through no fault of the answer) is run again and graded on the second run; an answer
+    that always crashes is reported as crashed (``classroom``'s "crash")."""
+    marker = tmp_path / "crashed-once"
+    once = _answer(tmp_path, "crash_once", f"if not os.path.exists({str(marker)!r}):\n"
+                                           f"    open({str(marker)!r}, 'w').close()\n"
+                                           f"    os.kill(os.getpid(), signal.SIGSEGV)")
+    report = grade_file(once)
+    assert marker.exists() and report.passed, [(c.label, c.note) for c in report.checks if c.status != "pass"]
+    always = _answer(tmp_path, "crash_always", STOPS["crash"][0])
+    report = grade_file(always, limits=QUICK)
+    assert not report.passed and STOPS["crash"][2] in [c.note for c in report.checks]
+
+
 def test_an_answer_that_raises_is_reported_as_in_process(tmp_path):
     """The exception crosses as a record: its type, message and line; a TODO stays a TODO."""
     path = tmp_path / "raises.py"
@@ -249,7 +264,7 @@ def test_no_process_is_left_behind(classroom, monkeypatch):
     monkeypatch.setattr(os, "fork", recorded)
     grade_many([str(classroom / f"{name}.py") for name in ("hang", "crash", "good")],
                limits=Limits(timeout=1.0))
-    assert len(forked) == 3
+    assert len(forked) == 4  # the crash is run twice (run_file)
     for pid in forked:  # each reaped: no zombie, nothing running
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)

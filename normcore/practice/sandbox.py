@@ -19,7 +19,8 @@ nor blocks the child, and what a file prints never garbles the report or the JSO
 stdout); stdin is /dev/null; Ctrl-C is the grader's to handle (it kills the child).
 
 When the child stops before it is done (it timed out, exited, crashed, ran out of memory or
-printed more than the limit) the file still gets its grade: the probes before are graded as
+printed more than the limit) the file still gets its grade (a crash by a signal is run once
+more first: see ``run_file``): the probes before are graded as
 usual, the probe where it happened is an ERROR whose note says what happened ("timed out
 after 5 s in forward, probe train (4, 6)"), and the probes after it are not run (their checks
 say so: a hang costs one time limit, not one per probe). A file that stops while it is
@@ -186,10 +187,22 @@ def run_file(path, name=None, layer=None, forward_only=False, limits=None):
     ``grader.grade_file`` takes them. Raises CannotGrade when the file cannot be graded."""
     limits = limits or Limits()
     _preload(path)
-    child = _Child(path, limits)
     if not hasattr(os, "fork"):  # no fork (Windows): in this process, without limits
+        child = _Child(path, limits)
         _work(path, name, layer, forward_only, lambda *message: child.handle(message))
         return child.answer()
+    child = _forked(path, name, layer, forward_only, limits)
+    if child.event is not None and child.event[0] == "signal":
+        # once more: a child forked from a grader whose thread pools (BLAS, OpenMP) have run
+        # can crash inside torch through no fault of the answer; an answer that crashes
+        # crashes again, and is reported as it was the first time
+        child = _forked(path, name, layer, forward_only, limits)
+    return child.answer()
+
+
+def _forked(path, name, layer, forward_only, limits):
+    """Run the answer in a forked child until it is done or stopped; its ``_Child``."""
+    child = _Child(path, limits)
     reader, writer = Pipe(duplex=False)
     output, into = os.pipe()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -208,7 +221,7 @@ def run_file(path, name=None, layer=None, forward_only=False, limits=None):
         child.end()
         reader.close()
         os.close(output)
-    return child.answer()
+    return child
 
 
 _PREPARED = set()  # the tracks prepared in this process
