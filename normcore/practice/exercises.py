@@ -307,18 +307,26 @@ def fold_probe(label, n, dtype=np.float64, var=(0.5, 2.0), eps=1e-5, mean_scale=
         running_var = rng.uniform(*var, n)
         gamma, beta = rng.standard_normal(n), rng.standard_normal(n)
         args = tuple(a.astype(dtype) for a in (W, b, mean, running_var, gamma, beta))
-        kept = tuple(a.copy() for a in args)
-        W2, b2 = _folded(make(*args, eps))
-        tol = F32 if dtype == np.float32 else F64
-        rec("W' (folded weight)", W2, tol)
-        rec("b' (folded bias)", b2, tol)
-        if dtype != np.float64:
-            rec("W' dtype", str(W2.dtype), 0, "equal")
-            rec("b' dtype", str(b2.dtype), 0, "equal")
-        x = rng.standard_normal((3, n)).astype(dtype)
-        rec("output x @ W'.T + b'", x @ W2.T + b2, tol)
-        rec("inputs left unchanged", float(all(np.array_equal(a, k) for a, k in zip(args, kept))), 0, "abs")
+        _record_fold(rec, rng, args, lambda: _folded(make(*args, eps)), "output x @ W'.T + b'")
     return Probe(label, run)
+
+
+def _record_fold(rec, rng, args, fold, output_label):
+    """What a fold probe records: W' and b' (with their dtype when not float64), the folded
+    Linear's output on a random (3, n) input, and whether ``fold()`` left ``args`` unchanged.
+    The input is drawn after the fold, from the probe's ``rng``."""
+    dtype, n = args[0].dtype, args[-1].shape[0]
+    kept = tuple(a.copy() for a in args)
+    W2, b2 = fold()
+    tol = F32 if dtype == np.float32 else F64
+    rec("W' (folded weight)", W2, tol)
+    rec("b' (folded bias)", b2, tol)
+    if dtype != np.float64:
+        rec("W' dtype", str(W2.dtype), 0, "equal")
+        rec("b' dtype", str(b2.dtype), 0, "equal")
+    x = rng.standard_normal((3, n)).astype(dtype)
+    rec(output_label, x @ W2.T + b2, tol)
+    rec("inputs left unchanged", float(all(np.array_equal(a, k) for a, k in zip(args, kept))), 0, "abs")
 
 
 FOLD_BATCHNORM = Exercise(
@@ -349,17 +357,8 @@ def fold_affine_probe(label, n, dtype=np.float64, beta_scale=1.0, bias=True):
         W = rng.standard_normal((n, n))
         b = rng.standard_normal(n) if bias else np.zeros(n)
         args = tuple(a.astype(dtype) for a in (gamma, beta, W, b))
-        kept = tuple(a.copy() for a in args)
-        W2, b2 = _folded(make(*args), "fold_norm_affine")
-        tol = F32 if dtype == np.float32 else F64
-        rec("W' (folded weight)", W2, tol)
-        rec("b' (folded bias)", b2, tol)
-        if dtype != np.float64:
-            rec("W' dtype", str(W2.dtype), 0, "equal")
-            rec("b' dtype", str(b2.dtype), 0, "equal")
-        x_hat = rng.standard_normal((3, n)).astype(dtype)
-        rec("output x_hat @ W'.T + b'", x_hat @ W2.T + b2, tol)
-        rec("inputs left unchanged", float(all(np.array_equal(a, k) for a, k in zip(args, kept))), 0, "abs")
+        _record_fold(rec, rng, args, lambda: _folded(make(*args), "fold_norm_affine"),
+                     "output x_hat @ W'.T + b'")
     return Probe(label, run)
 
 
