@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from normcore.docs.build import notebook_language
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -106,6 +108,8 @@ def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
     check_api_reference_shows_the_norms_formulas(site)
     check_practice_catalog_is_generated_from_the_catalog(site)
     check_pages_load_only_local_scripts_and_mathjax_is_in_the_site(site)
+    check_every_local_link_leads_to_a_file(site)
+    check_the_chinese_section_is_built_in_chinese(site)
 
 
 def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
@@ -113,7 +117,8 @@ def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
     built = {p.resolve() for p in site.rglob("*.html") if p.name not in SPECIAL}
     assert built - pages == set(), "pages no link from the index reaches"
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        assert (site / "notebooks" / f"{nb.stem}.html").resolve() in pages, nb.name
+        section = "zh" if notebook_language(nb.stem) == "zh" else ""
+        assert (site / section / "notebooks" / f"{nb.stem}.html").resolve() in pages, nb.name
     missing = [img for img in images if not img.is_file()]
     assert not missing, f"images the pages show but the site lacks: {missing}"
     shown = {img.name for img in images}
@@ -183,13 +188,46 @@ def check_pages_load_only_local_scripts(pages):
 def check_pages_load_only_local_scripts_and_mathjax_is_in_the_site(site):
     pages = sorted(site.rglob("*.html"))
     mathjax = check_pages_load_only_local_scripts(pages)
-    assert mathjax == {(site / "_static" / "mathjax" / "tex-chtml.js").resolve()}, mathjax
+    sections = (site, site / "zh")  # each section, a Sphinx build of its own, has its MathJax
+    assert mathjax == {(s / "_static" / "mathjax" / "tex-chtml.js").resolve() for s in sections}
     with_math = [p for p in pages if 'class="math' in p.read_text(encoding="utf-8")]
     assert len(with_math) >= 9, "the notebooks' formulas are not on the site"  # one per notebook
     for page in with_math:
         assert "mathjax/tex-chtml.js" in page.read_text(encoding="utf-8"), page.name
     # MathJax fetches its fonts from beside its script: they ship with the site too
     assert list((site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+
+
+def check_every_local_link_leads_to_a_file(site):
+    """No link of any page is broken, the links between the two sections included (Sphinx
+    checks the links inside a build, not those to the other one)."""
+    broken = []
+    for page in sorted(site.rglob("*.html")):
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for href in parser.hrefs:
+            target = _local(page, href)
+            if target is not None and not target.exists():
+                broken.append(f"{page.relative_to(site)} -> {href}")
+    assert not broken, broken
+
+
+def check_the_chinese_section_is_built_in_chinese(site):
+    """zh/ is a Sphinx build in zh_CN: every page says lang="zh-CN" (the English ones "en"),
+    Sphinx's own words are Chinese and its search index is the Chinese section's."""
+    from normcore.i18n.glossary import terms
+
+    for page in sorted(site.rglob("*.html")):
+        chinese = page.is_relative_to(site / "zh")
+        lang = re.search(r'<html[^>]*\slang="([^"]+)"', page.read_text(encoding="utf-8")).group(1)
+        assert lang == ("zh-CN" if chinese else "en"), f"{page.relative_to(site)}: lang={lang}"
+    index = (site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert "搜索" in index and 'href="../index.html' in index
+    assert "原文位置" in _text((site / "zh" / "notebooks" / "claims_zh.html").read_text(encoding="utf-8"))
+    glossary = _text((site / "zh" / "glossary.html").read_text(encoding="utf-8"))
+    for term in terms():
+        assert term.zh in glossary and term.en in glossary, term.en
+        assert term.note_zh in glossary and (not term.note or term.note not in glossary), term.en
 
 
 @needs_export

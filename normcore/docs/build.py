@@ -3,6 +3,7 @@
 import base64
 import json
 import pathlib
+import re
 import shutil
 import sys
 import tempfile
@@ -41,8 +42,19 @@ def mathjax_folder():
     return pathlib.Path(package.submodule_search_locations[0]) / "static" / "mathjax"
 
 
-def stage(src, checkout=CHECKOUT):
-    """Fill folder ``src`` with every page of the site; returns ``src``."""
+# The site is two Sphinx projects, each built in its own language (its search, its "lang"
+# attribute, Sphinx's own words): the English one at the site's root and the Chinese section,
+# built with language zh_CN, in zh/. A hand-written page links to the other section as a file
+# of the repository would ("../notebooks/dropout.ipynb" from pages/zh/, "zh/index.md" from
+# pages/); staging turns such a link into one of the URL schemes that conf.py defines,
+# "en:" and "zh:", to the other section's HTML page.
+LANGUAGES = {"en": ("", "en"), "zh": ("zh", "zh_CN")}  # language: (folder in the site, Sphinx's)
+OTHER_SECTION = {"en": ("zh/", "zh"), "zh": ("../", "en")}  # a link's prefix there, its scheme
+_LINK = re.compile(r"\]\((?P<target>[^)\s:#]+?)(?P<suffix>\.md|\.rst|\.ipynb)(?P<fragment>#[^)]*)?\)")
+
+
+def stage(src, lang="en", checkout=CHECKOUT):
+    """Fill folder ``src`` with every page of the ``lang`` section of the site; returns ``src``."""
     src = pathlib.Path(src)
     notebooks, figures = checkout / "notebooks", checkout / "figures"
     for folder in (notebooks, figures):
@@ -51,19 +63,45 @@ def stage(src, checkout=CHECKOUT):
                 f"{folder} not found: the docs build from a source checkout of normcore, "
                 f"which has notebooks/ and figures/ beside normcore/")
     src.mkdir(parents=True, exist_ok=True)
-    for page in sorted((HERE / "pages").glob("*.md")):
-        shutil.copy2(page, src / page.name)
-    (src / "zh").mkdir(exist_ok=True)  # the Chinese section, linked from the index and back
-    for page in sorted((HERE / "pages" / "zh").glob("*.md")):
-        shutil.copy2(page, src / "zh" / page.name)
+    pages = HERE / "pages" / LANGUAGES[lang][0]
+    for page in sorted(pages.glob("*.md")):
+        (src / page.name).write_text(other_section_links(page.read_text(encoding="utf-8"), lang),
+                                     encoding="utf-8")
     (src / "notebooks").mkdir(exist_ok=True)
     for nb in sorted(notebooks.glob("*.ipynb")):
-        _stage_notebook(nb, src / "notebooks")
-    (src / "figures").mkdir(exist_ok=True)
-    for png in sorted(figures.glob("*.png")):
-        shutil.copy2(png, src / "figures" / png.name)
-    generate.write_all(src)
+        if notebook_language(nb.stem) == lang:
+            _stage_notebook(nb, src / "notebooks")
+    if lang == "en":
+        (src / "figures").mkdir(exist_ok=True)
+        for png in sorted(figures.glob("*.png")):
+            shutil.copy2(png, src / "figures" / png.name)
+    generate.write_all(src, lang)
     return src
+
+
+def notebook_language(stem):
+    """'claims_zh' -> 'zh', 'claims' -> 'en': the section of the site a notebook belongs to."""
+    base, _, suffix = stem.rpartition("_")
+    return suffix if base and suffix in LANGUAGES else "en"
+
+
+def other_section_links(text, lang):
+    """A hand-written page of section ``lang`` with its links to the other section's pages
+    ("../notebooks/dropout.ipynb" from zh/, "zh/practice.md" from the root) turned into links
+    of the other section's URL scheme ("en:notebooks/dropout.html", "zh:practice.html"); a
+    link to a notebook of its own language ("../notebooks/claims_zh.ipynb") stays in it."""
+    prefix, scheme = OTHER_SECTION[lang]
+
+    def link(match):
+        target, suffix = match.group("target"), match.group("suffix")
+        if not target.startswith(prefix):
+            return match.group(0)
+        target, fragment = target[len(prefix):], match.group("fragment") or ""
+        if suffix == ".ipynb" and notebook_language(pathlib.Path(target).name) == lang:
+            return f"]({target}{suffix}{fragment})"  # a notebook of this section, staged here
+        return f"]({scheme}:{target}.html{fragment})"
+
+    return _LINK.sub(link, text)
 
 
 def _stage_notebook(path, dest):
@@ -89,25 +127,54 @@ def _stage_notebook(path, dest):
     (dest / path.name).write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
 
+def _english_api(english, folder):
+    """The configuration that resolves the Chinese section's references to normcore's API
+    ({py:class}`normcore.LayerNorm`) to the English section's API pages (the English build's
+    inventory, objects.inv, read from disk by intersphinx: nothing is downloaded)."""
+    up = "../" * len(pathlib.Path(folder).parts)  # from the section's root to the site's
+    return {"extensions": [*_conf_extensions(), "sphinx.ext.intersphinx"],
+            "intersphinx_mapping": {"en": (up, str(english / "objects.inv"))},
+            "intersphinx_disabled_reftypes": []}
+
+
+def _conf_extensions():
+    namespace = {}
+    exec((HERE / "conf.py").read_text(encoding="utf-8"), namespace)
+    return namespace["extensions"]
+
+
+def _sphinx(src, out, doctrees, overrides, quiet):
+    """One Sphinx HTML build of ``src`` into ``out``, warnings as errors, every warning shown."""
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+    status = None if quiet else sys.stdout
+    with patch_docutils(HERE), docutils_namespace():
+        app = Sphinx(str(src), str(HERE), str(out), str(doctrees), "html", confoverrides=overrides,
+                     status=status, warning=sys.stderr, freshenv=True, warningiserror=True,
+                     keep_going=True)
+        app.build()
+    if app.statuscode != 0:
+        raise DocsBuildError("Sphinx reported warnings or errors (above); the site is not built")
+
+
 def build(outdir=None, quiet=False):
     """Build the HTML site into ``outdir`` (default ``build/docs`` in the checkout).
 
-    Warnings are errors (Sphinx's ``-W -n``): broken links, missing images and unresolved
-    references fail the build with :class:`DocsBuildError`. Returns the path of index.html.
+    Two Sphinx builds: the English section into ``outdir``, the Chinese one (Sphinx's
+    language zh_CN) into ``outdir/zh``. Warnings are errors (Sphinx's ``-W -n``): broken links,
+    missing images and unresolved references fail the build with :class:`DocsBuildError`.
+    Returns the path of index.html.
     """
     need_tools(("sphinx", "myst_nb", "furo", MATHJAX_PACKAGE))
-    from sphinx.cmd.build import build_main
-
     outdir = pathlib.Path(outdir) if outdir is not None else CHECKOUT / DEFAULT_OUTDIR
     outdir = outdir.resolve()
     with tempfile.TemporaryDirectory(prefix="normcore-docs-") as tmp:
-        src = stage(pathlib.Path(tmp) / "src")
-        args = ["-b", "html", "-E", "-W", "--keep-going", "-n", "-c", str(HERE),
-                "-d", str(pathlib.Path(tmp) / "doctrees"), str(src), str(outdir)]
-        if quiet:
-            args.insert(0, "-q")
-        status = build_main(args)
-    if status != 0:
-        raise DocsBuildError("Sphinx reported warnings or errors (above); the site is not built")
+        for lang, (folder, sphinx_language) in LANGUAGES.items():
+            src = stage(pathlib.Path(tmp) / f"src-{lang}", lang)
+            overrides = {"language": sphinx_language}
+            if lang != "en":  # {py:class} and the like resolve to the English API pages
+                overrides.update(_english_api(outdir, folder))
+            _sphinx(src, outdir / folder, pathlib.Path(tmp) / f"doctrees-{lang}", overrides, quiet)
     sys.stdout.flush()
     return outdir / "index.html"

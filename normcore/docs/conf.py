@@ -25,6 +25,14 @@ nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
+# The site is two Sphinx projects (normcore.docs.build): the English section at the root and
+# the Chinese one, in its own language, in zh/. A page links to the other section's pages with
+# these schemes ("zh:practice.html" from the root, "en:notebooks/dropout.html" from zh/).
+myst_url_schemes = {
+    "http": None, "https": None, "mailto": None,
+    "zh": {"url": "zh/{{path}}#{{fragment}}", "title": "", "classes": ["other-language"]},
+    "en": {"url": "../{{path}}#{{fragment}}", "title": "", "classes": ["other-language"]},
+}
 
 # The docstrings are reStructuredText: their Forward/Backward blocks are literal blocks,
 # shown as plain monospaced text (formulas and shape comments, not Python to colour).

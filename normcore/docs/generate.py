@@ -15,6 +15,11 @@ import inspect
 import pathlib
 import re
 
+from ..i18n import N_, translator
+
+_ = translator("cli")  # the generated pages' own words; docs/ is the "cli" domain's
+NOTEBOOKS = pathlib.Path(__file__).resolve().parents[2] / "notebooks"  # of the source checkout
+
 # The API reference, one page per part, in reading order: (page, title, intro, modules).
 # Each public object is documented once, under the first module here that exports it.
 API = [
@@ -171,45 +176,36 @@ def _cell(text):
 
 
 def _taught_in(where, lang="en"):
-    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to its page (from
-    the Chinese section, zh/, one folder up)."""
-    match = re.match(r"(notebooks/\w+\.ipynb)(.*)", where, flags=re.DOTALL)
+    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to the notebook's
+    page: in the Chinese section, the Chinese notebook's when there is one (notebooks/NAME_zh),
+    else the English section's page (the "en:" scheme of conf.py)."""
+    match = re.match(r"notebooks/(\w+)\.ipynb(.*)", where, flags=re.DOTALL)
     if not match:
         return _cell(where)
-    up = "../" if lang != "en" else ""
-    return f"[{_cell(match.group(1))}]({up}{match.group(1)}){_cell(match.group(2))}"
+    name, rest = match.groups()
+    if lang != "en" and (NOTEBOOKS / f"{name}_{lang}.ipynb").is_file():
+        name = f"{name}_{lang}"
+    shown = f"notebooks/{name}.ipynb"
+    target = shown if lang == "en" or name.endswith(f"_{lang}") else f"en:notebooks/{name}.html"
+    return f"[{_cell(shown)}]({target}){_cell(rest)}"
 
 
-# The catalog page's own words, per language; the exercises and mistakes come from the
-# catalog, translated by its message catalog ("catalog" domain) when the page is Chinese.
-CATALOG_WORDS = {
-    "en": dict(
-        title="Practice: the exercises and the catalog of mistakes",
-        intro="Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
-              "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
-              "grades it and names the catalogued mistake whose numbers match yours.",
-        exercises="The exercises",
-        order="In the order to practise them, as `normcore practice list` shows them; the task "
-              "begins with the class (or function) to write.",
-        head="| | exercise | level | task |", minutes="min",
-        mistakes="The mistakes",
-        mistakes_intro="Each is the reference answer with one line written wrong; the grader runs "
-                       "it on the same checks as your layer.",
-        fields=("exercises", "symptom", "hint", "taught in")),
-    "zh": dict(
-        title="练习题目录：练习与已收录的错误",
-        intro="本页在构建文档时由 `normcore.practice.EXERCISES` 和 `normcore.practice.CATALOG` "
-              "生成。`normcore practice new NAME --lang zh` 写出一份骨架代码，"
-              "`normcore practice check FILE --lang zh` 给它打分，并指出与你的数字吻合的那个"
-              "已收录的错误。",
-        exercises="练习",
-        order="按建议的练习顺序排列，与 `normcore practice list` 的顺序相同；"
-              "题目的第一个词就是要写的类（或函数）。",
-        head="| | 练习 | 难度 | 题目 |", minutes="分钟",
-        mistakes="已收录的错误",
-        mistakes_intro="每一条都是参考答案里写错了一行的版本；评分器用检查你的层的同一组探针运行它。",
-        fields=("练习", "症状", "提示", "讲解位置")),
-}
+# The catalog page's own words; the exercises' tasks come from the "practice" catalog, the
+# mistakes from the "catalog" one, and all of it is translated when the page is Chinese.
+CATALOG_WORDS = dict(
+    title=N_("Practice: the exercises and the catalog of mistakes"),
+    intro=N_("Generated from `normcore.practice.EXERCISES` and `normcore.practice.CATALOG`. "
+             "`normcore practice new NAME` writes a skeleton, `normcore practice check FILE` "
+             "grades it and names the catalogued mistake whose numbers match yours."),
+    exercises=N_("The exercises"),
+    order=N_("In the order to practise them, as `normcore practice list` shows them; the task "
+             "begins with the class (or function) to write."),
+    head=N_("| | exercise | level | task |"), minutes=N_("min"),
+    mistakes=N_("The mistakes"),
+    mistakes_intro=N_("Each is the reference answer with one line written wrong; the grader "
+                      "runs it on the same checks as your layer."),
+    field_exercises=N_("exercises"), field_symptom=N_("symptom"), field_hint=N_("hint"),
+    field_taught=N_("taught in"), field=N_("{field}: {value}"))
 
 
 def practice_catalog(lang="en"):
@@ -218,24 +214,25 @@ def practice_catalog(lang="en"):
     from ..practice import CATALOG
     from ..practice.exercises import DIFFICULTY, path
 
-    words = CATALOG_WORDS[lang]
     with i18n.speaking(lang):
-        _ = i18n.translator("catalog")            # the exercises' tasks and the mistakes
-        level_word = i18n.translator("practice")  # easy, medium, hard
+        words = {key: _(text) for key, text in CATALOG_WORDS.items()}
+        mistake = i18n.translator("catalog")   # the mistakes' titles, symptoms, hints
+        task = i18n.translator("practice")     # the exercises' tasks; easy, medium, hard
         lines = [f"# {words['title']}", "", words["intro"], "", f"## {words['exercises']}", "",
                  words["order"], "", words["head"], "|---|---|---|---|"]
         for step, e in enumerate(path(), 1):
-            level = level_word(DIFFICULTY.get(e.difficulty, str(e.difficulty)))
+            level = task(DIFFICULTY.get(e.difficulty, str(e.difficulty)))
             lines.append(f"| {step} | `{e.name}` | {level}, {e.minutes}\u00a0{words['minutes']} "
-                         f"| {_cell(_(e.summary))} |")  # "15 min" on one line
+                         f"| {_cell(task(e.summary))} |")  # "15 min" on one line
         lines += ["", f"## {words['mistakes']} ({len(CATALOG)})", "", words["mistakes_intro"], ""]
-        exercises, symptom, hint, taught = words["fields"]
         for m in CATALOG:
-            lines += [f"### `{m.id}`", "", f"**{_cell(_(m.title))}**", "",
-                      f"- {exercises}: {', '.join(f'`{x}`' for x in m.exercises)}",
-                      f"- {symptom}: {_cell(_(m.symptom))}",
-                      f"- {hint}: {_cell(_(m.hint))}",
-                      f"- {taught}: {_taught_in(_(m.taught_in), lang)}", ""]
+            fields = [("field_exercises", ", ".join(f"`{x}`" for x in m.exercises)),
+                      ("field_symptom", _cell(mistake(m.symptom))),
+                      ("field_hint", _cell(mistake(m.hint))),
+                      ("field_taught", _taught_in(mistake(m.taught_in), lang))]
+            lines += [f"### `{m.id}`", "", f"**{_cell(mistake(m.title))}**", "",
+                      *(f"- {words['field'].format(field=words[key], value=value)}"
+                        for key, value in fields), ""]
     return "\n".join(lines)
 
 
@@ -294,7 +291,8 @@ def derivation_pages(folder):
 
 
 def glossary_page():
-    """术语表: every term of ``normcore/i18n/glossary.toml``, the one glossary, as a Chinese page."""
+    """术语表: every term of ``normcore/i18n/glossary.toml``, the one glossary, as a Chinese page
+    (its notes in Chinese, ``note_zh``)."""
     from ..i18n.glossary import terms
 
     lines = ["# 术语表", "",
@@ -305,32 +303,28 @@ def glossary_page():
              "代码标识符和公式一律不译。", "",
              "| English | 中文 | d2l | 说明 |", "|---|---|---|---|"]
     for t in terms():
-        lines.append(f"| {_cell(t.en)} | {_cell(t.zh)} | {_cell(t.d2l)} | {_cell(t.note)} |")
+        lines.append(f"| {_cell(t.en)} | {_cell(t.zh)} | {_cell(t.d2l)} | {_cell(t.note_zh)} |")
     return "\n".join(lines) + "\n"
 
 
-# The references page's own words, per language; the entries come from the bibliography.
-BIBLIOGRAPHY_WORDS = {
-    "en": "Every paper, model and codebase that normcore's material names (README, notebooks, "
-          "these pages, the practice catalog, docstrings), with its authors, year, venue, arXiv id "
-          "or URL, the names the material cites it by, and what it supports in normcore. "
-          "Generated from `normcore/bibliography.toml` (`normcore.bibliography` reads it); "
-          "`tests/test_bibliography.py` holds every citation of the material to an entry here.",
-    "zh": "normcore 的材料（README、notebook、本网站的页面、练习题目录、文档字符串）提到的每一篇"
-          "论文、每一个模型和代码库都列在这里：作者、年份、出处、arXiv 编号或网址、材料引用它时用的"
-          "名字，以及它在 normcore 中支持的内容（这一项为英文）。本页在构建文档时由 "
-          "`normcore/bibliography.toml` 生成（`normcore.bibliography` 读取它）；"
-          "`tests/test_bibliography.py` 检查材料中的每一处引用都能在这里找到条目。",
-}
+# The references page's own words; the entries come from the bibliography.
+BIBLIOGRAPHY_INTRO = N_(
+    "Every paper, model and codebase that normcore's material names (README, notebooks, these "
+    "pages, the practice catalog, docstrings), with its authors, year, venue, arXiv id or URL, "
+    "the names the material cites it by, and what it supports in normcore. Generated from "
+    "`normcore/bibliography.toml` (`normcore.bibliography` reads it); "
+    "`tests/test_bibliography.py` holds every citation of the material to an entry here.")
 
 
 def bibliography_page(lang="en"):
     """The references: every entry of ``normcore/bibliography.toml`` as a Markdown page in
     ``lang``, grouped into papers, models and codebases."""
-    from .. import bibliography
+    from .. import bibliography, i18n
 
     title, rest = bibliography.markdown(lang=lang).split("\n", 1)
-    return "\n".join([title, "", BIBLIOGRAPHY_WORDS[lang], rest])
+    with i18n.speaking(lang):
+        intro = _(BIBLIOGRAPHY_INTRO)
+    return "\n".join([title, "", intro, rest])
 
 
 def figures_page(figures_dir):
@@ -359,18 +353,19 @@ def figures_page(figures_dir):
     return "\n".join(lines)
 
 
-def write_all(src):
-    """Write every generated page into the staged source folder ``src``."""
+def write_all(src, lang="en"):
+    """Write every generated page of the ``lang`` section into its staged source folder ``src``."""
     src = pathlib.Path(src)
+    if lang != "en":  # the Chinese section: the catalog, the glossary, the references
+        (src / "practice_catalog.md").write_text(practice_catalog(lang), encoding="utf-8")
+        (src / "glossary.md").write_text(glossary_page(), encoding="utf-8")
+        (src / "references.md").write_text(bibliography_page(lang), encoding="utf-8")
+        return
     (src / "api").mkdir(exist_ok=True)
     for name, text in api_pages().items():
         (src / "api" / name).write_text(text, encoding="utf-8")
     for name, text in derivation_pages(src / "derivations").items():
         (src / "derivations" / name).write_text(text, encoding="utf-8")
     (src / "practice_catalog.md").write_text(practice_catalog(), encoding="utf-8")
-    (src / "zh").mkdir(exist_ok=True)  # the Chinese section: its generated pages
-    (src / "zh" / "practice_catalog.md").write_text(practice_catalog("zh"), encoding="utf-8")
-    (src / "zh" / "glossary.md").write_text(glossary_page(), encoding="utf-8")
     (src / "references.md").write_text(bibliography_page(), encoding="utf-8")
-    (src / "zh" / "references.md").write_text(bibliography_page("zh"), encoding="utf-8")
     (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")

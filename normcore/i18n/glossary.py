@@ -18,6 +18,7 @@ class Term:
     zh: str
     d2l: str = ""  # d2l's Chinese edition's term, where it differs
     note: str = ""
+    note_zh: str = ""  # the note in Chinese: the glossary page (术语表) shows it
 
     @property
     def pattern(self):
