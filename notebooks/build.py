@@ -126,6 +126,8 @@ def cells(topic):
     for folder in (ROOT, HERE):  # the sources import normcore, and md and code from this module
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
+    from normcore.i18n.width import join_wide_lines
+
     source, lang = source_and_language(topic)
     spec = importlib.util.spec_from_file_location(f"notebook_src_{topic}", SOURCES / f"{source}.py")
     module = importlib.util.module_from_spec(spec)
@@ -139,7 +141,7 @@ def cells(topic):
                 if lang not in translations:
                     raise ValueError(f"notebooks/src/{source}.py: a Markdown cell has no {lang} "
                                      f"text for {topic}: {cell.source[:70]!r}")
-                cell.source = translations[lang]
+                cell.source = join_wide_lines(translations[lang])  # no gaps inside Chinese
             cell.source = TAPE.sub(lambda m: _tape_table(m, lang), cell.source).replace(ANSWER, answer)
             if QUESTION in cell.source:
                 asked += 1

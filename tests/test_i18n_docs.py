@@ -295,3 +295,16 @@ def test_each_heading_a_claim_names_occurs_in_its_write_up():
         missing += [("writeup_claims.toml", source, part) for section in sections if section["section"]
                     for part in section["section"].split(" › ") if part not in headings[source]]
     assert not missing, missing
+
+
+def test_a_chinese_paragraph_has_no_line_break_between_two_chinese_characters():
+    """In HTML a line break inside a paragraph is a space: between two Chinese characters, a gap."""
+    from normcore.i18n.width import join_wide_lines
+
+    text = "第一行，\n第二行\n`code`\n- 列表\n\n```\n代码，\n不动\n```\n下一段"
+    assert join_wide_lines(text) == "第一行，第二行\n`code`\n- 列表\n\n```\n代码，\n不动\n```\n下一段"
+    wide_break = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]\n[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    for topic in [t for t in build.TOPICS if build.source_and_language(t)[1] == "zh"]:
+        for cell in build.cells(topic):
+            if cell.cell_type == "markdown":
+                assert not wide_break.search(cell.source.split("```")[0]), (topic, cell.source[:60])

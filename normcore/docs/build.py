@@ -8,6 +8,7 @@ import shutil
 import sys
 import tempfile
 
+from ..i18n.width import join_wide_lines
 from . import generate
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -65,8 +66,8 @@ def stage(src, lang="en", checkout=CHECKOUT):
     src.mkdir(parents=True, exist_ok=True)
     pages = HERE / "pages" / LANGUAGES[lang][0]
     for page in sorted(pages.glob("*.md")):
-        (src / page.name).write_text(other_section_links(page.read_text(encoding="utf-8"), lang),
-                                     encoding="utf-8")
+        text = other_section_links(page.read_text(encoding="utf-8"), lang)
+        (src / page.name).write_text(join_wide_lines(text), encoding="utf-8")  # no gaps in Chinese
     (src / "notebooks").mkdir(exist_ok=True)
     for nb in sorted(notebooks.glob("*.ipynb")):
         if notebook_language(nb.stem) == lang:

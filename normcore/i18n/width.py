@@ -107,3 +107,19 @@ def wrap(text, width=WIDTH, indent="", subsequent_indent=None):
 def fill(text, width=WIDTH, indent="", subsequent_indent=None):
     """``wrap`` joined into one string."""
     return "\n".join(wrap(text, width, indent, subsequent_indent))
+
+
+def join_wide_lines(markdown):
+    """Markdown with a paragraph's lines joined where one ends and the next begins with a wide
+    (Chinese) character: a line break inside a paragraph is a space in HTML, and a space between
+    two Chinese characters is a gap a reader sees. Code blocks (``` fences) are left alone."""
+    lines, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif (not fenced and lines and line.strip() and lines[-1].strip()
+              and _is_wide(line.lstrip()[0]) and _is_wide(lines[-1].rstrip()[-1])):
+            lines[-1] = lines[-1].rstrip() + line.lstrip()
+            continue
+        lines.append(line)
+    return "\n".join(lines)
