@@ -59,9 +59,11 @@ CELLS = [
     import matplotlib.pyplot as plt
     import normcore as nc
     from normcore.derivations import step_through
+    from normcore.i18n import translator
     from normcore.optim import grad_norm, linear_warmup
 
     np.set_printoptions(precision=4, suppress=True)
+    _ = translator("notebooks")   # what the cells print, in the notebook's language
     """),
     md(r"""
     ## 1. Intuition: the identity path
@@ -116,9 +118,9 @@ CELLS = [
     for position in ("pre", "post", "deepnorm"):
         block = nc.TransformerBlock(8, n_heads=2, position=position, n_layers=6, rng=0)
         y = block(x)
-        print(f"{position:<9} alpha={block.alpha:.3f}  output rms {np.sqrt((y ** 2).mean()):.3f}  "
-              f"parameters {sum(p.size for p in block.parameters())}")
-    print("DeepNorm constants for N = 6:", nc.nn.deepnorm_constants(6))
+        print(f"{position:<9}", _("alpha={alpha:.3f}  output rms {rms:.3f}  parameters {n}").format(
+            alpha=block.alpha, rms=np.sqrt((y ** 2).mean()), n=sum(p.size for p in block.parameters())))
+    print(_("DeepNorm constants for N = 6:"), nc.nn.deepnorm_constants(6))
     """),
     question(r"""
     Read the backward column of the table. In which position does the output's gradient
@@ -163,8 +165,8 @@ CELLS = [
             g = b.backward(g)
             grads[position].append(np.sqrt((g ** 2).mean()))
         grads[position].reverse()
-        print(f"{position:<5} stream rms per block:", np.round(sizes[position], 2))
-        print(f"{'':<5} gradient rms at each block's input:", np.round(grads[position], 2))
+        print(f"{position:<5}", _("stream rms per block:"), np.round(sizes[position], 2))
+        print(" " * 5, _("gradient rms at each block's input:"), np.round(grads[position], 2))
     """),
     md(r"""
     Pre-Norm's stream grows block after block (each adds a correction, nothing rescales), and
@@ -203,7 +205,7 @@ CELLS = [
     h = block.norm1(xb + block.attn(xb))
     z = h + block.ffn(h)
     st = step_through("layernorm", z[0], gamma=block.norm2.gamma.data, beta=block.norm2.beta.data, dy=dyb[0])
-    print("dL/dz from the tape vs norm2.backward:", np.abs(st.tape["x"].grad - block.norm2.backward(dyb)[0]).max())
+    print(_("dL/dz from the tape vs norm2.backward:"), np.abs(st.tape["x"].grad - block.norm2.backward(dyb)[0]).max())
     print(st.text(latex=False, parts=("checks",)))
     """),
     md(r"""
@@ -268,8 +270,8 @@ CELLS = [
             block = nc.TransformerBlock(4, 2, d_ff=6, norm=norm, position=position, n_layers=2, rng=0)
             report = nc.gradcheck(block, xs)
             worst = max(c.rel_error for c in report.checks)
-            print(f"{position:<9} {norm:<10} {len(report.checks):>2} gradients, worst rel error {worst:.1e}",
-                  "pass" if report.passed else "FAIL")
+            print(f"{position:<9} {norm:<10}", _("{n:>2} gradients, worst rel error {worst:.1e}").format(
+                n=len(report.checks), worst=worst), _("pass") if report.passed else _("FAIL"))
             assert report.passed
     """),
     md(r"""
@@ -307,7 +309,7 @@ CELLS = [
     code(r"""
     for position in ("pre", "post"):
         model = nc.TinyTransformer(vocab_size=10, d_model=8, n_layers=2, n_heads=2, max_len=6, position=position, rng=0)
-        print(position, "has a final norm:", hasattr(model, "norm_f"))
+        print(position, _("has a final norm:"), hasattr(model, "norm_f"))
     """),
     md(r"""
     ### "Post-Norm divides the identity path by $\sqrt{2}$ in every block"
@@ -334,11 +336,12 @@ CELLS = [
     xt = rng.standard_normal((4, 8, 16))
     f = block.attn(xt)
     z = xt + f
-    print("variance of x: %.3f, of F(x): %.3f, of x + F(x): %.3f" % (xt.var(-1).mean(), f.var(-1).mean(), z.var(-1).mean()))
+    print(_("variance of x: {x:.3f}, of F(x): {f:.3f}, of x + F(x): {z:.3f}").format(
+        x=xt.var(-1).mean(), f=f.var(-1).mean(), z=z.var(-1).mean()))
     correlation = np.corrcoef(xt.ravel(), f.ravel())[0, 1]
-    print("correlation of x and F(x): %.3f" % correlation)
+    print(_("correlation of x and F(x): {c:.3f}").format(c=correlation))
     r = (1 / np.sqrt(z.var(-1) + 1e-5)).mean()
-    print("the norm's factor r, mean over tokens: %.3f (1/sqrt(2) = %.3f)" % (r, 1 / np.sqrt(2)))
+    print(_("the norm's factor r, mean over tokens: {r:.3f} (1/sqrt(2) = {half:.3f})").format(r=r, half=1 / np.sqrt(2)))
     assert f.var(-1).mean() < 0.5 * xt.var(-1).mean() and abs(correlation) < 0.05 and 0.85 < r < 0.95
     """),
     md(r"""
@@ -447,7 +450,8 @@ CELLS = [
                          progress=False, batch_size=16, seed=1)
         color, linestyle = styles[label]
         ax.plot(history["loss"], color=color, linestyle=linestyle, label=label)
-        print(f"{label:<14} final loss {history['loss'][-10:].mean():.3f}, accuracy {history['accuracy'][-10:].mean():.2f}")
+        print(f"{label:<14}", _("final loss {loss:.3f}, accuracy {accuracy:.2f}").format(
+            loss=history["loss"][-10:].mean(), accuracy=history["accuracy"][-10:].mean()))
     ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
     plt.show()
     """),
@@ -507,7 +511,8 @@ CELLS = [
     for position, by_hand in (("post", post_ln_decoder), ("pre", pre_ln_decoder)):
         block = nc.TransformerDecoderBlock(8, 2, position=position, rng=3)
         difference = np.abs(by_hand(block, target, memory) - block(target, memory)).max()
-        print(f"{position:<5} max |written out - TransformerDecoderBlock| = {difference:.1e}")
+        print(f"{position:<5}", _("max |written out - TransformerDecoderBlock| = {difference:.1e}").format(
+            difference=difference))
         assert difference < 1e-12
     """),
     md(r"""

@@ -34,7 +34,7 @@ CELLS = [
     4. 一步步推导反向，以及逐节点的计算图
     5. 紧凑的反向公式，以及它为什么等于分步的结果
     6. 梯度检查
-    7. 易错点：均方的分母、eps 放在哪里、对整个批算 RMS、默认的 eps
+    7. 易错点：除以什么、eps 放在哪里、对整个批算 RMS、默认的 eps
     8. 图
     9. float16：为什么归一化要在 float32 里算
 
@@ -45,8 +45,11 @@ CELLS = [
     import matplotlib.pyplot as plt
     import normcore as nc
     from normcore.derivations import step_through
+    from normcore.i18n import translator
+    from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
+    _ = translator("notebooks")   # what the cells print, in the notebook's language
 
     def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
         return np.round(a, 4) + 0.0
@@ -71,7 +74,7 @@ CELLS = [
     print("       RMSNorm                     LayerNorm")
     for name, a, b in zip(students, rms(scores), ln(scores)):
         print(f"{name:<5} {a}    {b}")
-    print("\nmean square of each RMSNorm row:", (rms(scores) ** 2).mean(axis=1))
+    print("\n" + _("mean square of each RMSNorm row:"), (rms(scores) ** 2).mean(axis=1))
     """),
     question(r"""
     Ana's row (90 80 70) and Ben's (60 50 40) have the same spread. Why does Ben's RMSNorm row
@@ -94,7 +97,7 @@ CELLS = [
     (the mean square of a centred row is its variance).
     """, zh=r"""
     在中心化的数据上两者一致：$x - \operatorname{mean}(x)$ 的 RMSNorm 就是 $x$ 的 LayerNorm
-    （中心化之后，一行的均方就是它的方差）。
+    （中心化之后，一行平方的均值就是它的方差）。
     """),
     code(r"""
     centred = scores - scores.mean(axis=1, keepdims=True)
@@ -119,8 +122,8 @@ CELLS = [
     $$m = \frac{1}{D}\sum_j x_j^2, \qquad r = \frac{1}{\sqrt{m + \epsilon}}, \qquad
       \hat{x}_j = x_j\, r, \qquad y_j = \gamma_j\, \hat{x}_j$$
 
-    均方除以特征数 $D$；$\epsilon$ 在根号里面。默认的 `RMSNorm(eps=None)` 和 PyTorch 一样，
-    取输入 dtype 的机器精度（float64 是 $2.2 \times 10^{-16}$）。
+    平方的均值是除以特征数 $D$ 得到的；$\epsilon$ 在根号里面。默认的 `RMSNorm(eps=None)` 和
+    PyTorch 一样，取输入 dtype 的机器精度（float64 是 $2.2 \times 10^{-16}$）。
     """),
     md(r"""
     ## 3. The forward in code
@@ -133,10 +136,10 @@ CELLS = [
     layer = nc.RMSNorm(4)
     layer.gamma.data[...] = rng.standard_normal(4)
     y = layer(x)
-    print(layer, " eps in use:", np.finfo(np.float64).eps)
+    print(layer, _("eps in use:"), np.finfo(np.float64).eps)
     print("y =\n", y)
     ms = (x ** 2).mean(axis=-1, keepdims=True)
-    print("largest difference from the formulas:", np.abs(x / np.sqrt(ms + np.finfo(np.float64).eps) * layer.gamma.data - y).max())
+    print(_("largest difference from the formulas:"), np.abs(x / np.sqrt(ms + np.finfo(np.float64).eps) * layer.gamma.data - y).max())
     """),
     md(r"""
     ## 4. The backward, derived step by step
@@ -165,7 +168,7 @@ CELLS = [
     | 归一化 | $\hat{x} = x\, r$ | $\bar{x} \mathrel{+}= \bar{\hat{x}}\, r$, $\ \bar{r} = \sum_j \bar{\hat{x}}_j\, x_j$ |
     | 平方根倒数 | $r = v^{-1/2}$ | $\bar{v} = -\tfrac{1}{2} v^{-3/2}\, \bar{r} = -\tfrac{1}{2} r^3\, \bar{r}$ |
     | 加 eps | $v = m + \epsilon$ | $\bar{m} = \bar{v}$ |
-    | 均方 | $m = \frac{1}{D}\sum_j q_j$ | $\bar{q}_j = \bar{m} / D$ |
+    | 平方的均值 | $m = \frac{1}{D}\sum_j q_j$ | $\bar{q}_j = \bar{m} / D$ |
     | 平方 | $q = x^2$ | $\bar{x} \mathrel{+}= 2\, x\, \bar{q}$ |
 
     <<tape rmsnorm 3x4>>
@@ -186,7 +189,7 @@ CELLS = [
     """, zh=r"""
     **把计算图画出来。** `st.graph()` 画出这张计算图的节点和边（`normcore --lang zh explain
     rmsnorm --graph FILE.png` 把同一张图写进文件）。这里从 $x$ 到 $\hat{x}$ 有两条路线：一条直达
-    （实线），一条经过均方（点划线）。LayerNorm 的图里经过均值的那条路线在这里没有了，$\beta$
+    （实线），一条经过平方的均值（点划线）。LayerNorm 的图里经过均值的那条路线在这里没有了，$\beta$
     也没有了。
     """),
     code(r"""
@@ -212,7 +215,7 @@ CELLS = [
     记 $g = \bar{\hat{x}} = dy\,\gamma$，有两条路径到达 $x$：
 
     * **直接**经过归一化：$r\, g$
-    * **经过均方**：$2x \cdot \frac{1}{D} \cdot \left(-\tfrac{1}{2} r^3 \sum_j g_j x_j\right)
+    * **经过平方的均值**：$2x \cdot \frac{1}{D} \cdot \left(-\tfrac{1}{2} r^3 \sum_j g_j x_j\right)
       = -x\, r^3 \operatorname{mean}(g\, x) = -r\,\hat{x}\,\operatorname{mean}(g\,\hat{x})$
 
     $$\bar{x} = r\left(g - \hat{x}\,\operatorname{mean}(g\,\hat{x})\right)$$
@@ -226,13 +229,13 @@ CELLS = [
     g, r, x_hat = t["x_hat"].grad, t["rrms"].value, t["x_hat"].value
     direct = t["x_hat"].share("x")
     through_ms = t["x2"].share("x")
-    print("direct == r g:", np.allclose(direct, r * g))
-    print("through the mean square == -r x_hat mean(g x_hat):", np.allclose(through_ms, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
+    print(_("direct == r g:"), np.allclose(direct, r * g))
+    print(_("through the mean square == -r x_hat mean(g x_hat):"), np.allclose(through_ms, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
     layer.zero_grad(); layer.forward(x)
     dx = layer.backward(dy)
-    print("staged - RMSNorm.backward:", np.abs(direct + through_ms - dx).max())
-    print("row sums of dx (not zero):", tidy(dx.sum(-1)))
-    print("dx . x_hat per row (zero): ", tidy((dx * x_hat).sum(-1)))
+    print(_("staged - RMSNorm.backward:"), np.abs(direct + through_ms - dx).max())
+    print(pad(_("row sums of dx (not zero):"), 27), tidy(dx.sum(-1)))
+    print(pad(_("dx . x_hat per row (zero):"), 27), tidy((dx * x_hat).sum(-1)))
     """),
     question(r"""
     LayerNorm's $\bar{x}$ sums to zero over each row, RMSNorm's does not. Which route of
@@ -277,7 +280,7 @@ CELLS = [
 
     ### 分母是特征数
 
-    均方是对一个样本的 $D$ 个特征取平均。如果把平方和除以批次大小（有些文章里 $b$ 和 $d$
+    平方的均值是对一个样本的 $D$ 个特征取的平均。如果把平方和除以批次大小（有些文章里 $b$ 和 $d$
     挨在一起，就会出现这种笔误），输出的尺度就取决于这个批里碰巧有多少个样本。
     """),
     code(r"""
@@ -285,9 +288,9 @@ CELLS = [
         return x / np.sqrt((x ** 2).sum(axis=-1, keepdims=True) / b + 1e-6)
 
     x8 = rng.normal(size=(2, 8))
-    print("right, mean square of the output:", (nc.RMSNorm(8)(x8) ** 2).mean(-1))
+    print(_("right, mean square of the output:"), (nc.RMSNorm(8)(x8) ** 2).mean(-1))
     for b in (2, 4):
-        print(f"wrong with b={b}, mean square of the output:", (wrong_rms(x8, b) ** 2).mean(-1))
+        print(_("wrong with b={b}, mean square of the output:").format(b=b), (wrong_rms(x8, b) ** 2).mean(-1))
     """),
     md(r"""
     ### eps inside the square root
@@ -307,10 +310,11 @@ CELLS = [
     for size in [1.0, 1e-3, 1e-6]:
         row = size * np.array([1.0, -2.0, 0.5, 1.5])
         m = (row ** 2).mean()
-        print(f"size {size:<6g} inside: {row / np.sqrt(m + eps)}  outside: {row / (np.sqrt(m) + eps)}")
+        print(_("size {size:<6g} inside: {inside}  outside: {outside}").format(
+            size=size, inside=row / np.sqrt(m + eps), outside=row / (np.sqrt(m) + eps)))
     zero = nc.RMSNorm(4, eps=1e-6)
     zero(np.zeros((1, 4)))
-    print("all-zero row, RMSNorm's gradient:", zero.backward(np.ones((1, 4))), "(finite: 1/sqrt(eps) = 1000)")
+    print(_("all-zero row, RMSNorm's gradient:"), zero.backward(np.ones((1, 4))), _("(finite: 1/sqrt(eps) = 1000)"))
     """),
     md(r"""
     ### One RMS per sample, not per batch
@@ -328,8 +332,8 @@ CELLS = [
     a = rng.normal(size=(1, 4))
     def batch_rms(x):
         return x / np.sqrt((x ** 2).mean() + 1e-6)
-    print("per sample, with two different companions:", nc.RMSNorm(4)(np.vstack([a, a * 10]))[0], nc.RMSNorm(4)(np.vstack([a, a / 10]))[0])
-    print("whole batch, with two different companions:", batch_rms(np.vstack([a, a * 10]))[0], batch_rms(np.vstack([a, a / 10]))[0])
+    print(_("per sample, with two different companions:"), nc.RMSNorm(4)(np.vstack([a, a * 10]))[0], nc.RMSNorm(4)(np.vstack([a, a / 10]))[0])
+    print(_("whole batch, with two different companions:"), batch_rms(np.vstack([a, a * 10]))[0], batch_rms(np.vstack([a, a / 10]))[0])
     """),
     md(r"""
     ### Default eps and half precision
@@ -427,8 +431,8 @@ CELLS = [
     ## 9. float16：为什么归一化要在 float32 里算
 
     float16 能表示的最大有限值是 65504。所以只要 $|x| > 255.9$（$256^2 = 65536$），$x^2$ 就会
-    溢出成 `inf`：一个几百大小的激活值就够了。直接用 float16 写的归一化层于是会出错：RMSNorm 的
-    均方变成 `inf`，$x / \sqrt{\infty}$ 返回全零；LayerNorm 的方差如果写成 $E[x^2] - E[x]^2$，
+    溢出成 `inf`：一个几百大小的激活值就够了。直接用 float16 写的归一化层于是会出错：RMSNorm 里
+    平方的均值变成 `inf`，$x / \sqrt{\infty}$ 返回全零；LayerNorm 的方差如果写成 $E[x^2] - E[x]^2$，
     同样变成 `inf`（又是全零），而当这一行的均值本身超过 256 时，它就是 $\infty - \infty$ =
     `nan`。下面依次是一行最大到 300 的数、同一行除以 10，以及一行都在 300 附近的数：
     """),
@@ -449,12 +453,12 @@ CELLS = [
         return norm(x.astype(np.float64))
 
     with np.errstate(over="ignore", invalid="ignore"):
-        print("x * x in float16:                  ", big * big)
-        print("naive float16 RMSNorm, big row:    ", tidy(naive_rms(big)))
-        print("naive float16 LayerNorm, big row:  ", tidy(naive_layernorm_one_pass(big)))
-        print("naive float16 LayerNorm, near 300: ", naive_layernorm_one_pass(offset))
-        print("naive float16 RMSNorm, row / 10:   ", naive_rms(small))
-        print("float64 RMSNorm, big row:          ", reference(naive_rms, big))
+        print(pad(_("x * x in float16:"), 35), big * big)
+        print(pad(_("naive float16 RMSNorm, big row:"), 35), tidy(naive_rms(big)))
+        print(pad(_("naive float16 LayerNorm, big row:"), 35), tidy(naive_layernorm_one_pass(big)))
+        print(pad(_("naive float16 LayerNorm, near 300:"), 35), naive_layernorm_one_pass(offset))
+        print(pad(_("naive float16 RMSNorm, row / 10:"), 35), naive_rms(small))
+        print(pad(_("float64 RMSNorm, big row:"), 35), reference(naive_rms, big))
         half_rms_big = naive_rms(big)
         half_ln_big, half_ln_offset = naive_layernorm_one_pass(big), naive_layernorm_one_pass(offset)
     """),
@@ -477,8 +481,9 @@ CELLS = [
 
     fixed = rms_in_float32(big)
     recipe_error = np.abs(fixed.astype(np.float64) - reference(naive_rms, big)).max()
-    print("float32 recipe, big row:", fixed, fixed.dtype)
-    print(f"largest difference from float64: {recipe_error:.1e} (float16 keeps about 3 decimal digits)")
+    print(_("float32 recipe, big row:"), fixed, fixed.dtype)
+    print(_("largest difference from float64: {error:.1e} (float16 keeps about 3 decimal digits)").format(
+        error=recipe_error))
     """),
     md(r"""
     normcore's norms follow the same recipe (the contract: float16 input is computed in
@@ -497,8 +502,8 @@ CELLS = [
     for name, make in norms.items():
         out = make()(wide)
         normcore_half_error[name] = np.abs(out.astype(np.float64) - make()(wide.astype(np.float64))).max()
-        print(f"{name:<15} output {out.dtype}, all finite: {np.isfinite(out).all()}, "
-              f"vs float64: {normcore_half_error[name]:.1e}")
+        print(f"{name:<15}", _("output {dtype}, all finite: {finite}, vs float64: {error:.1e}").format(
+            dtype=out.dtype, finite=np.isfinite(out).all(), error=normcore_half_error[name]))
     """),
     md(r"""
     One place float16 still bites, in normcore as in PyTorch: the running statistics of a
@@ -520,13 +525,13 @@ CELLS = [
     half_bn = nc.BatchNorm1d(8, momentum=None, dtype=np.float16)   # momentum None: running = this batch
     with np.errstate(over="ignore"):               # NumPy would warn: overflow encountered in cast
         half_bn(wide)
-    print("float16 buffers: running_var =", half_bn.running_var)
-    print("evaluation output, first row:", half_bn.eval()(wide)[0])
+    print(_("float16 buffers: running_var ="), half_bn.running_var)
+    print(_("evaluation output, first row:"), half_bn.eval()(wide)[0])
 
     float_bn = nc.BatchNorm1d(8, momentum=None)    # float64 parameters and buffers, float16 input
     float_bn(wide)
-    print("float64 buffers: running_var =", (float_bn.running_var / 1e6).round(2), "x 1e6")
-    print("evaluation output, first row:", float_bn.eval()(wide)[0].round(2))
+    print(_("float64 buffers: running_var ="), (float_bn.running_var / 1e6).round(2), "x 1e6")
+    print(_("evaluation output, first row:"), float_bn.eval()(wide)[0].round(2))
     """),
     md(r"""
     ## Where next
