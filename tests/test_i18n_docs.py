@@ -152,7 +152,16 @@ def test_the_readme_links_its_chinese_introduction_in_its_first_lines():
 
 
 # --- the Chinese notebooks --------------------------------------------------------------------
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+# every notebook the builder makes in Chinese (topic NAME_zh, from NAME's source)
+CHINESE_NOTEBOOKS = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
+
+
+def test_the_write_ups_subjects_have_chinese_notebooks():
+    for topic in ("interview_practice_zh", "claims_zh", "rmsnorm_zh", "pre_post_norm_zh"):
+        assert topic in CHINESE_NOTEBOOKS, topic
+
+
+@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
 def test_a_chinese_notebook_is_built_from_its_english_source(topic):
     source, lang = build.source_and_language(topic)
     assert lang == "zh" and source in build.TOPICS and topic in build.TOPICS
@@ -208,10 +217,51 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
 
 
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
 def test_the_chinese_notebooks_prose_is_chinese(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     english = [p for c in nb.cells if c.cell_type == "markdown" for p in english_paragraphs(c.source)]
+    assert not english, english
+
+
+TRANSLATED = "translator(\"notebooks\")"  # a notebook whose cells print through the notebooks domain
+WORDS = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,})+\b")  # two English words or more: a label, a sentence
+
+
+def printed_english(code):
+    """The pieces of text a code cell's print() calls print as they are, not through ``_()``,
+    that read as English words ("row sums", not "y =" or "alpha=")."""
+    import ast
+
+    def literals(node):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_":
+            return  # a message: translated where it is printed
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+        for child in ast.iter_child_nodes(node):
+            yield from literals(child)
+
+    calls = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", None) == "print"]
+    return [text for call in calls for arg in call.args for text in literals(arg) if WORDS.search(text)]
+
+
+def test_the_printed_english_detector_spares_messages_and_code():
+    assert printed_english('print("row sums of dx:", dx.sum(0))') == ["row sums of dx:"]
+    assert printed_english('print(f"{n} gradients, worst rel error {e:.1e}")') == [" gradients, worst rel error "]
+    assert not printed_english('print(pad(_("row sums of dx:"), 20), _("{n} rows").format(n=2))')
+    assert not printed_english('print("y =\\n", y, "eps=1e-5:", f"N={N:<4} alpha={a:.3f}")')
+
+
+@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
+def test_a_chinese_notebook_whose_cells_print_through_the_catalog_prints_no_english(topic):
+    """What a code cell prints in words goes through the notebooks domain (``_()``), so that
+    the Chinese notebook prints Chinese: no print() of a notebook that uses it prints English
+    text of its own. (Its numbers, code and the names of layers stay as they are.)"""
+    code = [c.source for c in build.cells(topic) if c.cell_type == "code"]
+    if not any(TRANSLATED in cell for cell in code):
+        pytest.skip(f"{topic}: its cells do not print through the notebooks domain yet")
+    english = [text for cell in code for text in printed_english(cell)]
     assert not english, english
 
 
