@@ -21,7 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "normcore" / "docs" / "pages"
 ZH_PAGES = ("index", "reading_order", "practice")      # written by hand
 ZH_GENERATED = ("glossary", "practice_catalog", "references")  # written at build time
-ZH_NOTEBOOKS = ("interview_practice_zh", "claims_zh")
 
 
 def _load(name, path):
@@ -32,6 +31,8 @@ def _load(name, path):
 
 
 build = _load("notebook_build_i18n", ROOT / "notebooks" / "build.py")
+# every notebook the builder makes in Chinese (topic NAME_zh, built from NAME's source)
+ZH_NOTEBOOKS = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -152,16 +153,12 @@ def test_the_readme_links_its_chinese_introduction_in_its_first_lines():
 
 
 # --- the Chinese notebooks --------------------------------------------------------------------
-# every notebook the builder makes in Chinese (topic NAME_zh, from NAME's source)
-CHINESE_NOTEBOOKS = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
-
-
 def test_the_write_ups_subjects_have_chinese_notebooks():
     for topic in ("interview_practice_zh", "claims_zh", "rmsnorm_zh", "pre_post_norm_zh"):
-        assert topic in CHINESE_NOTEBOOKS, topic
+        assert topic in ZH_NOTEBOOKS, topic
 
 
-@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
 def test_a_chinese_notebook_is_built_from_its_english_source(topic):
     source, lang = build.source_and_language(topic)
     assert lang == "zh" and source in build.TOPICS and topic in build.TOPICS
@@ -217,7 +214,7 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
 
 
-@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
 def test_the_chinese_notebooks_prose_is_chinese(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     english = [p for c in nb.cells if c.cell_type == "markdown" for p in english_paragraphs(c.source)]
@@ -253,7 +250,7 @@ def test_the_printed_english_detector_spares_messages_and_code():
     assert not printed_english('print("y =\\n", y, "eps=1e-5:", f"N={N:<4} alpha={a:.3f}")')
 
 
-@pytest.mark.parametrize("topic", CHINESE_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
 def test_a_chinese_notebook_whose_cells_print_through_the_catalog_prints_no_english(topic):
     """What a code cell prints in words goes through the notebooks domain (``_()``), so that
     the Chinese notebook prints Chinese: no print() of a notebook that uses it prints English

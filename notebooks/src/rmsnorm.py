@@ -431,7 +431,7 @@ CELLS = [
     ## 9. float16：为什么归一化要在 float32 里算
 
     float16 能表示的最大有限值是 65504。所以只要 $|x| > 255.9$（$256^2 = 65536$），$x^2$ 就会
-    溢出成 `inf`：一个几百大小的激活值就够了。直接用 float16 写的归一化层于是会出错：RMSNorm 里
+    溢出成 `inf`：一个几百的激活值就够了。直接用 float16 写的归一化层于是会出错：RMSNorm 里
     平方的均值变成 `inf`，$x / \sqrt{\infty}$ 返回全零；LayerNorm 的方差如果写成 $E[x^2] - E[x]^2$，
     同样变成 `inf`（又是全零），而当这一行的均值本身超过 256 时，它就是 $\infty - \infty$ =
     `nan`。下面依次是一行最大到 300 的数、同一行除以 10，以及一行都在 300 附近的数：
@@ -541,7 +541,7 @@ CELLS = [
     """, zh=r"""
     ## 接下来
 
-    * `normcore --lang zh explain rmsnorm --shape 2x4` 在终端里打印逐节点推导。
+    * `normcore --lang zh explain rmsnorm --shape 2x4` 在终端里打印这份逐步推导。
     * LayerNorm 的 notebook 里有同样的推导，只是多了中心化。
     """),
 ]
