@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "normcore" / "docs" / "pages"
 ZH_PAGES = ("index", "reading_order", "practice")      # written by hand
 ZH_GENERATED = ("glossary", "practice_catalog", "references")  # written at build time
+ZH_NOTEBOOKS = ("interview_practice_zh", "claims_zh")
 
 
 def _load(name, path):
@@ -31,8 +32,8 @@ def _load(name, path):
 
 
 build = _load("notebook_build_i18n", ROOT / "notebooks" / "build.py")
-# every notebook the builder makes in Chinese (topic NAME_zh, built from NAME's source)
-ZH_NOTEBOOKS = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
+# every notebook built in Chinese (ZH_NOTEBOOKS: those the Chinese section of the site lists)
+ZH_BUILT = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -153,12 +154,7 @@ def test_the_readme_links_its_chinese_introduction_in_its_first_lines():
 
 
 # --- the Chinese notebooks --------------------------------------------------------------------
-def test_the_write_ups_subjects_have_chinese_notebooks():
-    for topic in ("interview_practice_zh", "claims_zh", "rmsnorm_zh", "pre_post_norm_zh"):
-        assert topic in ZH_NOTEBOOKS, topic
-
-
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_BUILT)
 def test_a_chinese_notebook_is_built_from_its_english_source(topic):
     source, lang = build.source_and_language(topic)
     assert lang == "zh" and source in build.TOPICS and topic in build.TOPICS
@@ -185,6 +181,12 @@ def test_a_markdown_cell_without_its_chinese_text_stops_the_build(tmp_path, monk
     title, asked = build.cells("demo_zh")
     assert title.source == "# 标题"
     assert asked.source.startswith("**随堂问题 1.** 为何？") and "<summary>答案</summary>" in asked.source
+
+
+def test_the_notebooks_of_rmsnorm_and_pre_post_norm_are_built_in_chinese_and_print_chinese():
+    assert {"rmsnorm_zh", "pre_post_norm_zh"} <= set(ZH_BUILT)
+    for topic in ("rmsnorm_zh", "pre_post_norm_zh"):
+        assert _prints_in_its_language(topic), topic  # what their cells print goes through tr()
 
 
 # What a Chinese cell may keep in English: code, formulas, links' targets, HTML tags, and the
@@ -214,51 +216,47 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
 
 
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_BUILT)
 def test_the_chinese_notebooks_prose_is_chinese(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     english = [p for c in nb.cells if c.cell_type == "markdown" for p in english_paragraphs(c.source)]
     assert not english, english
 
 
-TRANSLATED = "translator(\"notebooks\")"  # a notebook whose cells print through the notebooks domain
-WORDS = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,})+\b")  # two English words or more: a label, a sentence
+# What normcore itself still prints in English whatever the language: gradcheck's table header.
+STILL_ENGLISH = re.compile(r"module\s+tensor\s+shape\s+rel error\s+result")
 
 
-def printed_english(code):
-    """The pieces of text a code cell's print() calls print as they are, not through ``_()``,
-    that read as English words ("row sums", not "y =" or "alpha=")."""
-    import ast
-
-    def literals(node):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_":
-            return  # a message: translated where it is printed
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node.value
-        for child in ast.iter_child_nodes(node):
-            yield from literals(child)
-
-    calls = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call)
-             and getattr(n.func, "id", None) == "print"]
-    return [text for call in calls for arg in call.args for text in literals(arg) if WORDS.search(text)]
+def english_output_lines(nb):
+    """The lines the code cells of ``nb`` printed that are English prose (as in
+    english_paragraphs), but for what normcore prints in English in every language."""
+    printed = [line for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "stream" for line in o.text.splitlines()]
+    return [line for line in printed if not STILL_ENGLISH.fullmatch(line.strip()) and english_paragraphs(line)]
 
 
-def test_the_printed_english_detector_spares_messages_and_code():
-    assert printed_english('print("row sums of dx:", dx.sum(0))') == ["row sums of dx:"]
-    assert printed_english('print(f"{n} gradients, worst rel error {e:.1e}")') == [" gradients, worst rel error "]
-    assert not printed_english('print(pad(_("row sums of dx:"), 20), _("{n} rows").format(n=2))')
-    assert not printed_english('print("y =\\n", y, "eps=1e-5:", f"N={N:<4} alpha={a:.3f}")')
+def _prints_in_its_language(topic):
+    """Whether the notebook's code cells print through the notebooks message domain."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    return 'translator("notebooks")' in next(c.source for c in nb.cells if c.cell_type == "code")
 
 
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
-def test_a_chinese_notebook_whose_cells_print_through_the_catalog_prints_no_english(topic):
-    """What a code cell prints in words goes through the notebooks domain (``_()``), so that
-    the Chinese notebook prints Chinese: no print() of a notebook that uses it prints English
-    text of its own. (Its numbers, code and the names of layers stay as they are.)"""
-    code = [c.source for c in build.cells(topic) if c.cell_type == "code"]
-    if not any(TRANSLATED in cell for cell in code):
-        pytest.skip(f"{topic}: its cells do not print through the notebooks domain yet")
-    english = [text for cell in code for text in printed_english(cell)]
+ZH_PRINTING = tuple(t for t in ZH_BUILT if _prints_in_its_language(t))
+
+
+def test_the_chinese_notebooks_of_the_write_ups_subjects_print_in_chinese():
+    assert {"batchnorm_zh", "layernorm_zh"} <= set(ZH_PRINTING)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(x)")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=(
+        "column means after BatchNorm: [0. 0. 0.]\nBatchNorm 之后各列的均值： [0. 0. 0.]\n"
+        "module                       tensor         shape             rel error  result\n"))]
+    assert english_output_lines(nb) == ["column means after BatchNorm: [0. 0. 0.]"]
+
+
+@pytest.mark.parametrize("topic", ZH_PRINTING)
+def test_what_a_chinese_notebook_prints_is_chinese(topic):
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    english = english_output_lines(nb)
     assert not english, english
 
 

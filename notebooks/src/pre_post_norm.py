@@ -45,7 +45,7 @@ CELLS = [
 
     1. 直觉：残差流和它的恒等分支
     2. 公式，前向和反向
-    3. 用代码写前向：残差流怎样变化
+    3. 前向的代码：残差流怎样变化
     4. 反向：梯度路径上的归一化层，以及注意力里的 softmax，逐节点推导
     5. 每种位置下一个块的梯度检查
     6. 易错点：warmup、最后的归一化层、“除以 $\sqrt{2}$”的论证、DeepNorm 的常数
@@ -63,7 +63,7 @@ CELLS = [
     from normcore.optim import grad_norm, linear_warmup
 
     np.set_printoptions(precision=4, suppress=True)
-    _ = translator("notebooks")   # what the cells print, in the notebook's language
+    tr = translator("notebooks")   # what the cells print, in the notebook's language
     """),
     md(r"""
     ## 1. Intuition: the identity path
@@ -118,9 +118,9 @@ CELLS = [
     for position in ("pre", "post", "deepnorm"):
         block = nc.TransformerBlock(8, n_heads=2, position=position, n_layers=6, rng=0)
         y = block(x)
-        print(f"{position:<9}", _("alpha={alpha:.3f}  output rms {rms:.3f}  parameters {n}").format(
+        print(f"{position:<9}", tr("alpha={alpha:.3f}  output rms {rms:.3f}  parameters {n}").format(
             alpha=block.alpha, rms=np.sqrt((y ** 2).mean()), n=sum(p.size for p in block.parameters())))
-    print(_("DeepNorm constants for N = 6:"), nc.nn.deepnorm_constants(6))
+    print(tr("DeepNorm constants for N = 6:"), nc.nn.deepnorm_constants(6))
     """),
     question(r"""
     Read the backward column of the table. In which position does the output's gradient
@@ -145,7 +145,7 @@ CELLS = [
     after each block, and the size of the gradient on the way back (a random upstream gradient at
     the top).
     """, zh=r"""
-    ## 3. 用代码写前向：残差流
+    ## 3. 前向的代码：残差流
 
     在初始化状态下堆叠十二个块，跟踪每个块之后残差流的均方根大小，以及反向时梯度的大小（在顶部
     给一个随机的上游梯度）。
@@ -165,8 +165,8 @@ CELLS = [
             g = b.backward(g)
             grads[position].append(np.sqrt((g ** 2).mean()))
         grads[position].reverse()
-        print(f"{position:<5}", _("stream rms per block:"), np.round(sizes[position], 2))
-        print(" " * 5, _("gradient rms at each block's input:"), np.round(grads[position], 2))
+        print(f"{position:<5}", tr("stream rms per block:"), np.round(sizes[position], 2))
+        print(" " * 5, tr("gradient rms at each block's input:"), np.round(grads[position], 2))
     """),
     md(r"""
     Pre-Norm's stream grows block after block (each adds a correction, nothing rescales), and
@@ -190,7 +190,7 @@ CELLS = [
     ## 4. 反向：梯度路径上的归一化层
 
     在 Post-Norm 块里，梯度遇到的第一个东西是 LayerNorm 在残差和 $z = x + F(x)$ 上的反向。这正是
-    以 $z$ 为输入的 LayerNorm 逐节点推导。下面对一个含 3 个 token 的序列，在块的第二个归一化层
+    以 $z$ 为输入的 LayerNorm 逐步推导。下面对一个含 3 个 token 的序列，在块的第二个归一化层
     `norm2` 上做一遍（用它自己的 $\gamma$ 和 $\beta$），并与块本身核对：
     """),
     code(r"""
@@ -205,7 +205,7 @@ CELLS = [
     h = block.norm1(xb + block.attn(xb))
     z = h + block.ffn(h)
     st = step_through("layernorm", z[0], gamma=block.norm2.gamma.data, beta=block.norm2.beta.data, dy=dyb[0])
-    print(_("dL/dz from the tape vs norm2.backward:"), np.abs(st.tape["x"].grad - block.norm2.backward(dyb)[0]).max())
+    print(tr("dL/dz from the tape vs norm2.backward:"), np.abs(st.tape["x"].grad - block.norm2.backward(dyb)[0]).max())
     print(st.text(latex=False, parts=("checks",)))
     """),
     md(r"""
@@ -270,8 +270,8 @@ CELLS = [
             block = nc.TransformerBlock(4, 2, d_ff=6, norm=norm, position=position, n_layers=2, rng=0)
             report = nc.gradcheck(block, xs)
             worst = max(c.rel_error for c in report.checks)
-            print(f"{position:<9} {norm:<10}", _("{n:>2} gradients, worst rel error {worst:.1e}").format(
-                n=len(report.checks), worst=worst), _("pass") if report.passed else _("FAIL"))
+            print(f"{position:<9} {norm:<10}", tr("{n:>2} gradients, worst rel error {worst:.1e}").format(
+                n=len(report.checks), worst=worst), tr("pass") if report.passed else tr("FAIL"))
             assert report.passed
     """),
     md(r"""
@@ -309,7 +309,7 @@ CELLS = [
     code(r"""
     for position in ("pre", "post"):
         model = nc.TinyTransformer(vocab_size=10, d_model=8, n_layers=2, n_heads=2, max_len=6, position=position, rng=0)
-        print(position, _("has a final norm:"), hasattr(model, "norm_f"))
+        print(position, tr("has a final norm:"), hasattr(model, "norm_f"))
     """),
     md(r"""
     ### "Post-Norm divides the identity path by $\sqrt{2}$ in every block"
@@ -336,12 +336,12 @@ CELLS = [
     xt = rng.standard_normal((4, 8, 16))
     f = block.attn(xt)
     z = xt + f
-    print(_("variance of x: {x:.3f}, of F(x): {f:.3f}, of x + F(x): {z:.3f}").format(
+    print(tr("variance of x: {x:.3f}, of F(x): {f:.3f}, of x + F(x): {z:.3f}").format(
         x=xt.var(-1).mean(), f=f.var(-1).mean(), z=z.var(-1).mean()))
     correlation = np.corrcoef(xt.ravel(), f.ravel())[0, 1]
-    print(_("correlation of x and F(x): {c:.3f}").format(c=correlation))
+    print(tr("correlation of x and F(x): {c:.3f}").format(c=correlation))
     r = (1 / np.sqrt(z.var(-1) + 1e-5)).mean()
-    print(_("the norm's factor r, mean over tokens: {r:.3f} (1/sqrt(2) = {half:.3f})").format(r=r, half=1 / np.sqrt(2)))
+    print(tr("the norm's factor r, mean over tokens: {r:.3f} (1/sqrt(2) = {half:.3f})").format(r=r, half=1 / np.sqrt(2)))
     assert f.var(-1).mean() < 0.5 * xt.var(-1).mean() and abs(correlation) < 0.05 and 0.85 < r < 0.95
     """),
     md(r"""
@@ -450,7 +450,7 @@ CELLS = [
                          progress=False, batch_size=16, seed=1)
         color, linestyle = styles[label]
         ax.plot(history["loss"], color=color, linestyle=linestyle, label=label)
-        print(f"{label:<14}", _("final loss {loss:.3f}, accuracy {accuracy:.2f}").format(
+        print(f"{label:<14}", tr("final loss {loss:.3f}, accuracy {accuracy:.2f}").format(
             loss=history["loss"][-10:].mean(), accuracy=history["accuracy"][-10:].mean()))
     ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
     plt.show()
@@ -511,7 +511,7 @@ CELLS = [
     for position, by_hand in (("post", post_ln_decoder), ("pre", pre_ln_decoder)):
         block = nc.TransformerDecoderBlock(8, 2, position=position, rng=3)
         difference = np.abs(by_hand(block, target, memory) - block(target, memory)).max()
-        print(f"{position:<5}", _("max |written out - TransformerDecoderBlock| = {difference:.1e}").format(
+        print(f"{position:<5}", tr("max |written out - TransformerDecoderBlock| = {difference:.1e}").format(
             difference=difference))
         assert difference < 1e-12
     """),

@@ -23,15 +23,15 @@ CELLS = [
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """, zh=r"""
-    # RMSNorm，逐节点推导
+    # RMSNorm，一个节点一个节点地看
 
     RMSNorm 就是去掉中心化的 LayerNorm：每个样本除以自己的均方根，再乘以可学习的 $\gamma$。
     没有均值，也没有 $\beta$。它更省（一次归约而不是两次），LLaMA 一类的模型用的就是它。
 
     1. 直觉：不减均值时保留下了什么
     2. 公式
-    3. 用代码写前向
-    4. 一步步推导反向，以及逐节点的计算图
+    3. 前向的代码
+    4. 逐步推导反向，以及逐节点的计算图
     5. 紧凑的反向公式，以及它为什么等于分步的结果
     6. 梯度检查
     7. 易错点：除以什么、eps 放在哪里、对整个批算 RMS、默认的 eps
@@ -49,7 +49,7 @@ CELLS = [
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
-    _ = translator("notebooks")   # what the cells print, in the notebook's language
+    tr = translator("notebooks")   # what the cells print, in the notebook's language
 
     def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
         return np.round(a, 4) + 0.0
@@ -74,7 +74,7 @@ CELLS = [
     print("       RMSNorm                     LayerNorm")
     for name, a, b in zip(students, rms(scores), ln(scores)):
         print(f"{name:<5} {a}    {b}")
-    print("\n" + _("mean square of each RMSNorm row:"), (rms(scores) ** 2).mean(axis=1))
+    print("\n" + tr("mean square of each RMSNorm row:"), (rms(scores) ** 2).mean(axis=1))
     """),
     question(r"""
     Ana's row (90 80 70) and Ben's (60 50 40) have the same spread. Why does Ben's RMSNorm row
@@ -128,7 +128,7 @@ CELLS = [
     md(r"""
     ## 3. The forward in code
     """, zh=r"""
-    ## 3. 用代码写前向
+    ## 3. 前向的代码
     """),
     code(r"""
     rng = np.random.default_rng(42)
@@ -136,10 +136,10 @@ CELLS = [
     layer = nc.RMSNorm(4)
     layer.gamma.data[...] = rng.standard_normal(4)
     y = layer(x)
-    print(layer, _("eps in use:"), np.finfo(np.float64).eps)
+    print(layer, tr("eps in use:"), np.finfo(np.float64).eps)
     print("y =\n", y)
     ms = (x ** 2).mean(axis=-1, keepdims=True)
-    print(_("largest difference from the formulas:"), np.abs(x / np.sqrt(ms + np.finfo(np.float64).eps) * layer.gamma.data - y).max())
+    print(tr("largest difference from the formulas:"), np.abs(x / np.sqrt(ms + np.finfo(np.float64).eps) * layer.gamma.data - y).max())
     """),
     md(r"""
     ## 4. The backward, derived step by step
@@ -158,7 +158,7 @@ CELLS = [
 
     <<tape rmsnorm 3x4>>
     """, zh=r"""
-    ## 4. 一步步推导反向
+    ## 4. 逐步推导反向
 
     六步，而不是 LayerNorm 的九步；$x$ 进入其中两步（平方和归一化），所以它的梯度是两份之和。
 
@@ -229,13 +229,13 @@ CELLS = [
     g, r, x_hat = t["x_hat"].grad, t["rrms"].value, t["x_hat"].value
     direct = t["x_hat"].share("x")
     through_ms = t["x2"].share("x")
-    print(_("direct == r g:"), np.allclose(direct, r * g))
-    print(_("through the mean square == -r x_hat mean(g x_hat):"), np.allclose(through_ms, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
+    print(tr("direct == r g:"), np.allclose(direct, r * g))
+    print(tr("through the mean square == -r x_hat mean(g x_hat):"), np.allclose(through_ms, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
     layer.zero_grad(); layer.forward(x)
     dx = layer.backward(dy)
-    print(_("staged - RMSNorm.backward:"), np.abs(direct + through_ms - dx).max())
-    print(pad(_("row sums of dx (not zero):"), 27), tidy(dx.sum(-1)))
-    print(pad(_("dx . x_hat per row (zero):"), 27), tidy((dx * x_hat).sum(-1)))
+    print(tr("staged - RMSNorm.backward:"), np.abs(direct + through_ms - dx).max())
+    print(pad(tr("row sums of dx (not zero):"), 27), tidy(dx.sum(-1)))
+    print(pad(tr("dx . x_hat per row (zero):"), 27), tidy((dx * x_hat).sum(-1)))
     """),
     question(r"""
     LayerNorm's $\bar{x}$ sums to zero over each row, RMSNorm's does not. Which route of
@@ -288,9 +288,9 @@ CELLS = [
         return x / np.sqrt((x ** 2).sum(axis=-1, keepdims=True) / b + 1e-6)
 
     x8 = rng.normal(size=(2, 8))
-    print(_("right, mean square of the output:"), (nc.RMSNorm(8)(x8) ** 2).mean(-1))
+    print(tr("right, mean square of the output:"), (nc.RMSNorm(8)(x8) ** 2).mean(-1))
     for b in (2, 4):
-        print(_("wrong with b={b}, mean square of the output:").format(b=b), (wrong_rms(x8, b) ** 2).mean(-1))
+        print(tr("wrong with b={b}, mean square of the output:").format(b=b), (wrong_rms(x8, b) ** 2).mean(-1))
     """),
     md(r"""
     ### eps inside the square root
@@ -310,11 +310,11 @@ CELLS = [
     for size in [1.0, 1e-3, 1e-6]:
         row = size * np.array([1.0, -2.0, 0.5, 1.5])
         m = (row ** 2).mean()
-        print(_("size {size:<6g} inside: {inside}  outside: {outside}").format(
+        print(tr("size {size:<6g} inside: {inside}  outside: {outside}").format(
             size=size, inside=row / np.sqrt(m + eps), outside=row / (np.sqrt(m) + eps)))
     zero = nc.RMSNorm(4, eps=1e-6)
     zero(np.zeros((1, 4)))
-    print(_("all-zero row, RMSNorm's gradient:"), zero.backward(np.ones((1, 4))), _("(finite: 1/sqrt(eps) = 1000)"))
+    print(tr("all-zero row, RMSNorm's gradient:"), zero.backward(np.ones((1, 4))), tr("(finite: 1/sqrt(eps) = 1000)"))
     """),
     md(r"""
     ### One RMS per sample, not per batch
@@ -332,8 +332,8 @@ CELLS = [
     a = rng.normal(size=(1, 4))
     def batch_rms(x):
         return x / np.sqrt((x ** 2).mean() + 1e-6)
-    print(_("per sample, with two different companions:"), nc.RMSNorm(4)(np.vstack([a, a * 10]))[0], nc.RMSNorm(4)(np.vstack([a, a / 10]))[0])
-    print(_("whole batch, with two different companions:"), batch_rms(np.vstack([a, a * 10]))[0], batch_rms(np.vstack([a, a / 10]))[0])
+    print(tr("per sample, with two different companions:"), nc.RMSNorm(4)(np.vstack([a, a * 10]))[0], nc.RMSNorm(4)(np.vstack([a, a / 10]))[0])
+    print(tr("whole batch, with two different companions:"), batch_rms(np.vstack([a, a * 10]))[0], batch_rms(np.vstack([a, a / 10]))[0])
     """),
     md(r"""
     ### Default eps and half precision
@@ -453,12 +453,12 @@ CELLS = [
         return norm(x.astype(np.float64))
 
     with np.errstate(over="ignore", invalid="ignore"):
-        print(pad(_("x * x in float16:"), 35), big * big)
-        print(pad(_("naive float16 RMSNorm, big row:"), 35), tidy(naive_rms(big)))
-        print(pad(_("naive float16 LayerNorm, big row:"), 35), tidy(naive_layernorm_one_pass(big)))
-        print(pad(_("naive float16 LayerNorm, near 300:"), 35), naive_layernorm_one_pass(offset))
-        print(pad(_("naive float16 RMSNorm, row / 10:"), 35), naive_rms(small))
-        print(pad(_("float64 RMSNorm, big row:"), 35), reference(naive_rms, big))
+        print(pad(tr("x * x in float16:"), 35), big * big)
+        print(pad(tr("naive float16 RMSNorm, big row:"), 35), tidy(naive_rms(big)))
+        print(pad(tr("naive float16 LayerNorm, big row:"), 35), tidy(naive_layernorm_one_pass(big)))
+        print(pad(tr("naive float16 LayerNorm, near 300:"), 35), naive_layernorm_one_pass(offset))
+        print(pad(tr("naive float16 RMSNorm, row / 10:"), 35), naive_rms(small))
+        print(pad(tr("float64 RMSNorm, big row:"), 35), reference(naive_rms, big))
         half_rms_big = naive_rms(big)
         half_ln_big, half_ln_offset = naive_layernorm_one_pass(big), naive_layernorm_one_pass(offset)
     """),
@@ -481,8 +481,8 @@ CELLS = [
 
     fixed = rms_in_float32(big)
     recipe_error = np.abs(fixed.astype(np.float64) - reference(naive_rms, big)).max()
-    print(_("float32 recipe, big row:"), fixed, fixed.dtype)
-    print(_("largest difference from float64: {error:.1e} (float16 keeps about 3 decimal digits)").format(
+    print(tr("float32 recipe, big row:"), fixed, fixed.dtype)
+    print(tr("largest difference from float64: {error:.1e} (float16 keeps about 3 decimal digits)").format(
         error=recipe_error))
     """),
     md(r"""
@@ -502,7 +502,7 @@ CELLS = [
     for name, make in norms.items():
         out = make()(wide)
         normcore_half_error[name] = np.abs(out.astype(np.float64) - make()(wide.astype(np.float64))).max()
-        print(f"{name:<15}", _("output {dtype}, all finite: {finite}, vs float64: {error:.1e}").format(
+        print(f"{name:<15}", tr("output {dtype}, all finite: {finite}, vs float64: {error:.1e}").format(
             dtype=out.dtype, finite=np.isfinite(out).all(), error=normcore_half_error[name]))
     """),
     md(r"""
@@ -525,13 +525,13 @@ CELLS = [
     half_bn = nc.BatchNorm1d(8, momentum=None, dtype=np.float16)   # momentum None: running = this batch
     with np.errstate(over="ignore"):               # NumPy would warn: overflow encountered in cast
         half_bn(wide)
-    print(_("float16 buffers: running_var ="), half_bn.running_var)
-    print(_("evaluation output, first row:"), half_bn.eval()(wide)[0])
+    print(tr("float16 buffers: running_var ="), half_bn.running_var)
+    print(tr("evaluation output, first row:"), half_bn.eval()(wide)[0])
 
     float_bn = nc.BatchNorm1d(8, momentum=None)    # float64 parameters and buffers, float16 input
     float_bn(wide)
-    print(_("float64 buffers: running_var ="), (float_bn.running_var / 1e6).round(2), "x 1e6")
-    print(_("evaluation output, first row:"), float_bn.eval()(wide)[0].round(2))
+    print(tr("float64 buffers: running_var ="), (float_bn.running_var / 1e6).round(2), "x 1e6")
+    print(tr("evaluation output, first row:"), float_bn.eval()(wide)[0].round(2))
     """),
     md(r"""
     ## Where next
