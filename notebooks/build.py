@@ -38,6 +38,7 @@ ROOT = HERE.parent
 SOURCES = HERE / "src"
 TOPICS = ["batchnorm", "batchnorm_in_practice", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout",
           "pre_post_norm", "modern_norms", "interview_practice", "claims",
+          "rmsnorm_zh", "pre_post_norm_zh",
           "interview_practice_zh", "claims_zh"]
 # The languages a notebook is built in besides English: topic NAME_zh is NAME's source in Chinese.
 # Per language, the words the builder itself writes: the inline questions' label and answer.
