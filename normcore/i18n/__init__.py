@@ -12,6 +12,9 @@ needs Babel, in the ``dev`` extra). A module translates with its domain's transl
     print(_("{n} layers, all gradients pass.").format(n=total))
     HELP = N_("check every backward")   # marked here, translated where it is shown: _(HELP)
 
+A notebook's code cells print through the ``notebooks`` domain (``_ = translator("notebooks")``
+in the notebook), so that the Chinese notebook, run with ``NORMCORE_LANG=zh``, prints Chinese.
+
 Messages are English in the source; formulas, code and numbers are never translated, and
 ``str.format`` fields keep numbers out of the message so that the language changes no number.
 Widths for the terminal come from ``normcore.i18n.width`` (a Chinese character takes two columns).
@@ -26,7 +29,7 @@ from pathlib import Path
 LANGUAGES = ("en", "zh")  # English is the source language: its catalogs are the messages themselves
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 # the areas of normcore, each with its own catalog (normcore.i18n.catalogs lists their sources)
-DOMAINS = ("cli", "explain", "practice", "catalog")
+DOMAINS = ("cli", "explain", "practice", "catalog", "notebooks")
 
 _chosen = None  # set_language's choice; None: from the environment
 

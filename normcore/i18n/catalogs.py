@@ -38,7 +38,9 @@ SOURCES = (
 )
 
 # domain -> "module:function" returning the (message, file) pairs of text that is not a _() call
-LISTED = {"practice": "normcore.practice.skeletons:messages"}
+LISTED = {"practice": "normcore.practice.skeletons:messages",
+          "notebooks": "normcore.i18n.catalogs:notebook_messages"}
+NOTEBOOK_SOURCES = PACKAGE.parent / "notebooks" / "src"  # the notebooks' sources, in a clone
 
 
 def domain_of(path):
@@ -47,6 +49,29 @@ def domain_of(path):
     if rel.startswith("i18n/"):
         return None
     return next((domain for pattern, domain in SOURCES if fnmatch(rel, pattern)), None)
+
+
+def notebook_messages(folder=NOTEBOOK_SOURCES):
+    """The (message, file) pairs the notebooks' code cells print: the ``_()`` calls inside the
+    text of each ``code(...)`` cell of ``notebooks/src/*.py`` (code that Babel cannot see, being
+    a string of the source)."""
+    import ast
+    import textwrap
+
+    _, extract_, _, _ = _babel()
+    found = []
+    for path in sorted(Path(folder).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        pieces = [arg.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and getattr(node.func, "id", None) == "code" for arg in node.args
+                  if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+        where = path.relative_to(PACKAGE.parent).as_posix()
+        for piece in pieces:
+            source = io.BytesIO(textwrap.dedent(piece).encode("utf-8"))
+            for _lineno, message, _comments, _context in extract_.extract(
+                    "python", source, keywords=KEYWORDS, options={"encoding": "utf-8"}):
+                found.append((message, where))
+    return found
 
 
 def _babel():
