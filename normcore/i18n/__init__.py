@@ -12,8 +12,9 @@ needs Babel, in the ``dev`` extra). A module translates with its domain's transl
     print(_("{n} layers, all gradients pass.").format(n=total))
     HELP = N_("check every backward")   # marked here, translated where it is shown: _(HELP)
 
-A notebook's code cells print through the ``notebooks`` domain (``_ = translator("notebooks")``
-in the notebook), so that the Chinese notebook, run with ``NORMCORE_LANG=zh``, prints Chinese.
+A notebook's code cells print through the ``notebooks`` domain, as ``tr = translator("notebooks")``
+(``_`` is IPython's last result), so that the Chinese notebook, run with ``NORMCORE_LANG=zh``,
+prints Chinese.
 
 Messages are English in the source; formulas, code and numbers are never translated, and
 ``str.format`` fields keep numbers out of the message so that the language changes no number.

@@ -41,6 +41,8 @@ SOURCES = (
 LISTED = {"practice": "normcore.practice.skeletons:messages",
           "notebooks": "normcore.i18n.catalogs:notebook_messages"}
 NOTEBOOK_SOURCES = PACKAGE.parent / "notebooks" / "src"  # the notebooks' sources, in a clone
+# a notebook translates with tr(...): in IPython, _ is the last result
+NOTEBOOK_KEYWORDS = {"tr": None, "N_": None}
 
 
 def domain_of(path):
@@ -52,7 +54,7 @@ def domain_of(path):
 
 
 def notebook_messages(folder=NOTEBOOK_SOURCES):
-    """The (message, file) pairs the notebooks' code cells print: the ``_()`` calls inside the
+    """The (message, file) pairs the notebooks' code cells print: the ``tr()`` calls inside the
     text of each ``code(...)`` cell of ``notebooks/src/*.py`` (code that Babel cannot see, being
     a string of the source)."""
     import ast
@@ -69,7 +71,7 @@ def notebook_messages(folder=NOTEBOOK_SOURCES):
         for piece in pieces:
             source = io.BytesIO(textwrap.dedent(piece).encode("utf-8"))
             for _lineno, message, _comments, _context in extract_.extract(
-                    "python", source, keywords=KEYWORDS, options={"encoding": "utf-8"}):
+                    "python", source, keywords=NOTEBOOK_KEYWORDS, options={"encoding": "utf-8"}):
                 found.append((message, where))
     return found
 

@@ -54,7 +54,7 @@ CELLS = [
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
-    _ = translator("notebooks")   # what the cells print, in the notebook's language
+    tr = translator("notebooks")   # what the cells print, in the notebook's language
 
     def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
         return np.round(a, 4) + 0.0
@@ -85,12 +85,12 @@ CELLS = [
     by_subject = nc.BatchNorm1d(3, affine=False)(scores)          # each column over the 4 students
     by_student = nc.LayerNorm(3, elementwise_affine=False)(scores)  # each row over its 3 subjects
 
-    print(pad(_("BatchNorm, by subject"), 32) + _("LayerNorm, by student"))
+    print(pad(tr("BatchNorm, by subject"), 32) + tr("LayerNorm, by student"))
     for name, b, l in zip(students, by_subject, by_student):
         print(f"{name:<5} {b}    {l}")
-    print("\n" + _("column means after BatchNorm:"), tidy(by_subject.mean(axis=0)))
-    print(_("column variances after BatchNorm:"), by_subject.var(axis=0))
-    print(_("row means after LayerNorm:"), tidy(by_student.mean(axis=1)))
+    print("\n" + tr("column means after BatchNorm:"), tidy(by_subject.mean(axis=0)))
+    print(tr("column variances after BatchNorm:"), by_subject.var(axis=0))
+    print(tr("row means after LayerNorm:"), tidy(by_student.mean(axis=1)))
     """),
     md(r"""
     Ben scored 30 points below Ana in every subject. BatchNorm keeps that (his column entries
@@ -208,10 +208,10 @@ CELLS = [
     # the same by hand, from the formulas
     mean, var = x.mean(axis=0), x.var(axis=0)                # var: biased, divides by N
     x_hat = (x - mean) / np.sqrt(var + bn.eps)
-    print(_("largest difference from the formulas:"), np.abs(x_hat * bn.gamma.data + bn.beta.data - y).max())
+    print(tr("largest difference from the formulas:"), np.abs(x_hat * bn.gamma.data + bn.beta.data - y).max())
 
-    print("running_mean:", bn.running_mean, _("= 0.1 * batch mean:"), 0.1 * mean)
-    print("running_var: ", bn.running_var, _("= 0.9 + 0.1 * unbiased var:"), 0.9 + 0.1 * x.var(axis=0, ddof=1))
+    print("running_mean:", bn.running_mean, tr("= 0.1 * batch mean:"), 0.1 * mean)
+    print("running_var: ", bn.running_var, tr("= 0.9 + 0.1 * unbiased var:"), 0.9 + 0.1 * x.var(axis=0, ddof=1))
     """),
     md(r"""
     ## 4. The backward, derived step by step
@@ -361,14 +361,14 @@ CELLS = [
     through_var = t["xc2"].share("xc")         # x_hat -> rstd -> var_eps -> var -> xc2 -> xc
     through_mean = t["mean"].share("x")        # ... -> xc -> mean -> x
 
-    print(pad(_("direct == r * g:"), 44), np.allclose(direct, r * g))
-    print(pad(_("through var == -r * x_hat * mean(g x_hat):"), 44), np.allclose(through_var, -r * x_hat * (g * x_hat).mean(axis=0)))
-    print(pad(_("through mean == -r * mean(g):"), 44), np.allclose(through_mean, -r * g.mean(axis=0)))
+    print(pad(tr("direct == r * g:"), 44), np.allclose(direct, r * g))
+    print(pad(tr("through var == -r * x_hat * mean(g x_hat):"), 44), np.allclose(through_var, -r * x_hat * (g * x_hat).mean(axis=0)))
+    print(pad(tr("through mean == -r * mean(g):"), 44), np.allclose(through_mean, -r * g.mean(axis=0)))
 
     bn.zero_grad()
     bn.forward(x)
     dx_compact = bn.backward(dy)
-    print(pad(_("sum of the three - BatchNorm1d.backward:"), 44), np.abs(direct + through_var + through_mean - dx_compact).max())
+    print(pad(tr("sum of the three - BatchNorm1d.backward:"), 44), np.abs(direct + through_var + through_mean - dx_compact).max())
     """),
     md(r"""
     Two consequences you can see in the numbers: each column of $\bar{x}$ sums to zero (shifting
@@ -380,8 +380,8 @@ CELLS = [
     
     """),
     code(r"""
-    print(pad(_("column sums of dx:"), 26), tidy(dx_compact.sum(axis=0)))
-    print(pad(_("column sums of dx * x_hat:"), 26), tidy((dx_compact * x_hat).sum(axis=0)))
+    print(pad(tr("column sums of dx:"), 26), tidy(dx_compact.sum(axis=0)))
+    print(pad(tr("column sums of dx * x_hat:"), 26), tidy((dx_compact * x_hat).sum(axis=0)))
     """),
     md(r"""
     **The Jacobian, next to LayerNorm's.** The LayerNorm notebook writes one row's Jacobian as
@@ -433,13 +433,13 @@ CELLS = [
     for c in range(C):
         J = norm_jacobian(x_hat[:, c], r[0, c])
         diff = np.abs(J - numerical[:, c, :, c]).max()
-        print(_("channel {c}: J - central differences {diff:.1e}; J g == the tape's dL/dx: {same}").format(
+        print(tr("channel {c}: J - central differences {diff:.1e}; J g == the tape's dL/dx: {same}").format(
             c=c, diff=diff, same=np.allclose(J @ g[:, c], t["x"].grad[:, c])))
         assert diff < 1e-6 and np.allclose(J @ g[:, c], t["x"].grad[:, c])
     across = max(np.abs(numerical[:, c, :, d]).max() for c in range(C) for d in range(C) if d != c)
-    print(_("largest d x_hat / d x between two different channels:"), across)
+    print(tr("largest d x_hat / d x between two different channels:"), across)
     same = np.allclose(nc.LayerNorm(N, elementwise_affine=False)(x.T), x_hat.T)
-    print(_("BatchNorm on x == LayerNorm on x.T:"), same)
+    print(tr("BatchNorm on x == LayerNorm on x.T:"), same)
     assert across < 1e-6 and same
     """),
     question(r"""
@@ -551,7 +551,7 @@ CELLS = [
     ax.axhline(5.0, color="k", lw=0.8)
     ax.set_xlabel("training step"); ax.set_ylabel("running mean"); ax.legend(fontsize=8)
     plt.show()
-    print(_("spread over the last 30 steps: ours {ours:.3f}, mixed up {mixed:.3f}").format(
+    print(tr("spread over the last 30 steps: ours {ours:.3f}, mixed up {mixed:.3f}").format(
         ours=np.std(ours[30:]), mixed=np.std(flipped[30:])))
     """),
     md(r"""
@@ -573,11 +573,11 @@ CELLS = [
     code(r"""
     layer = nc.BatchNorm1d(3, momentum=1.0)          # momentum 1: running = this batch
     layer(x)
-    print(pad(_("biased") + " x.var(axis=0):", 32), x.var(axis=0))
-    print(pad(_("unbiased") + " x.var(axis=0, ddof=1):", 32), x.var(axis=0, ddof=1))
+    print(pad(tr("biased") + " x.var(axis=0):", 32), x.var(axis=0))
+    print(pad(tr("unbiased") + " x.var(axis=0, ddof=1):", 32), x.var(axis=0, ddof=1))
     print(pad("running_var:", 32), layer.running_var)
     wrong = (x - x.mean(0)) / np.sqrt(x.var(axis=0, ddof=1) + 1e-5)
-    print(_("x_hat with the unbiased variance is too small by sqrt(3/4):"), (wrong / ((x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)))[0])
+    print(tr("x_hat with the unbiased variance is too small by sqrt(3/4):"), (wrong / ((x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)))[0])
     """),
     md(r"""
     ### Where eps goes
@@ -603,7 +603,7 @@ CELLS = [
         with np.errstate(divide="ignore"):
             slope_outside = -0.5 / np.sqrt(var) / (np.sqrt(var) + eps) ** 2   # d outside / d var
         print(f"var={var:<7g} 1/sqrt(var+eps)={inside:<10.4g} 1/(sqrt(var)+eps)={outside:<10.4g} "
-              + _("d/dvar of the second: {slope:.3g}").format(slope=slope_outside))
+              + tr("d/dvar of the second: {slope:.3g}").format(slope=slope_outside))
     """),
     md(r"""
     ### The running variance is a variance
@@ -628,7 +628,7 @@ CELLS = [
     test = stream.normal(1.0, 2.0, size=(1000, 1))
     right = layer.eval()(test)
     squared = (test - layer.running_mean) / np.sqrt(layer.running_var ** 2 + layer.eps)
-    print(_("running_var {var:.3f}; output std: right {right:.3f}, squared running_var {squared:.3f}").format(
+    print(tr("running_var {var:.3f}; output std: right {right:.3f}, squared running_var {squared:.3f}").format(
         var=layer.running_var[0], right=right.std(), squared=squared.std()))
     """),
     md(r"""
@@ -650,14 +650,14 @@ CELLS = [
     layer = nc.BatchNorm1d(3)
     for _ in range(20):
         layer(rng.normal(3.0, 2.0, size=(16, 3)))
-    print(pad(_("train, batched with x[1:3]:"), 30), layer(np.vstack([sample, x[1:3]]))[0])
-    print(pad(_("train, batched with x[2:4]:"), 30), layer(np.vstack([sample, x[2:4]]))[0])
+    print(pad(tr("train, batched with x[1:3]:"), 30), layer(np.vstack([sample, x[1:3]]))[0])
+    print(pad(tr("train, batched with x[2:4]:"), 30), layer(np.vstack([sample, x[2:4]]))[0])
     layer.eval()
-    print(pad(_("eval, either batch:"), 30), layer(np.vstack([sample, x[1:3]]))[0], layer(np.vstack([sample, x[2:4]]))[0])
+    print(pad(tr("eval, either batch:"), 30), layer(np.vstack([sample, x[1:3]]))[0], layer(np.vstack([sample, x[2:4]]))[0])
     try:
         layer.train()(sample)
     except ValueError as err:
-        print(_("train, batch of one:"), err)
+        print(tr("train, batch of one:"), err)
     """),
     md(r"""
     ## 8. Figures
@@ -819,7 +819,7 @@ CELLS = [
     identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # undo the division
     identity.beta.data[...] = batch.mean(axis=0)                           # undo the centring
     identity_error = np.abs(identity(batch) - batch).max()
-    print(_("training mode, gamma = sqrt(var + eps), beta = mean: max |y - x| = {error:.1e}").format(
+    print(tr("training mode, gamma = sqrt(var + eps), beta = mean: max |y - x| = {error:.1e}").format(
         error=identity_error))
 
     identity.eval()                                                        # running statistics now
@@ -827,7 +827,7 @@ CELLS = [
     identity.beta.data[...] = identity.running_mean
     unseen = np.random.default_rng(10).normal(size=(5, 4)) * 100
     identity_error_eval = np.abs(identity(unseen) - unseen).max()
-    print(_("evaluation mode, from the running statistics, on new data: max |y - x| = {error:.1e}").format(
+    print(tr("evaluation mode, from the running statistics, on new data: max |y - x| = {error:.1e}").format(
         error=identity_error_eval))
     identity.train();
     """),
@@ -862,14 +862,14 @@ CELLS = [
     identity.beta.data[...] = batch.mean(axis=0)
     other_batch = np.random.default_rng(11).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
     other_batch_change = np.abs(identity(other_batch) - other_batch).max(axis=0) / other_batch.std(axis=0)
-    print(_("another batch, |y - x| / std(x) per channel:"), other_batch_change)
+    print(tr("another batch, |y - x| / std(x) per channel:"), other_batch_change)
 
     rows = np.random.default_rng(12).normal(size=(3, 4)) * [[1.0], [5.0], [0.2]] + [[0.0], [10.0], [-3.0]]
     ln = nc.LayerNorm(4)
     ln.gamma.data[...] = np.sqrt(rows[0].var() + ln.eps)                  # row 0's statistics
     ln.beta.data[...] = rows[0].mean()
     layernorm_row_error = np.abs(ln(rows) - rows).max(axis=1)
-    print(_("LayerNorm set from row 0, max |y - x| per row:"), layernorm_row_error)
+    print(tr("LayerNorm set from row 0, max |y - x| per row:"), layernorm_row_error)
     """),
     md(r"""
     LayerNorm with $\gamma$ and $\beta$ set from row 0 gives row 0 back exactly and misses

@@ -51,7 +51,7 @@ CELLS = [
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
-    _ = translator("notebooks")   # what the cells print, in the notebook's language
+    tr = translator("notebooks")   # what the cells print, in the notebook's language
 
     def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
         return np.round(a, 4) + 0.0
@@ -73,7 +73,7 @@ CELLS = [
     ln = nc.LayerNorm(3, elementwise_affine=False)
     for name, row in zip(students, ln(scores)):
         print(f"{name:<5} {row}")
-    print(_("Chen alone:"), ln(scores[2:3]), _("(the same row: no other student involved)"))
+    print(tr("Chen alone:"), ln(scores[2:3]), tr("(the same row: no other student involved)"))
     """),
     md(r"""
     Ana and Ben get identical rows: LayerNorm keeps the *pattern* of a row and forgets its
@@ -89,9 +89,9 @@ CELLS = [
     rng = np.random.default_rng(42)
     tokens = rng.normal(2.0, 3.0, size=(2, 5, 8))      # (batch B, sequence T, features D)
     y = nc.LayerNorm(8, elementwise_affine=False)(tokens)
-    print(_("per-token means:"), tidy(y.mean(axis=-1)))
-    print(_("per-token variances:"), y.var(axis=-1).round(4))
-    print(_("token (1, 3) normalised alone gives the same:"), np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
+    print(tr("per-token means:"), tidy(y.mean(axis=-1)))
+    print(tr("per-token variances:"), y.var(axis=-1).round(4))
+    print(tr("token (1, 3) normalised alone gives the same:"), np.allclose(nc.LayerNorm(8, elementwise_affine=False)(tokens[1, 3]), y[1, 3]))
     """),
     question(r"""
     Ben's scores are Ana's minus 30 in every subject, and LayerNorm gives the two the same row.
@@ -156,7 +156,7 @@ CELLS = [
 
     mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)   # biased
     x_hat = (x - mean) / np.sqrt(var + layer.eps)
-    print(_("largest difference from the formulas:"), np.abs(x_hat * layer.gamma.data + layer.beta.data - y).max())
+    print(tr("largest difference from the formulas:"), np.abs(x_hat * layer.gamma.data + layer.beta.data - y).max())
     """),
     md(r"""
     `normalized_shape` can name several trailing axes: `LayerNorm((C, H, W))` standardises each
@@ -169,7 +169,7 @@ CELLS = [
     code(r"""
     images = rng.normal(size=(2, 3, 4, 4))
     y_img = nc.LayerNorm((3, 4, 4), elementwise_affine=False)(images)
-    print(_("per-sample mean and variance:"), tidy(y_img.mean(axis=(1, 2, 3))), y_img.var(axis=(1, 2, 3)).round(4))
+    print(tr("per-sample mean and variance:"), tidy(y_img.mean(axis=(1, 2, 3))), y_img.var(axis=(1, 2, 3)).round(4))
     """),
     md(r"""
     ## 4. The backward, derived step by step
@@ -281,11 +281,11 @@ CELLS = [
     through_mean = t["mean"].share("x")
     compact = r * (g - g.mean(-1, keepdims=True) - x_hat * (g * x_hat).mean(-1, keepdims=True))
 
-    print(_("direct == r g:"), np.allclose(direct, r * g))
-    print(_("through the variance == -r x_hat mean(g x_hat):"), np.allclose(through_var, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
-    print(_("through the mean == -r mean(g):"), np.allclose(through_mean, -r * g.mean(-1, keepdims=True)))
+    print(tr("direct == r g:"), np.allclose(direct, r * g))
+    print(tr("through the variance == -r x_hat mean(g x_hat):"), np.allclose(through_var, -r * x_hat * (g * x_hat).mean(-1, keepdims=True)))
+    print(tr("through the mean == -r mean(g):"), np.allclose(through_mean, -r * g.mean(-1, keepdims=True)))
     layer.zero_grad(); layer.forward(x)
-    print(_("staged - LayerNorm.backward:"), np.abs(direct + through_var + through_mean - layer.backward(dy)).max())
+    print(tr("staged - LayerNorm.backward:"), np.abs(direct + through_var + through_mean - layer.backward(dy)).max())
     """),
     question(r"""
     Suppose the mean were not computed from $x$ but given (a constant, like BatchNorm's running
@@ -321,9 +321,9 @@ CELLS = [
     code(r"""
     D, row = 4, 0
     J = r[row] / D * (D * np.eye(D) - 1 - np.outer(x_hat[row], x_hat[row]))
-    print(_("J g == the tape's dL/dx:"), np.allclose(J @ g[row], t["x"].grad[row]))
-    print(_("eigenvalues of J:"), tidy(np.linalg.eigvalsh(J)))
-    print(_("sum of dL/dx per row:"), tidy(t["x"].grad.sum(axis=-1)))
+    print(tr("J g == the tape's dL/dx:"), np.allclose(J @ g[row], t["x"].grad[row]))
+    print(tr("eigenvalues of J:"), tidy(np.linalg.eigvalsh(J)))
+    print(tr("sum of dL/dx per row:"), tidy(t["x"].grad.sum(axis=-1)))
     """),
     question(r"""
     Two eigenvalues of $J$ are (about) zero and the others all equal $r$. Which directions are
@@ -392,7 +392,7 @@ CELLS = [
         xc = row - row.mean()
         inside = xc / np.sqrt(xc.var() + eps)
         outside = xc / (xc.std() + eps)
-        print(_("spread {spread:<6g} inside: {inside}  outside: {outside}").format(
+        print(tr("spread {spread:<6g} inside: {inside}  outside: {outside}").format(
             spread=spread, inside=inside, outside=outside))
     """),
     md(r"""
@@ -428,7 +428,7 @@ CELLS = [
     for D in [4, 768]:
         row = rng.standard_normal(D)
         wrong = (row - row.mean()) / np.sqrt(row.var(ddof=1) + 1e-5)
-        print(f"D={D:<4} " + _("variance of the output with the unbiased variance: {var:.4f}").format(var=wrong.var()))
+        print(f"D={D:<4} " + tr("variance of the output with the unbiased variance: {var:.4f}").format(var=wrong.var()))
     """),
     md(r"""
     ### Which axes, and train vs eval
@@ -446,8 +446,8 @@ CELLS = [
     """),
     code(r"""
     layer_ = nc.LayerNorm(8)
-    print(_("train == eval:"), np.array_equal(layer_.train()(tokens), layer_.eval()(tokens)))
-    print(_("state dict keys:"), list(layer_.state_dict()))
+    print(tr("train == eval:"), np.array_equal(layer_.train()(tokens), layer_.eval()(tokens)))
+    print(tr("state dict keys:"), list(layer_.state_dict()))
     """),
     md(r"""
     ## 8. Figures
@@ -528,7 +528,7 @@ CELLS = [
 
     seq, mask = padded(lengths, pad_to=8)
     print("mask:\n", mask.astype(int))
-    print(_("padding: {share:.0%} of the positions").format(share=1 - mask.mean()))
+    print(tr("padding: {share:.0%} of the positions").format(share=1 - mask.mean()))
     """),
     md(r"""
     **BatchNorm** normalises each feature over the batch *and* the positions: the padding zeros
@@ -572,18 +572,18 @@ CELLS = [
     for name, y_pad in outputs.items():
         mean_real, var_real = real_token_stats(y_pad, mask)
         pad_stats[name] = (np.abs(mean_real).max(), np.abs(var_real - 1).max())
-        print(pad(_(name), 28), _("real tokens: mean {mean:+.3f}, variance {var:.3f}").format(
+        print(pad(tr(name), 28), tr("real tokens: mean {mean:+.3f}, variance {var:.3f}").format(
             mean=mean_real.mean(), var=var_real.mean()))
 
     token_out = nc.LayerNorm(6, elementwise_affine=False)(seq)[mask]      # n_real,D
-    print(_("LayerNorm, each real token over its own features: |mean| <= {mean:.0e},\n"
+    print(tr("LayerNorm, each real token over its own features: |mean| <= {mean:.0e},\n"
             "  variance {low:.4f} to {high:.4f}").format(mean=np.abs(token_out.mean(axis=1)).max(),
                                                        low=token_out.var(axis=1).min(), high=token_out.var(axis=1).max()))
 
     # the masked version is exactly BatchNorm on the real tokens alone
     alone = nc.BatchNorm1d(6, affine=False)(seq[mask])                    # n_real,D
     masked_vs_alone = np.abs(outputs["masked BatchNorm"][mask] - alone).max()
-    print(_("masked BatchNorm vs BatchNorm on the real tokens alone:"), masked_vs_alone)
+    print(tr("masked BatchNorm vs BatchNorm on the real tokens alone:"), masked_vs_alone)
     """),
     md(r"""
     BatchNorm with the padding leaves the real tokens with a mean near $+0.8$ and a variance
@@ -626,15 +626,15 @@ CELLS = [
                                    - outputs["masked BatchNorm"][mask]).max(),
         N_("LayerNorm (no mask)"): np.abs(ln(longer)[mask16] - ln(seq)[mask]).max(),
     }
-    print(_("padded to 16 instead of 8, largest change of a real token's output:"))
+    print(tr("padded to 16 instead of 8, largest change of a real token's output:"))
     for name, change in pad_change.items():
-        print("  " + pad(_(name), 28), f"{change:.3g}")
+        print("  " + pad(tr(name), 28), f"{change:.3g}")
 
     polluted = nc.BatchNorm1d(6, momentum=None)                           # momentum None: the plain average
     for _ in range(50):
         polluted(padded(lengths, pad_to=8)[0].transpose(0, 2, 1))
-    print(pad(_("running_mean after 50 padded batches:"), 38), polluted.running_mean.round(2))
-    print(pad(_("the real tokens' mean:"), 38), 2.0)
+    print(pad(tr("running_mean after 50 padded batches:"), 38), polluted.running_mean.round(2))
+    print(pad(tr("the real tokens' mean:"), 38), 2.0)
     """),
     md(r"""
     This is the usual argument for LayerNorm in NLP: with variable-length, padded batches,
