@@ -32,6 +32,8 @@ def _load(name, path):
 
 
 build = _load("notebook_build_i18n", ROOT / "notebooks" / "build.py")
+# every notebook built in Chinese (ZH_NOTEBOOKS: those the Chinese section of the site lists)
+ZH_BUILT = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -152,7 +154,7 @@ def test_the_readme_links_its_chinese_introduction_in_its_first_lines():
 
 
 # --- the Chinese notebooks --------------------------------------------------------------------
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_BUILT)
 def test_a_chinese_notebook_is_built_from_its_english_source(topic):
     source, lang = build.source_and_language(topic)
     assert lang == "zh" and source in build.TOPICS and topic in build.TOPICS
@@ -208,10 +210,47 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
 
 
-@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
+@pytest.mark.parametrize("topic", ZH_BUILT)
 def test_the_chinese_notebooks_prose_is_chinese(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     english = [p for c in nb.cells if c.cell_type == "markdown" for p in english_paragraphs(c.source)]
+    assert not english, english
+
+
+# What normcore itself still prints in English whatever the language: gradcheck's table header.
+STILL_ENGLISH = re.compile(r"module\s+tensor\s+shape\s+rel error\s+result")
+
+
+def english_output_lines(nb):
+    """The lines the code cells of ``nb`` printed that are English prose (as in
+    english_paragraphs), but for what normcore prints in English in every language."""
+    printed = [line for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "stream" for line in o.text.splitlines()]
+    return [line for line in printed if not STILL_ENGLISH.fullmatch(line.strip()) and english_paragraphs(line)]
+
+
+def _prints_in_its_language(topic):
+    """Whether the notebook's code cells print through the notebooks message domain."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    return 'translator("notebooks")' in next(c.source for c in nb.cells if c.cell_type == "code")
+
+
+ZH_PRINTING = tuple(t for t in ZH_BUILT if _prints_in_its_language(t))
+
+
+def test_the_chinese_notebooks_of_the_write_ups_subjects_print_in_chinese():
+    assert {"batchnorm_zh", "layernorm_zh"} <= set(ZH_PRINTING)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(x)")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=(
+        "column means after BatchNorm: [0. 0. 0.]\nBatchNorm 之后各列的均值： [0. 0. 0.]\n"
+        "module                       tensor         shape             rel error  result\n"))]
+    assert english_output_lines(nb) == ["column means after BatchNorm: [0. 0. 0.]"]
+
+
+@pytest.mark.parametrize("topic", ZH_PRINTING)
+def test_what_a_chinese_notebook_prints_is_chinese(topic):
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    english = english_output_lines(nb)
     assert not english, english
 
 

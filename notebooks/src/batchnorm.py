@@ -85,7 +85,7 @@ CELLS = [
     by_subject = nc.BatchNorm1d(3, affine=False)(scores)          # each column over the 4 students
     by_student = nc.LayerNorm(3, elementwise_affine=False)(scores)  # each row over its 3 subjects
 
-    print(pad(tr("BatchNorm, by subject"), 32) + tr("LayerNorm, by student"))
+    print(" " * 6 + pad(tr("BatchNorm, by subject"), 28) + tr("LayerNorm, by student"))
     for name, b, l in zip(students, by_subject, by_student):
         print(f"{name:<5} {b}    {l}")
     print("\n" + tr("column means after BatchNorm:"), tidy(by_subject.mean(axis=0)))
@@ -456,8 +456,8 @@ CELLS = [
     
     """, r"""
     LayerNorm 的雅可比矩阵在两个不同样本（行）之间为零：一个样本的输出只依赖它自己的特征，
-    所以批次可以是任意大小，甚至是 1。BatchNorm 的零在通道之间；反过来，一个通道里的每个样本
-    都影响这个通道的其他所有样本，所以训练模式下的输出依赖于批次里的其他样本。
+    所以批次可以是任意大小，甚至是 1。BatchNorm 的零在通道之间；而在同一个通道内，每个样本都
+    影响其他所有样本，所以训练模式下的输出依赖于批次里的其他样本。
     
     """)),
     md(r"""
@@ -525,7 +525,7 @@ CELLS = [
     """, zh=r"""
     ## 7. 易错点
 
-    ### 动量加在哪一边？
+    ### 动量是谁的权重？
 
     在 normcore 和 PyTorch 里，`momentum=0.1` 是**新**批次的权重：
     `running = 0.9 * running + 0.1 * batch`。别的框架（以及一些文章）用相反的约定，
@@ -613,7 +613,7 @@ CELLS = [
     on data with variance 4, then evaluate on the same distribution: the right formula gives
     outputs with spread about 1, the squared one about 0.5.
     """, zh=r"""
-    ### 移动方差是方差
+    ### 移动方差就是方差
 
     推理时分母是 $\sqrt{\text{running var} + \epsilon}$。把移动方差再平方（当成标准差来用），
     每个输出都会被缩小或放大。在方差为 4 的数据上训练一个层，再在同一分布上推理：正确的公式
@@ -773,8 +773,8 @@ CELLS = [
     ![Accuracy and training loss against the ghost-batch size](../figures/batch_noise.png)
     """, zh=r"""
     *损失曲面*（Santurkar 等人 2018）：沿一个 8 层 ReLU MLP 的梯度方向，在相同的学习率下，
-    有 BatchNorm 时梯度的变化小了约三倍，损失的变化小了约四分之一：沿训练所走的方向，曲面
-    更平滑。
+    有 BatchNorm 时梯度的变化只有约三分之一，损失的变化少了约四分之一：沿训练所走的方向，
+    曲面更平滑。
 
     ![有无 BatchNorm 时，沿梯度方向的损失和梯度变化](../figures/loss_landscape.png)
 
@@ -848,13 +848,13 @@ CELLS = [
     两者都是 float64 的舍入误差：恒等映射是精确的。这个论证有两个限度：
 
     * 训练时，$\mu$ 和 $\sigma^2$ 是当前批次的，所以固定的 $\gamma$ 和 $\beta$ 只对设定它们的
-      那个批次精确地给出恒等映射；换成同一分布的另一个 64 样本批次，输出会偏离每个通道标准差
-      的一部分（下面最坏的是 0.3 到 0.6 个标准差）。这个论证说的是这一层*能*表达什么，而不是
+      那个批次精确地给出恒等映射；换成同一分布的另一个 64 样本批次，输出与输入相差各通道标准差
+      的一部分（下面各通道最坏的差距在 0.3 到 0.6 个标准差之间）。这个论证说的是这一层*能*表达什么，而不是
       说训练会找到恒等映射。
     * 它要求 $\gamma$ 和 $\beta$ 在每个被归一化的组上各有一个值。BatchNorm 按通道归一化，每个
       通道有一个 $\gamma_c$，所以成立。LayerNorm 对每个*样本*归一化，但它的 $\gamma$ 和 $\beta$
       是按*特征*设置的：它们能抵消一个样本的统计量，却不能同时抵消所有样本的。LayerNorm 去掉
-      的东西（每个样本自己的偏移和尺度）就一直是去掉的；这正是它设计要有的不变性。
+      的东西（每个样本自己的偏移和尺度）再也补不回来；这正是它要的不变性。
     
     """),
     code(r"""

@@ -217,7 +217,7 @@ CELLS = [
 
     <<tape layernorm 3x4>>
 
-    上面那个层和一个随机 $dy$ 的数字：
+    下面是上面那个层在一个随机 $dy$ 下的数字：
     
     """),
     code(r"""
@@ -352,8 +352,8 @@ CELLS = [
     """, zh=r"""
     ## 6. 梯度检查
 
-    float64，随机的 $\gamma$、$\beta$ 和上游梯度，中心差分；输入分别是 `(B, T, D)` 的张量和一个
-    `LayerNorm((C, H, W))`：
+    float64，随机的 $\gamma$、$\beta$ 和上游梯度，中心差分；分别检查 `(B, T, D)` 输入上的
+    LayerNorm 和一个 `LayerNorm((C, H, W))`：
     
     """),
     code(r"""
@@ -492,7 +492,7 @@ CELLS = [
 
     *不变性*（Zhang & Sennrich 2019，表 1），实测：LayerNorm 的输出不受它前面权重矩阵的整体
     缩放或重新中心化的影响，也不受整个数据集的缩放和任意单个样本的缩放的影响；但单个权重向量
-    （一个输出特征）的缩放、数据的重新中心化会影响它，这两种由 BatchNorm 吸收。
+    （一个输出特征）的缩放、数据的重新中心化会影响它，这两种变化由 BatchNorm 吸收。
 
     ![实测的 BatchNorm、LayerNorm 和 RMSNorm 不变性表](../figures/invariance_table.png)
 
@@ -527,7 +527,7 @@ CELLS = [
         return np.where(mask[..., None], tokens, 0.0), mask
 
     seq, mask = padded(lengths, pad_to=8)
-    print("mask:\n", mask.astype(int))
+    print(tr("mask:") + "\n", mask.astype(int))
     print(tr("padding: {share:.0%} of the positions").format(share=1 - mask.mean()))
     """),
     md(r"""
@@ -544,8 +544,8 @@ CELLS = [
     又把离散程度撑大，于是真实 token（唯一会被后面读到的那些）出来时既没有中心化，方差也不是 1。
     （normcore 的 `BatchNorm1d` 要求通道在第 1 个轴上：`(N, C, L)`。）
 
-    **带掩码的 BatchNorm** 只在真实 token 上取统计量。它只要几行（这里只写前向，为了看统计量；
-    真正的层还需要对应的反向，其中填充位置不得到梯度）：
+    **带掩码的 BatchNorm** 只在真实 token 上取统计量。它只要几行（这里只写前向，用来看统计量；
+    真正的层还需要对应的反向，填充位置在其中不得到梯度）：
     
     """),
     code(r"""
