@@ -43,7 +43,7 @@ CELLS = [
 
     只要能 import `normcore`（在仓库里 `pip install -e .`，或运行
     `python notebooks/build.py batchnorm` 重建这个 notebook），下面的内容几秒钟就能跑完。
-    
+
     """),
     code(r"""
     import numpy as np
@@ -78,7 +78,7 @@ CELLS = [
     * **BatchNorm** 竖着看一列：*每个学生的数学和全班比起来怎么样？* 要回答它，需要整个班
       （整个批次）。
     * **LayerNorm** 横着看一行：*每个学生哪一科最好？* 它只需要这个学生自己的成绩。
-    
+
     """),
     code(CLASS_SCORES, r"""
 
@@ -109,7 +109,7 @@ CELLS = [
     **只有两个样本的批次。** BatchNorm 的统计量来自批次，批次太小，统计量就很粗糙。只有两个
     学生时，不管原来的成绩是多少，标准化后的每个成绩都是 $\pm 1$（只差 $\epsilon$）：输出只
     说明了谁高谁低。
-    
+
     """),
     code(r"""
     print(nc.BatchNorm1d(3, affine=False)(scores[:2]))
@@ -128,7 +128,7 @@ CELLS = [
     """, zh=(r"""
     训练模式下，如果一个批次里每个学生的数学成绩都一样，BatchNorm 输出什么？$\epsilon = 0$
     时又会输出什么？
-    
+
     """, r"""
     数学这一列的方差为 0，所以对每个学生都有 $\hat{x} = 0 / \sqrt{0 + \epsilon} = 0$，输出就是
     $\beta$（不带仿射参数时是 0）：这一列不携带任何信息，这一层的输出也如实反映了这一点。
@@ -136,7 +136,7 @@ CELLS = [
     $\sigma + \epsilon$ 和 $\sqrt{\sigma^2 + \epsilon}$ 都可以；把它放在根号里面，是为了反向
     传播（$\sqrt{v}$ 在 $v = 0$ 处斜率无穷大，见第 7 节“eps 放在哪里”），PyTorch、TensorFlow
     和 Flax 也都放在那里。
-    
+
     """)),
     md(r"""
     ## 2. The formulas
@@ -180,7 +180,7 @@ CELLS = [
 
     推理时用移动统计量代替批次的统计量：
     $\hat{x} = (x - \text{running mean}) / \sqrt{\text{running var} + \epsilon}$。
-    
+
     """),
     md(r"""
     ## 3. The forward in code
@@ -192,7 +192,7 @@ CELLS = [
 
     一个 $\gamma$ 和 $\beta$ 都是随机值的层（检查梯度时千万别用初始的全 1 和全 0，它们会把
     错误藏起来），输入的均值远离 0。
-    
+
     """),
     code(r"""
     rng = np.random.default_rng(42)
@@ -266,7 +266,7 @@ CELLS = [
     <<tape batchnorm 4x3>>
 
     再看数字。逐步推导用同样的 $x$、$\gamma$、$\beta$ 和一个随机的 $dy$：
-    
+
     """),
     code(r"""
     dy = rng.standard_normal(x.shape)
@@ -279,7 +279,7 @@ CELLS = [
     """, zh=r"""
     反向传播，从 $dy$ 回到 $x$。每个节点列出：它的梯度从哪里来、它的局部导数、所用的规则，
     以及它传给每个输入的那一份。
-    
+
     """),
     code(r"""
     print(st.text(latex=False, parts=("backward",)))
@@ -292,7 +292,7 @@ CELLS = [
     然后每个节点分步算出的梯度都要检查两遍：一遍对照 `BatchNorm1d.backward`（对 $x$、
     $\gamma$、$\beta$），一遍对照数值梯度：稍微扰动这个节点的值，重放它之后的节点，测量 $L$
     的变化。
-    
+
     """),
     code(r"""
     print(st.text(parts=("checks",)))
@@ -311,7 +311,7 @@ CELLS = [
     是一个节点的公式和形状：统计量每个通道一个值，形状为 $(1, 3)$。从 $x$ 到 $\hat{x}$ 的几条
     路径各有自己的颜色和线型：直接穿过中心化的（实线）、经过均值的（虚线）、经过方差的
     （点划线，从 $x_c$ 出发）。反向传播把沿每条路径传回的梯度加起来；第 5 节给出这三份。
-    
+
     """),
     code(r"""
     st.graph()
@@ -351,7 +351,7 @@ CELLS = [
     $$\bar{x} = r\left(g - \operatorname{mean}(g) - \hat{x}\,\operatorname{mean}(g\,\hat{x})\right)$$
 
     `BatchNorm1d.backward` 用一行算的就是它。计算带上的三份正好是这三项：
-    
+
     """),
     code(r"""
     t = st.tape
@@ -377,7 +377,7 @@ CELLS = [
     """, zh=r"""
     从数字里能看出两个推论：$\bar{x}$ 的每一列之和为零（平移一个通道，BatchNorm 之后什么都
     不变），并且与 $\hat{x}$ 正交，只差 $\epsilon$（缩放一个通道也什么都不变）。
-    
+
     """),
     code(r"""
     print(pad(tr("column sums of dx:"), 26), tidy(dx_compact.sum(axis=0)))
@@ -414,7 +414,7 @@ CELLS = [
     与计算带上的 $\bar{x}$ 比较。对 $(N, C)$ 输入，训练模式下不带仿射参数的 BatchNorm 就是
     作用在转置上的 LayerNorm。也仅止于此：BatchNorm 的 $\gamma, \beta$ 按列设置，而它在推理时
     使用的移动统计量，在 LayerNorm 里没有对应物。
-    
+
     """),
     code(r"""
     def norm_jacobian(v_hat, r):     # d v_hat / d v of one standardised vector: a row or a column
@@ -453,12 +453,12 @@ CELLS = [
     """, zh=(r"""
     BatchNorm 的雅可比矩阵在两个不同通道之间为零。LayerNorm 的雅可比矩阵哪些元素为零？每个零
     说明了哪些值能影响哪些值？
-    
+
     """, r"""
     LayerNorm 的雅可比矩阵在两个不同样本（行）之间为零：一个样本的输出只依赖它自己的特征，
     所以批次可以是任意大小，甚至是 1。BatchNorm 的零在通道之间；而在同一个通道内，每个样本都
     影响其他所有样本，所以训练模式下的输出依赖于批次里的其他样本。
-    
+
     """)),
     md(r"""
     ## 6. The gradient check
@@ -473,7 +473,7 @@ CELLS = [
     `nc.gradcheck` 用中心差分检查每一个解析梯度（$x$、$\gamma$ 和 $\beta$ 的），在 float64 下，
     用随机的上游梯度。它检查的是一份副本，所以不会动这一层的移动统计量。推理时移动统计量是
     常数，反向传播就只是 $\bar{x} = g\, r$；这个也一并检查。
-    
+
     """),
     code(r"""
     report = nc.gradcheck(bn, x)
@@ -492,11 +492,11 @@ CELLS = [
     only the direct route is left, with $r = 1/\sqrt{\text{running var} + \epsilon}$.
     """, zh=(r"""
     推理时反向传播只是 $\bar{x} = g\, r$。图中哪些路径不见了？为什么？
-    
+
     """, r"""
     经过均值的路径和经过方差的路径都不见了。推理时 $\mu$ 和 $\sigma^2$ 是移动统计量，是与这个
     批次的 $x$ 无关的常数，所以只剩下直接路径，其中 $r = 1/\sqrt{\text{running var} + \epsilon}$。
-    
+
     """)),
     md(r"""
     **Why a random upstream gradient?** With $L = \sum y$ (every $dy = 1$) the input gradient of
@@ -506,7 +506,7 @@ CELLS = [
     **为什么要用随机的上游梯度？** 如果 $L = \sum y$（每个 $dy$ 都是 1），归一化层的输入梯度
     恰好为零：$g$ 在每个通道内是常数，所以 $g - \operatorname{mean}(g) = 0$ 且
     $\operatorname{mean}(g\hat{x}) = 0$。一个只返回零的错误反向也能通过检查。
-    
+
     """),
     code(r"""
     bn.forward(x)
@@ -531,7 +531,7 @@ CELLS = [
     `running = 0.9 * running + 0.1 * batch`。别的框架（以及一些文章）用相反的约定，
     `running = momentum * running + (1 - momentum) * batch`，取 `momentum=0.9` 或 `0.99`。两种
     都没问题，混用就不行了。把 `0.1` 代进第二个公式，移动均值就几乎只剩最后一个批次的均值。
-    
+
     """),
     code(r"""
     rng_stream = np.random.default_rng(1)
@@ -568,7 +568,7 @@ CELLS = [
     批次用**有偏**方差归一化（除以 $n$）；移动方差存的是**无偏**方差（除以 $n - 1$），因为
     它估计的是总体方差。手写的层如果用 `torch.var(x)`（默认无偏）来归一化，或者用 NumPy 的
     `x.var()`（有偏）来算移动估计，就差一个因子 $n/(n-1)$：批次越小，差得越多。
-    
+
     """),
     code(r"""
     layer = nc.BatchNorm1d(3, momentum=1.0)          # momentum 1: running = this batch
@@ -594,7 +594,7 @@ CELLS = [
     $1/(\sqrt{\sigma^2} + \epsilon)$ 就是另一个层了：方差很小时输出不同；对于常数通道
     （$\sigma^2 = 0$），$\sqrt{\sigma^2}$ 的导数是无穷大，反向传播得到 `inf`/`nan`，而
     $\sqrt{\sigma^2 + \epsilon}$ 给出的是有限的 $1/\sqrt{\epsilon} \approx 316$。
-    
+
     """),
     code(r"""
     eps = 1e-5
@@ -618,7 +618,7 @@ CELLS = [
     推理时分母是 $\sqrt{\text{running var} + \epsilon}$。把移动方差再平方（当成标准差来用），
     每个输出都会被缩小或放大。在方差为 4 的数据上训练一个层，再在同一分布上推理：正确的公式
     给出的输出离散程度约为 1，平方后的约为 0.5。
-    
+
     """),
     code(r"""
     stream = np.random.default_rng(2)
@@ -643,7 +643,7 @@ CELLS = [
     训练时，一个样本的输出依赖于同一批次里的其他样本；推理时则不依赖。忘了调用
     `model.eval()`，预测结果就取决于它和哪些样本放在同一个批次里；而只有一个样本的批次根本
     没法归一化。
-    
+
     """),
     code(r"""
     sample = x[:1]
@@ -672,7 +672,7 @@ CELLS = [
     批次统计量有多嘈杂？从一个方差为 1 的特征里取 $N$ 个样本组成批次，批次均值的标准差是
     $1/\sqrt{N}$，所以小批次会用明显偏离的均值和方差去归一化每个样本。（`figures/` 里的实验
     走得更远；见 README。）
-    
+
     """),
     code(r"""
     sizes = [2, 4, 8, 16, 32, 64, 128]
@@ -756,7 +756,7 @@ CELLS = [
     稳定下来，0.9 始终和单个批次一样嘈杂，`None` 像对所有已见批次取平均那样持续变好。
 
     ![三种动量下，running_mean 和 running_var 的误差随已处理批次数的变化](../figures/running_stats_convergence.png)
-    
+
     """),
     md(r"""
     *The loss landscape* (Santurkar et al. 2018): along the gradient of an 8-layer ReLU MLP, at
@@ -783,7 +783,7 @@ CELLS = [
     没有哪个变体的泛化比同一个不加归一化层的 MLP 更好。
 
     ![准确率和训练损失随幽灵批次大小的变化](../figures/batch_noise.png)
-    
+
     """),
     md(r"""
     ## 9. Why $\gamma$ and $\beta$: the layer can still be the identity
@@ -811,7 +811,7 @@ CELLS = [
     所以带仿射参数的 BatchNorm 可以表示恒等映射：不加归一化层的网络能算的，加了它的网络也能
     算。归一化改变的是网络的参数化方式，从而改变梯度下降在其中的走法，而不是它能表达什么。
     在一个各通道均值和离散程度相差很大的批次上测量：
-    
+
     """),
     code(r"""
     batch = np.random.default_rng(9).normal(loc=[-40.0, 0.5, 7.0, 25.0], scale=[0.01, 1.0, 5.0, 30.0], size=(64, 4))
@@ -855,7 +855,7 @@ CELLS = [
       通道有一个 $\gamma_c$，所以成立。LayerNorm 对每个*样本*归一化，但它的 $\gamma$ 和 $\beta$
       是按*特征*设置的：它们能抵消一个样本的统计量，却不能同时抵消所有样本的。LayerNorm 去掉
       的东西（每个样本自己的偏移和尺度）再也补不回来；这正是它要的不变性。
-    
+
     """),
     code(r"""
     identity.gamma.data[...] = np.sqrt(batch.var(axis=0) + identity.eps)   # set from `batch` again
@@ -877,7 +877,7 @@ CELLS = [
     """, zh=r"""
     用第 0 行的统计量设定 $\gamma$ 和 $\beta$ 的 LayerNorm，精确地还原了第 0 行，而另外两行的
     偏移和离散程度不同，分别差了约 17 和 4。
-    
+
     """),
     md(r"""
     ## Where next
@@ -890,6 +890,6 @@ CELLS = [
 
     * `normcore --lang zh explain batchnorm --shape 4x3` 在终端里打印上面的逐步推导。
     * LayerNorm 的 notebook 沿另一个轴做同样的事；GroupNorm 和 InstanceNorm 介于两者之间。
-    
+
     """),
 ]

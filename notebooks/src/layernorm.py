@@ -40,7 +40,7 @@ CELLS = [
     9. 填充过的序列：为什么 Transformer 用 LayerNorm 而不用 BatchNorm
 
     只要能 import `normcore`（在仓库里 `pip install -e .`），几秒钟就能跑完。
-    
+
     """),
     code(r"""
     import numpy as np
@@ -67,7 +67,7 @@ CELLS = [
 
     还是 BatchNorm 那个 notebook 里的四个学生和三门考试。LayerNorm 横着读一行：*这个学生哪一科
     最好，好多少？* 它不需要别的学生，所以一个班只有一个人时也照样工作。
-    
+
     """),
     code(CLASS_SCORES, r"""
     ln = nc.LayerNorm(3, elementwise_affine=False)
@@ -83,7 +83,7 @@ CELLS = [
     Ana 和 Ben 得到完全相同的一行：LayerNorm 保留一行的*模式*，忘掉它的水平和离散程度。在
     Transformer 里，行就是 token 向量。一个批次里的句子长短不一也没关系，因为每个 token 都是
     单独归一化的。
-    
+
     """),
     code(r"""
     rng = np.random.default_rng(42)
@@ -104,12 +104,12 @@ CELLS = [
     """, zh=(r"""
     Ben 每一科的成绩都是 Ana 的减 30，LayerNorm 给两人同样的一行。对 Ana 的那一行做哪些改动，
     LayerNorm 也会忘掉？哪些会保留？
-    
+
     """, r"""
     给整行加上同一个数（均值被减掉了），或者把整行乘上同一个正数（离散程度被除掉了，只差
     $\epsilon$），它都会忘掉。乘一个负数则会让每个输出变号。其他任何改动都会改变这一行的模式，
     并体现在输出里：只提高数学成绩，或者拉大两科之间的差距。
-    
+
     """)),
     md(r"""
     ## 2. The formulas
@@ -137,13 +137,13 @@ CELLS = [
 
     方差是有偏的（除以 $D$），$\epsilon$ 在平方根里面（默认 $10^{-5}$），$\gamma, \beta$ 的形状
     就是被归一化的那些轴的形状（`normalized_shape`），所有样本共用。
-    
+
     """),
     md(r"""
     ## 3. The forward in code
     """, zh=r"""
     ## 3. 前向的代码
-    
+
     """),
     code(r"""
     x = rng.normal(1.0, 2.0, size=(3, 4))
@@ -164,7 +164,7 @@ CELLS = [
     """, zh=r"""
     `normalized_shape` 可以指定末尾的好几个轴：`LayerNorm((C, H, W))` 把一批图像里的每个样本在
     它全部的通道和像素上一起标准化。
-    
+
     """),
     code(r"""
     images = rng.normal(size=(2, 3, 4, 4))
@@ -218,7 +218,7 @@ CELLS = [
     <<tape layernorm 3x4>>
 
     下面是上面那个层在一个随机 $dy$ 下的数字：
-    
+
     """),
     code(r"""
     dy = rng.standard_normal(x.shape)
@@ -242,7 +242,7 @@ CELLS = [
     公式和形状：统计量每行一个值，形状为 $(3, 1)$。从 $x$ 到 $\hat{x}$ 的几条路径各有自己的
     颜色和线型：直接穿过中心化的（实线）、经过均值的（虚线）、经过方差的（点划线，从 $x_c$
     出发）。反向传播把沿每条路径传回的梯度加起来；第 5 节给出这三份。
-    
+
     """),
     code(r"""
     st.graph()
@@ -271,7 +271,7 @@ CELLS = [
 
     用 NumPy 写就是一行：`dx = rstd * (g - g.mean(-1, keepdims=True) - x_hat * (g * x_hat).mean(-1, keepdims=True))`，
     需要缓存的只有 $\hat{x}$ 和 $r$。计算带上的三份就是这三项：
-    
+
     """),
     code(r"""
     t = st.tape
@@ -299,12 +299,12 @@ CELLS = [
     """, zh=(r"""
     假设均值不是从 $x$ 算出来的，而是给定的（一个常数，就像 BatchNorm 推理时的移动均值）。
     图中哪条路径会消失？紧凑公式里哪一项跟着消失？$\bar{x}$ 失去了哪个性质？
-    
+
     """, r"""
     经过均值的路径（$x \to \mu \to x_c$）消失，$-r\operatorname{mean}(g)$ 这一项也随之消失。
     这时 $\bar{x}$ 沿一行之和一般不再为零：输出不再对 $x$ 的平移视而不见，因为给定的均值不会
     跟着 $x$ 移动。
-    
+
     """)),
     md(r"""
     **The Jacobian.** For one row, $\partial \hat{x}_i / \partial x_j = \frac{r}{D}\left(D\,\delta_{ij} - 1 - \hat{x}_i \hat{x}_j\right)$:
@@ -316,7 +316,7 @@ CELLS = [
     这是一个对称矩阵，所以 $\bar{x} = J g$。它的零空间解释了梯度的那些性质：$J\mathbf{1} = 0$
     （平移一行什么都不变，所以 $\sum_j \bar{x}_j = 0$），$J\hat{x} \approx 0$（缩放也什么都
     不变，只差 $\epsilon$）。
-    
+
     """),
     code(r"""
     D, row = 4, 0
@@ -336,13 +336,13 @@ CELLS = [
     """, zh=(r"""
     $J$ 有两个特征值（大约）为零，其余都等于 $r$。前两个对应哪些方向？对剩下的方向来说，$r$
     意味着什么？
-    
+
     """, r"""
     $\mathbf{1}$（平移一行：$J\mathbf{1} = 0$，精确为零）和 $\hat{x}$（缩放：
     $J\hat{x} = r\,\hat{x}\,\epsilon/(\sigma^2 + \epsilon)$，很小但不为零）。在与两者都正交的
     每个方向上，$J$ 只是乘以 $r = 1/\sqrt{\sigma^2 + \epsilon}$：离散程度小的行会往回传一个
     大梯度。
-    
+
     """)),
     md(r"""
     ## 6. The gradient check
@@ -354,7 +354,7 @@ CELLS = [
 
     float64，随机的 $\gamma$、$\beta$ 和上游梯度，中心差分；分别检查 `(B, T, D)` 输入上的
     LayerNorm 和一个 `LayerNorm((C, H, W))`：
-    
+
     """),
     code(r"""
     for layer_, input_ in [(nc.LayerNorm(8), tokens), (nc.LayerNorm((3, 4, 4)), images)]:
@@ -383,7 +383,7 @@ CELLS = [
     是另一个层（PyTorch 的 `LayerNorm` 是前者）。$\sigma$ 大时两者一致，对于几乎为常数的行
     （比如填充 token）就分道扬镳了：放在根号里，$\epsilon$ 把舍入噪声压向 0；放在外面，噪声被
     放大到单位尺度，斜率 $1/(\sigma + \epsilon)$ 增长到 $1/\epsilon = 10^5$。
-    
+
     """),
     code(r"""
     eps = 1e-5
@@ -401,7 +401,7 @@ CELLS = [
     """, zh=r"""
     常数行（$\sigma^2 = 0$）的 $\hat{x} = 0$，所以 $y = \beta$，它的梯度是
     $(g - \operatorname{mean}(g))/\sqrt{\epsilon}$：很大，但有限。
-    
+
     """),
     code(r"""
     const = nc.LayerNorm(4)
@@ -422,7 +422,7 @@ CELLS = [
     LayerNorm 除以 $D$。`torch.var` 除以 $D - 1$，除非指定 `unbiased=False`；所以基于它手写的层
     会把方差归一化到 $(D-1)/D$：$D = 4$ 时差 25%，$D = 768$ 时差 0.13%，在行很宽的测试里很容易
     漏掉。
-    
+
     """),
     code(r"""
     for D in [4, 768]:
@@ -442,7 +442,7 @@ CELLS = [
     `LayerNorm(D)` 归一化每个样本的**最后**一个轴；`LayerNorm((C, H, W))` 归一化最后三个。它从不
     跨样本看，不保存移动统计量，在 `train()` 和 `eval()` 下输出相同。（这几点 BatchNorm 全都
     相反。）
-    
+
     """),
     code(r"""
     layer_ = nc.LayerNorm(8)
@@ -460,7 +460,7 @@ CELLS = [
 
     尺度和偏移相差很大的各行，经过 LayerNorm 之后离散程度都一样；每行各自的偏移和尺度都没有了
     （之后可学习的 $\gamma$ 和 $\beta$ 为所有行设定同一个尺度和偏移）。
-    
+
     """),
     code(r"""
     rows = rng.standard_normal((200, 16)) * rng.uniform(0.1, 10, size=(200, 1)) + rng.uniform(-20, 20, size=(200, 1))
@@ -500,7 +500,7 @@ CELLS = [
     BatchNorm 的误差会上升。
 
     ![BatchNorm、GroupNorm 和 LayerNorm 的误差随批次大小的变化](../figures/batch_size_error.png)
-    
+
     """),
     md(r"""
     ## 9. Padded sequences: why Transformers use LayerNorm rather than BatchNorm
@@ -515,7 +515,7 @@ CELLS = [
     句子长短不一。要把它们放进一个数组，就用填充 token（这里是零向量）把短句子填充到最长句子的
     长度，再用一个掩码标出哪些位置是真实的。一个批次有四个句子，长度分别为 7、3、5、2 个 token，
     填充到 8；每个 token 是一个 $D = 6$ 维的向量，真实值的均值为 2、标准差为 1：
-    
+
     """),
     code(r"""
     lengths = [7, 3, 5, 2]
@@ -546,7 +546,7 @@ CELLS = [
 
     **带掩码的 BatchNorm** 只在真实 token 上取统计量。它只要几行（这里只写前向，用来看统计量；
     真正的层还需要对应的反向，填充位置在其中不得到梯度）：
-    
+
     """),
     code(r"""
     def masked_batchnorm(x, mask, eps=1e-5):
@@ -608,7 +608,7 @@ CELLS = [
     就会这样），每个真实 token 的 BatchNorm 输出都变了，尽管没有哪个真实 token 变过。它的移动
     统计量也被同样污染，所以推理也不对。LayerNorm 在每个 token 自己的特征上归一化：真实 token
     永远看不到填充 token，所以它根本不需要掩码，输出也不会变。
-    
+
     """),
     code(r"""
     longer = np.zeros((4, 16, 6))                                         # the same tokens, padded to 16
@@ -647,7 +647,7 @@ CELLS = [
     把统计量算对，而且即便如此，一个 token 的输出仍然依赖于同一批次里的其他句子；LayerNorm 两者
     都不需要。（Shen 等人 2020 年的“PowerNorm”还指出，BatchNorm 的批次统计量在 NLP 的
     Transformer 里比在视觉网络里波动大得多；这一点这里没有测量。）
-    
+
     """),
     md(r"""
     ## Where next
@@ -659,6 +659,6 @@ CELLS = [
 
     * `normcore --lang zh explain layernorm --shape 2x4` 在终端里打印逐步推导。
     * RMSNorm 去掉了中心化（以及 $\beta$）：它的计算带就是这条去掉均值的计算带。
-    
+
     """),
 ]
