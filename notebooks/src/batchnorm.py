@@ -249,14 +249,14 @@ CELLS = [
 
     | 步骤 | 前向 | 反向 |
     |---|---|---|
-    | 平移 | $y = s + \beta$ | $\bar{s} = \bar{y}$, $\ \bar{\beta}_c = \sum_i \bar{y}_{ic}$ |
-    | 缩放 | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$, $\ \bar{\gamma}_c = \sum_i \bar{s}_{ic}\,\hat{x}_{ic}$ |
-    | 归一化 | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$, $\ \bar{r}_c = \sum_i \bar{\hat{x}}_{ic}\, x_{c,ic}$ |
+    | 平移 | $y = s + \beta$ | $\bar{s} = \bar{y}$，$\ \bar{\beta}_c = \sum_i \bar{y}_{ic}$ |
+    | 缩放 | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$，$\ \bar{\gamma}_c = \sum_i \bar{s}_{ic}\,\hat{x}_{ic}$ |
+    | 归一化 | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$，$\ \bar{r}_c = \sum_i \bar{\hat{x}}_{ic}\, x_{c,ic}$ |
     | 平方根倒数 | $r = v^{-1/2}$ | $\bar{v} = -\tfrac{1}{2} v^{-3/2}\, \bar{r} = -\tfrac{1}{2} r^3\, \bar{r}$ |
     | 加 eps | $v = \sigma^2 + \epsilon$ | $\overline{\sigma^2} = \bar{v}$ |
     | 方差 | $\sigma^2_c = \frac{1}{n}\sum_i q_{ic}$ | $\bar{q}_{ic} = \overline{\sigma^2_c} / n$ |
     | 平方 | $q = x_c^2$ | $\bar{x}_c \mathrel{+}= 2\, x_c\, \bar{q}$ |
-    | 中心化 | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$, $\ \bar{\mu}_c = -\sum_i \bar{x}_{c,ic}$ |
+    | 中心化 | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$，$\ \bar{\mu}_c = -\sum_i \bar{x}_{c,ic}$ |
     | 均值 | $\mu_c = \frac{1}{n}\sum_i x_{ic}$ | $\bar{x} \mathrel{+}= \bar{\mu} / n$ |
 
     $x_c$ 进入两个步骤（平方和归一化），$x$ 也进入两个（均值和中心化），所以它们各自收到两份

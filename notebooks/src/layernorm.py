@@ -203,14 +203,14 @@ CELLS = [
 
     | 步骤 | 前向 | 反向 |
     |---|---|---|
-    | 平移 | $y = s + \beta$ | $\bar{s} = \bar{y}$, $\ \bar{\beta}_j = \sum_{\text{samples}} \bar{y}_j$ |
-    | 缩放 | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$, $\ \bar{\gamma}_j = \sum_{\text{samples}} \bar{s}_j\,\hat{x}_j$ |
-    | 归一化 | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$, $\ \bar{r} = \sum_j \bar{\hat{x}}_j\, x_{c,j}$ |
+    | 平移 | $y = s + \beta$ | $\bar{s} = \bar{y}$，$\ \bar{\beta}_j = \sum_{\text{samples}} \bar{y}_j$ |
+    | 缩放 | $s = \hat{x}\,\gamma$ | $\bar{\hat{x}} = \bar{s}\,\gamma$，$\ \bar{\gamma}_j = \sum_{\text{samples}} \bar{s}_j\,\hat{x}_j$ |
+    | 归一化 | $\hat{x} = x_c\, r$ | $\bar{x}_c \mathrel{+}= \bar{\hat{x}}\, r$，$\ \bar{r} = \sum_j \bar{\hat{x}}_j\, x_{c,j}$ |
     | 平方根倒数 | $r = v^{-1/2}$ | $\bar{v} = -\tfrac{1}{2} v^{-3/2}\, \bar{r}$ |
     | 加 eps | $v = \sigma^2 + \epsilon$ | $\overline{\sigma^2} = \bar{v}$ |
     | 方差 | $\sigma^2 = \frac{1}{D}\sum_j q_j$ | $\bar{q}_j = \overline{\sigma^2} / D$ |
     | 平方 | $q = x_c^2$ | $\bar{x}_c \mathrel{+}= 2\, x_c\, \bar{q}$ |
-    | 中心化 | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$, $\ \bar{\mu} = -\sum_j \bar{x}_{c,j}$ |
+    | 中心化 | $x_c = x - \mu$ | $\bar{x} \mathrel{+}= \bar{x}_c$，$\ \bar{\mu} = -\sum_j \bar{x}_{c,j}$ |
     | 均值 | $\mu = \frac{1}{D}\sum_j x_j$ | $\bar{x} \mathrel{+}= \bar{\mu} / D$ |
 
     `normcore.derivations` 为 4 个特征上的 LayerNorm 建的计算带：
