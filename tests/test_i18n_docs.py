@@ -21,7 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "normcore" / "docs" / "pages"
 ZH_PAGES = ("index", "reading_order", "practice")      # written by hand
 ZH_GENERATED = ("glossary", "practice_catalog", "references")  # written at build time
-ZH_NOTEBOOKS = ("interview_practice_zh", "claims_zh")
 
 
 def _load(name, path):
@@ -32,8 +31,8 @@ def _load(name, path):
 
 
 build = _load("notebook_build_i18n", ROOT / "notebooks" / "build.py")
-# every notebook built in Chinese (ZH_NOTEBOOKS: those the Chinese section of the site lists)
-ZH_BUILT = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
+# every notebook built in Chinese; the Chinese section of the site lists each
+ZH_NOTEBOOKS = tuple(t for t in build.TOPICS if build.source_and_language(t)[1] == "zh")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -154,7 +153,7 @@ def test_the_readme_links_its_chinese_introduction_in_its_first_lines():
 
 
 # --- the Chinese notebooks --------------------------------------------------------------------
-@pytest.mark.parametrize("topic", ZH_BUILT)
+@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
 def test_a_chinese_notebook_is_built_from_its_english_source(topic):
     source, lang = build.source_and_language(topic)
     assert lang == "zh" and source in build.TOPICS and topic in build.TOPICS
@@ -210,7 +209,7 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
 
 
-@pytest.mark.parametrize("topic", ZH_BUILT)
+@pytest.mark.parametrize("topic", ZH_NOTEBOOKS)
 def test_the_chinese_notebooks_prose_is_chinese(topic):
     nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
     english = [p for c in nb.cells if c.cell_type == "markdown" for p in english_paragraphs(c.source)]
@@ -235,7 +234,7 @@ def _prints_in_its_language(topic):
     return 'translator("notebooks")' in next(c.source for c in nb.cells if c.cell_type == "code")
 
 
-ZH_PRINTING = tuple(t for t in ZH_BUILT if _prints_in_its_language(t))
+ZH_PRINTING = tuple(t for t in ZH_NOTEBOOKS if _prints_in_its_language(t))
 
 
 def test_the_chinese_notebooks_of_the_write_ups_subjects_print_in_chinese():
