@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SOURCES = HERE / "src"
 TOPICS = ["batchnorm", "batchnorm_in_practice", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout",
+          "batchnorm_zh", "layernorm_zh",
           "pre_post_norm", "modern_norms", "interview_practice", "claims",
           "rmsnorm_zh", "pre_post_norm_zh",
           "interview_practice_zh", "claims_zh"]
