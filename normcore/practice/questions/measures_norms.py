@@ -194,6 +194,9 @@ def sigmoid_linear_fraction():
 
 
 # --- eps --------------------------------------------------------------------------------------
+SMALL_STD = 1e-3  # the features of the eps measures: a variance (1e-6) below eps (1e-5)
+
+
 def _eps_outputs(std):
     x = _rng(13).normal(0.0, std, size=(4, 64))
     eps = 1e-5
@@ -205,12 +208,12 @@ def _eps_outputs(std):
 
 def eps_inside_std_small():
     """The output std of LayerNorm (eps inside the root) on features of std 0.001."""
-    return float(_eps_outputs(1e-3)[0])
+    return float(_eps_outputs(SMALL_STD)[0])
 
 
 def eps_outside_std_small():
     """The same with sigma + eps (eps outside the root) on features of std 0.001."""
-    return float(_eps_outputs(1e-3)[1])
+    return float(_eps_outputs(SMALL_STD)[1])
 
 
 def eps_constant_input_output():
@@ -470,3 +473,8 @@ def writeup_bn_eval_gap():
 def small_momentum():
     """The smaller momentum running_noise_ratio compares with (a setting of the measure)."""
     return MOMENTA[1]
+
+
+def small_feature_std():
+    """The features' standard deviation the eps measures use (a setting of the measure)."""
+    return SMALL_STD
