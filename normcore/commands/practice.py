@@ -522,5 +522,5 @@ def _list_questions(chosen):
     print(_fill(_("{n} questions (normcore practice questions ID shows one):").format(
         n=len(chosen)), ""))
     for q in chosen:
-        print(f"  {q.id}  [{_(quiz.TOPIC_TITLES[q.topic])}]")
+        print(f"  {q.id}  [{_(questions.TOPIC_TITLES[q.topic])}]")
         print(_fill(q.text("question"), " " * 6))

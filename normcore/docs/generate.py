@@ -302,7 +302,6 @@ def questions_page(lang="en"):
     with its answer, its evidence and the common wrong answers."""
     from .. import i18n
     from ..practice import questions
-    from ..practice.questions.quiz import TOPIC_TITLES
 
     words = QUESTION_WORDS[lang]
     catalog = i18n.translator("practice")
@@ -313,7 +312,7 @@ def questions_page(lang="en"):
             chosen = [q for q in bank if q.topic == topic]
             if not chosen:
                 continue
-            lines += [f"## {catalog(TOPIC_TITLES[topic])}", ""]
+            lines += [f"## {catalog(questions.TOPIC_TITLES[topic])}", ""]
             for q in chosen:
                 colon = words["colon"]
                 lines += [f"### {_cell(q.text('question'))}", "", f"`{q.id}`", "",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..i18n import translator
 from ..i18n.width import display_width, pad, wrap
+from .questions import TOPIC_TITLES
 
 _ = translator("practice")
 WIDTH = 80
@@ -219,6 +220,11 @@ def format_history(attempts, path=None):
     return "\n".join(out)
 
 
+def _topic(asked):
+    """The topic of an asked question as the questions' headings name it."""
+    return _(TOPIC_TITLES.get(asked.topic, asked.topic))
+
+
 def _known(asked):
     return {True: _("yes"), False: _("no"), None: "-"}[asked.known]
 
@@ -230,12 +236,12 @@ def format_asked(asked):
         return ""
     heads = [_("date"), _("question"), _("topic"), _("known")]
     q_w = max(display_width(heads[1]), *(len(a.question) for a in asked))
-    t_w = max(display_width(heads[2]), *(len(a.topic) for a in asked))
+    t_w = max(display_width(heads[2]), *(display_width(_topic(a)) for a in asked))
     widths = (16, q_w, t_w)
     out = [_("Interview questions asked (normcore practice questions):"),
            _columns(heads[:3], widths) + "  " + heads[3], "-" * WIDTH]
     for a in asked:
-        out.append(_columns((a.date[:16].replace("T", " "), a.question, a.topic), widths)
+        out.append(_columns((a.date[:16].replace("T", " "), a.question, _topic(a)), widths)
                    + "  " + _known(a))
     answered = [a for a in asked if a.known is not None]
     out += wrap(_("Known: {known} of {answered} answered; {distinct} different questions "

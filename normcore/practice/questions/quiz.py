@@ -11,18 +11,13 @@ import random
 import re
 from datetime import UTC, datetime
 
-from ...i18n import N_, language, translator
+from ...i18n import language, translator
 from ...i18n.width import fill
 from .. import history
+from . import TOPIC_TITLES
 
 _ = translator("practice")
 WIDTH = 80
-# the topics as a heading names them (the bank's topic ids are what --topic takes)
-TOPIC_TITLES = {"batchnorm": "BatchNorm", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
-                "groupnorm": "GroupNorm", "statistics": N_("statistics"),
-                "placement": N_("placement"), "small-batch": N_("small batches"),
-                "folding": N_("folding"), "dropout": "Dropout", "transformer": "Transformer",
-                "modern": N_("since 2020")}
 
 
 def draw(questions, n, seed=None):
