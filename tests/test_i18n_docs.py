@@ -20,7 +20,7 @@ from normcore.i18n.width import display_width
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "normcore" / "docs" / "pages"
 ZH_PAGES = ("index", "reading_order", "practice")      # written by hand
-ZH_GENERATED = ("glossary", "practice_catalog", "references")  # written at build time
+ZH_GENERATED = ("glossary", "practice_catalog", "questions", "references")  # written at build time
 
 
 def _load(name, path):

@@ -236,6 +236,94 @@ def practice_catalog(lang="en"):
     return "\n".join(lines)
 
 
+# The questions page's own words, per language; the questions come from the bank
+# (normcore/practice/questions), in the page's language.
+QUESTION_WORDS = {
+    "en": dict(
+        title="Interview questions on normalization",
+        intro="The conceptual questions interviews ask about normalization, each with an answer "
+              "of interview length that quotes what normcore measures (every number is "
+              "recomputed by a test), where normcore shows it, and the common wrong answers, "
+              "with the write-up (W1 to W4, the claims notebook) that makes one. Generated from "
+              "the bank in `normcore/practice/questions/`; in a terminal, "
+              "`normcore practice questions --random 5` asks them one at a time.",
+        answer="Answer", evidence="Where normcore shows it", wrong="Common wrong answers",
+        why="Why it is wrong", made_by="made by {writeup}", claim="claims row {row}",
+        colon=": ", comma=", ", space=" ",
+        zh_link="中文：[面试八股题](zh/questions.md)"),
+    "zh": dict(
+        title="归一化面试八股题",
+        intro="面试中关于归一化的概念题，每道题都有一段面试长度的答案，引用 normcore 实测的数字"
+              "（每个数字都由测试重新计算），给出 normcore 中展示它的位置，以及常见的错误回答；"
+              "若某篇文章（W1 到 W4，见论断 notebook）犯了这个错误，也会注明。本页由 "
+              "`normcore/practice/questions/` 中的题库生成；在终端里，"
+              "`normcore practice questions --random 5 --lang zh` 会一次出一道题。",
+        answer="答案", evidence="normcore 中的依据", wrong="常见的错误回答",
+        why="错在哪里", made_by="{writeup} 中有这个错误", claim="见论断 {row}",
+        colon="：", comma="，", space="",
+        zh_link="[English](../questions.md)"),
+}
+
+
+def _evidence(pointer, lang):
+    """An evidence pointer of the bank as Markdown: notebooks and figures as links (one folder
+    up from the Chinese section), claims rows to the claims notebook of the page's language."""
+    up = "../" if lang != "en" else ""
+    if match := re.fullmatch(r"claims row ([a-z0-9-]+)", pointer):
+        notebook = "notebooks/claims_zh.ipynb" if lang == "zh" else "notebooks/claims.ipynb"
+        row = QUESTION_WORDS[lang]["claim"].format(row=f"`{match.group(1)}`")
+        return f"[{notebook}]({up}{notebook}){QUESTION_WORDS[lang]['comma']}{row}"
+    if match := re.fullmatch(r"(notebooks/\w+\.ipynb) (§\d+)", pointer):
+        return f"[{match.group(1)}]({up}{match.group(1)}) {match.group(2)}"
+    if pointer.startswith("figures/"):
+        return f"[{pointer}]({up}{pointer})"
+    if match := re.fullmatch(r"experiment (\w+)", pointer):
+        return f"`normcore figures {match.group(1)} --quick`"
+    return f"`{pointer}`"
+
+
+def _made_by(wrong, words, lang):
+    """" (made by W3, claims row ROW)" in the page's language, or "" when no write-up makes
+    the wrong answer."""
+    if not wrong.writeup:
+        return ""
+    head, _sep, row = wrong.writeup.partition(", claims row ")
+    text = words["made_by"].format(writeup=head)
+    if row:
+        text += words["comma"] + words["claim"].format(row=f"`{row}`")
+    return f"（{text}）" if lang == "zh" else f" ({text})"
+
+
+def questions_page(lang="en"):
+    """The interview question bank as one Markdown page in ``lang``: per topic, each question
+    with its answer, its evidence and the common wrong answers."""
+    from .. import i18n
+    from ..practice import questions
+
+    words = QUESTION_WORDS[lang]
+    catalog = i18n.translator("practice")
+    bank = questions.bank()
+    lines = [f"# {words['title']}", "", words["zh_link"], "", words["intro"], ""]
+    with i18n.speaking(lang):
+        for topic in questions.TOPICS:
+            chosen = [q for q in bank if q.topic == topic]
+            if not chosen:
+                continue
+            lines += [f"## {catalog(questions.TOPIC_TITLES[topic])}", ""]
+            for q in chosen:
+                colon = words["colon"]
+                lines += [f"### {_cell(q.text('question'))}", "", f"`{q.id}`", "",
+                          f"**{words['answer']}**{colon}{_cell(q.text('answer'))}", "",
+                          f"**{words['evidence']}**{colon.strip()}", ""]
+                lines += [f"- {_evidence(e, lang)}" for e in q.evidence]
+                lines += ["", f"**{words['wrong']}**{colon.strip()}", ""]
+                for w in q.wrong:
+                    lines.append(f"- {_cell(w.text('answer'))}{words['space']}**{words['why']}**"
+                                 f"{colon}{_cell(w.text('why'))}{_made_by(w, words, lang)}")
+                lines.append("")
+    return "\n".join(lines)
+
+
 def _derivations():
     """(page name, kind, options) of every derivation page: one per step-through, and one per
     further norm position of the residual block (its page is Pre-Norm's)."""
@@ -356,10 +444,11 @@ def figures_page(figures_dir):
 def write_all(src, lang="en"):
     """Write every generated page of the ``lang`` section into its staged source folder ``src``."""
     src = pathlib.Path(src)
-    if lang != "en":  # the Chinese section: the catalog, the glossary, the references
+    if lang != "en":  # the Chinese section: the catalog, the glossary, the references, the questions
         (src / "practice_catalog.md").write_text(practice_catalog(lang), encoding="utf-8")
         (src / "glossary.md").write_text(glossary_page(), encoding="utf-8")
         (src / "references.md").write_text(bibliography_page(lang), encoding="utf-8")
+        (src / "questions.md").write_text(questions_page(lang), encoding="utf-8")
         return
     (src / "api").mkdir(exist_ok=True)
     for name, text in api_pages().items():
@@ -367,5 +456,6 @@ def write_all(src, lang="en"):
     for name, text in derivation_pages(src / "derivations").items():
         (src / "derivations" / name).write_text(text, encoding="utf-8")
     (src / "practice_catalog.md").write_text(practice_catalog(), encoding="utf-8")
+    (src / "questions.md").write_text(questions_page(), encoding="utf-8")
     (src / "references.md").write_text(bibliography_page(), encoding="utf-8")
     (src / "figures.md").write_text(figures_page(src / "figures"), encoding="utf-8")
