@@ -8,6 +8,7 @@ of normcore's layers directly (QK-norm, DyT, Peri-LN).
 """
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -19,7 +20,10 @@ from ...nn.transformer import deepnorm_constants
 
 
 # ---------------------------------------------------------------- shared stacks (claims.py's)
+# The stacks and runs that several measures read are computed once (``cache``); the measures
+# only read the arrays they return.
 
+@cache
 def residual_stack(position, n_layers, seed=0, d=256, tokens=64):
     """x_0 ... x_L, (L + 1, tokens, d), of the variance-preserving residual stack of the claims
     notebook: each branch a Linear(d, d) with Xavier-normal weights, the norm a LayerNorm
@@ -70,16 +74,11 @@ def output_change(position, depth, seed, size=1e-3):
     return np.linalg.norm(run(blocks, x) - y) / np.linalg.norm(y)
 
 
-_PROFILES = {}
-
-
+@cache
 def gradient_profile(position, n_blocks=8, n_seeds=4):
     """The gradient norm of every block (1 = next to the input) of freshly initialised
     TinyTransformers, one row per initialisation (the pre_post_gradients experiment, small)."""
-    key = (position, n_blocks, n_seeds)
-    if key not in _PROFILES:
-        _PROFILES[key] = np.array([gradients_at_init(position, n_blocks, seed) for seed in range(n_seeds)])
-    return _PROFILES[key]
+    return np.array([gradients_at_init(position, n_blocks, seed) for seed in range(n_seeds)])
 
 
 # ---------------------------------------------------------------- LayerNorm, not BatchNorm
@@ -148,6 +147,7 @@ def batch_mean_error_bert256():
     return _batch_mean_error(256)
 
 
+@cache
 def _positions_case():
     """Per-position batch means (claims row bn-positions-not-identical): returns the mean error
     at b = 8 and b = 128 and the largest offset of one position's output when BatchNorm pools
@@ -277,6 +277,7 @@ def post_over_pre_last_block_max():
     return float(_last_block_ratio().max())
 
 
+@cache
 def _mean_output_change(position, depth, n_seeds=4):
     """The relative output change of ``output_change``, averaged over seeds 0 .. n_seeds - 1."""
     return float(np.mean([output_change(position, depth, seed=s) for s in range(n_seeds)]))
@@ -304,6 +305,7 @@ def deepnorm_beta_32():
     return deepnorm_constants(32)[1]
 
 
+@cache
 def _branch_share(depth, seed):
     """|the branches' part of dL/dx_0| / |the identity path's part, dL/dy| for a Pre-LN stack."""
     rng = np.random.default_rng(34 + seed)
@@ -322,6 +324,7 @@ def pre_branch_share_8_max():
     return max(_branch_share(8, s) for s in range(4))
 
 
+@cache
 def _final_norm_case():
     """(RMS of the residual stream entering norm_f, RMS after it) of an 8-block Pre-LN
     TinyTransformer at initialisation, on one batch of the copy task's tokens."""
