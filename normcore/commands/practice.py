@@ -10,6 +10,7 @@ mistake you made.
     normcore practice interview [NAME] [--minutes M] [--dir DIR] [--difficulty LEVEL] [--seed N]
                                 [--timeout S]
     normcore practice history [--json]
+    normcore practice questions [ID] [--topic T[,T]] [--random N] [--seed N] [--list]
 
 ``check`` exits with 0 when every check passes, 1 when one fails (or is not implemented yet)
 and 2 when a file cannot be graded (missing, does not import, no layer class). One file gets
@@ -34,7 +35,9 @@ from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report, solution_source
 from ..practice.report import HINT_LEVELS
 from ..practice.sandbox import GiB, Limits
-from ._options import add_language_option, positive_float
+from ..practice import questions
+from ..practice.questions import quiz
+from ._options import add_language_option, positive_float, seed
 
 _ = translator("practice")
 catalog_text = translator("catalog")  # the mistakes' titles and symptoms (practice/catalog)
@@ -171,7 +174,36 @@ def add_arguments(parser):
              ["normcore practice history", "normcore practice history --json > interviews.json"])
     p.add_argument("--json", action="store_true",
                    help=_("print the attempts and progress as JSON"))
+    _add_questions(sub)
     parser.set_defaults(_parser=parser)
+
+
+def _add_questions(sub):
+    """``practice questions``: the interview questions on normalization (面试八股)."""
+    p = _sub(sub, "questions", _("interview questions on normalization, answered with "
+                                 "normcore's numbers"),
+             _("The conceptual questions interviews ask about normalization, each with a short "
+               "answer quoting what normcore measures, where normcore shows it, and the common "
+               "wrong answers. In a terminal: a question at a time, the answer on Enter, then "
+               "whether you knew it, recorded in the history (normcore practice history shows "
+               "it); piped or redirected: every question printed with its answer."),
+             ["normcore practice questions --random 5",
+              "normcore practice questions --topic batchnorm,statistics --lang zh",
+              "normcore practice questions bn-vs-ln-axes",
+              "normcore practice questions --list > questions.txt"])
+    p.add_argument("id", nargs="?", metavar="ID",
+                   help=_("one question, by its id (normcore practice questions --list)"))
+    p.add_argument("--topic", action="append", metavar="T",
+                   help=_("only the questions of these topics, repeated or separated by commas "
+                          "({topics}; e.g. --topic batchnorm,folding)").format(
+                              topics=", ".join(questions.TOPICS)))
+    p.add_argument("--random", type=_positive_int, metavar="N",
+                   help=_("N questions drawn at random (e.g. --random 5)"))
+    p.add_argument("--seed", type=seed, metavar="S",
+                   help=_("seed the random draw, to draw the same questions again (default: a "
+                          "fresh draw)"))
+    p.add_argument("--list", action="store_true",
+                   help=_("list the questions (id, topic, question) without their answers"))
 
 
 def _add_timeout(parser):
@@ -180,6 +212,18 @@ def _add_timeout(parser):
                         help=_("stop a file whose probe runs longer than this many seconds "
                                "(default: {seconds:g}; e.g. --timeout 10)").format(
                                    seconds=Limits.timeout))
+
+
+def _positive_int(text):
+    """An integer >= 1, or argparse's clear error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(_("expected an integer >= 1, got {text!r}").format(
+            text=text))
+    return value
 
 
 def _minutes(text):
@@ -195,7 +239,8 @@ def run(args):
         args._parser.print_help()
         return 0
     return {"list": _list, "new": _new, "check": _check, "solution": _solution,
-            "interview": _interview, "history": _history}[args.action](args)
+            "interview": _interview, "history": _history,
+            "questions": _questions}[args.action](args)
 
 
 def _error(message):
@@ -431,8 +476,51 @@ def _history(args):
     attempts, problems = history.load()
     for problem in problems:
         print(_fill(_("warning: {problem}").format(problem=problem), ""), file=sys.stderr)
+    asked = history.load_asked()
     if args.json:
-        sys.stdout.write(history.to_json(attempts))
+        sys.stdout.write(history.to_json(attempts, asked=asked))
     else:
         print(history.format_history(attempts))
+        if asked:
+            print("\n" + history.format_asked(asked))
     return 0
+
+
+def _questions(args):
+    """practice questions: list, show one, or quiz (a terminal) / print (piped) a selection."""
+    topics = [t.strip() for option in args.topic or [] for t in option.split(",") if t.strip()]
+    unknown = [t for t in topics if t not in questions.TOPICS]
+    if unknown:
+        _error(_("unknown topic {topics}; expected one of {known}").format(
+            topics=", ".join(unknown), known=", ".join(questions.TOPICS)))
+        return 2
+    if args.id:
+        try:
+            chosen = [questions.by_id(args.id)]
+        except KeyError:
+            _error(_("no question {id}; normcore practice questions --list shows them").format(
+                id=args.id))
+            return 2
+    else:
+        chosen = questions.select(topics)
+        if args.random:
+            chosen = quiz.draw(chosen, args.random, args.seed)
+    if not chosen:
+        _error(_("no question on {topics}").format(topics=", ".join(topics)))
+        return 2
+    if args.list:
+        _list_questions(chosen)
+    elif sys.stdin.isatty() and sys.stdout.isatty():
+        quiz.quiz(chosen)
+    else:
+        quiz.print_all(chosen)
+    return 0
+
+
+def _list_questions(chosen):
+    """One entry per question: its id and topic, then the question (80 columns)."""
+    print(_fill(_("{n} questions (normcore practice questions ID shows one):").format(
+        n=len(chosen)), ""))
+    for q in chosen:
+        print(f"  {q.id}  [{_(quiz.TOPIC_TITLES[q.topic])}]")
+        print(_fill(q.text("question"), " " * 6))

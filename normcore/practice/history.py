@@ -1,8 +1,11 @@
-"""The record of mock interviews: one JSON line per attempt, and the progress they show.
+"""The record of mock interviews and interview questions: one JSON line per record, and the
+progress they show.
 
-    append(attempt)                  add an attempt to the history file (created on demand)
-    attempts, problems = load()      every attempt recorded, and the lines that are not one
+    append(attempt)                  add an attempt (or an Asked question) to the history file
+    attempts, problems = load()      every attempt recorded, and the lines that are not a record
+    asked = load_asked()             every interview question asked (normcore practice questions)
     print(format_history(attempts))  the attempts, then progress per exercise (80 columns)
+    print(format_asked(asked))       the questions asked, and how many were known
 
 The file is ``practice_history.jsonl`` in ``$NORMCORE_HOME``, or in ``~/.normcore/`` when
 that is not set. An attempt keeps the mistakes the grader named, although the interview
@@ -46,6 +49,22 @@ class Attempt:
         return asdict(self)
 
 
+@dataclass
+class Asked:
+    """One interview question asked by normcore practice questions, and whether the candidate
+    said they knew the answer (None: they did not say)."""
+
+    date: str  # ISO 8601 in UTC, to the second
+    question: str  # the question's id
+    topic: str
+    known: bool = None
+    lang: str = "en"
+    kind: str = "question"  # tells these lines from an attempt's (which have no kind)
+
+    def record(self):
+        return asdict(self)
+
+
 REQUIRED = ("date", "exercise", "file", "time_box", "minutes_taken", "over_time", "ended")
 
 
@@ -69,25 +88,51 @@ def append(attempt, path=None):
 
 def load(path=None):
     """(attempts, problems): every attempt in the history file, oldest first, and a message
-    for each line that is not an attempt (skipped). No file: no attempts."""
+    for each line that is neither an attempt nor an asked question (skipped). No file: no
+    attempts."""
+    attempts, _asked, problems = _read(path)
+    return attempts, problems
+
+
+def load_asked(path=None):
+    """Every interview question asked, oldest first (the lines that are no record are skipped:
+    load names them)."""
+    return _read(path)[1]
+
+
+ASKED_REQUIRED = ("date", "question", "topic")
+
+
+def _read(path):
+    """(attempts, asked questions, problems) of the history file; files written before the
+    questions existed hold attempts alone, and load as they always did."""
     path = Path(path or history_file())
     if not path.exists():
-        return [], []
-    known = {f.name for f in fields(Attempt)}
-    attempts, problems = [], []
+        return [], [], []
+    attempts, asked, problems = [], [], []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-            missing = [k for k in REQUIRED if k not in record]
-            if missing:
-                raise ValueError(_("no {keys}").format(keys=", ".join(missing)))
-            attempts.append(Attempt(**{k: v for k, v in record.items() if k in known}))
+            if isinstance(record, dict) and record.get("kind") == "question":
+                asked.append(_record(Asked, record, ASKED_REQUIRED))
+            else:
+                attempts.append(_record(Attempt, record, REQUIRED))
         except (ValueError, TypeError, AttributeError) as e:
             problems.append(_("line {number} of {path} is not an attempt ({error}): skipped").format(
                 number=number, path=path, error=e))
-    return attempts, problems
+    return attempts, asked, problems
+
+
+def _record(kind, record, required):
+    """A ``kind`` made of the JSON object ``record`` (its unknown keys ignored); ValueError
+    naming the required keys it lacks."""
+    missing = [k for k in required if k not in record]
+    if missing:
+        raise ValueError(_("no {keys}").format(keys=", ".join(missing)))
+    known = {f.name for f in fields(kind)}
+    return kind(**{k: v for k, v in record.items() if k in known})
 
 
 def progress(attempts):
@@ -101,11 +146,12 @@ def progress(attempts):
             for name, tries in by_exercise.items()]
 
 
-def to_json(attempts, path=None):
+def to_json(attempts, path=None, asked=()):
     rows = [{"exercise": p["exercise"], "attempts": p["attempts"],
              **{k: _score(p[k]) for k in ("first", "latest", "best")}} for p in progress(attempts)]
     return json.dumps({"file": str(path or history_file()),
-                       "attempts": [a.record() for a in attempts], "progress": rows}, indent=2) + "\n"
+                       "attempts": [a.record() for a in attempts], "progress": rows,
+                       "questions": [q.record() for q in asked]}, indent=2) + "\n"
 
 
 def _score(attempt):
@@ -170,4 +216,29 @@ def format_history(attempts, path=None):
             + _("best"), "-" * WIDTH]
     for p, (first, latest, best) in scores:
         out.append(_columns((p["exercise"], str(p["attempts"]), first, latest), widths) + "  " + best)
+    return "\n".join(out)
+
+
+def _known(asked):
+    return {True: _("yes"), False: _("no"), None: "-"}[asked.known]
+
+
+def format_asked(asked):
+    """The interview questions asked, oldest first (date, question, topic, known), then how
+    many were known; at most 80 display columns. "" when none was asked."""
+    if not asked:
+        return ""
+    heads = [_("date"), _("question"), _("topic"), _("known")]
+    q_w = max(display_width(heads[1]), *(len(a.question) for a in asked))
+    t_w = max(display_width(heads[2]), *(len(a.topic) for a in asked))
+    widths = (16, q_w, t_w)
+    out = [_("Interview questions asked (normcore practice questions):"),
+           _columns(heads[:3], widths) + "  " + heads[3], "-" * WIDTH]
+    for a in asked:
+        out.append(_columns((a.date[:16].replace("T", " "), a.question, a.topic), widths)
+                   + "  " + _known(a))
+    answered = [a for a in asked if a.known is not None]
+    out += wrap(_("Known: {known} of {answered} answered; {distinct} different questions "
+                  "asked.").format(known=sum(a.known for a in answered), answered=len(answered),
+                                   distinct=len({a.question for a in asked})), WIDTH)
     return "\n".join(out)
