@@ -366,25 +366,6 @@ def norms_per_peri_block():
 
 # ---------------------------------------------------------------- RMSNorm
 
-def _offset_rows():
-    rng = np.random.default_rng(18)
-    return rng.standard_normal((500, 16)) + 5.0
-
-
-def rms_output_mean_offset():
-    """Mean of RMSNorm's output on rows offset by +5 (LayerNorm's is 0)."""
-    return float(norms.RMSNorm(16, eps=1e-5, elementwise_affine=False)(_offset_rows()).mean())
-
-
-def rms_centred_gap():
-    """Largest |RMSNorm(x - mean) - LayerNorm(x)| on the same rows, without affine parameters
-    and with the same eps: they are the same function once the rows are centred."""
-    x = _offset_rows()
-    centred = x - x.mean(axis=1, keepdims=True)
-    rms = norms.RMSNorm(16, eps=1e-5, elementwise_affine=False)
-    return float(np.abs(rms(centred) - norms.LayerNorm(16, elementwise_affine=False)(x)).max())
-
-
 def _passes(norm):
     rng = np.random.default_rng(20)
     x, dy = rng.standard_normal((2, 64, 256))
