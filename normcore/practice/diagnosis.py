@@ -117,6 +117,28 @@ def diagnose(probes, users, checks, mutants, graded=EVERY):
     return named
 
 
+def partly(probes, users, checks, mutants, graded=EVERY):
+    """The catalogued mistakes that each give some of the answer's failing numbers exactly,
+    when no mistake (nor combination) was named: [(mistake id, [failing checks it gives])],
+    the most checks first. Never a diagnosis, and said as unsure: each mistake changes only
+    observations the answer changes too (``_File.parts``) and gives the answer's numbers in
+    some of them, but no mistake or combination gives them all. [] when a mistake was named
+    or no check fails."""
+    failing = [c for c in checks if c.status == "FAIL"]
+    if not failing or any(c.diagnoses for c in checks):
+        return []
+    file = _File(probes, users, _Graded(mutants, graded) if graded else mutants)
+    found = {}
+    for key in file.parts():
+        if _is_twin(key):
+            continue
+        gives = file.gives_alone(key)
+        found.setdefault(key[0][0], set()).update(
+            i for i, c in enumerate(failing) if (c.probe, c.row) in gives)
+    ranked = sorted((i for i in found if found[i]), key=lambda i: (-len(found[i]), i))
+    return [(i, [failing[n] for n in sorted(found[i])]) for i in ranked]
+
+
 class _File:
     """The answer's runs of an exercise's probes against the mutants' (cached by ``Mutants``)."""
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import verdicts
 from ..i18n import translator
-from .diagnosis import Graded, diagnose
+from .diagnosis import Graded, diagnose, partly
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
                       user_frame)
@@ -97,6 +97,7 @@ class Report:
     output: str = ""  # the first lines the answer printed while it was graded from its file
     findings: list = field(default_factory=list)  # verdicts.Finding: failures of their own
     float32_inside: float = None  # the float64 error of an answer computing in float32 inside
+    partly: list = field(default_factory=list)  # [(mistake id, [checks])]: unsure, no diagnosis
 
     @property
     def passed(self):
@@ -166,6 +167,7 @@ def assess(answer, exercise, track, path=None):
                                     answer.no_running_stats, answer.stopped, answer.output),
                              probes, users, mutants, graded)
     _follow_the_forward(checks)
+    report.partly = partly(probes, users, checks, mutants, graded)
     if answer.stopped and not answer.stopped_in:  # after the probes: while looking for TODOs
         checks.append(CheckResult(_("the skeleton's TODOs"), "", "ERROR", note=answer.stopped))
         report.float32_inside = None  # the answer did not finish: nothing to excuse

@@ -359,6 +359,7 @@ def format_report(report, hints="full"):
         if unexplained:
             out.append(_wrap(_("No catalogued mistake names {n} failing check(s): {checks}").format(
                 n=len(unexplained), checks=_some(unexplained)), "  "))
+        out += _partly(report, hints=False)
     elif wrong:
         follows = [c for c in failing if c.follows]
         unexplained = [c for c in failing if not c.diagnoses and not c.follows and c not in findings]
@@ -389,6 +390,7 @@ def format_report(report, hints="full"):
                 out.append(_wrap(_("hint: {hint}").format(hint=_(hint)), "    "))
             backward = all(c.backward for c in unexplained)
             out.append(_wrap(_("learn: {where}").format(where=_teaching(ex.name, backward)), "    "))
+        out += _partly(report)
     errors = [c for c in report.checks if c.status == "ERROR"]
     if errors:
         out += ["", _wrap(_("Your layer raised an error in {n} check(s); the first: {note}").format(
@@ -416,6 +418,25 @@ def _variant(report, mistake):
                     "{asks}").format(id=mistake.id, name=catalog_text(variant.name),
                                      source=catalog_text(variant.source),
                                      asks=catalog_text(variant.asks)), "  ")] + lines[1:2] + lines[3:]
+
+
+def _partly(report, hints=True, shown=3):
+    """The lines of the catalogued mistakes that each give some of the failing numbers
+    (``diagnosis.partly``), when none was named: headed as unsure, apart from any diagnosis,
+    each with the checks it gives (with ``hints``, its title too); [] when there are none."""
+    found = getattr(report, "partly", [])
+    if not found:
+        return []
+    out = ["", _wrap(_("Most likely mistakes (unsure, not a diagnosis): each gives some of "
+                       "your failing numbers exactly, none gives them all"), "")]
+    for mistake_id, checks in found[:shown]:
+        title = f" {catalog_text(BY_ID[mistake_id].title)}" if hints else ""
+        out.append(_wrap(f"? [{mistake_id}]{title}", "  "))
+        out.append(_wrap(_("gives your numbers in {n} failing check(s): {checks}").format(
+            n=len(checks), checks=_some([show_label(c.label) for c in checks])), "    "))
+    if len(found) > shown:
+        out.append("  " + _("... and {n} more").format(n=len(found) - shown))
+    return out
 
 
 def _findings(findings, checks, hints=True):
