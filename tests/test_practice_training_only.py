@@ -159,3 +159,19 @@ def test_new_no_running_stats_writes_it_and_the_grader_reads_the_flag(tmp_path, 
     assert "no running statistics" in capsys.readouterr().err
     with pytest.raises(NoTrainingOnly):
         skeleton("layernorm", no_running_stats=True)
+
+
+def test_running_statistics_made_in_the_first_forward_are_still_graded(tmp_path):
+    """A layer that makes running_mean and running_var in its first forward is a full answer."""
+    source = solution_source("batchnorm")
+    made = ("        self.running_mean = np.zeros(num_features, dtype)\n"
+            "        self.running_var = np.ones(num_features, dtype)\n")
+    lazy = source.replace(made, "        self.made = lambda: (np.zeros(num_features, dtype), "
+                                "np.ones(num_features, dtype))\n").replace(
+        "    def forward(self, x):\n", "    def forward(self, x):\n"
+        "        if not hasattr(self, 'running_mean'):\n"
+        "            self.running_mean, self.running_var = self.made()\n", 1)
+    assert made in source and "self.made()" in lazy
+    report = grade_file(_write(tmp_path, lazy))
+    assert report.passed and not report.no_running_stats
+    assert all(c.status == "pass" for c in _running(report))

@@ -12,8 +12,10 @@ reproduce it alike, the probes cannot tell which the answer made, and none is na
 forward mistake is tried twice, with the reference's backward formula (the variant as
 catalogued) and with the exact derivative of its own forward (its consistent twin,
 ``consistent.py``): a candidate derives the backward from one or the other. There is no
-weaker level: a mutant that gives some of the failing numbers but not all of them names
-nothing (on published answers, such partial matches named mistakes they did not make).
+weaker level of naming: a mutant that gives some of the failing numbers but not all of them
+names nothing (on published answers, such partial matches named mistakes they did not make).
+``partly`` lists such mutants' mistakes when nothing is named, for the report to show apart
+as unsure, never on a check.
 When no single mistake or pair reproduces the answer, a mistake with a constant (an eps inside
 a log, a hard-coded momentum) is tried at other values of its constant, under the same rule
 (``constants.py``).

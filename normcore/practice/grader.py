@@ -134,7 +134,7 @@ def grade(cls, exercise, path=None, forward_only=False, track=None, no_running_s
     drives a class written to another contract; by default ``track_for``'s."""
     track = track or track_for(cls)
     reason = forward_only_reason(exercise, forward_only)
-    no_running = no_running_stats_reason(exercise, cls, no_running_stats)
+    no_running = no_running_stats_reason(exercise, cls, track, no_running_stats)
     return assess(run_answer(cls, exercise, path, reason, track, no_running_stats=no_running),
                   exercise, track, path)
 

@@ -323,7 +323,7 @@ def format_report(report, hints="full"):
     if report.forward_only:
         out.append(_wrap(_("Forward only ({why}): the backward's {n} checks are not asked.").format(
             why=_(report.forward_only), n=counts[NOT_ASKED]), ""))
-    if getattr(report, "no_running_stats", ""):
+    if report.no_running_stats:
         out.append(_wrap(_("Training only ({why}): the running statistics were not written; "
                            "the {n} checks of the running statistics and of evaluation are not "
                            "graded.").format(
@@ -401,7 +401,7 @@ def format_report(report, hints="full"):
     else:
         done = _("Not all checks pass yet.")
     out += ["", done]
-    if report.passed and getattr(report, "no_running_stats", ""):
+    if report.passed and report.no_running_stats:
         out.append(_wrap(_("The running statistics were not written: BatchNorm needs them in "
                            "evaluation (normcore practice new batchnorm asks for them)."), ""))
     return "\n".join(out)
@@ -424,7 +424,7 @@ def _partly(report, hints=True, shown=3):
     """The lines of the catalogued mistakes that each give some of the failing numbers
     (``diagnosis.partly``), when none was named: headed as unsure, apart from any diagnosis,
     each with the checks it gives (with ``hints``, its title too); [] when there are none."""
-    found = getattr(report, "partly", [])
+    found = report.partly
     if not found:
         return []
     out = ["", _wrap(_("Most likely mistakes (unsure, not a diagnosis): each gives some of "

@@ -40,6 +40,7 @@ import selectors
 import signal
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from multiprocessing import Pipe
 from pathlib import Path
@@ -120,11 +121,12 @@ def _reason_in_file(module, cls, exercise, track, forward_only):
     return forward_only_reason(exercise, forward_only)
 
 
-def no_running_stats_reason(exercise, cls, asked=False, module=None):
+def no_running_stats_reason(exercise, cls, track, asked=False, module=None):
     """Why the running statistics are not graded ("" when they are): asked for (``asked``:
     True, or the reason), ``NO_RUNNING_STATS = True`` in the file (``module``), or a BatchNorm
-    whose layer, as built, has neither ``running_mean`` nor ``running_var`` (a training-only
-    answer). Another exercise has no running statistics to leave out: CannotGrade."""
+    whose layer (driven on ``track``) has neither ``running_mean`` nor ``running_var``, as
+    built or after a training forward (a training-only answer). Another exercise has no
+    running statistics to leave out: CannotGrade."""
     flagged = module is not None and getattr(module, "NO_RUNNING_STATS", False) is True
     if exercise.name not in RUNNING_STATISTICS:
         if asked or flagged:
@@ -136,14 +138,30 @@ def no_running_stats_reason(exercise, cls, asked=False, module=None):
         return N_("the running statistics were not asked") if asked is True else asked
     if flagged:
         return N_("NO_RUNNING_STATS = True in the file")
-    try:
-        with np.errstate(all="ignore"):
-            layer = cls(*exercise.example_args)
-    except Exception:  # noqa: BLE001 - the checks report what __init__ raises
+    if _keeps_running_statistics(cls, exercise, track):
         return ""
-    if not any(hasattr(layer, f"running_{stat}") for stat in ("mean", "var")):
-        return N_("the layer has no running_mean and no running_var")
-    return ""
+    return N_("the layer has no running_mean and no running_var")
+
+
+def _keeps_running_statistics(cls, exercise, track):
+    """Whether the layer has a running_mean or a running_var, as built or after one training
+    forward on the example input (a layer may make them in its first forward); True when it
+    cannot be built: the checks then say why."""
+    def kept(layer):
+        return any(hasattr(layer, f"running_{stat}") for stat in ("mean", "var"))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            driver = track.maker(cls)(*exercise.example_args)
+        except Exception:  # noqa: BLE001 - what __init__ raises is the checks' to report
+            return True
+        if kept(driver.layer):
+            return True
+        try:
+            driver.forward(np.random.default_rng(0).standard_normal(exercise.example_shape))
+        except Exception:  # noqa: BLE001, S110 - what forward raises is the checks' to report
+            pass
+    return kept(driver.layer)
 
 
 def _not_written(stat):
@@ -553,7 +571,7 @@ def _work(path, name, layer, forward_only, send):
         exercise = exercise_for(cls, layer)
         track = track_for(cls)
         reason = _reason_in_file(module, cls, exercise, track, forward_only)
-        no_running = no_running_stats_reason(exercise, cls, module=module)
+        no_running = no_running_stats_reason(exercise, cls, track, module=module)
         send("loaded", cls.__name__, exercise.name, track.name, reason, no_running)
         answer = run_answer(cls, exercise, path, reason, track, _Messenger(send, path), no_running)
         send("todo", answer.todo)
