@@ -175,3 +175,15 @@ def test_running_statistics_made_in_the_first_forward_are_still_graded(tmp_path)
     report = grade_file(_write(tmp_path, lazy))
     assert report.passed and not report.no_running_stats
     assert all(c.status == "pass" for c in _running(report))
+
+
+def test_the_class_table_and_records_say_a_file_is_training_only(tmp_path):
+    from normcore.practice.classroom import format_table, grade_many
+    training = _write(tmp_path, NUMPY, "alice.py")
+    full = _write(tmp_path, solution_source("batchnorm"), "bob.py")
+    rows = grade_many([str(training), str(full)])
+    assert [r.passed for r in rows] == [True, True]
+    assert [r.record()["no_running_stats"] for r in rows] == [True, False]
+    lines = format_table(rows).splitlines()
+    assert "(training only: no running statistics)" in next(line for line in lines if "alice" in line)
+    assert "training only" not in next(line for line in lines if "bob" in line)
