@@ -80,8 +80,8 @@ def grade_one(path, name=None, layer=None, forward_only=False, limits=None):
 
 
 def row_of(report, path=None):
-    """A grader Report as a Row (n/a, not-asked and not-written checks count as passed, as they do for
-    Report.passed)."""
+    """A grader Report as a Row (n/a, not-asked and not-written checks count as passed, as they
+    do for Report.passed)."""
     ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
