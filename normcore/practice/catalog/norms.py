@@ -90,6 +90,13 @@ MISTAKES = [
             # the 'decay' convention with momentum=None still the cumulative average
             ((BN_MOMENTUM, "1.0 / self.num_batches_tracked if self.momentum is None "
                            "else 1 - self.momentum"),),
+            # the 'decay' convention with its own default, momentum=0.9 (a layer built without
+            # a momentum gets 0.9 where the reference's default is 0.1): right by default,
+            # flipped for any momentum given, None raising a TypeError in the update
+            ((BN_MOMENTUM, "None if self.momentum is None else "
+                           "(0.9 if self.momentum == 0.1 else self.momentum)"),
+             (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
+             (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
         ]},
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
         published={"batchnorm": KERAS_MOMENTUM},
