@@ -4,7 +4,6 @@ unsure, never as a name. The grader stays never confidently wrong: no check carr
 these names, and an answer the diagnosis names, or a correct one, gets no such list.
 """
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,18 +20,20 @@ THREE = [("layernorm", ("ln-over-batch", "backward-no-xhat-term", "eps-outside-s
           "grad-assigned")]
 
 
-def _answer(exercise, mistakes):
+def _answer(folder, exercise, mistakes):
+    """A file: the reference answer of ``exercise`` with each of ``mistakes`` made in it."""
     source = solution_source(exercise)
     for mistake in mistakes:
         source = apply_variant(source, BY_ID[mistake].variants[exercise][0])
-    path = Path(tempfile.mkdtemp(prefix="normcore-partly-")) / f"my_{exercise}.py"
+    path = folder / f"my_{exercise}_{len(mistakes)}.py"
     path.write_text(source)
     return path
 
 
 @pytest.mark.parametrize(("exercise", "mistakes", "listed"), THREE)
-def test_three_mistakes_no_diagnosis_names_get_an_unsure_list_apart(exercise, mistakes, listed):
-    report = grade_file(_answer(exercise, mistakes))
+def test_three_mistakes_no_diagnosis_names_get_an_unsure_list_apart(exercise, mistakes, listed,
+                                                                    tmp_path):
+    report = grade_file(_answer(tmp_path, exercise, mistakes))
     assert not report.passed and report.diagnosis_ids == []
     assert not any(c.diagnoses for c in report.checks)  # no check carries a name
     ids = [mistake_id for mistake_id, _checks in report.partly]
@@ -57,10 +58,12 @@ def test_three_mistakes_no_diagnosis_names_get_an_unsure_list_apart(exercise, mi
 
 
 def test_a_named_mistake_or_a_correct_but_unusual_answer_gets_no_unsure_list(tmp_path):
-    staged = grade_file(HERE / "practice_alt" / "batchnorm_staged.py")  # another way, correct
-    assert staged.passed and staged.partly == []
-    assert "Most likely" not in format_report(staged)
-    named = grade_file(_answer("layernorm", ("ln-over-batch",)))
+    for unusual in (HERE / "practice_alt" / "batchnorm_staged.py",  # a staged backward
+                    HERE / "practice_verdicts" / "dyt_liger_float32.py"):  # float32 inside
+        report = grade_file(unusual)
+        assert report.passed and report.partly == []
+        assert "Most likely" not in format_report(report)
+    named = grade_file(_answer(tmp_path, "layernorm", ("ln-over-batch",)))
     assert named.diagnosis_ids == ["ln-over-batch"] and named.partly == []
-    pair = grade_file(_answer("batchnorm", ("eps-outside-sqrt", "backward-no-mean-term")))
+    pair = grade_file(_answer(tmp_path, "batchnorm", ("eps-outside-sqrt", "backward-no-mean-term")))
     assert pair.diagnosis_ids == ["backward-no-mean-term", "eps-outside-sqrt"] and pair.partly == []
