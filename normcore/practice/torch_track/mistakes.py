@@ -185,8 +185,9 @@ FORWARD_VARIANTS = {
     "bn-momentum-flipped": {"batchnorm": [
         ((BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
          (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))")),
-        # with the decay convention's own default, momentum=0.9 (see the NumPy catalog)
-        ((BN_MOMENTUM, "None if self.momentum is None else "
+        # with the decay convention's own default, momentum=0.9 (see the NumPy catalog), and
+        # momentum=None's weight 1 / num_batches_tracked put on the old value too
+        ((BN_MOMENTUM, "1.0 / self.num_batches_tracked.item() if self.momentum is None else "
                        "(0.9 if self.momentum == 0.1 else self.momentum)"),
          (BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
          (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))"))]},
