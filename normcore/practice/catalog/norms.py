@@ -168,9 +168,9 @@ MISTAKES = [
            "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
            "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
            "is comparable to eps"),
-        N_("Some Chinese material writes (x - mean) / (sigma + eps), and x / (RMS + eps) for "
-           "RMSNorm; PyTorch, and this exercise, put eps inside the square root: (x - mean) / "
-           "sqrt(var + eps), x / sqrt(mean(x**2) + eps). For a variance of 1 the two differ "
+        N_("Some Chinese material writes (x - mu) / (sigma + eps), and x / (RMS + eps) for "
+           "RMSNorm; PyTorch, and this exercise, put eps inside the square root: (x - mu) / "
+           "sqrt(sigma**2 + eps), x / sqrt(mean(x**2) + eps). For a variance of 1 the two differ "
            "by eps / 2 relative (5e-6 with eps = 1e-5); where the variance is comparable to eps "
            "they differ a lot, and a constant channel's input gradient is scaled by 1/eps "
            "instead of 1/sqrt(eps). eps added to the standard deviation is published too (the "
