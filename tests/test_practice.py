@@ -390,7 +390,8 @@ def test_readme_interview_commands_run(tmp_path, monkeypatch, capsys):
         argv = shlex.split(line.split("#")[0])
         assert argv[:2] == ["normcore", "practice"], line
         statuses.append((argv[2], main(argv[1:])))
-    assert statuses == [("new", 0), ("new", 0), ("check", 1), ("interview", 1), ("history", 0)]
+    assert statuses == [("new", 0), ("new", 0), ("new", 0), ("check", 1), ("interview", 1),
+                        ("history", 0)]
     assert (tmp_path / "my_layernorm_torch.py").is_file()
     assert "FORWARD_ONLY = True" in (tmp_path / "my_layernorm.py").read_text()
     out = capsys.readouterr().out

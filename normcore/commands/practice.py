@@ -3,6 +3,7 @@ mistake you made.
 
     normcore practice list [--mistakes]
     normcore practice new NAME [--dir DIR] [--force] [--forward-only | --torch]
+                             [--no-running-stats]
     normcore practice check FILE [--name CLASS] [--layer NAME] [--json FILE|-] [--csv FILE|-]
     normcore practice check FILE FILE ... | DIR  [--json FILE|-] [--csv FILE|-]
         (both with [--forward-only] [--hints none|brief|full] [--timeout S] [--memory GIB])
@@ -79,7 +80,8 @@ def add_arguments(parser):
              _("Write my_NAME.py: the exercise's class with its contract, a worked numeric "
                "example in the docstring, and forward/backward left as TODOs."),
              ["normcore practice new layernorm --dir ~/practice",
-              "normcore practice new layernorm --torch", "normcore practice new batchnorm --lang zh"])
+              "normcore practice new layernorm --torch", "normcore practice new batchnorm --lang zh",
+              "normcore practice new batchnorm --no-running-stats"])
     p.add_argument("name", choices=list(EXERCISES), metavar="NAME", help=", ".join(EXERCISES))
     p.add_argument("--dir", default=".",
                    help=_("where to write it (default: the current directory)"))
@@ -90,6 +92,10 @@ def add_arguments(parser):
     p.add_argument("--torch", action="store_true",
                    help=_("a torch.nn.Module with forward only, written my_NAME_torch.py "
                                    "({names})").format(names=", ".join(torch_track.EXERCISES)))
+    p.add_argument("--no-running-stats", action="store_true",
+                   help=_("BatchNorm in training alone: no running statistics and no "
+                          "evaluation mode, whose checks the grader then lists as 'not "
+                          "written' (NumPy, or with --torch)"))
     p = _sub(sub, "check", _("grade files against normcore's own layers (exit 1 on a failure)"),
              _("Grade a file against normcore's own layer and name the catalogued mistake behind "
                "each failing check. Several files, or a folder (every *.py in it), give one "
@@ -314,11 +320,12 @@ def _new(args):
     if not _can_write_in(args.dir):
         return 2
     try:
-        target = skeletons.write(args.name, args.dir, args.force, args.forward_only, args.torch)
+        target = skeletons.write(args.name, args.dir, args.force, args.forward_only, args.torch,
+                                 args.no_running_stats)
     except FileExistsError as e:
         print(_fill(str(e), ""))
         return 1
-    except skeletons.NoForwardOnly as e:
+    except (skeletons.NoForwardOnly, skeletons.NoTrainingOnly) as e:
         _error(e)
         return 2
     except OSError:  # a folder the check above could not see through (root in /proc)

@@ -27,7 +27,7 @@ from .report import hint_level
 _ = translator("practice")
 WIDTH = 80
 FIELDS = ("file", "exercise", "class", "passed", "checks_passed", "checks_total", "mistakes",
-          "variants", "constants", "stopped", "error")
+          "variants", "constants", "no_running_stats", "stopped", "error")
 
 
 @dataclass
@@ -46,6 +46,7 @@ class Row:
     error: str = None
     variants: list = field(default_factory=list)  # published variants named (not mistakes)
     constants: dict = field(default_factory=dict)  # {id: {name: value}}: a named mistake's constant
+    no_running_stats: bool = False  # a training-only BatchNorm: its running statistics not graded
 
     def record(self):
         """The row as a JSON/CSV record, with the keys of FIELDS."""
@@ -79,8 +80,8 @@ def grade_one(path, name=None, layer=None, forward_only=False, limits=None):
 
 
 def row_of(report, path=None):
-    """A grader Report as a Row (n/a and not-asked checks count as passed, as they do for
-    Report.passed)."""
+    """A grader Report as a Row (n/a, not-asked and not-written checks count as passed, as they
+    do for Report.passed)."""
     ok = sum(c.status in PASSING for c in report.checks)
     return Row(str(path if path is not None else report.file), report.exercise.name,
                report.class_name, report.passed, ok, len(report.checks),
@@ -88,7 +89,7 @@ def row_of(report, path=None):
                variants=list(report.variants),
                constants={i: {constant.name: value} for i, (constant, value)
                           in report.constants.items()},
-               stopped=report.stopped or None)
+               stopped=report.stopped or None, no_running_stats=bool(report.no_running_stats))
 
 
 def grade_many(paths, name=None, forward_only=False, limits=None):
@@ -135,6 +136,8 @@ def _result(row, names=True):
         text = row.stopped if text == "-" else f"{text}; {row.stopped}"
     if row.not_implemented:
         text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
+    if row.no_running_stats:
+        text += " " + _("(training only: no running statistics)")
     return text
 
 

@@ -12,8 +12,10 @@ reproduce it alike, the probes cannot tell which the answer made, and none is na
 forward mistake is tried twice, with the reference's backward formula (the variant as
 catalogued) and with the exact derivative of its own forward (its consistent twin,
 ``consistent.py``): a candidate derives the backward from one or the other. There is no
-weaker level: a mutant that gives some of the failing numbers but not all of them names
-nothing (on published answers, such partial matches named mistakes they did not make).
+weaker level of naming: a mutant that gives some of the failing numbers but not all of them
+names nothing (on published answers, such partial matches named mistakes they did not make).
+``partly`` lists such mutants' mistakes when nothing is named, for the report to show apart
+as unsure, never on a check.
 When no single mistake or pair reproduces the answer, a mistake with a constant (an eps inside
 a log, a hard-coded momentum) is tried at other values of its constant, under the same rule
 (``constants.py``).
@@ -32,8 +34,11 @@ Reproducing means, observation by observation:
   float64) is a failure of its own, beside the mistake the numbers show.
 """
 
+from dataclasses import dataclass
+
 from . import constants
 from .driver import NotApplicable
+from .exercises import is_running_statistics
 from .mutants import Consistent
 from .probes import ProbeRun, distance, error_kind, is_backward
 
@@ -43,14 +48,35 @@ UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these obser
 MOST = 4  # the most mistakes named at once (see ``_File.combinations``)
 
 
-def diagnose(probes, users, checks, mutants, forward_only=False):
+@dataclass(frozen=True)
+class Graded:
+    """Which observations of an answer are graded: all of them, but the backward's when
+    ``forward_only`` and the running statistics' (``exercises.is_running_statistics``) when
+    ``no_running_stats``. False when every observation is."""
+
+    forward_only: bool = False
+    no_running_stats: bool = False
+
+    def __bool__(self):
+        return self.forward_only or self.no_running_stats
+
+    def __call__(self, probe, row):
+        """Whether observation ``row`` of probe ``probe`` is graded."""
+        return not (self.forward_only and is_backward(row)
+                    or self.no_running_stats and is_running_statistics(probe, row))
+
+
+EVERY = Graded()  # every observation graded
+
+
+def diagnose(probes, users, checks, mutants, graded=EVERY):
     """Set ``diagnoses`` (and ``combined_with`` for a combination) on the failing and erroring
     checks.
 
     ``users`` maps each probe's label to the answer's run of it; ``checks`` are the file's
     CheckResults. Returns the mistake ids named: one, several at once (up to ``MOST``), or
-    none. A forward-only answer is compared on the forward's observations alone, the mutants'
-    too.
+    none. Only the observations ``graded`` (a ``Graded``) are compared, the mutants' too: a
+    forward-only answer's forward, a training-only answer's all but the running statistics.
 
     The search goes by size: single mistakes, then pairs, then three at once and so on, and
     stops at the first size at which a mutant reproduces the answer. That is what "minimal"
@@ -66,7 +92,7 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
         return []
     # the probes the answer fails first: most mutants disagree there and are dropped at once
     order = sorted(probes, key=lambda p: not any(c.probe == p.label for c in wrong))
-    file = _File(order, users, _ForwardOnly(mutants) if forward_only else mutants)
+    file = _File(order, users, _Graded(mutants, graded) if graded else mutants)
     found = [key for key in mutants.singles if file.reproduced_by(key)]
     ids = {mistake_id for key in found for mistake_id, _ in key}
     # a twin of a mistake already found could not change the name: only the others are run
@@ -91,6 +117,28 @@ def diagnose(probes, users, checks, mutants, forward_only=False):
                            in file.changes(((i, variant[i]),))] or list(named)
             c.combined_with = list(named)
     return named
+
+
+def partly(probes, users, checks, mutants, graded=EVERY):
+    """The catalogued mistakes that each give some of the answer's failing numbers exactly,
+    when no mistake (nor combination) was named: [(mistake id, [failing checks it gives])],
+    the most checks first. Never a diagnosis, and said as unsure: each mistake changes only
+    observations the answer changes too (``_File.parts``) and gives the answer's numbers in
+    some of them, but no mistake or combination gives them all. [] when a mistake was named
+    or no check fails."""
+    failing = [c for c in checks if c.status == "FAIL"]
+    if not failing or any(c.diagnoses for c in checks):
+        return []
+    file = _File(probes, users, _Graded(mutants, graded) if graded else mutants)
+    found = {}
+    for key in file.parts():
+        if _is_twin(key):
+            continue
+        gives = file.gives_alone(key)
+        found.setdefault(key[0][0], set()).update(
+            i for i, c in enumerate(failing) if (c.probe, c.row) in gives)
+    ranked = sorted((i for i in found if found[i]), key=lambda i: (-len(found[i]), i))
+    return [(i, [failing[n] for n in sorted(found[i])]) for i in ranked]
 
 
 class _File:
@@ -239,23 +287,26 @@ class _File:
                                     size, parts)
 
 
-class _ForwardOnly:
-    """The mutants' and the reference's runs without their backward observations."""
+class _Graded:
+    """The mutants' and the reference's runs with their graded observations alone; without
+    the consistent twins when the backward is not graded (a twin's forward is its variant's)."""
 
-    def __init__(self, mutants):
-        self.mutants, self.singles = mutants, mutants.singles
+    def __init__(self, mutants, graded):
+        self.mutants, self.graded, self.singles = mutants, graded, mutants.singles
+        if not graded.forward_only:
+            self.twins, self.plain = getattr(mutants, "twins", ()), getattr(mutants, "plain", None)
 
     def run(self, key, probe):
-        return _forward(self.mutants.run(key, probe))
+        return self._kept(self.mutants.run(key, probe), probe)
 
     def reference(self, probe):
-        return _forward(self.mutants.reference(probe))
+        return self._kept(self.mutants.reference(probe), probe)
 
-
-def _forward(run):
-    if run is None:
-        return None
-    return ProbeRun({k: v for k, v in run.rows.items() if not is_backward(k)}, run.error)
+    def _kept(self, run, probe):
+        if run is None:
+            return None
+        return ProbeRun({k: v for k, v in run.rows.items() if self.graded(probe.label, k)},
+                        run.error)
 
 
 def _same(user, run):

@@ -179,6 +179,21 @@ BATCHNORM = Exercise(
     (4,), (5, 4), difficulty=3, minutes=40,
 )
 
+# A training-only BatchNorm (no running statistics, no evaluation mode: a common hand-written
+# request) is graded on the rest; these observations are then "not written".
+RUNNING_STATISTICS = ("batchnorm",)  # the exercises whose answer may leave them out
+RUNNING_PROBE = "running stats"  # how the probes of the running statistics are labelled
+RUNNING_ROWS = ("buffers", "state_dict keys", "buffers detached", "batches tracked")  # torch's
+
+
+def is_running_statistics(probe, row):
+    """Whether observation ``row`` of probe ``probe`` is about BatchNorm's running
+    statistics or evaluation: a probe of the running statistics (its evaluation included), a
+    running_mean or running_var, or the buffers that hold them (the PyTorch track)."""
+    return (probe.startswith(RUNNING_PROBE) or row.startswith(("running_mean", "running_var"))
+            or row in RUNNING_ROWS)
+
+
 # --- LayerNorm and RMSNorm --------------------------------------------------------------------
 
 

@@ -10,6 +10,9 @@ The forward comes before the backward: a backward failure no mistake explains, i
 whose forward fails, is reported as following from the forward. A forward-only answer (asked
 for, ``FORWARD_ONLY = True`` in the file, or a class with no backward) is graded on the
 forward's observations; the backward's checks are "not asked", which counts as passing.
+Likewise a training-only BatchNorm (asked for, ``NO_RUNNING_STATS = True`` in the file, or a
+layer with neither ``running_mean`` nor ``running_var``) is graded on the rest: the checks of
+the running statistics and of evaluation are "not written", which counts as passing too.
 
 A candidate's file runs apart from the grader (``sandbox``): a child process loads it and
 runs the probes on its class under a time, memory and output limit, and sends back the
@@ -27,14 +30,16 @@ from dataclasses import dataclass, field
 
 from . import verdicts
 from ..i18n import translator
-from .diagnosis import diagnose
+from .diagnosis import Graded, diagnose, partly
 from .driver import ContractError, NotApplicable
 from .loading import (CannotGrade, describe_error, exercise_for, find_class, load_module,
                       user_frame)
 from .mutants import VariantDoesNotApply, apply_variant, mutant_class, solution_source
 from .probes import distance, is_backward, mismatch_note, run_probe
-from .report import NOT_ASKED, format_report, reference_name
-from .sandbox import Limits, Stopped, forward_only_reason, run_answer, run_file
+from .exercises import is_running_statistics
+from .report import NOT_ASKED, NOT_WRITTEN, format_report, reference_name
+from .sandbox import (Limits, Stopped, forward_only_reason, no_running_stats_reason, run_answer,
+                      run_file)
 from .tracks import track_for
 
 __all__ = ["CannotGrade", "CheckResult", "Limits", "Report", "assess", "grade", "grade_file",
@@ -52,7 +57,8 @@ class CheckResult:
     probe: str
     row: str
     status: str  # "pass", "FAIL", "TODO" (not implemented yet), "ERROR" (raised), "n/a",
-                 # "not asked" (the backward of a forward-only answer)
+                 # "not asked" (the backward of a forward-only answer), "not written" (the
+                 # running statistics of a training-only answer)
     error: float = None  # distance to the reference
     note: str = ""
     diagnoses: list = field(default_factory=list)  # catalog ids
@@ -75,7 +81,7 @@ class CheckResult:
         return f"{self.probe}: {self.row}"
 
 
-PASSING = ("pass", "n/a", NOT_ASKED)  # the statuses that count as passed
+PASSING = ("pass", "n/a", NOT_ASKED, NOT_WRITTEN)  # the statuses that count as passed
 
 
 @dataclass
@@ -86,10 +92,12 @@ class Report:
     checks: list
     not_implemented: list  # method names still raising NotImplementedError
     forward_only: str = ""  # why only the forward was graded ("" when both were)
+    no_running_stats: str = ""  # why the running statistics were not graded ("" when they were)
     stopped: str = ""  # what stopped the answer's process early ("" when nothing did)
     output: str = ""  # the first lines the answer printed while it was graded from its file
     findings: list = field(default_factory=list)  # verdicts.Finding: failures of their own
     float32_inside: float = None  # the float64 error of an answer computing in float32 inside
+    partly: list = field(default_factory=list)  # [(mistake id, [checks])]: unsure, no diagnosis
 
     @property
     def passed(self):
@@ -117,14 +125,18 @@ class Report:
         return {i: found for c in self.checks for i, found in c.constants.items()}
 
 
-def grade(cls, exercise, path=None, forward_only=False, track=None):
+def grade(cls, exercise, path=None, forward_only=False, track=None, no_running_stats=False):
     """Grade a class as an exercise, in this process (a class given directly is trusted code:
     a test's, a notebook's); returns a Report. ``forward_only`` (True, or the reason the
-    report gives) grades the forward alone: the backward's checks are "not asked". ``track``
-    (``tracks.py``) drives a class written to another contract; by default ``track_for``'s."""
+    report gives) grades the forward alone: the backward's checks are "not asked";
+    ``no_running_stats`` likewise grades a BatchNorm without its running statistics (also
+    when its layer has none): their checks are "not written". ``track`` (``tracks.py``)
+    drives a class written to another contract; by default ``track_for``'s."""
     track = track or track_for(cls)
     reason = forward_only_reason(exercise, forward_only)
-    return assess(run_answer(cls, exercise, path, reason, track), exercise, track, path)
+    no_running = no_running_stats_reason(exercise, cls, track, no_running_stats)
+    return assess(run_answer(cls, exercise, path, reason, track, no_running_stats=no_running),
+                  exercise, track, path)
 
 
 def grade_file(path, name=None, layer=None, forward_only=False, limits=None):
@@ -146,25 +158,31 @@ def assess(answer, exercise, track, path=None):
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
         users[probe.label] = user = answer.runs[probe.label]
-        checks += _checks(probe.label, ref, user, path, answer.forward_only)
-    diagnose(probes, users, checks, mutants, bool(answer.forward_only))
+        checks += _checks(probe.label, ref, user, path, answer.forward_only,
+                          answer.no_running_stats)
+    graded = Graded(bool(answer.forward_only), bool(answer.no_running_stats))
+    diagnose(probes, users, checks, mutants, graded)
     report = verdicts.settle(Report(str(path) if path else answer.class_name, answer.class_name,
                                     exercise, checks, answer.todo, answer.forward_only,
-                                    answer.stopped, answer.output),
-                             probes, users, mutants, bool(answer.forward_only))
+                                    answer.no_running_stats, answer.stopped, answer.output),
+                             probes, users, mutants, graded)
     _follow_the_forward(checks)
+    report.partly = partly(probes, users, checks, mutants, graded)
     if answer.stopped and not answer.stopped_in:  # after the probes: while looking for TODOs
         checks.append(CheckResult(_("the skeleton's TODOs"), "", "ERROR", note=answer.stopped))
         report.float32_inside = None  # the answer did not finish: nothing to excuse
     return report
 
 
-def _checks(probe, ref, user, path, forward_only=False):
+def _checks(probe, ref, user, path, forward_only=False, no_running_stats=False):
     """One check per observation of the reference: the user's against it (a backward one is
-    "not asked" in a forward-only grade)."""
+    "not asked" in a forward-only grade, one of the running statistics "not written" in a
+    training-only grade)."""
     checks = []
     for label, r in ref.rows.items():
-        if forward_only and is_backward(label):
+        if no_running_stats and is_running_statistics(probe, label):
+            checks.append(CheckResult(probe, label, NOT_WRITTEN, note=_("training only")))
+        elif forward_only and is_backward(label):
             checks.append(CheckResult(probe, label, NOT_ASKED, note=_("forward only")))
         elif label in user.rows:
             u = user.rows[label].value

@@ -24,6 +24,7 @@ _ = translator("practice")
 catalog_text = translator("catalog")  # the mistakes' titles, symptoms and hints (practice/catalog)
 
 NOT_ASKED = "not asked"  # the status of a forward-only answer's backward checks (grader.py)
+NOT_WRITTEN = "not written"  # the status of a training-only answer's running statistics' checks
 
 
 WIDTH = 80  # the printed report fits a terminal of 80 columns
@@ -214,7 +215,7 @@ def _generic_hints(exercise, checks):
 
 # the statuses and the how-sure word as the table shows them (the grader keeps the English ones)
 STATUS = {"pass": N_("pass"), "FAIL": N_("FAIL"), "ERROR": N_("ERROR"), "TODO": N_("TODO"),
-          "n/a": N_("n/a"), "-": "-", NOT_ASKED: N_("not asked")}
+          "n/a": N_("n/a"), "-": "-", NOT_ASKED: N_("not asked"), NOT_WRITTEN: N_("not written")}
 CONFIDENCE = {"reproduces": N_("reproduces")}  # "" (no mistake named) stays ""
 
 
@@ -227,11 +228,11 @@ def _collapse(checks, names=True):
         c = checks[i]
         j = i
         while (j + 1 < len(checks) and checks[j + 1].probe == c.probe
-               and c.status in ("TODO", "ERROR", "n/a", NOT_ASKED)
+               and c.status in ("TODO", "ERROR", "n/a", NOT_ASKED, NOT_WRITTEN)
                and (checks[j + 1].status, checks[j + 1].note, checks[j + 1].diagnoses)
                == (c.status, c.note, c.diagnoses)):
             j += 1
-        status = "-" if c.status == NOT_ASKED else c.status  # the note says "not asked"
+        status = "-" if c.status in (NOT_ASKED, NOT_WRITTEN) else c.status  # the note says it
         row = _("{n} checks").format(n=j - i + 1) if j > i else show_label(c.row)
         rows.append((show_label(c.probe), row, _(STATUS[status]), None if j > i else c.error,
                      _(CONFIDENCE[c.confidence]) if names and c.confidence else "", _cell(c, names)))
@@ -244,6 +245,8 @@ def _cell(check, names=True):
     ``names``, the note alone."""
     if check.status == NOT_ASKED:
         return _("not asked (forward only)")
+    if check.status == NOT_WRITTEN:
+        return _("not written (training only)")
     if not names:
         return check.note
     if check.diagnoses:
@@ -316,10 +319,15 @@ def format_report(report, hints="full"):
     out = [_wrap(_("Grading {cls} from {file} as the {name} exercise (reference: {ref})").format(
         cls=report.class_name, file=report.file, name=ex.name, ref=reference_name(ex)), "")]
     counts = {s: sum(c.status == s for c in report.checks)
-              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a", NOT_ASKED)}
+              for s in ("pass", "FAIL", "ERROR", "TODO", "n/a", NOT_ASKED, NOT_WRITTEN)}
     if report.forward_only:
         out.append(_wrap(_("Forward only ({why}): the backward's {n} checks are not asked.").format(
             why=_(report.forward_only), n=counts[NOT_ASKED]), ""))
+    if report.no_running_stats:
+        out.append(_wrap(_("Training only ({why}): the running statistics were not written; "
+                           "the {n} checks of the running statistics and of evaluation are not "
+                           "graded.").format(
+            why=_(report.no_running_stats), n=counts[NOT_WRITTEN]), ""))
     out += [""] + _table(_collapse(report.checks, level.names), level.names)
     out.append(_wrap(_("{n} checks: {counts}").format(n=len(report.checks), counts=_counts(counts)),
                      ""))
@@ -351,6 +359,7 @@ def format_report(report, hints="full"):
         if unexplained:
             out.append(_wrap(_("No catalogued mistake names {n} failing check(s): {checks}").format(
                 n=len(unexplained), checks=_some(unexplained)), "  "))
+        out += _partly(report, hints=False)
     elif wrong:
         follows = [c for c in failing if c.follows]
         unexplained = [c for c in failing if not c.diagnoses and not c.follows and c not in findings]
@@ -381,6 +390,7 @@ def format_report(report, hints="full"):
                 out.append(_wrap(_("hint: {hint}").format(hint=_(hint)), "    "))
             backward = all(c.backward for c in unexplained)
             out.append(_wrap(_("learn: {where}").format(where=_teaching(ex.name, backward)), "    "))
+        out += _partly(report)
     errors = [c for c in report.checks if c.status == "ERROR"]
     if errors:
         out += ["", _wrap(_("Your layer raised an error in {n} check(s); the first: {note}").format(
@@ -391,6 +401,9 @@ def format_report(report, hints="full"):
     else:
         done = _("Not all checks pass yet.")
     out += ["", done]
+    if report.passed and report.no_running_stats:
+        out.append(_wrap(_("The running statistics were not written: BatchNorm needs them in "
+                           "evaluation (normcore practice new batchnorm asks for them)."), ""))
     return "\n".join(out)
 
 
@@ -405,6 +418,25 @@ def _variant(report, mistake):
                     "{asks}").format(id=mistake.id, name=catalog_text(variant.name),
                                      source=catalog_text(variant.source),
                                      asks=catalog_text(variant.asks)), "  ")] + lines[1:2] + lines[3:]
+
+
+def _partly(report, hints=True, shown=3):
+    """The lines of the catalogued mistakes that each give some of the failing numbers
+    (``diagnosis.partly``), when none was named: headed as unsure, apart from any diagnosis,
+    each with the checks it gives (with ``hints``, its title too); [] when there are none."""
+    found = report.partly
+    if not found:
+        return []
+    out = ["", _wrap(_("Most likely mistakes (unsure, not a diagnosis): each gives some of "
+                       "your failing numbers exactly, none gives them all"), "")]
+    for mistake_id, checks in found[:shown]:
+        title = f" {catalog_text(BY_ID[mistake_id].title)}" if hints else ""
+        out.append(_wrap(f"? [{mistake_id}]{title}", "  "))
+        out.append(_wrap(_("gives your numbers in {n} failing check(s): {checks}").format(
+            n=len(checks), checks=_some([show_label(c.label) for c in checks])), "    "))
+    if len(found) > shown:
+        out.append("  " + _("... and {n} more").format(n=len(found) - shown))
+    return out
 
 
 def _findings(findings, checks, hints=True):

@@ -40,6 +40,7 @@ import selectors
 import signal
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from multiprocessing import Pipe
 from pathlib import Path
@@ -48,7 +49,8 @@ import numpy as np
 
 from ..i18n import N_, translator
 from ..progress import Stopwatch
-from .exercises import EXERCISES
+from .driver import NotApplicable
+from .exercises import EXERCISES, RUNNING_PROBE, RUNNING_STATISTICS, is_running_statistics
 from .labels import show_label
 from .loading import CannotGrade, RaisedError, describe_error, exercise_for, find_class, load_module
 from .probes import ProbeRun, is_backward, run_probe
@@ -76,6 +78,7 @@ class Answer:
 
     class_name: str
     forward_only: str = ""  # why only the forward is graded ("" when both are)
+    no_running_stats: str = ""  # why the running statistics are not graded ("" when they are)
     runs: dict = field(default_factory=dict)  # probe label -> ProbeRun, in the probes' order
     todo: list = field(default_factory=list)  # methods still raising NotImplementedError
     stopped: str = ""  # what stopped the process early ("timed out after 5 s in forward, ...")
@@ -118,6 +121,63 @@ def _reason_in_file(module, cls, exercise, track, forward_only):
     return forward_only_reason(exercise, forward_only)
 
 
+def no_running_stats_reason(exercise, cls, track, asked=False, module=None):
+    """Why the running statistics are not graded ("" when they are): asked for (``asked``:
+    True, or the reason), ``NO_RUNNING_STATS = True`` in the file (``module``), or a BatchNorm
+    whose layer (driven on ``track``) has neither ``running_mean`` nor ``running_var``, as
+    built or after a training forward (a training-only answer). Another exercise has no
+    running statistics to leave out: CannotGrade."""
+    flagged = module is not None and getattr(module, "NO_RUNNING_STATS", False) is True
+    if exercise.name not in RUNNING_STATISTICS:
+        if asked or flagged:
+            raise CannotGrade(_("{name} has no running statistics to leave out (only {names} "
+                                "has)").format(name=exercise.name,
+                                               names=", ".join(RUNNING_STATISTICS)))
+        return ""
+    if asked:
+        return N_("the running statistics were not asked") if asked is True else asked
+    if flagged:
+        return N_("NO_RUNNING_STATS = True in the file")
+    if _keeps_running_statistics(cls, exercise, track):
+        return ""
+    return N_("the layer has no running_mean and no running_var")
+
+
+def _keeps_running_statistics(cls, exercise, track):
+    """Whether the layer has a running_mean or a running_var, as built or after one training
+    forward on the example input (a layer may make them in its first forward); True when it
+    cannot be built: the checks then say why."""
+    def kept(layer):
+        return any(hasattr(layer, f"running_{stat}") for stat in ("mean", "var"))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            driver = track.maker(cls)(*exercise.example_args)
+        except Exception:  # noqa: BLE001 - what __init__ raises is the checks' to report
+            return True
+        if kept(driver.layer):
+            return True
+        try:
+            driver.forward(np.random.default_rng(0).standard_normal(exercise.example_shape))
+        except Exception:  # noqa: BLE001, S110 - what forward raises is the checks' to report
+            pass
+    return kept(driver.layer)
+
+
+def _not_written(stat):
+    raise NotApplicable(_("the running statistics were not written"))
+
+
+def _without_running_statistics(make):
+    """``make``, whose drivers raise NotApplicable where a probe reads a running statistic
+    (the observations after it are not made: neither for nor against a mistake)."""
+    def made(*args, **kwargs):
+        driver = make(*args, **kwargs)
+        driver.running = _not_written
+        return driver
+    return made
+
+
 class Watch:
     """What ``run_answer`` tells whoever watches it; in the grader's own process, nobody."""
 
@@ -138,20 +198,30 @@ METHODS = {"forward": "forward", "forward_input_kept": "forward",  # the driver'
            "forward_on_activation": "forward", "backward": "backward"}  # answer's it calls
 
 
-def run_answer(cls, exercise, path, forward_only, track, watch=None):
+def run_answer(cls, exercise, path, forward_only, track, watch=None, no_running_stats=""):
     """Run every probe of ``track`` on ``cls`` as ``exercise``, then look for the TODOs of its
     skeleton; an Answer. ``forward_only``: the reason (``forward_only_reason``), or "" when
-    the backward is graded too. ``watch`` (a ``Watch``) is told of every step."""
+    the backward is graded too; ``no_running_stats`` likewise (``no_running_stats_reason``):
+    the probes of the running statistics are then not run, and no probe reads one.
+    ``watch`` (a ``Watch``) is told of every step."""
     make = track.maker(cls, bool(forward_only))
+    if no_running_stats:
+        make = _without_running_statistics(make)
     if watch is not None:
         make = _watched(make, watch, exercise.class_name if exercise.function else "__init__")
-    answer = Answer(cls.__name__, forward_only)
+    answer = Answer(cls.__name__, forward_only, no_running_stats)
     for probe in track.probes(exercise):
         if watch is not None:
             watch.probe(probe.label)
-        run = run_probe(probe, make)
-        if forward_only:  # the backward's observations are neither graded nor diagnosed
-            run.rows = {k: v for k, v in run.rows.items() if not is_backward(k)}
+        if no_running_stats and probe.label.startswith(RUNNING_PROBE):
+            run = ProbeRun({}, NotApplicable(_("the running statistics were not written")))
+        else:
+            run = run_probe(probe, make)
+        # the observations not graded (the backward's of a forward-only answer, the running
+        # statistics' of a training-only one) are neither graded nor diagnosed
+        run.rows = {k: v for k, v in run.rows.items()
+                    if not (forward_only and is_backward(k)
+                            or no_running_stats and is_running_statistics(probe.label, k))}
         answer.runs[probe.label] = run
         if watch is not None:
             watch.ran(probe.label, run)
@@ -357,9 +427,9 @@ class _Child:
         if self.loaded is None:
             raise CannotGrade(_("{path}: {what} {where}").format(
                 path=self.path, what=what or _("stopped"), where=self._where()))
-        class_name, exercise_name, track_name, reason = self.loaded
+        class_name, exercise_name, track_name, reason, no_running = self.loaded
         exercise, track = EXERCISES[exercise_name], TRACKS[track_name]
-        answer = Answer(class_name, reason, dict(self.runs), list(self.todo),
+        answer = Answer(class_name, reason, no_running, dict(self.runs), list(self.todo),
                         output=self.output.decode(errors="replace"))
         if what is not None:
             answer.stopped = _("{what} {where}").format(what=what, where=self._where())
@@ -501,8 +571,9 @@ def _work(path, name, layer, forward_only, send):
         exercise = exercise_for(cls, layer)
         track = track_for(cls)
         reason = _reason_in_file(module, cls, exercise, track, forward_only)
-        send("loaded", cls.__name__, exercise.name, track.name, reason)
-        answer = run_answer(cls, exercise, path, reason, track, _Messenger(send, path))
+        no_running = no_running_stats_reason(exercise, cls, track, module=module)
+        send("loaded", cls.__name__, exercise.name, track.name, reason, no_running)
+        answer = run_answer(cls, exercise, path, reason, track, _Messenger(send, path), no_running)
         send("todo", answer.todo)
     except CannotGrade as e:
         send("cannot", str(e))

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..i18n import translator
 from .catalog import BY_ID
-from .diagnosis import diagnose
+from .diagnosis import EVERY, diagnose
 from .probes import ProbeRun
 
 _ = translator("practice")
@@ -65,19 +65,20 @@ def split_named(ids, exercise):
     return [i for i in ids if i not in variants], variants
 
 
-def settle(report, probes, users, mutants, forward_only=False):
+def settle(report, probes, users, mutants, graded=EVERY):
     """Add the findings and the float32 verdict to ``report`` (see the module's docstring);
     ``users`` maps each probe's label to the answer's run, ``mutants`` the exercise's
-    ``Mutants`` (their reference runs). Returns the report."""
+    ``Mutants`` (their reference runs), ``graded`` the observations graded (``Graded``).
+    Returns the report."""
     findings = [c for c in report.checks if c.status == "FAIL" and is_finding(c.row)]
     if findings and not any(c.diagnoses for c in report.checks):
-        _name_beside_findings(report.checks, probes, users, mutants, forward_only)
+        _name_beside_findings(report.checks, probes, users, mutants, graded)
     report.findings = [_finding(c, users, probes, mutants) for c in findings if not c.diagnoses]
     report.float32_inside = _float32_inside(report.checks, probes, mutants)
     return report
 
 
-def _name_beside_findings(checks, probes, users, mutants, forward_only):
+def _name_beside_findings(checks, probes, users, mutants, graded):
     """Diagnose again with the answer's findings as the reference's; names go to ``checks``."""
     as_asked = {}
     for probe in probes:
@@ -87,7 +88,7 @@ def _name_beside_findings(checks, probes, users, mutants, forward_only):
         as_asked[probe.label] = ProbeRun(rows, run.error)
     copies = [replace(c, status="pass") if c.status == "FAIL" and is_finding(c.row) else replace(c)
               for c in checks]
-    if diagnose(probes, as_asked, copies, mutants, forward_only):
+    if diagnose(probes, as_asked, copies, mutants, graded):
         for check, copy in zip(checks, copies):
             check.diagnoses, check.combined_with = copy.diagnoses, copy.combined_with
 

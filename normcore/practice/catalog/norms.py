@@ -79,14 +79,24 @@ MISTAKES = [
            "are 0.1 * initial + 0.9 * batch instead of 0.9 * initial + 0.1 * batch (the 'decay' "
            "convention, where 0.9 weights the old value, written with PyTorch's momentum=0.1), so "
            "evaluation depends mostly on the last training batch"),
-        N_("In PyTorch's convention momentum is the weight of the *new* batch statistic: with "
-           "momentum=0.1 the running value keeps 90% of itself and takes 10% of the batch."),
+        N_("Some Chinese material writes running = momentum * running + (1 - momentum) * batch "
+           "with momentum = 0.9 (Keras' convention: momentum is the decay of the old value); "
+           "PyTorch's momentum is the weight of the *new* batch, running = (1 - momentum) * "
+           "running + momentum * batch, so its momentum=0.1 is that 0.9, and the decay formula "
+           "given momentum=0.1 keeps 10% of the old value where PyTorch keeps 90%."),
         {"batchnorm": [
             ((BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
              (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
             # the 'decay' convention with momentum=None still the cumulative average
             ((BN_MOMENTUM, "1.0 / self.num_batches_tracked if self.momentum is None "
                            "else 1 - self.momentum"),),
+            # the 'decay' convention with its own default, momentum=0.9 (a layer built without
+            # a momentum gets 0.9 where the reference's default is 0.1): right by default,
+            # flipped for any momentum given, None raising a TypeError in the update
+            ((BN_MOMENTUM, "None if self.momentum is None else "
+                           "(0.9 if self.momentum == 0.1 else self.momentum)"),
+             (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
+             (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
         ]},
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
         published={"batchnorm": KERAS_MOMENTUM},
@@ -158,11 +168,13 @@ MISTAKES = [
            "square) is comparable to eps; a constant row's input gradient is scaled by 1/eps "
            "instead of 1/sqrt(eps); a fold's W' and b' are off the same way where running_var "
            "is comparable to eps"),
-        N_("This exercise follows PyTorch's convention, eps inside: divide by sqrt(var + eps), "
-           "not by sqrt(var) + eps (for RMSNorm, sqrt(mean(x**2) + eps), not RMS + eps). Adding "
-           "eps to the standard deviation is the other convention (the RMSNorm authors' PyTorch "
-           "code, the Annotated Transformer); the two agree unless the variance is comparable "
-           "to eps."),
+        N_("Some Chinese material writes (x - mu) / (sigma + eps), and x / (RMS + eps) for "
+           "RMSNorm; PyTorch, and this exercise, put eps inside the square root: (x - mu) / "
+           "sqrt(sigma**2 + eps), x / sqrt(mean(x**2) + eps). For a variance of 1 the two differ "
+           "by eps / 2 relative (5e-6 with eps = 1e-5); where the variance is comparable to eps "
+           "they differ a lot, and a constant channel's input gradient is scaled by 1/eps "
+           "instead of 1/sqrt(eps). eps added to the standard deviation is published too (the "
+           "RMSNorm authors' PyTorch code, the Annotated Transformer)."),
         {
             **same(("batchnorm", "groupnorm"), ((RSTD, "(np.sqrt(var) + self.eps)"),)),
             # with the backward derived for sigma + eps: the variance term then carries

@@ -5,7 +5,10 @@ derived from the same file, so that each skeleton exists once: the class loses i
 ``backward`` method, the contract its backward bullets, the worked example the lines that
 call backward or read a gradient, and the task says that only the forward is asked; a
 module-level ``FORWARD_ONLY = True`` tells ``normcore practice check`` to grade the forward
-alone.
+alone. With ``no_running_stats=True`` (BatchNorm, NumPy or PyTorch) it is derived the same way
+as a training-only layer: no running statistics, no evaluation mode, the worked example's
+lines about them gone, and ``NO_RUNNING_STATS = True`` tells the grader to leave their checks
+out ("not written").
 
 In Chinese (``normcore practice new NAME --lang zh``) the same file is written with its prose
 translated (``translate``): each paragraph, heading and bullet of its docstrings and each block
@@ -18,11 +21,12 @@ import ast
 import doctest
 import importlib.resources
 import re
+import textwrap
 from pathlib import Path
 
 from ...i18n import N_, language, translator
 from ...i18n.width import display_width, wrap
-from ..exercises import EXERCISES
+from ..exercises import EXERCISES, RUNNING_STATISTICS
 
 _ = translator("practice")
 
@@ -45,22 +49,134 @@ TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title
 BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
 
 
+# the training-only version (``no_running_stats``): what the note and the flag say
+TRAINING_ONLY_NOTE = N_("Training only: this file asks for BatchNorm in training alone, with "
+                        "no running statistics and no evaluation mode (``NO_RUNNING_STATS = "
+                        "True`` below). The grader checks the training numbers and lists the "
+                        "checks of the running statistics and of evaluation as \"not written\". "
+                        "For the whole layer: ``normcore practice new {name}``.")
+RUNNING_FLAG_COMMENT = N_("normcore practice check leaves the running statistics out")
+NO_RUNNING_STATS_FLAG = f"NO_RUNNING_STATS = True  # {RUNNING_FLAG_COMMENT}\n"
+# the training-only version's edits of the text (pattern, new), of the NumPy or the PyTorch file
+TRAINING_ONLY_EDITS = (
+    (r"Practice: BatchNorm1d", "Practice: a training-only BatchNorm1d"),
+    (r" in training and in evaluation\.", " in training."),
+    (r",\s+running statistics over\s+several\s+steps,\s+eval mode\)", ")"),
+    (r"; ``running_mean``,\s+``running_var``, ``num_batches_tracked``: buffers \(registered, "
+     r"as PyTorch's are\)", ""),
+    (r"which variance(?: where)?, (?:what momentum weights, )?where eps goes(?:, what momentum "
+     r"weights)?\.", "which variance, where eps goes."),
+    (r", momentum=0\.1, affine=True, track_running_stats=True(,|\))", r", affine=True\1"),
+    (r"\(parameters, buffers and state_dict keys;", "(its parameters;"),
+    (r"BatchNorm1d\(2, momentum=0\.1\)", "BatchNorm1d(2)"),
+    (r"# TODO: training: the batch's mean and variance, and update the running statistics;\n"
+     r"\s+#\s+evaluation: the running statistics\.", "# TODO: the batch's mean and variance."),
+    (r"the mean and the\n(\s+)#\s+variance \(training\) or through x_hat only \(evaluation\)\.",
+     r"the mean and the\n\1#       variance."),
+    (r"# TODO: statistics over every dim but the channel dim \(in training\), or the running "
+     r"ones\.\n(\s+)# TODO: in training, update the buffers \(how, so that autograd does not "
+     r"follow\?\)\.", r"# TODO: the batch's statistics over every dim but the channel dim."),
+)
+RUNNING_LINE = re.compile(r"^\s*(self\.(running_mean|running_var|num_batches_tracked|momentum|"
+                          r"track_running_stats|training) = |if track_running_stats:|"
+                          r"self\.register_buffer\()")
+RUNNING_EXAMPLE = re.compile(r"running_|num_batches|state_dict|\.eval\(\)")  # and all after eval
+
+
 class NoForwardOnly(ValueError):
     """The exercise has no backward to leave out (a function, such as fold_batchnorm)."""
 
 
-def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False):
+class NoTrainingOnly(ValueError):
+    """The exercise has no running statistics to leave out (only BatchNorm has)."""
+
+
+def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False, no_running_stats=False):
     """The text of exercise ``name``'s skeleton, as written to ``target``, in the language in
-    use; with ``torch``, the PyTorch track's (a torch.nn.Module, forward only already)."""
-    return translate(_english(name, forward_only, torch)).replace("THIS_FILE.py", str(target))
+    use; with ``torch``, the PyTorch track's (a torch.nn.Module, forward only already); with
+    ``no_running_stats``, the training-only version (BatchNorm)."""
+    return translate(_english(name, forward_only, torch, no_running_stats)).replace(
+        "THIS_FILE.py", str(target))
 
 
-def _english(name, forward_only=False, torch=False):
+def _english(name, forward_only=False, torch=False, no_running_stats=False):
     key = f"torch/{name}" if torch else name
     text = importlib.resources.files(__name__).joinpath(f"{key}.py").read_text()
+    if no_running_stats:
+        text = _training_only(name, text)
     if forward_only and not torch:
         text = _forward_only(name, text)
     return text
+
+
+def _training_only(name, text):
+    """The training-only version of a BatchNorm skeleton ``text`` (NumPy or PyTorch): the task
+    and the contract without the running statistics and evaluation, the class without its
+    running statistics, ``train`` / ``eval`` and ``momentum``, the worked example without the
+    lines that read them or switch to evaluation (and those after), the flag after the
+    imports, the note after the title."""
+    if name not in RUNNING_STATISTICS:
+        raise NoTrainingOnly(_("{name} has no running statistics to leave out: only {names} "
+                               "has a training-only version").format(
+                                   name=name, names=", ".join(RUNNING_STATISTICS)))
+    for pattern, new in TRAINING_ONLY_EDITS:
+        text = re.sub(pattern, new, text, count=1)
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    drop = {n for n, line in enumerate(lines) if RUNNING_LINE.match(line)}
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BatchNorm1d")
+    for method in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ("train", "eval")):
+        drop |= _lines_of(method, lines)
+    doc = ast.get_docstring(tree, clean=False)
+    evaluated = False
+    for example in doctest.DocTestParser().get_examples(doc):
+        evaluated = evaluated or ".eval()" in example.source
+        if evaluated or RUNNING_EXAMPLE.search(example.source):
+            start = tree.body[0].lineno + example.lineno - 1
+            drop.update(range(start, start + example.source.count("\n") + example.want.count("\n")))
+    for number, line in enumerate(lines):  # the contract's bullets about evaluation
+        if line.lstrip().startswith("- ") and "eval" in _bullet(lines, number):
+            drop |= set(range(number, number + _bullet(lines, number).count("\n")))
+    text = "".join(line for n, line in enumerate(lines) if n not in drop)
+    last_import = max(n.end_lineno for n in ast.parse(text).body if isinstance(n, (ast.Import, ast.ImportFrom)))
+    lines = text.splitlines(keepends=True)
+    lines.insert(last_import, "\n" + NO_RUNNING_STATS_FLAG)
+    title, rest = "".join(lines).split("\n\n", 1)
+    note = textwrap.fill(TRAINING_ONLY_NOTE.format(name=name), LINE, break_long_words=False,
+                         break_on_hyphens=False)
+    return title + "\n\n" + note + "\n\n" + _refill(rest)
+
+
+def _lines_of(node, lines):
+    """The line numbers (from 0) of a method and of the blank lines before it."""
+    drop = set(range(node.lineno - 1, node.end_lineno))
+    first = node.lineno - 1
+    while first > 0 and not lines[first - 1].strip():
+        first -= 1
+        drop.add(first)
+    return drop
+
+
+def _bullet(lines, number):
+    """A contract bullet starting on line ``number``: its line and those continuing it."""
+    indent = len(lines[number]) - len(lines[number].lstrip())
+    end = number + 1
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
+        end += 1
+    return "".join(lines[number:end])
+
+
+def _refill(text):
+    """``text`` with the module docstring's paragraphs (those of unindented prose lines)
+    filled again to LINE columns, where an edit made a line longer."""
+    head, quotes, tail = text.partition('"""')
+    paragraphs = head.split("\n\n")
+    for i, paragraph in enumerate(paragraphs):
+        lines = paragraph.split("\n")
+        if any(len(line) > LINE for line in lines) and not any(line.startswith(" ") for line in lines):
+            paragraphs[i] = textwrap.fill(" ".join(lines), LINE, break_long_words=False,
+                                          break_on_hyphens=False)
+    return "\n\n".join(paragraphs) + quotes + tail
 
 
 def _forward_only(name, text):
@@ -102,15 +218,16 @@ def _forward_only(name, text):
     return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + rest
 
 
-def write(name, folder=".", force=False, forward_only=False, torch=False):
+def write(name, folder=".", force=False, forward_only=False, torch=False, no_running_stats=False):
     """Write exercise ``name``'s skeleton to FOLDER/my_NAME.py (my_NAME_torch.py for the
     PyTorch track) and return its path; raises FileExistsError when the file is there and
-    ``force`` is not given, NoForwardOnly when the exercise has no forward-only version."""
+    ``force`` is not given, NoForwardOnly when the exercise has no forward-only version,
+    NoTrainingOnly when ``no_running_stats`` asks for a training-only version it has not."""
     target = Path(folder) / f"my_{name}{'_torch' * torch}.py"
     if target.exists() and not force:
         raise FileExistsError(_("{target} already exists: not overwritten (use --force to "
                                 "replace it)").format(target=target))
-    text = skeleton(name, target, forward_only, torch)
+    text = skeleton(name, target, forward_only, torch, no_running_stats)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
     return target
@@ -141,13 +258,16 @@ def translate(text, lookup=None):
 
     def look(message):  # the forward-only note is one message for every exercise
         note = NOTE_OF.fullmatch(message)
+        if note is None and message == TRAINING_ONLY_NOTE.format(name="batchnorm"):
+            return lookup(TRAINING_ONLY_NOTE).format(name="batchnorm")
         return lookup(NOTE).format(name=note["name"]) if note else lookup(message)
 
     lines = text.split("\n")
     for first, last, kind in reversed(_pieces(text)):
         block = lines[first:last]
         lines[first:last] = (_docstring if kind == "doc" else _comment)(block, look)
-    return "\n".join(lines).replace(FLAG_COMMENT, look(FLAG_COMMENT))
+    return "\n".join(lines).replace(FLAG_COMMENT, look(FLAG_COMMENT)).replace(
+        RUNNING_FLAG_COMMENT, look(RUNNING_FLAG_COMMENT))
 
 
 def _pieces(text):
@@ -259,21 +379,23 @@ def _paragraph(lines, base, offset, lookup):
 
 
 def messages():
-    """Every message of every skeleton (each exercise's, its forward-only version's and the
-    PyTorch track's) with the file it comes from: what ``python -m normcore.i18n update``
-    extracts for the "practice" catalog."""
+    """Every message of every skeleton (each exercise's, its forward-only version's, the
+    PyTorch track's and BatchNorm's training-only versions) with the file it comes from: what
+    ``python -m normcore.i18n update`` extracts for the "practice" catalog."""
     from ..torch_track import EXERCISES as TORCH
 
-    variants = [(name, False, False) for name in EXERCISES]
-    variants += [(name, True, False) for name, e in EXERCISES.items() if not e.function]
-    variants += [(name, False, True) for name in TORCH]
+    variants = [(name, False, False, False) for name in EXERCISES]
+    variants += [(name, True, False, False) for name, e in EXERCISES.items() if not e.function]
+    variants += [(name, False, True, False) for name in TORCH]
+    variants += [(name, *both, True) for name in RUNNING_STATISTICS
+                 for both in ((False, False), (True, False), (False, True))]
     found = []
-    for name, forward_only, torch in variants:
+    for name, forward_only, torch, no_running_stats in variants:
         where = f"normcore/practice/skeletons/{'torch/' * torch}{name}.py"
 
         def record(message, where=where):
             found.append((message, where))
             return message
 
-        translate(_english(name, forward_only, torch), record)
+        translate(_english(name, forward_only, torch, no_running_stats), record)
     return found

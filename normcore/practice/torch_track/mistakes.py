@@ -182,9 +182,15 @@ def _keepdim_dropped(*anchors):
 
 # The NumPy catalog's forward mistakes, written in torch.
 FORWARD_VARIANTS = {
-    "bn-momentum-flipped": {"batchnorm": [(
-        (BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
-        (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))"))]},
+    "bn-momentum-flipped": {"batchnorm": [
+        ((BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
+         (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))")),
+        # with the decay convention's own default, momentum=0.9 (see the NumPy catalog), and
+        # momentum=None's weight 1 / num_batches_tracked put on the old value too
+        ((BN_MOMENTUM, "1.0 / self.num_batches_tracked.item() if self.momentum is None else "
+                       "(0.9 if self.momentum == 0.1 else self.momentum)"),
+         (BN_RUNNING_MEAN, "self.running_mean.mul_(m).add_((1 - m) * mean.flatten())"),
+         (BN_RUNNING_VAR, "self.running_var.mul_(m).add_((1 - m) * var.flatten() * n / (n - 1))"))]},
     "bn-running-var-biased": {"batchnorm": [((BN_UNBIASED, "var.flatten()"),)]},
     "stats-over-too-few-axes": {
         **{name: [((DIMS, "dims = (-1,)"),)] for name in TRAILING},
