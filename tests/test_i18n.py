@@ -105,6 +105,19 @@ def test_every_translation_uses_the_glossary_terms():
     assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} lacks {terms}" for d, en, zh, terms in wrong[:30])
 
 
+def test_no_translation_adds_a_parenthesised_gloss():
+    wrong = [(d, en, zh, glossary.added_glosses(en, zh))
+             for d, en, zh in _translated_messages() if glossary.added_glosses(en, zh)]
+    assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} adds {added}" for d, en, zh, added in wrong[:30])
+
+
+def test_no_translation_uses_a_word_the_glossary_rejects():
+    wrong = [(d, en, zh, glossary.avoided_terms(zh))
+             for d, en, zh in _translated_messages() if glossary.avoided_terms(zh)]
+    assert not wrong, "\n".join(f"{d}: {zh!r} says {', '.join(f'{w} (not {t.zh})' for w, t in found)}"
+                                 for d, en, zh, found in wrong[:30])
+
+
 def test_translations_keep_every_placeholder_and_number():
     import re
     fields = re.compile(r"\{[^{}]*\}|%\(?\w*\)?[sdfgr]")
@@ -125,6 +138,65 @@ def test_glossary_terms_are_unique_and_complete():
     assert glossary.missing_terms("the running mean of batch normalization", "批量归一化的移动均值") == []
     assert [t.en for t in glossary.missing_terms("standardises the gradient", "标准化")] == ["gradient"]
     assert glossary.missing_terms("mean_D(dx) in `mean`", "") == []  # code is not a word
+
+
+@pytest.mark.parametrize("english", [
+    "``self.running_mean`` and ``mean``",   # double-backquoted code, as in docstrings
+    "fill in ``x.mean(axis=0)`` and\n``backward`` here",
+    "by means of a loop",                   # not the plural of the noun
+    "what p means",                         # the verb
+    "the meaning of eps",
+    "it reads backwards",                   # in reverse, not the backward pass
+    "meantime, a forwarder",                # inside another word
+])
+def test_a_term_in_code_or_in_another_word_asks_nothing(english):
+    assert glossary.missing_terms(english, "") == []
+
+
+@pytest.mark.parametrize("english, terms", [
+    ("the mean of ``x``", ["mean"]),
+    ("call ``layer.forward`` then the backward", ["backward"]),
+    ("two gradients", ["gradient"]),
+    ("standardised, then masked", ["standardise", "mask"]),
+    ("the batch sizes", ["batch size"]),
+])
+def test_a_term_in_prose_asks_for_its_chinese(english, terms):
+    assert [t.en for t in glossary.missing_terms(english, "")] == terms
+
+
+@pytest.mark.parametrize("english, chinese", [
+    # the padding the old glossary check drove translators to
+    ("what p means, and when the scaling happens", "p 的含义（而不是均值之类），以及缩放在什么时候做"),
+    ("one feed-forward sub-layer F", "一个前馈网络子层 F（它也有自己的前向）"),
+    ("the feed-forward: F(h) = relu(h)", "前馈网络（前向为 F）：F(h) = relu(h)"),
+    ("BatchNorm1d on K workers", "在 K 个 worker 上做 BatchNorm1d（eps 与动量 momentum 同它）"),
+    ("the class has no backward method", "类没有 backward 方法（没有反向）"),
+    ("of MultiheadAttention.backward", "MultiheadAttention.backward（反向）给出的"),
+    ("of MultiheadAttention.backward", "MultiheadAttention.backward (反向) 给出的"),
+    ("updated with ``momentum``", "按 ``momentum``（动量）更新"),
+    ("(N, C) input", "(N, C) 输入（批次大小）"),
+])
+def test_an_added_gloss_is_found(english, chinese):
+    assert glossary.added_glosses(english, chinese)
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("shape (N, C) and (C,)", "形状 (N, C) 和 (C,)"),
+    ("the median (not the mean)", "中位数（不是均值）"),  # full-width for half-width
+    ("x.mean(axis=0) over (N, C)", "对 (N, C) 取 x.mean(axis=0)"),  # a call is no aside
+    ("sqrt((n - 1) / n) (about 0.7)", "sqrt((n - 1) / n)（约 0.7）"),
+    ("``f(x)`` (the branch)", "``f(x)``（分支）"),
+    ("a gloss (dropped) is fine", "省掉括号也可以"),
+])
+def test_a_translated_aside_is_no_added_gloss(english, chinese):
+    assert glossary.added_glosses(english, chinese) == []
+
+
+def test_a_rejected_word_is_found_outside_code():
+    avoided = {word for t in glossary.terms() for word in t.avoid}
+    assert {"评估模式", "就地"} <= avoided
+    assert [(w, t.zh) for w, t in glossary.avoided_terms("评估模式下")] == [("评估模式", "推理模式")]
+    assert glossary.avoided_terms("推理模式下，``评估模式``") == []
 
 
 # --- display widths ----------------------------------------------------------------------------
