@@ -117,8 +117,9 @@ _OPEN = re.compile(r"（|(?<![\w.\])])\(")
 
 def parenthesised(text):
     """The parenthesised groups of ``text`` that are asides, outermost only, outside code:
-    "(N, C)", "（而不是均值之类）"; not the arguments of a call such as ``mean(x)``."""
-    text = CODE.sub(" ", text)
+    "(N, C)", "（而不是均值之类）"; not the arguments of a call such as ``mean(x)``, nor what
+    a quotation holds (a title quoted as published: “Pre-Norm（Norm 在残差前）”)."""
+    text = re.sub(r'“[^”]*”|"[^"]*"', " ", CODE.sub(" ", text))
     groups, start = [], 0
     while (m := _OPEN.search(text, start)):
         depth, i = 0, m.start()
