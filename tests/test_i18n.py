@@ -25,9 +25,88 @@ from norm_tiers import suite_settings
     ({"NORMCORE_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),  # normcore's own variable first
     ({"NORMCORE_LANG": "zh"}, "zh"),
     ({"NORMCORE_LANG": "zh-Hans"}, "zh"),
+    # LANGUAGE, a list of preferences, comes before the locale, as in gettext
+    ({"LANGUAGE": "zh_CN", "LANG": "en_US.UTF-8"}, "zh"),
+    ({"LANGUAGE": "zh_CN"}, "zh"),
+    ({"LANGUAGE": "fr:zh_CN:en", "LC_ALL": "en_US.UTF-8"}, "zh"),  # the first one spoken
+    ({"LANGUAGE": "en", "LC_ALL": "zh_CN.UTF-8"}, "en"),
+    ({"LANGUAGE": "fr", "LANG": "zh_CN.UTF-8"}, "zh"),  # nothing spoken in the list: the locale
+    ({"LANGUAGE": "zh_CN", "LANG": "C.UTF-8"}, "en"),  # gettext ignores it in the C locale
+    ({"NORMCORE_LANG": "en", "LANGUAGE": "zh_CN"}, "en"),
+    ({"LANG": "zh_TW.UTF-8"}, "zh"),
+    ({"LANGUAGE": "zh_HK"}, "zh"),
 ])
 def test_language_from_environment(environ, expected):
     assert i18n.language_from_environment(environ) == expected
+
+
+@pytest.mark.parametrize("locale, traditional", [
+    ("zh_TW.UTF-8", True), ("zh_HK", True), ("zh_MO", True), ("zh-Hant", True), ("zh-Hant-TW", True),
+    ("zh_CN.UTF-8", False), ("zh-Hans", False), ("zh_SG", False), ("en_US", False),
+])
+def test_traditional_chinese_locales_are_recognised(locale, traditional):
+    assert i18n.is_traditional(locale) is traditional
+
+
+def test_traditional_chinese_gets_simplified_and_is_told_once(monkeypatch, capsys):
+    monkeypatch.setattr(i18n, "_noted", False)
+    monkeypatch.setenv("LANG", "zh_TW.UTF-8")
+    assert i18n.language() == "zh" and i18n.language() == "zh"
+    _ = i18n.translator("cli")
+    _("an untranslated message")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "zh_TW.UTF-8" in err[0] and "简体" in err[0]
+    assert display_width(err[0]) <= 80
+
+
+def test_simplified_chinese_is_not_told_anything(monkeypatch, capsys):
+    monkeypatch.setattr(i18n, "_noted", False)
+    monkeypatch.setenv("LANGUAGE", "zh_CN")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert i18n.language() == "zh"
+    assert capsys.readouterr().err == ""
+
+
+# --- Chinese text put together: no space after 。 or around an inserted Chinese word ---------
+def test_joined_sentences_take_a_space_in_english_only():
+    assert i18n.joined("DyT is timed once.", "torch has no DyT.") == "DyT is timed once. torch has no DyT."
+    assert i18n.joined("只计时一次。", "torch 没有 DyT。") == "只计时一次。torch 没有 DyT。"
+    assert i18n.joined("-", "（待完成：backward）") == "-（待完成：backward）"
+    assert i18n.joined("layer-norm", "(todo: backward)") == "layer-norm (todo: backward)"
+    assert i18n.joined("残差", "", "连接") == "残差连接" and i18n.joined("", "x") == "x"
+
+
+def test_a_chinese_word_filled_into_chinese_text_takes_no_space():
+    _ = i18n.translator("explain")
+    message = "{option} applies to the {kinds} step-through only, got {title}"
+    with i18n.speaking("zh"):
+        text = _(message).format(option="--position", kinds="残差连接", title="LayerNorm")
+    assert text == "--position 只适用于残差连接的逐步推导，收到的是 LayerNorm"
+    with i18n.speaking("en"):  # English keeps every space
+        assert _(message).format(option="--p", kinds="dropout", title="x") == (
+            "--p applies to the dropout step-through only, got x")
+    filled = i18n.Message("{a} 和 {b} 的 {n:.2f} 与 {c!r}").format(a="残差", b="x", n=1, c="层")
+    assert filled == "残差和 x 的 1.00 与 '层'"
+
+
+def test_explain_in_chinese_puts_no_space_around_a_chinese_title():
+    from normcore.derivations import step_through
+    from normcore.derivations.render import header
+    with i18n.speaking("zh"):
+        first = header(step_through("residual", position="post"))[0]
+        with pytest.raises(ValueError) as refused:
+            step_through("layernorm", position="post")
+    assert "残差连接逐步推导" in first and " 逐步推导" not in first
+    assert "只适用于残差" in str(refused.value), str(refused.value)
+
+
+def test_bench_legend_in_chinese_has_no_space_after_a_full_stop():
+    torch = pytest.importorskip("torch")
+    from normcore.perf.printing import machine_lines
+    with i18n.speaking("zh"):
+        lines = machine_lines(torch, False, 5, 1)
+    text = "".join(line.strip() for line in lines)  # the lines as one text, unwrapped
+    assert "。torch 没有 DyT" in text and not any("。 " in line for line in lines)
 
 
 def test_unknown_language_is_refused_with_the_choices():
