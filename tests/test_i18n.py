@@ -273,9 +273,11 @@ def test_a_translated_aside_is_no_added_gloss(english, chinese):
 
 def test_a_rejected_word_is_found_outside_code():
     avoided = {word for t in glossary.terms() for word in t.avoid}
-    assert {"评估模式", "就地"} <= avoided
+    assert {"评估模式", "就地", "笔记本"} <= avoided
     assert [(w, t.zh) for w, t in glossary.avoided_terms("评估模式下")] == [("评估模式", "推理模式")]
     assert glossary.avoided_terms("推理模式下，``评估模式``") == []
+    assert [w for w, t in glossary.avoided_terms("新批次的权重")] == ["批次"]
+    assert glossary.avoided_terms("批次大小为 2 的批量归一化") == []
 
 
 # --- display widths ----------------------------------------------------------------------------

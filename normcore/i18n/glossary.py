@@ -104,10 +104,11 @@ def missing_terms(english, chinese):
 
 
 def avoided_terms(chinese):
-    """(rejected word, glossary term) for each word the glossary rejects that ``chinese`` uses
-    outside code."""
+    """(rejected word, glossary term) for each word the glossary rejects (a regular
+    expression of ``avoid``) that ``chinese`` uses outside code."""
     text = CODE.sub(" ", chinese)
-    return [(word, t) for t in terms() for word in t.avoid if word in text]
+    return [(found.group(), t) for t in terms() for word in t.avoid
+            if (found := re.search(word, text))]
 
 
 # a parenthesised group: full-width always; half-width unless it is a call or an index
