@@ -100,6 +100,18 @@ def test_explain_in_chinese_puts_no_space_around_a_chinese_title():
     assert "只适用于残差" in str(refused.value), str(refused.value)
 
 
+@pytest.mark.parametrize("label, shown", [
+    ("running_var of each worker", "running_var，每个 worker"),
+    ("dgamma of each worker (its local share)", "dgamma，每个 worker（本地部分）"),
+    ("forward (the shards concatenated)", "前向（分片拼接）"),
+    ("eval: forward", "推理：前向"),
+])
+def test_check_labels_in_chinese_take_no_space_around_chinese_punctuation(label, shown):
+    from normcore.practice.labels import show_label
+    with i18n.speaking("zh"):
+        assert show_label(label) == shown
+
+
 def test_bench_legend_in_chinese_has_no_space_after_a_full_stop():
     torch = pytest.importorskip("torch")
     from normcore.perf.printing import machine_lines
