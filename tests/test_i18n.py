@@ -209,6 +209,29 @@ def test_no_translation_uses_a_word_the_glossary_rejects():
                                  for d, en, zh, found in wrong[:30])
 
 
+def _chinese_pages_and_notebook_texts():
+    """(where, text) of every Chinese docs page and every Chinese Markdown cell of the notebooks."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    for page in sorted((root / "normcore" / "docs" / "pages" / "zh").glob("*.md")):
+        yield page.name, page.read_text(encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("notebook_build", root / "notebooks" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    for topic in build.TOPICS:
+        if build.source_and_language(topic)[1] == "zh":
+            for cell in build.cells(topic):
+                if cell.cell_type == "markdown":
+                    yield topic, cell.source
+
+
+def test_no_chinese_page_or_notebook_uses_a_word_the_glossary_rejects():
+    wrong = [(where, w, t.zh) for where, text in _chinese_pages_and_notebook_texts()
+             for w, t in glossary.avoided_terms(text)]
+    assert not wrong, "\n".join(f"{where}: {w} (not {zh})" for where, w, zh in wrong[:30])
+
+
 def test_translations_keep_every_placeholder_and_number():
     import re
     fields = re.compile(r"\{[^{}]*\}|%\(?\w*\)?[sdfgr]")
@@ -289,7 +312,8 @@ def test_a_rejected_word_is_found_outside_code():
     assert [(w, t.zh) for w, t in glossary.avoided_terms("评估模式下")] == [("评估模式", "推理模式")]
     assert glossary.avoided_terms("推理模式下，``评估模式``") == []
     assert [w for w, t in glossary.avoided_terms("新批次的权重")] == ["批次"]
-    assert glossary.avoided_terms("批次大小为 2 的批量归一化") == []
+    assert glossary.avoided_terms("批次大小为 2 的批量归一化，大批量和小批量") == []
+    assert [w for w, t in glossary.avoided_terms("在批量上")] == ["批量"]
 
 
 # --- display widths ----------------------------------------------------------------------------
