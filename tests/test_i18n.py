@@ -289,6 +289,7 @@ def test_a_term_in_prose_asks_for_its_chinese(english, terms):
     ("of MultiheadAttention.backward", "MultiheadAttention.backward (反向) 给出的"),
     ("updated with ``momentum``", "按 ``momentum``（动量）更新"),
     ("(N, C) input", "(N, C) 输入（批次大小）"),
+    ("the backward", "反向(backward)"),  # half-width after a Chinese word is an aside too
 ])
 def test_an_added_gloss_is_found(english, chinese):
     assert glossary.added_glosses(english, chinese)

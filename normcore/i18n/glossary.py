@@ -112,8 +112,8 @@ def avoided_terms(chinese):
 
 
 # a parenthesised group: full-width always; half-width unless it is a call or an index
-# (mean(x), x[0](...)), i.e. unless a letter, digit, _ . ] or ) comes right before it
-_OPEN = re.compile(r"（|(?<![\w.\])])\(")
+# (mean(x), x[0](...)), i.e. unless an ASCII letter, digit, _ . ] or ) comes right before it
+_OPEN = re.compile(r"（|(?<![A-Za-z0-9_.\])])\(")
 
 
 def parenthesised(text):
