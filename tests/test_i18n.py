@@ -25,9 +25,100 @@ from norm_tiers import suite_settings
     ({"NORMCORE_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),  # normcore's own variable first
     ({"NORMCORE_LANG": "zh"}, "zh"),
     ({"NORMCORE_LANG": "zh-Hans"}, "zh"),
+    # LANGUAGE, a list of preferences, comes before the locale, as in gettext
+    ({"LANGUAGE": "zh_CN", "LANG": "en_US.UTF-8"}, "zh"),
+    ({"LANGUAGE": "zh_CN"}, "zh"),
+    ({"LANGUAGE": "fr:zh_CN:en", "LC_ALL": "en_US.UTF-8"}, "zh"),  # the first one spoken
+    ({"LANGUAGE": "en", "LC_ALL": "zh_CN.UTF-8"}, "en"),
+    ({"LANGUAGE": "fr", "LANG": "zh_CN.UTF-8"}, "zh"),  # nothing spoken in the list: the locale
+    ({"LANGUAGE": "zh_CN", "LANG": "C.UTF-8"}, "en"),  # gettext ignores it in the C locale
+    ({"NORMCORE_LANG": "en", "LANGUAGE": "zh_CN"}, "en"),
+    ({"LANG": "zh_TW.UTF-8"}, "zh"),
+    ({"LANGUAGE": "zh_HK"}, "zh"),
 ])
 def test_language_from_environment(environ, expected):
     assert i18n.language_from_environment(environ) == expected
+
+
+@pytest.mark.parametrize("locale, traditional", [
+    ("zh_TW.UTF-8", True), ("zh_HK", True), ("zh_MO", True), ("zh-Hant", True), ("zh-Hant-TW", True),
+    ("zh_CN.UTF-8", False), ("zh-Hans", False), ("zh_SG", False), ("en_US", False),
+])
+def test_traditional_chinese_locales_are_recognised(locale, traditional):
+    assert i18n.is_traditional(locale) is traditional
+
+
+def test_traditional_chinese_gets_simplified_and_is_told_once(monkeypatch, capsys):
+    monkeypatch.setattr(i18n, "_noted", False)
+    monkeypatch.setenv("LANG", "zh_TW.UTF-8")
+    assert i18n.language() == "zh" and i18n.language() == "zh"
+    _ = i18n.translator("cli")
+    _("an untranslated message")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "zh_TW.UTF-8" in err[0] and "简体" in err[0]
+    assert display_width(err[0]) <= 80
+
+
+def test_simplified_chinese_is_not_told_anything(monkeypatch, capsys):
+    monkeypatch.setattr(i18n, "_noted", False)
+    monkeypatch.setenv("LANGUAGE", "zh_CN")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert i18n.language() == "zh"
+    assert capsys.readouterr().err == ""
+
+
+# --- Chinese text put together: no space after 。 or around an inserted Chinese word ---------
+def test_joined_sentences_take_a_space_in_english_only():
+    assert i18n.joined("DyT is timed once.", "torch has no DyT.") == "DyT is timed once. torch has no DyT."
+    assert i18n.joined("只计时一次。", "torch 没有 DyT。") == "只计时一次。torch 没有 DyT。"
+    assert i18n.joined("-", "（待完成：backward）") == "-（待完成：backward）"
+    assert i18n.joined("layer-norm", "(todo: backward)") == "layer-norm (todo: backward)"
+    assert i18n.joined("残差", "", "连接") == "残差连接" and i18n.joined("", "x") == "x"
+
+
+def test_a_chinese_word_filled_into_chinese_text_takes_no_space():
+    _ = i18n.translator("explain")
+    message = "{option} applies to the {kinds} step-through only, got {title}"
+    with i18n.speaking("zh"):
+        text = _(message).format(option="--position", kinds="残差连接", title="LayerNorm")
+    assert text == "--position 只适用于残差连接的逐步推导，收到的是 LayerNorm"
+    with i18n.speaking("en"):  # English keeps every space
+        assert _(message).format(option="--p", kinds="dropout", title="x") == (
+            "--p applies to the dropout step-through only, got x")
+    filled = i18n.Message("{a} 和 {b} 的 {n:.2f} 与 {c!r}").format(a="残差", b="x", n=1, c="层")
+    assert filled == "残差和 x 的 1.00 与 '层'"
+
+
+def test_explain_in_chinese_puts_no_space_around_a_chinese_title():
+    from normcore.derivations import step_through
+    from normcore.derivations.render import header
+    with i18n.speaking("zh"):
+        first = header(step_through("residual", position="post"))[0]
+        with pytest.raises(ValueError) as refused:
+            step_through("layernorm", position="post")
+    assert "残差连接逐步推导" in first and " 逐步推导" not in first
+    assert "只适用于残差" in str(refused.value), str(refused.value)
+
+
+@pytest.mark.parametrize("label, shown", [
+    ("running_var of each worker", "running_var，每个 worker"),
+    ("dgamma of each worker (its local share)", "dgamma，每个 worker（本地部分）"),
+    ("forward (the shards concatenated)", "前向（分片拼接）"),
+    ("eval: forward", "推理：前向"),
+])
+def test_check_labels_in_chinese_take_no_space_around_chinese_punctuation(label, shown):
+    from normcore.practice.labels import show_label
+    with i18n.speaking("zh"):
+        assert show_label(label) == shown
+
+
+def test_bench_legend_in_chinese_has_no_space_after_a_full_stop():
+    torch = pytest.importorskip("torch")
+    from normcore.perf.printing import machine_lines
+    with i18n.speaking("zh"):
+        lines = machine_lines(torch, False, 5, 1)
+    text = "".join(line.strip() for line in lines)  # the lines as one text, unwrapped
+    assert "。torch 没有 DyT" in text and not any("。 " in line for line in lines)
 
 
 def test_unknown_language_is_refused_with_the_choices():
@@ -105,6 +196,42 @@ def test_every_translation_uses_the_glossary_terms():
     assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} lacks {terms}" for d, en, zh, terms in wrong[:30])
 
 
+def test_no_translation_adds_a_parenthesised_gloss():
+    wrong = [(d, en, zh, glossary.added_glosses(en, zh))
+             for d, en, zh in _translated_messages() if glossary.added_glosses(en, zh)]
+    assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} adds {added}" for d, en, zh, added in wrong[:30])
+
+
+def test_no_translation_uses_a_word_the_glossary_rejects():
+    wrong = [(d, en, zh, glossary.avoided_terms(zh))
+             for d, en, zh in _translated_messages() if glossary.avoided_terms(zh)]
+    assert not wrong, "\n".join(f"{d}: {zh!r} says {', '.join(f'{w} (not {t.zh})' for w, t in found)}"
+                                 for d, en, zh, found in wrong[:30])
+
+
+def _chinese_pages_and_notebook_texts():
+    """(where, text) of every Chinese docs page and every Chinese Markdown cell of the notebooks."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    for page in sorted((root / "normcore" / "docs" / "pages" / "zh").glob("*.md")):
+        yield page.name, page.read_text(encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("notebook_build", root / "notebooks" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    for topic in build.TOPICS:
+        if build.source_and_language(topic)[1] == "zh":
+            for cell in build.cells(topic):
+                if cell.cell_type == "markdown":
+                    yield topic, cell.source
+
+
+def test_no_chinese_page_or_notebook_uses_a_word_the_glossary_rejects():
+    wrong = [(where, w, t.zh) for where, text in _chinese_pages_and_notebook_texts()
+             for w, t in glossary.avoided_terms(text)]
+    assert not wrong, "\n".join(f"{where}: {w} (not {zh})" for where, w, zh in wrong[:30])
+
+
 def test_translations_keep_every_placeholder_and_number():
     import re
     fields = re.compile(r"\{[^{}]*\}|%\(?\w*\)?[sdfgr]")
@@ -125,6 +252,69 @@ def test_glossary_terms_are_unique_and_complete():
     assert glossary.missing_terms("the running mean of batch normalization", "批量归一化的移动均值") == []
     assert [t.en for t in glossary.missing_terms("standardises the gradient", "标准化")] == ["gradient"]
     assert glossary.missing_terms("mean_D(dx) in `mean`", "") == []  # code is not a word
+
+
+@pytest.mark.parametrize("english", [
+    "``self.running_mean`` and ``mean``",   # double-backquoted code, as in docstrings
+    "fill in ``x.mean(axis=0)`` and\n``backward`` here",
+    "by means of a loop",                   # not the plural of the noun
+    "what p means",                         # the verb
+    "the meaning of eps",
+    "it reads backwards",                   # in reverse, not the backward pass
+    "meantime, a forwarder",                # inside another word
+])
+def test_a_term_in_code_or_in_another_word_asks_nothing(english):
+    assert glossary.missing_terms(english, "") == []
+
+
+@pytest.mark.parametrize("english, terms", [
+    ("the mean of ``x``", ["mean"]),
+    ("call ``layer.forward`` then the backward", ["backward"]),
+    ("two gradients", ["gradient"]),
+    ("standardised, then masked", ["standardise", "mask"]),
+    ("the batch sizes", ["batch size"]),
+])
+def test_a_term_in_prose_asks_for_its_chinese(english, terms):
+    assert [t.en for t in glossary.missing_terms(english, "")] == terms
+
+
+@pytest.mark.parametrize("english, chinese", [
+    # the padding the old glossary check drove translators to
+    ("what p means, and when the scaling happens", "p 的含义（而不是均值之类），以及缩放在什么时候做"),
+    ("one feed-forward sub-layer F", "一个前馈网络子层 F（它也有自己的前向）"),
+    ("the feed-forward: F(h) = relu(h)", "前馈网络（前向为 F）：F(h) = relu(h)"),
+    ("BatchNorm1d on K workers", "在 K 个 worker 上做 BatchNorm1d（eps 与动量 momentum 同它）"),
+    ("the class has no backward method", "类没有 backward 方法（没有反向）"),
+    ("of MultiheadAttention.backward", "MultiheadAttention.backward（反向）给出的"),
+    ("of MultiheadAttention.backward", "MultiheadAttention.backward (反向) 给出的"),
+    ("updated with ``momentum``", "按 ``momentum``（动量）更新"),
+    ("(N, C) input", "(N, C) 输入（批次大小）"),
+    ("the backward", "反向(backward)"),  # half-width after a Chinese word is an aside too
+])
+def test_an_added_gloss_is_found(english, chinese):
+    assert glossary.added_glosses(english, chinese)
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("shape (N, C) and (C,)", "形状 (N, C) 和 (C,)"),
+    ("the median (not the mean)", "中位数（不是均值）"),  # full-width for half-width
+    ("x.mean(axis=0) over (N, C)", "对 (N, C) 取 x.mean(axis=0)"),  # a call is no aside
+    ("sqrt((n - 1) / n) (about 0.7)", "sqrt((n - 1) / n)（约 0.7）"),
+    ("``f(x)`` (the branch)", "``f(x)``（分支）"),
+    ("a gloss (dropped) is fine", "省掉括号也可以"),
+])
+def test_a_translated_aside_is_no_added_gloss(english, chinese):
+    assert glossary.added_glosses(english, chinese) == []
+
+
+def test_a_rejected_word_is_found_outside_code():
+    avoided = {word for t in glossary.terms() for word in t.avoid}
+    assert {"评估模式", "就地", "笔记本"} <= avoided
+    assert [(w, t.zh) for w, t in glossary.avoided_terms("评估模式下")] == [("评估模式", "推理模式")]
+    assert glossary.avoided_terms("推理模式下，``评估模式``") == []
+    assert [w for w, t in glossary.avoided_terms("新批次的权重")] == ["批次"]
+    assert glossary.avoided_terms("批次大小为 2 的批量归一化，大批量和小批量") == []
+    assert [w for w, t in glossary.avoided_terms("在批量上")] == ["批量"]
 
 
 # --- display widths ----------------------------------------------------------------------------

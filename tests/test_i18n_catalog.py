@@ -77,7 +77,7 @@ WRITE_UPS = {
     "bn-momentum-flipped": ("动量方向反了", ("移动", "EMA")),
     "bn-eval-squared-var": ("推理时方差被平方", ("推理阶段", "running_var**2")),
     "eps-outside-sqrt": ("eps 放在根号外", ("σ + eps", "RMS + eps")),
-    "rms-batch-size-normaliser": ("RMS 用 batch 做分母", ("批次大小", "b（行数")),
+    "rms-batch-size-normaliser": ("RMS 用 batch 做分母", ("批次大小", "行数 b")),
     "rms-over-whole-tensor": ("整个矩阵的均方根", ("每个样本",)),
 }
 

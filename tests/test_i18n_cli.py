@@ -163,7 +163,9 @@ def test_tour_speaks_chinese_within_80_columns_with_the_numbers_of_the_english_o
     assert done.returncode == 0, done.stderr
     zh = done.stdout
     assert not wide_lines(zh), "\n".join(wide_lines(zh))
-    headings = ["1. 每个梯度都经过检查", "2. 一个梯度，一次一个节点", "3. 笔记本与图", "4. 下一步运行什么"]
+    assert "均通过。逐个张量" in "".join(zh.split())  # one sentence after another
+    assert "。 " not in zh  # and no space after a Chinese full stop
+    headings = ["1. 每个梯度都经过检查", "2. 一个梯度，一次一个节点", "3. notebook 与图", "4. 下一步运行什么"]
     for heading in headings:
         assert f"\n{heading}\n{'-' * display_width(heading)}\n" in zh  # underlined by display width
     i18n.set_language("zh")

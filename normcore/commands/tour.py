@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..derivations import step_through
 from ..gradcheck import gradcheck
-from ..i18n import N_, translator
+from ..i18n import N_, joined, translator
 from ..i18n.width import display_width, fill, pad
 from ..layer_cases import all_cases
 from . import COMMANDS
@@ -116,8 +116,8 @@ def run(args):
     verdict = (_.ngettext("{n} layer, all gradients pass.", "{n} layers, all gradients pass.", total)
                if not failed else
                _.ngettext("{n} layer, {failed} FAIL.", "{n} layers, {failed} FAIL.", total))
-    _say(verdict.format(n=total, failed=failed) + " "
-         + _("For the per-tensor table: {command}").format(command="normcore gradcheck"))
+    _say(joined(verdict.format(n=total, failed=failed),
+                _("For the per-tensor table: {command}").format(command="normcore gradcheck")))
 
     _heading("2. " + _("One gradient, one node at a time"))
     _say(_("Where does LayerNorm's compact backward come from? The forward is a chain of "

@@ -46,9 +46,10 @@ NOTEBOOK_KEYWORDS = {"tr": None, "N_": None}
 
 
 def domain_of(path):
-    """The domain of a source file under normcore/, or None (the i18n package itself)."""
+    """The domain of a source file under normcore/, or None (the i18n package's upkeep; its
+    ``__init__`` has the command line's domain)."""
     rel = Path(path).resolve().relative_to(PACKAGE).as_posix()
-    if rel.startswith("i18n/"):
+    if rel.startswith("i18n/") and rel != "i18n/__init__.py":
         return None
     return next((domain for pattern, domain in SOURCES if fnmatch(rel, pattern)), None)
 

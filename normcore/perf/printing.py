@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..i18n import translator
+from ..i18n import joined, translator
 from ..i18n import width
 from .baselines import NO_FAST, NOT_TORCH, default_threads
 from .cases import LEARNING, LEARNING_BUDGET, ONE_TIER, PHASES, SHAPES, TRANSFORMER
@@ -47,10 +47,10 @@ def machine_lines(torch, fast, repeats, warmup):
             "multiple of the floor; fast/1t (fast/ref without torch): the fast tier's time over "
             "torch's on one thread (over the reference tier's); both are medians over rounds of "
             "the ratio of two times of the same round."))
-    twin = (" " + _("torch has no DyT: its torch columns time the torch bridge's twin "
-                    "(to_torch(nc.DyT(...)), a small autograd module).") if torch else "")
-    lines += wrap(_("DyT has no fast tier (nc.DyT serves both tiers): it is timed once, in the "
-                    "reference column, with no fast/ratio column.") + twin)
+    twin = (_("torch has no DyT: its torch columns time the torch bridge's twin "
+              "(to_torch(nc.DyT(...)), a small autograd module).") if torch else "")
+    lines += wrap(joined(_("DyT has no fast tier (nc.DyT serves both tiers): it is timed once, in "
+                           "the reference column, with no fast/ratio column."), twin))
     return lines
 
 def columns(torch, fast):

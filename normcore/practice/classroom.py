@@ -19,7 +19,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..i18n import translator
+from ..i18n import joined, translator
 from ..i18n.width import display_width, pad, wrap
 from .grader import PASSING, CannotGrade, grade_file
 from .report import hint_level
@@ -135,9 +135,9 @@ def _result(row, names=True):
     if row.stopped:  # what happened, in place of a bare "-"
         text = row.stopped if text == "-" else f"{text}; {row.stopped}"
     if row.not_implemented:
-        text += " " + _("(todo: {methods})").format(methods=", ".join(row.not_implemented))
+        text = joined(text, _("(todo: {methods})").format(methods=", ".join(row.not_implemented)))
     if row.no_running_stats:
-        text += " " + _("(training only: no running statistics)")
+        text = joined(text, _("(training only: no running statistics)"))
     return text
 
 

@@ -17,7 +17,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..i18n import translator
+from ..i18n import joined, translator
 from ..i18n.width import display_width, pad, wrap
 from .questions import TOPIC_TITLES
 
@@ -176,7 +176,7 @@ def _mistakes(attempt):
         return _("cannot grade: {reason}").format(reason=attempt.error.splitlines()[0])
     text = ", ".join(attempt.mistakes) or "-"
     if attempt.not_implemented:
-        text += " " + _("(todo: {methods})").format(methods=", ".join(attempt.not_implemented))
+        text = joined(text, _("(todo: {methods})").format(methods=", ".join(attempt.not_implemented)))
     return text + (" " + _("[forward only]") if attempt.forward_only else "") + (
         " [PyTorch]" if attempt.torch else "")
 

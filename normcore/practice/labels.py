@@ -71,5 +71,6 @@ def show_label(label):
     """``label`` (a probe, a row, or "probe: row") in the language in use."""
     if language() == "en":
         return label
-    # a Chinese colon or comma carries its own space: "推理：前向", not "推理： 前向"
-    return re.sub(r"([：，])\s+", r"\1", _pattern().sub(_translate, label))
+    # Chinese punctuation carries its own space: "推理：前向", "dx（分片拼接）", not "推理： 前向"
+    # or "dx （分片拼接）"
+    return re.sub(r"\s+(?=[：，（])|(?<=[：，（])\s+", "", _pattern().sub(_translate, label))

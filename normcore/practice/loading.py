@@ -100,7 +100,7 @@ def find_class(module, name=None, layer=None):
         found = _functions(module)
     if not found:
         raise CannotGrade(_("the file defines no class with forward and backward methods "
-                            "(or a torch.nn.Module subclass with forward)"))
+                            "(or a torch.nn.Module subclass with a forward method)"))
     if len(found) > 1:
         found = _answers(found, layer)
     if len(found) > 1:

@@ -2466,7 +2466,7 @@ ZH = {
         {"W3": W3_BN},
         "running = momentum * running + (1 - momentum) * batch，且 momentum = 0.1",
         "移动统计量按 running = momentum * running + (1 - momentum) * batch 更新；W3 的类用这个公式，"
-        "取 momentum = 0.1（PyTorch 的默认值），并拿自己和 nn.BatchNorm1d 比较。",
+        "取 PyTorch 的默认值 momentum = 0.1，并拿自己和 nn.BatchNorm1d 比较。",
         "在 PyTorch（和 normcore）里，momentum 是*新*一批的权重：running = (1 - momentum) * running + "
         "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取批统计量的 90%，所以一步之后它的移动均值"
         "是 PyTorch 的 9 倍。W4 写的是同一个公式，但 momentum 取 0.9 到 0.999，并且自始至终按这个"
@@ -2532,8 +2532,8 @@ ZH = {
         "BatchNorm 依赖批次大小：小批的统计量不可靠",
         "BatchNorm 用一个批的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小批的统计量噪声"
         "大，训练和推理的表现也会有差距。",
-        "批均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），一个样本在训练模式下的输出与推理模式"
-        "下的输出（以真实统计量作为移动值）之间的差距也随之缩小。normcore 的 batch_size 图展示了它对"
+        "批均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），以真实统计量作为移动值时，一个样本在训练"
+        "模式下的输出与推理模式下的输出之间的差距也随之缩小。normcore 的 batch_size 图展示了它对"
         "一个训练好的分类器的影响。"),
     "bn-noise-regularises": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W4": ("BatchNorm 方法", W4_STATS)},
@@ -2581,7 +2581,7 @@ ZH.update({
         "all_gather，收集每个 rank 的均值、invstd 和计数（2C + 1 个值），再用组内 + 组间公式合并；"
         "反向一次 all_reduce，归约 sum dy 和 sum dy * (x - mean)（2C 个值）。单元格检验了这个合并："
         "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个批的均值和方差；它还统计了 normcore "
-        "的 protocol=\"gather\"（即 torch 的协议）的通信次数。W1 给出的理由，批统计量，只在这种情况下"
+        "的 protocol=\"gather\"，也就是 torch 所用协议的通信次数。W1 给出的理由，批统计量，只在这种情况下"
         "才成立。"),
     "resnet-bn": zh(
         {"W1": W1_BN + " › 案例"},
@@ -2592,8 +2592,8 @@ ZH.update({
         "就训练了 10000 层的残差网络，SkipInit（De 和 Smith 2020）和 NFNet（Brock 等 2021）也说明了"
         "同一点；大部分功劳在残差连接及其初始化时的尺度。normcore 能测量的是初始化时的这一点：在 100 "
         "个残差块（每块两个 Kaiming 初始化的 Linear 和一个 ReLU，宽 64）的堆叠中，不用归一化层时残差"
-        "流的 RMS 达到 2.1e23，每个分支里加一个 BatchNorm 时是 14，不用归一化层而把每个分支乘以 "
-        "1/sqrt(100)（Fixup 式初始化的做法）时是 3.25。不用归一化层时，方差每块约变为原来的三倍"
+        "流的 RMS 达到 2.1e23，每个分支里加一个 BatchNorm 时是 14，像 Fixup 式初始化那样不用"
+        "归一化层、把每个分支乘以 1/sqrt(100) 时是 3.25。不用归一化层时，方差每块约变为原来的三倍"
         "（实测平均每块 2.93 倍）：Kaiming 初始化的 Linear 让方差翻倍，ReLU 让均方减半，第二个 Kaiming "
         "Linear 再翻倍，所以每个分支带来的方差约为残差流的两倍。这里没有训练这些堆叠。"),
     "ln-axes": zh(
@@ -2923,7 +2923,7 @@ ZH.update({
         {"W1": "模型应用案例"},
         "GPT-3 有 96 层，LLaMA 有 32 或 65 层",
         "W1 给出了深层 Pre-Norm 模型的深度：GPT-3 的 96 层和 LLaMA 的 32/65 层。",
-        "GPT-3 的 96 层是对的（Brown 等 2020，175B 模型）。LLaMA 的 65 是它最大模型的参数量（十亿），"
+        "GPT-3 的 96 层是对的（Brown 等 2020，175B 模型）。LLaMA 的 65 来自它最大模型的参数量 65B，"
         "不是深度：LLaMA 论文给出 7B 模型 32 层、65B 模型 80 层（13B 和 33B 分别为 40 和 60 层）。单元格"
         "用架构来核对：数一数 LLaMA 各层的参数（每层四个 d x d 的注意力矩阵、三个 SwiGLU 矩阵、两个 "
         "RMSNorm 增益；再加上嵌入和输出矩阵），7B 的 32 层得到 67 亿，65B 的 80 层得到 653 亿；如果是同样"
@@ -2995,7 +2995,7 @@ ZH.update({
     "bn-cv-uniform-shapes": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W4": "BatchNorm 方法"},
         "BatchNorm 在视觉任务中有效，是因为图像输入的形状固定",
-        "由于计算机视觉模型的输入形状规范一致（图像尺寸固定，批量又大），BatchNorm 在那里非常有效："
+        "由于计算机视觉模型的输入形状规范一致（图像尺寸固定，batch 又大），BatchNorm 在那里非常有效："
         "它能加速训练，并提供一定的正则化效果。",
         "两篇文章都没有给出处，而且 BatchNorm2d 依赖的并不是形状：它的统计量按通道计算，跨越整个批*和*"
         "所有像素，所以在任何分辨率下都是同一个估计。下面，在 32 x 32 图像上得到的移动统计量，对 8 x 8 "

@@ -126,7 +126,7 @@ CELLS = [
     下面的答案采用 `normcore practice` 打分时要求的形式（构造函数和属性与 `torch.nn.LayerNorm`
     相同）：两个参数，前向只缓存 $\hat{x}$ 和 $r$，反向的每一行都注明形状。面试时只用 NumPy 写；
     这里让它继承 `nc.Module`，好让 `nc.gradcheck` 能逐项检查它。类属性 `mistake` 可以换上某个
-    经典失误（第 7 节要用），`None` 表示正确的层。
+    经典失误，供第 7 节使用；`None` 表示正确的层。
     """),
     code(r"""
     class LayerNorm(nc.Module):
