@@ -8,10 +8,11 @@ module-level ``FORWARD_ONLY = True`` tells ``normcore practice check`` to grade 
 alone.
 
 In Chinese (``normcore practice new NAME --lang zh``) the same file is written with its prose
-translated (``translate``): each paragraph, heading and bullet of its docstrings and each block
-of comments is one message of the "practice" catalog (``messages`` lists them for
-``python -m normcore.i18n update``); code, the worked example's doctest and the identifiers
-stay as they are, so the file grades and runs exactly as the English one.
+translated (``translate``, by ``prose.translate`` as the reference answers are): each
+paragraph, heading and bullet of its docstrings and each comment is one message of the
+"practice" catalog (``messages`` lists them for ``python -m normcore.i18n update``); code, the
+worked example's doctest and the identifiers stay as they are, so the file grades and runs
+exactly as the English one.
 """
 
 import ast
@@ -21,7 +22,7 @@ import re
 from pathlib import Path
 
 from ...i18n import N_, language, translator
-from ...i18n.width import display_width, wrap
+from .. import prose, solutions
 from ..exercises import EXERCISES
 
 _ = translator("practice")
@@ -52,7 +53,14 @@ class NoForwardOnly(ValueError):
 def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False):
     """The text of exercise ``name``'s skeleton, as written to ``target``, in the language in
     use; with ``torch``, the PyTorch track's (a torch.nn.Module, forward only already)."""
-    return translate(_english(name, forward_only, torch)).replace("THIS_FILE.py", str(target))
+    return translate(_english(name, forward_only, torch), names=_names(name, torch)).replace(
+        "THIS_FILE.py", str(target))
+
+
+def _names(name, torch=False):
+    """The identifiers of exercise ``name``'s reference answer: code its skeleton's formulas
+    speak of (``hbn``, ``logits``), not prose to translate."""
+    return prose.identifiers(solutions.source(f"{'torch/' * torch}{name}"))
 
 
 def _english(name, forward_only=False, torch=False):
@@ -125,137 +133,19 @@ def what_to_fill(name, forward_only=False, torch=False):
 
 
 # --- the skeleton in the language in use ----------------------------------------------------------
-LINE = 88  # a translated paragraph is filled to this many display columns, as the English ones
-HEADING = re.compile(r"^\s*(-+|=+)\s*$")
-TODO = "TODO: "
-
-
-def translate(text, lookup=None):
-    """``text`` (a skeleton) with its docstrings' prose and its comment blocks passed through
-    ``lookup`` (default: the "practice" catalog in the language in use); what has no
-    translation stays as it is (in English, all of it)."""
+def translate(text, lookup=None, names=()):
+    """``text`` (a skeleton) with its prose in the language in use (``prose.translate``, with
+    ``names`` as code); the forward-only note is one message, whatever the exercise's name."""
     if lookup is None:
         if language() == "en":
             return text
         lookup = _
 
-    def look(message):  # the forward-only note is one message for every exercise
+    def look(message):
         note = NOTE_OF.fullmatch(message)
         return lookup(NOTE).format(name=note["name"]) if note else lookup(message)
 
-    lines = text.split("\n")
-    for first, last, kind in reversed(_pieces(text)):
-        block = lines[first:last]
-        lines[first:last] = (_docstring if kind == "doc" else _comment)(block, look)
-    return "\n".join(lines).replace(FLAG_COMMENT, look(FLAG_COMMENT))
-
-
-def _pieces(text):
-    """(first line, end line, "doc" or "comment") of every docstring and full-line comment
-    block of ``text``, in order (line numbers from 0)."""
-    tree = ast.parse(text)
-    found = []
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            found.append((body[0].lineno - 1, body[0].end_lineno, "doc"))
-    inside = {n for first, last, _kind in found for n in range(first, last)}
-    lines, n = text.split("\n"), 0
-    while n < len(lines):
-        column = len(lines[n]) - len(lines[n].lstrip())
-        trailing = (n > 0 and lines[n - 1].find("#") == column  # continues a comment after code
-                    and not lines[n - 1].lstrip().startswith("#"))
-        if n in inside or not lines[n].lstrip().startswith("#") or trailing:
-            n += 1
-            continue
-        end = n + 1
-        while (end < len(lines) and lines[end].lstrip().startswith("#")
-               and len(lines[end]) - len(lines[end].lstrip()) == column
-               and not (lines[end].lstrip().startswith("# " + TODO)  # a new TODO, unless
-                        and lines[end - 1].rstrip().endswith((".", "?", "!")))):  # one goes on
-            end += 1
-        found.append((n, end, "comment"))
-        n = end
-    return sorted(found)
-
-
-def _comment(block, lookup):
-    """A block of comment lines, translated as one message and filled again."""
-    indent = block[0][:len(block[0]) - len(block[0].lstrip())]
-    text = " ".join(line.strip().lstrip("#").strip().removeprefix(TODO * (n > 0))
-                    for n, line in enumerate(block))
-    todo = text.startswith(TODO)
-    message = text[len(TODO):] if todo else text
-    translated = lookup(message)
-    if translated == message:
-        return block
-    first = "# " + (TODO if todo else "")
-    return wrap(translated, LINE, indent=indent + first,
-                subsequent_indent=indent + "#" + " " * (len(first) - 1))
-
-
-def _docstring(block, lookup):
-    """A docstring's lines (the quotes included) with its prose translated: paragraphs,
-    headings (underlined again to their new width) and bullets; indented blocks and the
-    worked example kept."""
-    opening = block[0].index('"""') + 3
-    head, block = block[0][:opening], [block[0][opening:]] + block[1:]
-    rest = [line for line in block[1:] if line.strip()]
-    base = min((len(line) - len(line.lstrip()) for line in rest), default=0)
-    out, paragraph = [], []
-
-    def flush():
-        if paragraph:
-            first = opening if paragraph[0] is block[0] else 0
-            out.extend(_paragraph(paragraph, base, first, lookup))
-            paragraph.clear()
-
-    for n, line in enumerate(block):
-        margin = len(line) - len(line.lstrip())
-        if not line.strip() or line.strip() == '"""':
-            flush()
-            out.append(line)
-        elif n and (margin > base and not paragraph or line.lstrip().startswith((">>>", "..."))):
-            flush()
-            out.append(line)  # code: an example, a command, a doctest
-        else:
-            if paragraph and line.lstrip().startswith("- ") and margin == base:
-                flush()  # the next bullet
-            paragraph.append(line)
-            if len(paragraph) == 2 and HEADING.match(line):
-                flush()  # a heading: its own message
-    flush()
-    out[0] = head + out[0]
-    return out
-
-
-def _paragraph(lines, base, offset, lookup):
-    """One paragraph, heading or bullet, translated and filled again (unchanged when it has no
-    translation). ``offset``: the columns the opening quotes take on the first line."""
-    indent = " " * base
-    if len(lines) == 2 and HEADING.match(lines[1]):  # a heading and its underline
-        title = lines[0].strip()
-        translated = lookup(title)
-        if translated == title:
-            return lines
-        return [indent + translated, indent + lines[1].strip()[0] * display_width(translated)]
-    closes = lines[-1].rstrip().endswith('"""')  # a docstring that closes on its last line
-    text = " ".join(line.strip() for line in lines)
-    text = text[:-3].rstrip() if closes else text
-    bullet = text.startswith("- ")
-    message = text[2:] if bullet else text
-    translated = lookup(message)
-    if translated == message:
-        return lines
-    first = " " * offset if offset else indent + ("- " if bullet else "")
-    filled = wrap(translated, LINE, indent=first, subsequent_indent=indent + "  " * bullet)
-    if offset:
-        filled[0] = filled[0][offset:]
-    if closes:
-        filled[-1] += '"""'
-    return filled
+    return prose.translate(text, look, names)
 
 
 def messages():
@@ -275,5 +165,5 @@ def messages():
             found.append((message, where))
             return message
 
-        translate(_english(name, forward_only, torch), record)
+        translate(_english(name, forward_only, torch), record, _names(name, torch))
     return found
