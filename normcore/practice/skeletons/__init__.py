@@ -19,6 +19,7 @@ import ast
 import doctest
 import importlib.resources
 import re
+import textwrap
 from pathlib import Path
 
 from ...i18n import N_, language, translator
@@ -44,6 +45,11 @@ FLAG_COMMENT = N_("normcore practice check grades the forward alone")
 FORWARD_ONLY_FLAG = f"FORWARD_ONLY = True  # {FLAG_COMMENT}\n"
 TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title says is asked
 BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
+# a sentence of the task about the backward, and a formula line that asks for gradients
+BACKWARD_PROSE = re.compile(r"\bbackward\b|\bgradients?\b|\bdL/d|\bdx\b")
+BACKWARD_FORMULA = re.compile(r"^\s+(backward:|d\w*(, d\w*)*\s*= \?)")
+UNBROKEN = re.compile(r"``.*?``|\([^()]*\)")  # code and a tuple: never broken across lines
+SENTENCE = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+")
 
 
 class NoForwardOnly(ValueError):
@@ -107,7 +113,45 @@ def _forward_only(name, text):
     rest = rest.replace(FILL_IN, FORWARD_ONLY_TASK, 1).replace(f"; {CACHE}.", ".")
     imports = "import numpy as np\n"
     rest = rest.replace(imports, imports + "\n" + FORWARD_ONLY_FLAG, 1)
-    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + rest
+    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + _forward_prose(rest)
+
+
+def _forward_prose(text):
+    """``text`` without what its docstrings say of the backward: the formula lines that ask
+    for gradients (with the lines that continue them), and the sentences of its paragraphs
+    that speak of the backward (the English says each in sentences of their own)."""
+    kept, asking = [], None
+    for line in text.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        if asking is not None and line.strip() and indent > asking:
+            continue  # a formula line asking for gradients goes on
+        asking = indent if BACKWARD_FORMULA.match(line) else None
+        if asking is None:
+            kept.append(line)
+    return "\n\n".join(_without_backward(p) for p in "\n".join(kept).split("\n\n"))
+
+
+def _without_backward(paragraph):
+    """A paragraph of prose (its heading and closing quotes kept) without its sentences about
+    the backward, filled again; code, a bullet, an example or a paragraph with no such
+    sentence as it is."""
+    lines = paragraph.split("\n")
+    head = lines[:2] if len(lines) > 2 and prose.HEADING.match(lines[1]) else []
+    tail = lines[-1:] if lines[-1].strip() == '"""' else []
+    body = lines[len(head):len(lines) - len(tail)]
+    indents = {len(line) - len(line.lstrip()) for line in body}
+    if (len(indents) != 1 or not BACKWARD_PROSE.search("\n".join(body))
+            or ">>>" in paragraph or body[0].lstrip().startswith(("- ", "#"))):
+        return paragraph
+    sentences = SENTENCE.split(" ".join(" ".join(body).split()))
+    kept = [s for s in sentences if not BACKWARD_PROSE.search(s)]
+    if len(kept) == len(sentences):
+        return paragraph
+    indent = " " * indents.pop()
+    text = UNBROKEN.sub(lambda m: m[0].replace(" ", "\0"), " ".join(kept))  # kept on one line
+    filled = textwrap.wrap(text, LINE, initial_indent=indent, subsequent_indent=indent,
+                           break_on_hyphens=False, break_long_words=False)
+    return "\n".join(head + [line.replace("\0", " ") for line in filled] + tail)
 
 
 def write(name, folder=".", force=False, forward_only=False, torch=False):
@@ -146,6 +190,9 @@ def translate(text, lookup=None, names=()):
         return lookup(NOTE).format(name=note["name"]) if note else lookup(message)
 
     return prose.translate(text, look, names)
+
+
+LINE = prose.LINE
 
 
 def messages():
