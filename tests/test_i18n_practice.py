@@ -69,9 +69,10 @@ def _too_wide(text):
 
 # --- the skeleton -----------------------------------------------------------------------------
 def _code_and_examples(text):
-    """The skeleton's code without its docstrings, and its worked example (the doctests)."""
+    """The skeleton's code without its docstrings, and its worked example (the doctests: their
+    code, whatever their comments say, and their output)."""
     tree = ast.parse(text)
-    examples = [(e.source, e.want) for node in ast.walk(tree)
+    examples = [(ast.dump(ast.parse(e.source)), e.want) for node in ast.walk(tree)
                 if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
                 and ast.get_docstring(node, clean=False)
                 for e in doctest.DocTestParser().get_examples(ast.get_docstring(node, clean=False))]
@@ -271,6 +272,7 @@ def test_practice_errors_in_chinese(args, message, capsys, tmp_path, monkeypatch
 # --- every docstring and comment of a practice file, in Chinese ---------------------------------
 
 SOLUTIONS = solutions.keys()
+CODE_SPANS = re.compile(r"``.*?``")
 
 
 def _untranslated(english, names=()):
@@ -278,7 +280,8 @@ def _untranslated(english, names=()):
     i18n.set_language("zh")
     try:
         look = i18n.translator("practice")
-        return [m for m in prose.messages(english, names) if not CJK.search(look(m))]
+        return [m for m in prose.messages(english, names)
+                if not CJK.search(look(m)) and prose.has_prose(CODE_SPANS.sub("", m), names)]
     finally:
         i18n.set_language("en")
 

@@ -15,6 +15,7 @@ identifiers of the file and formulas (``(N, C)``, ``x_hat``, ``max 0``) is no me
 """
 
 import ast
+import doctest
 import io
 import re
 import tokenize
@@ -67,10 +68,15 @@ def messages(text, names=()):
 
 
 def identifiers(text):
-    """The names a file's code uses (variables, attributes, functions, arguments, one-word
-    strings such as ``"pre"``): words of a comment that are code, not prose."""
-    names = set()
-    for node in ast.walk(ast.parse(text)):
+    """The names a file's code and worked examples use (variables, attributes, functions,
+    arguments, one-word strings such as ``"pre"``): words of a comment that are code, not
+    prose."""
+    names, tree = set(), ast.parse(text)
+    examples = [ast.parse(e.source) for node in ast.walk(tree)
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                and ast.get_docstring(node, clean=False)
+                for e in doctest.DocTestParser().get_examples(ast.get_docstring(node, clean=False))]
+    for node in (n for part in [tree] + examples for n in ast.walk(part)):
         for attr in ("id", "attr", "name", "arg", "value"):
             if isinstance(getattr(node, attr, None), str) and WORD.fullmatch(getattr(node, attr)):
                 names.add(getattr(node, attr))
@@ -83,6 +89,7 @@ def has_prose(text, names=()):
     ``double-backquoted`` code and a trailing ``[tag]`` do not count."""
     text = TAG.sub("", CODE.sub("", text))
     return any(len(w) >= 3 and w.isalpha() and w not in names and w not in MATH
+               and not (w.startswith("d") and w[1:] in names)  # a gradient's name: dloss
                for w in WORD.findall(text))
 
 
@@ -144,9 +151,10 @@ def _comment(block, lookup, names=()):
                 subsequent_indent=indent + "#" + " " * (len(first) - 1))
 
 
-def _after_code(block, lookup, names=()):
+def _after_code(block, lookup, names=(), fill=True):
     """A comment after code (and the comment lines under it), translated as one message; its
-    ``[tag]`` stays at its end."""
+    ``[tag]`` stays at its end. Not ``fill``: on one line (a doctest's line cannot go on as a
+    comment)."""
     code = block[0][:_comment_column(block[0].removesuffix('"""'))]
     text = " ".join(line[len(code):].strip().lstrip("#").strip() if n == 0
                     else line.strip().lstrip("#").strip() for n, line in enumerate(block))
@@ -158,6 +166,8 @@ def _after_code(block, lookup, names=()):
     if translated == message:
         return block
     tail = tag[0] if tag else ""
+    if not fill:
+        return [code + "# " + translated + tail]
     return wrap(translated + tail, LINE, indent=code + "# ",
                 subsequent_indent=" " * len(code) + "# ")
 
@@ -191,7 +201,7 @@ def _code_lines(block, example, lookup, names=()):
         while end < len(block) and block[end].lstrip().startswith("#") \
                 and block[end].index("#") == column:
             end += 1
-        out += _after_code(block[n:end], lookup, names)
+        out += _after_code(block[n:end], lookup, names, fill=False)
         n = end
     return out
 
