@@ -34,7 +34,7 @@ WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # words of formulas, never prose, whatever the file's identifiers
 MATH = {"sqrt", "exp", "log", "tanh", "mean", "max", "min", "sum", "var", "std", "eps", "softmax",
         "relu", "sigmoid", "abs", "float", "int", "dim", "dims", "axis", "axes", "True", "False",
-        "None", "self", "np", "torch", "nn"}
+        "None", "self", "np", "torch", "nn", "out"}  # out: a shape's name, (out, in)
 COMMAND = re.compile(r"^\s*(normcore|python|import|from)\b")  # a command or an import line
 
 
@@ -153,8 +153,8 @@ def _comment(block, lookup, names=()):
 
 def _after_code(block, lookup, names=(), fill=True):
     """A comment after code (and the comment lines under it), translated as one message; its
-    ``[tag]`` stays at its end. Not ``fill``: on one line (a doctest's line cannot go on as a
-    comment)."""
+    ``[tag]`` stays at its end. A comment of one line stays on its line (as wide as the
+    English one allows); not ``fill``: always (a doctest's line cannot go on as a comment)."""
     code = block[0][:_comment_column(block[0].removesuffix('"""'))]
     text = " ".join(line[len(code):].strip().lstrip("#").strip() if n == 0
                     else line.strip().lstrip("#").strip() for n, line in enumerate(block))
@@ -166,7 +166,7 @@ def _after_code(block, lookup, names=(), fill=True):
     if translated == message:
         return block
     tail = tag[0] if tag else ""
-    if not fill:
+    if not fill or len(block) == 1:  # on its line, as the English (the tag stays on it)
         return [code + "# " + translated + tail]
     return wrap(translated + tail, LINE, indent=code + "# ",
                 subsequent_indent=" " * len(code) + "# ")
