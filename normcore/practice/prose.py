@@ -35,6 +35,8 @@ WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MATH = {"sqrt", "exp", "log", "tanh", "mean", "max", "min", "sum", "var", "std", "eps", "softmax",
         "relu", "sigmoid", "abs", "float", "int", "dim", "dims", "axis", "axes", "True", "False",
         "None", "self", "np", "torch", "nn", "out"}  # out: a shape's name, (out, in)
+# short words that are English, not code (a longer word is prose unless it is code)
+SHORT = {"or", "of", "by", "to", "is", "at", "on", "as", "if", "no", "be", "it", "an"}
 COMMAND = re.compile(r"^\s*(normcore|python|import|from)\b")  # a command or an import line
 
 
@@ -85,10 +87,11 @@ def identifiers(text):
 
 def has_prose(text, names=()):
     """Whether ``text`` (a comment, a formula line) has an English word that is not code: a
-    word of three letters or more that is no identifier of the file and no formula's word;
-    ``double-backquoted`` code and a trailing ``[tag]`` do not count."""
+    short English word ("or") or a word of three letters or more that is no identifier of the
+    file and no formula's word; ``double-backquoted`` code and a trailing ``[tag]`` do not
+    count."""
     text = TAG.sub("", CODE.sub("", text))
-    return any(len(w) >= 3 and w.isalpha() and w not in names and w not in MATH
+    return any(w in SHORT or len(w) >= 3 and w.isalpha() and w not in names and w not in MATH
                and not (w.startswith("d") and w[1:] in names)  # a gradient's name: dloss
                for w in WORD.findall(text))
 
@@ -147,8 +150,7 @@ def _comment(block, lookup, names=()):
     if translated == message:
         return block
     first = "# " + (TODO if todo else "")
-    return wrap(translated, LINE, indent=indent + first,
-                subsequent_indent=indent + "#" + " " * (len(first) - 1))
+    return _fill(translated, indent + first, indent + "#" + " " * (len(first) - 1))
 
 
 def _after_code(block, lookup, names=(), fill=True):
@@ -168,8 +170,18 @@ def _after_code(block, lookup, names=(), fill=True):
     tail = tag[0] if tag else ""
     if not fill or len(block) == 1:  # on its line, as the English (the tag stays on it)
         return [code + "# " + translated + tail]
-    return wrap(translated + tail, LINE, indent=code + "# ",
-                subsequent_indent=" " * len(code) + "# ")
+    return _fill(translated + tail, code + "# ", " " * len(code) + "# ")
+
+
+def _fill(text, indent, subsequent_indent):
+    """``text`` filled to LINE display columns, without a last line of a word or two: a
+    Chinese sentence may break between any two characters, and "参考答" / "案" reads badly."""
+    for width in range(LINE, LINE - 12, -2):
+        lines = wrap(text, width, indent=indent, subsequent_indent=subsequent_indent)
+        last = lines[-1][len(subsequent_indent):]
+        if len(lines) == 1 or display_width(last) > 6:
+            return lines
+    return wrap(text, LINE, indent=indent, subsequent_indent=subsequent_indent)
 
 
 def _comment_column(line):
@@ -289,7 +301,7 @@ def _paragraph(lines, base, offset, lookup):
     if translated == message:
         return lines
     first = " " * offset if offset else indent + ("- " if bullet else "")
-    filled = wrap(translated, LINE, indent=first, subsequent_indent=indent + "  " * bullet)
+    filled = _fill(translated, first, indent + "  " * bullet)
     if offset:
         filled[0] = filled[0][offset:]
     if closes:
