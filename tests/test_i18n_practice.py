@@ -309,11 +309,20 @@ def test_every_docstring_paragraph_and_comment_of_a_chinese_skeleton_is_chinese(
                          names) == []
     chinese = _in("zh", skeleton, name, "my.py", forward_only, torch)
     assert _english_comments(chinese) == []
+    assert _wider_than_english(chinese, skeleton(name, "my.py", forward_only, torch)) == []
 
 
 def _code(text):
     """The program of a file: its AST with the docstrings emptied (comments are no part)."""
     return _code_and_examples(text)[0]
+
+
+def _wider_than_english(chinese, english):
+    """The Chinese lines wider than the file allows: prose wider than the skeletons' width,
+    code with a comment wider than the English file's widest line."""
+    widest = max(display_width(line) for line in english.splitlines())
+    return [line for line in chinese.splitlines() if CJK.search(line) and display_width(line) > (
+            widest if line.split("#")[0].strip() else prose.LINE)]
 
 
 def _tagged_code(text):
@@ -332,10 +341,7 @@ def test_a_chinese_reference_answer_is_the_same_program_with_chinese_prose(key):
     assert _untranslated(english) == []
     assert _english_comments(chinese) == []
     assert _tagged_code(chinese) == _tagged_code(english)  # the lines the catalog names
-    widest = max(display_width(line) for line in english.splitlines())
-    wide = [line for line in chinese.splitlines() if CJK.search(line) and display_width(line) > (
-            widest if line.split("#")[0].strip() else prose.LINE)]  # code and a comment, or prose
-    assert wide == []
+    assert _wider_than_english(chinese, english) == []
 
 
 @pytest.mark.parametrize("key", SOLUTIONS)

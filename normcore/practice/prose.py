@@ -213,7 +213,7 @@ def _code_lines(block, example, lookup, names=()):
         while end < len(block) and block[end].lstrip().startswith("#") \
                 and block[end].index("#") == column:
             end += 1
-        out += _after_code(block[n:end], lookup, names, fill=False)
+        out += _after_code(block[n:end], lookup, names, fill=not example[n])
         n = end
     return out
 
