@@ -27,7 +27,7 @@ from normcore.practice import EXERCISES, grade_file, torch_track
 from normcore.practice import report as report_module
 from normcore.practice.grader import format_report, solution_source
 from normcore.practice.labels import show_label
-from normcore.practice import prose, solutions
+from normcore.practice import answers, prose
 from normcore.practice import skeletons as skeleton_files
 from normcore.practice.mutants import tagged_lines
 from normcore.practice.skeletons import skeleton
@@ -272,7 +272,7 @@ def test_practice_errors_in_chinese(args, message, capsys, tmp_path, monkeypatch
 
 # --- every docstring and comment of a practice file, in Chinese ---------------------------------
 
-SOLUTIONS = solutions.keys()
+SOLUTIONS = answers.keys()
 PRACTICE_PO = {m.id: m.string for m in read_po("practice") if m.id}
 PHRASE = re.compile(r"(?<![\w.])([A-Za-z]{2,}) (?=([A-Za-z]{2,})(?![\w(]))")  # two words in a row
 
@@ -334,8 +334,8 @@ def _tagged_code(text):
 
 @pytest.mark.parametrize("key", SOLUTIONS)
 def test_a_chinese_reference_answer_is_the_same_program_with_chinese_prose(key):
-    english = solutions.source(key)
-    chinese = _in("zh", solutions.text, key)
+    english = answers.source(key)
+    chinese = _in("zh", answers.text, key)
     assert chinese != english
     assert _code(chinese) == _code(english)  # compiles, and the code is the same
     assert _untranslated(english) == []
@@ -349,7 +349,7 @@ def test_a_chinese_reference_answer_passes_the_grader(key, tmp_path):
     if key.startswith("torch/"):
         pytest.importorskip("torch")
     path = tmp_path / f"my_{key.replace('/', '_')}.py"
-    path.write_text(_in("zh", solutions.text, key))
+    path.write_text(_in("zh", answers.text, key))
     report = grade_file(path)
     assert report.passed, [(c.label, c.status, c.note) for c in report.checks
                            if c.status not in ("pass", "n/a")]
@@ -358,9 +358,9 @@ def test_a_chinese_reference_answer_passes_the_grader(key, tmp_path):
 def test_practice_solution_prints_the_answer_in_the_language_asked(capsys):
     assert main(["practice", "solution", "layernorm", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
-    assert out == _in("zh", solutions.text, "layernorm") and CJK.search(out)
+    assert out == _in("zh", answers.text, "layernorm") and CJK.search(out)
     assert main(["practice", "solution", "layernorm"]) == 0
-    assert capsys.readouterr().out == solutions.source("layernorm")
+    assert capsys.readouterr().out == answers.source("layernorm")
 
 
 BACKWARD_EN = re.compile(r"\bbackward\b|\bgradients?\b|\bdL/d|\bdx\b|= \?")

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..i18n import translator
 from ..i18n.width import clip, display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
-from ..practice import history, interview, skeletons, solutions, torch_track
+from ..practice import answers, history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report
@@ -403,7 +403,7 @@ def _solution(args):
     key = _torch_key(args.name) if args.torch else args.name
     if key is None:
         return 2
-    print(solutions.text(key), end="")
+    print(answers.text(key), end="")
     return 0
 
 

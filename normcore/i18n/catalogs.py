@@ -41,7 +41,7 @@ SOURCES = (
 # domain -> the "module:function"s returning the (message, file) pairs of text that is not a _()
 # call: the practice skeletons' and reference answers' docstrings and comments
 LISTED = {"practice": ("normcore.practice.skeletons:messages",
-                       "normcore.practice.solutions:messages")}
+                       "normcore.practice.answers:messages")}
 
 
 def domain_of(path):

@@ -19,7 +19,7 @@ import re
 import types
 from dataclasses import dataclass
 
-from . import solutions
+from . import answers
 from .catalog import mistakes_for
 from .consistent import consistent_twin
 from .constants import variant_at
@@ -189,7 +189,7 @@ def forward_part(variant, backward):
 def solution_source(name):
     """The source of the reference answer ``solutions/<name>.py`` (``torch/layernorm``: the
     PyTorch track's ``solutions/torch/layernorm.py``), in English."""
-    return solutions.source(name)
+    return answers.source(name)
 
 
 class VariantDoesNotApply(Exception):

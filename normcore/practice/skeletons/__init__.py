@@ -23,7 +23,7 @@ import textwrap
 from pathlib import Path
 
 from ...i18n import N_, language, translator
-from .. import prose, solutions
+from .. import answers, prose
 from ..exercises import EXERCISES
 
 _ = translator("practice")
@@ -66,7 +66,7 @@ def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False):
 def _names(name, torch=False):
     """The identifiers of exercise ``name``'s reference answer: code its skeleton's formulas
     speak of (``hbn``, ``logits``), not prose to translate."""
-    return prose.identifiers(solutions.source(f"{'torch/' * torch}{name}"))
+    return prose.identifiers(answers.source(f"{'torch/' * torch}{name}"))
 
 
 def _english(name, forward_only=False, torch=False):
