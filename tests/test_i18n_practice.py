@@ -8,6 +8,8 @@ by tests/practice_bugs/generate.py as tests/test_practice.py does, one per exerc
 """
 
 import ast
+import io
+import tokenize
 import dataclasses
 import doctest
 import importlib.util
@@ -19,11 +21,15 @@ import pytest
 
 from normcore import i18n
 from normcore.cli import main
+from normcore.i18n.catalogs import read_po
 from normcore.i18n.width import WIDTH, display_width
 from normcore.practice import EXERCISES, grade_file, torch_track
 from normcore.practice import report as report_module
 from normcore.practice.grader import format_report, solution_source
 from normcore.practice.labels import show_label
+from normcore.practice import answers, prose
+from normcore.practice import skeletons as skeleton_files
+from normcore.practice.mutants import tagged_lines
 from normcore.practice.skeletons import skeleton
 
 BUG_DIR = Path(__file__).parent / "practice_bugs"
@@ -64,9 +70,10 @@ def _too_wide(text):
 
 # --- the skeleton -----------------------------------------------------------------------------
 def _code_and_examples(text):
-    """The skeleton's code without its docstrings, and its worked example (the doctests)."""
+    """The skeleton's code without its docstrings, and its worked example (the doctests: their
+    code, whatever their comments say, and their output)."""
     tree = ast.parse(text)
-    examples = [(e.source, e.want) for node in ast.walk(tree)
+    examples = [(ast.dump(ast.parse(e.source)), e.want) for node in ast.walk(tree)
                 if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
                 and ast.get_docstring(node, clean=False)
                 for e in doctest.DocTestParser().get_examples(ast.get_docstring(node, clean=False))]
@@ -261,3 +268,118 @@ def test_practice_errors_in_chinese(args, message, capsys, tmp_path, monkeypatch
     text = captured.out + captured.err
     assert message in " ".join(text.split()).replace(" ", "") or message in text
     assert not _too_wide(text)
+
+
+# --- every docstring and comment of a practice file, in Chinese ---------------------------------
+
+SOLUTIONS = answers.keys()
+PRACTICE_PO = {m.id: m.string for m in read_po("practice") if m.id}
+PHRASE = re.compile(r"(?<![\w.])([A-Za-z]{2,}) (?=([A-Za-z]{2,})(?![\w(]))")  # two words in a row
+
+
+def _untranslated(english, names=()):
+    """The messages of an English practice file the Chinese catalog leaves without Chinese: not
+    in it, or kept as they are although they have a phrase of English (two words in a row that
+    are no code); a formula kept as it is (``(N, C, *spatial)``) is translated."""
+    code = prose.identifiers(english) | set(names) | prose.MATH
+    return [m for m in prose.messages(english, names)
+            if not PRACTICE_PO.get(m) or PRACTICE_PO[m] == m and _english_phrase(m, code)]
+
+
+def _english_phrase(text, code):
+    """Whether ``text`` has two English words in a row that are not ``code``'s names."""
+    return any(a not in code and b not in code for a, b in PHRASE.findall(text))
+
+
+def _english_comments(text):
+    """The comments of ``text`` with English prose and no Chinese ([tag]s and code aside)."""
+    code = prose.identifiers(text) | prose.MATH
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type == tokenize.COMMENT and not CJK.search(t.string)
+            and _english_phrase(t.string.lstrip("#").removeprefix(" TODO:"), code)]
+
+
+@pytest.mark.parametrize("name, forward_only, torch", VARIANTS,
+                         ids=lambda v: str(v) if isinstance(v, str) else ("1" if v else "0"))
+def test_every_docstring_paragraph_and_comment_of_a_chinese_skeleton_is_chinese(
+        name, forward_only, torch):
+    english = skeleton_files._english(name, forward_only, torch)
+    names = skeleton_files._names(name, torch)
+    assert _untranslated(english.replace(skeleton_files.FORWARD_ONLY_NOTE.format(name=name), ""),
+                         names) == []
+    chinese = _in("zh", skeleton, name, "my.py", forward_only, torch)
+    assert _english_comments(chinese) == []
+    assert _wider_than_english(chinese, skeleton(name, "my.py", forward_only, torch)) == []
+
+
+def _code(text):
+    """The program of a file: its AST with the docstrings emptied (comments are no part)."""
+    return _code_and_examples(text)[0]
+
+
+def _wider_than_english(chinese, english):
+    """The Chinese lines wider than the file allows: prose wider than the skeletons' width,
+    code with a comment wider than the English file's widest line."""
+    widest = max(display_width(line) for line in english.splitlines())
+    return [line for line in chinese.splitlines() if CJK.search(line) and display_width(line) > (
+            widest if line.split("#")[0].strip() else prose.LINE)]
+
+
+def _tagged_code(text):
+    """{tag: the code of the line it names} of a reference answer."""
+    lines = text.splitlines()
+    return {tag: [lines[n].split("#")[0] for n in numbers]
+            for tag, numbers in tagged_lines(text).items()}
+
+
+@pytest.mark.parametrize("key", SOLUTIONS)
+def test_a_chinese_reference_answer_is_the_same_program_with_chinese_prose(key):
+    english = answers.source(key)
+    chinese = _in("zh", answers.text, key)
+    assert chinese != english
+    assert _code(chinese) == _code(english)  # compiles, and the code is the same
+    assert _untranslated(english) == []
+    assert _english_comments(chinese) == []
+    assert _tagged_code(chinese) == _tagged_code(english)  # the lines the catalog names
+    assert _wider_than_english(chinese, english) == []
+
+
+@pytest.mark.parametrize("key", SOLUTIONS)
+def test_a_chinese_reference_answer_passes_the_grader(key, tmp_path):
+    if key.startswith("torch/"):
+        pytest.importorskip("torch")
+    path = tmp_path / f"my_{key.replace('/', '_')}.py"
+    path.write_text(_in("zh", answers.text, key))
+    report = grade_file(path)
+    assert report.passed, [(c.label, c.status, c.note) for c in report.checks
+                           if c.status not in ("pass", "n/a")]
+
+
+def test_practice_solution_prints_the_answer_in_the_language_asked(capsys):
+    assert main(["practice", "solution", "layernorm", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert out == _in("zh", answers.text, "layernorm") and CJK.search(out)
+    assert main(["practice", "solution", "layernorm"]) == 0
+    assert capsys.readouterr().out == answers.source("layernorm")
+
+
+BACKWARD_EN = re.compile(r"\bbackward\b|\bgradients?\b|\bdL/d|\bdx\b|= \?")
+BACKWARD_ZH = re.compile(r"反向|梯度")
+
+
+def _task_prose(text, name):
+    """The docstrings of a forward-only skeleton's module and exercise class, without the
+    note that says the backward is not asked."""
+    tree = ast.parse(text)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef)
+               and n.name == EXERCISES[name].class_name)
+    paragraphs = (ast.get_docstring(tree) + "\n\n" + ast.get_docstring(cls)).split("\n\n")
+    return [p for p in paragraphs if "FORWARD_ONLY = True" not in p]
+
+
+@pytest.mark.parametrize("name", [n for n, e in EXERCISES.items() if not e.function])
+def test_a_forward_only_skeleton_says_nothing_of_the_backward(name):
+    english = skeleton(name, "my.py", True)
+    assert [p for p in _task_prose(english, name) if BACKWARD_EN.search(p)] == []
+    chinese = _in("zh", skeleton, name, "my.py", True)
+    assert [p for p in _task_prose(chinese, name) if BACKWARD_ZH.search(p)] == []

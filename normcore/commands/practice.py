@@ -30,10 +30,10 @@ from pathlib import Path
 from ..i18n import translator
 from ..i18n.width import clip, display_width, fill, pad, wrap
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
-from ..practice import history, interview, skeletons, torch_track
+from ..practice import answers, history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
 from ..practice.exercises import DIFFICULTY, path
-from ..practice.grader import format_report, solution_source
+from ..practice.grader import format_report
 from ..practice.report import HINT_LEVELS
 from ..practice.sandbox import GiB, Limits
 from ..practice import questions
@@ -455,7 +455,7 @@ def _solution(args):
     key = _torch_key(args.name) if args.torch else args.name
     if key is None:
         return 2
-    print(solution_source(key), end="")
+    print(answers.text(key), end="")
     return 0
 
 

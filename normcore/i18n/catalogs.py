@@ -6,7 +6,8 @@
 
 Each domain's messages are the ``_("...")``, ``_.ngettext(...)`` and ``N_("...")`` calls in its
 source files (``SOURCES``, first matching pattern wins), and the messages a domain's module lists
-for text that is no call (``LISTED``: the practice skeletons' docstrings and comments).
+for text that is no call (``LISTED``: the practice skeletons' and reference answers' docstrings
+and comments).
 Translations are written in the .po files by hand, following the glossary (``glossary.toml``);
 ``update`` never invents one.
 """
@@ -37,9 +38,12 @@ SOURCES = (
     ("*.py", "cli"),
 )
 
-# domain -> "module:function" returning the (message, file) pairs of text that is not a _() call
-LISTED = {"practice": "normcore.practice.skeletons:messages",
-          "notebooks": "normcore.i18n.catalogs:notebook_messages"}
+# domain -> the "module:function"s returning the (message, file) pairs of text that is not a _()
+# call: the practice skeletons' and reference answers' docstrings and comments, the notebooks'
+# code cells' tr() calls
+LISTED = {"practice": ("normcore.practice.skeletons:messages",
+                       "normcore.practice.answers:messages"),
+          "notebooks": ("normcore.i18n.catalogs:notebook_messages",)}
 NOTEBOOK_SOURCES = PACKAGE.parent / "notebooks" / "src"  # the notebooks' sources, in a clone
 # a notebook translates with tr(...): in IPython, _ is the last result
 NOTEBOOK_KEYWORDS = {"tr": None, "N_": None}
@@ -100,9 +104,10 @@ def extract(domain):
                 template.add(message, locations=[where])
     if domain in LISTED:
         import importlib
-        module, _, function = LISTED[domain].partition(":")
-        for message, where in getattr(importlib.import_module(module), function)():
-            template.add(message, locations=[(where, None)])
+        for listed in LISTED[domain]:
+            module, _, function = listed.partition(":")
+            for message, where in getattr(importlib.import_module(module), function)():
+                template.add(message, locations=[(where, None)])
     return template
 
 

@@ -15,11 +15,11 @@ either from the right forward (the variant as catalogued) or from their own (the
 
 import ast
 import functools
-import importlib.resources
 import re
 import types
 from dataclasses import dataclass
 
+from . import answers
 from .catalog import mistakes_for
 from .consistent import consistent_twin
 from .constants import variant_at
@@ -188,8 +188,8 @@ def forward_part(variant, backward):
 
 def solution_source(name):
     """The source of the reference answer ``solutions/<name>.py`` (``torch/layernorm``: the
-    PyTorch track's ``solutions/torch/layernorm.py``)."""
-    return importlib.resources.files("normcore.practice.solutions").joinpath(f"{name}.py").read_text()
+    PyTorch track's ``solutions/torch/layernorm.py``), in English."""
+    return answers.source(name)
 
 
 class VariantDoesNotApply(Exception):

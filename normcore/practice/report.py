@@ -37,7 +37,7 @@ EXPLAINED = ("batchnorm", "layernorm", "rmsnorm", "dyt")  # the norms `normcore 
 
 FORWARD_HINTS = {
     "batchnorm": N_("BatchNorm standardises each channel over the batch (and length) axes with "
-                    "the batch's biased mean and variance in training, and with running_mean "
+                    "the batch's mean and biased variance in training, and with running_mean "
                     "and running_var in evaluation."),
     "layernorm": N_("LayerNorm standardises each sample over its last len(normalized_shape) "
                     "axes: x_hat = (x - mean) / sqrt(var + eps), biased var, then gamma and beta."),

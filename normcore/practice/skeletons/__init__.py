@@ -11,10 +11,11 @@ lines about them gone, and ``NO_RUNNING_STATS = True`` tells the grader to leave
 out ("not written").
 
 In Chinese (``normcore practice new NAME --lang zh``) the same file is written with its prose
-translated (``translate``): each paragraph, heading and bullet of its docstrings and each block
-of comments is one message of the "practice" catalog (``messages`` lists them for
-``python -m normcore.i18n update``); code, the worked example's doctest and the identifiers
-stay as they are, so the file grades and runs exactly as the English one.
+translated (``translate``, by ``prose.translate`` as the reference answers are): each
+paragraph, heading and bullet of its docstrings and each comment is one message of the
+"practice" catalog (``messages`` lists them for ``python -m normcore.i18n update``); code, the
+worked example's doctest and the identifiers stay as they are, so the file grades and runs
+exactly as the English one.
 """
 
 import ast
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from ...i18n import N_, language, translator
 from ...i18n.width import display_width, wrap
+from .. import answers, prose
 from ..exercises import EXERCISES, RUNNING_STATISTICS
 
 _ = translator("practice")
@@ -47,6 +49,11 @@ FLAG_COMMENT = N_("normcore practice check grades the forward alone")
 FORWARD_ONLY_FLAG = f"FORWARD_ONLY = True  # {FLAG_COMMENT}\n"
 TITLE_ASKS = re.compile(r"forward and backward,|every gradient")  # what a title says is asked
 BACKWARD_EXAMPLE = re.compile(r"backward|\.grad\b|\bd(y|x|loss)\b")  # a worked-example line of the backward
+# a sentence of the task about the backward, and a formula line that asks for gradients
+BACKWARD_PROSE = re.compile(r"\bbackward\b|\bgradients?\b|\bdL/d|\bdx\b")
+BACKWARD_FORMULA = re.compile(r"^\s+(backward:|d\w*(, d\w*)*\s*= \?)")
+UNBROKEN = re.compile(r"``.*?``|\([^()]*\)")  # code and a tuple: never broken across lines
+SENTENCE = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+")
 
 
 # the training-only version (``no_running_stats``): what the note and the flag say
@@ -95,8 +102,14 @@ def skeleton(name, target="THIS_FILE.py", forward_only=False, torch=False, no_ru
     """The text of exercise ``name``'s skeleton, as written to ``target``, in the language in
     use; with ``torch``, the PyTorch track's (a torch.nn.Module, forward only already); with
     ``no_running_stats``, the training-only version (BatchNorm)."""
-    return translate(_english(name, forward_only, torch, no_running_stats)).replace(
-        "THIS_FILE.py", str(target))
+    return translate(_english(name, forward_only, torch, no_running_stats),
+                     names=_names(name, torch)).replace("THIS_FILE.py", str(target))
+
+
+def _names(name, torch=False):
+    """The identifiers of exercise ``name``'s reference answer: code its skeleton's formulas
+    speak of (``hbn``, ``logits``), not prose to translate."""
+    return prose.identifiers(answers.source(f"{'torch/' * torch}{name}"))
 
 
 def _english(name, forward_only=False, torch=False, no_running_stats=False):
@@ -215,7 +228,45 @@ def _forward_only(name, text):
     rest = rest.replace(FILL_IN, FORWARD_ONLY_TASK, 1).replace(f"; {CACHE}.", ".")
     imports = "import numpy as np\n"
     rest = rest.replace(imports, imports + "\n" + FORWARD_ONLY_FLAG, 1)
-    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + rest
+    return title + "\n" + FORWARD_ONLY_NOTE.format(name=name) + "\n" + _forward_prose(rest)
+
+
+def _forward_prose(text):
+    """``text`` without what its docstrings say of the backward: the formula lines that ask
+    for gradients (with the lines that continue them), and the sentences of its paragraphs
+    that speak of the backward (the English says each in sentences of their own)."""
+    kept, asking = [], None
+    for line in text.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        if asking is not None and line.strip() and indent > asking:
+            continue  # a formula line asking for gradients goes on
+        asking = indent if BACKWARD_FORMULA.match(line) else None
+        if asking is None:
+            kept.append(line)
+    return "\n\n".join(_without_backward(p) for p in "\n".join(kept).split("\n\n"))
+
+
+def _without_backward(paragraph):
+    """A paragraph of prose (its heading and closing quotes kept) without its sentences about
+    the backward, filled again; code, a bullet, an example or a paragraph with no such
+    sentence as it is."""
+    lines = paragraph.split("\n")
+    head = lines[:2] if len(lines) > 2 and prose.HEADING.match(lines[1]) else []
+    tail = lines[-1:] if lines[-1].strip() == '"""' else []
+    body = lines[len(head):len(lines) - len(tail)]
+    indents = {len(line) - len(line.lstrip()) for line in body}
+    if (len(indents) != 1 or not BACKWARD_PROSE.search("\n".join(body))
+            or ">>>" in paragraph or body[0].lstrip().startswith(("- ", "#"))):
+        return paragraph
+    sentences = SENTENCE.split(" ".join(" ".join(body).split()))
+    kept = [s for s in sentences if not BACKWARD_PROSE.search(s)]
+    if len(kept) == len(sentences):
+        return paragraph
+    indent = " " * indents.pop()
+    text = UNBROKEN.sub(lambda m: m[0].replace(" ", "\0"), " ".join(kept))  # kept on one line
+    filled = textwrap.wrap(text, LINE, initial_indent=indent, subsequent_indent=indent,
+                           break_on_hyphens=False, break_long_words=False)
+    return "\n".join(head + [line.replace("\0", " ") for line in filled] + tail)
 
 
 def write(name, folder=".", force=False, forward_only=False, torch=False, no_running_stats=False):
@@ -242,140 +293,24 @@ def what_to_fill(name, forward_only=False, torch=False):
 
 
 # --- the skeleton in the language in use ----------------------------------------------------------
-LINE = 88  # a translated paragraph is filled to this many display columns, as the English ones
-HEADING = re.compile(r"^\s*(-+|=+)\s*$")
-TODO = "TODO: "
-
-
-def translate(text, lookup=None):
-    """``text`` (a skeleton) with its docstrings' prose and its comment blocks passed through
-    ``lookup`` (default: the "practice" catalog in the language in use); what has no
-    translation stays as it is (in English, all of it)."""
+def translate(text, lookup=None, names=()):
+    """``text`` (a skeleton) with its prose in the language in use (``prose.translate``, with
+    ``names`` as code); the forward-only note is one message, whatever the exercise's name."""
     if lookup is None:
         if language() == "en":
             return text
         lookup = _
 
-    def look(message):  # the forward-only note is one message for every exercise
+    def look(message):
         note = NOTE_OF.fullmatch(message)
         if note is None and message == TRAINING_ONLY_NOTE.format(name="batchnorm"):
             return lookup(TRAINING_ONLY_NOTE).format(name="batchnorm")
         return lookup(NOTE).format(name=note["name"]) if note else lookup(message)
 
-    lines = text.split("\n")
-    for first, last, kind in reversed(_pieces(text)):
-        block = lines[first:last]
-        lines[first:last] = (_docstring if kind == "doc" else _comment)(block, look)
-    return "\n".join(lines).replace(FLAG_COMMENT, look(FLAG_COMMENT)).replace(
-        RUNNING_FLAG_COMMENT, look(RUNNING_FLAG_COMMENT))
+    return prose.translate(text, look, names)
 
 
-def _pieces(text):
-    """(first line, end line, "doc" or "comment") of every docstring and full-line comment
-    block of ``text``, in order (line numbers from 0)."""
-    tree = ast.parse(text)
-    found = []
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            found.append((body[0].lineno - 1, body[0].end_lineno, "doc"))
-    inside = {n for first, last, _kind in found for n in range(first, last)}
-    lines, n = text.split("\n"), 0
-    while n < len(lines):
-        column = len(lines[n]) - len(lines[n].lstrip())
-        trailing = (n > 0 and lines[n - 1].find("#") == column  # continues a comment after code
-                    and not lines[n - 1].lstrip().startswith("#"))
-        if n in inside or not lines[n].lstrip().startswith("#") or trailing:
-            n += 1
-            continue
-        end = n + 1
-        while (end < len(lines) and lines[end].lstrip().startswith("#")
-               and len(lines[end]) - len(lines[end].lstrip()) == column
-               and not (lines[end].lstrip().startswith("# " + TODO)  # a new TODO, unless
-                        and lines[end - 1].rstrip().endswith((".", "?", "!")))):  # one goes on
-            end += 1
-        found.append((n, end, "comment"))
-        n = end
-    return sorted(found)
-
-
-def _comment(block, lookup):
-    """A block of comment lines, translated as one message and filled again."""
-    indent = block[0][:len(block[0]) - len(block[0].lstrip())]
-    text = " ".join(line.strip().lstrip("#").strip().removeprefix(TODO * (n > 0))
-                    for n, line in enumerate(block))
-    todo = text.startswith(TODO)
-    message = text[len(TODO):] if todo else text
-    translated = lookup(message)
-    if translated == message:
-        return block
-    first = "# " + (TODO if todo else "")
-    return wrap(translated, LINE, indent=indent + first,
-                subsequent_indent=indent + "#" + " " * (len(first) - 1))
-
-
-def _docstring(block, lookup):
-    """A docstring's lines (the quotes included) with its prose translated: paragraphs,
-    headings (underlined again to their new width) and bullets; indented blocks and the
-    worked example kept."""
-    opening = block[0].index('"""') + 3
-    head, block = block[0][:opening], [block[0][opening:]] + block[1:]
-    rest = [line for line in block[1:] if line.strip()]
-    base = min((len(line) - len(line.lstrip()) for line in rest), default=0)
-    out, paragraph = [], []
-
-    def flush():
-        if paragraph:
-            first = opening if paragraph[0] is block[0] else 0
-            out.extend(_paragraph(paragraph, base, first, lookup))
-            paragraph.clear()
-
-    for n, line in enumerate(block):
-        margin = len(line) - len(line.lstrip())
-        if not line.strip() or line.strip() == '"""':
-            flush()
-            out.append(line)
-        elif n and (margin > base and not paragraph or line.lstrip().startswith((">>>", "..."))):
-            flush()
-            out.append(line)  # code: an example, a command, a doctest
-        else:
-            if paragraph and line.lstrip().startswith("- ") and margin == base:
-                flush()  # the next bullet
-            paragraph.append(line)
-            if len(paragraph) == 2 and HEADING.match(line):
-                flush()  # a heading: its own message
-    flush()
-    out[0] = head + out[0]
-    return out
-
-
-def _paragraph(lines, base, offset, lookup):
-    """One paragraph, heading or bullet, translated and filled again (unchanged when it has no
-    translation). ``offset``: the columns the opening quotes take on the first line."""
-    indent = " " * base
-    if len(lines) == 2 and HEADING.match(lines[1]):  # a heading and its underline
-        title = lines[0].strip()
-        translated = lookup(title)
-        if translated == title:
-            return lines
-        return [indent + translated, indent + lines[1].strip()[0] * display_width(translated)]
-    closes = lines[-1].rstrip().endswith('"""')  # a docstring that closes on its last line
-    text = " ".join(line.strip() for line in lines)
-    text = text[:-3].rstrip() if closes else text
-    bullet = text.startswith("- ")
-    message = text[2:] if bullet else text
-    translated = lookup(message)
-    if translated == message:
-        return lines
-    first = " " * offset if offset else indent + ("- " if bullet else "")
-    filled = wrap(translated, LINE, indent=first, subsequent_indent=indent + "  " * bullet)
-    if offset:
-        filled[0] = filled[0][offset:]
-    if closes:
-        filled[-1] += '"""'
-    return filled
+LINE = prose.LINE
 
 
 def messages():
@@ -397,5 +332,5 @@ def messages():
             found.append((message, where))
             return message
 
-        translate(_english(name, forward_only, torch, no_running_stats), record)
+        translate(_english(name, forward_only, torch, no_running_stats), record, _names(name, torch))
     return found

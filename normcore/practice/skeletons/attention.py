@@ -4,13 +4,13 @@ The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) so that this layer matches
 torch.nn.MultiheadAttention(d_model, n_heads, bias=False) used as self-attention (and its
-causal mask), and its backward gives dL/dx and the four weight gradients. Then:
+causal mask). Its backward gives dL/dx and the four weight gradients. Then:
 
     normcore practice check THIS_FILE.py
 
-The convention (keep it: the grader sets wq, wk, wv, wo and reads their gradients). x has
-shape (B, T, C), C = d_model, H = n_heads, D = C / H channels per head; the weights are
-(C, C), used as ``x @ w``, no biases::
+The convention (keep it: the grader sets wq, wk, wv and wo). The grader reads their
+gradients after the backward. x has shape (B, T, C), C = d_model, H = n_heads, D = C / H
+channels per head; the weights are (C, C), used as ``x @ w``, no biases::
 
     q, k, v = x @ wq, x @ wk, x @ wv                         (B, T, C)
     split_heads: (B, T, C) -> (B, T, H, D) -> (B, H, T, D)   head h owns channels h*D .. h*D + D - 1
@@ -25,9 +25,9 @@ shape (B, T, C), C = d_model, H = n_heads, D = C / H channels per head; the weig
 
 The grader runs your layer next to normcore's MultiheadSelfAttention on several (B, T, C, H)
 (one head, as many heads as channels, one position), causal and not, float32, scores large
-enough to overflow exp, and two backward calls in a row; when a check fails it names the
-well-known mistake that produces exactly your numbers. NumPy only: do not import normcore
-or torch here.
+enough to overflow exp. It calls the backward twice in a row. When a check fails it names
+the well-known mistake that produces exactly your numbers. NumPy only: do not import
+normcore or torch here.
 
 A worked example, to 4 decimals (normcore's own layer gives these numbers; once your layer
 works, ``python -m doctest THIS_FILE.py`` checks them):

@@ -3,7 +3,7 @@
 The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) so that this loss matches
-torch.nn.CrossEntropyLoss() with its defaults, and its backward gives dL/dlogits. Then:
+torch.nn.CrossEntropyLoss() with its defaults. Its backward gives dL/dlogits. Then:
 
     normcore practice check THIS_FILE.py
 
@@ -14,11 +14,11 @@ The formula: logits x of shape (N, C) (the classes on axis 1), integer targets y
     loss    = -(1 / N) * sum_n log p[n, y_n]
     dlogits = ?                          derive it; for this loss it is short
 
-The grader runs your loss next to normcore's CrossEntropyLoss on several shapes, float32, a
-random upstream gradient (``backward(dloss)`` with dloss not 1), logits around 1000 and
-confident wrong predictions (the target's logit 800 below the others); when a check fails it
-names the well-known mistake that produces exactly your numbers. NumPy only: do not import
-normcore or torch here.
+The grader runs your loss next to normcore's CrossEntropyLoss on several shapes, float32,
+logits around 1000 and confident wrong predictions (the target's logit 800 below the
+others). Its backward gets a random upstream gradient (``backward(dloss)`` with dloss not
+1). When a check fails it names the well-known mistake that produces exactly your numbers.
+NumPy only: do not import normcore or torch here.
 
 A worked example (normcore's own CrossEntropyLoss gives these numbers; once your loss is
 right, ``python -m doctest THIS_FILE.py`` passes):

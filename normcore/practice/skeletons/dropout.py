@@ -8,9 +8,9 @@ torch.nn.Dropout, in training and in evaluation. Then:
     normcore practice check THIS_FILE.py
 
 Your random mask cannot match anyone else's, so the grader measures what must hold whatever
-the mask: the fraction of units dropped, the factor on the kept units, that backward uses
-the forward's mask, evaluation, p = 0 and p = 1, float32, and that a seeded ``rng``
-reproduces its mask. When a check fails it names the well-known mistake that produces
+the mask: the fraction of units dropped, the factor on the kept units, evaluation, p = 0 and
+p = 1, float32, and that a seeded ``rng`` reproduces its mask. It checks that the backward
+uses the forward's mask. When a check fails it names the well-known mistake that produces
 exactly your numbers. NumPy only: do not import normcore or torch here.
 
 A worked example (normcore's own Dropout gives these; a correct layer passes them

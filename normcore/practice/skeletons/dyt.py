@@ -61,7 +61,7 @@ class DyT:
     - ``self.gamma``, ``self.beta``: Parameters of shape normalized_shape.
     - ``train()`` / ``eval()`` (DyT behaves the same in both).
 
-    No statistics, no eps. Which axes each gradient is summed over is part of the task: if
+    No statistics, no eps. Which axes each gradient is summed over is part of the task. If
     you are unsure, decide, and let the grader tell you.
     """
 

@@ -3,7 +3,7 @@
 The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) so that this layer matches
-torch.nn.LogSoftmax(dim=axis) on any shape, and its backward gives dL/dx. Then:
+torch.nn.LogSoftmax(dim=axis) on any shape. Its backward gives dL/dx. Then:
 
     normcore practice check THIS_FILE.py
 
@@ -13,10 +13,10 @@ The formula (sums along ``axis``)::
     dx     = ?    derive it: logp_i depends on every x_j of its slice
 
 The grader runs your layer next to normcore's LogSoftmax on ranks 1 to 3, every axis,
-float32, a random upstream gradient, logits around 1000, and a confidently wrong row (one
-logit 800 below the others, whose log-probability is about -800, not -inf); when a check
-fails it names the well-known mistake that produces exactly your numbers. NumPy only: do
-not import normcore or torch here.
+float32, logits around 1000, and a confidently wrong row (one logit 800 below the others,
+whose log-probability is about -800, not -inf). Its backward gets a random upstream
+gradient. When a check fails it names the well-known mistake that produces exactly your
+numbers. NumPy only: do not import normcore or torch here.
 
 A worked example (normcore's own LogSoftmax gives these numbers; once your layer is right,
 ``python -m doctest THIS_FILE.py`` passes):

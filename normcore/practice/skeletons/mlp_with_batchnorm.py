@@ -4,7 +4,7 @@ The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) so that this network matches torch's
 nn.Linear -> nn.BatchNorm1d (training mode) -> nn.Tanh -> nn.Linear -> nn.CrossEntropyLoss()
-with their defaults, and its backward gives dL/dx and every parameter's gradient, without
+with their defaults. Its backward gives dL/dx and every parameter's gradient, without
 autograd: the "backprop ninja" exercise. Then:
 
     normcore practice check THIS_FILE.py
@@ -24,10 +24,10 @@ means over the batch axis 0, one per hidden unit::
               derive them node by node, from the loss down to x
 
 The grader runs your network next to normcore's own layers (Linear, BatchNorm1d, Tanh,
-Linear, CrossEntropyLoss) with random parameters, a random upstream gradient (``backward(dloss)``
-with dloss not 1), a batch of 8 and a batch of 2, float32, and two backward calls in a row;
-when a check fails it names the well-known mistake that produces exactly your numbers. NumPy
-only: do not import normcore or torch here.
+Linear, CrossEntropyLoss) with random parameters, a batch of 8 and a batch of 2, and
+float32. It runs the backward on a random upstream gradient (``backward(dloss)`` with dloss
+not 1), twice in a row. When a check fails it names the well-known mistake that produces
+exactly your numbers. NumPy only: do not import normcore or torch here.
 
 A worked example (normcore's own layers give these numbers; once your network is right,
 ``python -m doctest THIS_FILE.py`` passes):

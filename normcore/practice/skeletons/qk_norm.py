@@ -10,10 +10,10 @@ RMSNorm (QK-norm per head, as in Gemma 3 and Qwen3). Then:
 
     normcore practice check THIS_FILE.py
 
-The convention (keep it: the grader sets wq, wk, wv, wo, gamma_q, gamma_k and reads their
-gradients). x has shape (B, T, C), C = d_model, H = n_heads, D = C / H channels per head;
-the weights are (C, C), used as ``x @ w``, no biases; gamma_q and gamma_k are (D,), ONE
-weight each, shared by every head::
+The convention (keep it: the grader sets wq, wk, wv, wo, gamma_q and gamma_k). The grader
+reads their gradients after the backward. x has shape (B, T, C), C = d_model, H = n_heads, D
+= C / H channels per head; the weights are (C, C), used as ``x @ w``, no biases; gamma_q and
+gamma_k are (D,), ONE weight each, shared by every head::
 
     q, k, v = split_heads(x @ wq), ..(x @ wk), ..(x @ wv)    (B, H, T, D)  head h owns
                                                                            channels h*D .. h*D + D - 1
@@ -27,9 +27,9 @@ weight each, shared by every head::
     dx, dwq, dwk, dwv, dwo, dgamma_q, dgamma_k = ?     derive them, node by node, from dy
 
 The grader runs your layer next to normcore's on several (B, T, C, H) (one head, one
-position), causal and not, float32, large inputs, q and k so small that eps matters, and two
-backward calls in a row; when a check fails it names the well-known mistake that produces
-exactly your numbers. NumPy only: do not import normcore or torch here.
+position), causal and not, float32, large inputs, q and k so small that eps matters. It
+calls the backward twice in a row. When a check fails it names the well-known mistake that
+produces exactly your numbers. NumPy only: do not import normcore or torch here.
 
 A worked example, to 4 decimals (normcore's own layer gives these numbers; once your layer
 works, ``python -m doctest THIS_FILE.py`` checks them):

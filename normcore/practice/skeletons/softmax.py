@@ -3,7 +3,7 @@
 The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) so that this layer matches
-torch.nn.Softmax(dim=axis) on any shape, and its backward gives dL/dx. Then:
+torch.nn.Softmax(dim=axis) on any shape. Its backward gives dL/dx. Then:
 
     normcore practice check THIS_FILE.py
 
@@ -12,10 +12,10 @@ The formula (sums along ``axis``)::
     y_i = exp(x_i) / sum_j exp(x_j)
     dx  = ?    derive it: y_i depends on every x_j of its slice
 
-The grader runs your layer next to normcore's Softmax on ranks 1 to 3, every axis, float32,
-a random upstream gradient, and logits around 1000; when a check fails it names the
-well-known mistake that produces exactly your numbers. NumPy only: do not import normcore
-or torch here.
+The grader runs your layer next to normcore's Softmax on ranks 1 to 3, every axis, float32
+and logits around 1000. Its backward gets a random upstream gradient. When a check fails it
+names the well-known mistake that produces exactly your numbers. NumPy only: do not import
+normcore or torch here.
 
 A worked example (normcore's own Softmax gives these numbers; once your layer is right,
 ``python -m doctest THIS_FILE.py`` passes):

@@ -5,23 +5,24 @@ The task
 Fill in ``forward`` and ``backward`` (the TODOs) so that K workers, each calling its own
 replica of this layer on its own shard x_k of the batch (n_k rows; the workers' n_k may
 differ, and may be 0), each get exactly what BatchNorm1d gives on the concatenated batch:
-the same mean and variance (of all N = sum_k n_k rows), the same running statistics, and dx
-for their own rows. The only communication is
+the same mean and variance (of all N = sum_k n_k rows), the same running statistics. In the
+backward each gets dx for its own rows. The only communication is
 
     total = self.group.all_reduce(vector)    # vector: a float64 1-D array, the same length on
                                              # every worker; total: the SUM over the workers
 
-which every worker must call the same number of times, in the same order (each call waits for
-all K). Use it twice in the forward (or once, if you know a numerically stable one-round
-formula) and once in the backward. Then:
+which every worker must call the same number of times, in the same order (each call waits
+for all K). Use it twice in the forward (or once, if you know a numerically stable one-round
+formula). Use it once in the backward. Then:
 
     normcore practice check THIS_FILE.py
 
 The grader runs K workers as threads (normcore.distributed.InProcessGroup) on shards of a
 batch, uneven ones, one empty, with a mean of 1e5, and compares the concatenated outputs and
-dx, each worker's gradients and running statistics with normcore.BatchNorm1d on the whole
-batch; when a check fails it names the well-known mistake that produces exactly your numbers.
-NumPy only here (normcore is only the grader's test bench): do not import normcore or torch.
+each worker's running statistics with normcore.BatchNorm1d on the whole batch. It compares
+dx and each worker's gradients too. When a check fails it names the well-known mistake that
+produces exactly your numbers. NumPy only here (normcore is only the grader's test bench):
+do not import normcore or torch.
 
 A worked example with a group of ONE worker (then SyncBatchNorm is BatchNorm1d), to 4
 decimals (normcore's own layer gives these numbers; once your layer works, ``python -m

@@ -19,9 +19,9 @@ The formulas, on the last axis C of x (B, T, C) or (N, C)::
 
 The grader runs your block next to normcore's own LayerNorm and FeedForward(activation="relu")
 wired the same way, in BOTH positions, on (2, 3, 4) and (N, C) inputs, float32, a constant
-row, random parameters and a random upstream gradient, and checks that the parameter
-gradients accumulate; when a check fails it names the well-known mistake that produces
-exactly your numbers. NumPy only: do not import normcore or torch here.
+row, and random parameters. It runs the backward on a random upstream gradient and checks
+that the parameter gradients accumulate. When a check fails it names the well-known mistake
+that produces exactly your numbers. NumPy only: do not import normcore or torch here.
 
 A worked example (normcore's own layers give these numbers; once your block is right,
 ``python -m doctest THIS_FILE.py`` passes):

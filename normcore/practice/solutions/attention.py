@@ -88,7 +88,7 @@ class MultiheadSelfAttention:
     dscores q by symmetry with dq), since row i of the scores belongs to query i and column j
     to key j; likewise out = attn v gives dv = attn^T dout.
 
-    Cache: x, q, k, v (split), attn and out (split). backward returns dx in dy's dtype and adds
+    Cache: x, q, k, v (split), attn and out (split). ``backward`` returns dx in dy's dtype and adds
     into ``.grad`` of wq, wk, wv, wo (the caller zeroes them).
     """
 
