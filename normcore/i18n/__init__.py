@@ -19,6 +19,7 @@ Widths for the terminal come from ``normcore.i18n.width`` (a Chinese character t
 
 import gettext
 import os
+import unicodedata
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -100,6 +101,17 @@ class translator:
 
     def __repr__(self):
         return f"translator({self.domain!r})"
+
+
+def sentences(*texts):
+    """Sentences written one after another, as each language writes them: a space after an
+    English sentence, none after a Chinese one (no space follows 。, ！, ？ or ）). Empty texts
+    are left out; each text's own spaces at its ends are dropped."""
+    out = ""
+    for text in (str(t).strip() for t in texts):
+        if text:
+            out += ("" if not out or unicodedata.east_asian_width(out[-1]) in ("W", "F") else " ") + text
+    return out
 
 
 @contextmanager
