@@ -34,7 +34,8 @@ LABEL_WORDS = (
     (r"encoder", N_("encoder")),
     (r"(?P<n>\d+(?: \+ \d+)?) blocks", N_("{n} blocks")),
 )
-_LABEL_WORDS = [(re.compile(rf"(?<![\w=]){pattern}(?![\w=])"), message) for pattern, message in LABEL_WORDS]
+_LABEL_WORDS = [(re.compile(("" if pattern[0] == "," else r"(?<![\w=])") + pattern + r"(?![\w=])"), message)
+                for pattern, message in LABEL_WORDS]
 
 
 def shown_label(label):
@@ -42,7 +43,7 @@ def shown_label(label):
     ("BatchNorm1d no running stats, eval" -> "BatchNorm1d 无移动统计量，推理")."""
     for pattern, message in _LABEL_WORDS:  # a translated word is no English word for the next
         label = pattern.sub(lambda found, message=message: _(message).format(**found.groupdict()), label)
-    return label
+    return re.sub(r" (?=[（，])", "", label)  # no space before Chinese punctuation
 
 
 @dataclass

@@ -271,9 +271,21 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
     return st
 
 
+class _MessageName(Phrase):
+    """The name of a message SyncBatchNorm sent (normcore.distributed marks it), said in the
+    language in use."""
+
+    def __init__(self, name):
+        super().__init__(name)
+
+    def __str__(self):
+        return message_name(self.message)
+
+
 def _sync_notes(log):
     """What normcore's SyncBatchNorm sent, and how the tape's backward relates to it."""
-    sizes = ", ".join(f"{message_name(m.name)} ({m.received.size})" for m in log)
+    sizes = Joined((Phrase(N_("{name} ({n})"), name=_MessageName(m.name), n=m.received.size) for m in log),
+                   sep=N_("; "))
     return [Phrase(N_("normcore's SyncBatchNorm sent {n} all-reduce messages (values each): {sizes}."),
                    n=len(log), sizes=sizes),
             Phrase(N_("On the tape, S and M2 are the two forward all-reduces. In the backward, the gradient "
