@@ -88,15 +88,14 @@ def _heading(path):
 
 def listing(lang=None, folder=FOLDER):
     """[(file name, title)] of the notebooks for a reader of ``lang`` (default: the language in
-    use). In English, every notebook there is, with its heading. In another language, each
+    use). In English, every notebook ``folder`` holds, with its heading. In another language, each
     notebook once: its edition in that language where there is one, with that edition's
     heading; otherwise the English notebook, its title translated and marked as English."""
     lang = language() if lang is None else lang
     folder = Path(folder)
     names = available(folder)
-    if lang == "en":
-        return [(name + SUFFIX, _heading(folder / (name + SUFFIX)) or TITLES.get(name, ""))
-                for name in names]
+    if lang == "en":  # the notebooks there are now, whatever their language
+        return [(path.name, _heading(path)) for path in sorted(folder.glob("*" + SUFFIX))]
     editions = tuple("_" + other for other in LANGUAGES if other != "en")
     out = []
     for name in (n for n in names if not n.endswith(editions)):

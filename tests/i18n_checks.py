@@ -77,7 +77,7 @@ KEPT_ENGLISH = {
     # the symbols of the formulas and the parameters and methods of the layers: code
     "dy", "dx", "dtype", "gamma", "beta", "alpha", "bias", "weight", "mean", "var", "eps",
     "forward", "backward", "mask", "max", "sum", "argmax", "log-softmax", "all-reduce",
-    "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo",
+    "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo", "atol", "rtol",
 }
 NO_VOWEL = re.compile(r"[b-df-hj-np-tv-z]+")
 
