@@ -71,7 +71,7 @@ def english_runs(text, words=3, allowed=()):
 KEPT_ENGLISH = {
     # the names of tools, formats and keys, as Chinese engineers write them
     "Python", "Markdown", "amsmath", "align", "autograd", "stdin", "stdout", "stderr", "locale",
-    "docstring", "Enter", "True", "Transformer",
+    "docstring", "Enter", "True", "Transformer", "Jupyter",
     # terms Chinese engineers write in English (the glossary keeps logits the same way)
     "token", "rank", "worker", "id", "logits",
     # the symbols of the formulas and the parameters and methods of the layers: code
@@ -94,6 +94,7 @@ def english_words(text, allowed=()):
     ``KEPT_ENGLISH`` nor in ``allowed`` (names a user types: commands, choices, exercises, the
     nodes of a derivation): what a Chinese reader should not meet. Empty when there is none."""
     names = set(allowed) | KEPT_ENGLISH
+    text = re.sub(r"[A-Z][a-z]+(?: (?:&|and|和) [A-Z][a-z]+| 等人?)? \d{4}", " ", text)  # a citation
     text = re.sub(r"\S*\.[A-Za-z]+\b", " ", text)  # a file or dotted name: my_layernorm.py, *.py, nn.Module
     text = re.sub(r"\((?:[^()，。\u4e00-\u9fff]*,)+[^()，。\u4e00-\u9fff]*\)", " ", text)  # a tuple: (in, out)
     return [word for run in english_runs(text, words=1) for word in run.split()

@@ -48,11 +48,19 @@ def _heading(text):
     print("-" * display_width(text))
 
 
+def _cut(label, width):
+    """``label`` in at most ``width`` columns: whole, or cut at a space with "…" after it."""
+    if display_width(label) <= width:
+        return label
+    head = clip(label, width - 1)
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
+
+
 def _gradcheck_table(seed):
     """One line per layer: its worst relative error over the input and parameter gradients."""
     cases = all_cases(seed)
     heads = [_("layer"), _("gradients"), _("worst rel error"), _("result")]
-    width = min(40, max(display_width(heads[0]), *(display_width(c.shown) for c in cases)))
+    width = min(46, max(display_width(heads[0]), *(display_width(c.shown) for c in cases)))  # 80 in all
     widths = [width, *(max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3]))]
     print(f"{pad(heads[0], widths[0])}  {pad(heads[1], widths[1], '>')}  "
           f"{pad(heads[2], widths[2], '>')}  {heads[3]}")
@@ -62,7 +70,7 @@ def _gradcheck_table(seed):
         worst = max(c.rel_error for c in report.checks)
         failed += not report.passed
         verdict = _("pass") if report.passed else _("FAIL")
-        print(f"{pad(clip(case.shown, width), widths[0])}  {len(report.checks):>{widths[1]}}  "
+        print(f"{pad(_cut(case.shown, width), widths[0])}  {len(report.checks):>{widths[1]}}  "
               f"{worst:>{widths[2]}.1e}  {verdict}")
     return len(cases), failed
 

@@ -83,7 +83,7 @@ def num(value, width, suffix="", decimals=2):
 def norm_header(torch, fast):
     cols = columns(torch, fast)
     first = " " * 8 + width.pad(_("floor"), 7, ">") + "".join(width.pad(named(c), 14, ">") for c in cols)
-    first += width.pad(named(ratio_against(torch)[1]), 9, ">") if fast else ""
+    first += " " + width.pad(named(ratio_against(torch)[1]), 8, ">") if fast else ""
     second = width.pad(_("phase"), 8) + f"{'ms':>7}" + "".join(f"{'ms':>7}{'xF':>7}" for _col in cols)
     return [first, second, "-" * width.display_width(first)]
 
