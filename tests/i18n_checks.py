@@ -70,14 +70,14 @@ def english_runs(text, words=3, allowed=()):
 # paths, numbers, command lines). Kept short; each line says why.
 KEPT_ENGLISH = {
     # the names of tools, formats and keys, as Chinese engineers write them
-    "Python", "Markdown", "amsmath", "align", "autograd", "stdin", "stdout", "stderr", "locale",
+    "Python", "numpy", "Markdown", "amsmath", "align", "autograd", "stdin", "stdout", "stderr", "locale",
     "docstring", "Enter", "True", "Transformer", "Jupyter",
     # terms Chinese engineers write in English (the glossary keeps logits the same way)
     "token", "rank", "worker", "id", "logits",
     # the symbols of the formulas and the parameters and methods of the layers: code
     "dy", "dx", "dtype", "gamma", "beta", "alpha", "bias", "weight", "mean", "var", "eps",
     "forward", "backward", "mask", "max", "sum", "argmax", "log-softmax", "all-reduce",
-    "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo", "atol", "rtol",
+    "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo", "atol", "rtol", "Nt",
 }
 NO_VOWEL = re.compile(r"[b-df-hj-np-tv-z]+")
 

@@ -53,15 +53,18 @@ def _cut(label, width):
     if display_width(label) <= width:
         return label
     head = clip(label, width - 1)
-    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(",，") + "…"
 
 
 def _gradcheck_table(seed):
     """One line per layer: its worst relative error over the input and parameter gradients."""
     cases = all_cases(seed)
     heads = [_("layer"), _("gradients"), _("worst rel error"), _("result")]
-    width = min(46, max(display_width(heads[0]), *(display_width(c.shown) for c in cases)))  # 80 in all
-    widths = [width, *(max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3]))]
+    numbers = [max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3])]
+    last = max(display_width(word) for word in (heads[3], _("pass"), _("FAIL")))
+    room = WIDTH - sum(numbers) - last - 6  # what the label may take of the 80 columns
+    widths = [min(room, max(display_width(heads[0]), *(display_width(c.shown) for c in cases))), *numbers]
+    width = widths[0]
     print(f"{pad(heads[0], widths[0])}  {pad(heads[1], widths[1], '>')}  "
           f"{pad(heads[2], widths[2], '>')}  {heads[3]}")
     failed = 0
