@@ -69,3 +69,11 @@ def test_practice_points_a_chinese_reader_at_the_chinese_notebook():
     assert not any("notebooks/interview_practice.ipynb" in t for t in taught)
     with i18n.speaking("en"):
         assert any("notebooks/interview_practice.ipynb" in str(m.taught_in) for m in CATALOG)
+
+
+def test_a_failing_report_sends_a_chinese_reader_to_the_chinese_notebook():
+    from normcore.practice.report import _teaching
+    with i18n.speaking("zh"):
+        assert "notebooks/interview_practice_zh.ipynb 第 9.1 节" in _teaching("softmax", True)
+    with i18n.speaking("en"):
+        assert "notebooks/interview_practice.ipynb, section 9.1" in _teaching("softmax", True)
