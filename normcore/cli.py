@@ -72,10 +72,28 @@ def argparse_in_language(message):
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Descriptions and epilogs as written (they are laid out by hand); option help wrapped by
     display width; "usage:" in the language in use, padded to the width of the English word so
-    that argparse's alignment of the usage lines holds."""
+    that argparse's alignment of the usage lines holds; a section's title ("options") followed
+    by the language's colon (argparse writes an ASCII one after every title). Every parser of
+    normcore formats its help with it, the subcommands' and ``practice``'s actions' too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._headings = set()
 
     def _split_lines(self, text, width):
         return wrap(text, width)
+
+    def start_section(self, heading):
+        if heading:
+            self._headings.add(heading)
+        super().start_section(heading)
+
+    def format_help(self):
+        text = super().format_help()
+        for heading in self._headings:  # the line argparse made of it: indent, title, ':'
+            titled = _("{title}:").format(title=heading).replace("\\", "\\\\")
+            text = re.sub(rf"(?m)^( *){re.escape(heading)}:$", rf"\g<1>{titled}", text)
+        return text
 
     def _format_usage(self, usage, actions, groups, prefix):
         if prefix is not None:

@@ -4,19 +4,58 @@
 gamma and beta (never the ones/zeros they start at, which hide bugs) and a float64 input.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import nn, norms
+from .i18n import N_, translator
 from .module import Module
+
+_ = translator("cli")
+
+# The English words of the labels and how a label says them in the language in use (the rest
+# of a label is code: class names, shapes, arguments): (pattern, message with the pattern's
+# groups as its fields), the longest first.
+LABEL_WORDS = (
+    (r"no affine \(alpha only\)", N_("no affine (alpha only)")),
+    (r"no running stats", N_("no running stats")),
+    (r"no bias", N_("no bias")),
+    (r"tracked", N_("tracked")),
+    (r"affine", N_("affine")),
+    (r"train", N_("train")),
+    (r", eval", N_(", eval")),
+    (r"eval", N_("eval")),
+    (r"batch (?P<n>\d+)", N_("batch {n}")),
+    (r"over (?P<axes>\(\S+\))", N_("over {axes}")),
+    (r"\(exact\)", N_("(exact)")),
+    (r"repeated ids", N_("repeated ids")),
+    (r"encoder", N_("encoder")),
+    (r"(?P<n>\d+(?: \+ \d+)?) blocks", N_("{n} blocks")),
+)
+_LABEL_WORDS = [(re.compile(("" if pattern[0] == "," else r"(?<![\w=])") + pattern + r"(?![\w=])"), message)
+                for pattern, message in LABEL_WORDS]
+
+
+def shown_label(label):
+    """A case's label in the language in use: its English words translated, its code as it is
+    ("BatchNorm1d no running stats, eval" -> "BatchNorm1d 无移动统计量，推理")."""
+    for pattern, message in _LABEL_WORDS:  # a translated word is no English word for the next
+        label = pattern.sub(lambda found, message=message: _(message).format(**found.groupdict()), label)
+    return re.sub(r" (?=[（，])", "", label)  # no space before Chinese punctuation
 
 
 @dataclass
 class Case:
-    label: str  # e.g. "BatchNorm1d (N,C,L) train"
+    label: str  # e.g. "BatchNorm1d (N,C,L) train": what gradcheck --only matches, in English
     module: Module
     inputs: tuple
+
+    @property
+    def shown(self):
+        """The label in the language in use, as the tables print it."""
+        return shown_label(self.label)
 
 
 def randomize_parameters(module, rng):

@@ -74,7 +74,7 @@ class Progress:
     def finish(self, message=""):
         """End the line (replacing it by ``prefix + message`` when a message is given)."""
         if message:  # a long message goes on in lines aligned under its start
-            indent = " " * len(self.prefix)
+            indent = " " * display_width(self.prefix)
             first, *rest = wrap(message, max(30, WIDTH - len(indent))) or [""]
             self._write(f"{self.prefix}{first}", end="\n")
             if rest:

@@ -6,8 +6,11 @@ import numpy as np
 from .nn.losses import CrossEntropyLoss
 from .optim.optimizers import clip_grad_norm, grad_norm
 from ._array import flag
+from .i18n import translator
 from .progress import Progress, Stopwatch
 from .tasks import Task, token_accuracy
+
+_ = translator("cli")
 
 
 def _block_params(model):
@@ -108,7 +111,8 @@ def fit(model, batches_or_task, optimizer, steps, schedule=None, clip=None, prog
             clip_grad_norm(params, clip)
         optimizer.step()
         if bar is not None:
-            bar.update(step + 1, label=f"step {step + 1}/{steps} loss {loss:.4f} lr {optimizer.lr:.2e}")
+            bar.update(step + 1, label=_("step {step}/{steps} loss {loss} lr {lr}").format(
+                step=step + 1, steps=steps, loss=f"{loss:.4f}", lr=f"{optimizer.lr:.2e}"))
     if bar is not None:
         bar.finish()
     history["seconds"] = np.array(watch.elapsed())

@@ -62,3 +62,71 @@ def english_runs(text, words=3, allowed=()):
             if len(run) >= words:
                 runs.append(" ".join(run))
     return runs
+
+
+# --- no English word at all -----------------------------------------------------------------
+# What may stay English in Chinese text besides code, formulas and layer names, which
+# ``english_runs`` already leaves out (identifiers with _ . digits or inner capitals, flags,
+# paths, numbers, command lines). Kept short; each line says why.
+KEPT_ENGLISH = {
+    # the names of tools, formats and keys, as Chinese engineers write them
+    "Python", "numpy", "Markdown", "amsmath", "align", "autograd", "stdin", "stdout", "stderr", "locale",
+    "docstring", "Enter", "True", "Transformer", "Jupyter",
+    # terms Chinese engineers write in English (the glossary keeps logits the same way)
+    "token", "rank", "worker", "id", "logits",
+    # the symbols of the formulas and the parameters and methods of the layers: code
+    "dy", "dx", "dtype", "gamma", "beta", "alpha", "bias", "weight", "mean", "var", "eps",
+    "forward", "backward", "mask", "max", "sum", "argmax", "log-softmax", "all-reduce",
+    "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo", "atol", "rtol", "Nt",
+}
+NO_VOWEL = re.compile(r"[b-df-hj-np-tv-z]+")
+
+
+def _is_symbol(word, names):
+    """A formula's symbol: a word without a vowel (wq, dk, xc, rstd), or d and a symbol or name
+    (dgamma, dkey, dlogits: a gradient)."""
+    return bool(NO_VOWEL.fullmatch(word)) or (
+        word.startswith("d") and len(word) > 2 and (word[1:] in names or _is_symbol(word[1:], names)))
+
+
+def english_words(text, allowed=()):
+    """Every English word of prose in ``text`` that is neither code nor a formula nor in
+    ``KEPT_ENGLISH`` nor in ``allowed`` (names a user types: commands, choices, exercises, the
+    nodes of a derivation): what a Chinese reader should not meet. Empty when there is none."""
+    names = set(allowed) | KEPT_ENGLISH
+    text = re.sub(r"[A-Z][a-z]+(?: (?:&|and|和) [A-Z][a-z]+| 等人?)? \d{4}", " ", text)  # a citation
+    text = re.sub(r"\S*\.[A-Za-z]+\b", " ", text)  # a file or dotted name: my_layernorm.py, *.py, nn.Module
+    text = re.sub(r"\((?:[^()，。\u4e00-\u9fff]*,)+[^()，。\u4e00-\u9fff]*\)", " ", text)  # a tuple: (in, out)
+    return [word for run in english_runs(text, words=1) for word in run.split()
+            if word not in names and not _is_symbol(word, names)]
+
+
+def typed_names():
+    """The names a user types and normcore prints in lists as they are: the commands, every
+    choice and option of their parsers, the experiments, the computations explain steps through,
+    the models compare builds, the exercises and the layers' class names."""
+    import argparse
+    import inspect
+
+    from normcore import cli, experiments, nn, norms
+    from normcore.commands import compare
+    from normcore.derivations import KINDS
+    from normcore.practice import EXERCISES
+
+    names = {*cli.COMMANDS, *experiments.EXPERIMENTS, *KINDS, *compare.MODELS, *EXERCISES}
+    layers = [getattr(module, name) for module in (nn, norms) for name in dir(module) if name[:1].isupper()]
+    names |= {layer.__name__ for layer in layers}
+    for layer in layers:  # their arguments (kdim, momentum, affine...): code
+        try:
+            names |= set(inspect.signature(layer).parameters)
+        except (TypeError, ValueError):
+            pass
+    parsers = [cli.build_parser()]
+    while parsers:
+        parser = parsers.pop()
+        for action in parser._actions:
+            names.update(str(c) for c in (action.choices or ()) if not isinstance(c, argparse.ArgumentParser))
+            names.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+    return {part for name in names for part in re.split(r"[\s_\-]+", str(name).strip("-")) if part} | names

@@ -356,3 +356,45 @@ def test_wrapped_lines_fit_and_keep_every_character(text, width):
     lines = wrap(text, width, indent="  ")
     assert all(display_width(line) <= width for line in lines)
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+# --- wrapping a label: phrases, numbers, tuples and formulas stay whole ----------------------
+def test_wrap_breaks_a_label_at_its_space_not_inside_its_chinese_phrase():
+    assert wrap("running_var 推理前向后", 20) == ["running_var", "推理前向后"]
+    assert wrap("训练 batch 为 2 (2, 4)", 12) == ["训练 batch", "为 2 (2, 4)"]
+
+
+def test_wrap_leaves_no_character_of_a_long_phrase_alone_on_a_line():
+    text = "每个文件在自己的进程里运行"  # 13 characters, 26 columns: longer than a phrase
+    for width in range(6, 26):
+        lines = wrap(text, width)
+        assert all(len(line) >= 2 for line in lines), (width, lines)
+
+
+def test_wrap_keeps_a_short_tuple_and_formula_on_one_line():
+    text = "仅用于 attention：注意力头数，必须整除形状 (T, D) 或 (B, T, D) 中的 D；丢弃概率 0 <= p < 1"
+    for width in range(24, 81):
+        lines = wrap(text, width, indent="  ")
+        assert any("(T, D)" in line for line in lines) and any("(B, T, D)" in line for line in lines)
+        assert any("0 <= p < 1" in line for line in lines), (width, lines)
+    long = "dx = rstd * (dx_hat - mean_D(dx_hat) - x_hat * mean_D(dx_hat * x_hat))"
+    assert all(display_width(line) <= 40 for line in wrap(long, 40))  # too long: breaks at spaces
+
+
+_PHRASES = ["推理前向后", "训练", "移动统计量", "常数通道", "小方差", "梯度累加", "前向", "反向后"]
+_WORDS = ["running_var", "momentum=None", "float32", "x_hat", "3 维", "eps=1e-5", "(2, 4)",
+          "(N, C, L)", "0 <= p < 1", "y = x + f(x)", "1e-10"]
+_labels = st.lists(st.sampled_from(_PHRASES + _WORDS), min_size=1, max_size=6)
+
+
+@suite_settings(max_examples=200)
+@given(parts=_labels, width=st.integers(14, 40))  # the longest part fits a line
+def test_wrapped_labels_break_only_between_their_parts(parts, width):
+    """A label made of Chinese phrases, identifiers, numbers, tuples and formulas breaks only
+    at the spaces between them: each part whole on one line, no line of one character."""
+    lines = wrap(" ".join(parts), width)
+    assert all(display_width(line) <= width for line in lines)
+    assert " ".join(lines) == " ".join(parts)
+    for part in parts:
+        assert any(part in line for line in lines), (part, lines)
+    assert all(len(line) > 1 for line in lines), lines

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from i18n_checks import english_runs, wide_lines
+from i18n_checks import english_runs, english_words, typed_names, wide_lines
 from normcore import cli, experiments, i18n
-from normcore.commands import compare, tour
+from normcore.commands import compare
 from normcore.derivations import KINDS, step_through
 from normcore.i18n.width import display_width
 from normcore.layer_cases import all_cases
+from normcore.notebooks import listing
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = list(cli.COMMANDS)
@@ -75,7 +76,7 @@ def test_every_help_fits_80_columns_in_both_languages(argv, capsys, monkeypatch)
     zh = _help(["--lang", "zh", *argv], capsys, monkeypatch)
     assert not wide_lines(english) and not wide_lines(zh), "\n".join(wide_lines(zh))
     assert english.startswith("usage: ") and "options:" in english
-    assert zh.startswith("用法： ") and "选项:" in zh and chinese(zh) > 20
+    assert zh.startswith("用法： ") and "\n选项：\n" in zh and chinese(zh) > 20
     assert "show this help message and exit" in english and "显示此帮助信息并退出" in zh
     example = zh[zh.index("示例"):]  # 示例： or 示例，由易到难：
     assert f"normcore {' '.join(argv)}".rstrip() in example
@@ -170,9 +171,9 @@ def test_tour_speaks_chinese_within_80_columns_with_the_numbers_of_the_english_o
         assert f"\n{heading}\n{'-' * display_width(heading)}\n" in zh  # underlined by display width
     i18n.set_language("zh")
     derivation = step_through("layernorm", shape=(2, 3), seed=0).text(width=80, latex=False)
-    labels = [c.label for c in all_cases(0)]
-    names = labels + [label[:40] for label in labels] + [title for _, title in tour._notebooks()] + NAMES
-    assert english_runs(zh.replace(derivation, ""), allowed=names) == []
+    assert english_words(zh.replace(derivation, ""), typed_names()) == []  # the labels said in Chinese
+    for name, title in listing():  # each notebook once: its Chinese edition, or marked 英文
+        assert f"  {name}：" in zh and (name.endswith("_zh.ipynb") or title.endswith("（英文）"))
     table = zh[zh.index(headings[0]):zh.index(headings[1])]
     assert len([line for line in table.splitlines() if line.endswith("  通过")]) == len(all_cases(0))
     assert "所有梯度均通过" in table
@@ -202,7 +203,7 @@ def test_gradcheck_prints_the_same_numbers_in_both_languages_aligned_by_display_
     head = zh.splitlines()[0]
     column = display_width(head[:head.index("结果")])
     assert {display_width(line[:line.rindex(" ") + 1]) for line in rows} == {column}
-    assert not wide_lines(zh) and english_runs(zh, allowed=[c.label for c in all_cases(0)] + NAMES) == []
+    assert not wide_lines(zh) and english_words(zh, typed_names()) == []
     assert "归一化层中 weight 即 gamma" in zh and "所有梯度均通过（容差 1e-07）" in zh
 
 
@@ -230,10 +231,10 @@ def test_bench_tables_speak_chinese_within_80_columns():
     run_bench(torch=None, out=lines.append, **tiny)
     zh = "\n".join(lines)
     assert not wide_lines(zh), "\n".join(wide_lines(zh))
-    assert english_runs(zh, allowed=NAMES) == [], zh
+    assert english_words(zh, typed_names()) == [], zh
     assert "下限" in zh and "阶段" in zh and "快速层级的目标" in zh and "不含 PyTorch" in zh
     header, phases, rule = lines[lines.index("") + 1:lines.index("") + 4]
     assert display_width(header) == len(rule) and set(rule) == {"-"}  # underlined by display width
     assert display_width(phases[:phases.index("ms") + 2]) == 8 + 7  # phase, then the floor in ms
-    assert [line.split()[0] for line in lines if line.startswith(("前向", "反向", "fwd+bwd"))][:3] == [
-        "前向", "反向", "fwd+bwd"]
+    assert [line.split()[0] for line in lines if line.startswith(("前向", "反向", "前反向"))][:3] == [
+        "前向", "反向", "前反向"]

@@ -29,13 +29,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from normcore.cli import main
+from normcore.i18n.width import wrap
 from normcore.practice import CATALOG, EXERCISES, CannotGrade, grade, grade_file
 from normcore.practice.catalog import BY_ID, Anchor
 from normcore.practice.grader import (apply_variant, exercise_for, format_report, mutant_class,
@@ -544,7 +544,7 @@ def test_report_shows_how_sure_and_where_to_learn_within_80_columns(path):
     assert " ".join(text.split()).count(" ".join(f"learn: {mistake.taught_in}".split())) == 1
     for c in _wrong(report):
         assert c.confidence == "reproduces"
-        first = textwrap.wrap(c.row, 18, break_on_hyphens=False)[0]
+        first = wrap(c.row, 18)[0]  # as the report wraps it: a formula stays whole
         # the row by its name, or the probe's raising checks gathered on one line ("4 checks")
         shown = (first, f"{sum(w.probe == c.probe for w in _wrong(report))} checks")
         assert any(any(s in line for s in shown) and c.confidence in line

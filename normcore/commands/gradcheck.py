@@ -75,7 +75,7 @@ def run(args):
     print(rule)
     failed = 0
     for case, report in reports:
-        print(case.label)
+        print(case.shown)
         for c in report.checks:
             failed += not c.passed
             print(f"{'  ' + c.name:<{name_w}}  {str(c.shape):<{shape_w}}  {c.rel_error:>{error_w}.1e}  "

@@ -27,8 +27,9 @@ import os
 import sys
 from pathlib import Path
 
+from ..cli import HelpFormatter
 from ..i18n import translator
-from ..i18n.width import clip, display_width, fill, pad, wrap
+from ..i18n.width import clip, display_width, fill, pad
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import answers, history, interview, skeletons, torch_track
 from ..practice.loading import NEEDS_TORCH
@@ -45,26 +46,18 @@ catalog_text = translator("catalog")  # the mistakes' titles and symptoms (pract
 WIDTH = 80  # every line list and the catalog print fits in 80 display columns
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's help, with the options' help wrapped by display width (a Chinese character
-    takes two columns; argparse's own wrapping counts characters)."""
-
-    def _split_lines(self, text, width):
-        return wrap(text, width)
-
-
 def _sub(sub, name, help_, description, examples):
     """A subcommand whose --help shows a description and its examples (and takes --lang too:
     ``normcore practice new batchnorm --lang zh``)."""
     p = sub.add_parser(name, help=help_, description=fill(description, WIDTH - 2),
                        epilog=_("example:") + "\n" + "\n".join("  " + e for e in examples),
-                       formatter_class=_Formatter)
+                       formatter_class=HelpFormatter)
     add_language_option(p)
     return p
 
 
 def add_arguments(parser):
-    parser.formatter_class = _Formatter
+    parser.formatter_class = HelpFormatter
     parser.epilog = (_("example, from easy to hard:") + "\n  normcore practice list\n"
                      "  normcore practice new dropout\n  normcore practice check my_dropout.py\n"
                      + _("grading a class:") + "\n  normcore practice check submissions/ --csv results.csv")

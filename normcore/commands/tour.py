@@ -2,14 +2,14 @@
 check table), walks through one derivation node by node, and says where the notebooks and
 figures are and what to run next. Every line fits in 80 columns."""
 
-import json
 from pathlib import Path
 
 from ..derivations import step_through
 from ..gradcheck import gradcheck
 from ..i18n import N_, joined, translator
-from ..i18n.width import display_width, fill, pad
+from ..i18n.width import clip, display_width, fill, pad
 from ..layer_cases import all_cases
+from ..notebooks import in_language, listing
 from . import COMMANDS
 from ._options import seed
 
@@ -48,12 +48,23 @@ def _heading(text):
     print("-" * display_width(text))
 
 
+def _cut(label, width):
+    """``label`` in at most ``width`` columns: whole, or cut at a space with "…" after it."""
+    if display_width(label) <= width:
+        return label
+    head = clip(label, width - 1)
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(",，") + "…"
+
+
 def _gradcheck_table(seed):
     """One line per layer: its worst relative error over the input and parameter gradients."""
     cases = all_cases(seed)
     heads = [_("layer"), _("gradients"), _("worst rel error"), _("result")]
-    width = min(40, max(display_width(heads[0]), *(len(c.label) for c in cases)))
-    widths = [width, *(max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3]))]
+    numbers = [max(n, display_width(h)) for n, h in zip((9, 15), heads[1:3])]
+    last = max(display_width(word) for word in (heads[3], _("pass"), _("FAIL")))
+    room = WIDTH - sum(numbers) - last - 6  # what the label may take of the 80 columns
+    widths = [min(room, max(display_width(heads[0]), *(display_width(c.shown) for c in cases))), *numbers]
+    width = widths[0]
     print(f"{pad(heads[0], widths[0])}  {pad(heads[1], widths[1], '>')}  "
           f"{pad(heads[2], widths[2], '>')}  {heads[3]}")
     failed = 0
@@ -62,23 +73,9 @@ def _gradcheck_table(seed):
         worst = max(c.rel_error for c in report.checks)
         failed += not report.passed
         verdict = _("pass") if report.passed else _("FAIL")
-        print(f"{case.label[:width]:<{widths[0]}}  {len(report.checks):>{widths[1]}}  "
+        print(f"{pad(_cut(case.shown, width), widths[0])}  {len(report.checks):>{widths[1]}}  "
               f"{worst:>{widths[2]}.1e}  {verdict}")
     return len(cases), failed
-
-
-def _notebooks():
-    """(file name, title) of each notebook in the clone; the title is its first heading."""
-    found = []
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        try:
-            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-            first = next(c for c in cells if c["cell_type"] == "markdown")
-            title = "".join(first["source"]).splitlines()[0].lstrip("# ").strip()
-        except (ValueError, KeyError, IndexError, StopIteration):
-            title = ""
-        found.append((path.name, title))
-    return found
 
 
 def _figures():
@@ -128,14 +125,15 @@ def run(args):
     print(st.text(width=WIDTH, latex=False))
 
     _heading("3. " + _("Notebooks and figures"))
-    notebooks = _notebooks()
+    notebooks = listing()
     if notebooks:
         _say(_("The notebooks (in notebooks/, saved with their outputs, so they read on a web "
                "page; run them with Jupyter to change the numbers):"))
         for name, title in notebooks:
-            print(fill(f"{name}: {title}", WIDTH, indent="  ", subsequent_indent="    "))
+            print(fill(_("{name}: {title}").format(name=name, title=title), WIDTH, indent="  ",
+                       subsequent_indent="    "))
         _say(_("New to the topic? Start with {first}, then {second}.").format(
-            first="batchnorm.ipynb", second="layernorm.ipynb"))
+            first=in_language("batchnorm.ipynb"), second=in_language("layernorm.ipynb")))
     else:
         _say(_("The notebooks are in the notebooks/ folder of the normcore repository."))
     figures = _figures()

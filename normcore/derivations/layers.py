@@ -172,7 +172,7 @@ def _feedforward(kind, x, rng, dy, h):
     what = Phrase(N_("{forward} with d_ff = {d_ff}, ReLU as its activation"),
                   forward="y = relu(x @ W1 + b1) @ W2 + b2", d_ff=d_ff)
     notes = [Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
-                    w="W1 (W2)", ours="x @ W1 + b1", theirs="fc1's x @ weight.T + bias")]
+                    w="W1 (W2)", ours="x @ W1 + b1", theirs="x @ fc1.weight.T + fc1.bias")]
     return _Built(tape, dy, layer, y_ref, reference, what, notes)
 
 

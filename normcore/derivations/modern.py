@@ -25,6 +25,7 @@ from .steps import (COMPACT, COMPACT_ATOL, COMPACT_TOL, StepThrough, _affine, _c
 from .tape import Joined, Phrase, Tape
 
 _ = translator("explain")
+message_name = translator("cli")  # the names of SyncBatchNorm's messages (normcore.distributed)
 
 SYNC_RANKS = 2  # the default number of simulated ranks
 
@@ -270,9 +271,21 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
     return st
 
 
+class _MessageName(Phrase):
+    """The name of a message SyncBatchNorm sent (normcore.distributed marks it), said in the
+    language in use."""
+
+    def __init__(self, name):
+        super().__init__(name)
+
+    def __str__(self):
+        return message_name(self.message)
+
+
 def _sync_notes(log):
     """What normcore's SyncBatchNorm sent, and how the tape's backward relates to it."""
-    sizes = ", ".join(f"{m.name} ({m.received.size})" for m in log)
+    sizes = Joined((Phrase(N_("{name} ({n})"), name=_MessageName(m.name), n=m.received.size) for m in log),
+                   sep=N_("; "))
     return [Phrase(N_("normcore's SyncBatchNorm sent {n} all-reduce messages (values each): {sizes}."),
                    n=len(log), sizes=sizes),
             Phrase(N_("On the tape, S and M2 are the two forward all-reduces. In the backward, the gradient "
@@ -283,8 +296,8 @@ def _sync_notes(log):
                       "forward all-reduces become one all_gather of every rank's [mean, invstd, count], "
                       "merged as the variance within the ranks plus the spread of their means between "
                       "them; the backward's all-reduce stays.")),
-            Phrase(N_("The checks also compare with plain BatchNorm on the rows put back together "
-                      "(vs batchnorm): the two must agree."))]
+            Phrase(N_("The checks also compare with plain BatchNorm on the rows put back together: "
+                      "the two must agree."))]
 
 
 def _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts):

@@ -325,10 +325,11 @@ COMPACT = {
     "gelu": "dx = dy * (Phi + x * phi), phi = exp(-x**2 / 2) / sqrt(2 pi)",
     "gelu_tanh": "dx = dy * (h + x / 2 * (1 - t**2) * k * (1 + 3 c x**2)), h = (1 + t) / 2",
     "residual": {  # one formula per norm position, G'(g) = G's backward of g, f'(g) = g @ W.T
-        "pre": "dx = dy + LN'(f'(dy)): dy reaches x untouched",
-        "post": "dz = LN'(dy); dx = dz + f'(dz): the identity path carries dz, not dy",
+        "pre": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(dy))"),
+        "post": Phrase(N_("{dx}: the identity path carries dz, not dy"),
+                       dx="dz = LN'(dy); dx = dz + f'(dz)"),
         "deepnorm": "dz = LN'(dy); dx = alpha * dz + f'(dz)",
-        "peri": "dx = dy + LN'(f'(LN_f'(dy))): dy reaches x untouched",
+        "peri": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(LN_f'(dy)))"),
         "none": "dx = dy + f'(dy)"},
     "attention": "do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
                  "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T",
@@ -338,7 +339,8 @@ COMPACT = {
     "sync_batchnorm": Phrase(N_("{dx}; both means over every rank, from one all-reduce of {sums}"),
                              dx="dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
                                 " dx_hat = dy * gamma", sums="[sum dy_r, sum dy_r * x_hat_r]"),
-    "linear": "dx = dy @ W^T, dW = x^T @ dy (summed over the rows), db = sum_rows(dy)",
+    "linear": Phrase(N_("{dx}, {dw} (summed over the rows), {db}"), dx="dx = dy @ W^T",
+                     dw="dW = x^T @ dy", db="db = sum_rows(dy)"),
     "relu": "dx = dy * [x > 0]",
     "sigmoid": "dx = dy * y * (1 - y)",
     "tanh": "dx = dy * (1 - y**2)",

@@ -50,14 +50,18 @@ class Phrase:
         return repr(self.english)
 
 
-class Joined:
-    """Phrases said one after another with ``sep`` between them (a list inside a sentence)."""
+COMMA = N_(", ")  # between the items of a list inside a sentence, as each language writes it
 
-    def __init__(self, items, sep=", "):
+
+class Joined:
+    """Phrases said one after another with ``sep`` between them (a list inside a sentence; the
+    separator a message too, said in the language in use)."""
+
+    def __init__(self, items, sep=COMMA):
         self.items, self.sep = list(items), sep
 
     def __str__(self):
-        return self.sep.join(map(str, self.items))
+        return _(self.sep).join(map(str, self.items))
 
     @property
     def english(self):

@@ -5,7 +5,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from ..i18n import translator
+from ..i18n import N_, translator
 from ..norms.base import channel_shape
 from ..norms.batchnorm import _BatchNorm
 from ..norms.standardization import mean_over, standardize, standardize_backward_from_means
@@ -121,11 +121,11 @@ class SyncBatchNorm(_BatchNorm):
         all-reduces of sums (normcore's protocol)."""
         n_k = x.size // self.num_features                          # this worker's values per channel
         sent = np.concatenate([[n_k], x.sum(axis=B, dtype=np.float64)])           # (1 + C,)
-        got = self.process_group.all_reduce(sent, name="forward 1/2: [n_k, sum x_k per channel]")
+        got = self.process_group.all_reduce(sent, name=N_("forward 1/2: [n_k, sum x_k] per channel"))
         N, mean = int(got[0]), got[1:].reshape(shape) / max(got[0], 1)          # (1, C, 1...)
         self._check_batch(x, N)                                    # N = 1: every worker raises
         sent = np.square(x - mean, dtype=np.float64).sum(axis=B)                 # (C,)
-        got = self.process_group.all_reduce(sent, name="forward 2/2: sum (x_k - mean)**2 per channel")
+        got = self.process_group.all_reduce(sent, name=N_("forward 2/2: sum (x_k - mean)**2 per channel"))
         return mean, got.reshape(shape) / max(N, 1), N             # (1, C, 1...) biased
 
     def _gathered_statistics(self, x: np.ndarray, B: tuple[int, ...],
@@ -139,7 +139,7 @@ class SyncBatchNorm(_BatchNorm):
         var_k = mean_over(np.square(x - mean_k, dtype=np.float64), B)           # (1, C, 1...) biased
         invstd_k = 1.0 / np.sqrt(var_k + self.eps)                 # (1, C, 1...)
         sent = np.concatenate([mean_k.ravel(), invstd_k.ravel(), [n_k]])          # (2C + 1,)
-        rows = self.process_group.all_gather(sent, name="forward: [mean_k, invstd_k, n_k] per channel")
+        rows = self.process_group.all_gather(sent, name=N_("forward: [mean_k, invstd_k, n_k] per channel"))
         rows = rows[rows[:, -1] > 0]                               # (K', 2C + 1) the workers with rows
         means, invstds, n = rows[:, :C], rows[:, C:2 * C], rows[:, 2 * C:]      # (K', C), (K', C), (K', 1)
         N = int(n.sum())
@@ -159,7 +159,7 @@ class SyncBatchNorm(_BatchNorm):
         dbeta_k = dy.sum(axis=B, dtype=np.float64)                 # (C,)  this worker's share
         dgamma_k = (dy * x_hat).sum(axis=B, dtype=np.float64)      # (C,)
         got = self.process_group.all_reduce(np.concatenate([dbeta_k, dgamma_k]),
-                                            name="backward: [sum dy_k, sum dy_k * x_hat_k per channel]")
+                                            name=N_("backward: [sum dy_k, sum dy_k * x_hat_k] per channel"))
         dbeta, dgamma = got[:self.num_features], got[self.num_features:]        # (C,) over all workers
         self._add_grads(dgamma_k, dbeta_k)                         # local shares (see the docstring)
         gamma, _ = self._gamma_beta(x_hat.dtype, shape)            # (1, C, 1...)

@@ -1,7 +1,11 @@
 """Terminal widths that count display columns, not characters: a Chinese character (East Asian
 Wide or Fullwidth) takes two columns. Every line normcore prints fits ``WIDTH`` display columns,
-in either language; tables align by display width, and ``wrap`` breaks Chinese text between
-characters (never before closing punctuation such as ，。）) as well as English text at spaces.
+in either language; tables align by display width, and ``wrap`` breaks English text at spaces
+and Chinese text between characters, but never before closing punctuation such as ，。）, never
+inside a short Chinese phrase (up to ``SHORT_PHRASE`` characters between spaces, code and
+punctuation: a label such as "running_var 推理前向后" breaks at its space), never leaving one
+character of a longer phrase alone on a line, and never inside a short tuple or formula
+("(T, D)", "0 <= p < 1").
 
     display_width("批量归一化 BN")      # 13
     pad("层归一化", 10)                 # '层归一化  ' (8 columns + 2 spaces)
@@ -65,10 +69,17 @@ def _is_wide(ch):
 # the pieces a line may break between: a run of spaces, a wide character (with the closing
 # punctuation that must stay with it), or a run of narrow non-space characters (a word)
 _PIECE = re.compile(r"\s+|[^\s]")
+# a token of a formula: a line never breaks beside it, so that "0 <= p < 1" stays whole
+_OPERATORS = {"=", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "//", "**", "@", "->",
+              "+=", "-=", "*=", "/="}
+SHORT_PHRASE = 6   # Chinese characters: a run this short between spaces, code and punctuation
+                   # is a phrase, kept on one line ("推理前向后" never becomes "推理前" / "向后")
+MAX_GLUED = 24     # display columns: a tuple or formula up to this wide is kept on one line
 
 
 def _pieces(text):
-    """Split ``text`` into unbreakable pieces and the spaces between them."""
+    """Split ``text`` into pieces (a word, a wide character with its punctuation) and the
+    spaces between them."""
     pieces = []
     for ch in _PIECE.findall(text):
         glue = pieces and not pieces[-1].isspace() and not ch.isspace() and (
@@ -81,12 +92,71 @@ def _pieces(text):
     return pieces
 
 
+def _phrases(pieces, room):
+    """``pieces`` with each run of wide characters (a Chinese phrase, from punctuation or a
+    space or a word to the next) made one piece if it is short (and fits in ``room`` columns),
+    else with its first two and last two characters joined, so that no line begins or ends
+    with one character of it."""
+    out, run = [], []
+
+    def close():
+        if len(run) <= SHORT_PHRASE and display_width("".join(run)) <= room:
+            out.extend(["".join(run)] if run else [])
+        elif len(run) < 4:  # too wide for the line: it breaks where it must
+            out.extend(run)
+        else:
+            out.extend(["".join(run[:2]), *run[2:-2], "".join(run[-2:])])
+        run.clear()
+
+    for piece in pieces:
+        if piece.isspace() or not _is_wide(piece[0]) or piece[0] in _NO_BREAK_AFTER:
+            close()
+        if piece.isspace() or not _is_wide(piece[0]):
+            out.append(piece)
+            continue
+        run.append(piece)
+        if piece[-1] in _NO_BREAK_BEFORE and _is_wide(piece[-1]):  # a phrase ends at ，。：
+            close()
+    close()
+    return out
+
+
+def _units(text, room):
+    """The pieces of ``text`` that ``wrap`` never breaks, and single spaces between them where
+    a line may break: a word, a Chinese phrase, and a short tuple or formula whose spaces are
+    inside ASCII brackets or beside an operator ("(T, D)", "0 <= p < 1"); none of the phrases,
+    tuples or formulas wider than ``room`` columns (a line's)."""
+    pieces = _phrases(_pieces(text), room)
+    groups, depth, previous = [[]], 0, None
+    for piece in pieces:
+        if piece.isspace():
+            groups[-1].append(piece)
+            continue
+        spaced = bool(groups[-1]) and groups[-1][-1].isspace()
+        if spaced and not (depth > 0 or piece in _OPERATORS or previous in _OPERATORS):
+            groups += [[groups[-1].pop()], []]  # a space where the line may break
+        elif not spaced and groups[-1]:
+            groups.append([])  # pieces side by side (Chinese): the line may break between them
+        groups[-1].append(piece)
+        if not _is_wide(piece[0]):
+            depth = max(0, depth + sum(piece.count(c) for c in "([{") - sum(piece.count(c) for c in ")]}"))
+        previous = piece
+    units = []
+    for group in groups:
+        if display_width("".join(group)) <= min(MAX_GLUED, room) or len(group) == 1:
+            units.append("".join(group))
+        else:  # too long to keep together: it breaks at its spaces like prose
+            units.extend(group)
+    return [unit for unit in units if unit]
+
+
 def wrap(text, width=WIDTH, indent="", subsequent_indent=None):
     """``text`` as lines of at most ``width`` display columns. Spaces are collapsed as
     ``textwrap`` does; a piece wider than a line (a long path) is broken where it must be."""
     subsequent_indent = indent if subsequent_indent is None else subsequent_indent
     lines, line, prefix = [], "", indent
-    for piece in _pieces(" ".join(str(text).split())):
+    room = width - max(display_width(indent), display_width(subsequent_indent))
+    for piece in _units(" ".join(str(text).split()), room):
         if piece.isspace():
             if line:
                 line += " "

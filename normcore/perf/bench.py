@@ -36,6 +36,8 @@ import sys
 import numpy as np
 
 from .._array import flag
+from ..i18n import translator
+from ..i18n.width import pad
 from ..progress import Progress
 from .baselines import default_threads
 from .cases import DTYPES, LEARNING, SHAPES, fast_tier, torch_module
@@ -43,6 +45,8 @@ from .printing import learning_table, machine_lines, norm_header, norm_rows, ste
 from .runners import bench_learning, bench_shape, bench_transformer
 from .targets import compute_targets
 from .timing import keep_freed_memory
+
+_ = translator("cli")
 
 # Rounds of the norms, rounds of the Transformer step, and warm-up rounds of the norms (not
 # kept): the full run, and --quick (one shape and one dtype, fewer rounds, the step on one
@@ -78,7 +82,7 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     warmup = sizes["warmup"] if warmup is None else warmup
 
     def display(label):  # a progress display for one part, or None
-        return Progress(f"{label:<26} ") if progress else None
+        return Progress(pad(label, 26) + " ") if progress else None
 
     def done(bar):
         if bar is not None:
@@ -92,7 +96,7 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
     results = []
     for shape in shapes:
         for dtype in dtypes:
-            bar = display(f"norms {shape} {np.dtype(dtype).name}")
+            bar = display(_("norms {shape} {dtype}").format(shape=shape, dtype=np.dtype(dtype).name))
             rows = bench_shape(shape, dtype, repeats, torch, fast, warmup, bar)
             done(bar)
             results += rows
@@ -100,18 +104,19 @@ def run_bench(quick=False, torch="auto", fast="auto", out=print, shapes=None, dt
                 for line in norm_rows(r, torch, fast):
                     out(line)
     out("")
-    bar = display("Transformer training step")
+    bar = display(_("Transformer training step"))
     step = bench_transformer(step_repeats, torch, transformer, bar, all_threads=not quick)
     done(bar)
     for line in step_table(step, transformer).splitlines() + [""]:
         out(line)
     learned = None
     if quick:  # the learning run alone trains for up to a minute
-        out("learning run: left out by --quick (normcore bench runs it)")
+        out(_("learning run: left out by --quick (normcore bench runs it)"))
         out("")
     else:
         if progress:  # fit draws the learning run's progress display
-            print(f"learning run, {(learning or LEARNING)['steps']} steps:", file=sys.stderr)
+            print(_("learning run, {steps} steps:").format(steps=(learning or LEARNING)["steps"]),
+                  file=sys.stderr)
         learned = bench_learning(1, learning, progress)
         for line in learning_table(learned, learning).splitlines() + [""]:
             out(line)

@@ -6,13 +6,22 @@ import os
 
 import numpy as np
 
-from ..i18n import joined, translator
+from ..i18n import N_, joined, translator
 from ..i18n import width
+from ..i18n.width import pad
 from .baselines import NO_FAST, NOT_TORCH, default_threads
 from .cases import LEARNING, LEARNING_BUDGET, ONE_TIER, PHASES, SHAPES, TRANSFORMER
 
 _ = translator("cli")
 WIDTH = 80  # every line printed fits in 80 display columns
+# the names of the tables' columns and of the tiers, as the tables print them: _(name)
+NAMES = {"reference": N_("reference"), "fast": N_("fast"), "fast/1t": N_("fast/1t"),
+         "fast/ref": N_("fast/ref")}
+
+
+def named(key):
+    """A column's or tier's name in the language in use ("torch 1t" stays as it is)."""
+    return _(NAMES[key]) if key in NAMES else key
 
 
 def wrap(text, indent=""):
@@ -49,8 +58,8 @@ def machine_lines(torch, fast, repeats, warmup):
             "the ratio of two times of the same round."))
     twin = (_("torch has no DyT: its torch columns time the torch bridge's twin "
               "(to_torch(nc.DyT(...)), a small autograd module).") if torch else "")
-    lines += wrap(joined(_("DyT has no fast tier (nc.DyT serves both tiers): it is timed once, in "
-                           "the reference column, with no fast/ratio column."), twin))
+    lines += wrap(joined(_("DyT has no fast tier (nc.DyT serves both tiers): it is timed once, "
+                              "in the reference column, with no fast/ratio column."), twin))
     return lines
 
 def columns(torch, fast):
@@ -64,7 +73,7 @@ def num(value, width, suffix="", decimals=2):
     """``value`` right-aligned in ``width`` columns (suffix included), with as many decimals as
     fit, at most ``decimals``; "n/a" for NaN."""
     if value != value:
-        return f"{'n/a':>{width}}"
+        return pad(_("n/a"), width, ">")
     for places in range(decimals, -1, -1):
         text = f"{value:.{places}f}{suffix}"
         if len(text) <= width - 1:  # keep a space before it
@@ -73,17 +82,17 @@ def num(value, width, suffix="", decimals=2):
 
 def norm_header(torch, fast):
     cols = columns(torch, fast)
-    first = " " * 8 + width.pad(_("floor"), 7, ">") + "".join(f"{c:>14}" for c in cols)
-    first += f"{ratio_against(torch)[1]:>9}" if fast else ""
+    first = " " * 8 + width.pad(_("floor"), 7, ">") + "".join(width.pad(named(c), 14, ">") for c in cols)
+    first += " " + width.pad(named(ratio_against(torch)[1]), 8, ">") if fast else ""
     second = width.pad(_("phase"), 8) + f"{'ms':>7}" + "".join(f"{'ms':>7}{'xF':>7}" for _col in cols)
     return [first, second, "-" * width.display_width(first)]
 
 def norm_rows(r, torch, fast):
     """A title line for the case (with the forward caches), then one line per phase."""
-    cache = ", ".join(f"{tier} {num(c, 8, 'x').strip()}" for tier, c in r.cache.items())
-    one_tier = " " + _("(one tier)") if r.layer in ONE_TIER else ""
-    yield _("{layer}{one_tier} {shape} {dtype}: forward cache / x: {cache}").format(
-        layer=r.layer, one_tier=one_tier, shape=r.shape, dtype=r.dtype, cache=cache or "n/a")
+    cache = _(", ").join(f"{named(tier)} {num(c, 8, 'x').strip()}" for tier, c in r.cache.items())
+    layer = _("{layer} (one tier)").format(layer=r.layer) if r.layer in ONE_TIER else r.layer
+    yield _("{layer} {shape} {dtype}: forward cache / x: {cache}").format(
+        layer=layer, shape=r.shape, dtype=r.dtype, cache=cache or _("n/a"))
     other = ratio_against(torch)[0]
     for phase in PHASES:
         line = width.pad(_(phase), 8) + num(r.median_ms("floor", phase), 7)
@@ -129,7 +138,7 @@ def learning_table(learning, cfg=None):
 
 def targets_table(targets, shape=SHAPES[0]):
     def result(ok, value):
-        return "n/a" if value != value else (_("met") if ok else _("MISSED"))
+        return _("n/a") if value != value else (_("met") if ok else _("MISSED"))
 
     heads = [_("measured"), _("target"), _("result"), _("stretch goal")]
     lines = [_("targets of the fast tier (norms: float32 {shape})").format(shape=tuple(shape)),

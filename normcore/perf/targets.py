@@ -53,7 +53,8 @@ def compute_targets(results, step, torch, fast, shape=SHAPES[0]):
     ln, rms = case("LayerNorm"), case("RMSNorm")
     ratio = (paired_ratio(rms.times["fast", "fwd+bwd"], ln.times["fast", "fwd+bwd"])
              if fast and ln and rms else nan)
-    targets.append(Target("RMSNorm fwd+bwd / LayerNorm fwd+bwd", ratio, RMS_VS_LN_TARGET, note=missing))
+    targets.append(Target(_("{layer} fwd+bwd / {other} fwd+bwd").format(layer="RMSNorm", other="LayerNorm"),
+                          ratio, RMS_VS_LN_TARGET, note=missing))
     caches = [(r.cache.get("fast", nan), r) for r in results]
     caches = [(c, r) for c, r in caches if c == c]
     what = _("forward cache / input bytes, largest")

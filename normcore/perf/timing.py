@@ -20,7 +20,10 @@ import contextlib
 import ctypes
 import statistics
 
+from ..i18n import translator
 from ..progress import Stopwatch
+
+_ = translator("cli")
 
 CALLS = {"forward": ("forward",), "backward": ("backward",), "fwd+bwd": ("forward", "backward"),
          "step": ("step",)}
@@ -73,7 +76,8 @@ def time_interleaved(runners, phases, repeats, warmup=2, progress=None):
                 if round_ >= warmup:
                     times[name, phase].append(seconds)
         if progress is not None:
-            label = "warm-up" if round_ < warmup else f"round {round_ + 1 - warmup}/{repeats}"
+            label = (_("warm-up") if round_ < warmup else
+                     _("round {done}/{total}").format(done=round_ + 1 - warmup, total=repeats))
             progress(round_ + 1, warmup + repeats, label)
     return times
 

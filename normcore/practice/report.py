@@ -16,6 +16,7 @@ import numpy as np
 
 from ..i18n import N_, translator
 from ..i18n.width import clip, pad, wrap
+from ..notebooks import in_language
 from .catalog import BY_ID
 from .labels import show_label
 from .verdicts import is_finding
@@ -157,10 +158,10 @@ def _teaching(exercise, backward):
         where = _("normcore practice solution {name} (the derivation in its docstring)").format(
             name=exercise)
         if section:
-            where = _("{where}, and notebooks/interview_practice.ipynb, section {section}").format(
-                where=where, section=section)
+            where = _("{where}, and notebooks/{notebook}.ipynb, section {section}").format(
+                where=where, notebook=in_language("interview_practice"), section=section)
     else:
-        notebook = f"notebooks/{NOTEBOOKS[exercise]}.ipynb"
+        notebook = f"notebooks/{in_language(NOTEBOOKS[exercise])}.ipynb"
         where = (_("{notebook}, sections 4 and 5 (the backward)") if backward else
                  _("{notebook}, sections 2 and 3 (the formulas, the forward)")).format(
                      notebook=notebook)

@@ -10,6 +10,7 @@ out in the language in use.
 from dataclasses import dataclass, field
 
 from ...i18n import N_, translator
+from ...notebooks import in_language
 
 _ = translator("catalog")
 
@@ -107,7 +108,9 @@ class Where(str):
         return self.message, self.name, self.part
 
     def translated(self):
-        return _(self.message).format(name=self.name, part=_(self.part) if self.part else "")
+        """In the language in use; a notebook is its edition in that language where it has one."""
+        name = in_language(self.name) if self.message == NOTEBOOK_SECTION else self.name
+        return _(self.message).format(name=name, part=_(self.part) if self.part else "")
 
 
 def where_taught(text):
@@ -115,9 +118,12 @@ def where_taught(text):
     return text.translated() if isinstance(text, Where) else text
 
 
+NOTEBOOK_SECTION = N_("notebooks/{name}.ipynb, section {part}")
+
+
 def notebook(name, section):
     """A numbered section of a notebook: ``notebook("batchnorm", N_("7 (Training vs evaluation)"))``."""
-    return Where(N_("notebooks/{name}.ipynb, section {part}"), name, section)
+    return Where(NOTEBOOK_SECTION, name, section)
 
 
 def solution(exercise):
