@@ -95,7 +95,7 @@ topic = "batchnorm"
 question = "What is the default momentum?"
 question_zh = "默认的动量是多少？"
 answer = """It is 0.1. It weighs the new batch. That is PyTorch's convention."""
-answer_zh = """是 0.1。它是新批次的权重。这是 PyTorch 的约定。"""
+answer_zh = """是 0.1。它是新 batch 的权重。这是 PyTorch 的约定。"""
 evidence = ["normcore explain batchnorm", "claims row bn-momentum-flipped"]
 
 [[question.number]]

@@ -71,10 +71,12 @@ CODE = re.compile(r"``[\s\S]+?``|`[^`\n]*`")
 
 
 # code without backquotes: a call or signature, SyncBatchNorm(num_features, eps, momentum);
-# a formula's names, query = key = value = x, x - mean, momentum=None; a method by its name,
+# a formula's names, query = key = value = x, x - mean, momentum=None, mask ~ Bernoulli, the
+# name an assignment sets (mean = mean_D(x)); a method by its name,
 # "the backward method", "forward and backward methods"
 CALL = re.compile(r"[\w.]+\((?:[^()]|\([^()]*\))*\)")
-FORMULA = re.compile(r"[\w.]+(?:(?:\s+(?:[-+*/<>]|[<>=!]=|\*\*)\s+|\s*=\s*)[\w.]+)+")
+FORMULA = re.compile(r"[\w.]+(?:(?:\s+(?:[-+*/<>~]|[<>=!]=|\*\*)\s+|\s*=\s*)[\w.]+)+"
+                     r"|[\w.]+\s*=(?!=)|[\w.]+\s+~")  # an assignment's name: mean = ...; mask ~
 METHOD = re.compile(r"\b\w+(?:\s+(?:and|or)\s+\w+)?\s+methods?\b", re.IGNORECASE)
 
 

@@ -26,7 +26,7 @@ CELLS = [
     # LayerNorm，一个节点一个节点地看
 
     LayerNorm 对每个样本在它自己的特征上做标准化：Transformer 的每个 token 向量在它的 $D$ 个
-    特征上变成均值 0、方差 1，再乘上逐特征的可学习缩放 $\gamma$、加上平移 $\beta$。没有批次
+    特征上变成均值 0、方差 1，再乘上逐特征的可学习缩放 $\gamma$、加上平移 $\beta$。没有 batch
     统计量，也没有移动平均：训练和推理是同一个计算。
 
     1. 直觉：按学生归一化考试成绩
@@ -81,7 +81,7 @@ CELLS = [
     different lengths is no problem, because each token is normalised by itself.
     """, zh=r"""
     Ana 和 Ben 得到完全相同的一行：LayerNorm 保留一行的*模式*，忘掉它的水平和离散程度。在
-    Transformer 里，行就是 token 向量。一个批次里的句子长短不一也没关系，因为每个 token 都是
+    Transformer 里，行就是 token 向量。一个 batch 里的句子长短不一也没关系，因为每个 token 都是
     单独归一化的。
 
     """),
@@ -128,7 +128,7 @@ CELLS = [
     """, zh=r"""
     ## 2. 公式
 
-    对一个样本 $x \in \mathbb{R}^D$（一个 token；前面的批次轴和序列轴只是把它重复多次）：
+    对一个样本 $x \in \mathbb{R}^D$（一个 token；前面的 batch 轴和序列轴只是把它重复多次）：
 
     $$\mu = \frac{1}{D}\sum_{j} x_j, \qquad \sigma^2 = \frac{1}{D}\sum_{j} (x_j - \mu)^2, \qquad
       r = \frac{1}{\sqrt{\sigma^2 + \epsilon}}$$
@@ -496,7 +496,7 @@ CELLS = [
 
     ![实测的 BatchNorm、LayerNorm 和 RMSNorm 不变性表](../figures/invariance_table.png)
 
-    *没有批次统计量*：在固定的样本预算下，批次一直缩小到 2，LayerNorm 的误差都不变，而
+    *没有 batch 统计量*：在固定的样本预算下，batch 一直缩小到 2，LayerNorm 的误差都不变，而
     BatchNorm 的误差会上升。
 
     ![BatchNorm、GroupNorm 和 LayerNorm 的误差随批次大小的变化](../figures/batch_size_error.png)
@@ -513,7 +513,7 @@ CELLS = [
     ## 9. 填充过的序列：为什么 Transformer 用 LayerNorm 而不用 BatchNorm
 
     句子长短不一。要把它们放进一个数组，就用填充 token（这里是零向量）把短句子填充到最长句子的
-    长度，再用一个掩码标出哪些位置是真实的。一个批次有四个句子，长度分别为 7、3、5、2 个 token，
+    长度，再用一个掩码标出哪些位置是真实的。一个 batch 有四个句子，长度分别为 7、3、5、2 个 token，
     填充到 8；每个 token 是一个 $D = 6$ 维的向量，真实值的均值为 2、标准差为 1：
 
     """),
@@ -540,7 +540,7 @@ CELLS = [
     (the forward only, for the statistics; a layer would also need the matching backward, in
     which padded positions get no gradient):
     """, zh=r"""
-    **BatchNorm** 在批次*和*位置上对每个特征做归一化：填充的零也被当成了数据。它们把均值拉向 0，
+    **BatchNorm** 在 batch *和*位置上对每个特征做归一化：填充的零也被当成了数据。它们把均值拉向 0，
     又把离散程度撑大，于是真实 token（唯一会被后面读到的那些）出来时既没有中心化，方差也不是 1。
     （normcore 的 `BatchNorm1d` 要求通道在第 1 个轴上：`(N, C, L)`。）
 
@@ -604,7 +604,7 @@ CELLS = [
     （到舍入误差为止）。LayerNorm 的统计量是每个 token 自己的，所以不管有没有填充，每个真实
     token 在它的特征上均值都是 0、方差都是 1（只差 $\epsilon$）。
 
-    更糟的是，这种污染取决于*其他*句子。把同一个批次填充到 16 个位置（有一个更长的句子加入时
+    更糟的是，这种污染取决于*其他*句子。把同一个 batch 填充到 16 个位置（有一个更长的句子加入时
     就会这样），每个真实 token 的 BatchNorm 输出都变了，尽管没有哪个真实 token 变过。它的移动
     统计量也被同样污染，所以推理也不对。LayerNorm 在每个 token 自己的特征上归一化：真实 token
     永远看不到填充 token，所以它根本不需要掩码，输出也不会变。
@@ -643,9 +643,9 @@ CELLS = [
     "PowerNorm", add that BatchNorm's batch statistics also fluctuate much more in NLP
     Transformers than in vision networks; that part is not measured here.)
     """, zh=r"""
-    这就是 NLP 里用 LayerNorm 的常见理由：对于长度不一、经过填充的批次，BatchNorm 需要掩码才能
-    把统计量算对，而且即便如此，一个 token 的输出仍然依赖于同一批次里的其他句子；LayerNorm 两者
-    都不需要。（Shen 等人 2020 年的“PowerNorm”还指出，BatchNorm 的批次统计量在 NLP 的
+    这就是 NLP 里用 LayerNorm 的常见理由：对于长度不一、经过填充的 batch，BatchNorm 需要掩码才能
+    把统计量算对，而且即便如此，一个 token 的输出仍然依赖于同一 batch 里的其他句子；LayerNorm 两者
+    都不需要。（Shen 等人 2020 年的“PowerNorm”还指出，BatchNorm 的 batch 统计量在 NLP 的
     Transformer 里比在视觉网络里波动大得多；这一点这里没有测量。）
 
     """),
