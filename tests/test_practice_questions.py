@@ -133,7 +133,7 @@ def test_a_well_written_bank_passes_every_check(tmp_path):
     ('"normcore explain batchnorm"', '"figures/nothing.png"', questions.evidence_problems),
     ('"normcore explain batchnorm"', '"notebooks/batchnorm.ipynb §42"', questions.evidence_problems),
     ("默认的动量是多少？", "默认的 momentum 是多少？", questions.translation_problems),
-    ("它是新批次的权重。", "它（新的）是新批次的权重。", questions.translation_problems),
+    ("它是新 batch 的权重。", "它（新的）是新 batch 的权重。", questions.translation_problems),
 ])
 def test_each_check_fails_on_a_bank_written_wrong(tmp_path, old, new, check):
     assert old in GOOD
