@@ -100,15 +100,16 @@ def test_links_to_the_other_section_become_its_pages():
     assert en == "[z](zh:index.html) [r](reading_order.md) [n](notebooks/x.ipynb)"
 
 
-def test_the_chinese_catalog_links_a_chinese_notebook_where_there_is_one(tmp_path, monkeypatch):
-    (tmp_path / "layernorm_zh.ipynb").write_text("{}")
-    monkeypatch.setattr(generate, "NOTEBOOKS", tmp_path)
-    assert generate._taught_in("notebooks/layernorm.ipynb, §2", "zh") == (
+def test_the_chinese_catalog_links_a_chinese_notebook_where_there_is_one():
+    assert generate._taught_in("notebooks/layernorm_zh.ipynb, §2", "zh") == (
         "[notebooks/layernorm\\_zh.ipynb](notebooks/layernorm_zh.ipynb), §2")
     assert generate._taught_in("notebooks/dropout.ipynb", "zh") == (
         "[notebooks/dropout.ipynb](en:notebooks/dropout.html)")
     assert generate._taught_in("notebooks/dropout.ipynb", "en") == (
         "[notebooks/dropout.ipynb](notebooks/dropout.ipynb)")
+    with i18n.speaking("zh"):  # the catalog's pointers name the Chinese edition themselves
+        page = generate.practice_catalog("zh")
+    assert "](notebooks/interview_practice_zh.ipynb)" in page
 
 
 def test_speaking_a_language_for_a_while_gives_back_the_choice_it_found(monkeypatch):

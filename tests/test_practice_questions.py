@@ -283,3 +283,15 @@ def test_chinese_output_fits_80_columns_and_is_chinese(home, capsys):
     with speaking("zh"):
         text = quiz.format_answer(_by_id("momentum-conventions"))
     assert "claims_zh.ipynb" in text and "（" in text
+
+
+def test_a_notebook_pointer_names_the_readers_edition_of_the_notebook():
+    from normcore import i18n
+    from normcore.practice.questions.quiz import evidence_label
+
+    with i18n.speaking("zh"):
+        assert evidence_label("notebooks/batchnorm.ipynb §1") == "notebooks/batchnorm_zh.ipynb §1"
+        assert evidence_label("notebooks/dropout.ipynb §2") == "notebooks/dropout.ipynb §2"
+        assert "notebooks/claims_zh.ipynb" in evidence_label("claims row bn-axes")
+    with i18n.speaking("en"):
+        assert evidence_label("notebooks/batchnorm.ipynb §1") == "notebooks/batchnorm.ipynb §1"

@@ -18,7 +18,6 @@ import re
 from ..i18n import N_, translator
 
 _ = translator("cli")  # the generated pages' own words; docs/ is the "cli" domain's
-NOTEBOOKS = pathlib.Path(__file__).resolve().parents[2] / "notebooks"  # of the source checkout
 
 # The API reference, one page per part, in reading order: (page, title, intro, modules).
 # Each public object is documented once, under the first module here that exports it.
@@ -176,15 +175,14 @@ def _cell(text):
 
 
 def _taught_in(where, lang="en"):
-    """The catalog's pointer, its notebook (notebooks/NAME.ipynb, ...) a link to the notebook's
-    page: in the Chinese section, the Chinese notebook's when there is one (notebooks/NAME_zh),
-    else the English section's page (the "en:" scheme of conf.py)."""
+    """The catalog's pointer (already in the page's language: ``Mistake.taught_in`` names a
+    notebook's edition in it where there is one), its notebook (notebooks/NAME.ipynb, ...) a
+    link to the notebook's page: in the Chinese section, the English section's page (the "en:"
+    scheme of conf.py) for a notebook that has no Chinese edition."""
     match = re.match(r"notebooks/(\w+)\.ipynb(.*)", where, flags=re.DOTALL)
     if not match:
         return _cell(where)
     name, rest = match.groups()
-    if lang != "en" and (NOTEBOOKS / f"{name}_{lang}.ipynb").is_file():
-        name = f"{name}_{lang}"
     shown = f"notebooks/{name}.ipynb"
     target = shown if lang == "en" or name.endswith(f"_{lang}") else f"en:notebooks/{name}.html"
     return f"[{_cell(shown)}]({target}){_cell(rest)}"

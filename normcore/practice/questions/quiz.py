@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 
 from ...i18n import language, translator
+from ...notebooks import in_language
 from ...i18n.width import fill
 from .. import history
 from . import TOPIC_TITLES
@@ -42,11 +43,14 @@ def format_question(question, number=None, total=None):
 
 
 def evidence_label(pointer):
-    """An evidence pointer as a reader of the language in use finds it: the claims rows are in
-    claims_zh.ipynb for a Chinese reader."""
+    """An evidence pointer as a reader of the language in use finds it: a notebook's edition
+    in that language where there is one (the claims rows are in claims_zh.ipynb for a Chinese
+    reader)."""
     if match := re.fullmatch(r"claims row ([a-z0-9-]+)", pointer):
-        notebook = "notebooks/claims_zh.ipynb" if language() == "zh" else "notebooks/claims.ipynb"
+        notebook = "notebooks/" + in_language("claims.ipynb")
         return _("{notebook}, the claim {row}").format(notebook=notebook, row=match.group(1))
+    if match := re.fullmatch(r"notebooks/(\w+\.ipynb)(.*)", pointer):
+        return "notebooks/" + in_language(match.group(1)) + match.group(2)
     if match := re.fullmatch(r"experiment (\w+)", pointer):
         return _("the experiment {name}: normcore figures {name} --quick").format(
             name=match.group(1))
