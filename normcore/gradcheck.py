@@ -46,6 +46,7 @@ from numpy.typing import ArrayLike
 
 from ._array import flag
 from .i18n import N_, translator
+from .i18n.width import pad
 from .module import Module
 
 _ = translator("cli")
@@ -106,16 +107,19 @@ class GradcheckReport:
         raise KeyError(f"no gradient named {name!r} was checked; checked: {[c.name for c in self.checks]}")
 
     def table(self, header: bool = True) -> str:
-        """One row per tensor, in 80 columns: the module column gives way to long tensor names."""
+        """One row per tensor, in 80 columns: the module column gives way to long tensor names.
+        The header and the verdicts are in the language in use; the numbers are the same."""
         name_w = max([14] + [len(c.name) for c in self.checks])
         shape_w = max([16] + [len(str(c.shape)) for c in self.checks])
         mod_w = max(6, min(28, 80 - (name_w + shape_w + 21)))
-        head = f"{'module':<{mod_w}} {'tensor':<{name_w}} {'shape':<{shape_w}} {'rel error':>10}"
-        rows = [head + "  result"] if flag(header, "header", "GradcheckReport.table") else []
+        heads = (pad(_("module"), mod_w), pad(_("tensor"), name_w), pad(_("shape"), shape_w),
+                 pad(_("rel error"), 10, ">"), _("result"))
+        rows = [" ".join(heads[:4]) + "  " + heads[4]] if flag(header, "header", "GradcheckReport.table") else []
+        verdicts = {"pass": _("pass"), "pass*": _("pass") + "*", "FAIL": _("FAIL")}
         for c in self.checks:
             rows.append(
                 f"{self.module[:mod_w]:<{mod_w}} {c.name:<{name_w}} {str(c.shape):<{shape_w}} "
-                f"{c.rel_error:>10.2e}  {c.verdict}"
+                f"{c.rel_error:>10.2e}  {verdicts[c.verdict]}"
             )
         if any(c.at_noise_floor for c in self.checks):
             rows.append(_(NOISE_NOTE))
