@@ -1,6 +1,7 @@
 """The language machinery: how the language is chosen, the catalogs (complete, compiled, current
 with their sources, true to the glossary) and display widths."""
 
+import re
 import gettext
 import textwrap
 
@@ -202,6 +203,14 @@ def test_no_translation_adds_a_parenthesised_gloss():
     assert not wrong, "\n".join(f"{d}: {en!r} -> {zh!r} adds {added}" for d, en, zh, added in wrong[:30])
 
 
+def test_no_translation_doubles_a_term_with_its_english_word():
+    """"前向 forward", "均值 mean": the Chinese term and then the English word for it is a gloss
+    without parentheses; a translation says one of them (the word where it is code)."""
+    doubled = [(d, zh, t.en) for d, en, zh in _translated_messages() for t in glossary.terms()
+               if t.zh != t.en and re.search(rf"{re.escape(t.zh)}\s*{re.escape(t.en)}(?![\w(])", zh)]
+    assert not doubled, "\n".join(f"{d}: {zh!r} doubles {word}" for d, zh, word in doubled[:30])
+
+
 def test_no_translation_uses_a_word_the_glossary_rejects():
     wrong = [(d, en, zh, glossary.avoided_terms(zh))
              for d, en, zh in _translated_messages() if glossary.avoided_terms(zh)]
@@ -398,3 +407,13 @@ def test_wrapped_labels_break_only_between_their_parts(parts, width):
     for part in parts:
         assert any(part in line for line in lines), (part, lines)
     assert all(len(line) > 1 for line in lines), lines
+
+
+def test_a_short_quoted_chinese_phrase_stays_on_one_line():
+    """“未写” is one phrase: the narrow opening quote glued to its character does not hide it."""
+    from normcore.i18n.width import wrap
+
+    text = "评分器检查训练时的数值，移动统计量和推理模式的检查记为“未写”。想练完整的层：看下面。"
+    for width in range(20, 60):
+        lines = wrap(text, width)
+        assert not any(line.endswith("“未") or line.startswith("写”") for line in lines), lines

@@ -177,8 +177,8 @@ MODELS = {
 def _model_name(text):
     if text not in MODELS:
         raise argparse.ArgumentTypeError(
-            _("unknown {text!r}: expected a model --help lists (layernorm, attention, ...)").format(
-                text=text[:20]))
+            _("unknown {text!r}: expected a model --help lists ({examples}, ...)").format(
+                text=text[:20], examples="layernorm, attention"))  # names a user types: code
     return text
 
 

@@ -37,6 +37,7 @@ class Term:
     # lists them (a verb's inflections; a word whose plural is another word, as "means" is)
     forms: tuple = ()
     avoid: tuple = ()  # Chinese words for the same concept that no translation uses
+    method: bool = False  # also a method's name (layer.forward): Chinese may keep it as code
 
     def __post_init__(self):
         object.__setattr__(self, "forms", tuple(self.forms))
@@ -100,7 +101,8 @@ def missing_terms(english, chinese):
     missing = []
     for t in sorted(terms(), key=lambda t: -len(t.en)):  # the longest terms first
         if t.pattern.search(text):
-            if t.zh not in chinese:
+            kept = t.method and re.search(rf"(?<![\w.]){re.escape(t.en)}(?!\w)", chinese)
+            if t.zh not in chinese and not kept:  # the term, or the method's name as code
                 missing.append(t)
             text = t.pattern.sub(" ", text)
     return sorted(missing, key=terms().index)

@@ -109,9 +109,10 @@ def _phrases(pieces, room):
         run.clear()
 
     for piece in pieces:
-        if piece.isspace() or not _is_wide(piece[0]) or piece[0] in _NO_BREAK_AFTER:
+        wide = any(map(_is_wide, piece))  # "“未": an opening quote (narrow) with its character
+        if piece.isspace() or not wide or piece[0] in _NO_BREAK_AFTER:
             close()
-        if piece.isspace() or not _is_wide(piece[0]):
+        if piece.isspace() or not wide:
             out.append(piece)
             continue
         run.append(piece)
