@@ -18,9 +18,9 @@ import sys
 
 from . import i18n
 from .commands import COMMANDS
-from .commands._options import add_language_option
+from .commands._options import HelpFormatter, add_language_option
 from .i18n import N_, translator
-from .i18n.width import display_width, fill, pad, wrap
+from .i18n.width import fill
 
 _ = translator("cli")
 
@@ -67,40 +67,6 @@ def argparse_in_language(message):
                       for name, text in fields]
             return _refill(_(template), fields)
     return message
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and epilogs as written (they are laid out by hand); option help wrapped by
-    display width; "usage:" in the language in use, padded to the width of the English word so
-    that argparse's alignment of the usage lines holds; a section's title ("options") followed
-    by the language's colon (argparse writes an ASCII one after every title). Every parser of
-    normcore formats its help with it, the subcommands' and ``practice``'s actions' too."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._headings = set()
-
-    def _split_lines(self, text, width):
-        return wrap(text, width)
-
-    def start_section(self, heading):
-        if heading:
-            self._headings.add(heading)
-        super().start_section(heading)
-
-    def format_help(self):
-        text = super().format_help()
-        for heading in self._headings:  # the line argparse made of it: indent, title, ':'
-            titled = _("{title}:").format(title=heading).replace("\\", "\\\\")
-            text = re.sub(rf"(?m)^( *){re.escape(heading)}:$", rf"\g<1>{titled}", text)
-        return text
-
-    def _format_usage(self, usage, actions, groups, prefix):
-        if prefix is not None:
-            return super()._format_usage(usage, actions, groups, prefix)
-        text = super()._format_usage(usage, actions, groups, "usage: ")
-        word = pad(_("usage:"), display_width("usage:"))
-        return word + " " + text[len("usage: "):]
 
 
 class Parser(argparse.ArgumentParser):

@@ -79,6 +79,17 @@ KEPT_ENGLISH = {
     "forward", "backward", "mask", "max", "sum", "argmax", "log-softmax", "all-reduce",
     "query", "key", "value", "count", "invstd", "nan", "inf", "None", "wo", "atol", "rtol", "Nt",
 }
+
+
+def _glossary_keeps_english():
+    """The glossary's terms whose Chinese is the English word itself (batch, notebook, logits):
+    a Chinese text writes them so on purpose."""
+    from normcore.i18n.glossary import terms
+
+    return {word for t in terms() if t.zh == t.en for word in t.words}
+
+
+KEPT_ENGLISH |= _glossary_keeps_english()
 NO_VOWEL = re.compile(r"[b-df-hj-np-tv-z]+")
 
 

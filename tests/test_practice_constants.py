@@ -231,4 +231,4 @@ def test_the_constant_is_said_in_chinese_within_80_columns():
             assert max(map(display_width, text.splitlines())) <= 80
     report = grade_file(FILES / "bn_momentum_0.01_staged.py")
     with i18n.speaking("zh"):
-        assert "动量 momentum 写死为 0.01（新批次的权重）" in format_report(report)
+        assert "momentum 写死为 0.01（新 batch 的权重）" in format_report(report)

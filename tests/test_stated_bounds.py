@@ -22,6 +22,7 @@ import dataclasses
 import math
 import pathlib
 import re
+import tomllib
 from collections.abc import Callable
 
 import numpy as np
@@ -457,7 +458,8 @@ REGISTRY = [
     (r"cannot exceed \$\\sqrt\{D - 1\}\$|largest possible entry is sqrt\(d - 1\)|最大输出是 sqrt\(d - 1\)"
      r"|stays below the bound|sqrt\{D - 1\}\$ in exact", "layernorm-largest-entry"),
     (r"up to \$\\sqrt\{D\}\$ by rounding", "layernorm-largest-entry-rounded"),
-    (r"\|x_hat\| <= sqrt\(n - 1\)", "batchnorm-largest-entry"),
+    (r"\|x_hat\| <= sqrt\(n - 1\)|never exceeds sqrt\(7\)|can never exceed sqrt\(n - 1\)"
+     r"|不会超过 sqrt\(n - 1\)", "batchnorm-largest-entry"),
     # QK-norm
     (r"logit bound is H times|bounded by \$H\\sqrt\{D\}|H sqrt\(D\) max\|gamma_q\|"
      r"|logit bound loosens H times|logit bound H times|per-head bound\.|\\\|\\hat\{q\}\\\|\^2 \\le C",
@@ -472,7 +474,9 @@ REGISTRY = [
      r"|bounded attention logits|under the bound in the last column|\*\*The bound\.\*\*|the bound with them|\\le \\frac"
      r"|\\\|\\hat\{q\}\\\| \\le|the bound moves|scales each entry by at|every score is bounded"
      r"|scores are no longer bounded|RMS at most 1|bound by the two|\|q_hat\| <= sqrt\(D\)|\|x_hat\| <= sqrt\(D\)"
-     r"|the bound of\s*$|within the bound|the QK-norm bound|, bound \(steps|``bound`` are",
+     r"|the bound of\s*$|within the bound|the QK-norm bound|, bound \(steps|``bound`` are|The bound QK-RMSNorm puts"
+     r"|bounded by the learned gains alone|上界是 sqrt\(D\) max|The bound grows with the learned gains"
+     r"|上界会随可学习增益|bounded by sqrt\(D\) times the gains per head|logits 上界是 sqrt\(D\) 乘以增益",
      "qk-norm-bias-free"),
     # Peri-LN
     (r"at most its initial|at most a norm's worth|more than a norm's worth", "peri-ln-stream-unit-gains"),
@@ -491,16 +495,17 @@ REGISTRY = [
      r"|differs by at most 1\.5|at most 5e-6|no more than the sampling noise|0\.84 to 0\.92 of it"
      r"|bound grows from 4|\|mean\| <=|paired seeds\)|joined across norms|overlapping bands|lower bound\)"
      r"|this floor is a lower bound|at most 0\.92 of it|one NumPy layer, where each operation"
-     r"|a few per cent of a step at most", MEASURED),
+     r"|a few per cent of a step at most|at most 2e-15|at most 7e-06|51 at most|outputs stay within 1"
+     r"|What it keeps from a norm is a bound", MEASURED),
     (r"x [<>]?= ?[0-9.]+x|<= \d\.\dx", "not a bound: the benchmark's targets, measured by normcore bench"),
     # papers' bounds, cited as theirs
-    (r"Xiong et al\. bound|These are upper bounds|which the bound neither|theory's \$O|grow without bound"
-     r"|without bound in|bound how much one update|by a bounded amount|Xiong et al\.'s O\(1/sqrt\(L\)\) bound",
+    (r"Xiong et al\. bound|理论上 \$O|These are upper bounds|which the bound neither|theory's \$O|grow without bound"
+     r"|without bound in|without bound at high|nothing bounds what a branch adds|bound how much one update|by a bounded amount|Xiong et al\.'s O\(1/sqrt\(L\)\) bound",
      "not a bound of normcore's: a paper's claim, cited as such"),
     # shapes, masks, arguments, display widths, schedules
     (r"j <= i|<= i\b|T <= max_len|Ts <= max_src_len|Tt <= max_tgt_len|k<=l|eps <= 0|0 <= p < 1"
      r"|a <= 0|x <= 0|0\.5 <= a < 2|at least one (key|id)|keeps at least one key|at least ``full``"
-     r"|at least 1\)|\(at least one\)|at least its shape|either bound may be None|bounds how long"
+     r"|at least 1\)|\(at least one\)|at least one ``\[\[question|at least its shape|either bound may be None|bounds how long"
      r"|at most ``?\w+``? (display )?(columns|characters|seconds)|at most \d+ display columns"
      r"|at most WIDTH|at most ``decimals``|at most every ``interval``|at most MAX_MINUTES|<= 80 columns"
      r"|At least 1\.45 inches"
@@ -536,6 +541,11 @@ def material():
     for path in sorted((ROOT / "notebooks" / "src").glob("*.py")):
         for line, text in _strings(path, skip_calls=("code",)):
             yield f"{path.relative_to(ROOT)}:{line}", text
+    for path in sorted((ROOT / "normcore" / "practice" / "questions").glob("bank_*.toml")):
+        for q in tomllib.loads(path.read_text(encoding="utf-8"))["question"]:
+            texts = [q["answer"], q["answer_zh"]] + [w[k] for w in q.get("wrong", ())
+                                                     for k in ("answer", "answer_zh", "why", "why_zh")]
+            yield f"{path.relative_to(ROOT)}:{q['id']}", "\n".join(texts)
     for path in sorted((ROOT / "normcore").rglob("*.py")):
         rel = str(path.relative_to(ROOT))
         found = _strings(path) if "/practice/catalog/" in rel else _docstrings(path)

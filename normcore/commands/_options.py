@@ -2,9 +2,11 @@
 argparse name the option in its message (``argument --seed: ...``) and exit with status 2."""
 
 import argparse
+import re
 
 from .. import i18n
 from ..i18n import N_, translator
+from ..i18n.width import display_width, pad, wrap
 
 _ = translator("cli")
 LANG_HELP = N_("the language normcore speaks: zh or en (default: NORMCORE_LANG, else the "
@@ -49,3 +51,37 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(_("expected a positive integer, got {text!r}").format(text=text))
     return value
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written (they are laid out by hand); option help wrapped by
+    display width; "usage:" in the language in use, padded to the width of the English word so
+    that argparse's alignment of the usage lines holds; a section's title ("options") followed
+    by the language's colon (argparse writes an ASCII one after every title). Every parser of
+    normcore formats its help with it, the subcommands' and ``practice``'s actions' too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._headings = set()
+
+    def _split_lines(self, text, width):
+        return wrap(text, width)
+
+    def start_section(self, heading):
+        if heading:
+            self._headings.add(heading)
+        super().start_section(heading)
+
+    def format_help(self):
+        text = super().format_help()
+        for heading in self._headings:  # the line argparse made of it: indent, title, ':'
+            titled = _("{title}:").format(title=heading).replace("\\", "\\\\")
+            text = re.sub(rf"(?m)^( *){re.escape(heading)}:$", rf"\g<1>{titled}", text)
+        return text
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        if prefix is not None:
+            return super()._format_usage(usage, actions, groups, prefix)
+        text = super()._format_usage(usage, actions, groups, "usage: ")
+        word = pad(_("usage:"), display_width("usage:"))
+        return word + " " + text[len("usage: "):]

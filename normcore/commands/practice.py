@@ -27,8 +27,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli import HelpFormatter
 from ..i18n import translator
+from ._options import HelpFormatter
 from ..i18n.width import clip, display_width, fill, pad
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import answers, history, interview, skeletons, torch_track

@@ -234,62 +234,59 @@ def practice_catalog(lang="en"):
     return "\n".join(lines)
 
 
-# The questions page's own words, per language; the questions come from the bank
-# (normcore/practice/questions), in the page's language.
-QUESTION_WORDS = {
-    "en": dict(
-        title="Interview questions on normalization",
-        intro="The conceptual questions interviews ask about normalization, each with an answer "
-              "of interview length that quotes what normcore measures (every number is "
-              "recomputed by a test), where normcore shows it, and the common wrong answers, "
-              "with the write-up (W1 to W4, the claims notebook) that makes one. Generated from "
-              "the bank in `normcore/practice/questions/`; in a terminal, "
-              "`normcore practice questions --random 5` asks them one at a time.",
-        answer="Answer", evidence="Where normcore shows it", wrong="Common wrong answers",
-        why="Why it is wrong", made_by="made by {writeup}", claim="claims row {row}",
-        colon=": ", comma=", ", space=" ",
-        zh_link="中文：[面试八股题](zh/questions.md)"),
-    "zh": dict(
-        title="归一化面试八股题",
-        intro="面试中关于归一化的概念题，每道题都有一段面试长度的答案，引用 normcore 实测的数字"
-              "（每个数字都由测试重新计算），给出 normcore 中展示它的位置，以及常见的错误回答；"
-              "若某篇文章（W1 到 W4，见论断 notebook）犯了这个错误，也会注明。本页由 "
-              "`normcore/practice/questions/` 中的题库生成；在终端里，"
-              "`normcore practice questions --random 5 --lang zh` 会一次出一道题。",
-        answer="答案", evidence="normcore 中的依据", wrong="常见的错误回答",
-        why="错在哪里", made_by="{writeup} 中有这个错误", claim="见论断 {row}",
-        colon="：", comma="，", space="",
-        zh_link="[English](../questions.md)"),
-}
+# The questions page's own words (translated when the page is Chinese); the questions come
+# from the bank (normcore/practice/questions), in the page's language.
+QUESTION_WORDS = dict(
+    title=N_("Interview questions on normalization"),
+    intro=N_("The conceptual questions interviews ask about normalization, each with an answer "
+             "of interview length that quotes what normcore measures (every number is "
+             "recomputed by a test), where normcore shows it, and the common wrong answers, "
+             "with the write-up (W1 to W4, the claims notebook) that makes one. Generated from "
+             "the bank in `normcore/practice/questions/`; in a terminal, "
+             "`normcore practice questions --random 5` asks them one at a time."),
+    answer=N_("Answer"), evidence=N_("Where normcore shows it"), wrong=N_("Common wrong answers"),
+    why=N_("Why it is wrong"), made_by=N_("made by {writeup}"), claim=N_("claims row {row}"),
+    field=N_("{field}: {value}"), pair=N_("{first}, {second}"), aside=N_("{text} ({aside})"),
+    wrong_answer=N_("{answer} {label}: {why}"))
+# the link at the top of the page to its other language's edition (the "zh:" / "en:" schemes)
+OTHER_EDITION = {"en": "中文：[面试八股题](zh:questions.html)", "zh": "[English](en:questions.html)"}
 
 
-def _evidence(pointer, lang):
-    """An evidence pointer of the bank as Markdown: notebooks and figures as links (one folder
-    up from the Chinese section), claims rows to the claims notebook of the page's language."""
-    up = "../" if lang != "en" else ""
+def _evidence(pointer, lang, words):
+    """An evidence pointer of the bank as Markdown: a notebook (its edition in the page's
+    language where there is one) and a figure as links, a claims row to the claims notebook;
+    what the Chinese section does not hold links to the English section."""
+    from ..notebooks import in_language
+
+    def notebook_link(name, rest=""):
+        name = in_language(name, lang)
+        shown = f"notebooks/{name}"
+        here = lang == "en" or name.endswith(f"_{lang}.ipynb")
+        target = shown if here else f"en:notebooks/{name[:-len('.ipynb')]}.html"
+        return f"[{shown}]({target}){rest}"
+
     if match := re.fullmatch(r"claims row ([a-z0-9-]+)", pointer):
-        notebook = "notebooks/claims_zh.ipynb" if lang == "zh" else "notebooks/claims.ipynb"
-        row = QUESTION_WORDS[lang]["claim"].format(row=f"`{match.group(1)}`")
-        return f"[{notebook}]({up}{notebook}){QUESTION_WORDS[lang]['comma']}{row}"
-    if match := re.fullmatch(r"(notebooks/\w+\.ipynb) (§\d+)", pointer):
-        return f"[{match.group(1)}]({up}{match.group(1)}) {match.group(2)}"
+        row = words["claim"].format(row=f"`{match.group(1)}`")
+        return words["pair"].format(first=notebook_link("claims.ipynb"), second=row)
+    if match := re.fullmatch(r"notebooks/(\w+\.ipynb) (§\d+)", pointer):
+        return notebook_link(match.group(1), " " + match.group(2))
     if pointer.startswith("figures/"):
-        return f"[{pointer}]({up}{pointer})"
+        return f"[{pointer}]({pointer if lang == 'en' else 'en:figures.html'})"
     if match := re.fullmatch(r"experiment (\w+)", pointer):
         return f"`normcore figures {match.group(1)} --quick`"
     return f"`{pointer}`"
 
 
-def _made_by(wrong, words, lang):
-    """" (made by W3, claims row ROW)" in the page's language, or "" when no write-up makes
-    the wrong answer."""
+def _made_by(text, wrong, words):
+    """``text`` with "(made by W3, claims row ROW)" after it in the page's language, or as it
+    is when no write-up makes the wrong answer."""
     if not wrong.writeup:
-        return ""
+        return text
     head, _sep, row = wrong.writeup.partition(", claims row ")
-    text = words["made_by"].format(writeup=head)
+    note = words["made_by"].format(writeup=head)
     if row:
-        text += words["comma"] + words["claim"].format(row=f"`{row}`")
-    return f"（{text}）" if lang == "zh" else f" ({text})"
+        note = words["pair"].format(first=note, second=words["claim"].format(row=f"`{row}`"))
+    return words["aside"].format(text=text, aside=note)
 
 
 def questions_page(lang="en"):
@@ -298,26 +295,28 @@ def questions_page(lang="en"):
     from .. import i18n
     from ..practice import questions
 
-    words = QUESTION_WORDS[lang]
     catalog = i18n.translator("practice")
     bank = questions.bank()
-    lines = [f"# {words['title']}", "", words["zh_link"], "", words["intro"], ""]
     with i18n.speaking(lang):
+        words = {key: _(text) for key, text in QUESTION_WORDS.items()}
+        field = words["field"]
+        lines = [f"# {words['title']}", "", OTHER_EDITION[lang], "", words["intro"], ""]
         for topic in questions.TOPICS:
             chosen = [q for q in bank if q.topic == topic]
             if not chosen:
                 continue
             lines += [f"## {catalog(questions.TOPIC_TITLES[topic])}", ""]
             for q in chosen:
-                colon = words["colon"]
                 lines += [f"### {_cell(q.text('question'))}", "", f"`{q.id}`", "",
-                          f"**{words['answer']}**{colon}{_cell(q.text('answer'))}", "",
-                          f"**{words['evidence']}**{colon.strip()}", ""]
-                lines += [f"- {_evidence(e, lang)}" for e in q.evidence]
-                lines += ["", f"**{words['wrong']}**{colon.strip()}", ""]
+                          field.format(field=f"**{words['answer']}**", value=_cell(q.text("answer"))),
+                          "", field.format(field=f"**{words['evidence']}**", value="").rstrip(), ""]
+                lines += [f"- {_evidence(e, lang, words)}" for e in q.evidence]
+                lines += ["", field.format(field=f"**{words['wrong']}**", value="").rstrip(), ""]
                 for w in q.wrong:
-                    lines.append(f"- {_cell(w.text('answer'))}{words['space']}**{words['why']}**"
-                                 f"{colon}{_cell(w.text('why'))}{_made_by(w, words, lang)}")
+                    line = words["wrong_answer"].format(answer=_cell(w.text("answer")),
+                                                        label=f"**{words['why']}**",
+                                                        why=_cell(w.text("why")))
+                    lines.append(f"- {_made_by(line, w, words)}")
                 lines.append("")
     return "\n".join(lines)
 
