@@ -500,12 +500,14 @@ REGISTRY = [
     (r"x [<>]?= ?[0-9.]+x|<= \d\.\dx", "not a bound: the benchmark's targets, measured by normcore bench"),
     # papers' bounds, cited as theirs
     (r"Xiong et al\. bound|理论上 \$O|These are upper bounds|which the bound neither|theory's \$O|grow without bound"
-     r"|without bound in|without bound at high|nothing bounds what a branch adds|bound how much one update|by a bounded amount|Xiong et al\.'s O\(1/sqrt\(L\)\) bound",
+     r"|without bound in|without bound at high|nothing bounds what a branch adds"
+     r"|bound how much one update|by a bounded amount|Xiong et al\.'s O\(1/sqrt\(L\)\) bound",
      "not a bound of normcore's: a paper's claim, cited as such"),
     # shapes, masks, arguments, display widths, schedules
     (r"j <= i|<= i\b|T <= max_len|Ts <= max_src_len|Tt <= max_tgt_len|k<=l|eps <= 0|0 <= p < 1"
      r"|a <= 0|x <= 0|0\.5 <= a < 2|at least one (key|id)|keeps at least one key|at least ``full``"
-     r"|at least 1\)|\(at least one\)|at least one ``\[\[question|at least its shape|either bound may be None|bounds how long"
+     r"|at least 1\)|\(at least one\)|at least one ``\[\[question|at least its shape"
+     r"|either bound may be None|bounds how long"
      r"|at most ``?\w+``? (display )?(columns|characters|seconds)|at most \d+ display columns"
      r"|at most WIDTH|at most ``decimals``|at most every ``interval``|at most MAX_MINUTES|<= 80 columns"
      r"|At least 1\.45 inches"
