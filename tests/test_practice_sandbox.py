@@ -374,9 +374,12 @@ def test_ctrl_c_while_a_file_hangs_kills_its_process_and_exits_130(tmp_path):
         f"    def forward(self, x):\n        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
         "        while True:\n            pass\n"))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # Ctrl-C in a terminal reaches a process whose SIGINT is the default; a test runner started
+    # in the background by a non-interactive shell has it ignored, and its children inherit that
     process = subprocess.Popen([sys.executable, "-m", "normcore", "practice", "check", str(path),
                                 "--timeout", "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env, cwd=tmp_path)
+                               text=True, env=env, cwd=tmp_path,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         while not (marker.exists() and marker.read_text()):  # the child is in the forward
             assert process.poll() is None, process.communicate()
