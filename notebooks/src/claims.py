@@ -122,55 +122,9 @@ def digits_equal(y, printed):
     return int((np.abs(np.round(y, 4) - printed) < 1e-9).sum())
 
 
-def residual_stack(position, n_layers, seed=0, d=256, tokens=64):
-    """x_0 ... x_L of a stack whose branches F_l keep the variance (Var F(x) = Var x, the
-    write-ups' assumption): F_l a Linear(d, d) with Xavier-normal weights, the norm a
-    LayerNorm without affine parameters. Post: x + F(x) then the norm; pre: x + F(norm(x))."""
-    rng = np.random.default_rng(seed)
-    norm = nc.LayerNorm(d, elementwise_affine=False)
-    xs = [rng.standard_normal((tokens, d))]
-    for _ in range(n_layers):
-        f = nc.Linear(d, d, bias=False, init="xavier_normal", rng=rng)
-        x = xs[-1]
-        xs.append(norm(x + f(x)) if position == "post" else x + f(norm(x)))
-    xs = np.stack(xs)
-    weight = np.einsum("ltd,td->l", xs, xs[0]) / np.sum(xs[0] ** 2)  # of x_0 in x_l
-    return xs, weight
-
-
-def transformer_stack(position, n_layers, seed=0, d=32):
-    """n_layers normcore TransformerBlocks with the norm at ``position``, on (4, 8, d)."""
-    rng = np.random.default_rng(seed)
-    return [nc.TransformerBlock(d, 4, position=position, n_layers=n_layers, rng=rng)
-            for _ in range(n_layers)]
-
-
-def run(blocks, x):
-    for block in blocks:
-        x = block(x)
-    return x
-
-
-def input_gradient(blocks, x, dy):
-    """dL/dx_0 of a stack of blocks: the forward on x, then the backward from dy."""
-    run(blocks, x)
-    for block in reversed(blocks):
-        dy = block.backward(dy)
-    return dy
-
-
-def output_change(position, depth, size=1e-3, seed=24):
-    """How far a stack's output moves, relative to its size, when every weight matrix W of
-    every block moves by size * std(W) * N(0, 1) (the measure of Liu et al. 2020)."""
-    rng = np.random.default_rng(seed)
-    blocks = transformer_stack(position, depth, seed=seed)
-    x = rng.standard_normal((4, 8, 32))
-    y = run(blocks, x)
-    for block in blocks:
-        for _, p in block.named_parameters():
-            if p.data.ndim == 2:
-                p.data += size * rng.standard_normal(p.data.shape) * p.data.std()
-    return np.linalg.norm(run(blocks, x) - y) / np.linalg.norm(y)
+# the residual stacks of the Pre/Post-Norm claims, shared with the question bank
+from normcore.experiments._stacks import (input_gradient, output_change, residual_stack,
+                                          transformer_stack, x0_weight)
 
 
 _profiles = {}
@@ -1861,7 +1815,8 @@ CLAIMS = [
           "that does not keep the variance makes the factor sqrt(1 + Var F(x)) instead of "
           "sqrt(2).",
           r'''
-          xs, weight = residual_stack("post", 8)
+          xs = residual_stack("post", 8)
+          weight = x0_weight(xs)
           theory = 2.0 ** (-np.arange(9) / 2)
           print("weight of x_0 in x_l, l = 0..8:\n", weight.round(3))
           print("2^(-l/2):\n", theory.round(3))
@@ -1875,7 +1830,7 @@ CLAIMS = [
           "Post-Norm layers, and grows to 3 through 8 Pre-Norm layers, whose stream is never "
           "normalised (only each branch's input is).",
           r'''
-          rms = {pos: np.sqrt((residual_stack(pos, 8)[0] ** 2).mean(axis=(1, 2)))
+          rms = {pos: np.sqrt((residual_stack(pos, 8) ** 2).mean(axis=(1, 2)))
                  for pos in ("post", "pre")}
           for pos, values in rms.items():
               print(f"{pos:4s} rms of x_l, l = 0..8:", values.round(2))
@@ -1894,7 +1849,8 @@ CLAIMS = [
           "guarantee: the identity path passes dL/dy through untouched, but the branches' part "
           "is added to it and could in principle cancel some of it; here it does not.",
           r'''
-          xs, weight = residual_stack("pre", 8)
+          xs = residual_stack("pre", 8)
+          weight = x0_weight(xs)
           rms = np.sqrt((xs ** 2).mean(axis=(1, 2)))
           print("weight of x_0:", weight.round(3))
           print("rms of x_l:   ", rms.round(3))
@@ -1949,7 +1905,7 @@ CLAIMS = [
           "Settling it needs trained models far larger than this notebook's, so it is not "
           "tested here.",
           r'''
-          xs, _ = residual_stack("pre", 16)
+          xs = residual_stack("pre", 16)
           n = np.linalg.norm(xs, axis=-1)
           cosine = ((xs[:-1] * xs[1:]).sum(-1) / (n[:-1] * n[1:])).mean(axis=1)
           theory = np.sqrt((1 + np.arange(16)) / (2 + np.arange(16)))
@@ -2005,8 +1961,8 @@ CLAIMS = [
           "branches (the input's weight after 8 layers is 0.05), Pre-Norm's keeps the input at "
           "full weight.",
           r'''
-          _, w_post = residual_stack("post", 8)
-          _, w_pre = residual_stack("pre", 8)
+          w_post = x0_weight(residual_stack("post", 8))
+          w_pre = x0_weight(residual_stack("pre", 8))
           print("weight of x_0 in x_8: Post-Norm", w_post[-1].round(3),
                 " Pre-Norm", w_pre[-1].round(3))
           '''),

@@ -13,6 +13,7 @@ from functools import cache
 import numpy as np
 
 from ... import nn, norms
+from ...experiments._stacks import input_gradient, output_change, residual_stack, transformer_stack
 from ...experiments.effective_depth import stream_statistics
 from ...experiments.pre_post_gradients import gradients_at_init
 from ...experiments.speed import count_passes
@@ -23,55 +24,8 @@ from ...nn.transformer import deepnorm_constants
 # The stacks and runs that several measures read are computed once (``cache``); the measures
 # only read the arrays they return.
 
-@cache
-def residual_stack(position, n_layers, seed=0, d=256, tokens=64):
-    """x_0 ... x_L, (L + 1, tokens, d), of the variance-preserving residual stack of the claims
-    notebook: each branch a Linear(d, d) with Xavier-normal weights, the norm a LayerNorm
-    without affine parameters. Post: Norm(x + F(x)); pre: x + F(Norm(x))."""
-    rng = np.random.default_rng(seed)
-    norm = norms.LayerNorm(d, elementwise_affine=False)
-    xs = [rng.standard_normal((tokens, d))]
-    for _ in range(n_layers):
-        f = nn.Linear(d, d, bias=False, init="xavier_normal", rng=rng)
-        x = xs[-1]
-        xs.append(norm(x + f(x)) if position == "post" else x + f(norm(x)))
-    return np.stack(xs)
-
-
-def transformer_stack(position, n_layers, seed=0, d=32):
-    """n_layers TransformerBlocks (4 heads) with the norm at ``position``."""
-    rng = np.random.default_rng(seed)
-    return [nn.TransformerBlock(d, 4, position=position, n_layers=n_layers, rng=rng)
-            for _ in range(n_layers)]
-
-
-def run(blocks, x):
-    """The stack's output on x."""
-    for block in blocks:
-        x = block(x)
-    return x
-
-
-def input_gradient(blocks, x, dy):
-    """dL/dx_0 of the stack: the forward on x, then the backward from dy."""
-    run(blocks, x)
-    for block in reversed(blocks):
-        dy = block.backward(dy)
-    return dy
-
-
-def output_change(position, depth, seed, size=1e-3):
-    """How far the stack's output moves, relative to its size, when every weight matrix W of
-    every block moves by size * std(W) * N(0, 1) (Liu et al. 2020's measure)."""
-    rng = np.random.default_rng(seed)
-    blocks = transformer_stack(position, depth, seed=seed)
-    x = rng.standard_normal((4, 8, 32))
-    y = run(blocks, x)
-    for block in blocks:
-        for _, p in block.named_parameters():
-            if p.data.ndim == 2:
-                p.data += size * rng.standard_normal(p.data.shape) * p.data.std()
-    return np.linalg.norm(run(blocks, x) - y) / np.linalg.norm(y)
+# the stacks of the claims notebook (experiments._stacks), computed once: measures only read them
+residual_stack = cache(residual_stack)
 
 
 @cache
