@@ -141,3 +141,15 @@ def typed_names():
             if isinstance(action, argparse._SubParsersAction):
                 parsers.extend(action.choices.values())
     return {part for name in names for part in re.split(r"[\s_\-]+", str(name).strip("-")) if part} | names
+
+
+def run_cli(argv, capsys):
+    """(exit status, stdout, stderr) of ``normcore argv`` in this process."""
+    from normcore import cli
+
+    try:
+        status = cli.main(argv)
+    except SystemExit as done:
+        status = done.code
+    out, err = capsys.readouterr()
+    return status, out, err

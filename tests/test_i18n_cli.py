@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from i18n_checks import english_runs, english_words, typed_names, wide_lines
+from i18n_checks import english_runs, english_words, run_cli, typed_names, wide_lines
 from normcore import cli, experiments, i18n
 from normcore.commands import compare
 from normcore.derivations import KINDS, step_through
@@ -31,14 +31,7 @@ NAMES = [*COMMANDS, *experiments.EXPERIMENTS, *KINDS, *compare.MODELS,
          *{c.label.split()[0] for c in all_cases(0)}]
 
 
-def run(argv, capsys):
-    """(exit status, stdout, stderr) of ``normcore argv`` in this process."""
-    try:
-        status = cli.main(argv)
-    except SystemExit as done:
-        status = done.code
-    out, err = capsys.readouterr()
-    return status, out, err
+run = run_cli  # (exit status, stdout, stderr) of ``normcore argv`` in this process
 
 
 def numbers(text):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from i18n_checks import english_runs, english_words, typed_names, wide_lines
+from i18n_checks import english_runs, english_words, run_cli, typed_names, wide_lines
 from normcore import cli, i18n
 from normcore.derivations import KINDS, step_through
 from normcore.derivations.tape import Joined, Phrase
@@ -19,11 +19,8 @@ PRACTICE_ACTIONS = ["list", "new", "check", "solution", "interview", "history"]
 
 
 def run(argv, capsys):
-    try:
-        status = cli.main(argv)
-    except SystemExit as done:
-        status = done.code
-    out, err = capsys.readouterr()
+    """(exit status, everything printed) of ``normcore argv`` in this process."""
+    status, out, err = run_cli(argv, capsys)
     return status, out + err
 
 
