@@ -340,6 +340,25 @@ def test_an_answer_that_raises_is_named_by_a_mutant_that_raises_alike(tmp_path, 
         assert report.diagnosis_ids == []
 
 
+def test_an_answer_that_raises_later_than_the_mistake_is_not_named_by_it(tmp_path):
+    """momentum=None handled on the first step only (m = 1 there, then m = None): the answer
+    makes the statistics after one step and raises the TypeError on the second. The mutant of
+    momentum=None unsupported raises the same type of exception on the first step, before
+    those observations: not the same exception at the same observations, so it is not named."""
+    path = tmp_path / "first_step_only.py"
+    path.write_text(_batchnorm((MOMENTUM, "m = 1.0 if self.momentum is None and "
+                                          "self.num_batches_tracked == 1 else self.momentum")))
+    probe = _probe("batchnorm", "running stats momentum=None")
+    answer, mutant = _answer_run(path, probe), _mutant_run("batchnorm", MOMENTUM_NONE, probe)
+    assert type(answer.error) is type(mutant.error) is TypeError
+    assert "running_mean after 1 step" in answer.rows
+    assert "running_mean after 1 step" not in mutant.rows
+    report = grade_file(path)
+    errors = [c for c in report.checks if c.status == "ERROR"]
+    assert errors and all("TypeError" in c.note for c in errors)
+    assert report.diagnosis_ids == [] and all(c.diagnoses == [] for c in errors)
+
+
 def test_a_mistake_that_raises_pairs_with_one_that_gives_numbers(tmp_path):
     """momentum=None unsupported and the biased running variance: the pair's mutant raises
     the TypeError on the momentum=None probe and gives the biased running_var elsewhere."""
