@@ -312,6 +312,27 @@ def test_what_a_half_done_answer_has_not_written_is_neither_for_nor_against_a_mi
     assert {c.status for c in report.checks} == {"pass", "FAIL", "TODO"}
 
 
+DROPOUT_KEEP = ("if self.p == 0:", "if not self.training or self.p == 0:")  # eval returns x
+
+
+@pytest.mark.parametrize("edits, named", [
+    ((DROPOUT_KEEP,), ["dropout-p-is-keep"]),
+    ((), ["dropout-active-in-eval", "dropout-p-is-keep"]),
+], ids=["one mistake", "a pair"])
+def test_a_backward_left_as_a_todo_counts_against_neither_a_mistake_nor_a_pair(
+        tmp_path, edits, named):
+    """p taken as the keep probability (and dropout left on in evaluation), the backward still
+    a TODO: the gradients the mutants compute and the answer never made are no evidence, so
+    the mistake, or the pair, whose numbers the forward gives is named; the TODOs stay TODO."""
+    text = _edit(textwrap.dedent(DROPOUT_KEEP_AND_EVAL), *edits, (
+        "return dy if self.mask is None else (dy * self.mask).astype(dy.dtype)",
+        "raise NotImplementedError"))
+    report = grade_file(_write(tmp_path, "dropout_todo.py", text))
+    assert report.not_implemented == ["backward"] and report.diagnosis_ids == named
+    assert {c.status for c in report.checks if c.backward} == {"TODO"}
+    assert {c.confidence for c in _failing(report)} == {"reproduces"}
+
+
 # --- an exception of the same type on the same probe -----------------------------------------
 MOMENTUM_NONE = "bn-momentum-none-unsupported"  # its mutant raises TypeError on momentum=None
 
