@@ -165,6 +165,48 @@ def test_every_torch_anchor_is_on_exactly_one_tagged_line_and_every_tag_is_used(
     assert set(lines) == used, f"tags no mistake uses in solutions/{key}.py: {set(lines) - used}"
 
 
+def _torch_batchnorm(folder, name, *replacements):
+    """The track's BatchNorm1d answer with each (old, new) replaced (each old occurs once)."""
+    text = solution_source("torch/batchnorm")
+    for old, new in replacements:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = Path(folder) / f"{name}_torch.py"
+    path.write_text(text)
+    return path
+
+
+def test_a_batchnorm_over_the_batch_dim_alone_is_not_taken_for_a_missing_keepdim(tmp_path):
+    """Statistics over dim 0 alone (a wrong axis, keepdim kept): right on (N, C), a shape error
+    on every (N, C, L) input, as a missing keepdim on most of them. Where C == L a missing
+    keepdim gives numbers instead (its statistics broadcast along L), and this answer still
+    raises: the grader does not name torch-no-keepdim."""
+    path = _torch_batchnorm(tmp_path, "bn_dim0",
+                            ("x.mean(dim=dims, keepdim=True)", "x.mean(dim=0, keepdim=True)"),
+                            ("x.var(dim=dims, unbiased=False, keepdim=True)",
+                             "x.var(dim=0, unbiased=False, keepdim=True)"))
+    exercise = EXERCISES["batchnorm"]
+    square = [p for p in torch_track.TRACK.probes(exercise) if "C = L" in p.label]
+    assert square, "the track has a BatchNorm probe with C == L"
+    no_keepdim = torch_track.TRACK.mutants(exercise).run((("torch-no-keepdim", 0),), square[0])
+    assert no_keepdim.error is None and "forward" in no_keepdim.rows  # numbers, not an error
+    report = grade_file(path)
+    assert {c.probe for c in report.checks if c.status == "ERROR"} >= {square[0].label}
+    assert "torch-no-keepdim" not in report.diagnosis_ids and report.diagnosis_ids == []
+
+
+def test_num_batches_tracked_set_to_1_instead_of_counted_fails_the_module_probe(tmp_path):
+    """``num_batches_tracked.fill_(1)`` instead of ``+= 1``: right after one training step,
+    wrong after two. The module probe makes two training forwards and checks the count
+    against torch.nn.BatchNorm1d's; no catalogued mistake is named."""
+    path = _torch_batchnorm(tmp_path, "bn_fill", ("self.num_batches_tracked += 1",
+                                                  "self.num_batches_tracked.fill_(1)"))
+    report = grade_file(path)
+    check = {c.label: c for c in report.checks}["the module; then 2 training forwards: batches tracked"]
+    assert check.status == "FAIL" and not report.passed
+    assert report.diagnosis_ids == []
+
+
 def test_var_unbiased_is_named_by_its_torch_name_in_the_torch_track():
     """The two would give the same numbers: in the torch track only torch-var-unbiased is listed."""
     ids = {m.id for m in mistakes.CATALOG}
