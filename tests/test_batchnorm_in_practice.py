@@ -406,6 +406,22 @@ def test_frozen_batchnorm_stays_in_eval_and_its_statistics_do_not_move():
     assert model[1].num_batches_tracked == 1
 
 
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+def test_unfreezing_leaves_each_batchnorm_in_the_models_mode(training):
+    """frozen=False returns each BatchNorm to the model's current mode: a model in evaluation
+    stays in evaluation (a forward then moves no running statistic), one in training trains."""
+    rng = np.random.default_rng(14)
+    model = two_bn_model(rng)
+    nc.freeze_batchnorm(model)
+    model.train(training)
+    nc.freeze_batchnorm(model, frozen=False)
+    assert [model[1].training, model[4].training] == [training, training]
+    assert not model[1].frozen and not model[4].frozen
+    before = model.state_dict()
+    model(rng.normal(size=(6, 5)))
+    assert (model[1].num_batches_tracked == before["1.num_batches_tracked"]) is not training
+
+
 def test_frozen_batchnorm_backward_is_the_eval_backward():
     rng = np.random.default_rng(13)
     model = two_bn_model(rng)
