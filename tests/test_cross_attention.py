@@ -348,6 +348,31 @@ def test_bias_kv_is_one_more_key_and_zero_attn_a_zero_key():
                                rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("e, layers", [(4, 256), (64, 16)])
+def test_bias_k_and_bias_v_are_drawn_as_torchs_xavier_normal(e, layers):
+    """torch's MultiheadAttention draws bias_k and bias_v of shape (1, 1, E) with xavier_normal_:
+    fan_in = fan_out = E, so normal with mean 0 and std sqrt(2 / (E + E)) = sqrt(1 / E),
+    independently of each other. Pooled over seeded layers (2048 values), the variance is 1 / E
+    to 12% (4 standard errors), the mean 0, and values beyond 2 std (which a uniform draw of
+    that std never reaches) are there."""
+    drawn = [nc.MultiheadAttention(e, 2, add_bias_kv=True, rng=seed) for seed in range(layers)]
+    assert all(m.bias_k.shape == m.bias_v.shape == (1, 1, e) for m in drawn)
+    assert not any(np.array_equal(m.bias_k.data, m.bias_v.data) for m in drawn)
+    z = np.concatenate([np.r_[m.bias_k.data.ravel(), m.bias_v.data.ravel()] for m in drawn]) * np.sqrt(e)
+    assert z.size == 2048 and abs(z.var() - 1) < 0.12 and abs(z.mean()) < 4 / np.sqrt(z.size)
+    assert (np.abs(z) > 2).mean() > 0.02  # normal: 4.6%; uniform with std 1: none beyond sqrt(3)
+
+
+@needs_torch
+def test_torchs_bias_k_and_bias_v_have_std_sqrt_1_over_e():
+    """The std the test above holds normcore to is torch's: the same pooled variance, 1 / E."""
+    e = 64
+    torch.manual_seed(0)
+    drawn = [torch.nn.MultiheadAttention(e, 2, add_bias_kv=True) for _ in range(16)]
+    z = torch.cat([torch.cat([m.bias_k.detach().ravel(), m.bias_v.detach().ravel()]) for m in drawn])
+    assert abs(float(z.var()) * e - 1) < 0.12
+
+
 # --- flags, inputs, errors --------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, name", [
