@@ -287,6 +287,48 @@ def test_a_term_in_prose_asks_for_its_chinese(english, terms):
     assert [t.en for t in glossary.missing_terms(english, "")] == terms
 
 
+# the glossary's terms that hold another term as a word: internal covariate shift (shift),
+# feed-forward (forward), root mean square (mean square, mean), batch size (batch), ...
+LONGER_TERMS = [t.en for t in glossary.terms()
+                if any(u is not t and u.pattern.search(t.en) for u in glossary.terms())]
+
+
+@pytest.mark.parametrize("en", LONGER_TERMS)
+def test_the_longest_term_is_matched_first_and_takes_its_words(en):
+    """A term inside a longer one is the longer one's: "internal covariate shift" asks for
+    内部协变量偏移 alone, not also for 平移 (shift), whatever the glossary's order."""
+    assert {"internal covariate shift", "feed-forward", "root mean square", "batch size"} <= set(LONGER_TERMS)
+    zh = next(t.zh for t in glossary.terms() if t.en == en)
+    assert [t.en for t in glossary.missing_terms(f"the {en} here", "")] == [en]
+    assert glossary.missing_terms(f"the {en} here", f"这里的{zh}") == []
+
+
+def test_a_shorter_term_outside_the_longer_one_still_asks_for_its_chinese():
+    english = "internal covariate shift is not a shift of the input"
+    assert glossary.missing_terms(english, "内部协变量偏移并不是输入的平移") == []
+    assert [t.en for t in glossary.missing_terms(english, "内部协变量偏移并不是输入的变化")] == ["shift"]
+
+
+@pytest.mark.parametrize("en, words", [
+    ("gradient", ("gradient", "gradients")),
+    ("batch", ("batch", "batches")),                 # -ch, -sh, -s, -x: -es
+    ("bias", ("bias", "biases")),
+    ("probability", ("probability", "probabilities")),  # a consonant and y: -ies
+    ("key", ("key", "keys")),                        # a vowel and y: -s
+    ("batch size", ("batch size", "batch sizes")),  # a phrase: its last word
+])
+def test_a_term_matches_its_singular_and_its_plural(en, words):
+    assert glossary.Term(en, "").words == words
+    assert all(glossary.Term(en, "").pattern.fullmatch(w) for w in words)
+
+
+def test_the_forms_a_term_lists_replace_the_plural():
+    """"means" is not the plural of the noun mean (by means of, what p means): the glossary
+    lists mean's forms, and a listed form list is all the term matches."""
+    mean = glossary.Term("mean", "均值", forms=["mean"])
+    assert mean.words == ("mean",) and not mean.pattern.search("what p means")
+
+
 @pytest.mark.parametrize("english, chinese", [
     # the padding the old glossary check drove translators to
     ("what p means, and when the scaling happens", "p 的含义（而不是均值之类），以及缩放在什么时候做"),
