@@ -178,6 +178,35 @@ def test_a_wrong_local_derivative_is_caught(monkeypatch):
     assert "DIFFER" in st.text()
 
 
+@pytest.mark.parametrize("kind, shape, node, edge, receiver", [
+    ("layernorm", (3, 4), "rstd", 0, "var_eps"),   # d var_eps += d_rstd * (-1/2) var_eps**(-3/2)
+    ("batchnorm", (2, 3, 4), "var", 0, "xc2"),     # d xc2 += broadcast(d_var) / n
+    ("rmsnorm", (3, 4), "x_hat", 1, "rrms"),       # d rrms += sum_D(d_x_hat * x)
+    ("softmax", (3, 4), "e", 0, "z"),              # d z += d_e * e
+])
+def test_a_rule_off_by_1e_4_differs_numerically_at_the_node_it_feeds(monkeypatch, kind, shape, node, edge,
+                                                                      receiver):
+    """One backward rule a factor 1 + 1e-4 off: the numerical check is sharp enough to call the
+    node that rule feeds DIFFERS (not only the compact check of x), and every node above it is
+    still right, so the first DIFFERS from the output down points at the wrong rule."""
+    op = steps_module.Tape._op
+
+    def off(self, name, *args):
+        made = op(self, name, *args)
+        if name == node:
+            vjp = made.edges[edge].vjp
+            made.edges[edge].vjp = lambda *values: vjp(*values) * (1 + 1e-4)
+        return made
+
+    monkeypatch.setattr(steps_module.Tape, "_op", off)
+    st = step_through(kind, shape=shape, seed=0)
+    assert st.check(receiver, "numerical").verdict == "DIFFERS"
+    assert st.check(st.tape.nodes[0].name, "compact").verdict == "DIFFERS"
+    above = st.tape.nodes[st.tape[receiver].index + 1:]
+    assert all(st.check(n.name, "numerical").verdict in ("exact", "close") for n in above)
+    assert f"{receiver} (numerical)" in st.text(width=10 ** 6)
+
+
 def test_a_value_used_twice_receives_both_shares():
     st = step_through("layernorm", shape=(2, 5), seed=1)
     x = st.tape["x"]
