@@ -379,6 +379,61 @@ def test_display_width_counts_a_chinese_character_as_two_columns():
         pad("x", 3, "=")
 
 
+@pytest.mark.parametrize("text, width, clipped", [
+    ("LayerNorm", 5, "Layer"),        # exactly 5 columns
+    ("LayerNorm", 9, "LayerNorm"),    # no wider than 9: unchanged
+    ("LayerNorm", 20, "LayerNorm"),
+    ("层归一化", 4, "层归"),            # the cut between two wide characters: exactly 4
+    ("层归一化", 5, "层归"),            # the cut inside 一: 一 left out, 4 columns
+    ("BN 层归一化", 6, "BN 层"),        # inside 归: 5 columns
+    ("BN 层归一化", 7, "BN 层归"),
+    ("层", 1, ""),
+    ("x", 0, ""),
+])
+def test_clip_keeps_exactly_width_columns_and_never_halves_a_wide_character(text, width, clipped):
+    assert clip(text, width) == clipped
+
+
+@suite_settings(max_examples=30)
+@given(text=st.lists(st.sampled_from(["归一化", "层", "，", "（", "LayerNorm", "x_hat", " ", "1e-10"]),
+                     max_size=12).map("".join), width=st.integers(0, 30))
+def test_clip_is_width_columns_of_the_text_or_one_less_before_a_wide_character(text, width):
+    clipped = clip(text, width)
+    assert text.startswith(clipped)
+    if display_width(text) <= width:
+        assert clipped == text
+    elif display_width(clipped) != width:  # the cut fell inside the next character
+        assert display_width(clipped) == width - 1 and display_width(text[len(clipped)]) == 2
+
+
+def test_wrap_fills_each_line_to_the_full_width():
+    assert wrap("ab cd ef gh", 5) == ["ab cd", "ef gh"]
+    assert wrap("ab cd ef gh", 7, indent="  ") == ["  ab cd", "  ef gh"]
+    assert wrap("训练 推理 训练 推理", 9) == ["训练 推理", "训练 推理"]
+    assert wrap("每个文件在自己的进程里运行", 10) == ["每个文件在", "自己的进程", "里运行"]
+
+
+@suite_settings(max_examples=30)
+@given(words=st.lists(st.sampled_from(["a", "bb", "ccc", "dddd", "层", "归一化"]), min_size=1, max_size=20),
+       width=st.integers(6, 30))
+def test_no_wrapped_line_could_have_taken_the_next_word(words, width):
+    """Greedy filling: each line ends where the next line's first word would not fit."""
+    lines = wrap(" ".join(words), width)
+    assert all(display_width(line) <= width for line in lines)
+    for line, after in zip(lines, lines[1:]):
+        assert display_width(f"{line} {after.split()[0]}") > width, (width, lines)
+
+
+@pytest.mark.parametrize("text", ["ab", "abc", "层", "层归"])
+def test_pad_centred_puts_the_odd_space_on_the_right(text):
+    """As format's '^': the text's own width decides whether the room left is odd."""
+    for width in range(display_width(text), display_width(text) + 6):
+        room = width - display_width(text)
+        assert pad(text, width, "^") == " " * (room // 2) + text + " " * (room - room // 2)
+    assert pad("ab", 5, "^") == " ab  " == format("ab", "^5")
+    assert pad("层", 5, "^") == " 层  "
+
+
 def test_wrap_breaks_chinese_between_characters_never_before_closing_punctuation():
     text = "归一化的目标是固定每层输入的分布（如均值 0、方差 1），稳定训练过程。" * 3
     lines = wrap(text, 24, indent="  ")

@@ -37,7 +37,9 @@ def display_width(text):
 
 def pad(text, width, align="<"):
     """``text`` padded with spaces to ``width`` display columns: align '<' left, '>' right,
-    '^' centred. Text already as wide or wider is returned unchanged."""
+    '^' centred, the odd space (when the room left is odd) on the right, as ``format``'s '^'
+    puts it: ``pad("ab", 5, "^")`` is ``" ab  "``. Text already as wide or wider is returned
+    unchanged."""
     text = str(text)
     room = width - display_width(text)
     if room <= 0:
@@ -52,7 +54,10 @@ def pad(text, width, align="<"):
 
 
 def clip(text, width):
-    """``text`` cut to at most ``width`` display columns (a wide character is never halved)."""
+    """``text`` cut to exactly ``width`` display columns (unchanged when it is no wider). A
+    wide character is never halved: when the cut falls inside one, that character is left out
+    and the result is ``width - 1`` columns (``clip("层归一化", 5)`` is ``"层归"``); pad it
+    where a fixed width is needed."""
     out, used = [], 0
     for ch in str(text):
         used += char_width(ch)
@@ -152,8 +157,9 @@ def _units(text, room):
 
 
 def wrap(text, width=WIDTH, indent="", subsequent_indent=None):
-    """``text`` as lines of at most ``width`` display columns. Spaces are collapsed as
-    ``textwrap`` does; a piece wider than a line (a long path) is broken where it must be."""
+    """``text`` as lines of at most ``width`` display columns, each filled with as many pieces
+    as fit, up to exactly ``width`` (the indent counted). Spaces are collapsed as ``textwrap``
+    does; a piece wider than a line (a long path) is broken where it must be."""
     subsequent_indent = indent if subsequent_indent is None else subsequent_indent
     lines, line, prefix = [], "", indent
     room = width - max(display_width(indent), display_width(subsequent_indent))
