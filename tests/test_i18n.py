@@ -464,6 +464,14 @@ def test_wrapped_lines_fit_and_keep_every_character(text, width):
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
 
 
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_wrap_to_a_width_narrower_than_a_phrase_still_ends(width):
+    # a wide character on a line of one column cannot fit: it takes a line of its own
+    lines = wrap("层归一化 LayerNorm", width)
+    assert "".join(lines).replace(" ", "") == "层归一化LayerNorm"
+    assert all(display_width(line) <= max(width, 2) for line in lines)
+
+
 # --- wrapping a label: phrases, numbers, tuples and formulas stay whole ----------------------
 def test_wrap_breaks_a_label_at_its_space_not_inside_its_chinese_phrase():
     assert wrap("running_var 推理前向后", 20) == ["running_var", "推理前向后"]

@@ -172,7 +172,8 @@ def wrap(text, width=WIDTH, indent="", subsequent_indent=None):
             lines.append(prefix + line.rstrip())
             line, prefix = "", subsequent_indent
         while display_width(prefix + piece) > width and len(piece) > 1:  # too long for any line
-            room = clip(piece, max(1, width - display_width(prefix)))
+            # at least one character, or a wide one would never fit a one-column line
+            room = clip(piece, max(1, width - display_width(prefix))) or piece[0]
             lines.append(prefix + room)
             piece, prefix = piece[len(room):], subsequent_indent
         line += piece
