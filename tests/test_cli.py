@@ -12,13 +12,23 @@ import normcore as nc
 from normcore import cli, layer_cases
 
 
-@pytest.mark.slow  # gradchecks every layer and model
-def test_gradcheck_command_lists_every_layer_and_passes(capsys):
+def test_gradcheck_command_lists_every_layer_and_passes(monkeypatch, capsys):
+    # The command checks layer_cases.all_cases(): every norm case and every Transformer case,
+    # each of which test_norm_gradients.py and test_nn_layers.py gradcheck on its own. Here the
+    # command runs the norm cases and the smallest model (checking all the models a third time
+    # would cost a minute and test nothing new): its table, its verdicts and its width.
+    from normcore.commands import gradcheck as command
+    assert command.all_cases is layer_cases.all_cases
+    labels = [c.label for c in layer_cases.all_cases(0)]
+    assert labels == [c.label for c in layer_cases.norm_cases(0) + layer_cases.transformer_cases(0)]
+    monkeypatch.setattr(command, "all_cases", lambda seed=0: [
+        *layer_cases.norm_cases(seed),
+        *[c for c in layer_cases.transformer_cases(seed) if c.label == "TinyTransformer 2 blocks pre"]])
     assert cli.main(["gradcheck"]) == 0
     out = capsys.readouterr().out
     for name in ["LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
                  "InstanceNorm2d", "InstanceNorm3d", "Dropout", "BatchNorm1d no bias",
-                 "GroupNorm (N,C,D,H,W) G=2 no bias"]:
+                 "GroupNorm (N,C,D,H,W) G=2 no bias", "TinyTransformer"]:
         assert name in out
     rows = [line for line in out.splitlines() if line.rstrip().endswith(("pass", "FAIL"))]
     assert len(rows) >= 3 * 15 and all(line.endswith("pass") for line in rows)
