@@ -65,6 +65,21 @@ def check_vector(vector: Any, who: str, op: str = "all_reduce") -> np.ndarray:
     return vector
 
 
+def gather_by_all_reduce(group: Any, row: np.ndarray, name: str | None = None) -> np.ndarray:
+    """Every worker's float64 ``row`` stacked in rank order, (world_size, len(row)), the same
+    array on every worker, from one all_reduce (so any group with all_reduce gives it).
+
+    Worker k writes its row into row k of a table of zeros and the workers sum their tables:
+    each entry of the sum is one worker's value plus zeros, so every row arrives bit for bit.
+    The message is world_size * len(row) values: meant for a few numbers per worker, such as
+    what the workers compare before data moves, not for the data itself.
+    """
+    row = check_vector(row, "gather_by_all_reduce")
+    table = np.zeros((group.world_size, row.size))         # (K, n)
+    table[group.rank] = row
+    return group.all_reduce(table.ravel(), name=name).reshape(table.shape)    # (K, n)
+
+
 @dataclass
 class Message:
     """One collective of an InProcessGroup: what each worker sent, and what every worker received

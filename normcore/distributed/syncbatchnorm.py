@@ -5,14 +5,80 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .._array import as_array
 from ..i18n import N_, translator
 from ..norms.base import channel_shape
 from ..norms.batchnorm import _BatchNorm
 from ..norms.standardization import mean_over, standardize, standardize_backward_from_means
+from .groups import gather_by_all_reduce
 
 _ = translator("cli")
 
 PROTOCOLS = ("allreduce", "gather")  # normcore's two all-reduces, torch's one all_gather
+DTYPES = ("float16", "float32", "float64")  # an input's dtype code is 1 + its index here, 0 otherwise
+SHAPE_AXES = 5                              # the input's shape is described up to 5 axes (5-D input)
+
+
+def describe(layer: "SyncBatchNorm", x: Any) -> np.ndarray:
+    """What this worker is about to exchange, as the fixed-length row every worker sends
+    before any data moves::
+
+        [num_features, protocol, dtype, ndim, shape[0], ..., shape[4]]      4 + SHAPE_AXES values
+
+    protocol: its index in PROTOCOLS; dtype: 1 + its index in DTYPES, 0 for any other dtype;
+    ndim: -1 when x is no array of numbers; the shape padded with 0 (cut after 5 axes)."""
+    try:
+        a = as_array(x, "SyncBatchNorm")
+    except TypeError:
+        a = None
+    ndim = -1 if a is None else a.ndim
+    dtype = 1 + DTYPES.index(a.dtype.name) if a is not None and a.dtype.name in DTYPES else 0
+    shape = (list(a.shape) if a is not None else [])[:SHAPE_AXES]
+    shape += [0] * (SHAPE_AXES - len(shape))
+    return np.array([layer.num_features, PROTOCOLS.index(layer.protocol), dtype, ndim, *shape], dtype=np.float64)
+
+
+def disagreement(rows: np.ndarray, dims: tuple[int, ...]) -> str | None:
+    """The error every worker raises when the workers' rows (``describe``, one per worker, in
+    rank order) do not fit together, or None when they do: the same layer (num_features,
+    protocol) on every worker, and inputs of one float dtype and one shape but for the batch
+    axis 0, with num_features channels on axis 1 (the shards of one batch)."""
+    rows = rows.astype(np.int64)                                        # (K, 4 + SHAPE_AXES)
+    C, protocol, dtype, ndim, shape = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 5:]
+    same = lambda column: bool(np.all(column == column[0]))             # noqa: E731
+    problems = []
+    if not same(C):
+        problems.append(N_("the layers' num_features"))
+    if not same(protocol):
+        problems.append(N_("the protocol"))
+    if not same(dtype) or np.any(dtype == 0):
+        problems.append(N_("the input's dtype (float16, float32 or float64, the same on every worker)"))
+    if not same(ndim) or not np.all(np.isin(ndim, dims)):
+        problems.append(N_("the input's number of dimensions ({dims}, the same on every worker)"))
+    elif not np.all(shape == shape[0]) or np.any(shape[:, 0] != C):
+        problems.append(N_("the input's shape beyond the batch axis (num_features channels on axis 1, "
+                           "the rest the same on every worker)"))
+    if not problems:
+        return None
+    what = "; ".join(_(p).format(dims=" to ".join(map(str, (dims[0], dims[-1])))) for p in problems)
+    lines = [_("SyncBatchNorm: before sending any data the {k} workers compared what they are about to "
+               "exchange, and it does not fit: {what}. No data was sent, and every worker raises this "
+               "error.").format(k=len(rows), what=what)]
+    lines += [_("  worker {k}: SyncBatchNorm({c}, protocol={protocol!r}), input {input}").format(
+        k=k, c=row[0], protocol=PROTOCOLS[row[1]], input=_described_input(row)) for k, row in enumerate(rows)]
+    return "\n".join(lines)
+
+
+def _described_input(row: np.ndarray) -> str:
+    """A worker's input as its row describes it: 'float64 of shape (2, 3)'."""
+    dtype, ndim = row[2], row[3]
+    if ndim < 0:
+        return _("that is not an array of numbers")
+    shape = ", ".join(map(str, row[4:4 + min(ndim, SHAPE_AXES)])) + (", ..." if ndim > SHAPE_AXES else "")
+    shape = f"({shape},)" if ndim == 1 else f"({shape})"
+    if not dtype:
+        return _("of shape {shape}, of a dtype other than float16, float32 and float64").format(shape=shape)
+    return _("{dtype} of shape {shape}").format(dtype=DTYPES[dtype - 1], shape=shape)
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -102,6 +168,7 @@ class SyncBatchNorm(_BatchNorm):
             y = super().forward(x)
             self._synced = False
             return y
+        self._agree(x)                                             # before any data moves
         x, in_dtype = self._input(x)                               # (n_k, C, *L)  float16 -> float32
         B = (0,) + tuple(range(2, x.ndim))                         # every axis but the channels
         shape = channel_shape(self.num_features, x.ndim)           # (1, C, 1...)
@@ -114,6 +181,17 @@ class SyncBatchNorm(_BatchNorm):
             self._update_running_stats(mean, var, N)               # unbiased with N / (N - 1)
         self._cache, self._synced = (x_hat, rstd, N, in_dtype), True
         return y.astype(in_dtype, copy=False)
+
+    def _agree(self, x: Any) -> None:
+        """Every worker sends its ``describe`` row (4 + SHAPE_AXES values) in one all_reduce and
+        checks the same K rows: if they do not fit together (``disagreement``), every worker
+        raises the same ValueError, before any data has moved and before its own input checks,
+        so no worker is left waiting in a collective the others never join."""
+        rows = gather_by_all_reduce(self.process_group, describe(self, x),
+                                    name=N_("agreement: [num_features, protocol, dtype, ndim, shape] of every worker"))
+        problem = disagreement(rows, self._dims)
+        if problem is not None:
+            raise ValueError(problem)
 
     def _reduced_statistics(self, x: np.ndarray, B: tuple[int, ...],
                             shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:
