@@ -17,6 +17,7 @@ _ = translator("cli")
 PROTOCOLS = ("allreduce", "gather")  # normcore's two all-reduces, torch's one all_gather
 DTYPES = ("float16", "float32", "float64")  # an input's dtype code is 1 + its index here, 0 otherwise
 SHAPE_AXES = 5                              # the input's shape is described up to 5 axes (5-D input)
+AGREEMENT = N_("agreement: [num_features, protocol, dtype, ndim, shape] of every worker")  # its name
 
 
 def describe(layer: "SyncBatchNorm", x: Any) -> np.ndarray:
@@ -187,8 +188,7 @@ class SyncBatchNorm(_BatchNorm):
         checks the same K rows: if they do not fit together (``disagreement``), every worker
         raises the same ValueError, before any data has moved and before its own input checks,
         so no worker is left waiting in a collective the others never join."""
-        rows = gather_by_all_reduce(self.process_group, describe(self, x),
-                                    name=N_("agreement: [num_features, protocol, dtype, ndim, shape] of every worker"))
+        rows = gather_by_all_reduce(self.process_group, describe(self, x), name=AGREEMENT)
         problem = disagreement(rows, self._dims)
         if problem is not None:
             raise ValueError(problem)
