@@ -50,7 +50,8 @@ def recalibration_model(make_bn):
     model = nc.Sequential(nc.Linear(4, C, init="torch", rng=rng), make_bn(C), nc.ReLU(),
                           nc.Linear(C, 2, init="torch", rng=rng), make_bn(2))
     for bn in (model[1], model[4]):
-        bn.weight.data[...], bn.bias.data[...] = rng.normal(1, 0.5, bn.num_features), rng.normal(0, 0.5, bn.num_features)
+        bn.weight.data[...] = rng.normal(1, 0.5, bn.num_features)
+        bn.bias.data[...] = rng.normal(0, 0.5, bn.num_features)
     return model
 
 
@@ -64,7 +65,7 @@ def recalibration(rank):
     """The running statistics of this rank's replica after recalibrate_batchnorm, per protocol."""
     saved = {}
     for protocol in PROTOCOLS:
-        model = recalibration_model(lambda c: SyncBatchNorm(c, process_group=TorchGroup(), protocol=protocol))
+        model = recalibration_model(lambda c, p=protocol: SyncBatchNorm(c, process_group=TorchGroup(), protocol=p))
         nc.recalibrate_batchnorm(model, calibration_batches(rank))
         for k in (1, 4):
             saved[f"{protocol}_{k}_running_mean"] = model[k].running_mean
