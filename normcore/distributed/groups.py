@@ -21,7 +21,12 @@ with world_size times as many. Two implementations:
   size in bytes, and what every worker receives); ``log=[]`` collects them as ``Message`` records.
 - ``TorchGroup()``: ``torch.distributed.all_reduce`` and ``all_gather`` on CPU float64 tensors,
   for real processes (the gloo backend on one machine or several), the engine a user would scale
-  to. torch is imported only when a TorchGroup is made.
+  to. torch is imported only when a TorchGroup is made. Neither collective changes the caller's
+  vector.
+
+``gather_by_all_reduce(group, row)`` gives every worker's row from one all_reduce (each worker
+writes its row into its own slot of a table of zeros): what SyncBatchNorm's workers compare
+before any data moves, and what recalibration merges.
 """
 
 import threading

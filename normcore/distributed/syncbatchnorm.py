@@ -88,6 +88,15 @@ class SyncBatchNorm(_BatchNorm):
     be 0), and every worker gets what BatchNorm gives on the concatenated batch (N = sum_k n_k).
     Two protocols for the forward's statistics, the same backward.
 
+    Before any data moves, in every training forward, the workers agree on what they are about
+    to exchange: each sends its ``describe`` row, [num_features, protocol, dtype, ndim, shape]
+    (9 values), in one all_reduce that hands every worker all K rows (``gather_by_all_reduce``,
+    K x 9 values), and every worker checks the same rows. If they do not fit together (layers
+    of different num_features or protocol, inputs of different dtypes, or shapes that are not
+    the shards of one batch: num_features channels on axis 1, the same shape but for axis 0),
+    every worker raises the same ValueError naming each worker's layer and input, and no data
+    has been sent; a worker never raises its own input error first while the others wait.
+
     ``protocol="allreduce"`` (the default): two all-reduces, sums only::
 
         forward, round 1:   [N, S]   = all_reduce([n_k, sum_B(x_k)])            1 + C values
@@ -114,9 +123,10 @@ class SyncBatchNorm(_BatchNorm):
                             dx_k = rstd * (dx_hat_k - gamma * dbeta / N - x_hat_k * gamma * dgamma / N)
 
     torch's backward all-reduces [sum dy_k, sum dy_k * (x_k - mean)], the same sums up to the
-    factor rstd per channel. So a training step costs three all-reduces with the default
-    protocol (4C + 1 values sent and received per worker) and two collectives with "gather",
-    one all_gather and one all_reduce (4C + 1 values sent, (2C + 1) K + 2C received per worker).
+    factor rstd per channel. So a training step costs, after the agreement (9K values sent and
+    received per worker), three all-reduces with the default protocol (4C + 1 values sent and
+    received per worker) and two collectives with "gather", one all_gather and one all_reduce
+    (4C + 1 values sent, (2C + 1) K + 2C received per worker).
 
     Why the default takes two rounds: all_reduce can only SUM, so it needs the global mean
     before it can sum squared deviations from it; the one-round sums [n, sum x, sum x**2] give
@@ -137,8 +147,9 @@ class SyncBatchNorm(_BatchNorm):
     Evaluation: the running statistics, no communication, exactly BatchNorm's. As in PyTorch,
     evaluation with ``track_running_stats=False`` uses this worker's own shard's statistics
     (no communication either). Every worker must call forward (and backward) together, in
-    training mode, with the same number of channels and the same protocol; an error that
-    depends on the global batch (N = 1 value per channel) is raised by every worker. Variances
+    training mode; the agreement checks the layers and inputs, and an error that depends on the
+    global batch (N = 1 value per channel) is raised by every worker too. The backward is not
+    checked that way: an upstream gradient of the wrong shape raises on its worker alone. Variances
     beyond float64's range (|x| ~1e154) overflow to inf here, as in PyTorch (BatchNorm rescales
     them; see ``moments``).
     """
