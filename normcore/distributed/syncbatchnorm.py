@@ -55,13 +55,13 @@ def disagreement(rows: np.ndarray, dims: tuple[int, ...]) -> str | None:
     if not same(dtype) or np.any(dtype == 0):
         problems.append(N_("the input's dtype (float16, float32 or float64, the same on every worker)"))
     if not same(ndim) or not np.all(np.isin(ndim, dims)):
-        problems.append(N_("the input's number of dimensions ({dims}, the same on every worker)"))
+        problems.append(N_("the input's number of dimensions ({low} to {high}, the same on every worker)"))
     elif not np.all(shape == shape[0]) or np.any(shape[:, 0] != C):
         problems.append(N_("the input's shape beyond the batch axis (num_features channels on axis 1, "
                            "the rest the same on every worker)"))
     if not problems:
         return None
-    what = "; ".join(_(p).format(dims=" to ".join(map(str, (dims[0], dims[-1])))) for p in problems)
+    what = "; ".join(_(p).format(low=dims[0], high=dims[-1]) for p in problems)
     lines = [_("SyncBatchNorm: before sending any data the {k} workers compared what they are about to "
                "exchange, and it does not fit: {what}. No data was sent, and every worker raises this "
                "error.").format(k=len(rows), what=what)]
