@@ -248,11 +248,11 @@ class _PooledMoments:
         self.n = n
 
     def over_workers(self, group: Any) -> "_PooledMoments":
-        """The moments of every worker of ``group`` together: each worker's [n, mean, M2] (one
+        """The moments of every worker of ``group`` together: each worker's [n_k, mean_k, M2_k] (one
         all_reduce of K (1 + 2C) values), merged in rank order, the same bits on every worker."""
         C = self.mean.size
         rows = gather_by_all_reduce(group, np.concatenate([[self.n], self.mean, self.m2]),
-                                    name=N_("recalibration: [n, mean, M2] per channel of every worker"))
+                                    name=N_("recalibration: [n_k, mean_k, M2_k] per channel of every worker"))
         pooled = _PooledMoments(C)
         for row in rows:                                          # (1 + 2C,) worker k's
             pooled.merge(int(row[0]), row[1:1 + C], row[1 + C:])
