@@ -277,6 +277,17 @@ def test_workers_with_different_channel_counts_all_raise_the_same_error(protocol
     assert f"worker 1: SyncBatchNorm(4, protocol='{protocol}'), input float64 of shape (2, 4)" in text
 
 
+def test_an_input_wrong_alike_on_every_worker_raises_batchnorms_own_error_on_every_worker():
+    """The workers agree (the same layer, inputs alike), so each runs BatchNorm's input checks
+    and every worker raises, with the error type that fits."""
+    group, sync, _ = replicas(2, 3)
+    for shards, error, needle in [([np.ones((2, 5)), np.ones((4, 5))], ValueError, "expected input with 3 channels"),
+                                  ([np.ones((2, 3), int), np.ones((4, 3), int)], TypeError, "floating-point"),
+                                  ([np.ones(3), np.ones(3)], ValueError, "2D or 3D or 4D or 5D")]:
+        raised = errors(group, sync, shards)
+        assert all(r is not None and r[0] is error and needle in r[1] for r in raised), raised
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_shard_of_the_wrong_shape_makes_every_worker_raise_the_same_error(protocol):
     """The worker with the bad shard does not raise its own error first (the others would then

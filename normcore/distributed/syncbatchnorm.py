@@ -39,32 +39,29 @@ def describe(layer: "SyncBatchNorm", x: Any) -> np.ndarray:
     return np.array([layer.num_features, PROTOCOLS.index(layer.protocol), dtype, ndim, *shape], dtype=np.float64)
 
 
-def disagreement(rows: np.ndarray, dims: tuple[int, ...]) -> str | None:
+def disagreement(rows: np.ndarray) -> str | None:
     """The error every worker raises when the workers' rows (``describe``, one per worker, in
-    rank order) do not fit together, or None when they do: the same layer (num_features,
-    protocol) on every worker, and inputs of one float dtype and one shape but for the batch
-    axis 0, with num_features channels on axis 1 (the shards of one batch)."""
+    rank order) disagree, or None when they agree: the same layer (num_features, protocol) on
+    every worker, and inputs of one dtype and one shape but for the batch axis 0 (the shards of
+    one batch). Workers that agree run the same input checks on inputs alike, so an input that
+    is wrong on every worker raises BatchNorm's own error on every worker."""
     rows = rows.astype(np.int64)                                        # (K, 4 + SHAPE_AXES)
     C, protocol, dtype, ndim, shape = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 5:]
     same = lambda column: bool(np.all(column == column[0]))             # noqa: E731
-    problems = []
-    if not same(C):
-        problems.append(N_("the layers' num_features"))
-    if not same(protocol):
-        problems.append(N_("the protocol"))
-    if not same(dtype) or np.any(dtype == 0):
-        problems.append(N_("the input's dtype (float16, float32 or float64, the same on every worker)"))
-    if not same(ndim) or not np.all(np.isin(ndim, dims)):
-        problems.append(N_("the input's number of dimensions ({low} to {high}, the same on every worker)"))
-    elif not np.all(shape == shape[0]) or np.any(shape[:, 0] != C):
-        problems.append(N_("the input's shape beyond the batch axis (num_features channels on axis 1, "
-                           "the rest the same on every worker)"))
+    problems = [problem for problem, agreed in [
+        (N_("the layers' num_features"), same(C)),
+        (N_("the protocol"), same(protocol)),
+        (N_("the input's dtype"), same(dtype)),
+        (N_("the input's number of dimensions"), same(ndim)),
+        (N_("the input's shape beyond the batch axis"), not same(ndim) or same(shape)),
+    ] if not agreed]
     if not problems:
         return None
-    what = "; ".join(_(p).format(low=dims[0], high=dims[-1]) for p in problems)
     lines = [_("SyncBatchNorm: before sending any data the {k} workers compared what they are about to "
-               "exchange, and it does not fit: {what}. No data was sent, and every worker raises this "
-               "error.").format(k=len(rows), what=what)]
+               "exchange, and they disagree on {what}. Every worker needs the same layer and an input "
+               "of the same dtype and shape but for the batch axis 0 (the shards of one batch). No data "
+               "was sent, and every worker raises this error.").format(
+                   k=len(rows), what=_(", ").join(_(p) for p in problems))]
     lines += [_("  worker {k}: SyncBatchNorm({c}, protocol={protocol!r}), input {input}").format(
         k=k, c=row[0], protocol=PROTOCOLS[row[1]], input=_described_input(row)) for k, row in enumerate(rows)]
     return "\n".join(lines)
@@ -91,11 +88,12 @@ class SyncBatchNorm(_BatchNorm):
     Before any data moves, in every training forward, the workers agree on what they are about
     to exchange: each sends its ``describe`` row, [num_features, protocol, dtype, ndim, shape]
     (9 values), in one all_reduce that hands every worker all K rows (``gather_by_all_reduce``,
-    K x 9 values), and every worker checks the same rows. If they do not fit together (layers
-    of different num_features or protocol, inputs of different dtypes, or shapes that are not
-    the shards of one batch: num_features channels on axis 1, the same shape but for axis 0),
-    every worker raises the same ValueError naming each worker's layer and input, and no data
-    has been sent; a worker never raises its own input error first while the others wait.
+    K x 9 values), and every worker checks the same rows. If they disagree (layers of different
+    num_features or protocol, inputs of different dtypes, or shapes that are not the shards of
+    one batch, the same but for axis 0), every worker raises the same ValueError naming each
+    worker's layer and input, and no data has been sent: a worker never raises its own input
+    error while the others wait for it. Workers that agree then check their inputs as BatchNorm
+    does, alike, so an input wrong in the same way on every worker raises on every worker.
 
     ``protocol="allreduce"`` (the default): two all-reduces, sums only::
 
@@ -200,7 +198,7 @@ class SyncBatchNorm(_BatchNorm):
         raises the same ValueError, before any data has moved and before its own input checks,
         so no worker is left waiting in a collective the others never join."""
         rows = gather_by_all_reduce(self.process_group, describe(self, x), name=AGREEMENT)
-        problem = disagreement(rows, self._dims)
+        problem = disagreement(rows)
         if problem is not None:
             raise ValueError(problem)
 
