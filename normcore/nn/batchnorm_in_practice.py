@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from .._array import flag
-from ..i18n import N_, translator
 from ..distributed.groups import gather_by_all_reduce
 from ..distributed.syncbatchnorm import SyncBatchNorm
+from ..i18n import N_, translator
 from ..module import Module, Parameter
 from ..norms.batchnorm import BatchNorm1d, _BatchNorm
 from ..norms.dyt import DyT
