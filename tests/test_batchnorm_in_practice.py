@@ -383,6 +383,69 @@ def test_recalibration_errors_change_nothing():
     assert model.training and "forward" not in model[1].__dict__ and model[1].track_running_stats
 
 
+@pytest.mark.parametrize("batches", [None, 3, np.zeros((4, 5)), "batches", object()],
+                         ids=["None", "int", "one array", "str", "object"])
+def test_recalibration_without_an_iterable_of_batches_says_what_was_expected_and_changes_nothing(batches):
+    model = two_bn_model(np.random.default_rng(13))
+    model(np.random.default_rng(14).normal(size=(6, 5)))  # running statistics to keep
+    before = copy.deepcopy(model.state_dict())
+    with pytest.raises(TypeError, match=r"expects an iterable of batches \(a list of arrays.*one batch x is "
+                                        r"passed as \[x\]"):
+        nc.recalibrate_batchnorm(model, batches)
+    with pytest.raises(ValueError, match="at least one batch, got none"):
+        nc.recalibrate_batchnorm(model, (b for b in []))
+    assert all(np.array_equal(v, model.state_dict()[k]) for k, v in before.items())
+
+
+def sync_replicas(group, protocol="allreduce"):
+    """One two_bn_model per worker of ``group``, its BatchNorms SyncBatchNorms, every replica with
+    the same weights; and the plain model with the same weights."""
+    from normcore.distributed import SyncBatchNorm
+    replicas = [two_bn_model(np.random.default_rng(15),
+                             lambda c, w=w: SyncBatchNorm(c, process_group=w, protocol=protocol))
+                for w in group.workers]
+    return replicas, two_bn_model(np.random.default_rng(15))
+
+
+@pytest.mark.parametrize("protocol", ["allreduce", "gather"])
+def test_recalibrating_syncbatchnorm_replicas_gives_every_replica_the_statistics_of_all_workers(protocol):
+    """Each worker passes its own batches (one of them empty); every replica ends with the running
+    statistics of a plain BatchNorm model recalibrated on the workers' batches concatenated."""
+    from normcore.distributed import InProcessGroup
+    group = InProcessGroup(2)
+    replicas, plain = sync_replicas(group, protocol)
+    rng = np.random.default_rng(16)
+    batches = [[rng.normal(2 + 3 * k, 3, (n, 5)) for n in sizes] for k, sizes in enumerate([(7, 0, 4), (2, 5, 3)])]
+    group.run(lambda w, mine: nc.recalibrate_batchnorm(replicas[w.rank], mine), batches)
+    nc.recalibrate_batchnorm(plain, [np.concatenate(step) for step in zip(*batches)])
+    for model in replicas:
+        for k in (1, 4):
+            assert nc.rel_error(model[k].running_mean, plain[k].running_mean) < 1e-12
+            assert nc.rel_error(model[k].running_var, plain[k].running_var) < 1e-12
+            assert model[k].num_batches_tracked == plain[k].num_batches_tracked == 3
+            assert np.array_equal(model[k].running_var, replicas[0][k].running_var)  # the same bits
+            assert model[k].training and model[k].track_running_stats and "forward" not in model[k].__dict__
+
+
+def test_syncbatchnorm_replicas_with_different_numbers_of_batches_all_raise_the_same_error():
+    from normcore.distributed import InProcessGroup
+    group = InProcessGroup(2)
+    replicas, _ = sync_replicas(group)
+    before = [copy.deepcopy(m.state_dict()) for m in replicas]
+    rng = np.random.default_rng(17)
+
+    def attempt(worker, mine):
+        try:
+            nc.recalibrate_batchnorm(replicas[worker.rank], mine)
+        except ValueError as e:
+            return str(e)
+    raised = group.run(attempt, [[rng.normal(size=(3, 5))] * 2, [rng.normal(size=(3, 5))] * 3])
+    assert raised[0] is not None and raised[0] == raised[1]
+    assert "different numbers of batches ({0: 2, 1: 3}" in raised[0]
+    for model, state in zip(replicas, before):
+        assert all(np.array_equal(v, model.state_dict()[k]) for k, v in state.items())
+
+
 # --- freeze_batchnorm -------------------------------------------------------------------------
 def test_frozen_batchnorm_stays_in_eval_and_its_statistics_do_not_move():
     rng = np.random.default_rng(12)

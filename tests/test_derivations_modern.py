@@ -152,7 +152,7 @@ def test_the_all_reduce_node_sums_forward_and_hands_the_summed_gradient_back():
     np.testing.assert_allclose(t["mean"].grad, sum(t[f"xc_{r}"].share("mean") for r in range(3)), rtol=1e-14)
     np.testing.assert_allclose(t["rstd"].grad, sum(t[f"x_hat_{r}"].share("rstd") for r in range(3)), rtol=1e-14)
     text = " ".join(" ".join(map(str, st.notes)).split())
-    assert "3 all-reduce messages" in text and "rank 2: rows 4:5" in text
+    assert "4 all-reduce messages" in text and "rank 2: rows 4:5" in text and "agreement" in text
     assert "default protocol" in text and "one all_gather" in text
     empty = " ".join(" ".join(map(str, step_through("sync_batchnorm", shape=(2, 3), ranks=3).notes)).split())
     assert "rank 2: no rows" in empty

@@ -1,6 +1,7 @@
 """SyncBatchNorm on an InProcessGroup equals BatchNorm on the concatenated batch (float64, 1e-12),
 with either protocol: normcore's two all-reduces ("allreduce") or torch's one all_gather ("gather")."""
 
+import copy
 import subprocess
 import sys
 
@@ -10,12 +11,19 @@ from hypothesis import given, strategies as st
 
 import normcore as nc
 from normcore.distributed import InProcessGroup, SyncBatchNorm
+from normcore.distributed.syncbatchnorm import SHAPE_AXES
 
 from counting_group import Counting
 from norm_tiers import suite_settings
 
 TOL = 1e-12
 PROTOCOLS = ["allreduce", "gather"]
+AGREEMENT = 4 + SHAPE_AXES  # values per worker in the agreement before a training forward's data
+
+
+def data_messages(log):
+    """The messages that carry data: the log without the agreements that precede each forward."""
+    return [m for m in log if not m.name.startswith("agreement")]
 
 
 def replicas(K, C, seed=0, protocol="allreduce", **kw):
@@ -98,7 +106,7 @@ def test_a_worker_with_zero_samples_gets_an_empty_output_and_contributes_nothing
     assert ys[1].shape == (0, C, 3) and dxs[1].shape == (0, C, 3)
     assert np.all(sync[1].weight.grad == 0) and np.all(sync[1].bias.grad == 0)
     count = 0 if protocol == "allreduce" else -1   # [n_k, sum x_k] or [mean_k, invstd_k, n_k]
-    assert [m.sent[1][count] for m in group.log[:1]] == [0.0]  # its count is 0
+    assert [m.sent[1][count] for m in data_messages(group.log)[:1]] == [0.0]  # its count is 0
     check_equal(sync, bn, ys, dxs, *reference(bn, shards, dys))
 
 
@@ -121,7 +129,7 @@ def test_a_shard_at_1e4_loses_nothing(protocol):
     true_var = x.var(axis=(0, 2))
     assert nc.rel_error(naive_var, true_var) > 3e-11
     if protocol == "allreduce":  # round 2's message is the squared deviations from the global mean
-        assert nc.rel_error(group.log[1].received / n, true_var) < TOL
+        assert nc.rel_error(data_messages(group.log)[1].received / n, true_var) < TOL
 
 
 @pytest.mark.parametrize("kw", [dict(momentum=None), dict(affine=False), dict(eps=1e-3, momentum=0.5)])
@@ -151,7 +159,7 @@ def test_without_running_stats_evaluation_uses_each_workers_own_shard():
     for y_eval, c, x in zip(ys_eval, check, shards):
         assert nc.rel_error(y_eval, c(x)) < TOL
     assert nc.rel_error(np.concatenate(ys), np.concatenate(ys_eval)) > 1e-3  # not the global statistics
-    assert len(group.log) == 2
+    assert len(data_messages(group.log)) == 2 and len(group.log) == 3
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -199,13 +207,15 @@ def test_the_message_log_shows_each_round():
     shards = shards_of((2, 3, 1), C)
     forward(group, sync, shards)
     backward(group, sync, [np.ones_like(s) for s in shards])
-    assert [m.index for m in group.log] == [1, 2, 3]
-    assert [m.nbytes for m in group.log] == [8 * (1 + C), 8 * C, 8 * 2 * C]
-    assert [m.name.split(":")[0] for m in group.log] == ["forward 1/2", "forward 2/2", "backward"]
+    assert [m.index for m in group.log] == [1, 2, 3, 4]
+    assert [m.nbytes for m in group.log] == [8 * 3 * AGREEMENT, 8 * (1 + C), 8 * C, 8 * 2 * C]
+    assert [m.name.split(":")[0] for m in group.log] == ["agreement", "forward 1/2", "forward 2/2", "backward"]
     for m in group.log:
         assert np.array_equal(m.received, sum(m.sent))
-    assert list(group.log[0].received[:1]) == [6.0]
-    assert "worker 2 sends" in str(group.log[0]) and "every worker gets" in str(group.log[0])
+    assert list(group.log[1].received[:1]) == [6.0]
+    assert "worker 2 sends" in str(group.log[1]) and "every worker gets" in str(group.log[1])
+    rows = group.log[0].received.reshape(3, AGREEMENT)  # every worker's [C, protocol, dtype, ndim, shape]
+    assert rows.tolist() == [[C, 0, 3, 2, n, C, 0, 0, 0] for n in (2, 3, 1)]
 
 
 def test_verbose_prints_every_message(capsys):
@@ -213,7 +223,7 @@ def test_verbose_prints_every_message(capsys):
     sync = [SyncBatchNorm(2, process_group=w) for w in group.workers]
     forward(group, sync, shards_of((2, 2), 2))
     out = capsys.readouterr().out
-    assert out.count("all_reduce #") == 2 and "24 bytes" in out and "16 bytes" in out
+    assert out.count("all_reduce #") == 3 and "24 bytes" in out and "16 bytes" in out
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -233,19 +243,66 @@ def test_an_empty_global_batch_is_counted_and_changes_no_statistics(protocol):
     assert all(s.num_batches_tracked == 1 and np.all(s.running_mean == 0) for s in sync)
 
 
-def test_workers_with_different_channel_counts_get_a_clear_error():
-    group = InProcessGroup(2)
-    sync = [SyncBatchNorm(3, process_group=group.workers[0]), SyncBatchNorm(4, process_group=group.workers[1])]
-    with pytest.raises(ValueError, match="different lengths"):
-        forward(group, sync, [np.ones((2, 3)), np.ones((2, 4))])
+def errors(group, sync, shards):
+    """What each worker's forward raised: (type, message), or None where it returned."""
+    def attempt(worker, x):
+        try:
+            sync[worker.rank](x)
+        except Exception as e:  # noqa: BLE001  the test compares them
+            return type(e), str(e)
+        return None
+    return group.run(attempt, shards)
 
 
-def test_a_shard_of_the_wrong_shape_raises_its_own_error_and_releases_the_others():
+def assert_every_worker_raises_the_same(group, sync, shards, *needles):
+    """Every worker raises one ValueError, the same text, that contains every needle; no data was
+    sent (the log holds the agreement only) and nothing changed; the group is still in step."""
+    sent, state = len(group.log), [copy.deepcopy(s.state_dict()) for s in sync]
+    raised = errors(group, sync, shards)
+    assert raised[0] is not None and raised[0][0] is ValueError, raised
+    assert all(r == raised[0] for r in raised), raised
+    for needle in needles:
+        assert needle in raised[0][1], raised[0][1]
+    assert [m.name.split(":")[0] for m in group.log[sent:]] == ["agreement"]
+    assert all(np.array_equal(v, s.state_dict()[k]) for s, sd in zip(sync, state) for k, v in sd.items())
+    return raised[0][1]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_workers_with_different_channel_counts_all_raise_the_same_error(protocol):
+    group = InProcessGroup(2, log=[])
+    sync = [SyncBatchNorm(C, process_group=w, protocol=protocol) for C, w in zip((3, 4), group.workers)]
+    text = assert_every_worker_raises_the_same(group, sync, [np.ones((2, 3)), np.ones((2, 4))], "num_features")
+    assert f"worker 0: SyncBatchNorm(3, protocol='{protocol}'), input float64 of shape (2, 3)" in text
+    assert f"worker 1: SyncBatchNorm(4, protocol='{protocol}'), input float64 of shape (2, 4)" in text
+
+
+def test_an_input_wrong_alike_on_every_worker_raises_batchnorms_own_error_on_every_worker():
+    """The workers agree (the same layer, inputs alike), so each runs BatchNorm's input checks
+    and every worker raises, with the error type that fits."""
     group, sync, _ = replicas(2, 3)
-    with pytest.raises(ValueError, match="expected input with 3 channels"):
-        forward(group, sync, [np.ones((2, 3)), np.ones((2, 5))])
-    with pytest.raises(ValueError, match="2D or 3D or 4D or 5D"):
-        forward(group, sync, [np.ones((2, 3)), np.ones(3)])
+    for shards, error, needle in [([np.ones((2, 5)), np.ones((4, 5))], ValueError, "expected input with 3 channels"),
+                                  ([np.ones((2, 3), int), np.ones((4, 3), int)], TypeError, "floating-point"),
+                                  ([np.ones(3), np.ones(3)], ValueError, "2D or 3D or 4D or 5D")]:
+        raised = errors(group, sync, shards)
+        assert all(r is not None and r[0] is error and needle in r[1] for r in raised), raised
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_shard_of_the_wrong_shape_makes_every_worker_raise_the_same_error(protocol):
+    """The worker with the bad shard does not raise its own error first (the others would then
+    wait in a collective it never joins): every worker raises after the agreement."""
+    group, sync, _ = replicas(2, 3, protocol=protocol)
+    text = assert_every_worker_raises_the_same(group, sync, [np.ones((2, 3)), np.ones((2, 5))],
+                                               "shape beyond the batch axis")
+    assert "worker 1: SyncBatchNorm(3" in text and "float64 of shape (2, 5)" in text
+    assert_every_worker_raises_the_same(group, sync, [np.ones((2, 3)), np.ones(3)], "number of dimensions",
+                                        "shape (3,)")
+    assert_every_worker_raises_the_same(group, sync, [np.ones((2, 3)), np.ones((2, 3), np.float32)],
+                                        "dtype", "float32 of shape (2, 3)")
+    assert_every_worker_raises_the_same(group, sync, [np.ones((4, 3, 2)), np.ones((2, 3, 5))],
+                                        "shape beyond the batch axis")
+    assert_every_worker_raises_the_same(group, sync, [None, np.ones((2, 3))], "not an array of numbers")
     assert all(y.shape == (2, 3) for y in forward(group, sync, [np.ones((2, 3)), np.zeros((2, 3))]))
 
 
@@ -352,17 +409,18 @@ def test_gather_equals_allreduce_and_batchnorm_on_unequal_shards(sizes, C, rest,
     reduced, _, _ = run_steps("allreduce", *args, momentum=momentum)
     assert_close(gathered, batchnorm)
     assert_close(gathered, reduced)
-    assert [m.op for m in log] == ["all_gather", "all_reduce"] * 2
+    assert [m.op for m in log] == ["all_reduce", "all_gather", "all_reduce"] * 2
 
 
 @pytest.mark.parametrize("protocol, forward_counts, backward_counts", [
-    ("allreduce", {"all_reduce": 2, "all_gather": 0}, {"all_reduce": 1, "all_gather": 0}),
-    ("gather", {"all_reduce": 0, "all_gather": 1}, {"all_reduce": 1, "all_gather": 0}),
+    ("allreduce", {"all_reduce": 3, "all_gather": 0}, {"all_reduce": 1, "all_gather": 0}),
+    ("gather", {"all_reduce": 1, "all_gather": 1}, {"all_reduce": 1, "all_gather": 0}),
 ])
 def test_the_collectives_of_one_training_step_counted(protocol, forward_counts, backward_counts):
-    """A training step: the default protocol sends three all-reduces (two forward, one backward),
-    4C + 1 values per worker, and receives as many; "gather" one all_gather forward and one
-    all_reduce backward: 4C + 1 values sent, (2C + 1) K + 2C received. Evaluation sends nothing."""
+    """A training step: the agreement (an all_reduce of K (4 + SHAPE_AXES) values), then the
+    default protocol's three all-reduces (two forward, one backward), 4C + 1 values per worker,
+    received as sent; "gather" one all_gather forward and one all_reduce backward: 4C + 1 values
+    sent, (2C + 1) K + 2C received. Evaluation sends nothing."""
     K, C = 3, 4
     group = InProcessGroup(K)
     counted = [Counting(w) for w in group.workers]
@@ -374,7 +432,8 @@ def test_the_collectives_of_one_training_step_counted(protocol, forward_counts, 
     total = {op: forward_counts[op] + backward_counts[op] for op in forward_counts}
     assert all(c.counts == total for c in counted)
     received = 4 * C + 1 if protocol == "allreduce" else (2 * C + 1) * K + 2 * C
-    assert all(c.values == {"sent": 4 * C + 1, "received": received} for c in counted)
+    sent = {"sent": K * AGREEMENT + 4 * C + 1, "received": K * AGREEMENT + received}
+    assert all(c.values == sent for c in counted)
     for layer in sync:
         layer.eval()
     forward(group, sync, shards)
@@ -386,7 +445,7 @@ def test_the_gather_message_is_each_workers_mean_invstd_and_count():
     group, sync, _ = replicas(3, C, protocol="gather", eps=eps)
     shards = shards_of((4, 0, 3), C, (2,))
     forward(group, sync, shards)
-    (message,) = group.log
+    (message,) = data_messages(group.log)
     assert message.op == "all_gather" and message.received.shape == (3, 2 * C + 1)
     assert message.nbytes == 8 * (2 * C + 1) and message.received_nbytes == 3 * 8 * (2 * C + 1)
     for k, x in enumerate(shards):
@@ -395,7 +454,7 @@ def test_the_gather_message_is_each_workers_mean_invstd_and_count():
         if len(x):
             assert nc.rel_error(message.sent[k][:C], x.mean(axis=(0, 2))) < TOL
             assert nc.rel_error(message.sent[k][C:2 * C], 1 / np.sqrt(x.var(axis=(0, 2)) + eps)) < TOL
-    assert "all_gather #1" in str(message) and "every worker gets all 3 vectors" in str(message)
+    assert "all_gather #2" in str(message) and "every worker gets all 3 vectors" in str(message)
 
 
 def test_a_bad_protocol_is_refused_with_the_choices():
@@ -417,12 +476,11 @@ def test_the_gather_protocol_needs_a_group_with_all_gather():
         SyncBatchNorm(3, process_group=SumsOnly(), protocol="gather")
 
 
-def test_workers_on_different_protocols_get_a_clear_error():
-    group = InProcessGroup(2)
+def test_workers_on_different_protocols_all_raise_the_same_error():
+    group = InProcessGroup(2, log=[])
     sync = [SyncBatchNorm(3, process_group=group.workers[0], protocol="gather"),
             SyncBatchNorm(3, process_group=group.workers[1])]
-    with pytest.raises(RuntimeError, match="same all_reduce and all_gather calls"):
-        forward(group, sync, shards_of((2, 2), 3))
+    assert_every_worker_raises_the_same(group, sync, shards_of((2, 2), 3), "the protocol", "protocol='gather'")
 
 
 def test_all_gather_returns_every_vector_in_rank_order_to_each_worker():

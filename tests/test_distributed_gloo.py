@@ -1,6 +1,8 @@
 """SyncBatchNorm across two real processes (torch.distributed, gloo on localhost), with either
 protocol, equals BatchNorm on the concatenated batch to 1e-12 in float64: normcore's and
-torch's. torch.nn.SyncBatchNorm itself refuses CPU tensors (torch 2.13), so it is not compared."""
+torch's. torch.nn.SyncBatchNorm itself refuses CPU tensors (torch 2.13), so it is not compared.
+The same two processes (started once for the module, see distributed_gloo_worker.py) also
+check TorchGroup's collectives, recalibration through the group, and ranks that disagree."""
 
 import os
 import socket
@@ -24,7 +26,7 @@ import distributed_gloo_worker as worker  # noqa: E402
 
 pytestmark = pytest.mark.slow  # starts two processes that join a gloo process group
 
-WORLD_SIZE, TIMEOUT = 2, 120  # seconds for both processes, then they are killed
+WORLD_SIZE, TIMEOUT = 2, 90  # seconds for both processes, then they are killed
 
 
 def free_port():
@@ -34,12 +36,14 @@ def free_port():
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def processes(tmp_path_factory):
+    """Start the two processes once for the module and wait for them (at most TIMEOUT s): their
+    return codes and output, and where each saved its parts (``part``)."""
     tmp = tmp_path_factory.mktemp("gloo")
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    outs = [tmp / f"rank{r}.npz" for r in range(WORLD_SIZE)]
+    outs = [tmp / f"rank{r}" for r in range(WORLD_SIZE)]
     procs = [subprocess.Popen([sys.executable, worker.__file__, str(r), str(WORLD_SIZE), str(outs[r])],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for r in range(WORLD_SIZE)]
@@ -52,9 +56,26 @@ def results(tmp_path_factory):
             p.kill()
             p.wait()
         pytest.fail(f"the {WORLD_SIZE} gloo processes did not finish within {TIMEOUT} s")
-    for p, log in zip(procs, logs):
-        assert p.returncode == 0, log
-    return [dict(np.load(o)) for o in outs]
+    return dict(returncodes=[p.returncode for p in procs], logs=logs, outs=outs)
+
+
+def part(processes, name):
+    """What every rank saved for part ``name``, or a failure with the processes' output."""
+    files = [Path(f"{out}_{name}.npz") for out in processes["outs"]]
+    if not all(f.exists() for f in files):
+        pytest.fail(f"the processes stopped before part {name!r} was saved "
+                    f"(return codes {processes['returncodes']}):\n" + "\n".join(processes["logs"]))
+    return [dict(np.load(f)) for f in files]
+
+
+@pytest.fixture(scope="module")
+def results(processes):
+    return part(processes, "steps")
+
+
+def test_both_processes_exit_normally(processes):
+    """No rank aborted (SIGABRT inside gloo is return code -6) or raised out of a part."""
+    assert processes["returncodes"] == [0] * WORLD_SIZE, "\n".join(processes["logs"])
 
 
 def torch_batchnorm_steps():
@@ -111,10 +132,11 @@ def test_two_gloo_processes_equal_batchnorm_on_the_concatenation(results, protoc
             assert nc.rel_error(r[f"{protocol}_{name}"], final[name]) < 1e-12
 
 
-@pytest.mark.parametrize("protocol, per_step", [("allreduce", [3, 0]), ("gather", [1, 1])])
+@pytest.mark.parametrize("protocol, per_step", [("allreduce", [4, 0]), ("gather", [2, 1])])
 def test_the_collectives_over_gloo_counted(results, protocol, per_step):
-    """[all_reduce, all_gather] calls after each step: per training step three all-reduces, or
-    one all_gather and one all_reduce; the evaluation step sends nothing."""
+    """[all_reduce, all_gather] calls after each step: per training step the agreement's
+    all_reduce, then three all-reduces, or one all_gather and one all_reduce; the evaluation step
+    sends nothing."""
     for r in results:
         assert [list(r[f"{protocol}_counts{step}"]) for step in range(3)] == \
             [per_step, [2 * c for c in per_step], [2 * c for c in per_step]]
@@ -134,3 +156,41 @@ def test_torchgroup_needs_an_initialised_process_group():
         pytest.skip("a process group is already initialised in this process")
     with pytest.raises(RuntimeError, match="init_process_group"):
         TorchGroup()
+
+
+@pytest.mark.parametrize("case", list(worker.DISAGREEMENTS))
+def test_ranks_that_disagree_both_raise_the_same_clear_error(processes, case):
+    """Ranks whose layers differ in num_features, or one of whose shards has the wrong width or
+    dtype: both raise the same ValueError, naming each rank's layer and input, and neither is
+    left waiting; the next step, on shards that fit, runs on both."""
+    saved = part(processes, "disagreements")
+    errors = [str(r[case]) for r in saved]
+    assert errors[0] == errors[1], errors
+    assert errors[0].startswith("ValueError: SyncBatchNorm: before sending any data the 2 workers"), errors[0]
+    for rank, (channels, shape, dtype) in enumerate(worker.DISAGREEMENTS[case]):
+        assert (f"worker {rank}: SyncBatchNorm({channels}, protocol='allreduce'), input "
+                f"{np.dtype(dtype).name} of shape {shape}") in errors[0]
+    assert [r["after"].shape for r in saved] == [(5, worker.C, worker.L), (0, worker.C, worker.L)]
+
+
+def test_torchgroup_all_reduce_and_all_gather_leave_the_callers_array_alone(processes):
+    """v = [rank + 1] * 3 on each rank: all_reduce returns the sum [3, 3, 3] and all_gather the
+    rows [1, 1, 1], [2, 2, 2], while v still holds the rank's own values."""
+    for rank, r in enumerate(part(processes, "collectives")):
+        assert np.array_equal(r["reduced"], np.full(3, 3.0))
+        assert np.array_equal(r["after_reduce"], np.full(3, rank + 1.0)), "all_reduce changed its argument"
+        assert np.array_equal(r["gathered"], [np.full(3, 1.0), np.full(3, 2.0)])
+        assert np.array_equal(r["after_gather"], np.full(3, rank + 1.0)), "all_gather changed its argument"
+
+
+@pytest.mark.parametrize("protocol", worker.PROTOCOLS)
+def test_recalibration_through_the_group_gives_both_replicas_the_statistics_of_all_the_data(processes, protocol):
+    """Each rank recalibrates its SyncBatchNorm replica on its own batches; both end with the
+    running statistics of the plain model recalibrated on the two ranks' batches concatenated."""
+    plain = worker.recalibration_model(nc.BatchNorm1d)
+    batches = [worker.calibration_batches(rank) for rank in range(WORLD_SIZE)]
+    nc.recalibrate_batchnorm(plain, [np.concatenate(step) for step in zip(*batches)])
+    for r in part(processes, "recalibration"):
+        for k in (1, 4):
+            assert nc.rel_error(r[f"{protocol}_{k}_running_mean"], plain[k].running_mean) < 1e-12
+            assert nc.rel_error(r[f"{protocol}_{k}_running_var"], plain[k].running_var) < 1e-12

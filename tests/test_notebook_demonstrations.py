@@ -269,8 +269,9 @@ def test_both_protocols_written_out_and_counted(sync):
     the messages as the cost table counts them, C = 3 on K = 4 workers."""
     assert sync["gather_error"] < 1e-12
     assert sync["protocol_gap"] < 1e-12 and sync["batchnorm_gap"] < 1e-12
-    assert sync["counted"]["allreduce"] == [("all_reduce", 4, 4), ("all_reduce", 3, 3), ("all_reduce", 6, 6)]
-    assert sync["counted"]["gather"] == [("all_gather", 7, 28), ("all_reduce", 6, 6)]
+    agreement = ("all_reduce", 36, 36)  # 9 values in each of the 4 workers' slots
+    assert sync["counted"]["allreduce"] == [agreement, ("all_reduce", 4, 4), ("all_reduce", 3, 3), ("all_reduce", 6, 6)]
+    assert sync["counted"]["gather"] == [agreement, ("all_gather", 7, 28), ("all_reduce", 6, 6)]
 
 
 def test_averaged_variances_lose_the_spread_of_the_means(sync):

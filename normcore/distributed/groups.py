@@ -21,7 +21,12 @@ with world_size times as many. Two implementations:
   size in bytes, and what every worker receives); ``log=[]`` collects them as ``Message`` records.
 - ``TorchGroup()``: ``torch.distributed.all_reduce`` and ``all_gather`` on CPU float64 tensors,
   for real processes (the gloo backend on one machine or several), the engine a user would scale
-  to. torch is imported only when a TorchGroup is made.
+  to. torch is imported only when a TorchGroup is made. Neither collective changes the caller's
+  vector.
+
+``gather_by_all_reduce(group, row)`` gives every worker's row from one all_reduce (each worker
+writes its row into its own slot of a table of zeros): what SyncBatchNorm's workers compare
+before any data moves, and what recalibration merges.
 """
 
 import threading
@@ -63,6 +68,21 @@ def check_vector(vector: Any, who: str, op: str = "all_reduce") -> np.ndarray:
         raise ValueError(_("{who}.{op} expects a 1-D vector, got shape {shape}").format(
             who=who, op=op, shape=vector.shape))
     return vector
+
+
+def gather_by_all_reduce(group: Any, row: np.ndarray, name: str | None = None) -> np.ndarray:
+    """Every worker's float64 ``row`` stacked in rank order, (world_size, len(row)), the same
+    array on every worker, from one all_reduce (so any group with all_reduce gives it).
+
+    Worker k writes its row into row k of a table of zeros and the workers sum their tables:
+    each entry of the sum is one worker's value plus zeros, so every row arrives bit for bit.
+    The message is world_size * len(row) values: meant for a few numbers per worker, such as
+    what the workers compare before data moves, not for the data itself.
+    """
+    row = check_vector(row, "gather_by_all_reduce")
+    table = np.zeros((group.world_size, row.size))         # (K, n)
+    table[group.rank] = row
+    return group.all_reduce(table.ravel(), name=name).reshape(table.shape)    # (K, n)
 
 
 @dataclass

@@ -5,14 +5,78 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .._array import as_array
 from ..i18n import N_, translator
 from ..norms.base import channel_shape
 from ..norms.batchnorm import _BatchNorm
 from ..norms.standardization import mean_over, standardize, standardize_backward_from_means
+from .groups import gather_by_all_reduce
 
 _ = translator("cli")
 
 PROTOCOLS = ("allreduce", "gather")  # normcore's two all-reduces, torch's one all_gather
+DTYPES = ("float16", "float32", "float64")  # an input's dtype code is 1 + its index here, 0 otherwise
+SHAPE_AXES = 5                              # the input's shape is described up to 5 axes (5-D input)
+AGREEMENT = N_("agreement: [num_features, protocol, dtype, ndim, shape] of every worker")  # its name
+
+
+def describe(layer: "SyncBatchNorm", x: Any) -> np.ndarray:
+    """What this worker is about to exchange, as the fixed-length row every worker sends
+    before any data moves::
+
+        [num_features, protocol, dtype, ndim, shape[0], ..., shape[4]]      4 + SHAPE_AXES values
+
+    protocol: its index in PROTOCOLS; dtype: 1 + its index in DTYPES, 0 for any other dtype;
+    ndim: -1 when x is no array of numbers; the shape padded with 0 (cut after 5 axes)."""
+    try:
+        a = as_array(x, "SyncBatchNorm")
+    except TypeError:
+        a = None
+    ndim = -1 if a is None else a.ndim
+    dtype = 1 + DTYPES.index(a.dtype.name) if a is not None and a.dtype.name in DTYPES else 0
+    shape = (list(a.shape) if a is not None else [])[:SHAPE_AXES]
+    shape += [0] * (SHAPE_AXES - len(shape))
+    return np.array([layer.num_features, PROTOCOLS.index(layer.protocol), dtype, ndim, *shape], dtype=np.float64)
+
+
+def disagreement(rows: np.ndarray) -> str | None:
+    """The error every worker raises when the workers' rows (``describe``, one per worker, in
+    rank order) disagree, or None when they agree: the same layer (num_features, protocol) on
+    every worker, and inputs of one dtype and one shape but for the batch axis 0 (the shards of
+    one batch). Workers that agree run the same input checks on inputs alike, so an input that
+    is wrong on every worker raises BatchNorm's own error on every worker."""
+    rows = rows.astype(np.int64)                                        # (K, 4 + SHAPE_AXES)
+    C, protocol, dtype, ndim, shape = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 5:]
+    same = lambda column: bool(np.all(column == column[0]))             # noqa: E731
+    problems = [problem for problem, agreed in [
+        (N_("the layers' num_features"), same(C)),
+        (N_("the protocol"), same(protocol)),
+        (N_("the input's dtype"), same(dtype)),
+        (N_("the input's number of dimensions"), same(ndim)),
+        (N_("the input's shape beyond the batch axis"), not same(ndim) or same(shape)),
+    ] if not agreed]
+    if not problems:
+        return None
+    lines = [_("SyncBatchNorm: before sending any data the {k} workers compared what they are about to "
+               "exchange, and they disagree on {what}. Every worker needs the same layer and an input "
+               "of the same dtype and shape but for the batch axis 0 (the shards of one batch). No data "
+               "was sent, and every worker raises this error.").format(
+                   k=len(rows), what=_(", ").join(_(p) for p in problems))]
+    lines += [_("  worker {k}: SyncBatchNorm({c}, protocol={protocol!r}), input {input}").format(
+        k=k, c=row[0], protocol=PROTOCOLS[row[1]], input=_described_input(row)) for k, row in enumerate(rows)]
+    return "\n".join(lines)
+
+
+def _described_input(row: np.ndarray) -> str:
+    """A worker's input as its row describes it: 'float64 of shape (2, 3)'."""
+    dtype, ndim = row[2], row[3]
+    if ndim < 0:
+        return _("that is not an array of numbers")
+    shape = ", ".join(map(str, row[4:4 + min(ndim, SHAPE_AXES)])) + (", ..." if ndim > SHAPE_AXES else "")
+    shape = f"({shape},)" if ndim == 1 else f"({shape})"
+    if not dtype:
+        return _("of shape {shape}, of a dtype other than float16, float32 and float64").format(shape=shape)
+    return _("{dtype} of shape {shape}").format(dtype=DTYPES[dtype - 1], shape=shape)
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -20,6 +84,16 @@ class SyncBatchNorm(_BatchNorm):
     one replica of the layer and calls it on its own shard x_k (n_k values per channel, n_k may
     be 0), and every worker gets what BatchNorm gives on the concatenated batch (N = sum_k n_k).
     Two protocols for the forward's statistics, the same backward.
+
+    Before any data moves, in every training forward, the workers agree on what they are about
+    to exchange: each sends its ``describe`` row, [num_features, protocol, dtype, ndim, shape]
+    (9 values), in one all_reduce that hands every worker all K rows (``gather_by_all_reduce``,
+    K x 9 values), and every worker checks the same rows. If they disagree (layers of different
+    num_features or protocol, inputs of different dtypes, or shapes that are not the shards of
+    one batch, the same but for axis 0), every worker raises the same ValueError naming each
+    worker's layer and input, and no data has been sent: a worker never raises its own input
+    error while the others wait for it. Workers that agree then check their inputs as BatchNorm
+    does, alike, so an input wrong in the same way on every worker raises on every worker.
 
     ``protocol="allreduce"`` (the default): two all-reduces, sums only::
 
@@ -47,9 +121,10 @@ class SyncBatchNorm(_BatchNorm):
                             dx_k = rstd * (dx_hat_k - gamma * dbeta / N - x_hat_k * gamma * dgamma / N)
 
     torch's backward all-reduces [sum dy_k, sum dy_k * (x_k - mean)], the same sums up to the
-    factor rstd per channel. So a training step costs three all-reduces with the default
-    protocol (4C + 1 values sent and received per worker) and two collectives with "gather",
-    one all_gather and one all_reduce (4C + 1 values sent, (2C + 1) K + 2C received per worker).
+    factor rstd per channel. So a training step costs, after the agreement (9K values sent and
+    received per worker), three all-reduces with the default protocol (4C + 1 values sent and
+    received per worker) and two collectives with "gather", one all_gather and one all_reduce
+    (4C + 1 values sent, (2C + 1) K + 2C received per worker).
 
     Why the default takes two rounds: all_reduce can only SUM, so it needs the global mean
     before it can sum squared deviations from it; the one-round sums [n, sum x, sum x**2] give
@@ -70,8 +145,9 @@ class SyncBatchNorm(_BatchNorm):
     Evaluation: the running statistics, no communication, exactly BatchNorm's. As in PyTorch,
     evaluation with ``track_running_stats=False`` uses this worker's own shard's statistics
     (no communication either). Every worker must call forward (and backward) together, in
-    training mode, with the same number of channels and the same protocol; an error that
-    depends on the global batch (N = 1 value per channel) is raised by every worker. Variances
+    training mode; the agreement checks the layers and inputs, and an error that depends on the
+    global batch (N = 1 value per channel) is raised by every worker too. The backward is not
+    checked that way: an upstream gradient of the wrong shape raises on its worker alone. Variances
     beyond float64's range (|x| ~1e154) overflow to inf here, as in PyTorch (BatchNorm rescales
     them; see ``moments``).
     """
@@ -102,6 +178,7 @@ class SyncBatchNorm(_BatchNorm):
             y = super().forward(x)
             self._synced = False
             return y
+        self._agree(x)                                             # before any data moves
         x, in_dtype = self._input(x)                               # (n_k, C, *L)  float16 -> float32
         B = (0,) + tuple(range(2, x.ndim))                         # every axis but the channels
         shape = channel_shape(self.num_features, x.ndim)           # (1, C, 1...)
@@ -114,6 +191,16 @@ class SyncBatchNorm(_BatchNorm):
             self._update_running_stats(mean, var, N)               # unbiased with N / (N - 1)
         self._cache, self._synced = (x_hat, rstd, N, in_dtype), True
         return y.astype(in_dtype, copy=False)
+
+    def _agree(self, x: Any) -> None:
+        """Every worker sends its ``describe`` row (4 + SHAPE_AXES values) in one all_reduce and
+        checks the same K rows: if they do not fit together (``disagreement``), every worker
+        raises the same ValueError, before any data has moved and before its own input checks,
+        so no worker is left waiting in a collective the others never join."""
+        rows = gather_by_all_reduce(self.process_group, describe(self, x), name=AGREEMENT)
+        problem = disagreement(rows)
+        if problem is not None:
+            raise ValueError(problem)
 
     def _reduced_statistics(self, x: np.ndarray, B: tuple[int, ...],
                             shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int]:

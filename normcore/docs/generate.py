@@ -51,7 +51,8 @@ API = [
     ("distributed", "SyncBatchNorm across workers: normcore.distributed",
      "BatchNorm whose statistics are taken over a batch split across workers (three all-reduces "
      "per training step by default, or PyTorch's all_gather and all-reduce with "
-     "``protocol=\"gather\"``), and the process groups it talks through: threads of one process "
+     "``protocol=\"gather\"``, after one small all-reduce in which the workers agree on what they "
+     "exchange), and the process groups it talks through: threads of one process "
      "for the classroom, ``torch.distributed`` with gloo for real processes (torch is imported only "
      "when a ``TorchGroup`` is made).",
      [("normcore.distributed", None)]),

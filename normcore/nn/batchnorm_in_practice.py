@@ -14,6 +14,9 @@ from typing import Any
 import numpy as np
 
 from .._array import flag
+from ..distributed.groups import gather_by_all_reduce
+from ..distributed.syncbatchnorm import SyncBatchNorm
+from ..i18n import N_, translator
 from ..module import Module, Parameter
 from ..norms.batchnorm import BatchNorm1d, _BatchNorm
 from ..norms.dyt import DyT
@@ -22,6 +25,8 @@ from ..norms.layernorm import LayerNorm
 from ..norms.rmsnorm import RMSNorm
 from ..norms.standardization import moments
 from .linear import Linear
+
+_ = translator("cli")
 
 
 def fold_batchnorm(linear: Linear, bn: BatchNorm1d) -> Linear:
@@ -223,18 +228,35 @@ class _PooledMoments:
         self.n, self.mean, self.m2 = 0, np.zeros(channels), np.zeros(channels)
 
     def add(self, x: np.ndarray) -> None:
+        """Merge in the batch ``x`` (N, C, *L)."""
         x = np.asarray(x, dtype=np.float64)                       # (N, C, *L)
         n_b = x.size // x.shape[1]                                # values per channel
         if n_b == 0:
             return
         B = (0,) + tuple(range(2, x.ndim))                        # every axis but the channels
         mean_b, var_b, scale = moments(x, B)                      # (1, C, 1...)  biased, in units of scale**2
-        mean_b, m2_b = mean_b.ravel(), (var_b * scale ** 2).ravel() * n_b   # (C,), (C,)
+        self.merge(n_b, mean_b.ravel(), (var_b * scale ** 2).ravel() * n_b)   # (C,), (C,)
+
+    def merge(self, n_b: int, mean_b: np.ndarray, m2_b: np.ndarray) -> None:
+        """Merge in another part's count, mean (C,) and M2 (C,) with Chan's formula."""
+        if n_b == 0:
+            return
         n = self.n + n_b
         d = mean_b - self.mean                                    # (C,)
         self.mean = self.mean + d * n_b / n                       # (C,)
         self.m2 = self.m2 + m2_b + d ** 2 * self.n * n_b / n      # (C,)
         self.n = n
+
+    def over_workers(self, group: Any) -> "_PooledMoments":
+        """The moments of every worker of ``group`` together: each worker's [n_k, mean_k, M2_k] (one
+        all_reduce of K (1 + 2C) values), merged in rank order, the same bits on every worker."""
+        C = self.mean.size
+        rows = gather_by_all_reduce(group, np.concatenate([[self.n], self.mean, self.m2]),
+                                    name=N_("recalibration: [n_k, mean_k, M2_k] per channel of every worker"))
+        pooled = _PooledMoments(C)
+        for row in rows:                                          # (1 + 2C,) worker k's
+            pooled.merge(int(row[0]), row[1:1 + C], row[1 + C:])
+        return pooled
 
 
 def recalibrate_batchnorm(model: Module, batches: Iterable[Any]) -> Module:
@@ -261,27 +283,43 @@ def recalibrate_batchnorm(model: Module, batches: Iterable[Any]) -> Module:
     agree, but that variance leaves out the spread of the batch means around the overall mean,
     which the variance of the concatenation includes.
 
+    SyncBatchNorm replicas (data-parallel training, one replica per worker) are recalibrated
+    through their process group: every worker calls ``recalibrate_batchnorm`` on its replica with
+    its own batches, together, as many batches on every worker (an empty batch of shape (0, C)
+    is allowed); batch i of the pass is the workers' i-th batches together, and each
+    SyncBatchNorm normalises with that whole batch's statistics, as in training. The workers'
+    moments are then merged (one all_reduce of K (1 + 2C) values per SyncBatchNorm, Chan's merge
+    in rank order), so every replica gets the same running statistics: those of all the
+    workers' batches concatenated. Before the pass the workers compare how many batches they
+    hold; if the counts differ, every worker raises the same ValueError.
+
     Every other state stays as it was: parameters, gradients, other buffers, each module's
     training flag and forward cache. num_batches_tracked becomes the number of batches, the
     count PyTorch's ``update_bn`` leaves. A BatchNorm with ``track_running_stats=False`` has
-    no running statistics and is left alone. Errors (no batches, no BatchNorm with running
-    statistics, a batch the model rejects, a BatchNorm that received fewer than two values per
-    channel) are raised before anything is written. Returns ``model``.
+    no running statistics and is left alone. Errors (``batches`` not an iterable of batches, no
+    batches, no BatchNorm with running statistics, a batch the model rejects, a BatchNorm that
+    received fewer than two values per channel) are raised before anything is written, and a
+    call that raises changes nothing. Returns ``model``.
     """
     who = "recalibrate_batchnorm"
     if not isinstance(model, Module):
-        raise TypeError(f"{who} expects a Module, got {type(model).__name__}")
-    batches = list(batches)
-    if not batches:
-        raise ValueError(f"{who} needs at least one batch, got none")
+        raise TypeError(_("{who} expects a Module, got {got}").format(who=who, got=type(model).__name__))
+    batches = _batch_list(batches, who)
     tracked = [bn for bn in batchnorms(model) if bn.track_running_stats]
     if not tracked:
-        raise ValueError(f"{who}: {type(model).__name__} has no BatchNorm with running statistics")
+        raise ValueError(_("{who}: {model} has no BatchNorm with running statistics").format(
+            who=who, model=type(model).__name__))
+    _agree_on_batch_count(model, len(batches), who)
+    if not batches:
+        raise ValueError(_("{who} needs at least one batch, got none").format(who=who))
     pooled = _calibration_pass(model, tracked, batches)
+    pooled = [p.over_workers(bn.process_group) if isinstance(bn, SyncBatchNorm) else p
+              for bn, p in zip(tracked, pooled)]                  # every worker's moments merged
     for bn, p in zip(tracked, pooled):
         if p.n < 2:
-            raise ValueError(f"{who}: a {type(bn).__name__} received {p.n} value(s) per channel over all "
-                             "batches; the unbiased variance needs at least 2")
+            raise ValueError(_("{who}: a {layer} received {n} value(s) per channel over all batches; "
+                               "the unbiased variance needs at least 2").format(
+                                   who=who, layer=type(bn).__name__, n=p.n))
     for bn, p in zip(tracked, pooled):  # everything is computed: now write it
         bn.running_mean[...] = p.mean
         bn.running_var[...] = p.m2 / (p.n - 1)
@@ -289,9 +327,36 @@ def recalibrate_batchnorm(model: Module, batches: Iterable[Any]) -> Module:
     return model
 
 
+def _batch_list(batches: Any, who: str) -> list[Any]:
+    """``batches`` as a list, or a TypeError saying what is expected (an array is one batch, not
+    an iterable of them)."""
+    if isinstance(batches, (np.ndarray, str, bytes)) or not isinstance(batches, Iterable):
+        raise TypeError(_("{who} expects an iterable of batches (a list of arrays, a generator, a "
+                          "data loader), got {got}; one batch x is passed as [x]").format(
+                              who=who, got=type(batches).__name__))
+    return list(batches)
+
+
+def _agree_on_batch_count(model: Module, count: int, who: str) -> None:
+    """With SyncBatchNorm replicas, every worker must hold as many batches (each batch is one
+    synchronised step): the workers of each process group compare their counts in one
+    all_reduce, and if they differ every worker raises the same ValueError."""
+    groups = list({id(bn.process_group): bn.process_group for bn in batchnorms(model)
+                   if isinstance(bn, SyncBatchNorm)}.values())
+    for group in groups:
+        counts = gather_by_all_reduce(group, np.array([float(count)]),
+                                      name=N_("recalibration: the number of batches of every worker"))
+        if np.any(counts != counts[0]):
+            raise ValueError(_("{who}: the workers hold different numbers of batches ({counts}, worker: "
+                               "batches); each batch is one synchronised step of the SyncBatchNorms, so "
+                               "every worker needs as many (an empty batch, of shape (0, C), is "
+                               "allowed)").format(who=who, counts={k: int(n) for k, n in enumerate(counts[:, 0])}))
+
+
 def _calibration_pass(model: Module, tracked: list[_BatchNorm], batches: list[Any]) -> list[_PooledMoments]:
     """Run every batch through ``model`` (evaluation mode, each BatchNorm normalising with the
-    batch's statistics) and return the pooled moments of each tracked BatchNorm's input. Every
+    batch's statistics; a SyncBatchNorm with those of the whole batch across its workers) and
+    return the pooled moments of each tracked BatchNorm's input (this worker's share). Every
     module's attributes (training flag, cache, ...) are restored afterwards, even on an error."""
     saved = [(m, dict(m.__dict__)) for _, m in model.named_modules()]
     pooled = [_PooledMoments(bn.num_features) for bn in tracked]
@@ -301,11 +366,15 @@ def _calibration_pass(model: Module, tracked: list[_BatchNorm], batches: list[An
             # not training and not tracking: the layer uses the batch's statistics and updates nothing
             bn.track_running_stats = False
             bn.forward = _recording(bn.forward, p)  # type: ignore[method-assign]  # for this pass only
+        for bn in batchnorms(model):
+            if isinstance(bn, SyncBatchNorm):  # training, not tracking: the whole batch's statistics
+                bn.training = True
         for i, batch in enumerate(batches):
             try:
                 model(batch)
             except (TypeError, ValueError) as e:
-                raise type(e)(f"recalibrate_batchnorm: batch {i} was rejected: {e}") from e
+                raise type(e)(_("recalibrate_batchnorm: batch {i} was rejected: {error}").format(
+                    i=i, error=e)) from e
     finally:
         for m, attributes in saved:
             m.__dict__.clear()

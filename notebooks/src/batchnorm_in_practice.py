@@ -16,7 +16,8 @@ CELLS = [
     2. the running statistics after training: recalibrating them, and freezing them for
        fine-tuning
     3. SyncBatchNorm: statistics over a batch split across workers, two protocols written out
-       (normcore's three all-reduces, PyTorch's all_gather and all-reduce)
+       (normcore's three all-reduces, PyTorch's all_gather and all-reduce), after the
+       workers agree on what they are about to exchange
     4. scale invariance: a weight before BatchNorm, its gradient, and weight decay
     5. BatchNorm before or after the activation, and the useless bias before a BatchNorm
     6. a summary
@@ -682,22 +683,34 @@ CELLS = [
     batchnorm_gap = max(np.abs(a - b).max() for a, b in zip(outputs["gather"], expected))
     print(f"gather - allreduce: {protocol_gap:.1e};  gather - BatchNorm1d: {batchnorm_gap:.1e}")
     assert protocol_gap < 1e-12 and batchnorm_gap < 1e-12
-    assert [c[0] for c in counted["allreduce"]] == ["all_reduce"] * 3
-    assert [c[0] for c in counted["gather"]] == ["all_gather", "all_reduce"]
+    assert [c[0] for c in counted["allreduce"]] == ["all_reduce"] * 4     # the agreement first
+    assert [c[0] for c in counted["gather"]] == ["all_reduce", "all_gather", "all_reduce"]
     """),
     md(r"""
+    The first message of each training step, in both protocols, carries no data: it is the
+    **agreement**. Every collective needs every worker to send as many values, and a worker
+    whose layer has another number of channels, or whose shard has the wrong width or dtype,
+    would send a message of another length, or refuse its shard and leave the others waiting.
+    So before any data moves each worker writes what it is about to exchange,
+    $[C, 	ext{protocol}, 	ext{dtype}, 	ext{ndim}, 	ext{shape}]$ (9 numbers), into its own
+    slot of $K$ slots of zeros, and one all-reduce hands every worker all $K$ rows (the
+    slot trick above). Every worker checks the same rows, so when they do not fit together
+    every worker raises the same ValueError, naming each worker's layer and input, and no data
+    has been sent. The written-out versions above leave it out.
+
     ### What each costs
 
     | protocol | collectives per training step | values each worker sends | values each worker receives |
     |---|---|---|---|
-    | normcore's default, `"allreduce"` | 3 all-reduces: 2 forward, 1 backward | $(1 + C) + C + 2C = 4C + 1$ | $4C + 1$ |
-    | PyTorch's, `"gather"` | 2: 1 all_gather forward, 1 all-reduce backward | $(2C + 1) + 2C = 4C + 1$ | $K(2C + 1) + 2C$ |
+    | normcore's default, `"allreduce"` | 4 all-reduces: the agreement, 2 forward, 1 backward | $9K + (1 + C) + C + 2C = 9K + 4C + 1$ | $9K + 4C + 1$ |
+    | PyTorch's, `"gather"` | 3: the agreement (an all-reduce), 1 all_gather forward, 1 all-reduce backward | $9K + (2C + 1) + 2C = 9K + 4C + 1$ | $9K + K(2C + 1) + 2C$ |
 
-    Counted above, $C = 3$ and $K = 4$: each worker sends 13 values either way and receives 13
-    with the default, 34 with the gather. Evaluation sends nothing with either. These are the
-    messages' sizes, not the bytes on the wire, which depend on how the backend implements each
-    collective. On a network every collective waits for the slowest worker and pays at least one
-    latency, so the gather saves one of the three; its message grows with the number of workers.
+    Counted above, $C = 3$ and $K = 4$: each worker sends 49 values either way (36 of them the
+    agreement) and receives 49 with the default, 70 with the gather. Evaluation sends nothing
+    with either. These are the messages' sizes, not the bytes on the wire, which depend on how
+    the backend implements each collective. On a network every collective waits for the slowest
+    worker and pays at least one latency, so the gather saves one of the four; its data message
+    grows with the number of workers, and so does the agreement in both.
     Which is faster depends on $K$, $C$ and the network, and this notebook does not measure it:
     its workers are threads, with no network between them.
 
@@ -936,7 +949,10 @@ CELLS = [
       (unbiased, every sample weighing the same), closing the train/eval gap that momentum
       leaves; PyTorch's `momentum=None` averages per batch instead. **Freezing** keeps
       BatchNorm in evaluation mode through `model.train()`, for fine-tuning.
-    * **SyncBatchNorm**: normcore's default protocol sends two all-reduces in the forward
+    * **SyncBatchNorm**: before any data moves the workers agree on what they are about to
+      exchange (one all-reduce of every worker's channels, protocol, dtype and shape; workers
+      that disagree all raise the same error). normcore's default protocol then sends two
+      all-reduces in the forward
       ($[n_k, \sum x_k]$, then $\sum (x_k - \mu)^2$) and one in the backward
       ($[\sum dy_k, \sum dy_k \hat{x}_k]$); PyTorch's (`protocol="gather"`) one all_gather of
       each worker's $[\mu_k, 1/\sqrt{\sigma_k^2 + \epsilon}, n_k]$, merged as within + between,

@@ -807,8 +807,9 @@ CLAIMS = [
           "channel. BatchNorm's real extra cost is the cross-sample reduction when the batch is "
           "split across devices and the statistics are synchronised, messages LayerNorm never "
           "sends. normcore.distributed's SyncBatchNorm gives exactly BatchNorm on the whole "
-          "batch; its default protocol takes three all-reduces per training step: two in the "
-          "forward (1 + C values, "
+          "batch; after one small all-reduce in which the workers agree on what they are about to "
+          "exchange (9 values per worker), its default protocol takes three all-reduces per "
+          "training step: two in the forward (1 + C values, "
           "then C) and one in the backward (2C), counted below. torch.nn.SyncBatchNorm uses two "
           "collectives (torch/nn/modules/_functions.py): in the forward one all_gather of each "
           "rank's mean, invstd and count (2C + 1 values), merged by the within + between "
@@ -846,15 +847,17 @@ CLAIMS = [
           ys = group.run(lambda w, shard: sync[w.rank](shard), shards)
           sync_gap = np.abs(np.concatenate(ys) - nc.BatchNorm1d(8)(np.concatenate(shards))).max()
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
-          sent = [m.received.size for m in log]
+          agreement, *data = log                       # the first message: what each worker will send
+          sent = [m.received.size for m in data]
           print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
-          print("all-reduce rounds in one training step:", len(log), " values per worker:", sent)
+          print("the agreement:", agreement.sent[0].size, "values;  then all-reduce rounds in one "
+                "training step:", len(data), " values per worker:", sent)
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w, protocol="gather") for w in group.workers]
           group.run(lambda w, shard: sync[w.rank](shard), shards)
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
-          gathered = [(m.op, m.sent[0].size) for m in log]
+          gathered = [(m.op, m.sent[0].size) for m in log[1:]]   # after the agreement
           print('protocol="gather", one training step (collective, values each worker sends):', gathered)
           # torch's forward: gather each worker's (mean, variance, count), merge in one round
           means = np.array([s.mean(0) for s in shards])
@@ -2531,7 +2534,8 @@ ZH.update({
         "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
         "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
         "拆到多个设备上、统计量需要同步时的跨样本归约，而 LayerNorm 从不需要发送这些消息。"
-        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个批上做 BatchNorm 完全相同，默认协议下每个训练"
+        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个批上做 BatchNorm 完全相同。各 worker 先用"
+        "一次很小的 all-reduce 核对将要交换的内容（每个 worker 9 个值），之后默认协议下每个训练"
         "步做三次 all-reduce：前向两次（先 1 + C 个值，再 C 个），反向一次（2C 个），下面有计数。"
         "torch.nn.SyncBatchNorm 只用两次集合通信（torch/nn/modules/_functions.py）：前向一次 "
         "all_gather，收集每个 rank 的均值、invstd 和计数（2C + 1 个值），再用组内 + 组间公式合并；"
