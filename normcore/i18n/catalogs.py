@@ -45,8 +45,9 @@ LISTED = {"practice": ("normcore.practice.skeletons:messages",
                        "normcore.practice.answers:messages"),
           "notebooks": ("normcore.i18n.catalogs:notebook_messages",)}
 NOTEBOOK_SOURCES = PACKAGE.parent / "notebooks" / "src"  # the notebooks' sources, in a clone
-# a notebook translates with tr(...): in IPython, _ is the last result
-NOTEBOOK_KEYWORDS = {"tr": None, "N_": None}
+# a notebook translates with tr(...) (in IPython, _ is the last result), a figure's words with
+# say(...) (normcore.i18n.figures.figure_words)
+NOTEBOOK_KEYWORDS = {"tr": None, "N_": None, "say": None}
 
 
 def domain_of(path):
@@ -58,10 +59,11 @@ def domain_of(path):
     return next((domain for pattern, domain in SOURCES if fnmatch(rel, pattern)), None)
 
 
-def notebook_messages(folder=NOTEBOOK_SOURCES):
-    """The (message, file) pairs the notebooks' code cells print: the ``tr()`` calls inside the
-    text of each ``code(...)`` cell of ``notebooks/src/*.py`` (code that Babel cannot see, being
-    a string of the source)."""
+def notebook_messages(folder=NOTEBOOK_SOURCES, keywords=NOTEBOOK_KEYWORDS):
+    """The (message, file) pairs the notebooks' code cells print or draw: the ``tr()``, ``N_()``
+    and ``say()`` calls inside the text of each ``code(...)`` cell of ``notebooks/src/*.py``
+    (code that Babel cannot see, being a string of the source); ``keywords``: the calls to
+    look for, e.g. ``{"say": None}`` for the figures' words alone."""
     import ast
     import textwrap
 
@@ -76,7 +78,7 @@ def notebook_messages(folder=NOTEBOOK_SOURCES):
         for piece in pieces:
             source = io.BytesIO(textwrap.dedent(piece).encode("utf-8"))
             for _lineno, message, _comments, _context in extract_.extract(
-                    "python", source, keywords=NOTEBOOK_KEYWORDS, options={"encoding": "utf-8"}):
+                    "python", source, keywords=keywords, options={"encoding": "utf-8"}):
                 found.append((message, where))
     return found
 

@@ -48,6 +48,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import N_, translator
+    from normcore.i18n.figures import figure_words
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
@@ -243,6 +244,7 @@ CELLS = [
     颜色和线型：直接穿过中心化的（实线）、经过均值的（虚线）、经过方差的（点划线，从 $x_c$
     出发）。反向传播把沿每条路径传回的梯度加起来；第 5 节给出这三份。
 
+    <<figure font note>>
     """),
     code(r"""
     st.graph()
@@ -465,13 +467,14 @@ CELLS = [
     code(r"""
     rows = rng.standard_normal((200, 16)) * rng.uniform(0.1, 10, size=(200, 1)) + rng.uniform(-20, 20, size=(200, 1))
     out = nc.LayerNorm(16, elementwise_affine=False)(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
-    axes[0].scatter(rows.mean(1), rows.std(1), s=8); axes[0].set_title("rows before")
-    axes[1].scatter(out.mean(1), out.std(1), s=8); axes[1].set_title("rows after LayerNorm")
-    axes[1].set_xlim(-1, 1); axes[1].set_ylim(0, 2)
-    for ax in axes:
-        ax.set_xlabel("row mean"); ax.set_ylabel("row std")
-    plt.tight_layout(); plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+        axes[0].scatter(rows.mean(1), rows.std(1), s=8); axes[0].set_title(say("rows before"))
+        axes[1].scatter(out.mean(1), out.std(1), s=8); axes[1].set_title(say("rows after LayerNorm"))
+        axes[1].set_xlim(-1, 1); axes[1].set_ylim(0, 2)
+        for ax in axes:
+            ax.set_xlabel(say("row mean")); ax.set_ylabel(say("row std"))
+        plt.tight_layout(); plt.show()
     """),
     md(r"""
     **From the experiments** (`normcore figures`; each claim is asserted by a test).

@@ -46,6 +46,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import translator
+    from normcore.i18n.figures import figure_words
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
@@ -191,6 +192,8 @@ CELLS = [
     rmsnorm --graph FILE.png` 把同一张图写进文件）。这里从 $x$ 到 $\hat{x}$ 有两条路线：一条直达
     （实线），一条经过平方的均值（点划线）。LayerNorm 的图里经过均值的那条路线在这里没有了，$\beta$
     也没有了。
+
+    <<figure font note>>
     """),
     code(r"""
     st.graph()
@@ -375,11 +378,13 @@ CELLS = [
     offsets = np.linspace(0, 10, 41)
     spread_rms = [nc.RMSNorm(16, elementwise_affine=False)(row + c).std() for c in offsets]
     spread_ln = [nc.LayerNorm(16, elementwise_affine=False)(row + c).std() for c in offsets]
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.plot(offsets, spread_ln, label="LayerNorm")
-    ax.plot(offsets, spread_rms, label="RMSNorm")
-    ax.set_xlabel("offset c added to the row"); ax.set_ylabel("std of the output row"); ax.legend()
-    plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot(offsets, spread_ln, label="LayerNorm")
+        ax.plot(offsets, spread_rms, label="RMSNorm")
+        ax.set_xlabel(say("offset c added to the row")); ax.set_ylabel(say("std of the output row"))
+        ax.legend()
+        plt.show()
     """),
     md(r"""
     **From the experiments** (`normcore figures`; each claim is asserted by a test).
