@@ -54,9 +54,9 @@ ANSWER = "<<answer>>"
 FONT_NOTE = "<<figure font note>>"
 FONT_NOTES = {"zh": (
     "**图中的文字。** 代码单元格画的图，只有在 matplotlib 找得到中文字体时才用中文标注；没有中文"
-    "字体时，图中文字保持英文，免得中文显示成方框。想看中文标注，就装一个中文字体（例如 "
-    "Debian/Ubuntu 的 `fonts-noto-cjk` 包），删掉 matplotlib 的字体缓存（`matplotlib.get_cachedir()` "
-    "目录下的 `fontlist-*.json`），再重启内核。从 `figures/` 嵌入的实验图是事先画好的，文字是英文。")}
+    "字体时，图中文字保持英文，免得中文显示成方框。想看中文标注，就装一个中文字体，例如 "
+    "Debian/Ubuntu 的 `fonts-noto-cjk` 包，再删掉 matplotlib 的字体缓存，即 `matplotlib.get_cachedir()` "
+    "目录下的 `fontlist-*.json`，然后重启内核。从 `figures/` 嵌入的实验图是事先画好的，文字是英文。")}
 
 
 # The class's test scores several notebooks start from: rows are students (the batch), columns

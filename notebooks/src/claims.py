@@ -86,7 +86,7 @@ WRITEUPS_ZH = {
     "W2": "《归一化(Normalization)》：在 (b, s, d) 张量上写出三种归一化",
     "W3": "《手撕归一化和正则化》：手写 LayerNorm、RMSNorm、BatchNorm 和 Dropout，附打印的示例张量；"
           "Pre-Norm 与 Post-Norm",
-    "W4": "续篇（无标题）：成绩表、移动统计量、Post-Norm 的 1/sqrt(2) 论证",
+    "W4": "无标题的续篇：成绩表、移动统计量、Post-Norm 的 1/sqrt(2) 论证",
 }
 
 # Run once before any claim's evidence: imports and the helpers the cells share.
@@ -2358,8 +2358,8 @@ ZH = {
         "按整个张量取一个缩放因子来使用这些格式时是对的，直接转换时则不然。FP8 和 int8 就是这样用的"
         "（损失缩放对 float16 的梯度做的也差不多，只是整个损失共用一个因子）：张量先乘上一个因子，让其中最大的绝对值落在格式"
         "的上限，这时决定精度的是动态范围，即最大绝对值与最小绝对值之比；动态范围越窄，落到格式分辨率"
-        "以下的值就越少。下面实测 256 行数据，各行的量级从 1e-2 到 1e3 不等（未归一化的激活值可能就"
-        "是这样），再测同样的行经过 LayerNorm 之后，每个张量一个缩放因子：相对误差超过 10% 的元素，"
+        "以下的值就越少。下面实测 256 行数据，各行的量级从 1e-2 到 1e3 不等，未归一化的激活值就"
+        "可能如此；再测同样的行经过 LayerNorm 之后，每个张量一个缩放因子：相对误差超过 10% 的元素，"
         "FP8（E4M3）下占 16%，int8 下占 81%；经过 LayerNorm 后分别是 0.0% 和 5.5%。如果不做缩放，"
         "直接转成 float16，决定精度的就不是范围的宽窄，而是数值的量级。在 float16 的正规数范围内"
         "（6.1e-5 到 65504），*相对*精度在每个量级上都一样：1.x 和 1000.x 舍入的相对误差相同，至多 "
@@ -2379,8 +2379,8 @@ ZH = {
         "把输入标准化就解决了这个问题；输入层上的 BatchNorm 学到的正是这件事。"),
     "bn-axes": zh(
         {"W1": W1_BN + " › 原理与公式", "W3": W3_BN, "W4": "\"平均值\"和\"标准差\"是怎么算出来的?"},
-        "BatchNorm：每个特征一组均值和方差，在批上计算（成绩表的例子）",
-        "BatchNorm 对每个特征在批内的样本上做标准化，用有偏方差，eps 在根号里，然后乘以 gamma 缩放、"
+        "BatchNorm：每个特征一组均值和方差，在 batch 上计算（成绩表的例子）",
+        "BatchNorm 对每个特征在 batch 内的样本上做标准化，用有偏方差，eps 在根号里，然后乘以 gamma 缩放、"
         "加上 beta 平移。在 W4 两个学生成绩的表上，它对每一科在学生之间求平均（语文：(90 + 60) / 2 "
         "= 75），而 LayerNorm 对每个学生在各科之间求平均（学生 A：80）。",
         "normcore 的 BatchNorm1d 与公式在舍入误差内相等，按列求得的均值就是 W4 的那些。关于 W4 的"
@@ -2408,13 +2408,13 @@ ZH = {
         "不出这一点（见下面“W3 的 BatchNorm 与 nn.BatchNorm1d 一致”一行）。"),
     "bn-per-position": zh(
         {"W2": "批量归一化"},
-        "(b, s, d) 张量上的 BatchNorm：每个位置一组统计量，只在批上计算",
+        "(b, s, d) 张量上的 BatchNorm：每个位置一组统计量，只在 batch 上计算",
         "W2 在 (b, s, d) 张量上写的 BatchNorm，对每一对 (s, d) 各有一个均值和标准差，只在 b 个序列上"
         "计算（gamma 和 beta 按特征 d 各一个）。",
         "这是一个合理的变体，但不是通常的那种层：它相当于把张量展平成 (b, s * d) 后用 "
         "BatchNorm1d(s * d)，每一对（位置，特征）自成一个通道，适合定长输入、且每个位置在各样本里含义"
         "相同的情形（下面 normcore 就这样计算，在舍入误差内等于 W2 的公式）。这不是 PyTorch 的 "
-        "BatchNorm1d 对序列做的事：对 (N, C, L)，它对每个特征只保留一组均值和方差，在批*和*位置上"
+        "BatchNorm1d 对序列做的事：对 (N, C, L)，它对每个特征只保留一组均值和方差，在 batch *和*位置上"
         "一起计算，两者结果不同。按位置计算的变体有 s 倍的统计量，每个只来自 b 个数（b = 2 时每个输出"
         "都是 -1 或 +1，只差 eps，这里大小在 0.99 到 1 之间），而且不能处理别的长度的序列。在要求对 "
         "(N, C, L) 写 BatchNorm1d 的练习里这样写，就是下面点名的那个已收录的错误。"),
@@ -2423,8 +2423,8 @@ ZH = {
         "running = momentum * running + (1 - momentum) * batch，且 momentum = 0.1",
         "移动统计量按 running = momentum * running + (1 - momentum) * batch 更新；W3 的类用这个公式，"
         "取 PyTorch 的默认值 momentum = 0.1，并拿自己和 nn.BatchNorm1d 比较。",
-        "在 PyTorch（和 normcore）里，momentum 是*新*一批的权重：running = (1 - momentum) * running + "
-        "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取批统计量的 90%，所以一步之后它的移动均值"
+        "在 PyTorch（和 normcore）里，momentum 是*新* batch 的权重：running = (1 - momentum) * running + "
+        "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取 batch 统计量的 90%，所以一步之后它的移动均值"
         "是 PyTorch 的 9 倍。W4 写的是同一个公式，但 momentum 取 0.9 到 0.999，并且自始至终按这个"
         "意思理解：这是另一种（衰减）约定，用得前后一致，所以 W4 在这里没有错（下一条）。只有把一个"
         "数从一种约定搬到另一种、却不换成 1 - momentum，才会出错，W3 的 0.1 就是这样。"),
@@ -2434,21 +2434,21 @@ ZH = {
         "按 running = momentum * running + (1 - momentum) * batch，取 momentum 为 0.9、0.99 或 "
         "0.999，momentum 越接近 1，反应越慢、越平滑。",
         "在这种（Keras 式的衰减）约定下，这句话是对的；在 normcore 和 PyTorch 的约定下，同一个层的 "
-        "momentum = 1 - decay。用 500 次独立运行测量，每次 600 个大小为 16、来自 N(3, 2^2) 的批："
+        "momentum = 1 - decay。用 500 次独立运行测量，每次 600 个大小为 16、来自 N(3, 2^2) 的 batch："
         "decay 0.99（momentum 0.01）时移动均值的噪声比 decay 0.9（momentum 0.1）时小约 3 倍，与"
-        "平均值理论的预测一致：批噪声乘以 sqrt(m / (2 - m))。"),
+        "平均值理论的预测一致：batch 噪声乘以 sqrt(m / (2 - m))。"),
     "bn-running-var-biased": zh(
         {"W3": W3_BN},
-        "移动方差用有偏的批方差更新",
-        "W3 的类用它做归一化的那个批方差，即有偏方差（除以 n），来更新 running_var。",
+        "移动方差用有偏的 batch 方差更新",
+        "W3 的类用它做归一化的那个 batch 方差，即有偏方差（除以 n），来更新 running_var。",
         "PyTorch 和 normcore 用有偏方差做归一化，但送进 running_var 的是*无偏*方差（除以 n - 1），"
         "因为移动值要估计的是总体方差。n = 4 时有偏方差是无偏方差的 3/4，所以 running_var 最终停在"
-        "真实方差的 3/4（下面用 2000 个批测得）。"),
+        "真实方差的 3/4（下面用 2000 个 batch 测得）。"),
     "printed-test-passes": zh(
         {"W3": W3_BN},
         "W3 的 BatchNorm 与 nn.BatchNorm1d 一致（打印了一次训练模式的前向）",
         "W3 为了说明手写的 BatchNorm 与 PyTorch 的一致，各打印了一次训练模式的前向：数字相同。",
-        "一次训练模式的前向只用到这一批自己的统计量，所以看不到移动统计量，而 W3 的类恰恰在这两处"
+        "一次训练模式的前向只用到这个 batch 自己的统计量，所以看不到移动统计量，而 W3 的类恰恰在这两处"
         "都错了（动量方向反了、有偏方差）。下面用 NumPy 写出那个类，放在 normcore 的 BatchNorm1d "
         "旁边：训练输出在 1e-15 内一致，移动统计量不一致，于是推理输出也不同。测试一个 BatchNorm，"
         "必须在几步之后比较 running_mean 和 running_var，并比较推理输出，normcore 的评分器就是这么做的"
@@ -2470,39 +2470,39 @@ ZH = {
     "eval-running-stats": zh(
         {"W3": W3_BN, "W4": W4_STATS},
         "推理时 BatchNorm 使用移动统计量，所以任何批次大小都行",
-        "推理时 BatchNorm 用训练中积累的移动统计量做归一化，因为推理的批很小（常常只有一个样本），"
+        "推理时 BatchNorm 用训练中积累的移动统计量做归一化，因为推理的 batch 很小（常常只有一个样本），"
         "它自己的统计量没法用。",
-        "在推理模式下，normcore 的 BatchNorm 是一个固定的仿射变换：一个样本无论单独输入还是放在批里，"
-        "输出都一样。在训练模式下，单个样本没有批统计量：normcore（和 PyTorch 一样）会用 ValueError "
+        "在推理模式下，normcore 的 BatchNorm 是一个固定的仿射变换：一个样本无论单独输入还是放在 batch 里，"
+        "输出都一样。在训练模式下，单个样本没有 batch 统计量：normcore（和 PyTorch 一样）会用 ValueError "
         "拒绝它。"),
     "single-sample-blowup": zh(
         {"W4": W4_STATS},
-        "只有一个样本时，批方差为 0，除法会爆炸",
+        "只有一个样本时，batch 方差为 0，除法会爆炸",
         "如果推理时用单个样本自己的统计量，方差会极小甚至为零，除法就会爆炸。",
         "分子随方差一起消失：一个样本减去它自己的均值是 0，所以 x_hat = 0 / sqrt(eps) = 0，无论输入"
-        "是什么，输出都是 beta。没有任何东西爆炸；丢掉的是信息。一般地，大小为 n 的批有 "
+        "是什么，输出都是 beta。没有任何东西爆炸；丢掉的是信息。一般地，大小为 n 的 batch 有 "
         "|x_hat| <= sqrt(n - 1)（两个样本时 x_hat 总是 -1 和 +1）。W4 的第二点，即输出会取决于手头"
         "那几个样本，才是真正的问题。"),
     "bn-small-batch": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "总结"},
-        "BatchNorm 依赖批次大小：小批的统计量不可靠",
-        "BatchNorm 用一个批的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小批的统计量噪声"
+        "BatchNorm 依赖批次大小：小 batch 的统计量不可靠",
+        "BatchNorm 用一个 batch 的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小 batch 的统计量噪声"
         "大，训练和推理的表现也会有差距。",
-        "批均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），以真实统计量作为移动值时，一个样本在训练"
+        "batch 均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），以真实统计量作为移动值时，一个样本在训练"
         "模式下的输出与推理模式下的输出之间的差距也随之缩小。normcore 的 batch_size 图展示了它对"
         "一个训练好的分类器的影响。"),
     "bn-noise-regularises": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W4": ("BatchNorm 方法", W4_STATS)},
-        "批统计量引入的噪声起到正则化作用",
-        "由于每个批的统计量都略有不同，BatchNorm 在训练中引入了噪声，这种噪声对网络有正则化作用，"
+        "batch 统计量引入的噪声起到正则化作用",
+        "由于每个 batch 的统计量都略有不同，BatchNorm 在训练中引入了噪声，这种噪声对网络有正则化作用，"
         "有助于泛化。",
-        "噪声复现了：同一个样本的输出取决于和它同批的是哪些样本，批越小越明显。至于它能改善泛化，"
+        "噪声复现了：同一个样本的输出取决于和它在同一个 batch 里的是哪些样本，batch 越小越明显。至于它能改善泛化，"
         "文献中有报告（Ioffe 和 Szegedy 2015 在他们的网络里因此去掉了 Dropout），但本 notebook 没有"
         "测量。"),
     "bn-padding": zh(
         {"W1": (W1_BN + " › 优缺点与适用场景", W1_BN + " › 案例"), "W4": ("BatchNorm 方法", "LayerNorm 方法")},
         "BatchNorm 不适合变长序列；LayerNorm 适合",
-        "在 NLP 中，一个批里的序列长度各不相同，所以 BatchNorm 无法跨样本得到可靠的统计量；LayerNorm "
+        "在 NLP 中，一个 batch 里的序列长度各不相同，所以 BatchNorm 无法跨样本得到可靠的统计量；LayerNorm "
         "对每个 token 单独归一化，没有这个问题。",
         "把长度为 5 和 2 的两个序列填充到长度 5：填充的零进入 BatchNorm 按通道计算的统计量，改变了"
         "每个真实 token 的输出；用掩码把它们排除在外，统计量就恢复了。LayerNorm 对每个真实 token 的"
@@ -2522,22 +2522,22 @@ ZH.update({
     "bn-costlier": zh(
         {"W1": "4. 三者对比表格（核心维度）"},
         "BatchNorm 的计算开销比 LayerNorm 大",
-        "W1 的对比表把 BatchNorm 的计算开销评为高（批统计量），LayerNorm 为中，RMSNorm 为低。",
+        "W1 的对比表把 BatchNorm 的计算开销评为高（batch 统计量），LayerNorm 为中，RMSNorm 为低。",
         "作为一般性的评价，这是错的；答案取决于层在哪里运行。推理时 BatchNorm 用固定的移动统计量，"
         "所以它是一个仿射变换，可以折叠进前面的 Linear：`nc.fold_batchnorm` 返回一个与这两层相等的 "
         "Linear（下面误差在 2e-16 以内），BatchNorm 于是不再有任何开销。LayerNorm 不能整个折叠（它的统计"
         "量是每个样本自己的；`nc.fold_batchnorm` 会用 TypeError 拒绝）：它的 gamma 和 beta 可以折叠"
         "进后面的 Linear（`nc.fold_norm_affine`），但按样本做的除法推理时仍要计算。在单个设备上训练时，"
         "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
-        "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
+        "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是 batch 被"
         "拆到多个设备上、统计量需要同步时的跨样本归约，而 LayerNorm 从不需要发送这些消息。"
-        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个批上做 BatchNorm 完全相同，默认协议下每个训练"
+        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个 batch 上做 BatchNorm 完全相同，默认协议下每个训练"
         "步做三次 all-reduce：前向两次（先 1 + C 个值，再 C 个），反向一次（2C 个），下面有计数。"
         "torch.nn.SyncBatchNorm 只用两次集合通信（torch/nn/modules/_functions.py）：前向一次 "
         "all_gather，收集每个 rank 的均值、invstd 和计数（2C + 1 个值），再用组内 + 组间公式合并；"
         "反向一次 all_reduce，归约 sum dy 和 sum dy * (x - mean)（2C 个值）。单元格检验了这个合并："
-        "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个批的均值和方差；它还统计了 normcore "
-        "的 protocol=\"gather\"，也就是 torch 所用协议的通信次数。W1 给出的理由，批统计量，只在这种情况下"
+        "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个 batch 的均值和方差；它还统计了 normcore "
+        "的 protocol=\"gather\"，也就是 torch 所用协议的通信次数。W1 给出的理由，batch 统计量，只在这种情况下"
         "才成立。"),
     "resnet-bn": zh(
         {"W1": W1_BN + " › 案例"},
@@ -2554,11 +2554,11 @@ ZH.update({
         "Linear 再翻倍，所以每个分支带来的方差约为残差流的两倍。这里没有训练这些堆叠。"),
     "ln-axes": zh(
         {"W1": W1_LN + " › 原理与公式", "W2": "层归一化", "W3": W3_LN, "W4": "LayerNorm 方法"},
-        "LayerNorm：每个样本（token）一组均值和方差，与批无关",
+        "LayerNorm：每个样本（token）一组均值和方差，与 batch 无关",
         "LayerNorm 对每个样本（每个 token）在它自己的特征上做标准化，用有偏方差，eps 在根号里，"
         "所以它不依赖批次大小，也不依赖其他样本。（W2 则把 eps 加在标准差上；eps 该放在哪里，由下面"
         "关于 eps 的那一行评判。）",
-        "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何批里，输出都一样。"),
+        "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何 batch 里，输出都一样。"),
     "ln-printed": zh(
         {"W3": W3_LN},
         "W3 打印的 LayerNorm 例子（2 x 2 x 4）",
@@ -2648,10 +2648,10 @@ ZH.update({
         "结果还会随批次大小变化：下面对 d = 4 做了测量。"),
     "rms-over-whole-tensor": zh(
         {"W4": "RMSNorm 方法"},
-        "整个（批，特征）矩阵的 RMS",
-        "除了每个样本的 RMS，W4 还给出了整个 m x k 批矩阵的 RMS，并用它去除每个样本。",
-        "RMSNorm 对每个样本（每个 token）取一个 RMS。把每一行都除以同一个全批的数，各行的相对大小保持"
-        "不变，而且一个样本的输出会依赖于批里的其他样本：下面，两行的 RMS 成了 0.1 和 1.4，而不是 1 和 1。"),
+        "整个（batch，特征）矩阵的 RMS",
+        "除了每个样本的 RMS，W4 还给出了整个 m x k batch 矩阵的 RMS，并用它去除每个样本。",
+        "RMSNorm 对每个样本（每个 token）取一个 RMS。把每一行都除以同一个按整个 batch 算出的数，各行的相对大小保持"
+        "不变，而且一个样本的输出会依赖于 batch 里的其他样本：下面，两行的 RMS 成了 0.1 和 1.4，而不是 1 和 1。"),
     "rms-cheaper": zh(
         {"W1": (W1_RMS + " › 优缺点与适用场景", W1_RMS + " › 案例"), "W2": "RMS 归一化", "W3": W3_RMS},
         "RMSNorm 比 LayerNorm 更省、更快",
@@ -2903,36 +2903,36 @@ ZH.update({
 ZH.update({
     "bn-positions-not-identical": zh(
         {"W2": "批量归一化"},
-        "同一位置上的 token 独立但不同分布，所以按位置计算的批统计量不合理",
-        "一个批里不同序列在同一位置上的 token 差异很大：它们独立，但分布不同，所以在每个位置上跨批"
+        "同一位置上的 token 独立但不同分布，所以按位置计算的 batch 统计量不合理",
+        "一个 batch 里不同序列在同一位置上的 token 差异很大：它们独立，但分布不同，所以在每个位置上跨 batch"
         "计算统计量，从统计学上讲并不合理；这是语言模型不用 BatchNorm 的原因之一。",
-        "恰恰相反。当一个批里的序列是从语料中随机抽取的（通常的采样方式），同一位置上的 token 在批内"
-        "是独立*且*同分布的：每一个都是从该位置的分布中抽出的一个样本，而这正是批均值能够估计总体均值"
-        "的条件。下面，每个位置都有自己的均值；按位置计算的批均值的误差按 1/sqrt(b) 缩小（从 b = 8 到 "
+        "恰恰相反。当一个 batch 里的序列是从语料中随机抽取的（通常的采样方式），同一位置上的 token 在 batch 内"
+        "是独立*且*同分布的：每一个都是从该位置的分布中抽出的一个样本，而这正是 batch 均值能够估计总体均值"
+        "的条件。下面，每个位置都有自己的均值；按位置计算的 batch 均值的误差按 1/sqrt(b) 缩小（从 b = 8 到 "
         "b = 128 缩小为 1/4.0），每个位置的输出都是居中的。真正不同分布的，是*同一序列*的各个位置，而在 "
         "(batch, length) 上做的 BatchNorm 恰恰把它们合在一起：那样一来，一个位置的输出会留下最多 1.8 的"
         "偏移（它自己的均值减去合并后的均值）。按位置计算统计量真正的局限，是每个统计量只有很少的值"
-        "（b 个，见“语言建模中的批很小”一行），以及每个序列都必须覆盖每个位置（填充，见“BatchNorm 不"
+        "（b 个，见“语言建模中的 batch 很小”一行），以及每个序列都必须覆盖每个位置（填充，见“BatchNorm 不"
         "适合变长序列”一行）。"),
     "lm-small-batch": zh(
         {"W2": "批量归一化"},
-        "语言建模中的批很小",
-        "语言建模中的批次大小 b 往往较小，所以那里 BatchNorm 的批统计量会偏离总体统计量很远。",
-        "W2 没有给出数字，而已发表的数字对模型训练时用的批说的正相反：BERT 预训练的批是 256 个序列"
-        "（Devlin 等 2019，附录 A.2），GPT-3 175B 每批 3.2M 个 token，约合 1560 个长 2048 的序列"
-        "（Brown 等 2020，表 2.1），LLaMA 每批 4M 个 token，约合 2000 个长 2048 的序列（Touvron 等 "
+        "语言建模中的 batch 很小",
+        "语言建模中的批次大小 b 往往较小，所以那里 BatchNorm 的 batch 统计量会偏离总体统计量很远。",
+        "W2 没有给出数字，而已发表的数字对模型训练时用的 batch 说的正相反：BERT 预训练的 batch 是 256 个序列"
+        "（Devlin 等 2019，附录 A.2），GPT-3 175B 每个 batch 3.2M 个 token，约合 1560 个长 2048 的序列"
+        "（Brown 等 2020，表 2.1），LLaMA 每个 batch 4M 个 token，约合 2000 个长 2048 的序列（Touvron 等 "
         "2023，表 2）。在这样的批次大小下，按位置计算的均值只偏离 0.05 到 0.02 个标准差（下面实测）。"
-        "可能很小的是单个设备上的微批（这些论文没有给出），而不做同步的 BatchNorm 看到的正是它：每个"
+        "可能很小的是单个设备上的微 batch（这些论文没有给出），而不做同步的 BatchNorm 看到的正是它：每个"
         "设备 4 个序列时，误差是 0.4。所以这个前提只对单设备的统计量成立，而 SyncBatchNorm 以通信为"
         "代价消除了它。"),
     "bn-buffers-keep-graph": zh(
         {"W3": W3_BN},
-        "W3 的 BatchNorm 用带着 autograd 历史的批统计量更新移动统计量",
-        "W3 的 BatchNorm 用前向传播中的批统计量赋值 running_mean = momentum * running_mean + "
-        "(1 - momentum) * 批均值（方差同理），所以这两个缓冲区只是被更新的数值。",
-        "在 PyTorch 中，批均值和批方差带着它们的 autograd 历史，而 W3 的赋值把历史保留了下来：训练几步"
+        "W3 的 BatchNorm 用带着 autograd 历史的 batch 统计量更新移动统计量",
+        "W3 的 BatchNorm 用前向传播中的 batch 统计量赋值 running_mean = momentum * running_mean + "
+        "(1 - momentum) * batch 均值（方差同理），所以这两个缓冲区只是被更新的数值。",
+        "在 PyTorch 中，batch 均值和 batch 方差带着它们的 autograd 历史，而 W3 的赋值把历史保留了下来：训练几步"
         "之后，缓冲区变成了需要梯度的非叶子张量，而且每训练一步，两者身后各多出 5 个 autograd 节点"
-        "（下面：50 步之后共 500 个）。这些节点保存的数据在这里很小（每次反向传播都会释放这一批数据，"
+        "（下面：50 步之后共 500 个）。这些节点保存的数据在这里很小（每次反向传播都会释放这个 batch 的数据，"
         "因为方差节点也在损失的路径上），所以内存只随节点本身增长；真正要紧的故障出现在推理模式：任何"
         "穿过输出的反向传播（冻结统计量的微调、对输入求梯度）都会走到这些已释放的节点，报错“Trying to "
         "backward through the graph a second time”。torch 的 BatchNorm1d 更新缓冲区时不带历史；"
@@ -2942,8 +2942,8 @@ ZH.update({
         {"W1": W1_BN + " › 优缺点与适用场景"},
         "BatchNorm 的缺点：大批量占内存",
         "BatchNorm 强烈依赖批次大小：小批量时统计量不稳定，大批量又占内存。",
-        "按 W1 的本意，把它读作 BatchNorm 依赖批次大小的两难，它是成立的：统计量需要大的批（见“BatchNorm "
-        "依赖批次大小”一行），而训练一步的内存随批增长。这正是 Wu 和 He（2018）提出 GroupNorm 的动机："
+        "按 W1 的本意，把它读作 BatchNorm 依赖批次大小的两难，它是成立的：统计量需要大的 batch（见“BatchNorm "
+        "依赖批次大小”一行），而训练一步的内存随 batch 增长。这正是 Wu 和 He（2018）提出 GroupNorm 的动机："
         "检测、分割和视频任务受内存所限只能用小批量训练，而 BatchNorm 在小批量下误差变大。不过这份内存"
         "并不属于 BatchNorm 自己：下面，从批次大小 32 到 512，一次前向传播保留的激活增长为 16 倍，用 "
         "BatchNorm、LayerNorm 还是不用归一化都一样，而 BatchNorm 唯一多出的状态是它 2 x 256 个移动统计量，"
@@ -2953,13 +2953,13 @@ ZH.update({
         "BatchNorm 在视觉任务中有效，是因为图像输入的形状固定",
         "由于计算机视觉模型的输入形状规范一致（图像尺寸固定，batch 又大），BatchNorm 在那里非常有效："
         "它能加速训练，并提供一定的正则化效果。",
-        "两篇文章都没有给出处，而且 BatchNorm2d 依赖的并不是形状：它的统计量按通道计算，跨越整个批*和*"
+        "两篇文章都没有给出处，而且 BatchNorm2d 依赖的并不是形状：它的统计量按通道计算，跨越整个 batch *和*"
         "所有像素，所以在任何分辨率下都是同一个估计。下面，在 32 x 32 图像上得到的移动统计量，对 8 x 8 "
         "和 96 x 96 的图像归一化得一样好（每个通道输出的均值与 0 相差不超过 0.03，标准差与 1 相差不超过 "
-        "0.02）。同一个批里的图像必须形状相同，但这是张量的要求，对每一层都一样。在 CNN 中真正对 "
-        "BatchNorm 有利的，是每个统计量所用的值的数量（批 x 高 x 宽），以及卷积对一个通道的每个像素一视"
+        "0.02）。同一个 batch 里的图像必须形状相同，但这是张量的要求，对每一层都一样。在 CNN 中真正对 "
+        "BatchNorm 有利的，是每个统计量所用的值的数量（batch x 高 x 宽），以及卷积对一个通道的每个像素一视"
         "同仁，所以把像素合在一起混合的是同一分布的值；至于它加速训练和起正则化作用，见“BatchNorm 允许"
-        "更大的学习率”和“批统计量引入的噪声起到正则化作用”两行。"),
+        "更大的学习率”和“batch 统计量引入的噪声起到正则化作用”两行。"),
     "affine-defaults": zh(
         {"W3": (W3_LN, W3_BN)},
         "PyTorch 的 LayerNorm 和 BatchNorm 默认带仿射变换",
@@ -3122,7 +3122,7 @@ def locators(headings):
     parts = []
     for source, where in headings.items():
         where = where if isinstance(where, tuple) else (where,)
-        parts.append(f"{source} " + "、".join("开篇（第一个小标题之前）" if h is None else f"“{h}”"
+        parts.append(f"{source} " + "、".join("第一个小标题之前的开篇" if h is None else f"“{h}”"
                                              for h in where))
     return "；".join(parts)
 
@@ -3228,7 +3228,7 @@ CELLS = [
        + "\n\n" + verdict_summary("zh") + "\n\n" + textwrap.dedent(r"""
     几篇文章还打印了示例张量（LayerNorm、RMSNorm、BatchNorm、Dropout）；normcore 把每一个都
     复现了出来。如果某条论断重复了 normcore 练习评分器能认出的错误，会给出它在错误目录中的 id。
-    每条论断都注明了它在原文中所在小节的标题（**原文位置**），方便对照原文阅读。
+    每条论断都用**原文位置**注明它在原文中所在小节的标题，方便对照原文阅读。
     `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论；
     `notebooks/src/writeup_claims.toml` 按小节列出了几篇文章的论断以及评判它们的行，没有对应行的
     论断会让同一组测试失败。代码单元格与英文版相同，其中的输出说明是英文的。
@@ -3259,7 +3259,7 @@ CELLS += [
     “W3 的 BatchNorm 与 nn.BatchNorm1d 一致”这一行通过了与 PyTorch 的打印对比，却仍被判为错误。
     一个测试要比较什么才能发现它？
     """, r"""
-    比较一次训练前向用不到的东西：移动统计量。训练时 BatchNorm 用这一批自己的均值和方差做
+    比较一次训练前向用不到的东西：移动统计量。训练时 BatchNorm 用这个 batch 自己的均值和方差做
     归一化，所以错误的移动更新（动量方向反了、有偏方差）不会影响那个输出。要在几步之后比较
     `running_mean` 和 `running_var`，并比较推理模式下的输出，那里才会用到它们。
     """)),
@@ -3276,7 +3276,7 @@ CELLS += [
     """, r"""
     没错：这就是 PyTorch 在 `momentum=0.1` 时的更新，只是用“衰减”约定写出来，数字指的是旧值的
     权重。错误（`bn-momentum-flipped`）在于把两种约定混用：把 PyTorch 的 `momentum=0.1` 代入
-    衰减公式，得到 `running = 0.1 * running + 0.9 * batch`，它几乎完全跟着最后一个批走。
+    衰减公式，得到 `running = 0.1 * running + 0.9 * batch`，它几乎完全跟着最后一个 batch 走。
     """)),
 ]
 

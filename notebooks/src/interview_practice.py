@@ -75,9 +75,9 @@ CELLS = [
 
     面试时先把这个问题说清楚。用全班的考试成绩来想（行是学生，列是科目）：
 
-    | 归一化层 | 统计量取自 | 成绩表类比 | 需要一个批？ | 移动统计量？ |
+    | 归一化层 | 统计量取自 | 成绩表类比 | 需要一个 batch？ | 移动统计量？ |
     |---|---|---|---|---|
-    | BatchNorm | 批（及空间）轴，每个通道各算一份 | 竖着看：每一科在全班里比 | 需要 | 有，推理时用 |
+    | BatchNorm | batch（及空间）轴，每个通道各算一份 | 竖着看：每一科在全班里比 | 需要 | 有，推理时用 |
     | LayerNorm | 特征轴，每个样本各算一份 | 横着看：每个学生的各科自己比 | 不需要 | 没有 |
     | RMSNorm | 特征轴，每个样本各算一份，不减均值 | 每个学生的成绩除以它们的均方根 | 不需要 | 没有 |
     | GroupNorm | 每个样本内的一组通道 | 每个学生在理科内、文科内分别比 | 不需要 | 没有 |
@@ -123,7 +123,7 @@ CELLS = [
 
     对所有这些层都有 $\bar{\gamma} = \sum dy\,\hat{x}$、$\bar{\beta} = \sum dy$，求和遍及 $\gamma$
     被广播的每一个轴。还要说出来：归一化用有偏方差；BatchNorm 的移动方差用无偏方差；$\epsilon$
-    在根号里面；`momentum` 是新一批统计量的权重（PyTorch 的约定）。
+    在根号里面；`momentum` 是新 batch 统计量的权重（PyTorch 的约定）。
 
     ## 3. 十分钟写出 LayerNorm 的前向
 
@@ -384,7 +384,7 @@ CELLS = [
     """, zh=r"""
     同样的习惯也能抓住 BatchNorm 特有的失误：跑几步之后，把移动统计量和 `nc.BatchNorm1d` 的比一比
     （动量方向反了，`bn-momentum-flipped`，或移动方差用了有偏方差，`bn-running-var-biased`，只会
-    在这里露馅，任何梯度里都看不出来）；再比较推理模式的输出（推理时仍用批统计量，
+    在这里露馅，任何梯度里都看不出来）；再比较推理模式的输出（推理时仍用 batch 统计量，
     `bn-eval-batch-stats`，或 $\sqrt{\text{running var}^2 + \epsilon}$，`bn-eval-squared-var`，
     只在这里出现）。评分器的 BatchNorm 练习跑的正是这些探针。手工检查移动统计量：
     """),
@@ -439,10 +439,10 @@ CELLS = [
     ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
     """, zh=r"""
     还有一个任何梯度检查都看不到的 BatchNorm 失误，来自实验（`normcore figures`）：动量约定弄反
-    之后，移动统计量永远稳定不下来，始终和单个批一样嘈杂（动量 0.9：橙色、叉号）；而 PyTorch 的
-    `momentum=0.1` 大约 30 个批之内就稳定了（蓝色、圆点）。
+    之后，移动统计量永远稳定不下来，始终和单个 batch 一样嘈杂（动量 0.9：橙色、叉号）；而 PyTorch 的
+    `momentum=0.1` 大约 30 个 batch 之内就稳定了（蓝色、圆点）。
 
-    ![三种动量下，移动统计量的误差随已处理批数的变化](../figures/running_stats_convergence.png)
+    ![三种动量下，移动统计量的误差随已处理的 batch 数的变化](../figures/running_stats_convergence.png)
     """),
     md(r"""
     ## 9. Beyond the norms: softmax, cross-entropy, attention, the residual block

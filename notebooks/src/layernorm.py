@@ -163,7 +163,7 @@ CELLS = [
     `normalized_shape` can name several trailing axes: `LayerNorm((C, H, W))` standardises each
     sample of an image batch over all its channels and pixels at once.
     """, zh=r"""
-    `normalized_shape` 可以指定末尾的好几个轴：`LayerNorm((C, H, W))` 把一批图像里的每个样本在
+    `normalized_shape` 可以指定末尾的好几个轴：`LayerNorm((C, H, W))` 把一个 batch 的图像里每个样本在
     它全部的通道和像素上一起标准化。
 
     """),
@@ -382,8 +382,8 @@ CELLS = [
     ### eps 在平方根里面
 
     $\hat{x} = (x - \mu)/\sqrt{\sigma^2 + \epsilon}$，而不是 $(x - \mu)/(\sigma + \epsilon)$。后者
-    是另一个层（PyTorch 的 `LayerNorm` 是前者）。$\sigma$ 大时两者一致，对于几乎为常数的行
-    （比如填充 token）就分道扬镳了：放在根号里，$\epsilon$ 把舍入噪声压向 0；放在外面，噪声被
+    是另一个层（PyTorch 的 `LayerNorm` 是前者）。$\sigma$ 大时两者一致，对于几乎为常数的行，
+    比如填充 token，就分道扬镳了：放在根号里，$\epsilon$ 把舍入噪声压向 0；放在外面，噪声被
     放大到单位尺度，斜率 $1/(\sigma + \epsilon)$ 增长到 $1/\epsilon = 10^5$。
 
     """),
@@ -544,7 +544,7 @@ CELLS = [
     which padded positions get no gradient):
     """, zh=r"""
     **BatchNorm** 在 batch *和*位置上对每个特征做归一化：填充的零也被当成了数据。它们把均值拉向 0，
-    又把离散程度撑大，于是真实 token（唯一会被后面读到的那些）出来时既没有中心化，方差也不是 1。
+    又把离散程度撑大，于是后面唯一会读到的真实 token 出来时既没有中心化，方差也不是 1。
     （normcore 的 `BatchNorm1d` 要求通道在第 1 个轴上：`(N, C, L)`。）
 
     **带掩码的 BatchNorm** 只在真实 token 上取统计量。它只要几行（这里只写前向，用来看统计量；
