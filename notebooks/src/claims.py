@@ -93,8 +93,11 @@ WRITEUPS_ZH = {
 SETUP = r'''
 import numpy as np
 import normcore as nc
+from normcore.i18n import N_, translator
+from normcore.i18n.width import pad
 
 np.set_printoptions(precision=4, suppress=True, linewidth=78)
+tr = translator("notebooks")   # what the cells print, in the notebook's language
 
 
 def reproduce_printed(norm, x, printed, k=20000, seed=0):
@@ -188,11 +191,11 @@ CLAIMS = [
           mean1, std1 = bn_output_stats()
           shift = np.abs(mean1 - mean0).max()
           spread = np.abs(std1 - std0).max()
-          print("BatchNorm output per channel, before training: |mean| <=",
-                np.abs(mean0).max().round(4), " std", std0.min().round(4),
-                "to", std0.max().round(4))
-          print("after 200 SGD steps, largest change of a channel's mean:", shift.round(3))
-          print("                     largest change of a channel's std: ", spread.round(3))
+          print(tr("BatchNorm output per channel, before training: |mean| <="),
+                np.abs(mean0).max().round(4), " " + tr("std"), std0.min().round(4),
+                tr("to"), std0.max().round(4))
+          print(tr("after 200 SGD steps, largest change of a channel's mean:"), shift.round(3))
+          print(" " * 21 + pad(tr("largest change of a channel's std:"), 35), spread.round(3))
           '''),
     claim("zscore-normal", "What normalization is for", ["W3"],
           "standardised data follow the standard normal distribution",
@@ -207,8 +210,10 @@ CLAIMS = [
           x = np.random.default_rng(32).exponential(3.0, size=(100000, 1))
           z = nc.BatchNorm1d(1, affine=False)(x)
           skew = lambda a: np.mean(((a - a.mean()) / a.std()) ** 3)
-          print(f"after BatchNorm: mean {round(z.mean(), 4) + 0.0:.4f}, std {z.std():.4f}")
-          print(f"skewness before {skew(x):.3f}, after {skew(z):.3f} (normal: 0)")
+          print(tr("after BatchNorm: mean {value:.4f}, std {std:.4f}").format(
+              value=round(z.mean(), 4) + 0.0, std=z.std()))
+          print(tr("skewness before {value:.3f}, after {value2:.3f} (normal: 0)").format(
+              value=skew(x), value2=skew(z)))
           '''),
     claim("range-0-1", "What normalization is for", ["W2"],
           "normalization maps data into a fixed range such as [0, 1]",
@@ -224,12 +229,12 @@ CLAIMS = [
           rng = np.random.default_rng(1)
           x = rng.standard_normal((1000, 16)) * 5 + 2
           y = nc.LayerNorm(16, elementwise_affine=False)(x)
-          print("LayerNorm output range:", y.min().round(3), "to", y.max().round(3))
+          print(tr("LayerNorm output range:"), y.min().round(3), tr("to"), y.max().round(3))
           spike = np.zeros((1, 16)); spike[0, 0] = 100.0
           top = nc.LayerNorm(16, elementwise_affine=False)(spike)[0, 0]
-          print("one outlier in 16 features:", top.round(4), " sqrt(15) =", np.sqrt(15).round(4))
+          print(tr("one outlier in 16 features:"), top.round(4), " sqrt(15) =", np.sqrt(15).round(4))
           corr = np.corrcoef(x[0], y[0])[0, 1]
-          print("correlation of a row with its output (affine map):", corr.round(12))
+          print(tr("correlation of a row with its output (affine map):"), corr.round(12))
           '''),
     claim("sigmoid-saturation", "What normalization is for", ["W1", "W3", "W4"],
           "large pre-activations saturate the sigmoid; normalization keeps units in range",
@@ -244,7 +249,7 @@ CLAIMS = [
           "the same for tanh in a deeper network.",
           r'''
           s = 1 / (1 + np.exp(-4.0))
-          print("sigmoid(4) =", round(s, 4), " slope", round(s * (1 - s), 4), " slope at 0: 0.25")
+          print("sigmoid(4) =", round(s, 4), " " + tr("slope"), round(s * (1 - s), 4), " " + tr("slope at 0: 0.25"))
           def saturated(with_norm, depth=5, width=100, seed=0):
               rng = np.random.default_rng(seed)
               h, fractions = rng.standard_normal((256, width)), []
@@ -256,8 +261,8 @@ CLAIMS = [
                   h = 1 / (1 + np.exp(-z))
               return np.array(fractions)
           plain, normed = saturated(False), saturated(True)
-          print("fraction of |z| > 4 per layer, plain:    ", plain.round(3))
-          print("fraction of |z| > 4 per layer, LayerNorm:", normed.round(4))
+          print(pad(tr("fraction of |z| > 4 per layer, plain:"), 41), plain.round(3))
+          print(tr("fraction of |z| > 4 per layer, LayerNorm:"), normed.round(4))
           '''),
     claim("sigmoid-into-saturation", "What normalization is for", ["W4"],
           "forcing the data to mean 0 and variance 1 can push a sigmoid into saturation",
@@ -281,11 +286,11 @@ CLAIMS = [
           z_hat = nc.BatchNorm1d(16, affine=False)(z)
           sigmoid = lambda a: 1 / (1 + np.exp(-a))
           beyond_4, slope = {}, {}
-          for name, a in [("before", z), ("after BatchNorm", z_hat)]:
+          for name, a in [(N_("before"), z), (N_("after BatchNorm"), z_hat)]:
               s = sigmoid(a)
               beyond_4[name], slope[name] = np.mean(np.abs(a) > 4), np.mean(s * (1 - s))
-              print(f"{name:16s} share of |z| > 4: {beyond_4[name]:.1e}   "
-                    f"mean slope of the sigmoid: {slope[name]:.3f}")
+              print(tr("{name} share of |z| > 4: {beyond_4:.1e}   mean slope of the sigmoid: {slope:.3f}").format(
+                  name=pad(tr(name), 16), beyond_4=beyond_4[name], slope=slope[name]))
           '''),
     claim("low-precision", "What normalization is for", ["W2"],
           "a narrower range makes 8- and 16-bit floats represent the data more precisely",
@@ -320,10 +325,11 @@ CLAIMS = [
           for scale in (1.0, 1000.0, 1e-6):
               v = scale * (1 + rng.random(100000))
               errors[scale] = (np.abs(v.astype(np.float16).astype(np.float64) - v) / v).max()
-              print(f"float16 relative rounding error around {scale:7.0e}: max {errors[scale]:.2e}")
+              print(tr("float16 relative rounding error around {scale:7.0e}: max {errors:.2e}").format(
+                  scale=scale, errors=errors[scale]))
           spacing = {v: float(np.spacing(np.float16(v))) for v in (1.0, 1e-3, 1e-6)}
-          print("smallest normal float16:", np.finfo(np.float16).tiny)
-          print("spacing of float16 near 1, 1e-3, 1e-6:", [f"{d:.1e}" for d in spacing.values()])
+          print(tr("smallest normal float16:"), np.finfo(np.float16).tiny)
+          print(tr("spacing of float16 near 1, 1e-3, 1e-6:"), [f"{d:.1e}" for d in spacing.values()])
           with np.errstate(over="ignore"):
               square = np.float16(300) ** 2
           print("2**-11 =", f"{2.0 ** -11:.2e}", "  2**-24 =", f"{2.0 ** -24:.1e}",
@@ -345,14 +351,14 @@ CLAIMS = [
               return np.round(v * scale) / scale
 
           rows = rng.standard_normal((256, 64)) * 10.0 ** rng.uniform(-2, 3, (256, 1))
-          data = {"raw": rows, "LayerNorm": nc.LayerNorm(64, elementwise_affine=False)(rows)}
+          data = {N_("raw"): rows, "LayerNorm": nc.LayerNorm(64, elementwise_affine=False)(rows)}
           bad = {}
           for name, v in data.items():
               for fmt in ("FP8", "int8"):
                   relative = np.abs(per_tensor(v, fmt) - v) / np.abs(v)
                   bad[name, fmt] = (relative > 0.1).mean()
-              print(f"{name:9s} one scale per tensor, entries more than 10% wrong: "
-                    f"FP8 {bad[name, 'FP8']:.1%}, int8 {bad[name, 'int8']:.1%}")
+              print(tr("{name} one scale per tensor, entries more than 10% wrong: FP8 {bad:.1%}, int8 {bad2:.1%}").format(
+                  name=pad(tr(name), 9), bad=bad[name, 'FP8'], bad2=bad[name, 'int8']))
           '''),
     claim("large-inputs", "What normalization is for", ["W2"],
           "large unnormalised inputs give large losses and large gradients",
@@ -378,8 +384,8 @@ CLAIMS = [
               grad_at[scale] = np.linalg.norm(fc.weight.grad)
               curvature = np.linalg.eigvalsh(2 * (x * scale).T @ (x * scale) / len(x)).max()
               max_step[scale] = 2 / curvature            # beyond it gradient descent diverges
-              print(f"inputs x{scale:3.0f}: initial MSE {loss_at[scale]:9.1f}, weight gradient "
-                    f"{grad_at[scale]:8.1f}, largest stable step {max_step[scale]:.1e}")
+              print(tr("inputs x{scale:3.0f}: initial MSE {loss_at:9.1f}, weight gradient {grad_at:8.1f}, largest stable step {max_step:.1e}").format(
+                  scale=scale, loss_at=loss_at[scale], grad_at=grad_at[scale], max_step=max_step[scale]))
           '''),
     # ------------------------------------------------------------------ BatchNorm
     claim("bn-axes", "BatchNorm", ["W1", "W3", "W4"],
@@ -398,8 +404,8 @@ CLAIMS = [
           r'''
           scores = np.array([[90.0, 80.0, 70.0],     # student A: Chinese, maths, English
                              [60.0, 50.0, 40.0]])    # student B
-          print("BatchNorm's means (one per subject):", scores.mean(axis=0))
-          print("LayerNorm's means (one per student):", scores.mean(axis=1))
+          print(tr("BatchNorm's means (one per subject):"), scores.mean(axis=0))
+          print(tr("LayerNorm's means (one per student):"), scores.mean(axis=1))
           rng = np.random.default_rng(3)
           x = rng.standard_normal((6, 3)) * 4 + 1
           bn = nc.BatchNorm1d(3)
@@ -407,7 +413,7 @@ CLAIMS = [
           mu, var = x.mean(axis=0), ((x - x.mean(axis=0)) ** 2).mean(axis=0)
           by_hand = (x - mu) / np.sqrt(var + 1e-5) * bn.gamma.data + bn.beta.data
           bn_error = np.abs(bn(x) - by_hand).max()
-          print("BatchNorm1d - formula:", bn_error)
+          print(tr("BatchNorm1d - formula:"), bn_error)
           '''),
     claim("bn-index-slips", "BatchNorm", ["W4"],
           "W4's BatchNorm formulas: the variance's sum over x_i, the mean vector indexed up to m",
@@ -427,8 +433,9 @@ CLAIMS = [
           mu = x.mean(axis=0)                           # one mean per feature
           as_meant = ((x[:, 0] - mu[0]) ** 2).mean()    # sum_i (x_ik1 - mu_k1)^2 / m
           as_written = ((x - mu[0]) ** 2).mean(axis=0)  # sum_i (x_i - mu_k1)^2 / m, whole rows
-          print("means:", mu.shape, f"one per feature (k = {k}), not per sample (m = {m})")
-          print("variance of feature 1:", as_meant.round(3), " as written:", as_written.round(3))
+          print(tr("means:"), mu.shape, tr("one per feature (k = {k}), not per sample (m = {m})").format(
+              k=k, m=m))
+          print(tr("variance of feature 1:"), as_meant.round(3), " " + tr("as written:"), as_written.round(3))
           '''),
     claim("bn-printed", "BatchNorm", ["W3"],
           "W3's printed BatchNorm example (4 x 3, training mode)",
@@ -454,13 +461,14 @@ CLAIMS = [
           y = nc.BatchNorm1d(3)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           # a column is one channel's batch: search the columns, k candidates as k channels
           x_found = reproduce_printed(lambda c: nc.BatchNorm1d(len(c))(c.T).T,
                                       x.T, printed.T).T
           same_found = digits_equal(nc.BatchNorm1d(3)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("bn-per-position", "BatchNorm", ["W2"],
           "BatchNorm on a (b, s, d) tensor: statistics per position, over the batch only",
@@ -484,12 +492,12 @@ CLAIMS = [
           per_position = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)   # W2's formula
           flat = nc.BatchNorm1d(s * d, affine=False)(x.reshape(b, s * d)).reshape(b, s, d)
           variant_gap = np.abs(flat - per_position).max()
-          print("W2's formula vs BatchNorm1d(s * d) on the flattened tensor:", f"{variant_gap:.1e}")
-          print("per-position outputs (b = 2):", np.unique(np.round(per_position, 3)))
+          print(tr("W2's formula vs BatchNorm1d(s * d) on the flattened tensor:"), f"{variant_gap:.1e}")
+          print(tr("per-position outputs (b = 2):"), np.unique(np.round(per_position, 3)))
           bn = nc.BatchNorm1d(d, affine=False)
           per_channel = np.swapaxes(bn(np.swapaxes(x, 1, 2)), 1, 2)  # (N, C, L) in, back to (b, s, d)
           per_position_gap = np.abs(per_position - per_channel).max()
-          print("largest difference from the per-feature BatchNorm1d:", per_position_gap.round(3))
+          print(tr("largest difference from the per-feature BatchNorm1d:"), per_position_gap.round(3))
           '''),
     claim("bn-momentum-flipped", "BatchNorm", ["W3"],
           "running = momentum * running + (1 - momentum) * batch, with momentum = 0.1",
@@ -510,10 +518,10 @@ CLAIMS = [
           bn(x)
           m = 0.1
           flipped_mean = m * np.zeros(3) + (1 - m) * x.mean(axis=0)
-          print("normcore / PyTorch running_mean:", bn.running_mean)
-          print("W3's rule with momentum=0.1:    ", flipped_mean)
+          print(tr("normcore / PyTorch running_mean:"), bn.running_mean)
+          print(pad(tr("W3's rule with momentum=0.1:"), 32), flipped_mean)
           ratio = flipped_mean / bn.running_mean
-          print("ratio:", ratio)
+          print(tr("ratio:"), ratio)
           '''),
     claim("momentum-decay", "BatchNorm", ["W4"],
           "a momentum closer to 1 gives smoother running statistics (decay convention)",
@@ -538,8 +546,8 @@ CLAIMS = [
           for decay, value in noise.items():
               m = 1 - decay
               theory = 2.0 / np.sqrt(16) * np.sqrt(m / (2 - m))
-              print(f"decay {decay} (normcore momentum={m:.2f}): running-mean noise "
-                    f"{value:.4f}, theory {theory:.4f}")
+              print(tr("decay {decay} (normcore momentum={m:.2f}): running-mean noise {value:.4f}, theory {theory:.4f}").format(
+                  decay=decay, m=m, value=value, theory=theory))
           '''),
     claim("bn-running-var-biased", "BatchNorm", ["W3"],
           "the running variance is updated with the biased batch variance",
@@ -558,8 +566,8 @@ CLAIMS = [
               b = rng.normal(0.0, 2.0, size=(4, 1))
               bn(b)
               biased.append(b.var())
-          print("true variance 4.0; normcore running_var", bn.running_var.round(3))
-          print("average biased batch variance (W3's running_var):", np.mean(biased).round(3))
+          print(tr("true variance 4.0; normcore running_var"), bn.running_var.round(3))
+          print(tr("average biased batch variance (W3's running_var):"), np.mean(biased).round(3))
           '''),
     claim("printed-test-passes", "BatchNorm", ["W3"],
           "W3's BatchNorm matches nn.BatchNorm1d (one training forward printed)",
@@ -590,12 +598,12 @@ CLAIMS = [
           x = rng.normal(3.0, 2.0, size=(4, 3))
           mine, ref = WrittenUpBN(3), nc.BatchNorm1d(3)
           train_gap = np.abs(mine.train_forward(x) - ref(x)).max()
-          print("training outputs, largest difference:", train_gap)
-          print("running_mean  W3:", mine.running_mean, " normcore:", ref.running_mean)
-          print("running_var   W3:", mine.running_var, " normcore:", ref.running_var)
+          print(tr("training outputs, largest difference:"), train_gap)
+          print("running_mean  W3:", mine.running_mean, " " + tr("normcore:"), ref.running_mean)
+          print("running_var   W3:", mine.running_var, " " + tr("normcore:"), ref.running_var)
           test = rng.normal(3.0, 2.0, size=(5, 3))
           eval_gap = np.abs(mine.eval_forward(test) - ref.eval()(test)).max()
-          print("evaluation outputs, largest difference:", eval_gap.round(4))
+          print(tr("evaluation outputs, largest difference:"), eval_gap.round(4))
           '''),
     claim("bn-eval-squared-var", "BatchNorm", ["W4"],
           "at inference divide by sqrt(running_var ** 2 + eps)",
@@ -615,8 +623,8 @@ CLAIMS = [
           right = bn.eval()(test)
           squared = (test - bn.running_mean) / np.sqrt(bn.running_var ** 2 + bn.eps)
           print("running_var", bn.running_var.round(3))
-          print("std of the evaluation output: normcore", right.std().round(3),
-                " with running_var**2", squared.std().round(3))
+          print(tr("std of the evaluation output: normcore"), right.std().round(3),
+                " " + tr("with running_var**2"), squared.std().round(3))
           '''),
     claim("running-buffers", "BatchNorm", ["W4"],
           "gamma starts at 1 and beta at 0, running mean at 0 and variance at 1; only gamma and "
@@ -630,16 +638,16 @@ CLAIMS = [
           "statistics untouched.",
           r'''
           bn = nc.BatchNorm1d(3)
-          print("initial gamma", bn.gamma.data, " beta", bn.beta.data)
-          print("initial running_mean", bn.running_mean, " running_var", bn.running_var)
-          print("parameters:", [name for name, _ in bn.named_parameters()])
+          print(tr("initial gamma"), bn.gamma.data, " beta", bn.beta.data)
+          print(tr("initial running_mean"), bn.running_mean, " running_var", bn.running_var)
+          print(tr("parameters:"), [name for name, _ in bn.named_parameters()])
           rng = np.random.default_rng(9)
           bn(rng.standard_normal((8, 3)))
           before = bn.running_mean.copy(), bn.running_var.copy()
           bn.backward(rng.standard_normal((8, 3)))
           untouched = (np.array_equal(before[0], bn.running_mean)
                        and np.array_equal(before[1], bn.running_var))
-          print("backward changed the running statistics:", not untouched)
+          print(tr("backward changed the running statistics:"), not untouched)
           '''),
     claim("eval-running-stats", "BatchNorm", ["W3", "W4"],
           "at inference BatchNorm uses the running statistics, so any batch size works",
@@ -658,13 +666,13 @@ CLAIMS = [
           bn.eval()
           batch = rng.normal(2.0, 3.0, size=(8, 3))
           alone_gap = np.abs(bn(batch[:1]) - bn(batch)[:1]).max()
-          print("sample alone vs inside a batch, in evaluation:", alone_gap)
+          print(tr("sample alone vs inside a batch, in evaluation:"), alone_gap)
           try:
               bn.train()(batch[:1])
               refused = False
           except ValueError as err:
               refused = True
-              print("training on one sample: ValueError:", str(err)[:40], "...")
+              print(tr("training on one sample: ValueError:"), str(err)[:40], "...")
           '''),
     claim("single-sample-blowup", "BatchNorm", ["W4"],
           "on one sample the batch variance is 0 and the division blows up",
@@ -680,14 +688,14 @@ CLAIMS = [
           eps = 1e-5
           one = np.array([[7.3]])
           x_hat_one = (one - one.mean(0)) / np.sqrt(one.var(0) + eps)
-          print("one sample:", x_hat_one.ravel())
+          print(tr("one sample:"), x_hat_one.ravel())
           two = np.array([[1000.0], [1000.001]])
           x_hat_two = (two - two.mean(0)) / np.sqrt(two.var(0) + 1e-12)
-          print("two samples, almost equal:", x_hat_two.ravel().round(4))
+          print(tr("two samples, almost equal:"), x_hat_two.ravel().round(4))
           rng = np.random.default_rng(11)
           worst = max(np.abs(nc.BatchNorm1d(1, eps=1e-12)(
               rng.standard_cauchy((8, 1)))).max() for _ in range(200))
-          print("largest |x_hat| over 200 heavy-tailed batches of 8:", worst.round(4),
+          print(tr("largest |x_hat| over 200 heavy-tailed batches of 8:"), worst.round(4),
                 " sqrt(7) =", np.sqrt(7).round(4))
           '''),
     claim("bn-small-batch", "BatchNorm", ["W1", "W2", "W4"],
@@ -711,7 +719,8 @@ CLAIMS = [
               gaps = [np.abs(bn.train()(batch) - batch).mean() for batch in x[:200]]
               mode_gap.append(np.mean(gaps))  # eval output with the true stats is x itself
           for b, e, g in zip(sizes, mean_error, mode_gap):
-              print(f"b={b:4d}  |batch mean error| {e:.3f}  train-vs-eval gap {g:.3f}")
+              print(tr("b={b:4d}  |batch mean error| {e:.3f}  train-vs-eval gap {g:.3f}").format(
+                  b=b, e=e, g=g))
           '''),
     claim("bn-noise-regularises", "BatchNorm", ["W1", "W4"],
           "batch statistics add noise that regularises",
@@ -732,7 +741,7 @@ CLAIMS = [
               return np.std(outs, axis=0).mean()
           noise = {b: spread(b) for b in (4, 64)}
           for b, s in noise.items():
-              print(f"batch {b:3d}: the same sample's output varies by {s:.3f} (std)")
+              print(tr("batch {b:3d}: the same sample's output varies by {s:.3f} (std)").format(b=b, s=s))
           '''),
     claim("bn-padding", "BatchNorm", ["W1", "W4"],
           "BatchNorm does not suit variable-length sequences; LayerNorm does",
@@ -753,11 +762,11 @@ CLAIMS = [
           mean, var = real.mean(axis=1), real.var(axis=1)
           masked = (long_[0] - mean[:, None]) / np.sqrt(var[:, None] + 1e-5)
           bn_change = np.abs(bn_padded[0] - masked).max()
-          print("BatchNorm, padded vs statistics over the real tokens only:", bn_change.round(3))
+          print(tr("BatchNorm, padded vs statistics over the real tokens only:"), bn_change.round(3))
           ln = nc.LayerNorm(3)
           tokens = np.swapaxes(padded, 1, 2)  # (N, L, C): one token per row
           ln_change = np.abs(ln(tokens)[1, :2] - ln(np.swapaxes(short, 1, 2))[0]).max()
-          print("LayerNorm, padded vs unpadded:", ln_change)
+          print(tr("LayerNorm, padded vs unpadded:"), ln_change)
           '''),
     claim("bn-larger-lr", "BatchNorm", ["W1", "W4"],
           "BatchNorm allows larger learning rates",
@@ -786,8 +795,8 @@ CLAIMS = [
               grads[scale] = np.linalg.norm(fc.weight.grad)
           output_gap = np.abs(outputs[10.0] - outputs[1.0]).max()
           grad_ratio = grads[10.0] / grads[1.0]
-          print("weights x10: output changes by", f"{output_gap:.1e}",
-                " weight gradient x", grad_ratio.round(4))
+          print(tr("weights x10: output changes by"), f"{output_gap:.1e}",
+                " " + tr("weight gradient x"), grad_ratio.round(4))
           '''),
     claim("bn-costlier", "BatchNorm", ["W1"],
           "BatchNorm costs more to compute than LayerNorm",
@@ -827,7 +836,7 @@ CLAIMS = [
           folded = nc.fold_batchnorm(fc, bn.eval())
           x = rng.standard_normal((5, 16))
           fold_gap = np.abs(folded(x) - bn(fc(x))).max()
-          print("Linear then BatchNorm (evaluation) vs the folded Linear:", f"{fold_gap:.1e}")
+          print(tr("Linear then BatchNorm (evaluation) vs the folded Linear:"), f"{fold_gap:.1e}")
           try:
               nc.fold_batchnorm(fc, nc.LayerNorm(8))
               ln_folds = True
@@ -838,7 +847,7 @@ CLAIMS = [
           passes = {name: count_passes(layer, x, dy) for name, layer in
                     [("BatchNorm1d", nc.BatchNorm1d(256)), ("LayerNorm", nc.LayerNorm(256)),
                      ("RMSNorm", nc.RMSNorm(256))]}
-          print("passes over the data (forward, backward):", passes)
+          print(tr("passes over the data (forward, backward):"), passes)
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w) for w in group.workers]
@@ -847,15 +856,16 @@ CLAIMS = [
           sync_gap = np.abs(np.concatenate(ys) - nc.BatchNorm1d(8)(np.concatenate(shards))).max()
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
           sent = [m.received.size for m in log]
-          print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
-          print("all-reduce rounds in one training step:", len(log), " values per worker:", sent)
+          print(tr("SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}").format(
+              sync_gap=sync_gap))
+          print(tr("all-reduce rounds in one training step:"), len(log), " " + tr("values per worker:"), sent)
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w, protocol="gather") for w in group.workers]
           group.run(lambda w, shard: sync[w.rank](shard), shards)
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
           gathered = [(m.op, m.sent[0].size) for m in log]
-          print('protocol="gather", one training step (collective, values each worker sends):', gathered)
+          print(tr("protocol=\"gather\", one training step (collective, values each worker sends):"), gathered)
           # torch's forward: gather each worker's (mean, variance, count), merge in one round
           means = np.array([s.mean(0) for s in shards])
           variances = np.array([s.var(0) for s in shards])
@@ -864,7 +874,8 @@ CLAIMS = [
           var = (counts * (variances + (means - mean) ** 2)).sum(0) / counts.sum()  # within + between
           whole = np.concatenate(shards)
           gather_gap = max(np.abs(mean - whole.mean(0)).max(), np.abs(var - whole.var(0)).max())
-          print(f"one gather round: merged mean and variance vs the whole batch's: {gather_gap:.1e}")
+          print(tr("one gather round: merged mean and variance vs the whole batch's: {gather_gap:.1e}").format(
+              gather_gap=gather_gap))
           '''),
     claim("resnet-bn", "BatchNorm", ["W1"],
           "ResNet's hundred-layer networks are trainable thanks to BatchNorm",
@@ -904,14 +915,15 @@ CLAIMS = [
                   rms.append(np.sqrt((x ** 2).mean()))
               return np.array(rms)
           profiles = {kind: stream_rms(kind) for kind in
-                      ("no norm", "BatchNorm in each branch", "no norm, branch / sqrt(100)")}
+                      (N_("no norm"), N_("BatchNorm in each branch"), N_("no norm, branch / sqrt(100)"))}
           rms = {kind: profile[-1] for kind, profile in profiles.items()}
           for kind, value in rms.items():
-              print(f"{kind:28s} RMS of the stream after 100 blocks: {value:.3g}")
+              print(tr("{kind} RMS of the stream after 100 blocks: {value:.3g}").format(
+                  kind=pad(tr(kind), 28), value=value))
           variance_growth = profiles["no norm"] ** 2
           per_block = (variance_growth[-1] / variance_growth[0]) ** (1 / 100)
-          print(f"no norm: the stream's variance grows {per_block:.2f} times per block on average,"
-                f" {np.median(variance_growth[1:] / variance_growth[:-1]):.2f} in the median block")
+          print(tr("no norm: the stream's variance grows {per_block:.2f} times per block on average, {median:.2f} in the median block").format(
+              per_block=per_block, median=np.median(variance_growth[1:] / variance_growth[:-1])))
           '''),
     claim("bn-positions-not-identical", "BatchNorm", ["W2"],
           "tokens at one position are independent but not identically distributed, so "
@@ -943,14 +955,15 @@ CLAIMS = [
           for b in (8, 128):
               means = np.stack([batch(b).mean(axis=0) for _ in range(500)])
               error[b] = np.abs(means - position_mean).mean()
-              print(f"b = {b:3d}: per-position batch mean is off by {error[b]:.3f} on average")
+              print(tr("b = {b:3d}: per-position batch mean is off by {error:.3f} on average").format(
+                  b=b, error=error[b]))
           x = batch(64)
           per_position = (x - x.mean(axis=0)) / x.std(axis=0)            # W2's statistics, over b
           pooled = np.swapaxes(nc.BatchNorm1d(d, affine=False)(np.swapaxes(x, 1, 2)), 1, 2)
-          offset = {"per position": np.abs(per_position.mean(axis=0)).max(),
-                    "pooled over positions": np.abs(pooled.mean(axis=0)).max()}
+          offset = {N_("per position"): np.abs(per_position.mean(axis=0)).max(),
+                    N_("pooled over positions"): np.abs(pooled.mean(axis=0)).max()}
           for name, v in offset.items():
-              print(f"largest mean of one position's output, {name}: {v:.3f}")
+              print(tr("largest mean of one position's output, {name}: {v:.3f}").format(name=tr(name), v=v))
           '''),
     claim("lm-small-batch", "BatchNorm", ["W2"],
           "the batch in language modelling is small",
@@ -968,15 +981,15 @@ CLAIMS = [
           "statistics, which SyncBatchNorm removes at the price of communication.",
           r'''
           rng = np.random.default_rng(62)
-          sequences = {"one device, 4 sequences": 4, "BERT, 256 sequences": 256,
-                       "GPT-3 175B, 3.2M / 2048 tokens": round(3.2e6 / 2048),
-                       "LLaMA, 4M / 2048 tokens": round(4e6 / 2048)}
+          sequences = {N_("one device, 4 sequences"): 4, N_("BERT, 256 sequences"): 256,
+                       N_("GPT-3 175B, 3.2M / 2048 tokens"): round(3.2e6 / 2048),
+                       N_("LLaMA, 4M / 2048 tokens"): round(4e6 / 2048)}
           error = {}
           for name, b in sequences.items():
               means = rng.standard_normal((400, b)).mean(axis=1)   # one position, one feature
               error[b] = np.abs(means).mean()
-              print(f"{name:31s} b = {b:5d}: batch mean off by {error[b]:.3f} "
-                    f"(sqrt(2 / (pi b)) = {np.sqrt(2 / (np.pi * b)):.3f})")
+              print(tr("{name} b = {b:5d}: batch mean off by {error:.3f} (sqrt(2 / (pi b)) = {sqrt:.3f})").format(
+                  name=pad(tr(name), 31), b=b, error=error[b], sqrt=np.sqrt(2 / (np.pi * b))))
           '''),
     claim("bn-buffers-keep-graph", "BatchNorm", ["W3"],
           "W3's BatchNorm updates its running statistics from the batch's, autograd history "
@@ -1001,7 +1014,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: this cell compares with it and is skipped")
+              print(tr("torch is not installed: this cell compares with it and is skipped"))
           if torch is not None:
               class W3BatchNorm(torch.nn.Module):
                   "W3's update, kept as written (its momentum convention too); no gamma, beta."
@@ -1036,8 +1049,8 @@ CLAIMS = [
                   nodes[step] = autograd_nodes(w3.running_mean, w3.running_var)
               requires_grad = {"W3": w3.running_var.requires_grad,
                                "torch": ref.running_var.requires_grad}
-              print("buffers require grad:", requires_grad)
-              print("autograd nodes behind W3's buffers after 1, 10, 50 steps:",
+              print(tr("buffers require grad:"), requires_grad)
+              print(tr("autograd nodes behind W3's buffers after 1, 10, 50 steps:"),
                     nodes[1], nodes[10], nodes[50])
               w3.eval()
               try:
@@ -1045,8 +1058,8 @@ CLAIMS = [
                   eval_error = None
               except RuntimeError as error:
                   eval_error = str(error).split(" (")[0]
-              print("backward in evaluation mode:", eval_error)
-          print("normcore's running_mean is a", type(nc.BatchNorm1d(32).running_mean).__name__)
+              print(tr("backward in evaluation mode:"), eval_error)
+          print(tr("normcore's running_mean is a"), type(nc.BatchNorm1d(32).running_mean).__name__)
           '''),
     claim("bn-batch-memory", "BatchNorm", ["W1"],
           "a drawback of BatchNorm: large batches take memory",
@@ -1076,11 +1089,11 @@ CLAIMS = [
                                      ("LayerNorm", lambda: nc.LayerNorm(256)),
                                      ("no norm", lambda: nc.Sequential())]}
           for name, by_batch in kept.items():
-              print(f"{name:12s} batch 32: {by_batch[32] / 1024:6.0f} KiB   "
-                    f"batch 512: {by_batch[512] / 1024:6.0f} KiB")
+              print(tr("{name:12s} batch 32: {value:6.0f} KiB   batch 512: {value2:6.0f} KiB").format(
+                  name=name, value=by_batch[32] / 1024, value2=by_batch[512] / 1024))
           bn = nc.BatchNorm1d(256)
-          print("BatchNorm's running statistics:", bn.running_mean.size + bn.running_var.size,
-                "numbers at any batch size")
+          print(tr("BatchNorm's running statistics:"), bn.running_mean.size + bn.running_var.size,
+                tr("numbers at any batch size"))
           '''),
     claim("bn-cv-uniform-shapes", "BatchNorm", ["W1", "W4"],
           "BatchNorm works in vision because image inputs have one fixed shape",
@@ -1113,8 +1126,8 @@ CLAIMS = [
           for size in (8, 32, 96):
               y = bn(images(64, size))
               moments[size] = (y.mean(axis=(0, 2, 3)), y.std(axis=(0, 2, 3)))
-              print(f"{size:2d} x {size:2d} images, per-channel mean {moments[size][0].round(3)}"
-                    f"  std {moments[size][1].round(3)}")
+              print(tr("{size:2d} x {size2:2d} images, per-channel mean {round}  std {round2}").format(
+                  size=size, size2=size, round=moments[size][0].round(3), round2=moments[size][1].round(3)))
           '''),
     # ------------------------------------------------------------------ LayerNorm
     claim("ln-axes", "LayerNorm", ["W1", "W2", "W3", "W4"],
@@ -1135,7 +1148,7 @@ CLAIMS = [
           formula_gap = np.abs(ln(x) - ((x - mu) / np.sqrt(var + 1e-5) * ln.gamma.data
                                         + ln.beta.data)).max()
           alone_gap = np.abs(ln(x[1:, 2:3]) - ln(x)[1:, 2:3]).max()
-          print("LayerNorm - formula:", formula_gap, "  token alone vs in the batch:", alone_gap)
+          print(tr("LayerNorm - formula:"), formula_gap, " " * 2 + tr("token alone vs in the batch:"), alone_gap)
           '''),
     claim("ln-printed", "LayerNorm", ["W3"],
           "W3's printed LayerNorm example (2 x 2 x 4)",
@@ -1158,11 +1171,12 @@ CLAIMS = [
           y = nc.LayerNorm(4)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           x_found = reproduce_printed(nc.LayerNorm(4), x, printed)
           same_found = digits_equal(nc.LayerNorm(4)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("ln-output-shape", "LayerNorm", ["W3"],
           "W3's LayerNorm returns a [batch_size, seq_len, 1] tensor (its shape comment)",
@@ -1176,7 +1190,7 @@ CLAIMS = [
           x = np.random.default_rng(41).standard_normal((2, 3, 4))   # (batch, seq_len, hidden)
           mu = x.mean(axis=-1, keepdims=True)
           out = nc.LayerNorm(4)(x)
-          print("input", x.shape, " mean and variance", mu.shape, " output", out.shape)
+          print(tr("input"), x.shape, " " + tr("mean and variance"), mu.shape, " " + tr("output"), out.shape)
           '''),
     claim("eps-outside-sqrt", "LayerNorm", ["W1", "W2"],
           "divide by the standard deviation (or RMS) plus eps",
@@ -1208,8 +1222,8 @@ CLAIMS = [
               outside = (row - row.mean()) / (row.std() + eps)
               ratios[variance] = np.abs(outside).mean() / np.abs(inside).mean()
               exact = np.sqrt(variance + eps) / (np.sqrt(variance) + eps)
-              print(f"variance {variance:7.0e}: |eps outside| / |eps inside| = "
-                    f"{ratios[variance]:.6f}  (sqrt(var + eps) / (std + eps) = {exact:.6f})")
+              print(tr("variance {variance:7.0e}: |eps outside| / |eps inside| = {ratios:.6f}  (sqrt(var + eps) / (std + eps) = {exact:.6f})").format(
+                  variance=variance, ratios=ratios[variance], exact=exact))
           '''),
     claim("gamma-beta", "LayerNorm", ["W1", "W4"],
           "gamma and beta let the network undo the normalization",
@@ -1227,14 +1241,14 @@ CLAIMS = [
           bn.gamma.data[...] = np.sqrt(x.var(axis=0) + bn.eps)
           bn.beta.data[...] = x.mean(axis=0)
           bn_identity_error = np.abs(bn(x) - x).max()
-          print("BatchNorm, gamma = sqrt(var + eps), beta = mean: max |y - x| =",
+          print(tr("BatchNorm, gamma = sqrt(var + eps), beta = mean: max |y - x| ="),
                 f"{bn_identity_error:.1e}")
           x_hat = nc.LayerNorm(4, elementwise_affine=False)(x)
           fits = [np.linalg.lstsq(np.c_[x_hat[:, j], np.ones(64)], x[:, j], rcond=None)
                   for j in range(4)]
           ln_fit_error = max(np.sqrt(f[1][0] / 64) for f in fits)
-          print("LayerNorm, best per-feature gamma and beta: rms error",
-                ln_fit_error.round(3), "(data std 10)")
+          print(tr("LayerNorm, best per-feature gamma and beta: rms error"),
+                ln_fit_error.round(3), tr("(data std 10)"))
           '''),
     claim("ln-similar-distribution", "LayerNorm", ["W2"],
           "LayerNorm makes the features similarly distributed across samples",
@@ -1256,11 +1270,11 @@ CLAIMS = [
           x = rng.normal(loc=[0.0, 10.0, -5.0, 2.0], scale=[1.0, 3.0, 0.1, 5.0], size=(2000, 4))
           y = nc.LayerNorm(4, elementwise_affine=False)(x)
           sample_means, sample_stds = y.mean(axis=1), y.std(axis=1)
-          print("each sample, over its features: |mean| <=", np.abs(sample_means).max().round(6),
-                " std", sample_stds.min().round(4), "to", sample_stds.max().round(4))
+          print(tr("each sample, over its features: |mean| <="), np.abs(sample_means).max().round(6),
+                " " + tr("std"), sample_stds.min().round(4), tr("to"), sample_stds.max().round(4))
           feature_means, feature_stds = y.mean(axis=0), y.std(axis=0)
-          print("each feature, over the samples: means", feature_means.round(2),
-                " stds", feature_stds.round(2))
+          print(tr("each feature, over the samples: means"), feature_means.round(2),
+                " " + tr("stds"), feature_stds.round(2))
           '''),
     claim("ln-outlier-feature", "LayerNorm", ["W1"],
           "LayerNorm is sensitive to features of very uneven size",
@@ -1280,9 +1294,10 @@ CLAIMS = [
           x_outlier[:, 0] += 60.0                       # one feature far larger than the rest
           ln = nc.LayerNorm(64, elementwise_affine=False)
           spread = {name: ln(v)[:, 1:].std()
-                    for name, v in [("no outlier", x), ("one outlier feature", x_outlier)]}
+                    for name, v in [(N_("no outlier"), x), (N_("one outlier feature"), x_outlier)]}
           for name, value in spread.items():
-              print(f"{name:20s} spread of the other 63 features after LayerNorm: {value:.3f}")
+              print(tr("{name} spread of the other 63 features after LayerNorm: {value:.3f}").format(
+                  name=pad(tr(name), 20), value=value))
           '''),
     claim("affine-defaults", "LayerNorm", ["W3"],
           "PyTorch's LayerNorm and BatchNorm are affine by default",
@@ -1303,7 +1318,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: only normcore's defaults are shown")
+              print(tr("torch is not installed: only normcore's defaults are shown"))
           if torch is not None:
               defaults["torch LayerNorm: elementwise_affine"] = torch.nn.LayerNorm(4).elementwise_affine
               for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"):
@@ -1331,11 +1346,12 @@ CLAIMS = [
           y = nc.RMSNorm(4, eps=1e-5)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           x_found = reproduce_printed(nc.RMSNorm(4, eps=1e-5), x, printed)
           same_found = digits_equal(nc.RMSNorm(4, eps=1e-5)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("rms-no-centring", "RMSNorm", ["W1", "W3", "W4"],
           "RMSNorm only rescales: no mean, no beta, cannot correct a mean offset",
@@ -1350,10 +1366,10 @@ CLAIMS = [
           rms = nc.RMSNorm(16, eps=1e-5, elementwise_affine=False)
           ln = nc.LayerNorm(16, elementwise_affine=False)
           rms_mean, ln_mean = rms(x).mean(), ln(x).mean()
-          print("output mean: RMSNorm", rms_mean.round(3), " LayerNorm", ln_mean.round(12))
+          print(tr("output mean: RMSNorm"), rms_mean.round(3), " LayerNorm", ln_mean.round(12))
           centred = x - x.mean(axis=1, keepdims=True)
           centred_gap = np.abs(rms(centred) - ln(x)).max()
-          print("RMSNorm(centred x) - LayerNorm(x):", centred_gap)
+          print(tr("RMSNorm(centred x) - LayerNorm(x):"), centred_gap)
           '''),
     claim("mean-square-is-variance", "RMSNorm", ["W1"],
           "RMSNorm's mean square is the variance",
@@ -1365,7 +1381,8 @@ CLAIMS = [
           r'''
           x = np.random.default_rng(30).normal(2.0, 1.0, size=(1, 1000))
           ms, var, mean = (x ** 2).mean(), x.var(), x.mean()
-          print(f"mean square {ms:.4f}, variance {var:.4f}, variance + mean^2 {var + mean ** 2:.4f}")
+          print(tr("mean square {ms:.4f}, variance {var:.4f}, variance + mean^2 {value:.4f}").format(
+              ms=ms, var=var, value=var + mean ** 2))
           '''),
     claim("relu-mean-zero", "RMSNorm", ["W1"],
           "after a ReLU the mean is close to 0, so RMSNorm loses little",
@@ -1379,9 +1396,9 @@ CLAIMS = [
           z = np.maximum(np.random.default_rng(31).standard_normal((1000, 256)), 0.0)
           relu_mean, relu_rms = z.mean(), np.sqrt((z ** 2).mean())
           out = nc.RMSNorm(256, elementwise_affine=False)(z)
-          print(f"ReLU output: mean {relu_mean:.3f}, rms {relu_rms:.3f}, "
-                f"1/sqrt(2 pi) = {1 / np.sqrt(2 * np.pi):.3f}")
-          print(f"mean of RMSNorm's output after the ReLU: {out.mean():.3f}")
+          print(tr("ReLU output: mean {relu_mean:.3f}, rms {relu_rms:.3f}, 1/sqrt(2 pi) = {value:.3f}").format(
+              relu_mean=relu_mean, relu_rms=relu_rms, value=1 / np.sqrt(2 * np.pi)))
+          print(tr("mean of RMSNorm's output after the ReLU: {mean:.3f}").format(mean=out.mean()))
           '''),
     claim("rms-batch-size-normaliser", "RMSNorm", ["W2"],
           "RMS(x) = sqrt(sum of the d squares / b), b the batch size",
@@ -1400,8 +1417,7 @@ CLAIMS = [
               wrong = x / np.sqrt((x ** 2).sum(-1, keepdims=True) / b)
               right = nc.RMSNorm(d, eps=0.0)(x)
               ratios[b] = (wrong / right).mean()
-              print(f"b={b}: written-up / normcore = {ratios[b]:.4f}, "
-                    f"sqrt(b/d) = {np.sqrt(b / d):.4f}")
+              print(tr("b={b}: written-up / normcore = {ratios:.4f}, sqrt(b/d) = {sqrt:.4f}").format(b=b, ratios=ratios[b], sqrt=np.sqrt(b / d)))
           '''),
     claim("rms-over-whole-tensor", "RMSNorm", ["W4"],
           "the RMS of the whole (batch, features) matrix",
@@ -1418,8 +1434,8 @@ CLAIMS = [
           whole = x / np.sqrt((x ** 2).mean() + 1e-5)
           right = nc.RMSNorm(4, eps=1e-5)(x)
           row_rms = lambda a: np.sqrt((a ** 2).mean(axis=1))
-          print("row RMS, whole-matrix version:", row_rms(whole))
-          print("row RMS, normcore RMSNorm:    ", row_rms(right))
+          print(tr("row RMS, whole-matrix version:"), row_rms(whole))
+          print(pad(tr("row RMS, normcore RMSNorm:"), 30), row_rms(right))
           '''),
     claim("rms-cheaper", "RMSNorm", ["W1", "W2", "W3"],
           "RMSNorm is cheaper and faster than LayerNorm",
@@ -1438,7 +1454,7 @@ CLAIMS = [
           small_x, small_dy = rng.standard_normal((64, 256)), rng.standard_normal((64, 256))
           passes_ln = count_passes(nc.LayerNorm(256), small_x, small_dy)
           passes_rms = count_passes(nc.RMSNorm(256), small_x, small_dy)
-          print("passes over the data (forward, backward): LayerNorm", passes_ln,
+          print(tr("passes over the data (forward, backward): LayerNorm"), passes_ln,
                 " RMSNorm", passes_rms)
           '''),
     claim("rms-keeps-performance", "RMSNorm", ["W2", "W3"],
@@ -1473,12 +1489,13 @@ CLAIMS = [
               return float(value), float(target.var())
           runs = {name: np.array([final_loss(Norm, s) for s in range(3)])
                   for name, Norm in [("LayerNorm", nc.LayerNorm), ("RMSNorm", nc.RMSNorm)]}
-          print("variance of the targets (the loss of predicting their mean):",
+          print(tr("variance of the targets (the loss of predicting their mean):"),
                 runs["LayerNorm"][:, 1].round(3))
           for name, values in runs.items():
-              print(f"{name:9s} final training loss, 3 initialisations:", values[:, 0].round(4))
+              print(tr("{name:9s} final training loss, 3 initialisations:").format(
+                  name=name), values[:, 0].round(4))
           ratio = runs["RMSNorm"][:, 0] / runs["LayerNorm"][:, 0]
-          print("RMSNorm / LayerNorm, each initialisation:", ratio.round(3))
+          print(tr("RMSNorm / LayerNorm, each initialisation:"), ratio.round(3))
           ''', figure="rmsnorm_vs_layernorm"),
     claim("rms-half-parameters", "RMSNorm", ["W1", "W4"],
           "RMSNorm has half the parameters (gamma only)",
@@ -1520,11 +1537,11 @@ CLAIMS = [
           g_rms = np.array([layer_gradients(nc.RMSNorm, s) for s in seeds])
           grad_ratio = g_rms / g_ln
           growth = {"LayerNorm": g_ln[:, 0] / g_ln[:, -1], "RMSNorm": g_rms[:, 0] / g_rms[:, -1]}
-          print("weight-gradient norm, layer 1 / layer 16, 6 initialisations:")
+          print(tr("weight-gradient norm, layer 1 / layer 16, 6 initialisations:"))
           for name, values in growth.items():
               print(f"  {name:9s}", values.round(1))
-          print("RMSNorm / LayerNorm, every layer and initialisation: from",
-                grad_ratio.min().round(2), "to", grad_ratio.max().round(2))
+          print(tr("RMSNorm / LayerNorm, every layer and initialisation: from"),
+                grad_ratio.min().round(2), tr("to"), grad_ratio.max().round(2))
           '''),
     claim("float32-compute", "RMSNorm", ["W1"],
           "compute the norm in float32 and cast back (LLaMA's RMSNorm)",
@@ -1540,10 +1557,10 @@ CLAIMS = [
               naive = x16 / np.sqrt((x16 ** 2).mean(axis=-1, keepdims=True) + np.float16(1e-6))
           ours = nc.RMSNorm(4, eps=1e-6)(x16)
           exact = nc.RMSNorm(4, eps=1e-6)(x16.astype(np.float64))
-          print("float16 all the way:", naive)
-          print("normcore:           ", ours, ours.dtype)
+          print(tr("float16 all the way:"), naive)
+          print(pad(tr("normcore:"), 20), ours, ours.dtype)
           fp16_gap = np.abs(ours.astype(np.float64) - exact).max()
-          print("normcore (float16) - float64:", fp16_gap.round(5))
+          print(tr("normcore (float16) - float64:"), fp16_gap.round(5))
           '''),
     claim("gpt4-rmsnorm", "RMSNorm", ["W1"],
           "GPT-4 uses RMSNorm",
@@ -1590,10 +1607,11 @@ CLAIMS = [
           r'''
           rms, ln_no_bias = nc.RMSNorm(8), nc.LayerNorm(8, bias=False)
           for name, layer in [("RMSNorm", rms), ("LayerNorm(bias=False)", ln_no_bias)]:
-              print(f"{name:22s} parameters:", [(n, p.data.shape) for n, p in layer.named_parameters()])
+              print(tr("{name:22s} parameters:").format(
+                  name=name), [(n, p.data.shape) for n, p in layer.named_parameters()])
           x = np.random.default_rng(40).normal(2.0, 1.0, (3, 8))
           bias_free_gap = np.abs(rms(x) - ln_no_bias(x)).max()
-          print("the same parameters, outputs on rows of mean 2 differ by up to", bias_free_gap.round(3))
+          print(tr("the same parameters, outputs on rows of mean 2 differ by up to"), bias_free_gap.round(3))
           '''),
     claim("llama-hundreds-of-billions", "RMSNorm", ["W1"],
           "RMSNorm, by saving computation, lets the Llama models train at hundreds of "
@@ -1623,8 +1641,8 @@ CLAIMS = [
               n = parameters(d, layers, ffn, vocab, kv_width)
               norm = (2 * layers + 1) * d
               billions[name], norm_share[name] = n / 1e9, norm / n
-              print(f"{name:15s} {n / 1e9:6.1f} billion parameters, RMSNorm gains "
-                    f"{norm / 1e6:.1f} million ({norm / n:.1e} of them)")
+              print(tr("{name:15s} {value:6.1f} billion parameters, RMSNorm gains {value2:.1f} million ({value3:.1e} of them)").format(
+                  name=name, value=n / 1e9, value2=norm / 1e6, value3=norm / n))
           '''),
     claim("rms-suits-large-models", "RMSNorm", ["W4"],
           "RMSNorm suits large models better",
@@ -1654,8 +1672,8 @@ CLAIMS = [
           for name, (d, layers, ffn, vocab, kv_width) in shapes.items():
               betas = (2 * layers + 1) * d        # what LayerNorm would add
               saved[name] = betas / parameters(d, layers, ffn, vocab, kv_width)
-              print(f"{name:15s} LayerNorm's betas would add {betas / 1e6:4.1f} million "
-                    f"parameters: {saved[name]:.1e} of the model")
+              print(tr("{name:15s} LayerNorm's betas would add {value:4.1f} million parameters: {saved:.1e} of the model").format(
+                  name=name, value=betas / 1e6, saved=saved[name]))
           '''),
     # ------------------------------------------------------------------ Dropout
     claim("dropout-printed", "Dropout", ["W3"],
@@ -1678,9 +1696,9 @@ CLAIMS = [
                                             target > 0))
               y = nc.Dropout(0.4, rng=seed)(ones)
               matches.append(np.array_equal(np.round(y, 4), target))
-              print(f"seed {seed}:\n{y}")
+              print(tr("seed {seed}:\n{y}").format(seed=seed, y=y))
           evaluation = nc.Dropout(0.4).eval()(ones)
-          print("evaluation:\n", evaluation)
+          print(tr("evaluation:\n"), evaluation)
           '''),
     claim("dropout-expectation", "Dropout", ["W3"],
           "inverted dropout keeps the expectation; nothing to do at test time",
@@ -1695,9 +1713,9 @@ CLAIMS = [
           x = np.array([[1.0, -2.0, 3.0, 0.5]])
           drop = nc.Dropout(0.4, rng=22)
           mean_out = np.mean([drop(x) for _ in range(20000)], axis=0)
-          print("input       ", x)
-          print("mean output ", mean_out)
-          print("evaluation  ", drop.eval()(x))
+          print(pad(tr("input"), 12), x)
+          print(pad(tr("mean output"), 12), mean_out)
+          print(pad(tr("evaluation"), 12), drop.eval()(x))
           '''),
     claim("dropout-mask-device", "Dropout", ["W3"],
           "W3's Dropout draws its mask with torch.rand(x.shape)",
@@ -1717,7 +1735,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: this cell compares with it and is skipped")
+              print(tr("torch is not installed: this cell compares with it and is skipped"))
           if torch is not None:
               def w3_dropout(x, p=0.4):
                   "W3's training-mode Dropout, as written."
@@ -1725,17 +1743,17 @@ CLAIMS = [
                   return mask * x / (1 - p)
               half = torch.ones(2, 6, dtype=torch.float16)
               dtypes = {"W3": w3_dropout(half).dtype, "nn.Dropout": torch.nn.Dropout(0.4)(half).dtype}
-              print("float16 in, out:", dtypes)
+              print(tr("float16 in, out:"), dtypes)
               elsewhere = torch.ones(2, 6, device="meta")   # a device other than the CPU
               try:
                   w3_dropout(elsewhere)
                   device_error = None
               except RuntimeError as error:
                   device_error = str(error)
-              print("x on another device:", device_error)
-              print("nn.Dropout there:", torch.nn.Dropout(0.4)(elsewhere).device)
+              print(tr("x on another device:"), device_error)
+              print(tr("nn.Dropout there:"), torch.nn.Dropout(0.4)(elsewhere).device)
           normcore_dtype = nc.Dropout(0.4, rng=0)(np.ones((2, 6), np.float16)).dtype
-          print("normcore's Dropout, float16 in:", normcore_dtype)
+          print(tr("normcore's Dropout, float16 in:"), normcore_dtype)
           '''),
     claim("dropout-regularises", "Dropout", ["W3"],
           "Dropout regularises: randomly dropped units keep the model from relying on a few",
@@ -1756,10 +1774,10 @@ CLAIMS = [
           drop = nc.Dropout(0.4, rng=66)
           outputs = np.stack([drop(x) for _ in range(2000)])
           spread = (outputs.std(axis=0) / np.abs(x)).mean()
-          print("spread of a unit's training output / |input|:", spread.round(3),
+          print(tr("spread of a unit's training output / |input|:"), spread.round(3),
                 "  sqrt(p / (1 - p)) =", round(np.sqrt(0.4 / 0.6), 3))
           evaluation_same = all(np.array_equal(drop.eval()(x), x) for _ in range(3))
-          print("evaluation returns the input every time:", evaluation_same)
+          print(tr("evaluation returns the input every time:"), evaluation_same)
           '''),
     # ------------------------------------------------------------------ Pre / Post
     claim("encoder-decoder", "Pre-Norm and Post-Norm", ["W3"],
@@ -1795,12 +1813,13 @@ CLAIMS = [
                   h = h + multi_head_attention(ln2(h), memory)
                   h = h + ffn(ln3(h))
               gaps[position] = np.abs(block(x, memory) - h).max()
-              print(f"{position}: TransformerDecoderBlock vs the pseudo-code: {gaps[position]:.1e}")
+              print(tr("{position}: TransformerDecoderBlock vs the pseudo-code: {gaps:.1e}").format(
+                  position=position, gaps=gaps[position]))
           models = {position: nc.TinySeq2Seq(10, 10, 32, 1, 4, 5, 7, position=position, rng=0)
                     for position in ("post", "pre")}
           final_norms = {position: [hasattr(model, name) for name in ("enc_norm", "dec_norm")]
                          for position, model in models.items()}
-          print("TinySeq2Seq has a final encoder norm, decoder norm:", final_norms)
+          print(tr("TinySeq2Seq has a final encoder norm, decoder norm:"), final_norms)
           '''),
     claim("post-identity-weight", "Pre-Norm and Post-Norm", ["W3", "W4"],
           "Post-Norm at init: (x + F(x)) / sqrt(2), the input's weight 2^(-l/2)",
@@ -1818,7 +1837,7 @@ CLAIMS = [
           xs = residual_stack("post", 8)
           weight = x0_weight(xs)
           theory = 2.0 ** (-np.arange(9) / 2)
-          print("weight of x_0 in x_l, l = 0..8:\n", weight.round(3))
+          print(tr("weight of x_0 in x_l, l = 0..8:\n"), weight.round(3))
           print("2^(-l/2):\n", theory.round(3))
           '''),
     claim("post-fixed-size", "Pre-Norm and Post-Norm", ["W4"],
@@ -1833,7 +1852,7 @@ CLAIMS = [
           rms = {pos: np.sqrt((residual_stack(pos, 8) ** 2).mean(axis=(1, 2)))
                  for pos in ("post", "pre")}
           for pos, values in rms.items():
-              print(f"{pos:4s} rms of x_l, l = 0..8:", values.round(2))
+              print(tr("{pos:4s} rms of x_l, l = 0..8:").format(pos=pos), values.round(2))
           '''),
     claim("pre-identity-path", "Pre-Norm and Post-Norm", ["W1", "W3", "W4"],
           "Pre-Norm: x_L = x_0 + sum of branches; the identity weight stays 1",
@@ -1852,8 +1871,8 @@ CLAIMS = [
           xs = residual_stack("pre", 8)
           weight = x0_weight(xs)
           rms = np.sqrt((xs ** 2).mean(axis=(1, 2)))
-          print("weight of x_0:", weight.round(3))
-          print("rms of x_l:   ", rms.round(3))
+          print(tr("weight of x_0:"), weight.round(3))
+          print(pad(tr("rms of x_l:"), 14), rms.round(3))
           print("sqrt(1 + l):  ", np.sqrt(1 + np.arange(9)).round(3))
           rng = np.random.default_rng(23)
           gain = {}
@@ -1861,7 +1880,7 @@ CLAIMS = [
               x, dy = rng.standard_normal((2, 4, 8, 32))
               dx = input_gradient(transformer_stack("pre", depth), x, dy)
               gain[depth] = float(np.linalg.norm(dx) / np.linalg.norm(dy))
-          print("|dL/dx_0| / |dL/dy|, Pre-LN, 2, 8, 32 blocks:",
+          print(tr("|dL/dx_0| / |dL/dy|, Pre-LN, 2, 8, 32 blocks:"),
                 [round(v, 2) for v in gain.values()])
           '''),
     claim("pre-gradient-identity", "Pre-Norm and Post-Norm", ["W4"],
@@ -1886,9 +1905,9 @@ CLAIMS = [
                   dx = input_gradient(transformer_stack("pre", depth, seed=34 + seed), x, dy)
                   shares.append(np.linalg.norm(dx - dy) / np.linalg.norm(dy))
               branch_share[depth] = np.array(shares)
-          print("|branches' part of dL/dx_0| / |identity's part (dL/dy)|, 4 initialisations:")
+          print(tr("|branches' part of dL/dx_0| / |identity's part (dL/dy)|, 4 initialisations:"))
           for depth, shares in branch_share.items():
-              print(f"{depth:2d} blocks:", shares.round(2))
+              print(tr("{depth:2d} blocks:").format(depth=depth), shares.round(2))
           '''),
     claim("pre-wider-not-deeper", "Pre-Norm and Post-Norm", ["W1", "W3"],
           "Pre-Norm's layers merge into a wider one, so it underperforms Post-Norm",
@@ -1938,8 +1957,8 @@ CLAIMS = [
               return x
           counted = {depth: pieces(lambda x: deep(x, depth)) for depth in (1, 4, 8)}
           for depth, n in counted.items():
-              print(f"{depth} layers of 2 ReLUs ({2 * depth} ReLUs): {n} pieces; "
-                    f"one hidden layer needs {n - 1} ReLUs")
+              print(tr("{depth} layers of 2 ReLUs ({value} ReLUs): {n} pieces; one hidden layer needs {value2} ReLUs").format(
+                  depth=depth, value=2 * depth, n=n, value2=n - 1))
           '''),
     claim("post-better-tuned", "Pre-Norm and Post-Norm", ["W1", "W3", "W4"],
           "tuned Post-Norm reaches a better final quality than Pre-Norm",
@@ -1963,7 +1982,7 @@ CLAIMS = [
           r'''
           w_post = x0_weight(residual_stack("post", 8))
           w_pre = x0_weight(residual_stack("pre", 8))
-          print("weight of x_0 in x_8: Post-Norm", w_post[-1].round(3),
+          print(tr("weight of x_0 in x_8: Post-Norm"), w_post[-1].round(3),
                 " Pre-Norm", w_pre[-1].round(3))
           '''),
     claim("post-long-range-finetune", "Pre-Norm and Post-Norm", ["W1"],
@@ -1987,7 +2006,7 @@ CLAIMS = [
           post, pre = gradient_profile("post"), gradient_profile("pre")
           first_over_last = {name: p[:, :2].mean(axis=1) / p[:, -2:].mean(axis=1)
                              for name, p in (("Post-LN", post), ("Pre-LN", pre))}
-          print("gradient norm of the first two blocks / the last two, 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the first two blocks / the last two, 8 blocks, 4 initialisations:"))
           for name, values in first_over_last.items():
               print(f"  {name}", values.round(2))
           '''),
@@ -2009,11 +2028,11 @@ CLAIMS = [
           depths, seeds = (2, 8, 32), range(4)
           change = {pos: np.array([[output_change(pos, depth, seed=s) for s in seeds]
                                    for depth in depths]) for pos in ("post", "pre")}
-          print("relative output change, mean of 4 seeds, 2 / 8 / 32 blocks:")
+          print(tr("relative output change, mean of 4 seeds, 2 / 8 / 32 blocks:"))
           for pos, values in change.items():
               print(f"  {pos:4s}", [f"{v:.2e}" for v in values.mean(axis=1)])
           post_above_pre = bool(np.all(change["post"] > change["pre"]))
-          print("Post-LN's above Pre-LN's in every seed and depth:", post_above_pre)
+          print(tr("Post-LN's above Pre-LN's in every seed and depth:"), post_above_pre)
           '''),
     claim("warmup-recipe", "Pre-Norm and Post-Norm", ["W1"],
           "warm up from 1e-6 to 1e-4 over 1000 steps; 100 Pre-Norm layers for 60 Post-Norm",
@@ -2036,9 +2055,10 @@ CLAIMS = [
           recipe = lambda step: start + (peak - start) * min(1.0, step / steps)   # W1's ramp
           ours = linear_warmup(peak, steps)
           for step in (0, 10, 500, 999, 1500):
-              print(f"step {step:4d}: W1's ramp {recipe(step):.2e}   linear_warmup {ours(step):.2e}")
+              print(tr("step {step:4d}: W1's ramp {value:.2e}   linear_warmup {value2:.2e}").format(
+                  step=step, value=recipe(step), value2=ours(step)))
           ramp_gap = max(abs(recipe(s) - ours(s)) for s in range(2000)) / peak
-          print("largest difference, as a share of the peak:", round(ramp_gap, 4))
+          print(tr("largest difference, as a share of the peak:"), round(ramp_gap, 4))
           '''),
     claim("post-gradients-explode", "Pre-Norm and Post-Norm", ["W1"],
           "without warmup, Post-Norm's gradients explode in the first layers (near the input)",
@@ -2059,10 +2079,10 @@ CLAIMS = [
           "claim, not that it is refuted.",
           r'''
           profiles = gradient_profile("post")           # (initialisations, blocks)
-          print("Post-LN, gradient norm per block (1 = next to the input), mean of 4:")
+          print(tr("Post-LN, gradient norm per block (1 = next to the input), mean of 4:"))
           print(profiles.mean(axis=0).round(2))
           first_over_last = profiles[:, :2].mean(axis=1) / profiles[:, -2:].mean(axis=1)
-          print("first two blocks / last two, each initialisation:", first_over_last.round(2))
+          print(tr("first two blocks / last two, each initialisation:"), first_over_last.round(2))
           ''', figure="pre_post_gradients"),
     claim("post-gradients-weaken", "Pre-Norm and Post-Norm", ["W4"],
           "Post-Norm weakens the identity branch layer by layer, so the layers near the input "
@@ -2083,14 +2103,14 @@ CLAIMS = [
           r'''
           profiles = gradient_profile("post")
           first_over_last = profiles[:, :2].mean(axis=1) / profiles[:, -2:].mean(axis=1)
-          print("parameter gradients, first two blocks / last two:", first_over_last.round(2))
+          print(tr("parameter gradients, first two blocks / last two:"), first_over_last.round(2))
           rng = np.random.default_rng(25)
           post_gain = {}
           for depth in (2, 8, 32):
               x, dy = rng.standard_normal((2, 4, 8, 32))
               dx = input_gradient(transformer_stack("post", depth), x, dy)
               post_gain[depth] = float(np.linalg.norm(dx) / np.linalg.norm(dy))
-          print("|dL/dx_0| / |dL/dy|, Post-LN, 2, 8, 32 blocks:",
+          print(tr("|dL/dx_0| / |dL/dy|, Post-LN, 2, 8, 32 blocks:"),
                 [round(v, 2) for v in post_gain.values()])
           '''),
     claim("deep-needs-pre", "Pre-Norm and Post-Norm", ["W1"],
@@ -2108,7 +2128,7 @@ CLAIMS = [
           deep_change = {pos: np.array([output_change(pos, 32, seed=s) for s in range(4)])
                          for pos in ("post", "deepnorm")}
           for pos, values in deep_change.items():
-              print(f"{pos:8s} relative output change, 32 blocks, 4 seeds:",
+              print(tr("{pos:8s} relative output change, 32 blocks, 4 seeds:").format(pos=pos),
                     [f"{v:.1e}" for v in values])
           '''),
     claim("llama-layers", "Pre-Norm and Post-Norm", ["W1"],
@@ -2132,7 +2152,7 @@ CLAIMS = [
                       "65B, 80 layers": llama_parameters(8192, 80, 22016) / 1e9,
                       "65B's width, 65 layers": llama_parameters(8192, 65, 22016) / 1e9}
           for name, n in billions.items():
-              print(f"{name:23s} {n:6.2f} billion parameters")
+              print(tr("{name:23s} {n:6.2f} billion parameters").format(name=name, n=n))
           '''),
     claim("pre-converges-faster", "Pre-Norm and Post-Norm", ["W1"],
           "Pre-Norm converges faster: a large learning rate from the start, no warmup",
@@ -2154,7 +2174,7 @@ CLAIMS = [
           r'''
           post, pre = gradient_profile("post"), gradient_profile("pre")
           last_block_ratio = post[:, -1] / pre[:, -1]
-          print("gradient norm of the last of 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the last of 8 blocks, 4 initialisations:"))
           print("  Post-LN", post[:, -1].round(2), "\n  Pre-LN ", pre[:, -1].round(2))
           print("Post-LN / Pre-LN:", last_block_ratio.round(1))
           '''),
@@ -2181,10 +2201,10 @@ CLAIMS = [
               "The original Transformer's schedule (Vaswani et al. 2017, eq. 3)."
               return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
           passes = next(step for step in range(1001) if w1_warmup(step) >= 1e-5)
-          print("W1's warmup: step 0", w1_warmup(0), " step 1000", w1_warmup(1000),
-                " passes 1e-5 at step", passes)
+          print(tr("W1's warmup: step 0"), w1_warmup(0), " " + tr("step 1000"), w1_warmup(1000),
+                " " + tr("passes 1e-5 at step"), passes)
           peak = max(transformer_rate(step) for step in range(1, 20001))
-          print(f"original Transformer: peak rate {peak:.1e} at step 4000")
+          print(tr("original Transformer: peak rate {peak:.1e} at step 4000").format(peak=peak))
           '''),
     claim("bert-transformer-post-ln", "Pre-Norm and Post-Norm", ["W1"],
           "BERT and the original Transformer use LayerNorm after the residual sum (Post-Norm), "
@@ -2244,7 +2264,7 @@ CLAIMS = [
           first_over_last = {name: p[:, 0] / p[:, -1]
                              for name, p in (("Post-LN", gradient_profile("post")),
                                              ("Pre-LN", gradient_profile("pre")))}
-          print("gradient norm of the first block / the last, 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the first block / the last, 8 blocks, 4 initialisations:"))
           for name, ratio in first_over_last.items():
               print(f"  {name:7s}", ratio.round(2))
           '''),
@@ -2274,7 +2294,7 @@ CLAIMS = [
           x = rng.standard_normal((2, 8, 32))
           same_keys = list(pre.state_dict()) == list(post.state_dict())
           moved = np.linalg.norm(post(x) - pre(x)) / np.linalg.norm(pre(x))
-          print("same parameter names:", same_keys, "  relative change of the output:", moved.round(2))
+          print(tr("same parameter names:"), same_keys, " " * 2 + tr("relative change of the output:"), moved.round(2))
           '''),
 ]
 
@@ -3231,7 +3251,7 @@ CELLS = [
     每条论断都用**原文位置**注明它在原文中所在小节的标题，方便对照原文阅读。
     `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论；
     `notebooks/src/writeup_claims.toml` 按小节列出了几篇文章的论断以及评判它们的行，没有对应行的
-    论断会让同一组测试失败。代码单元格与英文版相同，其中的输出说明是英文的。
+    论断会让同一组测试失败。代码单元格与英文版相同，打印的说明文字是中文的；从 `figures/` 嵌入的实验图是事先画好的，文字是英文。
 
     四篇文章：
     """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**：{v}" for k, v in WRITEUPS_ZH.items())),
