@@ -194,8 +194,8 @@ CLAIMS = [
           print(tr("BatchNorm output per channel, before training: |mean| <="),
                 np.abs(mean0).max().round(4), " " + tr("std"), std0.min().round(4),
                 tr("to"), std0.max().round(4))
-          print(tr("after 200 SGD steps, largest change of a channel's mean:"), shift.round(3))
-          print(" " * 21 + pad(tr("largest change of a channel's std:"), 35), spread.round(3))
+          print(pad(tr("after 200 SGD steps, largest change of a channel's mean:"), 56), shift.round(3))
+          print(pad(tr("after 200 SGD steps, largest change of a channel's std:"), 56), spread.round(3))
           '''),
     claim("zscore-normal", "What normalization is for", ["W3"],
           "standardised data follow the standard normal distribution",
@@ -262,7 +262,7 @@ CLAIMS = [
               return np.array(fractions)
           plain, normed = saturated(False), saturated(True)
           print(pad(tr("fraction of |z| > 4 per layer, plain:"), 41), plain.round(3))
-          print(tr("fraction of |z| > 4 per layer, LayerNorm:"), normed.round(4))
+          print(pad(tr("fraction of |z| > 4 per layer, LayerNorm:"), 41), normed.round(4))
           '''),
     claim("sigmoid-into-saturation", "What normalization is for", ["W4"],
           "forcing the data to mean 0 and variance 1 can push a sigmoid into saturation",
@@ -842,7 +842,8 @@ CLAIMS = [
               ln_folds = True
           except TypeError as err:
               ln_folds = False
-              print("LayerNorm: TypeError:", str(err)[16:70], "...")
+              print(tr("LayerNorm: {error}, it cannot be folded into the Linear before it").format(
+                  error=type(err).__name__))
           x, dy = rng.standard_normal((64, 256)), rng.standard_normal((64, 256))
           passes = {name: count_passes(layer, x, dy) for name, layer in
                     [("BatchNorm1d", nc.BatchNorm1d(256)), ("LayerNorm", nc.LayerNorm(256)),
@@ -1577,10 +1578,10 @@ CLAIMS = [
           def norm_kinds(parameter_names):
               "What a norm's parameters in a checkpoint allow it to be."
               if parameter_names is None:
-                  return "nothing to inspect: no weights published"
+                  return tr("nothing to inspect: no weights published")
               if "bias" in parameter_names:
-                  return "LayerNorm (a gain and a bias)"
-              return "RMSNorm, or a LayerNorm without bias (a gain only)"
+                  return tr("LayerNorm (a gain and a bias)")
+              return tr("RMSNorm, or a LayerNorm without bias (a gain only)")
           names = lambda layer: [n for n, _ in layer.named_parameters()]
           kinds = {"normcore LayerNorm": norm_kinds(names(nc.LayerNorm(8))),
                    "normcore RMSNorm": norm_kinds(names(nc.RMSNorm(8))),
@@ -2148,11 +2149,11 @@ CLAIMS = [
               "LLaMA's parameter count: layers of attention, SwiGLU and two RMSNorm gains."
               per_layer = 4 * d * d + 3 * d * ffn + 2 * d
               return layers * per_layer + 2 * vocab * d + d       # + embedding, head, final norm
-          billions = {"7B, 32 layers": llama_parameters(4096, 32, 11008) / 1e9,
-                      "65B, 80 layers": llama_parameters(8192, 80, 22016) / 1e9,
-                      "65B's width, 65 layers": llama_parameters(8192, 65, 22016) / 1e9}
+          billions = {N_("7B, 32 layers"): llama_parameters(4096, 32, 11008) / 1e9,
+                      N_("65B, 80 layers"): llama_parameters(8192, 80, 22016) / 1e9,
+                      N_("65B's width, 65 layers"): llama_parameters(8192, 65, 22016) / 1e9}
           for name, n in billions.items():
-              print(tr("{name:23s} {n:6.2f} billion parameters").format(name=name, n=n))
+              print(tr("{name} {n:6.2f} billion parameters").format(name=pad(tr(name), 23), n=n))
           '''),
     claim("pre-converges-faster", "Pre-Norm and Post-Norm", ["W1"],
           "Pre-Norm converges faster: a large learning rate from the start, no warmup",
@@ -2237,7 +2238,8 @@ CLAIMS = [
           rates = {}
           for name, (rate, steps) in schedules.items():
               rates[name] = [rate(step) for step in steps]
-              print(f"{name:11s} rate at steps {steps}: " + ", ".join(f"{r:.1e}" for r in rates[name]))
+              print(tr("{name} rate at steps {steps}:").format(name=pad(name, 11), steps=steps),
+                    ", ".join(f"{r:.1e}" for r in rates[name]))
           '''),
     claim("pre-in-large-models", "Pre-Norm and Post-Norm", ["W3"],
           "DiT, ViT and LLaMA use Pre-Norm because stability matters more when training large "
