@@ -49,6 +49,14 @@ TAPE = re.compile(r"<<tape (\w+) ([0-9x]+)>>")
 IMAGE = re.compile(r"(!\[[^\]]*\]\()([^)\s]+)(\))")  # ![alt](target)
 QUESTION = "<<inline question>>"
 ANSWER = "<<answer>>"
+# What a notebook in another language says once, near its first figure, about the figures'
+# words (normcore.i18n.figures): its Markdown writes FONT_NOTE there.
+FONT_NOTE = "<<figure font note>>"
+FONT_NOTES = {"zh": (
+    "**图中的文字。** 代码单元格画的图，只有在 matplotlib 找得到中文字体时才用中文标注；没有中文"
+    "字体时，图中文字保持英文，免得中文显示成方框。想看中文标注，就装一个中文字体，例如 "
+    "Debian/Ubuntu 的 `fonts-noto-cjk` 包，再删掉 matplotlib 的字体缓存，即 `matplotlib.get_cachedir()` "
+    "目录下的 `fontlist-*.json`，然后重启内核。从 `figures/` 嵌入的实验图是事先画好的，文字是英文。")}
 
 
 # The class's test scores several notebooks start from: rows are students (the batch), columns
@@ -145,6 +153,10 @@ def cells(topic):
                                      f"text for {topic}: {cell.source[:70]!r}")
                 cell.source = join_wide_lines(translations[lang])  # no gaps inside Chinese
             cell.source = TAPE.sub(lambda m: _tape_table(m, lang), cell.source).replace(ANSWER, answer)
+            if FONT_NOTE in cell.source:
+                if lang not in FONT_NOTES:
+                    raise ValueError(f"notebooks/src/{source}.py: no figure font note in {lang} for {topic}")
+                cell.source = cell.source.replace(FONT_NOTE, FONT_NOTES[lang])
             if QUESTION in cell.source:
                 asked += 1
                 cell.source = cell.source.replace(QUESTION, f"{label} {asked}")

@@ -1,9 +1,11 @@
 """The language machinery: how the language is chosen, the catalogs (complete, compiled, current
 with their sources, true to the glossary) and display widths."""
 
-import re
+import functools
 import gettext
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
@@ -218,27 +220,53 @@ def test_no_translation_uses_a_word_the_glossary_rejects():
                                  for d, en, zh, found in wrong[:30])
 
 
-def _chinese_pages_and_notebook_texts():
-    """(where, text) of every Chinese docs page and every Chinese Markdown cell of the notebooks."""
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "normcore" / "docs" / "pages"
+# an aside only a translation has, by design: a link to material that exists in English only
+CHINESE_ONLY_ASIDES = {"（英文）"}
+
+
+@functools.cache
+def _english_and_chinese_texts():
+    """(where, English, Chinese) of every Chinese docs page with its English page ("" where
+    there is none) and of every Markdown cell of the Chinese notebooks with its English cell."""
     import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    for page in sorted((root / "normcore" / "docs" / "pages" / "zh").glob("*.md")):
-        yield page.name, page.read_text(encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("notebook_build", root / "notebooks" / "build.py")
+    found = []
+    for page in sorted((PAGES / "zh").glob("*.md")):
+        english = PAGES / page.name
+        found.append((f"docs/pages/zh/{page.name}",
+                      english.read_text(encoding="utf-8") if english.exists() else "",
+                      page.read_text(encoding="utf-8")))
+    spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     for topic in build.TOPICS:
-        if build.source_and_language(topic)[1] == "zh":
-            for cell in build.cells(topic):
-                if cell.cell_type == "markdown":
-                    yield topic, cell.source
+        source, lang = build.source_and_language(topic)
+        if lang == "zh":
+            for i, (en, zh) in enumerate(zip(build.cells(source), build.cells(topic))):
+                if zh.cell_type == "markdown":
+                    found.append((f"{topic}, cell {i}", en.source, zh.source))
+    return tuple(found)
 
 
 def test_no_chinese_page_or_notebook_uses_a_word_the_glossary_rejects():
-    wrong = [(where, w, t.zh) for where, text in _chinese_pages_and_notebook_texts()
+    wrong = [(where, w, t.zh) for where, _en, text in _english_and_chinese_texts()
              for w, t in glossary.avoided_terms(text)]
     assert not wrong, "\n".join(f"{where}: {w} (not {zh})" for where, w, zh in wrong[:30])
+
+
+def test_no_chinese_page_or_notebook_adds_a_parenthesised_gloss():
+    """As for the catalogs' messages; a Chinese page with no English one (practice.md) is no
+    translation, and has nothing to add to."""
+    wrong = [(where, added) for where, en, zh in _english_and_chinese_texts()
+             if en and (added := [g for g in glossary.added_glosses(en, zh) if g not in CHINESE_ONLY_ASIDES])]
+    assert not wrong, "\n".join(f"{where} adds {added}" for where, added in wrong[:30])
+
+
+def test_no_chinese_page_or_notebook_doubles_a_term_with_its_english_word():
+    doubled = [(where, t.en) for where, _en, zh in _english_and_chinese_texts() for t in glossary.terms()
+               if t.zh != t.en and re.search(rf"{re.escape(t.zh)}\s*{re.escape(t.en)}(?![\w(])", zh)]
+    assert not doubled, "\n".join(f"{where} doubles {word}" for where, word in doubled[:30])
 
 
 def test_translations_keep_every_placeholder_and_number():
@@ -366,6 +394,8 @@ def test_a_rejected_word_is_found_outside_code():
     assert [w for w, t in glossary.avoided_terms("新批次的权重")] == ["批次"]
     assert glossary.avoided_terms("批次大小为 2 的批量归一化，大批量和小批量") == []
     assert [w for w, t in glossary.avoided_terms("在批量上")] == ["批量"]
+    assert [w for w, t in glossary.avoided_terms("批均值的误差")] == ["批"]  # batch 均值
+    assert glossary.avoided_terms("分批计算，成批进行，批(量)归一化") == []
 
 
 # --- display widths ----------------------------------------------------------------------------

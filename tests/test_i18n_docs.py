@@ -213,7 +213,7 @@ def test_the_notebooks_of_rmsnorm_and_pre_post_norm_are_built_in_chinese_and_pri
 # messages, the explain domain, which tests/test_i18n.py checks).
 KEPT = [re.compile(p, flags=re.S | re.M) for p in (
     r"^\| # \|.*?(?=\n\n|\Z)", r"```.*?```", r"`[^`]*`", r"\$\$.*?\$\$", r"\$[^$]*\$",
-    r"\]\([^)]*\)", r"<[^>]+>")]
+    r"\]\([^)]*\)", r"<[^>]+>", r"\b\w+\([^()]*\)")]  # the last: a call, f(a, b), is code
 ENGLISH = re.compile(r"[A-Za-z][a-z]+(?:[\s,;:.()-]+[A-Za-z][a-z]+){3,}")  # four words in a row
 
 
@@ -233,6 +233,7 @@ def test_the_english_detector_finds_english_and_spares_code_and_formulas():
     assert not english_paragraphs("用 `np.sqrt(var + self.eps)` 计算，$\\hat{x} = (x - \\mu)\\,r$。")
     assert not english_paragraphs("```python\nprint('hello there my friend')\n```\n\n## LayerNorm")
     assert english_paragraphs("| 练习 | 题目 |\n|---|---|\n| left in English as it was |")
+    assert not english_paragraphs("fold_batchnorm(W, b, running_mean, running_var, gamma, beta, eps) ->")
 
 
 @pytest.mark.parametrize("topic", ZH_BUILT)

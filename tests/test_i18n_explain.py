@@ -11,7 +11,7 @@ import pytest
 
 from normcore.cli import main
 from normcore.derivations import KINDS, step_through
-from normcore.derivations import graph as graph_module
+from normcore.i18n import figures
 from normcore.derivations import render
 from normcore.derivations import steps as steps_module
 from normcore.derivations.tape import Phrase, english
@@ -237,7 +237,7 @@ def test_explain_latex_in_chinese_is_a_balanced_fragment_that_says_it_needs_xecj
 
 # --- the graph: Chinese words only with a font that has them, never empty boxes ----------------
 def test_graph_words_are_chinese_with_a_chinese_font(monkeypatch):
-    monkeypatch.setattr(graph_module, "chinese_font", lambda: "Some CJK Font")
+    monkeypatch.setattr(figures, "chinese_font", lambda installed=None: "Some CJK Font")
     g = _in("zh", lambda: step_through("layernorm").graph())
     assert g.font == "Some CJK Font" and g.note == ""
     assert g.labels["x"].split("\n")[1] == "输入" and g.labels["gamma"].split("\n")[1] == "参数"
@@ -248,7 +248,7 @@ def test_graph_words_are_chinese_with_a_chinese_font(monkeypatch):
 
 
 def test_graph_falls_back_to_english_words_without_a_chinese_font(monkeypatch):
-    monkeypatch.setattr(graph_module, "chinese_font", lambda: None)
+    monkeypatch.setattr(figures, "chinese_font", lambda installed=None: None)
     en = step_through("dropout").graph()
     zh = _in("zh", lambda: step_through("dropout").graph())  # its what is a Phrase, said in Chinese
     assert (zh.title, zh.labels, list(zh.routes), zh.legend, zh.others) == (
@@ -270,13 +270,13 @@ def test_the_chinese_graph_draws_no_empty_boxes(tmp_path):
 
 
 def test_the_empty_box_check_can_fail(tmp_path, monkeypatch):
-    monkeypatch.setattr(graph_module, "chinese_font", lambda: "DejaVu Sans")  # no Chinese glyphs
+    monkeypatch.setattr(figures, "chinese_font", lambda installed=None: "DejaVu Sans")  # no Chinese glyphs
     g = _in("zh", lambda: step_through("layernorm").graph())
     assert _missing_glyphs(g, tmp_path / "g.svg")
 
 
 def test_explain_graph_in_chinese_says_why_its_words_are_english(tmp_path, monkeypatch):
-    monkeypatch.setattr(graph_module, "chinese_font", lambda: None)
+    monkeypatch.setattr(figures, "chinese_font", lambda installed=None: None)
     status, out, _ = _run(["--lang", "zh", "explain", "layernorm", "--graph", str(tmp_path / "g.svg")])
     note = out.split("\n", 1)[1]  # after "wrote PATH" (a temporary path may be long)
     assert status == 0 and "fonts-noto-cjk" in note and _fits(note)

@@ -295,3 +295,22 @@ def test_a_notebook_pointer_names_the_readers_edition_of_the_notebook():
         assert "notebooks/claims_zh.ipynb" in evidence_label("claims row bn-axes")
     with i18n.speaking("en"):
         assert evidence_label("notebooks/batchnorm.ipynb §1") == "notebooks/batchnorm.ipynb §1"
+
+
+def test_a_command_pointer_runs_in_the_readers_language():
+    """A Chinese candidate who runs an evidence command reads its output in Chinese: the
+    terminal's answer and the Chinese questions page show it with --lang zh, English without."""
+    from normcore.docs.generate import questions_page
+    from normcore.practice.questions.quiz import command_in_language, evidence_label
+
+    with speaking("zh"):
+        assert evidence_label("normcore explain batchnorm") == "normcore explain batchnorm --lang zh"
+        assert evidence_label("experiment batch_size").endswith("normcore figures batch_size --quick --lang zh")
+        assert evidence_label("figures/batch_size_error.png") == "figures/batch_size_error.png"
+        assert "normcore explain layernorm --lang zh" in quiz.format_answer(_by_id("ln-train-vs-inference"))
+    with speaking("en"):
+        assert evidence_label("normcore explain batchnorm") == "normcore explain batchnorm"
+    assert command_in_language("normcore explain rmsnorm --lang zh", "zh") == "normcore explain rmsnorm --lang zh"
+    zh, en = questions_page("zh"), questions_page("en")
+    assert "`normcore explain batchnorm --lang zh`" in zh and "`normcore explain batchnorm`" not in zh
+    assert "`normcore explain batchnorm`" in en and "--lang" not in en

@@ -17,7 +17,7 @@ on a path from the input to the target belongs to a *branch*, a group of such no
 edges, named after the statistic it computes (its first reduction: mean, variance, max...).
 
 In Chinese (``normcore --lang zh``) the picture's words are Chinese when matplotlib has a font
-with Chinese glyphs (``chinese_font``: Noto Sans CJK, Source Han Sans, WenQuanYi...); without
+with Chinese glyphs (``normcore.i18n.figures``: Noto Sans CJK, Source Han Sans, WenQuanYi...); without
 one they stay English, so that no character is drawn as an empty box, and ``Graph.note`` says
 why and which font to install. Names, formulas and shapes are the same in both.
 """
@@ -27,6 +27,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from ..i18n import N_, language, translator
+from ..i18n.figures import figure_language, font_settings
 from ..i18n.width import display_width, fill, wrap
 from .tape import english
 
@@ -36,19 +37,6 @@ _ = translator("explain")
 # route also has its own line style.
 ROUTE_STYLES = [("#0072B2", "-"), ("#E69F00", "--"), ("#009E73", "-.")]  # direct, above, below
 OTHER_STYLE = ("#666666", "-")  # parameters and the steps after the target
-# fonts with Chinese glyphs, in order of preference (families as matplotlib names them)
-CHINESE_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
-                 "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN",
-                 "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC")
-
-
-def chinese_font():
-    """The first of ``CHINESE_FONTS`` that matplotlib can use on this machine, or None."""
-    from matplotlib import font_manager
-    have = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CHINESE_FONTS if name in have), None)
-
-
 @dataclass(repr=False)
 class Graph:
     """The layout of a tape's graph: which node sits where and which route each edge is on."""
@@ -105,10 +93,9 @@ class Graph:
 
 
 def _words():
-    """The picture's font for Chinese and its translator: Chinese when the language in use is
-    and matplotlib has a font for it (``chinese_font``), else no font and English."""
-    font = chinese_font() if language() == "zh" else None
-    return font, (_ if font else (lambda message: message))
+    """The picture's font and its translator (``normcore.i18n.figures.figure_language``): Chinese
+    when the language in use is and matplotlib has a font for it, else no font and English."""
+    return figure_language(_)
 
 
 def computation_graph(st):
@@ -308,9 +295,7 @@ def _wrap_line(line, fit):
 def _draw(graph):
     from matplotlib import rc_context
 
-    if not graph.font:
-        return _draw_words(graph)
-    with rc_context({"font.family": [graph.font, "DejaVu Sans"]}):  # Chinese, then the rest
+    with rc_context(font_settings(graph.font or None)):  # Chinese, then the rest
         return _draw_words(graph)
 
 

@@ -258,6 +258,7 @@ def _evidence(pointer, lang, words):
     language where there is one) and a figure as links, a claims row to the claims notebook;
     what the Chinese section does not hold links to the English section."""
     from ..notebooks import in_language
+    from ..practice.questions.quiz import command_in_language
 
     def notebook_link(name, rest=""):
         name = in_language(name, lang)
@@ -274,8 +275,8 @@ def _evidence(pointer, lang, words):
     if pointer.startswith("figures/"):
         return f"[{pointer}]({pointer if lang == 'en' else 'en:figures.html'})"
     if match := re.fullmatch(r"experiment (\w+)", pointer):
-        return f"`normcore figures {match.group(1)} --quick`"
-    return f"`{pointer}`"
+        pointer = f"normcore figures {match.group(1)} --quick"
+    return f"`{command_in_language(pointer, lang)}`"
 
 
 def _made_by(text, wrong, words):

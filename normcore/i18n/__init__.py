@@ -17,7 +17,8 @@ needs Babel, in the ``dev`` extra). A module translates with its domain's transl
 
 A notebook's code cells print through the ``notebooks`` domain, as ``tr = translator("notebooks")``
 (``_`` is IPython's last result), so that the Chinese notebook, run with ``NORMCORE_LANG=zh``,
-prints Chinese.
+prints Chinese. A figure's words go through ``normcore.i18n.figures.figure_words``: Chinese only
+when matplotlib has a font with Chinese glyphs, English otherwise.
 
 Messages are English in the source; formulas, code and numbers are never translated, and
 ``str.format`` fields keep numbers out of the message so that the language changes no number.

@@ -45,8 +45,9 @@ LISTED = {"practice": ("normcore.practice.skeletons:messages",
                        "normcore.practice.answers:messages"),
           "notebooks": ("normcore.i18n.catalogs:notebook_messages",)}
 NOTEBOOK_SOURCES = PACKAGE.parent / "notebooks" / "src"  # the notebooks' sources, in a clone
-# a notebook translates with tr(...): in IPython, _ is the last result
-NOTEBOOK_KEYWORDS = {"tr": None, "N_": None}
+# a notebook translates with tr(...) (in IPython, _ is the last result), a figure's words with
+# say(...) (normcore.i18n.figures.figure_words)
+NOTEBOOK_KEYWORDS = {"tr": None, "N_": None, "say": None}
 
 
 def domain_of(path):
@@ -58,27 +59,41 @@ def domain_of(path):
     return next((domain for pattern, domain in SOURCES if fnmatch(rel, pattern)), None)
 
 
-def notebook_messages(folder=NOTEBOOK_SOURCES):
-    """The (message, file) pairs the notebooks' code cells print: the ``tr()`` calls inside the
-    text of each ``code(...)`` cell of ``notebooks/src/*.py`` (code that Babel cannot see, being
-    a string of the source)."""
-    import ast
+def notebook_messages(folder=NOTEBOOK_SOURCES, keywords=NOTEBOOK_KEYWORDS):
+    """The (message, file) pairs the notebooks' code cells print or draw: the ``tr()``, ``N_()``
+    and ``say()`` calls inside the code of ``notebooks/src/*.py`` (code that Babel cannot see,
+    being strings of the source: ``_code_pieces``); ``keywords``: the calls to look for, e.g.
+    ``{"say": None}`` for the figures' words alone."""
     import textwrap
 
     _, extract_, _, _ = _babel()
     found = []
     for path in sorted(Path(folder).glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        pieces = [arg.value for node in ast.walk(tree) if isinstance(node, ast.Call)
-                  and getattr(node.func, "id", None) == "code" for arg in node.args
-                  if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
         where = path.relative_to(PACKAGE.parent).as_posix()
-        for piece in pieces:
+        for piece in _code_pieces(path.read_text(encoding="utf-8")):
             source = io.BytesIO(textwrap.dedent(piece).encode("utf-8"))
             for _lineno, message, _comments, _context in extract_.extract(
-                    "python", source, keywords=NOTEBOOK_KEYWORDS, options={"encoding": "utf-8"}):
+                    "python", source, keywords=keywords, options={"encoding": "utf-8"}):
                 found.append((message, where))
     return found
+
+
+def _code_pieces(text):
+    """The strings of a notebook source that are code: every string constant that parses as
+    Python and has a call in it (a ``code(...)`` cell's text, the claims' evidence cells and
+    their setup cell); Markdown does not parse."""
+    import ast
+    import textwrap
+
+    pieces = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "(" in node.value:
+            try:
+                ast.parse(textwrap.dedent(node.value))
+            except SyntaxError:
+                continue
+            pieces.append(node.value)
+    return pieces
 
 
 def _babel():

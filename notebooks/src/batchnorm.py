@@ -51,6 +51,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import translator
+    from normcore.i18n.figures import figure_words
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
@@ -312,6 +313,7 @@ CELLS = [
     路径各有自己的颜色和线型：直接穿过中心化的（实线）、经过均值的（虚线）、经过方差的
     （点划线，从 $x_c$ 出发）。反向传播把沿每条路径传回的梯度加起来；第 5 节给出这三份。
 
+    <<figure font note>>
     """),
     code(r"""
     st.graph()
@@ -544,13 +546,14 @@ CELLS = [
         r_flip = 0.1 * r_flip + 0.9 * batch.mean()     # momentum=0.1 read as the weight of the past
         ours.append(layer.running_mean[0]); flipped.append(r_flip); batch_means.append(batch.mean())
 
-    fig, ax = plt.subplots(figsize=(6, 3))
-    ax.plot(batch_means, ".", color="0.6", label="batch mean")
-    ax.plot(ours, label="(1 - m) running + m batch, m = 0.1")
-    ax.plot(flipped, label="m running + (1 - m) batch, m = 0.1 (mixed up)")
-    ax.axhline(5.0, color="k", lw=0.8)
-    ax.set_xlabel("training step"); ax.set_ylabel("running mean"); ax.legend(fontsize=8)
-    plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.plot(batch_means, ".", color="0.6", label=say("batch mean"))
+        ax.plot(ours, label="(1 - m) running + m batch, m = 0.1")
+        ax.plot(flipped, label=say("{rule} (mixed up)").format(rule="m running + (1 - m) batch, m = 0.1"))
+        ax.axhline(5.0, color="k", lw=0.8)
+        ax.set_xlabel(say("training step")); ax.set_ylabel(say("running mean")); ax.legend(fontsize=8)
+        plt.show()
     print(tr("spread over the last 30 steps: ours {ours:.3f}, mixed up {mixed:.3f}").format(
         ours=np.std(ours[30:]), mixed=np.std(flipped[30:])))
     """),
@@ -679,12 +682,13 @@ CELLS = [
     draws = np.random.default_rng(3).standard_normal((2000, max(sizes)))
     spread_mean = [draws[:, :n].mean(axis=1).std() for n in sizes]
     spread_var = [draws[:, :n].var(axis=1).std() for n in sizes]
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.loglog(sizes, spread_mean, "o-", label="std of the batch mean")
-    ax.loglog(sizes, spread_var, "s-", label="std of the batch variance")
-    ax.loglog(sizes, 1 / np.sqrt(sizes), "k:", label="1 / sqrt(N)")
-    ax.set_xlabel("batch size N"); ax.legend(fontsize=8)
-    plt.show()
+    with figure_words(tr) as say:
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.loglog(sizes, spread_mean, "o-", label=say("std of the batch mean"))
+        ax.loglog(sizes, spread_var, "s-", label=say("std of the batch variance"))
+        ax.loglog(sizes, 1 / np.sqrt(sizes), "k:", label="1 / sqrt(N)")
+        ax.set_xlabel(say("batch size N")); ax.legend(fontsize=8)
+        plt.show()
     """),
     md(r"""
     **From the experiments** (`normcore figures` draws them; each is backed by a test that

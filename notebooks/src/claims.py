@@ -86,15 +86,18 @@ WRITEUPS_ZH = {
     "W2": "《归一化(Normalization)》：在 (b, s, d) 张量上写出三种归一化",
     "W3": "《手撕归一化和正则化》：手写 LayerNorm、RMSNorm、BatchNorm 和 Dropout，附打印的示例张量；"
           "Pre-Norm 与 Post-Norm",
-    "W4": "续篇（无标题）：成绩表、移动统计量、Post-Norm 的 1/sqrt(2) 论证",
+    "W4": "无标题的续篇：成绩表、移动统计量、Post-Norm 的 1/sqrt(2) 论证",
 }
 
 # Run once before any claim's evidence: imports and the helpers the cells share.
 SETUP = r'''
 import numpy as np
 import normcore as nc
+from normcore.i18n import N_, translator
+from normcore.i18n.width import pad
 
 np.set_printoptions(precision=4, suppress=True, linewidth=78)
+tr = translator("notebooks")   # what the cells print, in the notebook's language
 
 
 def reproduce_printed(norm, x, printed, k=20000, seed=0):
@@ -188,11 +191,11 @@ CLAIMS = [
           mean1, std1 = bn_output_stats()
           shift = np.abs(mean1 - mean0).max()
           spread = np.abs(std1 - std0).max()
-          print("BatchNorm output per channel, before training: |mean| <=",
-                np.abs(mean0).max().round(4), " std", std0.min().round(4),
-                "to", std0.max().round(4))
-          print("after 200 SGD steps, largest change of a channel's mean:", shift.round(3))
-          print("                     largest change of a channel's std: ", spread.round(3))
+          print(tr("BatchNorm output per channel, before training: |mean| <="),
+                np.abs(mean0).max().round(4), " " + tr("std"), std0.min().round(4),
+                tr("to"), std0.max().round(4))
+          print(pad(tr("after 200 SGD steps, largest change of a channel's mean:"), 56), shift.round(3))
+          print(pad(tr("after 200 SGD steps, largest change of a channel's std:"), 56), spread.round(3))
           '''),
     claim("zscore-normal", "What normalization is for", ["W3"],
           "standardised data follow the standard normal distribution",
@@ -207,8 +210,10 @@ CLAIMS = [
           x = np.random.default_rng(32).exponential(3.0, size=(100000, 1))
           z = nc.BatchNorm1d(1, affine=False)(x)
           skew = lambda a: np.mean(((a - a.mean()) / a.std()) ** 3)
-          print(f"after BatchNorm: mean {round(z.mean(), 4) + 0.0:.4f}, std {z.std():.4f}")
-          print(f"skewness before {skew(x):.3f}, after {skew(z):.3f} (normal: 0)")
+          print(tr("after BatchNorm: mean {value:.4f}, std {std:.4f}").format(
+              value=round(z.mean(), 4) + 0.0, std=z.std()))
+          print(tr("skewness before {value:.3f}, after {value2:.3f} (normal: 0)").format(
+              value=skew(x), value2=skew(z)))
           '''),
     claim("range-0-1", "What normalization is for", ["W2"],
           "normalization maps data into a fixed range such as [0, 1]",
@@ -224,12 +229,12 @@ CLAIMS = [
           rng = np.random.default_rng(1)
           x = rng.standard_normal((1000, 16)) * 5 + 2
           y = nc.LayerNorm(16, elementwise_affine=False)(x)
-          print("LayerNorm output range:", y.min().round(3), "to", y.max().round(3))
+          print(tr("LayerNorm output range:"), y.min().round(3), tr("to"), y.max().round(3))
           spike = np.zeros((1, 16)); spike[0, 0] = 100.0
           top = nc.LayerNorm(16, elementwise_affine=False)(spike)[0, 0]
-          print("one outlier in 16 features:", top.round(4), " sqrt(15) =", np.sqrt(15).round(4))
+          print(tr("one outlier in 16 features:"), top.round(4), " sqrt(15) =", np.sqrt(15).round(4))
           corr = np.corrcoef(x[0], y[0])[0, 1]
-          print("correlation of a row with its output (affine map):", corr.round(12))
+          print(tr("correlation of a row with its output (affine map):"), corr.round(12))
           '''),
     claim("sigmoid-saturation", "What normalization is for", ["W1", "W3", "W4"],
           "large pre-activations saturate the sigmoid; normalization keeps units in range",
@@ -244,7 +249,7 @@ CLAIMS = [
           "the same for tanh in a deeper network.",
           r'''
           s = 1 / (1 + np.exp(-4.0))
-          print("sigmoid(4) =", round(s, 4), " slope", round(s * (1 - s), 4), " slope at 0: 0.25")
+          print("sigmoid(4) =", round(s, 4), " " + tr("slope"), round(s * (1 - s), 4), " " + tr("slope at 0: 0.25"))
           def saturated(with_norm, depth=5, width=100, seed=0):
               rng = np.random.default_rng(seed)
               h, fractions = rng.standard_normal((256, width)), []
@@ -256,8 +261,8 @@ CLAIMS = [
                   h = 1 / (1 + np.exp(-z))
               return np.array(fractions)
           plain, normed = saturated(False), saturated(True)
-          print("fraction of |z| > 4 per layer, plain:    ", plain.round(3))
-          print("fraction of |z| > 4 per layer, LayerNorm:", normed.round(4))
+          print(pad(tr("fraction of |z| > 4 per layer, plain:"), 41), plain.round(3))
+          print(pad(tr("fraction of |z| > 4 per layer, LayerNorm:"), 41), normed.round(4))
           '''),
     claim("sigmoid-into-saturation", "What normalization is for", ["W4"],
           "forcing the data to mean 0 and variance 1 can push a sigmoid into saturation",
@@ -281,11 +286,11 @@ CLAIMS = [
           z_hat = nc.BatchNorm1d(16, affine=False)(z)
           sigmoid = lambda a: 1 / (1 + np.exp(-a))
           beyond_4, slope = {}, {}
-          for name, a in [("before", z), ("after BatchNorm", z_hat)]:
+          for name, a in [(N_("before"), z), (N_("after BatchNorm"), z_hat)]:
               s = sigmoid(a)
               beyond_4[name], slope[name] = np.mean(np.abs(a) > 4), np.mean(s * (1 - s))
-              print(f"{name:16s} share of |z| > 4: {beyond_4[name]:.1e}   "
-                    f"mean slope of the sigmoid: {slope[name]:.3f}")
+              print(tr("{name} share of |z| > 4: {beyond_4:.1e}   mean slope of the sigmoid: {slope:.3f}").format(
+                  name=pad(tr(name), 16), beyond_4=beyond_4[name], slope=slope[name]))
           '''),
     claim("low-precision", "What normalization is for", ["W2"],
           "a narrower range makes 8- and 16-bit floats represent the data more precisely",
@@ -320,10 +325,11 @@ CLAIMS = [
           for scale in (1.0, 1000.0, 1e-6):
               v = scale * (1 + rng.random(100000))
               errors[scale] = (np.abs(v.astype(np.float16).astype(np.float64) - v) / v).max()
-              print(f"float16 relative rounding error around {scale:7.0e}: max {errors[scale]:.2e}")
+              print(tr("float16 relative rounding error around {scale:7.0e}: max {errors:.2e}").format(
+                  scale=scale, errors=errors[scale]))
           spacing = {v: float(np.spacing(np.float16(v))) for v in (1.0, 1e-3, 1e-6)}
-          print("smallest normal float16:", np.finfo(np.float16).tiny)
-          print("spacing of float16 near 1, 1e-3, 1e-6:", [f"{d:.1e}" for d in spacing.values()])
+          print(tr("smallest normal float16:"), np.finfo(np.float16).tiny)
+          print(tr("spacing of float16 near 1, 1e-3, 1e-6:"), [f"{d:.1e}" for d in spacing.values()])
           with np.errstate(over="ignore"):
               square = np.float16(300) ** 2
           print("2**-11 =", f"{2.0 ** -11:.2e}", "  2**-24 =", f"{2.0 ** -24:.1e}",
@@ -345,14 +351,14 @@ CLAIMS = [
               return np.round(v * scale) / scale
 
           rows = rng.standard_normal((256, 64)) * 10.0 ** rng.uniform(-2, 3, (256, 1))
-          data = {"raw": rows, "LayerNorm": nc.LayerNorm(64, elementwise_affine=False)(rows)}
+          data = {N_("raw"): rows, "LayerNorm": nc.LayerNorm(64, elementwise_affine=False)(rows)}
           bad = {}
           for name, v in data.items():
               for fmt in ("FP8", "int8"):
                   relative = np.abs(per_tensor(v, fmt) - v) / np.abs(v)
                   bad[name, fmt] = (relative > 0.1).mean()
-              print(f"{name:9s} one scale per tensor, entries more than 10% wrong: "
-                    f"FP8 {bad[name, 'FP8']:.1%}, int8 {bad[name, 'int8']:.1%}")
+              print(tr("{name} one scale per tensor, entries more than 10% wrong: FP8 {bad:.1%}, int8 {bad2:.1%}").format(
+                  name=pad(tr(name), 9), bad=bad[name, 'FP8'], bad2=bad[name, 'int8']))
           '''),
     claim("large-inputs", "What normalization is for", ["W2"],
           "large unnormalised inputs give large losses and large gradients",
@@ -378,8 +384,8 @@ CLAIMS = [
               grad_at[scale] = np.linalg.norm(fc.weight.grad)
               curvature = np.linalg.eigvalsh(2 * (x * scale).T @ (x * scale) / len(x)).max()
               max_step[scale] = 2 / curvature            # beyond it gradient descent diverges
-              print(f"inputs x{scale:3.0f}: initial MSE {loss_at[scale]:9.1f}, weight gradient "
-                    f"{grad_at[scale]:8.1f}, largest stable step {max_step[scale]:.1e}")
+              print(tr("inputs x{scale:3.0f}: initial MSE {loss_at:9.1f}, weight gradient {grad_at:8.1f}, largest stable step {max_step:.1e}").format(
+                  scale=scale, loss_at=loss_at[scale], grad_at=grad_at[scale], max_step=max_step[scale]))
           '''),
     # ------------------------------------------------------------------ BatchNorm
     claim("bn-axes", "BatchNorm", ["W1", "W3", "W4"],
@@ -398,8 +404,8 @@ CLAIMS = [
           r'''
           scores = np.array([[90.0, 80.0, 70.0],     # student A: Chinese, maths, English
                              [60.0, 50.0, 40.0]])    # student B
-          print("BatchNorm's means (one per subject):", scores.mean(axis=0))
-          print("LayerNorm's means (one per student):", scores.mean(axis=1))
+          print(tr("BatchNorm's means (one per subject):"), scores.mean(axis=0))
+          print(tr("LayerNorm's means (one per student):"), scores.mean(axis=1))
           rng = np.random.default_rng(3)
           x = rng.standard_normal((6, 3)) * 4 + 1
           bn = nc.BatchNorm1d(3)
@@ -407,7 +413,7 @@ CLAIMS = [
           mu, var = x.mean(axis=0), ((x - x.mean(axis=0)) ** 2).mean(axis=0)
           by_hand = (x - mu) / np.sqrt(var + 1e-5) * bn.gamma.data + bn.beta.data
           bn_error = np.abs(bn(x) - by_hand).max()
-          print("BatchNorm1d - formula:", bn_error)
+          print(tr("BatchNorm1d - formula:"), bn_error)
           '''),
     claim("bn-index-slips", "BatchNorm", ["W4"],
           "W4's BatchNorm formulas: the variance's sum over x_i, the mean vector indexed up to m",
@@ -427,8 +433,9 @@ CLAIMS = [
           mu = x.mean(axis=0)                           # one mean per feature
           as_meant = ((x[:, 0] - mu[0]) ** 2).mean()    # sum_i (x_ik1 - mu_k1)^2 / m
           as_written = ((x - mu[0]) ** 2).mean(axis=0)  # sum_i (x_i - mu_k1)^2 / m, whole rows
-          print("means:", mu.shape, f"one per feature (k = {k}), not per sample (m = {m})")
-          print("variance of feature 1:", as_meant.round(3), " as written:", as_written.round(3))
+          print(tr("means:"), mu.shape, tr("one per feature (k = {k}), not per sample (m = {m})").format(
+              k=k, m=m))
+          print(tr("variance of feature 1:"), as_meant.round(3), " " + tr("as written:"), as_written.round(3))
           '''),
     claim("bn-printed", "BatchNorm", ["W3"],
           "W3's printed BatchNorm example (4 x 3, training mode)",
@@ -454,13 +461,14 @@ CLAIMS = [
           y = nc.BatchNorm1d(3)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           # a column is one channel's batch: search the columns, k candidates as k channels
           x_found = reproduce_printed(lambda c: nc.BatchNorm1d(len(c))(c.T).T,
                                       x.T, printed.T).T
           same_found = digits_equal(nc.BatchNorm1d(3)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("bn-per-position", "BatchNorm", ["W2"],
           "BatchNorm on a (b, s, d) tensor: statistics per position, over the batch only",
@@ -484,12 +492,12 @@ CLAIMS = [
           per_position = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)   # W2's formula
           flat = nc.BatchNorm1d(s * d, affine=False)(x.reshape(b, s * d)).reshape(b, s, d)
           variant_gap = np.abs(flat - per_position).max()
-          print("W2's formula vs BatchNorm1d(s * d) on the flattened tensor:", f"{variant_gap:.1e}")
-          print("per-position outputs (b = 2):", np.unique(np.round(per_position, 3)))
+          print(tr("W2's formula vs BatchNorm1d(s * d) on the flattened tensor:"), f"{variant_gap:.1e}")
+          print(tr("per-position outputs (b = 2):"), np.unique(np.round(per_position, 3)))
           bn = nc.BatchNorm1d(d, affine=False)
           per_channel = np.swapaxes(bn(np.swapaxes(x, 1, 2)), 1, 2)  # (N, C, L) in, back to (b, s, d)
           per_position_gap = np.abs(per_position - per_channel).max()
-          print("largest difference from the per-feature BatchNorm1d:", per_position_gap.round(3))
+          print(tr("largest difference from the per-feature BatchNorm1d:"), per_position_gap.round(3))
           '''),
     claim("bn-momentum-flipped", "BatchNorm", ["W3"],
           "running = momentum * running + (1 - momentum) * batch, with momentum = 0.1",
@@ -510,10 +518,10 @@ CLAIMS = [
           bn(x)
           m = 0.1
           flipped_mean = m * np.zeros(3) + (1 - m) * x.mean(axis=0)
-          print("normcore / PyTorch running_mean:", bn.running_mean)
-          print("W3's rule with momentum=0.1:    ", flipped_mean)
+          print(tr("normcore / PyTorch running_mean:"), bn.running_mean)
+          print(pad(tr("W3's rule with momentum=0.1:"), 32), flipped_mean)
           ratio = flipped_mean / bn.running_mean
-          print("ratio:", ratio)
+          print(tr("ratio:"), ratio)
           '''),
     claim("momentum-decay", "BatchNorm", ["W4"],
           "a momentum closer to 1 gives smoother running statistics (decay convention)",
@@ -538,8 +546,8 @@ CLAIMS = [
           for decay, value in noise.items():
               m = 1 - decay
               theory = 2.0 / np.sqrt(16) * np.sqrt(m / (2 - m))
-              print(f"decay {decay} (normcore momentum={m:.2f}): running-mean noise "
-                    f"{value:.4f}, theory {theory:.4f}")
+              print(tr("decay {decay} (normcore momentum={m:.2f}): running-mean noise {value:.4f}, theory {theory:.4f}").format(
+                  decay=decay, m=m, value=value, theory=theory))
           '''),
     claim("bn-running-var-biased", "BatchNorm", ["W3"],
           "the running variance is updated with the biased batch variance",
@@ -558,8 +566,8 @@ CLAIMS = [
               b = rng.normal(0.0, 2.0, size=(4, 1))
               bn(b)
               biased.append(b.var())
-          print("true variance 4.0; normcore running_var", bn.running_var.round(3))
-          print("average biased batch variance (W3's running_var):", np.mean(biased).round(3))
+          print(tr("true variance 4.0; normcore running_var"), bn.running_var.round(3))
+          print(tr("average biased batch variance (W3's running_var):"), np.mean(biased).round(3))
           '''),
     claim("printed-test-passes", "BatchNorm", ["W3"],
           "W3's BatchNorm matches nn.BatchNorm1d (one training forward printed)",
@@ -590,12 +598,12 @@ CLAIMS = [
           x = rng.normal(3.0, 2.0, size=(4, 3))
           mine, ref = WrittenUpBN(3), nc.BatchNorm1d(3)
           train_gap = np.abs(mine.train_forward(x) - ref(x)).max()
-          print("training outputs, largest difference:", train_gap)
-          print("running_mean  W3:", mine.running_mean, " normcore:", ref.running_mean)
-          print("running_var   W3:", mine.running_var, " normcore:", ref.running_var)
+          print(tr("training outputs, largest difference:"), train_gap)
+          print("running_mean  W3:", mine.running_mean, " " + tr("normcore:"), ref.running_mean)
+          print("running_var   W3:", mine.running_var, " " + tr("normcore:"), ref.running_var)
           test = rng.normal(3.0, 2.0, size=(5, 3))
           eval_gap = np.abs(mine.eval_forward(test) - ref.eval()(test)).max()
-          print("evaluation outputs, largest difference:", eval_gap.round(4))
+          print(tr("evaluation outputs, largest difference:"), eval_gap.round(4))
           '''),
     claim("bn-eval-squared-var", "BatchNorm", ["W4"],
           "at inference divide by sqrt(running_var ** 2 + eps)",
@@ -615,8 +623,8 @@ CLAIMS = [
           right = bn.eval()(test)
           squared = (test - bn.running_mean) / np.sqrt(bn.running_var ** 2 + bn.eps)
           print("running_var", bn.running_var.round(3))
-          print("std of the evaluation output: normcore", right.std().round(3),
-                " with running_var**2", squared.std().round(3))
+          print(tr("std of the evaluation output: normcore"), right.std().round(3),
+                " " + tr("with running_var**2"), squared.std().round(3))
           '''),
     claim("running-buffers", "BatchNorm", ["W4"],
           "gamma starts at 1 and beta at 0, running mean at 0 and variance at 1; only gamma and "
@@ -630,16 +638,16 @@ CLAIMS = [
           "statistics untouched.",
           r'''
           bn = nc.BatchNorm1d(3)
-          print("initial gamma", bn.gamma.data, " beta", bn.beta.data)
-          print("initial running_mean", bn.running_mean, " running_var", bn.running_var)
-          print("parameters:", [name for name, _ in bn.named_parameters()])
+          print(tr("initial gamma"), bn.gamma.data, " beta", bn.beta.data)
+          print(tr("initial running_mean"), bn.running_mean, " running_var", bn.running_var)
+          print(tr("parameters:"), [name for name, _ in bn.named_parameters()])
           rng = np.random.default_rng(9)
           bn(rng.standard_normal((8, 3)))
           before = bn.running_mean.copy(), bn.running_var.copy()
           bn.backward(rng.standard_normal((8, 3)))
           untouched = (np.array_equal(before[0], bn.running_mean)
                        and np.array_equal(before[1], bn.running_var))
-          print("backward changed the running statistics:", not untouched)
+          print(tr("backward changed the running statistics:"), not untouched)
           '''),
     claim("eval-running-stats", "BatchNorm", ["W3", "W4"],
           "at inference BatchNorm uses the running statistics, so any batch size works",
@@ -658,13 +666,13 @@ CLAIMS = [
           bn.eval()
           batch = rng.normal(2.0, 3.0, size=(8, 3))
           alone_gap = np.abs(bn(batch[:1]) - bn(batch)[:1]).max()
-          print("sample alone vs inside a batch, in evaluation:", alone_gap)
+          print(tr("sample alone vs inside a batch, in evaluation:"), alone_gap)
           try:
               bn.train()(batch[:1])
               refused = False
           except ValueError as err:
               refused = True
-              print("training on one sample: ValueError:", str(err)[:40], "...")
+              print(tr("training on one sample: ValueError:"), str(err)[:40], "...")
           '''),
     claim("single-sample-blowup", "BatchNorm", ["W4"],
           "on one sample the batch variance is 0 and the division blows up",
@@ -680,14 +688,14 @@ CLAIMS = [
           eps = 1e-5
           one = np.array([[7.3]])
           x_hat_one = (one - one.mean(0)) / np.sqrt(one.var(0) + eps)
-          print("one sample:", x_hat_one.ravel())
+          print(tr("one sample:"), x_hat_one.ravel())
           two = np.array([[1000.0], [1000.001]])
           x_hat_two = (two - two.mean(0)) / np.sqrt(two.var(0) + 1e-12)
-          print("two samples, almost equal:", x_hat_two.ravel().round(4))
+          print(tr("two samples, almost equal:"), x_hat_two.ravel().round(4))
           rng = np.random.default_rng(11)
           worst = max(np.abs(nc.BatchNorm1d(1, eps=1e-12)(
               rng.standard_cauchy((8, 1)))).max() for _ in range(200))
-          print("largest |x_hat| over 200 heavy-tailed batches of 8:", worst.round(4),
+          print(tr("largest |x_hat| over 200 heavy-tailed batches of 8:"), worst.round(4),
                 " sqrt(7) =", np.sqrt(7).round(4))
           '''),
     claim("bn-small-batch", "BatchNorm", ["W1", "W2", "W4"],
@@ -711,7 +719,8 @@ CLAIMS = [
               gaps = [np.abs(bn.train()(batch) - batch).mean() for batch in x[:200]]
               mode_gap.append(np.mean(gaps))  # eval output with the true stats is x itself
           for b, e, g in zip(sizes, mean_error, mode_gap):
-              print(f"b={b:4d}  |batch mean error| {e:.3f}  train-vs-eval gap {g:.3f}")
+              print(tr("b={b:4d}  |batch mean error| {e:.3f}  train-vs-eval gap {g:.3f}").format(
+                  b=b, e=e, g=g))
           '''),
     claim("bn-noise-regularises", "BatchNorm", ["W1", "W4"],
           "batch statistics add noise that regularises",
@@ -732,7 +741,7 @@ CLAIMS = [
               return np.std(outs, axis=0).mean()
           noise = {b: spread(b) for b in (4, 64)}
           for b, s in noise.items():
-              print(f"batch {b:3d}: the same sample's output varies by {s:.3f} (std)")
+              print(tr("batch {b:3d}: the same sample's output varies by {s:.3f} (std)").format(b=b, s=s))
           '''),
     claim("bn-padding", "BatchNorm", ["W1", "W4"],
           "BatchNorm does not suit variable-length sequences; LayerNorm does",
@@ -753,11 +762,11 @@ CLAIMS = [
           mean, var = real.mean(axis=1), real.var(axis=1)
           masked = (long_[0] - mean[:, None]) / np.sqrt(var[:, None] + 1e-5)
           bn_change = np.abs(bn_padded[0] - masked).max()
-          print("BatchNorm, padded vs statistics over the real tokens only:", bn_change.round(3))
+          print(tr("BatchNorm, padded vs statistics over the real tokens only:"), bn_change.round(3))
           ln = nc.LayerNorm(3)
           tokens = np.swapaxes(padded, 1, 2)  # (N, L, C): one token per row
           ln_change = np.abs(ln(tokens)[1, :2] - ln(np.swapaxes(short, 1, 2))[0]).max()
-          print("LayerNorm, padded vs unpadded:", ln_change)
+          print(tr("LayerNorm, padded vs unpadded:"), ln_change)
           '''),
     claim("bn-larger-lr", "BatchNorm", ["W1", "W4"],
           "BatchNorm allows larger learning rates",
@@ -786,8 +795,8 @@ CLAIMS = [
               grads[scale] = np.linalg.norm(fc.weight.grad)
           output_gap = np.abs(outputs[10.0] - outputs[1.0]).max()
           grad_ratio = grads[10.0] / grads[1.0]
-          print("weights x10: output changes by", f"{output_gap:.1e}",
-                " weight gradient x", grad_ratio.round(4))
+          print(tr("weights x10: output changes by"), f"{output_gap:.1e}",
+                " " + tr("weight gradient x"), grad_ratio.round(4))
           '''),
     claim("bn-costlier", "BatchNorm", ["W1"],
           "BatchNorm costs more to compute than LayerNorm",
@@ -828,18 +837,19 @@ CLAIMS = [
           folded = nc.fold_batchnorm(fc, bn.eval())
           x = rng.standard_normal((5, 16))
           fold_gap = np.abs(folded(x) - bn(fc(x))).max()
-          print("Linear then BatchNorm (evaluation) vs the folded Linear:", f"{fold_gap:.1e}")
+          print(tr("Linear then BatchNorm (evaluation) vs the folded Linear:"), f"{fold_gap:.1e}")
           try:
               nc.fold_batchnorm(fc, nc.LayerNorm(8))
               ln_folds = True
           except TypeError as err:
               ln_folds = False
-              print("LayerNorm: TypeError:", str(err)[16:70], "...")
+              print(tr("LayerNorm: {error}, it cannot be folded into the Linear before it").format(
+                  error=type(err).__name__))
           x, dy = rng.standard_normal((64, 256)), rng.standard_normal((64, 256))
           passes = {name: count_passes(layer, x, dy) for name, layer in
                     [("BatchNorm1d", nc.BatchNorm1d(256)), ("LayerNorm", nc.LayerNorm(256)),
                      ("RMSNorm", nc.RMSNorm(256))]}
-          print("passes over the data (forward, backward):", passes)
+          print(tr("passes over the data (forward, backward):"), passes)
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w) for w in group.workers]
@@ -849,16 +859,17 @@ CLAIMS = [
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
           agreement, *data = log                       # the first message: what each worker will send
           sent = [m.received.size for m in data]
-          print(f"SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}")
-          print("the agreement:", agreement.sent[0].size, "values;  then all-reduce rounds in one "
-                "training step:", len(data), " values per worker:", sent)
+          print(tr("SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}").format(
+              sync_gap=sync_gap))
+          print(tr("the agreement:"), agreement.sent[0].size, tr("values; then all-reduce rounds in one "
+                "training step:"), len(data), " " + tr("values per worker:"), sent)
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w, protocol="gather") for w in group.workers]
           group.run(lambda w, shard: sync[w.rank](shard), shards)
           group.run(lambda w, shard: sync[w.rank].backward(np.ones_like(shard)), shards)
           gathered = [(m.op, m.sent[0].size) for m in log[1:]]   # after the agreement
-          print('protocol="gather", one training step (collective, values each worker sends):', gathered)
+          print(tr("protocol=\"gather\", one training step (collective, values each worker sends):"), gathered)
           # torch's forward: gather each worker's (mean, variance, count), merge in one round
           means = np.array([s.mean(0) for s in shards])
           variances = np.array([s.var(0) for s in shards])
@@ -867,7 +878,8 @@ CLAIMS = [
           var = (counts * (variances + (means - mean) ** 2)).sum(0) / counts.sum()  # within + between
           whole = np.concatenate(shards)
           gather_gap = max(np.abs(mean - whole.mean(0)).max(), np.abs(var - whole.var(0)).max())
-          print(f"one gather round: merged mean and variance vs the whole batch's: {gather_gap:.1e}")
+          print(tr("one gather round: merged mean and variance vs the whole batch's: {gather_gap:.1e}").format(
+              gather_gap=gather_gap))
           '''),
     claim("resnet-bn", "BatchNorm", ["W1"],
           "ResNet's hundred-layer networks are trainable thanks to BatchNorm",
@@ -907,14 +919,15 @@ CLAIMS = [
                   rms.append(np.sqrt((x ** 2).mean()))
               return np.array(rms)
           profiles = {kind: stream_rms(kind) for kind in
-                      ("no norm", "BatchNorm in each branch", "no norm, branch / sqrt(100)")}
+                      (N_("no norm"), N_("BatchNorm in each branch"), N_("no norm, branch / sqrt(100)"))}
           rms = {kind: profile[-1] for kind, profile in profiles.items()}
           for kind, value in rms.items():
-              print(f"{kind:28s} RMS of the stream after 100 blocks: {value:.3g}")
+              print(tr("{kind} RMS of the stream after 100 blocks: {value:.3g}").format(
+                  kind=pad(tr(kind), 28), value=value))
           variance_growth = profiles["no norm"] ** 2
           per_block = (variance_growth[-1] / variance_growth[0]) ** (1 / 100)
-          print(f"no norm: the stream's variance grows {per_block:.2f} times per block on average,"
-                f" {np.median(variance_growth[1:] / variance_growth[:-1]):.2f} in the median block")
+          print(tr("no norm: the stream's variance grows {per_block:.2f} times per block on average, {median:.2f} in the median block").format(
+              per_block=per_block, median=np.median(variance_growth[1:] / variance_growth[:-1])))
           '''),
     claim("bn-positions-not-identical", "BatchNorm", ["W2"],
           "tokens at one position are independent but not identically distributed, so "
@@ -946,14 +959,15 @@ CLAIMS = [
           for b in (8, 128):
               means = np.stack([batch(b).mean(axis=0) for _ in range(500)])
               error[b] = np.abs(means - position_mean).mean()
-              print(f"b = {b:3d}: per-position batch mean is off by {error[b]:.3f} on average")
+              print(tr("b = {b:3d}: per-position batch mean is off by {error:.3f} on average").format(
+                  b=b, error=error[b]))
           x = batch(64)
           per_position = (x - x.mean(axis=0)) / x.std(axis=0)            # W2's statistics, over b
           pooled = np.swapaxes(nc.BatchNorm1d(d, affine=False)(np.swapaxes(x, 1, 2)), 1, 2)
-          offset = {"per position": np.abs(per_position.mean(axis=0)).max(),
-                    "pooled over positions": np.abs(pooled.mean(axis=0)).max()}
+          offset = {N_("per position"): np.abs(per_position.mean(axis=0)).max(),
+                    N_("pooled over positions"): np.abs(pooled.mean(axis=0)).max()}
           for name, v in offset.items():
-              print(f"largest mean of one position's output, {name}: {v:.3f}")
+              print(tr("largest mean of one position's output, {name}: {v:.3f}").format(name=tr(name), v=v))
           '''),
     claim("lm-small-batch", "BatchNorm", ["W2"],
           "the batch in language modelling is small",
@@ -971,15 +985,15 @@ CLAIMS = [
           "statistics, which SyncBatchNorm removes at the price of communication.",
           r'''
           rng = np.random.default_rng(62)
-          sequences = {"one device, 4 sequences": 4, "BERT, 256 sequences": 256,
-                       "GPT-3 175B, 3.2M / 2048 tokens": round(3.2e6 / 2048),
-                       "LLaMA, 4M / 2048 tokens": round(4e6 / 2048)}
+          sequences = {N_("one device, 4 sequences"): 4, N_("BERT, 256 sequences"): 256,
+                       N_("GPT-3 175B, 3.2M / 2048 tokens"): round(3.2e6 / 2048),
+                       N_("LLaMA, 4M / 2048 tokens"): round(4e6 / 2048)}
           error = {}
           for name, b in sequences.items():
               means = rng.standard_normal((400, b)).mean(axis=1)   # one position, one feature
               error[b] = np.abs(means).mean()
-              print(f"{name:31s} b = {b:5d}: batch mean off by {error[b]:.3f} "
-                    f"(sqrt(2 / (pi b)) = {np.sqrt(2 / (np.pi * b)):.3f})")
+              print(tr("{name} b = {b:5d}: batch mean off by {error:.3f} (sqrt(2 / (pi b)) = {sqrt:.3f})").format(
+                  name=pad(tr(name), 31), b=b, error=error[b], sqrt=np.sqrt(2 / (np.pi * b))))
           '''),
     claim("bn-buffers-keep-graph", "BatchNorm", ["W3"],
           "W3's BatchNorm updates its running statistics from the batch's, autograd history "
@@ -1004,7 +1018,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: this cell compares with it and is skipped")
+              print(tr("torch is not installed: this cell compares with it and is skipped"))
           if torch is not None:
               class W3BatchNorm(torch.nn.Module):
                   "W3's update, kept as written (its momentum convention too); no gamma, beta."
@@ -1039,8 +1053,8 @@ CLAIMS = [
                   nodes[step] = autograd_nodes(w3.running_mean, w3.running_var)
               requires_grad = {"W3": w3.running_var.requires_grad,
                                "torch": ref.running_var.requires_grad}
-              print("buffers require grad:", requires_grad)
-              print("autograd nodes behind W3's buffers after 1, 10, 50 steps:",
+              print(tr("buffers require grad:"), requires_grad)
+              print(tr("autograd nodes behind W3's buffers after 1, 10, 50 steps:"),
                     nodes[1], nodes[10], nodes[50])
               w3.eval()
               try:
@@ -1048,8 +1062,8 @@ CLAIMS = [
                   eval_error = None
               except RuntimeError as error:
                   eval_error = str(error).split(" (")[0]
-              print("backward in evaluation mode:", eval_error)
-          print("normcore's running_mean is a", type(nc.BatchNorm1d(32).running_mean).__name__)
+              print(tr("backward in evaluation mode:"), eval_error)
+          print(tr("normcore's running_mean is a"), type(nc.BatchNorm1d(32).running_mean).__name__)
           '''),
     claim("bn-batch-memory", "BatchNorm", ["W1"],
           "a drawback of BatchNorm: large batches take memory",
@@ -1079,11 +1093,11 @@ CLAIMS = [
                                      ("LayerNorm", lambda: nc.LayerNorm(256)),
                                      ("no norm", lambda: nc.Sequential())]}
           for name, by_batch in kept.items():
-              print(f"{name:12s} batch 32: {by_batch[32] / 1024:6.0f} KiB   "
-                    f"batch 512: {by_batch[512] / 1024:6.0f} KiB")
+              print(tr("{name:12s} batch 32: {value:6.0f} KiB   batch 512: {value2:6.0f} KiB").format(
+                  name=name, value=by_batch[32] / 1024, value2=by_batch[512] / 1024))
           bn = nc.BatchNorm1d(256)
-          print("BatchNorm's running statistics:", bn.running_mean.size + bn.running_var.size,
-                "numbers at any batch size")
+          print(tr("BatchNorm's running statistics:"), bn.running_mean.size + bn.running_var.size,
+                tr("numbers at any batch size"))
           '''),
     claim("bn-cv-uniform-shapes", "BatchNorm", ["W1", "W4"],
           "BatchNorm works in vision because image inputs have one fixed shape",
@@ -1116,8 +1130,8 @@ CLAIMS = [
           for size in (8, 32, 96):
               y = bn(images(64, size))
               moments[size] = (y.mean(axis=(0, 2, 3)), y.std(axis=(0, 2, 3)))
-              print(f"{size:2d} x {size:2d} images, per-channel mean {moments[size][0].round(3)}"
-                    f"  std {moments[size][1].round(3)}")
+              print(tr("{size:2d} x {size2:2d} images, per-channel mean {round}  std {round2}").format(
+                  size=size, size2=size, round=moments[size][0].round(3), round2=moments[size][1].round(3)))
           '''),
     # ------------------------------------------------------------------ LayerNorm
     claim("ln-axes", "LayerNorm", ["W1", "W2", "W3", "W4"],
@@ -1138,7 +1152,7 @@ CLAIMS = [
           formula_gap = np.abs(ln(x) - ((x - mu) / np.sqrt(var + 1e-5) * ln.gamma.data
                                         + ln.beta.data)).max()
           alone_gap = np.abs(ln(x[1:, 2:3]) - ln(x)[1:, 2:3]).max()
-          print("LayerNorm - formula:", formula_gap, "  token alone vs in the batch:", alone_gap)
+          print(tr("LayerNorm - formula:"), formula_gap, " " * 2 + tr("token alone vs in the batch:"), alone_gap)
           '''),
     claim("ln-printed", "LayerNorm", ["W3"],
           "W3's printed LayerNorm example (2 x 2 x 4)",
@@ -1161,11 +1175,12 @@ CLAIMS = [
           y = nc.LayerNorm(4)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           x_found = reproduce_printed(nc.LayerNorm(4), x, printed)
           same_found = digits_equal(nc.LayerNorm(4)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("ln-output-shape", "LayerNorm", ["W3"],
           "W3's LayerNorm returns a [batch_size, seq_len, 1] tensor (its shape comment)",
@@ -1179,7 +1194,7 @@ CLAIMS = [
           x = np.random.default_rng(41).standard_normal((2, 3, 4))   # (batch, seq_len, hidden)
           mu = x.mean(axis=-1, keepdims=True)
           out = nc.LayerNorm(4)(x)
-          print("input", x.shape, " mean and variance", mu.shape, " output", out.shape)
+          print(tr("input"), x.shape, " " + tr("mean and variance"), mu.shape, " " + tr("output"), out.shape)
           '''),
     claim("eps-outside-sqrt", "LayerNorm", ["W1", "W2"],
           "divide by the standard deviation (or RMS) plus eps",
@@ -1211,8 +1226,8 @@ CLAIMS = [
               outside = (row - row.mean()) / (row.std() + eps)
               ratios[variance] = np.abs(outside).mean() / np.abs(inside).mean()
               exact = np.sqrt(variance + eps) / (np.sqrt(variance) + eps)
-              print(f"variance {variance:7.0e}: |eps outside| / |eps inside| = "
-                    f"{ratios[variance]:.6f}  (sqrt(var + eps) / (std + eps) = {exact:.6f})")
+              print(tr("variance {variance:7.0e}: |eps outside| / |eps inside| = {ratios:.6f}  (sqrt(var + eps) / (std + eps) = {exact:.6f})").format(
+                  variance=variance, ratios=ratios[variance], exact=exact))
           '''),
     claim("gamma-beta", "LayerNorm", ["W1", "W4"],
           "gamma and beta let the network undo the normalization",
@@ -1230,14 +1245,14 @@ CLAIMS = [
           bn.gamma.data[...] = np.sqrt(x.var(axis=0) + bn.eps)
           bn.beta.data[...] = x.mean(axis=0)
           bn_identity_error = np.abs(bn(x) - x).max()
-          print("BatchNorm, gamma = sqrt(var + eps), beta = mean: max |y - x| =",
+          print(tr("BatchNorm, gamma = sqrt(var + eps), beta = mean: max |y - x| ="),
                 f"{bn_identity_error:.1e}")
           x_hat = nc.LayerNorm(4, elementwise_affine=False)(x)
           fits = [np.linalg.lstsq(np.c_[x_hat[:, j], np.ones(64)], x[:, j], rcond=None)
                   for j in range(4)]
           ln_fit_error = max(np.sqrt(f[1][0] / 64) for f in fits)
-          print("LayerNorm, best per-feature gamma and beta: rms error",
-                ln_fit_error.round(3), "(data std 10)")
+          print(tr("LayerNorm, best per-feature gamma and beta: rms error"),
+                ln_fit_error.round(3), tr("(data std 10)"))
           '''),
     claim("ln-similar-distribution", "LayerNorm", ["W2"],
           "LayerNorm makes the features similarly distributed across samples",
@@ -1259,11 +1274,11 @@ CLAIMS = [
           x = rng.normal(loc=[0.0, 10.0, -5.0, 2.0], scale=[1.0, 3.0, 0.1, 5.0], size=(2000, 4))
           y = nc.LayerNorm(4, elementwise_affine=False)(x)
           sample_means, sample_stds = y.mean(axis=1), y.std(axis=1)
-          print("each sample, over its features: |mean| <=", np.abs(sample_means).max().round(6),
-                " std", sample_stds.min().round(4), "to", sample_stds.max().round(4))
+          print(tr("each sample, over its features: |mean| <="), np.abs(sample_means).max().round(6),
+                " " + tr("std"), sample_stds.min().round(4), tr("to"), sample_stds.max().round(4))
           feature_means, feature_stds = y.mean(axis=0), y.std(axis=0)
-          print("each feature, over the samples: means", feature_means.round(2),
-                " stds", feature_stds.round(2))
+          print(tr("each feature, over the samples: means"), feature_means.round(2),
+                " " + tr("stds"), feature_stds.round(2))
           '''),
     claim("ln-outlier-feature", "LayerNorm", ["W1"],
           "LayerNorm is sensitive to features of very uneven size",
@@ -1283,9 +1298,10 @@ CLAIMS = [
           x_outlier[:, 0] += 60.0                       # one feature far larger than the rest
           ln = nc.LayerNorm(64, elementwise_affine=False)
           spread = {name: ln(v)[:, 1:].std()
-                    for name, v in [("no outlier", x), ("one outlier feature", x_outlier)]}
+                    for name, v in [(N_("no outlier"), x), (N_("one outlier feature"), x_outlier)]}
           for name, value in spread.items():
-              print(f"{name:20s} spread of the other 63 features after LayerNorm: {value:.3f}")
+              print(tr("{name} spread of the other 63 features after LayerNorm: {value:.3f}").format(
+                  name=pad(tr(name), 20), value=value))
           '''),
     claim("affine-defaults", "LayerNorm", ["W3"],
           "PyTorch's LayerNorm and BatchNorm are affine by default",
@@ -1306,7 +1322,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: only normcore's defaults are shown")
+              print(tr("torch is not installed: only normcore's defaults are shown"))
           if torch is not None:
               defaults["torch LayerNorm: elementwise_affine"] = torch.nn.LayerNorm(4).elementwise_affine
               for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"):
@@ -1334,11 +1350,12 @@ CLAIMS = [
           y = nc.RMSNorm(4, eps=1e-5)(x)
           print(y)
           same = digits_equal(y, printed)
-          print(f"from the printed input: {same} of {y.size} entries equal to 4 decimals")
+          print(tr("from the printed input: {same} of {size} entries equal to 4 decimals").format(
+              same=same, size=y.size))
           x_found = reproduce_printed(nc.RMSNorm(4, eps=1e-5), x, printed)
           same_found = digits_equal(nc.RMSNorm(4, eps=1e-5)(x_found), printed)
-          print(f"from an input within {np.abs(x_found - x).max():.1e} of it: "
-                f"{same_found} of {y.size}")
+          print(tr("from an input within {max:.1e} of it: {same_found} of {size}").format(
+              max=np.abs(x_found - x).max(), same_found=same_found, size=y.size))
           '''),
     claim("rms-no-centring", "RMSNorm", ["W1", "W3", "W4"],
           "RMSNorm only rescales: no mean, no beta, cannot correct a mean offset",
@@ -1353,10 +1370,10 @@ CLAIMS = [
           rms = nc.RMSNorm(16, eps=1e-5, elementwise_affine=False)
           ln = nc.LayerNorm(16, elementwise_affine=False)
           rms_mean, ln_mean = rms(x).mean(), ln(x).mean()
-          print("output mean: RMSNorm", rms_mean.round(3), " LayerNorm", ln_mean.round(12))
+          print(tr("output mean: RMSNorm"), rms_mean.round(3), " LayerNorm", ln_mean.round(12))
           centred = x - x.mean(axis=1, keepdims=True)
           centred_gap = np.abs(rms(centred) - ln(x)).max()
-          print("RMSNorm(centred x) - LayerNorm(x):", centred_gap)
+          print(tr("RMSNorm(centred x) - LayerNorm(x):"), centred_gap)
           '''),
     claim("mean-square-is-variance", "RMSNorm", ["W1"],
           "RMSNorm's mean square is the variance",
@@ -1368,7 +1385,8 @@ CLAIMS = [
           r'''
           x = np.random.default_rng(30).normal(2.0, 1.0, size=(1, 1000))
           ms, var, mean = (x ** 2).mean(), x.var(), x.mean()
-          print(f"mean square {ms:.4f}, variance {var:.4f}, variance + mean^2 {var + mean ** 2:.4f}")
+          print(tr("mean square {ms:.4f}, variance {var:.4f}, variance + mean^2 {value:.4f}").format(
+              ms=ms, var=var, value=var + mean ** 2))
           '''),
     claim("relu-mean-zero", "RMSNorm", ["W1"],
           "after a ReLU the mean is close to 0, so RMSNorm loses little",
@@ -1382,9 +1400,9 @@ CLAIMS = [
           z = np.maximum(np.random.default_rng(31).standard_normal((1000, 256)), 0.0)
           relu_mean, relu_rms = z.mean(), np.sqrt((z ** 2).mean())
           out = nc.RMSNorm(256, elementwise_affine=False)(z)
-          print(f"ReLU output: mean {relu_mean:.3f}, rms {relu_rms:.3f}, "
-                f"1/sqrt(2 pi) = {1 / np.sqrt(2 * np.pi):.3f}")
-          print(f"mean of RMSNorm's output after the ReLU: {out.mean():.3f}")
+          print(tr("ReLU output: mean {relu_mean:.3f}, rms {relu_rms:.3f}, 1/sqrt(2 pi) = {value:.3f}").format(
+              relu_mean=relu_mean, relu_rms=relu_rms, value=1 / np.sqrt(2 * np.pi)))
+          print(tr("mean of RMSNorm's output after the ReLU: {mean:.3f}").format(mean=out.mean()))
           '''),
     claim("rms-batch-size-normaliser", "RMSNorm", ["W2"],
           "RMS(x) = sqrt(sum of the d squares / b), b the batch size",
@@ -1403,8 +1421,7 @@ CLAIMS = [
               wrong = x / np.sqrt((x ** 2).sum(-1, keepdims=True) / b)
               right = nc.RMSNorm(d, eps=0.0)(x)
               ratios[b] = (wrong / right).mean()
-              print(f"b={b}: written-up / normcore = {ratios[b]:.4f}, "
-                    f"sqrt(b/d) = {np.sqrt(b / d):.4f}")
+              print(tr("b={b}: written-up / normcore = {ratios:.4f}, sqrt(b/d) = {sqrt:.4f}").format(b=b, ratios=ratios[b], sqrt=np.sqrt(b / d)))
           '''),
     claim("rms-over-whole-tensor", "RMSNorm", ["W4"],
           "the RMS of the whole (batch, features) matrix",
@@ -1421,8 +1438,8 @@ CLAIMS = [
           whole = x / np.sqrt((x ** 2).mean() + 1e-5)
           right = nc.RMSNorm(4, eps=1e-5)(x)
           row_rms = lambda a: np.sqrt((a ** 2).mean(axis=1))
-          print("row RMS, whole-matrix version:", row_rms(whole))
-          print("row RMS, normcore RMSNorm:    ", row_rms(right))
+          print(tr("row RMS, whole-matrix version:"), row_rms(whole))
+          print(pad(tr("row RMS, normcore RMSNorm:"), 30), row_rms(right))
           '''),
     claim("rms-cheaper", "RMSNorm", ["W1", "W2", "W3"],
           "RMSNorm is cheaper and faster than LayerNorm",
@@ -1441,7 +1458,7 @@ CLAIMS = [
           small_x, small_dy = rng.standard_normal((64, 256)), rng.standard_normal((64, 256))
           passes_ln = count_passes(nc.LayerNorm(256), small_x, small_dy)
           passes_rms = count_passes(nc.RMSNorm(256), small_x, small_dy)
-          print("passes over the data (forward, backward): LayerNorm", passes_ln,
+          print(tr("passes over the data (forward, backward): LayerNorm"), passes_ln,
                 " RMSNorm", passes_rms)
           '''),
     claim("rms-keeps-performance", "RMSNorm", ["W2", "W3"],
@@ -1476,12 +1493,13 @@ CLAIMS = [
               return float(value), float(target.var())
           runs = {name: np.array([final_loss(Norm, s) for s in range(3)])
                   for name, Norm in [("LayerNorm", nc.LayerNorm), ("RMSNorm", nc.RMSNorm)]}
-          print("variance of the targets (the loss of predicting their mean):",
+          print(tr("variance of the targets (the loss of predicting their mean):"),
                 runs["LayerNorm"][:, 1].round(3))
           for name, values in runs.items():
-              print(f"{name:9s} final training loss, 3 initialisations:", values[:, 0].round(4))
+              print(tr("{name:9s} final training loss, 3 initialisations:").format(
+                  name=name), values[:, 0].round(4))
           ratio = runs["RMSNorm"][:, 0] / runs["LayerNorm"][:, 0]
-          print("RMSNorm / LayerNorm, each initialisation:", ratio.round(3))
+          print(tr("RMSNorm / LayerNorm, each initialisation:"), ratio.round(3))
           ''', figure="rmsnorm_vs_layernorm"),
     claim("rms-half-parameters", "RMSNorm", ["W1", "W4"],
           "RMSNorm has half the parameters (gamma only)",
@@ -1523,11 +1541,11 @@ CLAIMS = [
           g_rms = np.array([layer_gradients(nc.RMSNorm, s) for s in seeds])
           grad_ratio = g_rms / g_ln
           growth = {"LayerNorm": g_ln[:, 0] / g_ln[:, -1], "RMSNorm": g_rms[:, 0] / g_rms[:, -1]}
-          print("weight-gradient norm, layer 1 / layer 16, 6 initialisations:")
+          print(tr("weight-gradient norm, layer 1 / layer 16, 6 initialisations:"))
           for name, values in growth.items():
               print(f"  {name:9s}", values.round(1))
-          print("RMSNorm / LayerNorm, every layer and initialisation: from",
-                grad_ratio.min().round(2), "to", grad_ratio.max().round(2))
+          print(tr("RMSNorm / LayerNorm, every layer and initialisation: from"),
+                grad_ratio.min().round(2), tr("to"), grad_ratio.max().round(2))
           '''),
     claim("float32-compute", "RMSNorm", ["W1"],
           "compute the norm in float32 and cast back (LLaMA's RMSNorm)",
@@ -1543,10 +1561,10 @@ CLAIMS = [
               naive = x16 / np.sqrt((x16 ** 2).mean(axis=-1, keepdims=True) + np.float16(1e-6))
           ours = nc.RMSNorm(4, eps=1e-6)(x16)
           exact = nc.RMSNorm(4, eps=1e-6)(x16.astype(np.float64))
-          print("float16 all the way:", naive)
-          print("normcore:           ", ours, ours.dtype)
+          print(tr("float16 all the way:"), naive)
+          print(pad(tr("normcore:"), 20), ours, ours.dtype)
           fp16_gap = np.abs(ours.astype(np.float64) - exact).max()
-          print("normcore (float16) - float64:", fp16_gap.round(5))
+          print(tr("normcore (float16) - float64:"), fp16_gap.round(5))
           '''),
     claim("gpt4-rmsnorm", "RMSNorm", ["W1"],
           "GPT-4 uses RMSNorm",
@@ -1563,10 +1581,10 @@ CLAIMS = [
           def norm_kinds(parameter_names):
               "What a norm's parameters in a checkpoint allow it to be."
               if parameter_names is None:
-                  return "nothing to inspect: no weights published"
+                  return tr("nothing to inspect: no weights published")
               if "bias" in parameter_names:
-                  return "LayerNorm (a gain and a bias)"
-              return "RMSNorm, or a LayerNorm without bias (a gain only)"
+                  return tr("LayerNorm (a gain and a bias)")
+              return tr("RMSNorm, or a LayerNorm without bias (a gain only)")
           names = lambda layer: [n for n, _ in layer.named_parameters()]
           kinds = {"normcore LayerNorm": norm_kinds(names(nc.LayerNorm(8))),
                    "normcore RMSNorm": norm_kinds(names(nc.RMSNorm(8))),
@@ -1593,10 +1611,11 @@ CLAIMS = [
           r'''
           rms, ln_no_bias = nc.RMSNorm(8), nc.LayerNorm(8, bias=False)
           for name, layer in [("RMSNorm", rms), ("LayerNorm(bias=False)", ln_no_bias)]:
-              print(f"{name:22s} parameters:", [(n, p.data.shape) for n, p in layer.named_parameters()])
+              print(tr("{name:22s} parameters:").format(
+                  name=name), [(n, p.data.shape) for n, p in layer.named_parameters()])
           x = np.random.default_rng(40).normal(2.0, 1.0, (3, 8))
           bias_free_gap = np.abs(rms(x) - ln_no_bias(x)).max()
-          print("the same parameters, outputs on rows of mean 2 differ by up to", bias_free_gap.round(3))
+          print(tr("the same parameters, outputs on rows of mean 2 differ by up to"), bias_free_gap.round(3))
           '''),
     claim("llama-hundreds-of-billions", "RMSNorm", ["W1"],
           "RMSNorm, by saving computation, lets the Llama models train at hundreds of "
@@ -1626,8 +1645,8 @@ CLAIMS = [
               n = parameters(d, layers, ffn, vocab, kv_width)
               norm = (2 * layers + 1) * d
               billions[name], norm_share[name] = n / 1e9, norm / n
-              print(f"{name:15s} {n / 1e9:6.1f} billion parameters, RMSNorm gains "
-                    f"{norm / 1e6:.1f} million ({norm / n:.1e} of them)")
+              print(tr("{name:15s} {value:6.1f} billion parameters, RMSNorm gains {value2:.1f} million ({value3:.1e} of them)").format(
+                  name=name, value=n / 1e9, value2=norm / 1e6, value3=norm / n))
           '''),
     claim("rms-suits-large-models", "RMSNorm", ["W4"],
           "RMSNorm suits large models better",
@@ -1657,8 +1676,8 @@ CLAIMS = [
           for name, (d, layers, ffn, vocab, kv_width) in shapes.items():
               betas = (2 * layers + 1) * d        # what LayerNorm would add
               saved[name] = betas / parameters(d, layers, ffn, vocab, kv_width)
-              print(f"{name:15s} LayerNorm's betas would add {betas / 1e6:4.1f} million "
-                    f"parameters: {saved[name]:.1e} of the model")
+              print(tr("{name:15s} LayerNorm's betas would add {value:4.1f} million parameters: {saved:.1e} of the model").format(
+                  name=name, value=betas / 1e6, saved=saved[name]))
           '''),
     # ------------------------------------------------------------------ Dropout
     claim("dropout-printed", "Dropout", ["W3"],
@@ -1681,9 +1700,9 @@ CLAIMS = [
                                             target > 0))
               y = nc.Dropout(0.4, rng=seed)(ones)
               matches.append(np.array_equal(np.round(y, 4), target))
-              print(f"seed {seed}:\n{y}")
+              print(tr("seed {seed}:\n{y}").format(seed=seed, y=y))
           evaluation = nc.Dropout(0.4).eval()(ones)
-          print("evaluation:\n", evaluation)
+          print(tr("evaluation:\n"), evaluation)
           '''),
     claim("dropout-expectation", "Dropout", ["W3"],
           "inverted dropout keeps the expectation; nothing to do at test time",
@@ -1698,9 +1717,9 @@ CLAIMS = [
           x = np.array([[1.0, -2.0, 3.0, 0.5]])
           drop = nc.Dropout(0.4, rng=22)
           mean_out = np.mean([drop(x) for _ in range(20000)], axis=0)
-          print("input       ", x)
-          print("mean output ", mean_out)
-          print("evaluation  ", drop.eval()(x))
+          print(pad(tr("input"), 12), x)
+          print(pad(tr("mean output"), 12), mean_out)
+          print(pad(tr("evaluation"), 12), drop.eval()(x))
           '''),
     claim("dropout-mask-device", "Dropout", ["W3"],
           "W3's Dropout draws its mask with torch.rand(x.shape)",
@@ -1720,7 +1739,7 @@ CLAIMS = [
               import torch
           except ImportError:
               torch = None
-              print("torch is not installed: this cell compares with it and is skipped")
+              print(tr("torch is not installed: this cell compares with it and is skipped"))
           if torch is not None:
               def w3_dropout(x, p=0.4):
                   "W3's training-mode Dropout, as written."
@@ -1728,17 +1747,17 @@ CLAIMS = [
                   return mask * x / (1 - p)
               half = torch.ones(2, 6, dtype=torch.float16)
               dtypes = {"W3": w3_dropout(half).dtype, "nn.Dropout": torch.nn.Dropout(0.4)(half).dtype}
-              print("float16 in, out:", dtypes)
+              print(tr("float16 in, out:"), dtypes)
               elsewhere = torch.ones(2, 6, device="meta")   # a device other than the CPU
               try:
                   w3_dropout(elsewhere)
                   device_error = None
               except RuntimeError as error:
                   device_error = str(error)
-              print("x on another device:", device_error)
-              print("nn.Dropout there:", torch.nn.Dropout(0.4)(elsewhere).device)
+              print(tr("x on another device:"), device_error)
+              print(tr("nn.Dropout there:"), torch.nn.Dropout(0.4)(elsewhere).device)
           normcore_dtype = nc.Dropout(0.4, rng=0)(np.ones((2, 6), np.float16)).dtype
-          print("normcore's Dropout, float16 in:", normcore_dtype)
+          print(tr("normcore's Dropout, float16 in:"), normcore_dtype)
           '''),
     claim("dropout-regularises", "Dropout", ["W3"],
           "Dropout regularises: randomly dropped units keep the model from relying on a few",
@@ -1759,10 +1778,10 @@ CLAIMS = [
           drop = nc.Dropout(0.4, rng=66)
           outputs = np.stack([drop(x) for _ in range(2000)])
           spread = (outputs.std(axis=0) / np.abs(x)).mean()
-          print("spread of a unit's training output / |input|:", spread.round(3),
+          print(tr("spread of a unit's training output / |input|:"), spread.round(3),
                 "  sqrt(p / (1 - p)) =", round(np.sqrt(0.4 / 0.6), 3))
           evaluation_same = all(np.array_equal(drop.eval()(x), x) for _ in range(3))
-          print("evaluation returns the input every time:", evaluation_same)
+          print(tr("evaluation returns the input every time:"), evaluation_same)
           '''),
     # ------------------------------------------------------------------ Pre / Post
     claim("encoder-decoder", "Pre-Norm and Post-Norm", ["W3"],
@@ -1798,12 +1817,13 @@ CLAIMS = [
                   h = h + multi_head_attention(ln2(h), memory)
                   h = h + ffn(ln3(h))
               gaps[position] = np.abs(block(x, memory) - h).max()
-              print(f"{position}: TransformerDecoderBlock vs the pseudo-code: {gaps[position]:.1e}")
+              print(tr("{position}: TransformerDecoderBlock vs the pseudo-code: {gaps:.1e}").format(
+                  position=position, gaps=gaps[position]))
           models = {position: nc.TinySeq2Seq(10, 10, 32, 1, 4, 5, 7, position=position, rng=0)
                     for position in ("post", "pre")}
           final_norms = {position: [hasattr(model, name) for name in ("enc_norm", "dec_norm")]
                          for position, model in models.items()}
-          print("TinySeq2Seq has a final encoder norm, decoder norm:", final_norms)
+          print(tr("TinySeq2Seq has a final encoder norm, decoder norm:"), final_norms)
           '''),
     claim("post-identity-weight", "Pre-Norm and Post-Norm", ["W3", "W4"],
           "Post-Norm at init: (x + F(x)) / sqrt(2), the input's weight 2^(-l/2)",
@@ -1821,7 +1841,7 @@ CLAIMS = [
           xs = residual_stack("post", 8)
           weight = x0_weight(xs)
           theory = 2.0 ** (-np.arange(9) / 2)
-          print("weight of x_0 in x_l, l = 0..8:\n", weight.round(3))
+          print(tr("weight of x_0 in x_l, l = 0..8:\n"), weight.round(3))
           print("2^(-l/2):\n", theory.round(3))
           '''),
     claim("post-fixed-size", "Pre-Norm and Post-Norm", ["W4"],
@@ -1836,7 +1856,7 @@ CLAIMS = [
           rms = {pos: np.sqrt((residual_stack(pos, 8) ** 2).mean(axis=(1, 2)))
                  for pos in ("post", "pre")}
           for pos, values in rms.items():
-              print(f"{pos:4s} rms of x_l, l = 0..8:", values.round(2))
+              print(tr("{pos:4s} rms of x_l, l = 0..8:").format(pos=pos), values.round(2))
           '''),
     claim("pre-identity-path", "Pre-Norm and Post-Norm", ["W1", "W3", "W4"],
           "Pre-Norm: x_L = x_0 + sum of branches; the identity weight stays 1",
@@ -1855,8 +1875,8 @@ CLAIMS = [
           xs = residual_stack("pre", 8)
           weight = x0_weight(xs)
           rms = np.sqrt((xs ** 2).mean(axis=(1, 2)))
-          print("weight of x_0:", weight.round(3))
-          print("rms of x_l:   ", rms.round(3))
+          print(tr("weight of x_0:"), weight.round(3))
+          print(pad(tr("rms of x_l:"), 14), rms.round(3))
           print("sqrt(1 + l):  ", np.sqrt(1 + np.arange(9)).round(3))
           rng = np.random.default_rng(23)
           gain = {}
@@ -1864,7 +1884,7 @@ CLAIMS = [
               x, dy = rng.standard_normal((2, 4, 8, 32))
               dx = input_gradient(transformer_stack("pre", depth), x, dy)
               gain[depth] = float(np.linalg.norm(dx) / np.linalg.norm(dy))
-          print("|dL/dx_0| / |dL/dy|, Pre-LN, 2, 8, 32 blocks:",
+          print(tr("|dL/dx_0| / |dL/dy|, Pre-LN, 2, 8, 32 blocks:"),
                 [round(v, 2) for v in gain.values()])
           '''),
     claim("pre-gradient-identity", "Pre-Norm and Post-Norm", ["W4"],
@@ -1889,9 +1909,9 @@ CLAIMS = [
                   dx = input_gradient(transformer_stack("pre", depth, seed=34 + seed), x, dy)
                   shares.append(np.linalg.norm(dx - dy) / np.linalg.norm(dy))
               branch_share[depth] = np.array(shares)
-          print("|branches' part of dL/dx_0| / |identity's part (dL/dy)|, 4 initialisations:")
+          print(tr("|branches' part of dL/dx_0| / |identity's part (dL/dy)|, 4 initialisations:"))
           for depth, shares in branch_share.items():
-              print(f"{depth:2d} blocks:", shares.round(2))
+              print(tr("{depth:2d} blocks:").format(depth=depth), shares.round(2))
           '''),
     claim("pre-wider-not-deeper", "Pre-Norm and Post-Norm", ["W1", "W3"],
           "Pre-Norm's layers merge into a wider one, so it underperforms Post-Norm",
@@ -1941,8 +1961,8 @@ CLAIMS = [
               return x
           counted = {depth: pieces(lambda x: deep(x, depth)) for depth in (1, 4, 8)}
           for depth, n in counted.items():
-              print(f"{depth} layers of 2 ReLUs ({2 * depth} ReLUs): {n} pieces; "
-                    f"one hidden layer needs {n - 1} ReLUs")
+              print(tr("{depth} layers of 2 ReLUs ({value} ReLUs): {n} pieces; one hidden layer needs {value2} ReLUs").format(
+                  depth=depth, value=2 * depth, n=n, value2=n - 1))
           '''),
     claim("post-better-tuned", "Pre-Norm and Post-Norm", ["W1", "W3", "W4"],
           "tuned Post-Norm reaches a better final quality than Pre-Norm",
@@ -1966,7 +1986,7 @@ CLAIMS = [
           r'''
           w_post = x0_weight(residual_stack("post", 8))
           w_pre = x0_weight(residual_stack("pre", 8))
-          print("weight of x_0 in x_8: Post-Norm", w_post[-1].round(3),
+          print(tr("weight of x_0 in x_8: Post-Norm"), w_post[-1].round(3),
                 " Pre-Norm", w_pre[-1].round(3))
           '''),
     claim("post-long-range-finetune", "Pre-Norm and Post-Norm", ["W1"],
@@ -1990,7 +2010,7 @@ CLAIMS = [
           post, pre = gradient_profile("post"), gradient_profile("pre")
           first_over_last = {name: p[:, :2].mean(axis=1) / p[:, -2:].mean(axis=1)
                              for name, p in (("Post-LN", post), ("Pre-LN", pre))}
-          print("gradient norm of the first two blocks / the last two, 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the first two blocks / the last two, 8 blocks, 4 initialisations:"))
           for name, values in first_over_last.items():
               print(f"  {name}", values.round(2))
           '''),
@@ -2012,11 +2032,11 @@ CLAIMS = [
           depths, seeds = (2, 8, 32), range(4)
           change = {pos: np.array([[output_change(pos, depth, seed=s) for s in seeds]
                                    for depth in depths]) for pos in ("post", "pre")}
-          print("relative output change, mean of 4 seeds, 2 / 8 / 32 blocks:")
+          print(tr("relative output change, mean of 4 seeds, 2 / 8 / 32 blocks:"))
           for pos, values in change.items():
               print(f"  {pos:4s}", [f"{v:.2e}" for v in values.mean(axis=1)])
           post_above_pre = bool(np.all(change["post"] > change["pre"]))
-          print("Post-LN's above Pre-LN's in every seed and depth:", post_above_pre)
+          print(tr("Post-LN's above Pre-LN's in every seed and depth:"), post_above_pre)
           '''),
     claim("warmup-recipe", "Pre-Norm and Post-Norm", ["W1"],
           "warm up from 1e-6 to 1e-4 over 1000 steps; 100 Pre-Norm layers for 60 Post-Norm",
@@ -2039,9 +2059,10 @@ CLAIMS = [
           recipe = lambda step: start + (peak - start) * min(1.0, step / steps)   # W1's ramp
           ours = linear_warmup(peak, steps)
           for step in (0, 10, 500, 999, 1500):
-              print(f"step {step:4d}: W1's ramp {recipe(step):.2e}   linear_warmup {ours(step):.2e}")
+              print(tr("step {step:4d}: W1's ramp {value:.2e}   linear_warmup {value2:.2e}").format(
+                  step=step, value=recipe(step), value2=ours(step)))
           ramp_gap = max(abs(recipe(s) - ours(s)) for s in range(2000)) / peak
-          print("largest difference, as a share of the peak:", round(ramp_gap, 4))
+          print(tr("largest difference, as a share of the peak:"), round(ramp_gap, 4))
           '''),
     claim("post-gradients-explode", "Pre-Norm and Post-Norm", ["W1"],
           "without warmup, Post-Norm's gradients explode in the first layers (near the input)",
@@ -2062,10 +2083,10 @@ CLAIMS = [
           "claim, not that it is refuted.",
           r'''
           profiles = gradient_profile("post")           # (initialisations, blocks)
-          print("Post-LN, gradient norm per block (1 = next to the input), mean of 4:")
+          print(tr("Post-LN, gradient norm per block (1 = next to the input), mean of 4:"))
           print(profiles.mean(axis=0).round(2))
           first_over_last = profiles[:, :2].mean(axis=1) / profiles[:, -2:].mean(axis=1)
-          print("first two blocks / last two, each initialisation:", first_over_last.round(2))
+          print(tr("first two blocks / last two, each initialisation:"), first_over_last.round(2))
           ''', figure="pre_post_gradients"),
     claim("post-gradients-weaken", "Pre-Norm and Post-Norm", ["W4"],
           "Post-Norm weakens the identity branch layer by layer, so the layers near the input "
@@ -2086,14 +2107,14 @@ CLAIMS = [
           r'''
           profiles = gradient_profile("post")
           first_over_last = profiles[:, :2].mean(axis=1) / profiles[:, -2:].mean(axis=1)
-          print("parameter gradients, first two blocks / last two:", first_over_last.round(2))
+          print(tr("parameter gradients, first two blocks / last two:"), first_over_last.round(2))
           rng = np.random.default_rng(25)
           post_gain = {}
           for depth in (2, 8, 32):
               x, dy = rng.standard_normal((2, 4, 8, 32))
               dx = input_gradient(transformer_stack("post", depth), x, dy)
               post_gain[depth] = float(np.linalg.norm(dx) / np.linalg.norm(dy))
-          print("|dL/dx_0| / |dL/dy|, Post-LN, 2, 8, 32 blocks:",
+          print(tr("|dL/dx_0| / |dL/dy|, Post-LN, 2, 8, 32 blocks:"),
                 [round(v, 2) for v in post_gain.values()])
           '''),
     claim("deep-needs-pre", "Pre-Norm and Post-Norm", ["W1"],
@@ -2111,7 +2132,7 @@ CLAIMS = [
           deep_change = {pos: np.array([output_change(pos, 32, seed=s) for s in range(4)])
                          for pos in ("post", "deepnorm")}
           for pos, values in deep_change.items():
-              print(f"{pos:8s} relative output change, 32 blocks, 4 seeds:",
+              print(tr("{pos:8s} relative output change, 32 blocks, 4 seeds:").format(pos=pos),
                     [f"{v:.1e}" for v in values])
           '''),
     claim("llama-layers", "Pre-Norm and Post-Norm", ["W1"],
@@ -2131,11 +2152,11 @@ CLAIMS = [
               "LLaMA's parameter count: layers of attention, SwiGLU and two RMSNorm gains."
               per_layer = 4 * d * d + 3 * d * ffn + 2 * d
               return layers * per_layer + 2 * vocab * d + d       # + embedding, head, final norm
-          billions = {"7B, 32 layers": llama_parameters(4096, 32, 11008) / 1e9,
-                      "65B, 80 layers": llama_parameters(8192, 80, 22016) / 1e9,
-                      "65B's width, 65 layers": llama_parameters(8192, 65, 22016) / 1e9}
+          billions = {N_("7B, 32 layers"): llama_parameters(4096, 32, 11008) / 1e9,
+                      N_("65B, 80 layers"): llama_parameters(8192, 80, 22016) / 1e9,
+                      N_("65B's width, 65 layers"): llama_parameters(8192, 65, 22016) / 1e9}
           for name, n in billions.items():
-              print(f"{name:23s} {n:6.2f} billion parameters")
+              print(tr("{name} {n:6.2f} billion parameters").format(name=pad(tr(name), 23), n=n))
           '''),
     claim("pre-converges-faster", "Pre-Norm and Post-Norm", ["W1"],
           "Pre-Norm converges faster: a large learning rate from the start, no warmup",
@@ -2157,7 +2178,7 @@ CLAIMS = [
           r'''
           post, pre = gradient_profile("post"), gradient_profile("pre")
           last_block_ratio = post[:, -1] / pre[:, -1]
-          print("gradient norm of the last of 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the last of 8 blocks, 4 initialisations:"))
           print("  Post-LN", post[:, -1].round(2), "\n  Pre-LN ", pre[:, -1].round(2))
           print("Post-LN / Pre-LN:", last_block_ratio.round(1))
           '''),
@@ -2184,10 +2205,10 @@ CLAIMS = [
               "The original Transformer's schedule (Vaswani et al. 2017, eq. 3)."
               return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
           passes = next(step for step in range(1001) if w1_warmup(step) >= 1e-5)
-          print("W1's warmup: step 0", w1_warmup(0), " step 1000", w1_warmup(1000),
-                " passes 1e-5 at step", passes)
+          print(tr("W1's warmup: step 0"), w1_warmup(0), " " + tr("step 1000"), w1_warmup(1000),
+                " " + tr("passes 1e-5 at step"), passes)
           peak = max(transformer_rate(step) for step in range(1, 20001))
-          print(f"original Transformer: peak rate {peak:.1e} at step 4000")
+          print(tr("original Transformer: peak rate {peak:.1e} at step 4000").format(peak=peak))
           '''),
     claim("bert-transformer-post-ln", "Pre-Norm and Post-Norm", ["W1"],
           "BERT and the original Transformer use LayerNorm after the residual sum (Post-Norm), "
@@ -2220,7 +2241,8 @@ CLAIMS = [
           rates = {}
           for name, (rate, steps) in schedules.items():
               rates[name] = [rate(step) for step in steps]
-              print(f"{name:11s} rate at steps {steps}: " + ", ".join(f"{r:.1e}" for r in rates[name]))
+              print(tr("{name} rate at steps {steps}:").format(name=pad(name, 11), steps=steps),
+                    ", ".join(f"{r:.1e}" for r in rates[name]))
           '''),
     claim("pre-in-large-models", "Pre-Norm and Post-Norm", ["W3"],
           "DiT, ViT and LLaMA use Pre-Norm because stability matters more when training large "
@@ -2247,7 +2269,7 @@ CLAIMS = [
           first_over_last = {name: p[:, 0] / p[:, -1]
                              for name, p in (("Post-LN", gradient_profile("post")),
                                              ("Pre-LN", gradient_profile("pre")))}
-          print("gradient norm of the first block / the last, 8 blocks, 4 initialisations:")
+          print(tr("gradient norm of the first block / the last, 8 blocks, 4 initialisations:"))
           for name, ratio in first_over_last.items():
               print(f"  {name:7s}", ratio.round(2))
           '''),
@@ -2277,7 +2299,7 @@ CLAIMS = [
           x = rng.standard_normal((2, 8, 32))
           same_keys = list(pre.state_dict()) == list(post.state_dict())
           moved = np.linalg.norm(post(x) - pre(x)) / np.linalg.norm(pre(x))
-          print("same parameter names:", same_keys, "  relative change of the output:", moved.round(2))
+          print(tr("same parameter names:"), same_keys, " " * 2 + tr("relative change of the output:"), moved.round(2))
           '''),
 ]
 
@@ -2361,8 +2383,8 @@ ZH = {
         "按整个张量取一个缩放因子来使用这些格式时是对的，直接转换时则不然。FP8 和 int8 就是这样用的"
         "（损失缩放对 float16 的梯度做的也差不多，只是整个损失共用一个因子）：张量先乘上一个因子，让其中最大的绝对值落在格式"
         "的上限，这时决定精度的是动态范围，即最大绝对值与最小绝对值之比；动态范围越窄，落到格式分辨率"
-        "以下的值就越少。下面实测 256 行数据，各行的量级从 1e-2 到 1e3 不等（未归一化的激活值可能就"
-        "是这样），再测同样的行经过 LayerNorm 之后，每个张量一个缩放因子：相对误差超过 10% 的元素，"
+        "以下的值就越少。下面实测 256 行数据，各行的量级从 1e-2 到 1e3 不等，未归一化的激活值就"
+        "可能如此；再测同样的行经过 LayerNorm 之后，每个张量一个缩放因子：相对误差超过 10% 的元素，"
         "FP8（E4M3）下占 16%，int8 下占 81%；经过 LayerNorm 后分别是 0.0% 和 5.5%。如果不做缩放，"
         "直接转成 float16，决定精度的就不是范围的宽窄，而是数值的量级。在 float16 的正规数范围内"
         "（6.1e-5 到 65504），*相对*精度在每个量级上都一样：1.x 和 1000.x 舍入的相对误差相同，至多 "
@@ -2382,8 +2404,8 @@ ZH = {
         "把输入标准化就解决了这个问题；输入层上的 BatchNorm 学到的正是这件事。"),
     "bn-axes": zh(
         {"W1": W1_BN + " › 原理与公式", "W3": W3_BN, "W4": "\"平均值\"和\"标准差\"是怎么算出来的?"},
-        "BatchNorm：每个特征一组均值和方差，在批上计算（成绩表的例子）",
-        "BatchNorm 对每个特征在批内的样本上做标准化，用有偏方差，eps 在根号里，然后乘以 gamma 缩放、"
+        "BatchNorm：每个特征一组均值和方差，在 batch 上计算（成绩表的例子）",
+        "BatchNorm 对每个特征在 batch 内的样本上做标准化，用有偏方差，eps 在根号里，然后乘以 gamma 缩放、"
         "加上 beta 平移。在 W4 两个学生成绩的表上，它对每一科在学生之间求平均（语文：(90 + 60) / 2 "
         "= 75），而 LayerNorm 对每个学生在各科之间求平均（学生 A：80）。",
         "normcore 的 BatchNorm1d 与公式在舍入误差内相等，按列求得的均值就是 W4 的那些。关于 W4 的"
@@ -2411,13 +2433,13 @@ ZH = {
         "不出这一点（见下面“W3 的 BatchNorm 与 nn.BatchNorm1d 一致”一行）。"),
     "bn-per-position": zh(
         {"W2": "批量归一化"},
-        "(b, s, d) 张量上的 BatchNorm：每个位置一组统计量，只在批上计算",
+        "(b, s, d) 张量上的 BatchNorm：每个位置一组统计量，只在 batch 上计算",
         "W2 在 (b, s, d) 张量上写的 BatchNorm，对每一对 (s, d) 各有一个均值和标准差，只在 b 个序列上"
         "计算（gamma 和 beta 按特征 d 各一个）。",
         "这是一个合理的变体，但不是通常的那种层：它相当于把张量展平成 (b, s * d) 后用 "
         "BatchNorm1d(s * d)，每一对（位置，特征）自成一个通道，适合定长输入、且每个位置在各样本里含义"
         "相同的情形（下面 normcore 就这样计算，在舍入误差内等于 W2 的公式）。这不是 PyTorch 的 "
-        "BatchNorm1d 对序列做的事：对 (N, C, L)，它对每个特征只保留一组均值和方差，在批*和*位置上"
+        "BatchNorm1d 对序列做的事：对 (N, C, L)，它对每个特征只保留一组均值和方差，在 batch *和*位置上"
         "一起计算，两者结果不同。按位置计算的变体有 s 倍的统计量，每个只来自 b 个数（b = 2 时每个输出"
         "都是 -1 或 +1，只差 eps，这里大小在 0.99 到 1 之间），而且不能处理别的长度的序列。在要求对 "
         "(N, C, L) 写 BatchNorm1d 的练习里这样写，就是下面点名的那个已收录的错误。"),
@@ -2426,8 +2448,8 @@ ZH = {
         "running = momentum * running + (1 - momentum) * batch，且 momentum = 0.1",
         "移动统计量按 running = momentum * running + (1 - momentum) * batch 更新；W3 的类用这个公式，"
         "取 PyTorch 的默认值 momentum = 0.1，并拿自己和 nn.BatchNorm1d 比较。",
-        "在 PyTorch（和 normcore）里，momentum 是*新*一批的权重：running = (1 - momentum) * running + "
-        "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取批统计量的 90%，所以一步之后它的移动均值"
+        "在 PyTorch（和 normcore）里，momentum 是*新* batch 的权重：running = (1 - momentum) * running + "
+        "momentum * batch。W3 的公式取 0.1，保留旧值的 10%、取 batch 统计量的 90%，所以一步之后它的移动均值"
         "是 PyTorch 的 9 倍。W4 写的是同一个公式，但 momentum 取 0.9 到 0.999，并且自始至终按这个"
         "意思理解：这是另一种（衰减）约定，用得前后一致，所以 W4 在这里没有错（下一条）。只有把一个"
         "数从一种约定搬到另一种、却不换成 1 - momentum，才会出错，W3 的 0.1 就是这样。"),
@@ -2437,21 +2459,21 @@ ZH = {
         "按 running = momentum * running + (1 - momentum) * batch，取 momentum 为 0.9、0.99 或 "
         "0.999，momentum 越接近 1，反应越慢、越平滑。",
         "在这种（Keras 式的衰减）约定下，这句话是对的；在 normcore 和 PyTorch 的约定下，同一个层的 "
-        "momentum = 1 - decay。用 500 次独立运行测量，每次 600 个大小为 16、来自 N(3, 2^2) 的批："
+        "momentum = 1 - decay。用 500 次独立运行测量，每次 600 个大小为 16、来自 N(3, 2^2) 的 batch："
         "decay 0.99（momentum 0.01）时移动均值的噪声比 decay 0.9（momentum 0.1）时小约 3 倍，与"
-        "平均值理论的预测一致：批噪声乘以 sqrt(m / (2 - m))。"),
+        "平均值理论的预测一致：batch 噪声乘以 sqrt(m / (2 - m))。"),
     "bn-running-var-biased": zh(
         {"W3": W3_BN},
-        "移动方差用有偏的批方差更新",
-        "W3 的类用它做归一化的那个批方差，即有偏方差（除以 n），来更新 running_var。",
+        "移动方差用有偏的 batch 方差更新",
+        "W3 的类用它做归一化的那个 batch 方差，即有偏方差（除以 n），来更新 running_var。",
         "PyTorch 和 normcore 用有偏方差做归一化，但送进 running_var 的是*无偏*方差（除以 n - 1），"
         "因为移动值要估计的是总体方差。n = 4 时有偏方差是无偏方差的 3/4，所以 running_var 最终停在"
-        "真实方差的 3/4（下面用 2000 个批测得）。"),
+        "真实方差的 3/4（下面用 2000 个 batch 测得）。"),
     "printed-test-passes": zh(
         {"W3": W3_BN},
         "W3 的 BatchNorm 与 nn.BatchNorm1d 一致（打印了一次训练模式的前向）",
         "W3 为了说明手写的 BatchNorm 与 PyTorch 的一致，各打印了一次训练模式的前向：数字相同。",
-        "一次训练模式的前向只用到这一批自己的统计量，所以看不到移动统计量，而 W3 的类恰恰在这两处"
+        "一次训练模式的前向只用到这个 batch 自己的统计量，所以看不到移动统计量，而 W3 的类恰恰在这两处"
         "都错了（动量方向反了、有偏方差）。下面用 NumPy 写出那个类，放在 normcore 的 BatchNorm1d "
         "旁边：训练输出在 1e-15 内一致，移动统计量不一致，于是推理输出也不同。测试一个 BatchNorm，"
         "必须在几步之后比较 running_mean 和 running_var，并比较推理输出，normcore 的评分器就是这么做的"
@@ -2473,39 +2495,39 @@ ZH = {
     "eval-running-stats": zh(
         {"W3": W3_BN, "W4": W4_STATS},
         "推理时 BatchNorm 使用移动统计量，所以任何批次大小都行",
-        "推理时 BatchNorm 用训练中积累的移动统计量做归一化，因为推理的批很小（常常只有一个样本），"
+        "推理时 BatchNorm 用训练中积累的移动统计量做归一化，因为推理的 batch 很小（常常只有一个样本），"
         "它自己的统计量没法用。",
-        "在推理模式下，normcore 的 BatchNorm 是一个固定的仿射变换：一个样本无论单独输入还是放在批里，"
-        "输出都一样。在训练模式下，单个样本没有批统计量：normcore（和 PyTorch 一样）会用 ValueError "
+        "在推理模式下，normcore 的 BatchNorm 是一个固定的仿射变换：一个样本无论单独输入还是放在 batch 里，"
+        "输出都一样。在训练模式下，单个样本没有 batch 统计量：normcore（和 PyTorch 一样）会用 ValueError "
         "拒绝它。"),
     "single-sample-blowup": zh(
         {"W4": W4_STATS},
-        "只有一个样本时，批方差为 0，除法会爆炸",
+        "只有一个样本时，batch 方差为 0，除法会爆炸",
         "如果推理时用单个样本自己的统计量，方差会极小甚至为零，除法就会爆炸。",
         "分子随方差一起消失：一个样本减去它自己的均值是 0，所以 x_hat = 0 / sqrt(eps) = 0，无论输入"
-        "是什么，输出都是 beta。没有任何东西爆炸；丢掉的是信息。一般地，大小为 n 的批有 "
+        "是什么，输出都是 beta。没有任何东西爆炸；丢掉的是信息。一般地，大小为 n 的 batch 有 "
         "|x_hat| <= sqrt(n - 1)（两个样本时 x_hat 总是 -1 和 +1）。W4 的第二点，即输出会取决于手头"
         "那几个样本，才是真正的问题。"),
     "bn-small-batch": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W2": "批量归一化", "W4": "总结"},
-        "BatchNorm 依赖批次大小：小批的统计量不可靠",
-        "BatchNorm 用一个批的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小批的统计量噪声"
+        "BatchNorm 依赖批次大小：小 batch 的统计量不可靠",
+        "BatchNorm 用一个 batch 的统计量估计全部数据的统计量，所以它的结果取决于批次大小：小 batch 的统计量噪声"
         "大，训练和推理的表现也会有差距。",
-        "批均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），以真实统计量作为移动值时，一个样本在训练"
+        "batch 均值的误差按 1/sqrt(b) 缩小（对 b = 2 到 128 实测），以真实统计量作为移动值时，一个样本在训练"
         "模式下的输出与推理模式下的输出之间的差距也随之缩小。normcore 的 batch_size 图展示了它对"
         "一个训练好的分类器的影响。"),
     "bn-noise-regularises": zh(
         {"W1": W1_BN + " › 优缺点与适用场景", "W4": ("BatchNorm 方法", W4_STATS)},
-        "批统计量引入的噪声起到正则化作用",
-        "由于每个批的统计量都略有不同，BatchNorm 在训练中引入了噪声，这种噪声对网络有正则化作用，"
+        "batch 统计量引入的噪声起到正则化作用",
+        "由于每个 batch 的统计量都略有不同，BatchNorm 在训练中引入了噪声，这种噪声对网络有正则化作用，"
         "有助于泛化。",
-        "噪声复现了：同一个样本的输出取决于和它同批的是哪些样本，批越小越明显。至于它能改善泛化，"
+        "噪声复现了：同一个样本的输出取决于和它在同一个 batch 里的是哪些样本，batch 越小越明显。至于它能改善泛化，"
         "文献中有报告（Ioffe 和 Szegedy 2015 在他们的网络里因此去掉了 Dropout），但本 notebook 没有"
         "测量。"),
     "bn-padding": zh(
         {"W1": (W1_BN + " › 优缺点与适用场景", W1_BN + " › 案例"), "W4": ("BatchNorm 方法", "LayerNorm 方法")},
         "BatchNorm 不适合变长序列；LayerNorm 适合",
-        "在 NLP 中，一个批里的序列长度各不相同，所以 BatchNorm 无法跨样本得到可靠的统计量；LayerNorm "
+        "在 NLP 中，一个 batch 里的序列长度各不相同，所以 BatchNorm 无法跨样本得到可靠的统计量；LayerNorm "
         "对每个 token 单独归一化，没有这个问题。",
         "把长度为 5 和 2 的两个序列填充到长度 5：填充的零进入 BatchNorm 按通道计算的统计量，改变了"
         "每个真实 token 的输出；用掩码把它们排除在外，统计量就恢复了。LayerNorm 对每个真实 token 的"
@@ -2525,23 +2547,23 @@ ZH.update({
     "bn-costlier": zh(
         {"W1": "4. 三者对比表格（核心维度）"},
         "BatchNorm 的计算开销比 LayerNorm 大",
-        "W1 的对比表把 BatchNorm 的计算开销评为高（批统计量），LayerNorm 为中，RMSNorm 为低。",
+        "W1 的对比表把 BatchNorm 的计算开销评为高（batch 统计量），LayerNorm 为中，RMSNorm 为低。",
         "作为一般性的评价，这是错的；答案取决于层在哪里运行。推理时 BatchNorm 用固定的移动统计量，"
         "所以它是一个仿射变换，可以折叠进前面的 Linear：`nc.fold_batchnorm` 返回一个与这两层相等的 "
         "Linear（下面误差在 2e-16 以内），BatchNorm 于是不再有任何开销。LayerNorm 不能整个折叠（它的统计"
         "量是每个样本自己的；`nc.fold_batchnorm` 会用 TypeError 拒绝）：它的 gamma 和 beta 可以折叠"
         "进后面的 Linear（`nc.fold_norm_affine`），但按样本做的除法推理时仍要计算。在单个设备上训练时，"
         "两者在不同的轴上做同样的运算（计数：在 (64, 256) 的输入上，前向和反向遍历数据的次数相同；"
-        "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是批被"
+        "RMSNorm 更少），BatchNorm 另外还有移动平均，每个通道一个值。BatchNorm 真正多出的开销是 batch 被"
         "拆到多个设备上、统计量需要同步时的跨样本归约，而 LayerNorm 从不需要发送这些消息。"
-        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个批上做 BatchNorm 完全相同。各 worker 先用"
+        "normcore.distributed 的 SyncBatchNorm 给出的结果与在整个 batch 上做 BatchNorm 完全相同。各 worker 先用"
         "一次很小的 all-reduce 核对将要交换的内容（每个 worker 9 个值），之后默认协议下每个训练"
         "步做三次 all-reduce：前向两次（先 1 + C 个值，再 C 个），反向一次（2C 个），下面有计数。"
         "torch.nn.SyncBatchNorm 只用两次集合通信（torch/nn/modules/_functions.py）：前向一次 "
         "all_gather，收集每个 rank 的均值、invstd 和计数（2C + 1 个值），再用组内 + 组间公式合并；"
         "反向一次 all_reduce，归约 sum dy 和 sum dy * (x - mean)（2C 个值）。单元格检验了这个合并："
-        "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个批的均值和方差；它还统计了 normcore "
-        "的 protocol=\"gather\"，也就是 torch 所用协议的通信次数。W1 给出的理由，批统计量，只在这种情况下"
+        "由每个 worker 的（均值、方差、计数）一轮收集，就得到整个 batch 的均值和方差；它还统计了 normcore "
+        "的 protocol=\"gather\"，也就是 torch 所用协议的通信次数。W1 给出的理由，batch 统计量，只在这种情况下"
         "才成立。"),
     "resnet-bn": zh(
         {"W1": W1_BN + " › 案例"},
@@ -2558,11 +2580,11 @@ ZH.update({
         "Linear 再翻倍，所以每个分支带来的方差约为残差流的两倍。这里没有训练这些堆叠。"),
     "ln-axes": zh(
         {"W1": W1_LN + " › 原理与公式", "W2": "层归一化", "W3": W3_LN, "W4": "LayerNorm 方法"},
-        "LayerNorm：每个样本（token）一组均值和方差，与批无关",
+        "LayerNorm：每个样本（token）一组均值和方差，与 batch 无关",
         "LayerNorm 对每个样本（每个 token）在它自己的特征上做标准化，用有偏方差，eps 在根号里，"
         "所以它不依赖批次大小，也不依赖其他样本。（W2 则把 eps 加在标准差上；eps 该放在哪里，由下面"
         "关于 eps 的那一行评判。）",
-        "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何批里，输出都一样。"),
+        "normcore 的 LayerNorm 与公式相等，一个 token 无论单独输入还是放在任何 batch 里，输出都一样。"),
     "ln-printed": zh(
         {"W3": W3_LN},
         "W3 打印的 LayerNorm 例子（2 x 2 x 4）",
@@ -2652,10 +2674,10 @@ ZH.update({
         "结果还会随批次大小变化：下面对 d = 4 做了测量。"),
     "rms-over-whole-tensor": zh(
         {"W4": "RMSNorm 方法"},
-        "整个（批，特征）矩阵的 RMS",
-        "除了每个样本的 RMS，W4 还给出了整个 m x k 批矩阵的 RMS，并用它去除每个样本。",
-        "RMSNorm 对每个样本（每个 token）取一个 RMS。把每一行都除以同一个全批的数，各行的相对大小保持"
-        "不变，而且一个样本的输出会依赖于批里的其他样本：下面，两行的 RMS 成了 0.1 和 1.4，而不是 1 和 1。"),
+        "整个（batch，特征）矩阵的 RMS",
+        "除了每个样本的 RMS，W4 还给出了整个 m x k batch 矩阵的 RMS，并用它去除每个样本。",
+        "RMSNorm 对每个样本（每个 token）取一个 RMS。把每一行都除以同一个按整个 batch 算出的数，各行的相对大小保持"
+        "不变，而且一个样本的输出会依赖于 batch 里的其他样本：下面，两行的 RMS 成了 0.1 和 1.4，而不是 1 和 1。"),
     "rms-cheaper": zh(
         {"W1": (W1_RMS + " › 优缺点与适用场景", W1_RMS + " › 案例"), "W2": "RMS 归一化", "W3": W3_RMS},
         "RMSNorm 比 LayerNorm 更省、更快",
@@ -2907,36 +2929,36 @@ ZH.update({
 ZH.update({
     "bn-positions-not-identical": zh(
         {"W2": "批量归一化"},
-        "同一位置上的 token 独立但不同分布，所以按位置计算的批统计量不合理",
-        "一个批里不同序列在同一位置上的 token 差异很大：它们独立，但分布不同，所以在每个位置上跨批"
+        "同一位置上的 token 独立但不同分布，所以按位置计算的 batch 统计量不合理",
+        "一个 batch 里不同序列在同一位置上的 token 差异很大：它们独立，但分布不同，所以在每个位置上跨 batch"
         "计算统计量，从统计学上讲并不合理；这是语言模型不用 BatchNorm 的原因之一。",
-        "恰恰相反。当一个批里的序列是从语料中随机抽取的（通常的采样方式），同一位置上的 token 在批内"
-        "是独立*且*同分布的：每一个都是从该位置的分布中抽出的一个样本，而这正是批均值能够估计总体均值"
-        "的条件。下面，每个位置都有自己的均值；按位置计算的批均值的误差按 1/sqrt(b) 缩小（从 b = 8 到 "
+        "恰恰相反。当一个 batch 里的序列是从语料中随机抽取的（通常的采样方式），同一位置上的 token 在 batch 内"
+        "是独立*且*同分布的：每一个都是从该位置的分布中抽出的一个样本，而这正是 batch 均值能够估计总体均值"
+        "的条件。下面，每个位置都有自己的均值；按位置计算的 batch 均值的误差按 1/sqrt(b) 缩小（从 b = 8 到 "
         "b = 128 缩小为 1/4.0），每个位置的输出都是居中的。真正不同分布的，是*同一序列*的各个位置，而在 "
         "(batch, length) 上做的 BatchNorm 恰恰把它们合在一起：那样一来，一个位置的输出会留下最多 1.8 的"
         "偏移（它自己的均值减去合并后的均值）。按位置计算统计量真正的局限，是每个统计量只有很少的值"
-        "（b 个，见“语言建模中的批很小”一行），以及每个序列都必须覆盖每个位置（填充，见“BatchNorm 不"
+        "（b 个，见“语言建模中的 batch 很小”一行），以及每个序列都必须覆盖每个位置（填充，见“BatchNorm 不"
         "适合变长序列”一行）。"),
     "lm-small-batch": zh(
         {"W2": "批量归一化"},
-        "语言建模中的批很小",
-        "语言建模中的批次大小 b 往往较小，所以那里 BatchNorm 的批统计量会偏离总体统计量很远。",
-        "W2 没有给出数字，而已发表的数字对模型训练时用的批说的正相反：BERT 预训练的批是 256 个序列"
-        "（Devlin 等 2019，附录 A.2），GPT-3 175B 每批 3.2M 个 token，约合 1560 个长 2048 的序列"
-        "（Brown 等 2020，表 2.1），LLaMA 每批 4M 个 token，约合 2000 个长 2048 的序列（Touvron 等 "
+        "语言建模中的 batch 很小",
+        "语言建模中的批次大小 b 往往较小，所以那里 BatchNorm 的 batch 统计量会偏离总体统计量很远。",
+        "W2 没有给出数字，而已发表的数字对模型训练时用的 batch 说的正相反：BERT 预训练的 batch 是 256 个序列"
+        "（Devlin 等 2019，附录 A.2），GPT-3 175B 每个 batch 3.2M 个 token，约合 1560 个长 2048 的序列"
+        "（Brown 等 2020，表 2.1），LLaMA 每个 batch 4M 个 token，约合 2000 个长 2048 的序列（Touvron 等 "
         "2023，表 2）。在这样的批次大小下，按位置计算的均值只偏离 0.05 到 0.02 个标准差（下面实测）。"
-        "可能很小的是单个设备上的微批（这些论文没有给出），而不做同步的 BatchNorm 看到的正是它：每个"
+        "可能很小的是单个设备上的微 batch（这些论文没有给出），而不做同步的 BatchNorm 看到的正是它：每个"
         "设备 4 个序列时，误差是 0.4。所以这个前提只对单设备的统计量成立，而 SyncBatchNorm 以通信为"
         "代价消除了它。"),
     "bn-buffers-keep-graph": zh(
         {"W3": W3_BN},
-        "W3 的 BatchNorm 用带着 autograd 历史的批统计量更新移动统计量",
-        "W3 的 BatchNorm 用前向传播中的批统计量赋值 running_mean = momentum * running_mean + "
-        "(1 - momentum) * 批均值（方差同理），所以这两个缓冲区只是被更新的数值。",
-        "在 PyTorch 中，批均值和批方差带着它们的 autograd 历史，而 W3 的赋值把历史保留了下来：训练几步"
+        "W3 的 BatchNorm 用带着 autograd 历史的 batch 统计量更新移动统计量",
+        "W3 的 BatchNorm 用前向传播中的 batch 统计量赋值 running_mean = momentum * running_mean + "
+        "(1 - momentum) * batch 均值（方差同理），所以这两个缓冲区只是被更新的数值。",
+        "在 PyTorch 中，batch 均值和 batch 方差带着它们的 autograd 历史，而 W3 的赋值把历史保留了下来：训练几步"
         "之后，缓冲区变成了需要梯度的非叶子张量，而且每训练一步，两者身后各多出 5 个 autograd 节点"
-        "（下面：50 步之后共 500 个）。这些节点保存的数据在这里很小（每次反向传播都会释放这一批数据，"
+        "（下面：50 步之后共 500 个）。这些节点保存的数据在这里很小（每次反向传播都会释放这个 batch 的数据，"
         "因为方差节点也在损失的路径上），所以内存只随节点本身增长；真正要紧的故障出现在推理模式：任何"
         "穿过输出的反向传播（冻结统计量的微调、对输入求梯度）都会走到这些已释放的节点，报错“Trying to "
         "backward through the graph a second time”。torch 的 BatchNorm1d 更新缓冲区时不带历史；"
@@ -2946,8 +2968,8 @@ ZH.update({
         {"W1": W1_BN + " › 优缺点与适用场景"},
         "BatchNorm 的缺点：大批量占内存",
         "BatchNorm 强烈依赖批次大小：小批量时统计量不稳定，大批量又占内存。",
-        "按 W1 的本意，把它读作 BatchNorm 依赖批次大小的两难，它是成立的：统计量需要大的批（见“BatchNorm "
-        "依赖批次大小”一行），而训练一步的内存随批增长。这正是 Wu 和 He（2018）提出 GroupNorm 的动机："
+        "按 W1 的本意，把它读作 BatchNorm 依赖批次大小的两难，它是成立的：统计量需要大的 batch（见“BatchNorm "
+        "依赖批次大小”一行），而训练一步的内存随 batch 增长。这正是 Wu 和 He（2018）提出 GroupNorm 的动机："
         "检测、分割和视频任务受内存所限只能用小批量训练，而 BatchNorm 在小批量下误差变大。不过这份内存"
         "并不属于 BatchNorm 自己：下面，从批次大小 32 到 512，一次前向传播保留的激活增长为 16 倍，用 "
         "BatchNorm、LayerNorm 还是不用归一化都一样，而 BatchNorm 唯一多出的状态是它 2 x 256 个移动统计量，"
@@ -2957,13 +2979,13 @@ ZH.update({
         "BatchNorm 在视觉任务中有效，是因为图像输入的形状固定",
         "由于计算机视觉模型的输入形状规范一致（图像尺寸固定，batch 又大），BatchNorm 在那里非常有效："
         "它能加速训练，并提供一定的正则化效果。",
-        "两篇文章都没有给出处，而且 BatchNorm2d 依赖的并不是形状：它的统计量按通道计算，跨越整个批*和*"
+        "两篇文章都没有给出处，而且 BatchNorm2d 依赖的并不是形状：它的统计量按通道计算，跨越整个 batch *和*"
         "所有像素，所以在任何分辨率下都是同一个估计。下面，在 32 x 32 图像上得到的移动统计量，对 8 x 8 "
         "和 96 x 96 的图像归一化得一样好（每个通道输出的均值与 0 相差不超过 0.03，标准差与 1 相差不超过 "
-        "0.02）。同一个批里的图像必须形状相同，但这是张量的要求，对每一层都一样。在 CNN 中真正对 "
-        "BatchNorm 有利的，是每个统计量所用的值的数量（批 x 高 x 宽），以及卷积对一个通道的每个像素一视"
+        "0.02）。同一个 batch 里的图像必须形状相同，但这是张量的要求，对每一层都一样。在 CNN 中真正对 "
+        "BatchNorm 有利的，是每个统计量所用的值的数量（batch x 高 x 宽），以及卷积对一个通道的每个像素一视"
         "同仁，所以把像素合在一起混合的是同一分布的值；至于它加速训练和起正则化作用，见“BatchNorm 允许"
-        "更大的学习率”和“批统计量引入的噪声起到正则化作用”两行。"),
+        "更大的学习率”和“batch 统计量引入的噪声起到正则化作用”两行。"),
     "affine-defaults": zh(
         {"W3": (W3_LN, W3_BN)},
         "PyTorch 的 LayerNorm 和 BatchNorm 默认带仿射变换",
@@ -3126,7 +3148,7 @@ def locators(headings):
     parts = []
     for source, where in headings.items():
         where = where if isinstance(where, tuple) else (where,)
-        parts.append(f"{source} " + "、".join("开篇（第一个小标题之前）" if h is None else f"“{h}”"
+        parts.append(f"{source} " + "、".join("第一个小标题之前的开篇" if h is None else f"“{h}”"
                                              for h in where))
     return "；".join(parts)
 
@@ -3232,10 +3254,10 @@ CELLS = [
        + "\n\n" + verdict_summary("zh") + "\n\n" + textwrap.dedent(r"""
     几篇文章还打印了示例张量（LayerNorm、RMSNorm、BatchNorm、Dropout）；normcore 把每一个都
     复现了出来。如果某条论断重复了 normcore 练习评分器能认出的错误，会给出它在错误目录中的 id。
-    每条论断都注明了它在原文中所在小节的标题（**原文位置**），方便对照原文阅读。
+    每条论断都用**原文位置**注明它在原文中所在小节的标题，方便对照原文阅读。
     `tests/test_claims.py` 会运行下面的每个单元格，并根据它打印的数字断言它的结论；
     `notebooks/src/writeup_claims.toml` 按小节列出了几篇文章的论断以及评判它们的行，没有对应行的
-    论断会让同一组测试失败。代码单元格与英文版相同，其中的输出说明是英文的。
+    论断会让同一组测试失败。代码单元格与英文版相同，打印的说明文字是中文的；从 `figures/` 嵌入的实验图是事先画好的，文字是英文。
 
     四篇文章：
     """).strip("\n") + "\n\n" + "\n".join(f"* **{k}**：{v}" for k, v in WRITEUPS_ZH.items())),
@@ -3263,7 +3285,7 @@ CELLS += [
     “W3 的 BatchNorm 与 nn.BatchNorm1d 一致”这一行通过了与 PyTorch 的打印对比，却仍被判为错误。
     一个测试要比较什么才能发现它？
     """, r"""
-    比较一次训练前向用不到的东西：移动统计量。训练时 BatchNorm 用这一批自己的均值和方差做
+    比较一次训练前向用不到的东西：移动统计量。训练时 BatchNorm 用这个 batch 自己的均值和方差做
     归一化，所以错误的移动更新（动量方向反了、有偏方差）不会影响那个输出。要在几步之后比较
     `running_mean` 和 `running_var`，并比较推理模式下的输出，那里才会用到它们。
     """)),
@@ -3280,7 +3302,7 @@ CELLS += [
     """, r"""
     没错：这就是 PyTorch 在 `momentum=0.1` 时的更新，只是用“衰减”约定写出来，数字指的是旧值的
     权重。错误（`bn-momentum-flipped`）在于把两种约定混用：把 PyTorch 的 `momentum=0.1` 代入
-    衰减公式，得到 `running = 0.1 * running + 0.9 * batch`，它几乎完全跟着最后一个批走。
+    衰减公式，得到 `running = 0.1 * running + 0.9 * batch`，它几乎完全跟着最后一个 batch 走。
     """)),
 ]
 

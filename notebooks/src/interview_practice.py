@@ -48,8 +48,12 @@ CELLS = [
     import matplotlib.pyplot as plt
     import normcore as nc
     from normcore.derivations import step_through
+    from normcore.i18n import N_, translator
+    from normcore.i18n.figures import figure_words
+    from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
+    tr = translator("notebooks")   # what the cells print, in the notebook's language
 
     def tidy(a):   # rounded to the 4 printed decimals; + 0.0 turns -0.0 into 0.0, so "-0." is never printed
         return np.round(a, 4) + 0.0
@@ -71,9 +75,9 @@ CELLS = [
 
     面试时先把这个问题说清楚。用全班的考试成绩来想（行是学生，列是科目）：
 
-    | 归一化层 | 统计量取自 | 成绩表类比 | 需要一个批？ | 移动统计量？ |
+    | 归一化层 | 统计量取自 | 成绩表类比 | 需要一个 batch？ | 移动统计量？ |
     |---|---|---|---|---|
-    | BatchNorm | 批（及空间）轴，每个通道各算一份 | 竖着看：每一科在全班里比 | 需要 | 有，推理时用 |
+    | BatchNorm | batch（及空间）轴，每个通道各算一份 | 竖着看：每一科在全班里比 | 需要 | 有，推理时用 |
     | LayerNorm | 特征轴，每个样本各算一份 | 横着看：每个学生的各科自己比 | 不需要 | 没有 |
     | RMSNorm | 特征轴，每个样本各算一份，不减均值 | 每个学生的成绩除以它们的均方根 | 不需要 | 没有 |
     | GroupNorm | 每个样本内的一组通道 | 每个学生在理科内、文科内分别比 | 不需要 | 没有 |
@@ -119,7 +123,7 @@ CELLS = [
 
     对所有这些层都有 $\bar{\gamma} = \sum dy\,\hat{x}$、$\bar{\beta} = \sum dy$，求和遍及 $\gamma$
     被广播的每一个轴。还要说出来：归一化用有偏方差；BatchNorm 的移动方差用无偏方差；$\epsilon$
-    在根号里面；`momentum` 是新一批统计量的权重（PyTorch 的约定）。
+    在根号里面；`momentum` 是新 batch 统计量的权重（PyTorch 的约定）。
 
     ## 3. 十分钟写出 LayerNorm 的前向
 
@@ -172,7 +176,7 @@ CELLS = [
     mine, ref = LayerNorm(4), nc.LayerNorm(4)
     for p_mine, p_ref in zip(mine.parameters(), ref.parameters()):
         p_mine.data[...] = p_ref.data[...] = rng.standard_normal(4)
-    print("forward, largest difference from nc.LayerNorm:", np.abs(mine(x) - ref(x)).max())
+    print(tr("forward, largest difference from nc.LayerNorm:"), np.abs(mine(x) - ref(x)).max())
     """),
     md(r"""
     ## 4. The backward, derived with the tape
@@ -201,8 +205,8 @@ CELLS = [
     st = step_through("layernorm", x, gamma=mine.gamma.data, beta=mine.beta.data, dy=dy)
     t = st.tape
     for node, to in [("x_hat", "xc"), ("xc2", "xc"), ("xc", "x"), ("mean", "x")]:
-        print(f"share {node:>5} -> {to:<3}", t[node].share(to)[0])
-    print("dL/dx, row 0:          ", t["x"].grad[0])
+        print(pad(tr("share {node} -> {to}").format(node=node, to=to), 22), t[node].share(to)[0])
+    print(pad(tr("dL/dx, row 0:"), 22), t["x"].grad[0])
     """),
     md(r"""
     ## 5. The compact formula, and why it equals the staged one
@@ -222,7 +226,7 @@ CELLS = [
     code(r"""
     print(st.text(parts=("checks",)))
     mine.zero_grad(); mine(x)
-    print("\nour LayerNorm.backward vs the tape:", np.abs(mine.backward(dy) - t["x"].grad).max())
+    print("\n" + tr("our LayerNorm.backward vs the tape:"), np.abs(mine.backward(dy) - t["x"].grad).max())
     """),
     md(r"""
     ## 6. The gradient check that proves it
@@ -244,7 +248,7 @@ CELLS = [
     assert report.passed
     fresh = LayerNorm(4)                       # gamma = 1, beta = 0
     fresh(x)
-    print("\nwith dy = ones and gamma = ones, the input gradient is\n", tidy(fresh.backward(np.ones_like(x))))
+    print("\n" + tr("with dy = ones and gamma = ones, the input gradient is") + "\n", tidy(fresh.backward(np.ones_like(x))))
     """),
     question(r"""
     Keep $dy = 1$ but give $\gamma$ random values. Is the check of $\bar{x}$ meaningful now?
@@ -297,8 +301,11 @@ CELLS = [
     code(r"""
     from normcore.practice import EXERCISES, grade
 
-    MISTAKES = [None, "unbiased variance", "eps outside the root", "statistics held constant",
-                "no x_hat term", "no mean term", "dgamma averaged", "x_hat term added"]
+    MISTAKES = [None, N_("unbiased variance"), N_("eps outside the root"), N_("statistics held constant"),
+                N_("no x_hat term"), N_("no mean term"), N_("dgamma averaged"), N_("x_hat term added")]
+
+    def shown(mistake):   # a mistake's name in the notebook's language; None is the correct layer
+        return tr(mistake) if mistake else tr("correct")
 
     def with_mistake(mistake):
         return type("LayerNorm", (LayerNorm,), {"mistake": mistake})
@@ -310,13 +317,15 @@ CELLS = [
         report = nc.gradcheck(layer, x, seed=seed)
         return [nc.rel_error(layer(x), ref(x))] + [report[name].rel_error for name in ("x", "gamma", "beta")]
 
-    print(f"{'mistake':<25} {'forward':>8} {'dx':>8} {'dgamma':>8} {'dbeta':>8}  normcore practice says")
+    print(pad(tr("mistake"), 25), f"{'forward':>8} {'dx':>8} {'dgamma':>8} {'dbeta':>8} ",
+          tr("normcore practice says"))
     table = {}
     for mistake in MISTAKES:
         table[mistake] = fingerprint(mistake, x)
         report = grade(with_mistake(mistake), EXERCISES["layernorm"])
-        verdict = "pass" if report.passed else ", ".join(report.diagnosis_ids) or "FAIL (no catalogued match)"
-        print(f"{str(mistake):<25} " + " ".join(f"{v:>8.0e}" for v in table[mistake]) + f"  {verdict}")
+        verdict = (tr("pass") if report.passed
+                   else ", ".join(report.diagnosis_ids) or tr("FAIL (no catalogued match)"))
+        print(pad(shown(mistake), 25), " ".join(f"{v:>8.0e}" for v in table[mistake]) + f"  {verdict}")
     """),
     md(r"""
     The grader's full report for one of them, as `normcore practice check FILE` prints it:
@@ -375,7 +384,7 @@ CELLS = [
     """, zh=r"""
     同样的习惯也能抓住 BatchNorm 特有的失误：跑几步之后，把移动统计量和 `nc.BatchNorm1d` 的比一比
     （动量方向反了，`bn-momentum-flipped`，或移动方差用了有偏方差，`bn-running-var-biased`，只会
-    在这里露馅，任何梯度里都看不出来）；再比较推理模式的输出（推理时仍用批统计量，
+    在这里露馅，任何梯度里都看不出来）；再比较推理模式的输出（推理时仍用 batch 统计量，
     `bn-eval-batch-stats`，或 $\sqrt{\text{running var}^2 + \epsilon}$，`bn-eval-squared-var`，
     只在这里出现）。评分器的 BatchNorm 练习跑的正是这些探针。手工检查移动统计量：
     """),
@@ -388,8 +397,8 @@ CELLS = [
         ref_bn(batch)
         flipped_mean = 0.1 * flipped_mean + 0.9 * batch.mean(0)       # momentum weighting the old value
         biased_var = 0.9 * biased_var + 0.1 * batch.var(0)            # ddof=0 in the running update
-    print("running_mean, nc.BatchNorm1d:", ref_bn.running_mean, " flipped momentum:", flipped_mean)
-    print("running_var,  nc.BatchNorm1d:", ref_bn.running_var, " biased update:   ", biased_var)
+    print("running_mean, nc.BatchNorm1d:", ref_bn.running_mean, "", pad(tr("flipped momentum:"), 17), flipped_mean)
+    print("running_var,  nc.BatchNorm1d:", ref_bn.running_var, "", pad(tr("biased update:"), 17), biased_var)
     """),
     md(r"""
     ## 8. Figures: the fingerprints side by side
@@ -401,22 +410,25 @@ CELLS = [
 
     第 7 节的相对误差，取对数坐标（正确的层在 $10^{-10}$ 附近，错误在 $10^{-1}$ 到 $1$ 之间）。
     每行一个错误，每列一项检查。
+
+    <<figure font note>>
     """),
     code(r"""
     columns = ["forward", "dx", "dgamma", "dbeta"]
     grid = np.array([table[m] for m in MISTAKES])
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="cividis", vmin=-12, vmax=0, aspect="auto")
-    ax.set_xticks(range(len(columns)), columns)
-    ax.set_yticks(range(len(MISTAKES)), [str(m) if m else "correct" for m in MISTAKES])
-    for i in range(grid.shape[0]):
-        for j in range(grid.shape[1]):
-            dark = np.log10(max(grid[i, j], 1e-16)) < -6                 # cividis is dark there
-            ax.text(j, i, f"{grid[i, j]:.0e}", ha="center", va="center", fontsize=7,
-                    color="white" if dark else "black")
-    fig.colorbar(im, ax=ax, label="log10 relative error")
-    ax.set_title("Which check each mistake breaks")
-    plt.tight_layout(); plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, ax = plt.subplots(figsize=(8, 4.2))
+        im = ax.imshow(np.log10(np.maximum(grid, 1e-16)), cmap="cividis", vmin=-12, vmax=0, aspect="auto")
+        ax.set_xticks(range(len(columns)), columns)
+        ax.set_yticks(range(len(MISTAKES)), [say(m) if m else say("correct") for m in MISTAKES])
+        for i in range(grid.shape[0]):
+            for j in range(grid.shape[1]):
+                dark = np.log10(max(grid[i, j], 1e-16)) < -6                 # cividis is dark there
+                ax.text(j, i, f"{grid[i, j]:.0e}", ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black")
+        fig.colorbar(im, ax=ax, label=say("log10 relative error"))
+        ax.set_title(say("Which check each mistake breaks"))
+        plt.tight_layout(); plt.show()
     """),
     md(r"""
     And the BatchNorm slip that no gradient check sees, from the experiments (`normcore
@@ -427,10 +439,10 @@ CELLS = [
     ![Error of the running statistics against batches seen, for three momenta](../figures/running_stats_convergence.png)
     """, zh=r"""
     还有一个任何梯度检查都看不到的 BatchNorm 失误，来自实验（`normcore figures`）：动量约定弄反
-    之后，移动统计量永远稳定不下来，始终和单个批一样嘈杂（动量 0.9：橙色、叉号）；而 PyTorch 的
-    `momentum=0.1` 大约 30 个批之内就稳定了（蓝色、圆点）。
+    之后，移动统计量永远稳定不下来，始终和单个 batch 一样嘈杂（动量 0.9：橙色、叉号）；而 PyTorch 的
+    `momentum=0.1` 大约 30 个 batch 之内就稳定了（蓝色、圆点）。
 
-    ![三种动量下，移动统计量的误差随已处理批数的变化](../figures/running_stats_convergence.png)
+    ![三种动量下，移动统计量的误差随已处理的 batch 数的变化](../figures/running_stats_convergence.png)
     """),
     md(r"""
     ## 9. Beyond the norms: softmax, cross-entropy, attention, the residual block
@@ -463,14 +475,14 @@ CELLS = [
     xs = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
     sm = nc.Softmax(axis=-1)
     ys, dys = sm(xs), rng.standard_normal(xs.shape)
-    print("row sums of dx, whole Jacobian:", tidy(sm.backward(dys).sum(-1)))
-    print("row sums of dx, diagonal only: ", tidy((dys * ys * (1 - ys)).sum(-1)))
+    print(pad(tr("row sums of dx, whole Jacobian:"), 31), tidy(sm.backward(dys).sum(-1)))
+    print(pad(tr("row sums of dx, diagonal only:"), 31), tidy((dys * ys * (1 - ys)).sum(-1)))
     print(nc.gradcheck(nc.Softmax(axis=-1), xs))
 
     big = np.array([1000.0, 1001.0])
     with np.errstate(all="ignore"):
-        print("exp(x) / sum(exp(x)) at 1000:", np.exp(big) / np.exp(big).sum(),
-              "  with the max subtracted:", nc.Softmax()(big))
+        print(tr("exp(x) / sum(exp(x)) at 1000:"), np.exp(big) / np.exp(big).sum(),
+              " " + tr("with the max subtracted:"), nc.Softmax()(big))
     """),
     md(r"""
     ### 9.2 Cross-entropy: log-softmax, and the fused gradient
@@ -500,9 +512,9 @@ CELLS = [
         dp = np.zeros_like(p)
         dp[np.arange(2), targets] = -1.0 / (2 * p[np.arange(2), targets])   # dL/dp = -1 / (N p)
         unfused = p * (dp - (dp * p).sum(1, keepdims=True))                # then the softmax Jacobian
-    print("loss:", loss, "  as log(softmax(x)):", as_log_of_softmax)
-    print("fused dlogits:\n", dlogits, "\nrow sums:", dlogits.sum(1))
-    print("through 1/p and the Jacobian:\n", unfused)
+    print(tr("loss:"), loss, " " + tr("as log(softmax(x)):"), as_log_of_softmax)
+    print(tr("fused dlogits:") + "\n", dlogits, "\n" + tr("row sums:"), dlogits.sum(1))
+    print(tr("through 1/p and the Jacobian:") + "\n", unfused)
     """),
     md(r"""
     ### 9.3 Attention: the scale, the mask, three shares of dx
@@ -523,8 +535,9 @@ CELLS = [
         q, k = rng.standard_normal((2, 500, 16, D))               # 500 queries, 16 keys each
         scores = np.einsum("nd,njd->nj", q[:, 0], k)              # (500, 16)
         top = {s: nc.Softmax()(scores / s).max(-1).mean() for s in (1.0, np.sqrt(D))}
-        print(f"D={D:>3}: std of q.k {scores.std():5.1f}   mean top weight: "
-              f"unscaled {top[1.0]:.2f}, / sqrt(D) {top[np.sqrt(D)]:.2f}")
+        print(f"D={D:>3}:", tr("std of q.k {std:5.1f}   mean top weight: unscaled {unscaled:.2f}, "
+                                 "/ sqrt(D) {scaled:.2f}").format(
+            std=scores.std(), unscaled=top[1.0], scaled=top[np.sqrt(D)]))
     """),
     md(r"""
     The causal mask is added to the scores as $-\infty$ *before* the softmax, so each row
@@ -543,8 +556,8 @@ CELLS = [
     future = np.triu(np.ones((4, 4), dtype=bool), k=1)
     before = nc.Softmax()(np.where(future, -np.inf, S))
     after = np.where(future, 0.0, nc.Softmax()(S))
-    print("row sums, mask before the softmax:", before.sum(-1))
-    print("row sums, mask after the softmax: ", after.sum(-1))
+    print(pad(tr("row sums, mask before the softmax:"), 34), before.sum(-1))
+    print(pad(tr("row sums, mask after the softmax:"), 34), after.sum(-1))
 
     attention = nc.MultiheadSelfAttention(8, 2, causal=True, rng=0)
     print(nc.gradcheck(attention, rng.standard_normal((2, 5, 8))))
@@ -574,8 +587,10 @@ CELLS = [
         dyb = rng.standard_normal(xb.shape)                       # a random upstream gradient
         report = nc.gradcheck(block, xb, dy=dyb)
         worst = max(report.checks, key=lambda c: c.rel_error)
-        print(f"{position:>4}-Norm block: {len(report.checks)} gradients, all pass: {report.passed}; "
-              f"largest relative error {worst.rel_error:.1e} ({worst.name})")
+        print(tr("{position:>4}-Norm block: {n} gradients, all pass: {passed}; largest relative "
+                 "error {error:.1e} ({name})").format(position=position, n=len(report.checks),
+                                                      passed=report.passed, error=worst.rel_error,
+                                                      name=worst.name))
     """),
     md(r"""
     Practise each at the terminal: `normcore practice list` shows the path from easy to hard,

@@ -48,6 +48,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import N_, translator
+    from normcore.i18n.figures import figure_words
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
@@ -162,7 +163,7 @@ CELLS = [
     `normalized_shape` can name several trailing axes: `LayerNorm((C, H, W))` standardises each
     sample of an image batch over all its channels and pixels at once.
     """, zh=r"""
-    `normalized_shape` 可以指定末尾的好几个轴：`LayerNorm((C, H, W))` 把一批图像里的每个样本在
+    `normalized_shape` 可以指定末尾的好几个轴：`LayerNorm((C, H, W))` 把一个 batch 的图像里每个样本在
     它全部的通道和像素上一起标准化。
 
     """),
@@ -243,6 +244,7 @@ CELLS = [
     颜色和线型：直接穿过中心化的（实线）、经过均值的（虚线）、经过方差的（点划线，从 $x_c$
     出发）。反向传播把沿每条路径传回的梯度加起来；第 5 节给出这三份。
 
+    <<figure font note>>
     """),
     code(r"""
     st.graph()
@@ -380,8 +382,8 @@ CELLS = [
     ### eps 在平方根里面
 
     $\hat{x} = (x - \mu)/\sqrt{\sigma^2 + \epsilon}$，而不是 $(x - \mu)/(\sigma + \epsilon)$。后者
-    是另一个层（PyTorch 的 `LayerNorm` 是前者）。$\sigma$ 大时两者一致，对于几乎为常数的行
-    （比如填充 token）就分道扬镳了：放在根号里，$\epsilon$ 把舍入噪声压向 0；放在外面，噪声被
+    是另一个层（PyTorch 的 `LayerNorm` 是前者）。$\sigma$ 大时两者一致，对于几乎为常数的行，
+    比如填充 token，就分道扬镳了：放在根号里，$\epsilon$ 把舍入噪声压向 0；放在外面，噪声被
     放大到单位尺度，斜率 $1/(\sigma + \epsilon)$ 增长到 $1/\epsilon = 10^5$。
 
     """),
@@ -465,13 +467,14 @@ CELLS = [
     code(r"""
     rows = rng.standard_normal((200, 16)) * rng.uniform(0.1, 10, size=(200, 1)) + rng.uniform(-20, 20, size=(200, 1))
     out = nc.LayerNorm(16, elementwise_affine=False)(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
-    axes[0].scatter(rows.mean(1), rows.std(1), s=8); axes[0].set_title("rows before")
-    axes[1].scatter(out.mean(1), out.std(1), s=8); axes[1].set_title("rows after LayerNorm")
-    axes[1].set_xlim(-1, 1); axes[1].set_ylim(0, 2)
-    for ax in axes:
-        ax.set_xlabel("row mean"); ax.set_ylabel("row std")
-    plt.tight_layout(); plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+        axes[0].scatter(rows.mean(1), rows.std(1), s=8); axes[0].set_title(say("rows before"))
+        axes[1].scatter(out.mean(1), out.std(1), s=8); axes[1].set_title(say("rows after LayerNorm"))
+        axes[1].set_xlim(-1, 1); axes[1].set_ylim(0, 2)
+        for ax in axes:
+            ax.set_xlabel(say("row mean")); ax.set_ylabel(say("row std"))
+        plt.tight_layout(); plt.show()
     """),
     md(r"""
     **From the experiments** (`normcore figures`; each claim is asserted by a test).
@@ -541,7 +544,7 @@ CELLS = [
     which padded positions get no gradient):
     """, zh=r"""
     **BatchNorm** 在 batch *和*位置上对每个特征做归一化：填充的零也被当成了数据。它们把均值拉向 0，
-    又把离散程度撑大，于是真实 token（唯一会被后面读到的那些）出来时既没有中心化，方差也不是 1。
+    又把离散程度撑大，于是后面唯一会读到的真实 token 出来时既没有中心化，方差也不是 1。
     （normcore 的 `BatchNorm1d` 要求通道在第 1 个轴上：`(N, C, L)`。）
 
     **带掩码的 BatchNorm** 只在真实 token 上取统计量。它只要几行（这里只写前向，用来看统计量；

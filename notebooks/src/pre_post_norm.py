@@ -60,6 +60,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import translator
+    from normcore.i18n.figures import figure_words
     from normcore.optim import grad_norm, linear_warmup
 
     np.set_printoptions(precision=4, suppress=True)
@@ -361,6 +362,8 @@ CELLS = [
     平行。
 
     ![有效深度：输入的权重、相邻层的余弦相似度和残差流的范数](../figures/effective_depth.png)
+
+    <<figure font note>>
     """),
     md(r"""
     ### DeepNorm's constants depend on the architecture
@@ -442,18 +445,19 @@ CELLS = [
             "deepnorm": ("deepnorm", None)}
     styles = {"pre": ("#0072B2", "--"), "post": ("#D55E00", "-"), "post + warmup": ("#E69F00", ":"),
               "deepnorm": ("#009E73", "-.")}   # Okabe-Ito colours, and a line style each
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    for label, (position, schedule) in runs.items():
-        model = nc.TinyTransformer(vocab_size=task.vocab_size, d_model=16, n_layers=4, n_heads=2,
-                                   max_len=task.seq_len, position=position, rng=0)
-        history = nc.fit(model, task, nc.AdamW(model.parameters(), lr=0.03), steps=80, schedule=schedule,
-                         progress=False, batch_size=16, seed=1)
-        color, linestyle = styles[label]
-        ax.plot(history["loss"], color=color, linestyle=linestyle, label=label)
-        print(f"{label:<14}", tr("final loss {loss:.3f}, accuracy {accuracy:.2f}").format(
-            loss=history["loss"][-10:].mean(), accuracy=history["accuracy"][-10:].mean()))
-    ax.set_xlabel("step"); ax.set_ylabel("training loss"); ax.set_yscale("log"); ax.legend()
-    plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        for label, (position, schedule) in runs.items():
+            model = nc.TinyTransformer(vocab_size=task.vocab_size, d_model=16, n_layers=4, n_heads=2,
+                                       max_len=task.seq_len, position=position, rng=0)
+            history = nc.fit(model, task, nc.AdamW(model.parameters(), lr=0.03), steps=80,
+                             schedule=schedule, progress=False, batch_size=16, seed=1)
+            color, linestyle = styles[label]
+            ax.plot(history["loss"], color=color, linestyle=linestyle, label=label)
+            print(f"{label:<14}", tr("final loss {loss:.3f}, accuracy {accuracy:.2f}").format(
+                loss=history["loss"][-10:].mean(), accuracy=history["accuracy"][-10:].mean()))
+        ax.set_xlabel(say("step")); ax.set_ylabel(say("training loss")); ax.set_yscale("log"); ax.legend()
+        plt.show()
     """),
     md(r"""
     What these numbers show (the means of the last 10 steps): Pre-LN and DeepNorm learn the task

@@ -34,7 +34,7 @@ CELLS = [
     4. 逐步推导反向，以及逐节点的计算图
     5. 紧凑的反向公式，以及它为什么等于分步的结果
     6. 梯度检查
-    7. 易错点：除以什么、eps 放在哪里、对整个批算 RMS、默认的 eps
+    7. 易错点：除以什么、eps 放在哪里、对整个 batch 算 RMS、默认的 eps
     8. 图
     9. float16：为什么归一化要在 float32 里算
 
@@ -46,6 +46,7 @@ CELLS = [
     import normcore as nc
     from normcore.derivations import step_through
     from normcore.i18n import translator
+    from normcore.i18n.figures import figure_words
     from normcore.i18n.width import pad
 
     np.set_printoptions(precision=4, suppress=True)
@@ -191,6 +192,8 @@ CELLS = [
     rmsnorm --graph FILE.png` 把同一张图写进文件）。这里从 $x$ 到 $\hat{x}$ 有两条路线：一条直达
     （实线），一条经过平方的均值（点划线）。LayerNorm 的图里经过均值的那条路线在这里没有了，$\beta$
     也没有了。
+
+    <<figure font note>>
     """),
     code(r"""
     st.graph()
@@ -281,7 +284,7 @@ CELLS = [
     ### 分母是特征数
 
     平方的均值是对一个样本的 $D$ 个特征取的平均。如果把平方和除以批次大小（有些文章里 $b$ 和 $d$
-    挨在一起，就会出现这种笔误），输出的尺度就取决于这个批里碰巧有多少个样本。
+    挨在一起，就会出现这种笔误），输出的尺度就取决于这个 batch 里碰巧有多少个样本。
     """),
     code(r"""
     def wrong_rms(x, b):                      # sum of squares over the features, divided by b
@@ -323,9 +326,9 @@ CELLS = [
     then depends on what it is batched with, the very thing RMSNorm (like LayerNorm) is meant
     to avoid.
     """, zh=r"""
-    ### 每个样本一个 RMS，而不是每个批一个
+    ### 每个样本一个 RMS，而不是每个 batch 一个
 
-    对整个批矩阵取均方根会把样本耦合起来：一个样本的输出取决于它和谁分在同一个批里，而这恰恰
+    对整个 batch 矩阵取均方根会把样本耦合起来：一个样本的输出取决于它和谁分在同一个 batch 里，而这恰恰
     是 RMSNorm（和 LayerNorm 一样）要避免的。
     """),
     code(r"""
@@ -375,11 +378,13 @@ CELLS = [
     offsets = np.linspace(0, 10, 41)
     spread_rms = [nc.RMSNorm(16, elementwise_affine=False)(row + c).std() for c in offsets]
     spread_ln = [nc.LayerNorm(16, elementwise_affine=False)(row + c).std() for c in offsets]
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.plot(offsets, spread_ln, label="LayerNorm")
-    ax.plot(offsets, spread_rms, label="RMSNorm")
-    ax.set_xlabel("offset c added to the row"); ax.set_ylabel("std of the output row"); ax.legend()
-    plt.show()
+    with figure_words(tr) as say:   # the figure's words: Chinese when a Chinese font is installed
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot(offsets, spread_ln, label="LayerNorm")
+        ax.plot(offsets, spread_rms, label="RMSNorm")
+        ax.set_xlabel(say("offset c added to the row")); ax.set_ylabel(say("std of the output row"))
+        ax.legend()
+        plt.show()
     """),
     md(r"""
     **From the experiments** (`normcore figures`; each claim is asserted by a test).

@@ -42,19 +42,30 @@ def format_question(question, number=None, total=None):
                       _block(question.text("question"))])
 
 
+def command_in_language(command, lang=None):
+    """A normcore command as a reader of ``lang`` (default: the language in use) runs it to read
+    its output in that language: "normcore explain layernorm --lang zh" in Chinese (as the docs
+    write it), the command as it is in English (and any text that is no normcore command)."""
+    lang = language() if lang is None else lang
+    words = command.split()
+    if lang == "en" or words[:1] != ["normcore"] or any(w.startswith("--lang") for w in words):
+        return command
+    return f"{command} --lang {lang}"
+
+
 def evidence_label(pointer):
     """An evidence pointer as a reader of the language in use finds it: a notebook's edition
     in that language where there is one (the claims rows are in claims_zh.ipynb for a Chinese
-    reader)."""
+    reader), a command with the option that makes it speak that language."""
     if match := re.fullmatch(r"claims row ([a-z0-9-]+)", pointer):
         notebook = "notebooks/" + in_language("claims.ipynb")
         return _("{notebook}, the claim {row}").format(notebook=notebook, row=match.group(1))
     if match := re.fullmatch(r"notebooks/(\w+\.ipynb)(.*)", pointer):
         return "notebooks/" + in_language(match.group(1)) + match.group(2)
     if match := re.fullmatch(r"experiment (\w+)", pointer):
-        return _("the experiment {name}: normcore figures {name} --quick").format(
-            name=match.group(1))
-    return pointer
+        return _("the experiment {name}: {command}").format(
+            name=match.group(1), command=command_in_language(f"normcore figures {match.group(1)} --quick"))
+    return command_in_language(pointer)
 
 
 def writeup_label(writeup):
