@@ -367,10 +367,11 @@ class Adam(Optimizer):
 
     With weight decay added to g, Adam divides the decay by sqrt(v_hat) too, so parameters
     with large gradients are barely decayed; AdamW fixes that. AMSGrad (Reddi et al., 2018)
-    divides by the largest second moment so far, so a parameter's step size never grows back
-    when its gradients shrink. State per parameter, under torch's names: step (t), exp_avg (m),
-    exp_avg_sq (v), and max_exp_avg_sq (v_max) with amsgrad=True. The arguments are torch's,
-    in torch's order.
+    divides by the largest second moment so far instead of the current one: the paper shows
+    convex problems where Adam's exponential average forgets rare large gradients and Adam
+    does not converge, and gives it this long-term memory. State per parameter, under torch's
+    names: step (t), exp_avg (m), exp_avg_sq (v), and max_exp_avg_sq (v_max) with
+    amsgrad=True. The arguments are torch's, in torch's order.
     """
 
     decoupled = False
