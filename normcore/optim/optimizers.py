@@ -310,11 +310,11 @@ class SGD(Optimizer):
 
     As ``torch.optim.SGD``, one step of each parameter p (its gradient ``grad``)::
 
-        g   = grad   (-grad with maximize=True: ascend the objective instead)
+        g   = grad                                  (-grad with maximize=True: ascend instead)
         g   = g + weight_decay * p
-        buf = g                                   on the first step    } momentum > 0 only;
-        buf = momentum * buf + (1 - dampening) * g    afterwards       } buf is the state
-        g   = g + momentum * buf    with nesterov=True,   else   g = buf
+        buf = g                                     on the first step      } momentum > 0 only;
+        buf = momentum * buf + (1 - dampening) * g  afterwards             } buf is the state
+        g   = g + momentum * buf                    with nesterov=True, else g = buf
         p   = p - lr * g
 
     Nesterov momentum needs momentum > 0 and dampening = 0 (a ValueError otherwise, as torch).
@@ -356,7 +356,7 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``; t counts this parameter's steps from 1::
 
-        g     = grad   (-grad with maximize=True: ascend the objective instead)
+        g     = grad                                        (-grad with maximize=True: ascend instead)
         g     = g + weight_decay * p                        weight decay added to the gradient
         m     = beta1 * m + (1 - beta1) * g                 first moment, starts at 0
         v     = beta2 * v + (1 - beta2) * g**2              second moment, starts at 0
