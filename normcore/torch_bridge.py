@@ -202,8 +202,31 @@ converts(nn.Tanh)(lambda m, sub: _torch().nn.Tanh())
 converts(nn.GELU)(lambda m, sub: _torch().nn.GELU(approximate=m.approximate))
 
 
-converts(nn.Softmax)(lambda m, sub: _torch().nn.Softmax(dim=m.axis))
-converts(nn.LogSoftmax)(lambda m, sub: _torch().nn.LogSoftmax(dim=m.axis))
+@converts(nn.Softmax, nn.LogSoftmax)
+def _softmax(m, sub):
+    """``nn.Softmax(dim)`` or ``nn.LogSoftmax(dim)``; with ``dtype=`` a twin calling
+    ``torch.nn.functional``'s softmax or log_softmax with that dtype (torch's modules have none)."""
+    torch = _torch()
+    softmax = isinstance(m, nn.Softmax)
+    if m.dtype is None:
+        return torch.nn.Softmax(dim=m.axis) if softmax else torch.nn.LogSoftmax(dim=m.axis)
+    fn = torch.nn.functional.softmax if softmax else torch.nn.functional.log_softmax
+    return _softmax_in_dtype()(fn, m.axis, getattr(torch, m.dtype.name))
+
+
+@functools.cache
+def _softmax_in_dtype():
+    """The torch module ``fn(x, dim, dtype=dtype)``, fn torch's softmax or log_softmax: the input
+    cast to dtype first."""
+    class SoftmaxInDtype(_torch().nn.Module):
+        def __init__(self, fn, dim, dtype):
+            super().__init__()
+            self.fn, self.dim, self.dtype = fn, dim, dtype
+
+        def forward(self, x):
+            return self.fn(x, self.dim, dtype=self.dtype)
+
+    return SoftmaxInDtype
 
 
 @converts(nn.Dropout)
@@ -318,7 +341,7 @@ def _cross_entropy(m, sub):
 
 @converts(nn.MSELoss)
 def _mse(m, sub):
-    return _torch().nn.MSELoss()
+    return _torch().nn.MSELoss(reduction=m.reduction)
 
 
 # --- from torch: the normcore twin of a torch module -----------------------------------------

@@ -103,6 +103,41 @@ def test_fold_matches_torch_fuse_linear_bn_eval(bias):
     np.testing.assert_allclose(folded.bias.data, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_batchnorm_of_one_feature_folds_broadcast_over_every_output(bias):
+    """BatchNorm1d(1) after Linear(4, 3) normalises the Linear's output laid out (N, 1, 3), one
+    channel: its one scale and shift apply to every output feature, and the fold broadcasts
+    them (as torch's fuse_linear_bn_eval). On (N, 3) the pair is no model, in torch as here."""
+    rng = np.random.default_rng(7)
+    linear, bn = nc.Linear(4, 3, bias=bias, rng=rng), trained_bn(1, rng)
+    folded = nc.fold_batchnorm(linear, bn)
+    x = rng.standard_normal((5, 1, 4))
+    assert folded.weight.shape == (3, 4) and folded.bias.shape == (3,)
+    np.testing.assert_allclose(folded(x), bn(linear(x)), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="1 channels"):
+        bn(linear(x[:, 0]))
+
+
+def test_a_batchnorm_of_one_feature_folds_as_torch_fuses_it():
+    torch = pytest.importorskip("torch", reason="torch is the oracle of this test and is not installed")
+    fusion = pytest.importorskip("torch.nn.utils.fusion", reason="this torch has no fuse_linear_bn_eval")
+    rng = np.random.default_rng(8)
+    linear, bn = nc.Linear(4, 3, rng=rng), trained_bn(1, rng)
+    t_linear, t_bn = torch.nn.Linear(4, 3).double(), torch.nn.BatchNorm1d(1, eps=bn.eps).double()
+    t_linear.load_state_dict({k: torch.from_numpy(v) for k, v in linear.state_dict().items()})
+    t_bn.load_state_dict({k: torch.from_numpy(v) for k, v in bn.state_dict().items()})
+    t_linear.eval(), t_bn.eval()
+    fused = fusion.fuse_linear_bn_eval(t_linear, t_bn)
+    folded = nc.fold_batchnorm(linear, bn)
+    np.testing.assert_allclose(folded.weight.data, fused.weight.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(folded.bias.data, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-14)
+    x = rng.standard_normal((5, 1, 4))
+    expected = t_bn(t_linear(torch.from_numpy(x))).detach().numpy()
+    np.testing.assert_allclose(folded(x), expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 1"):
+        t_bn(t_linear(torch.from_numpy(x[:, 0])))
+
+
 def test_fold_refuses_what_does_not_fold():
     rng = np.random.default_rng(6)
     linear = nc.Linear(4, 3, rng=rng)
@@ -110,7 +145,7 @@ def test_fold_refuses_what_does_not_fold():
         nc.fold_batchnorm(linear, nc.BatchNorm1d(3))
     with pytest.raises(ValueError, match="track_running_stats=False"):
         nc.fold_batchnorm(linear, nc.BatchNorm1d(3, track_running_stats=False).eval())
-    with pytest.raises(ValueError, match="out_features=3 .* num_features=5"):
+    with pytest.raises(ValueError, match="out_features=3 .* num_features=5; expected them equal, or num_features=1"):
         nc.fold_batchnorm(linear, trained_bn(5, rng))
     with pytest.raises(TypeError, match="LayerNorm cannot be folded.*per sample.*fold_norm_affine"):
         nc.fold_batchnorm(linear, nc.LayerNorm(3).eval())

@@ -132,12 +132,13 @@ def test_state_dict_layout_is_torchs_and_holds_copies():
     assert set(sd["state"][0]) == {"step", "exp_avg", "exp_avg_sq"} and sd["state"][0]["step"] == 1
     assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2, 3, 4]]
     assert sd["param_groups"][0] == {"lr": 0.1, "weight_decay": 0.0, "betas": (0.9, 0.999), "eps": 1e-8,
-                                     "params": [0, 1]}
+                                     "amsgrad": False, "maximize": False, "params": [0, 1]}
     sd["state"][0]["exp_avg"][...] = 99.0
     sd["param_groups"][0]["lr"] = 5.0
     assert not np.any(opt.state[params[0]]["exp_avg"] == 99.0) and opt.lr == 0.1
     assert nc.SGD(params, lr=0.1).state_dict() == {"state": {}, "param_groups": [
-        {"lr": 0.1, "weight_decay": 0.0, "momentum": 0.0, "params": [0, 1, 2, 3, 4]}]}
+        {"lr": 0.1, "weight_decay": 0.0, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "maximize": False,
+         "params": [0, 1, 2, 3, 4]}]}
 
 
 @pytest.mark.parametrize("cls, tname, kwargs, overrides", CASES, ids=[c[1] for c in CASES])
@@ -161,8 +162,8 @@ def test_loads_a_torch_optimizers_state_dict(cls, tname, kwargs, overrides):
     opt.load_state_dict(sd)
     step_both(torch, params, opt, tparams, topt, rng, steps=3)
     bad = copy.deepcopy(sd)
-    bad["param_groups"][0]["maximize"] = True
-    with pytest.raises(ValueError, match="maximize=True is not supported"):
+    bad["param_groups"][0]["differentiable"] = True
+    with pytest.raises(ValueError, match="differentiable=True is not supported"):
         opt.load_state_dict(bad)
 
 
@@ -174,7 +175,8 @@ def test_a_plain_parameter_list_or_module_is_one_group_and_lr_sets_every_group()
     opt = nc.AdamW([{"params": [lin.weight], "lr": 0.5}, {"params": lin.bias}], lr=0.1)
     assert opt.lr == 0.5 and [g["lr"] for g in opt.param_groups] == [0.5, 0.1]
     assert opt.param_groups[1]["params"] == [lin.bias]  # a single Parameter is a group of one
-    assert opt.defaults == {"lr": 0.1, "weight_decay": 0.01, "betas": (0.9, 0.999), "eps": 1e-8}
+    assert opt.defaults == {"lr": 0.1, "weight_decay": 0.01, "betas": (0.9, 0.999), "eps": 1e-8,
+                            "amsgrad": False, "maximize": False}
     opt.lr = 0.2
     assert [g["lr"] for g in opt.param_groups] == [0.2, 0.2]
     with pytest.raises(ValueError, match="lr"):
@@ -258,7 +260,10 @@ def test_a_bad_state_dict_loads_nothing():
     b["state"][1]["exp_avg"] = np.zeros(7)  # wrong shape
     bads.append(b)
     b = copy.deepcopy(good)
-    b["param_groups"][1]["amsgrad"] = True  # behaviour normcore does not have
+    b["param_groups"][1]["amsgrad"] = True  # amsgrad's state needs max_exp_avg_sq
+    bads.append(b)
+    b = copy.deepcopy(good)
+    b["param_groups"][1]["fused"] = True  # an implementation of torch's that normcore does not have
     bads.append(b)
     b = copy.deepcopy(good)
     b["param_groups"][0]["lr"] = -0.1

@@ -122,6 +122,9 @@ def cases():
         ("Tanh", nc.Tanh(), (x(rng, 3, 4),)),
         ("Softmax", nc.Softmax(), (x(rng, 3, 4),)),
         ("Softmax axis 0", nc.Softmax(axis=0), (x(rng, 3, 4),)),
+        ("Softmax float32 in float64", nc.Softmax(dtype=np.float64), (x(rng, 3, 4).astype(np.float32),)),
+        ("LogSoftmax float32 in float64", nc.LogSoftmax(axis=0, dtype=np.float64),
+         (x(rng, 3, 4).astype(np.float32),)),
         ("Dropout eval", nc.Dropout(0.5, rng=0).eval(), (x(rng, 3, 4),)),
         ("Dropout p=0 train", nc.Dropout(0.0), (x(rng, 3, 4),)),
         ("Embedding", nc.Embedding(7, 4, rng=0), (rng.integers(0, 7, (2, 5)),)),
@@ -157,6 +160,8 @@ def cases():
         ("CrossEntropyLoss none", nc.CrossEntropyLoss(reduction="none", label_smoothing=0.2),
          (x(rng, 2, 4, 3), rng.integers(0, 4, (2, 3)))),
         ("MSELoss", nc.MSELoss(), (x(rng, 3, 4), x(rng, 3, 4))),
+        ("MSELoss sum", nc.MSELoss(reduction="sum"), (x(rng, 3, 4), x(rng, 3, 4))),
+        ("MSELoss none", nc.MSELoss(reduction="none"), (x(rng, 3, 4), x(rng, 3, 4))),
     ]
     for norm in ("layernorm", "rmsnorm"):
         for position in ("pre", "post", "deepnorm", "none"):

@@ -777,11 +777,13 @@ def elementwise_op_case(layer, named, fn):
 
 def map_softmax_op(sample, tier):
     a = op_arguments(sample, ("input", "dim"))
-    if a.pop("dtype", None) not in (None, sample.dtype):
-        raise Unmappable("dtype= casts the result (normcore computes in the input's dtype)")
+    dtype = a.get("dtype")
+    if dtype is not None and not accepts(normcore.Softmax, "dtype"):
+        raise Unmappable("dtype= casts the input first (normcore computes in the input's dtype)")
     cls = normcore.Softmax if sample.name == "softmax" else normcore.LogSoftmax
     fn = torch.softmax if sample.name == "softmax" else torch.log_softmax
-    case = elementwise_op_case(cls(axis=a["dim"]), a, fn)
+    layer = cls(axis=a["dim"], **({} if dtype is None else {"dtype": np.dtype(str(dtype).removeprefix("torch."))}))
+    case = elementwise_op_case(layer, a, fn)
     case.forward, case.backward = scalar_as_vector(case.ours)
     return case
 

@@ -122,6 +122,15 @@ def _cross_entropy(tier, rng):
     return loss, (rng.standard_normal((2, 5, 4)), rng.integers(0, 5, (2, 4)))
 
 
+def _mse_none(tier, rng):
+    return nn.MSELoss(reduction="none"), (rng.standard_normal((3, 4)), rng.standard_normal((3, 4)))
+
+
+def _softmax_dtype(tier, rng):
+    """Softmax computed in float64 whatever the input's dtype (try --dtype float32)."""
+    return nn.Softmax(axis=1, dtype=np.float64), (rng.standard_normal((3, 5)) * 3,)
+
+
 def _what(message, **fields):
     """A model's description: a message (translated where it is shown) and its fields; a
     description that is all code is a plain string."""
@@ -171,6 +180,8 @@ MODELS = {
                 _seq2seq),
     "cross-entropy": (_what(N_("CrossEntropyLoss, (N, C, d) logits, weights, smoothing")),
                       _cross_entropy),
+    "mse-none": (_on("MSELoss(reduction='none')", "(3, 4)"), _mse_none),
+    "softmax-dtype": (_on("Softmax(axis=1, dtype=float64)", "(3, 5)"), _softmax_dtype),
 }
 
 

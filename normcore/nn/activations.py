@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import check_upstream, compute_dtype, float_input, integer, sech2
 from ..module import Module
@@ -228,10 +228,18 @@ class _Elementwise(Module):
     must stay private: a subclass whose ``saved`` holds x sets ``saves_input`` (``_f`` then
     gets a copy of the caller's array), one whose ``saved`` holds y sets ``saves_output`` (the
     caller gets a copy of y). A float16 input needs neither: its cast to float32 is a copy.
+
+    The output has the input's dtype unless ``out_dtype`` says otherwise (Softmax's ``dtype=``):
+    the input is then cast to that dtype first, and the gradient comes back through the same
+    cast, in the input's dtype, as torch's autograd gives it.
     """
 
     saves_input = False
     saves_output = False
+
+    def out_dtype(self, in_dtype: np.dtype) -> np.dtype:
+        """The dtype the output has (and the input is cast to before anything is computed)."""
+        return in_dtype
 
     def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
         """(y, saved): the output and what ``_df`` needs."""
@@ -243,14 +251,17 @@ class _Elementwise(Module):
 
     def forward(self, x: ArrayLike) -> np.ndarray:
         x = float_input(x, type(self).__name__)
-        y, saved = self._f(x.astype(compute_dtype(x.dtype), copy=self.saves_input))
-        self._cache = (saved, x.shape, x.dtype)
-        return y.astype(x.dtype, copy=self.saves_output)
+        out_dtype = self.out_dtype(x.dtype)
+        x_out = x.astype(out_dtype, copy=False)  # the input as torch casts it (no copy by default)
+        y, saved = self._f(x_out.astype(compute_dtype(out_dtype), copy=self.saves_input))
+        self._cache = (saved, x.shape, x.dtype, out_dtype)
+        return y.astype(out_dtype, copy=self.saves_output)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
-        saved, shape, in_dtype = self._cached()
+        saved, shape, in_dtype, out_dtype = self._cached()
         dy = check_upstream(dy, shape, type(self).__name__)
-        return self._df(dy.astype(compute_dtype(in_dtype), copy=False), saved).astype(in_dtype, copy=False)
+        dx = self._df(dy.astype(compute_dtype(out_dtype), copy=False), saved)
+        return dx.astype(out_dtype, copy=False).astype(in_dtype, copy=False)  # back through the cast
 
 
 class ReLU(_Elementwise):
@@ -378,15 +389,36 @@ class Tanh(_Elementwise):
 
 class _AlongAxis(_Elementwise):
     """What Softmax and LogSoftmax share: the ``axis`` they normalise along, checked against the
-    input, and a cache holding the output (so the caller gets a copy)."""
+    input, the ``dtype`` they compute in, and a cache holding the output (so the caller gets a
+    copy).
+
+    ``dtype`` (None, or a floating dtype) is ``torch.nn.functional.softmax``'s and
+    ``log_softmax``'s ``dtype=`` (torch's modules ``nn.Softmax`` and ``nn.LogSoftmax`` have
+    none): the input is cast to ``dtype`` before anything is computed, so the output has that
+    dtype, and the gradient comes back in the input's dtype. ``dtype=np.float64`` on a float32
+    input computes the softmax in float64; None keeps the input's dtype.
+    """
 
     saves_output = True
 
-    def __init__(self, axis: int = -1) -> None:
-        self.axis = integer(axis, "axis", type(self).__name__)
+    def __init__(self, axis: int = -1, dtype: DTypeLike | None = None) -> None:
+        who = type(self).__name__
+        self.axis = integer(axis, "axis", who)
+        if dtype is not None:
+            try:
+                dtype = np.dtype(dtype)
+            except TypeError:
+                raise TypeError(f"{who}: dtype must be None or a floating-point NumPy dtype, got {dtype!r}") from None
+            if dtype not in (np.float16, np.float32, np.float64):
+                raise TypeError(f"{who}: dtype must be None or a floating-point dtype (float16, float32, float64), "
+                                f"got {dtype}")
+        self.dtype = dtype
 
     def extra_repr(self) -> str:
-        return f"axis={self.axis}"
+        return f"axis={self.axis}" + ("" if self.dtype is None else f", dtype={self.dtype}")
+
+    def out_dtype(self, in_dtype: np.dtype) -> np.dtype:
+        return in_dtype if self.dtype is None else self.dtype
 
     def _check_axis(self, x: np.ndarray) -> None:
         if not -x.ndim <= self.axis < x.ndim:
@@ -402,7 +434,8 @@ class Softmax(_AlongAxis):
         y  = exp(x - max(x)) / sum(exp(x - max(x)))
         dx = y * (dy - sum(dy * y))
 
-    Any shape. Cache: y.
+    Any shape. ``dtype``: compute in that dtype, as ``torch.softmax(x, dim, dtype=...)`` (see
+    ``_AlongAxis``). Cache: y.
     """
 
     def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:
@@ -424,7 +457,8 @@ class LogSoftmax(_AlongAxis):
         dx   = dy - softmax(x) * sum(dy),   softmax(x) = exp(logp)
 
     Exact where log(softmax(x)) gives -inf (x = (-800, 1e4) gives (-10800, 0)). Any shape.
-    Cache: logp.
+    ``dtype``: compute in that dtype, as ``torch.log_softmax(x, dim, dtype=...)`` (see
+    ``_AlongAxis``). Cache: logp.
     """
 
     def _f(self, x: np.ndarray) -> tuple[np.ndarray, Any]:

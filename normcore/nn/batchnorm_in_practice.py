@@ -56,11 +56,17 @@ def fold_batchnorm(linear: Linear, bn: BatchNorm1d) -> Linear:
     gamma and beta, an affine map applied after the statistics, do fold, into the *next*
     Linear: ``fold_norm_affine(norm, linear)``.
 
+    A BatchNorm1d of one feature folds too, as in torch's ``fuse_linear_bn_eval``: after a
+    Linear it normalises outputs laid out (N, 1, out), one channel whose L positions are the
+    ``out`` features, so its one s, running_mean and beta apply to every feature and broadcast
+    in the two lines above. (On outputs (N, out) that pair is no model: BatchNorm1d(1) expects
+    one channel and raises, in torch as here.)
+
     Requirements, checked before anything is computed: ``linear`` a Linear, ``bn`` a
     BatchNorm1d in evaluation mode with running statistics (``track_running_stats=True``) and
-    ``bn.num_features == linear.out_features``. The result always has a bias, has ``linear``'s
-    dtype (computed in float64, then cast) and shares no array with the inputs, which are not
-    changed.
+    ``bn.num_features`` equal to ``linear.out_features``, or 1. The result always has a bias
+    of shape (out,), has ``linear``'s dtype (computed in float64, then cast) and shares no
+    array with the inputs, which are not changed.
     """
     _check_foldable(linear, bn)
     scale = _gamma(bn) / np.sqrt(bn.running_var.astype(np.float64) + bn.eps)      # (out,)  s
@@ -102,9 +108,10 @@ def _check_foldable(linear: Any, bn: Any) -> None:
     if not bn.track_running_stats:
         raise ValueError(f"{who}: the BatchNorm1d has track_running_stats=False, so it has no running "
                          "statistics to fold (it uses each batch's statistics even in evaluation)")
-    if bn.num_features != linear.out_features:
+    if bn.num_features not in (linear.out_features, 1):
         raise ValueError(f"{who}: Linear has out_features={linear.out_features} but the BatchNorm1d has "
-                         f"num_features={bn.num_features}; they must be equal")
+                         f"num_features={bn.num_features}; expected them equal, or num_features=1 "
+                         "(one channel, applied to every output feature)")
 
 
 # the norms whose last step is gamma * x_hat + beta per feature, and how to count their features

@@ -219,16 +219,27 @@ class CrossEntropyLoss(Module):
 
 
 class MSELoss(Module):
-    r"""Mean squared error over every element.
+    r"""Squared error per element, averaged, summed or kept, as ``torch.nn.MSELoss``.
 
-    Shapes: pred and target the same shape, N elements::
+    Shapes: pred and target the same shape, N elements; ``reduction`` "mean" (the default),
+    "sum" or "none"::
 
-        loss  = mean((pred - target)**2)                 scalar
-        dpred = dloss * 2 * (pred - target) / N          the shape of pred
+        l     = (pred - target)**2                      per element, the shape of pred
+        mean: sum(l) / N      sum: sum(l)      none: l
+        dpred = g * 2 * (pred - target)                 the shape of pred
 
-    ``backward`` returns dpred only (the target is data), in pred's dtype. Over no elements
-    (N = 0) the loss is NaN, as in PyTorch. Cache: pred - target.
+    where g is dloss / N (mean), dloss (sum) or the upstream gradient itself (none: an array of
+    pred's shape, one entry per element). ``backward(dloss=None)``: for "mean" and "sum" a
+    scalar (None means 1.0); for "none" an array of the loss's shape (required). It returns
+    dpred only (the target is data), in pred's dtype. Over no elements (N = 0) the mean is NaN
+    and the sum 0, as in PyTorch. Cache: pred - target.
     """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = _reduction(reduction, "MSELoss")
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
 
     def forward(self, pred: ArrayLike, target: ArrayLike) -> np.ndarray:
         pred = float_input(pred, "MSELoss")
@@ -237,11 +248,23 @@ class MSELoss(Module):
             raise ValueError(f"MSELoss: expected a target of the same shape as pred {pred.shape}, "
                              f"got {target.shape}")
         diff = pred - target  # (*)
-        loss = np.sum(diff * diff) / diff.size if diff.size else np.nan
+        loss = diff * diff  # (*), l
+        if self.reduction == "sum":
+            loss = np.sum(loss)
+        elif self.reduction == "mean":
+            loss = np.sum(loss) / diff.size if diff.size else np.nan
         self._cache = (diff, pred.dtype)
         return np.asarray(loss, dtype=pred.dtype)
 
-    def backward(self, dloss: ArrayLike = 1.0) -> np.ndarray:
+    def backward(self, dloss: ArrayLike | None = None) -> np.ndarray:
         diff, pred_dtype = self._cached()
-        dloss = _scalar_upstream(dloss, "MSELoss")
-        return (dloss * 2.0 * diff / max(diff.size, 1)).astype(pred_dtype, copy=False)  # (*)
+        if self.reduction == "none":
+            if dloss is None:
+                raise ValueError("MSELoss(reduction='none').backward: expected an upstream gradient "
+                                 f"of the loss's shape {diff.shape}, got None")
+            g = check_upstream(dloss, diff.shape, "MSELoss")  # (*)
+        else:
+            g = _scalar_upstream(1.0 if dloss is None else dloss, "MSELoss")
+            if self.reduction == "mean":
+                g = g / max(diff.size, 1)
+        return (g * 2.0 * diff).astype(pred_dtype, copy=False)  # (*)

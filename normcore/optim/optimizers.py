@@ -7,13 +7,14 @@ step. ``param_groups_no_decay(model, weight_decay)`` builds the usual two groups
 on the weight matrices only.
 """
 
+import copy
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .._array import as_array, real_number
+from .._array import as_array, flag, real_number
 from ..module import Module, Parameter
 from ..norms.base import _Norm
 
@@ -123,9 +124,13 @@ class Optimizer:
     (``normcore.fit`` sets it before each step): reading it gives the first group's lr, setting it
     sets every group's lr (so it overwrites per-group lrs; scale them yourself for ratios).
 
+    ``load_state_dict`` keeps a saved group's keys that normcore does not use (``initial_lr``,
+    which torch's learning-rate schedulers add to every group, ``param_names``) and
+    ``state_dict`` gives them back, as torch does.
+
     Differences from torch, on purpose: a group with no parameters and an unknown key in a group
-    (a misspelt ``"weight_decy"``) raise instead of passing silently; a Parameter repeated within
-    a group is kept once (torch warns).
+    given to the constructor or to ``add_param_group`` (a misspelt ``"weight_decy"``) raise instead
+    of passing silently; a Parameter repeated within a group is kept once (torch warns).
     """
 
     def __init__(self, params: ParamsOrGroups, defaults: dict[str, Any]) -> None:
@@ -200,9 +205,17 @@ class Optimizer:
     """``_update(p, grad, state, **hyper)``: one parameter's update with its group's hyperparameters."""
 
     # --- state dicts --------------------------------------------------------------------------
-    STATE_KEYS: tuple[str, ...] = ()
-    TORCH_FLAGS: dict[str, Any] = {"maximize": False, "foreach": None, "differentiable": False, "fused": None}
-    """Keys of a torch state dict's groups that normcore accepts only at these values (the behaviour it has)."""
+    TORCH_FLAGS: dict[str, tuple[Any, ...]] = {"foreach": (None, False, True), "differentiable": (False,),
+                                                "fused": (None, False)}
+    """Keys of a torch state dict's groups that choose torch's implementation, not the update:
+    accepted at these values (the behaviour normcore has) and not kept."""
+    LOAD_DEFAULTS: dict[str, Any] = {}
+    """Hyperparameters a saved group may lack (saved before torch had them): these values, as
+    torch's ``__setstate__`` fills them in."""
+
+    def _state_keys(self, hyper: Mapping[str, Any]) -> tuple[str, ...]:
+        """The keys of a parameter's state once it has taken a step in a group with ``hyper``."""
+        return ()
 
     def state_dict(self) -> dict[str, Any]:
         """torch's layout, with copies: ``{"state": {index: {key: array}}, "param_groups": [{...,
@@ -210,13 +223,19 @@ class Optimizer:
         index = {id(p): i for i, p in enumerate(self.params)}
         state = {index[id(p)]: {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in s.items()}
                  for p, s in self.state.items() if s}
-        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
-                  for g in self.param_groups]
+        groups = [{**copy.deepcopy({k: v for k, v in g.items() if k != "params"}),
+                   "params": [index[id(p)] for p in g["params"]]} for g in self.param_groups]
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load hyperparameters and state from ``state_dict`` (this optimizer's own, or a torch
-        optimizer's converted to NumPy); everything is checked before anything changes."""
+        optimizer's converted to NumPy); everything is checked before anything changes.
+
+        As in torch, the saved groups' parameter indices are matched to this optimizer's
+        parameters by position, group after group (the indices themselves may be any distinct
+        numbers, e.g. 10, 11, ...), and each index's state goes to the parameter at its position.
+        Every key of a saved group replaces this optimizer's group's keys, those normcore does
+        not use included."""
         who = f"{type(self).__name__}.load_state_dict"
         if (not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}
                 or not isinstance(state_dict["state"], Mapping)):
@@ -227,45 +246,48 @@ class Optimizer:
         if [len(g.get("params", ())) for g in saved] != [len(g["params"]) for g in self.param_groups]:
             raise ValueError(f"{who}: the saved groups' sizes {[len(g.get('params', ())) for g in saved]} "
                              f"differ from this optimizer's {[len(g['params']) for g in self.param_groups]}")
-        hypers = [self._checked_hyper(self._without_torch_flags(g, f"{who}: param_groups[{i}]"),
-                                      f"{who}: param_groups[{i}]") for i, g in enumerate(saved)]
-        params = {i: p for i, p in enumerate(self.params)}
+        loaded = [self._saved_group(g, f"{who}: param_groups[{i}]") for i, g in enumerate(saved)]
         saved_index = [i for g in saved for i in g["params"]]
         if len(set(saved_index)) != len(saved_index):
             raise ValueError(f"{who}: a parameter index appears twice in the saved groups")
-        order = {i: params[j] for j, i in enumerate(saved_index)}  # saved index -> this optimizer's Parameter
+        order = dict(zip(saved_index, self.params))  # saved index -> this optimizer's Parameter
+        hyper_of = {i: g for g, s in zip(loaded, saved) for i in s["params"]}  # saved index -> its group
         state = {}
         for i, s in state_dict["state"].items():
             if i not in order:
                 raise ValueError(f"{who}: state for parameter index {i!r}, which no group lists")
-            state[order[i]] = self._checked_state(s, order[i], f"{who}: state[{i}]")
-        for group, hyper in zip(self.param_groups, hypers):
-            group.update(hyper)
+            state[order[i]] = self._checked_state(s, order[i], self._state_keys(hyper_of[i]), f"{who}: state[{i}]")
+        for group, new in zip(self.param_groups, loaded):
+            params = group["params"]
+            group.clear()
+            group.update(new, params=params)
         self.state = state
 
-    def _without_torch_flags(self, group: Mapping[str, Any], who: str) -> dict[str, Any]:
-        """A saved group's hyperparameters, torch-only flags dropped once checked to be at the value
-        whose behaviour normcore has (e.g. amsgrad=False); any other key is an error."""
-        out = {}
+    def _saved_group(self, group: Mapping[str, Any], who: str) -> dict[str, Any]:
+        """A saved group without its "params": its hyperparameters checked (missing ones that torch
+        fills in filled in), torch's implementation flags checked and dropped, and any other key
+        kept as it is (a copy)."""
+        out, kept = dict(self.LOAD_DEFAULTS), {}
         for k, v in group.items():
             if k in self.defaults:
                 out[k] = v
             elif k in self.TORCH_FLAGS:
-                if v != self.TORCH_FLAGS[k]:
+                if v not in self.TORCH_FLAGS[k]:
                     raise ValueError(f"{who}: {k}={v!r} is not supported "
-                                     f"(normcore implements {k}={self.TORCH_FLAGS[k]!r})")
+                                     f"(normcore implements {k}={self.TORCH_FLAGS[k][0]!r})")
             elif k != "params":
-                raise ValueError(f"{who}: unknown key {k!r}; expected 'params' and {list(self.defaults)}")
+                kept[k] = copy.deepcopy(v)
         missing = [k for k in self.defaults if k not in out]
         if missing:
             raise ValueError(f"{who}: missing hyperparameter(s) {missing}")
-        return out
+        return {**self._checked_hyper(out, who), **kept}
 
-    def _checked_state(self, s: Mapping[str, Any], p: Parameter, who: str) -> dict[str, Any]:
-        """One parameter's saved state as copies in its dtype, its keys and shapes checked."""
+    def _checked_state(self, s: Mapping[str, Any], p: Parameter, keys: tuple[str, ...], who: str) -> dict[str, Any]:
+        """One parameter's saved state as copies in its dtype, its keys (``keys``, or none) and
+        shapes checked."""
         present = {k for k, v in s.items() if v is not None} if isinstance(s, Mapping) else None
-        if present is None or (present and present != set(self.STATE_KEYS)):
-            raise ValueError(f"{who}: expected a dict with keys {list(self.STATE_KEYS)} (or none), got {s!r}")
+        if present is None or (present and present != set(keys)):
+            raise ValueError(f"{who}: expected a dict with keys {list(keys)} (or none), got {s!r}")
         out: dict[str, Any] = {}
         for k, v in s.items():
             if v is None:  # torch's SGD keeps momentum_buffer=None without momentum
@@ -284,57 +306,83 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    r"""Stochastic gradient descent with momentum and (coupled) weight decay.
+    r"""Stochastic gradient descent with momentum (heavy-ball or Nesterov) and (coupled) weight decay.
 
-    As ``torch.optim.SGD``::
+    As ``torch.optim.SGD``, one step of each parameter p (its gradient ``grad``)::
 
-        g   = grad + weight_decay * p
-        buf = g                        on the first step
-        buf = momentum * buf + g       afterwards           (momentum > 0 only)
-        p   = p - lr * buf             (p - lr * g without momentum)
+        g   = grad                                  (-grad with maximize=True: ascend instead)
+        g   = g + weight_decay * p
+        buf = g                                     on the first step      } momentum > 0 only;
+        buf = momentum * buf + (1 - dampening) * g  afterwards             } buf is the state
+        g   = g + momentum * buf                    with nesterov=True, else g = buf
+        p   = p - lr * g
+
+    Nesterov momentum needs momentum > 0 and dampening = 0 (a ValueError otherwise, as torch).
+    State per parameter, under torch's name: momentum_buffer (buf), only with momentum > 0.
+    The arguments are torch's, in torch's order.
     """
 
-    STATE_KEYS = ("momentum_buffer",)
-    TORCH_FLAGS = {**Optimizer.TORCH_FLAGS, "dampening": 0, "nesterov": False}
+    LOAD_DEFAULTS = {"nesterov": False, "maximize": False}
 
-    def __init__(self, params: ParamsOrGroups, lr: float, momentum: float = 0.0,
-                 weight_decay: float = 0.0) -> None:
-        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+    def __init__(self, params: ParamsOrGroups, lr: float, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False) -> None:
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize})
 
     def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
         momentum = real_number(hyper["momentum"], "momentum", who, low=0.0)
-        return {**super()._checked_hyper(hyper, who), "momentum": momentum}
+        dampening = real_number(hyper["dampening"], "dampening", who)
+        nesterov = flag(hyper["nesterov"], "nesterov", who)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError(f"{who}: Nesterov momentum requires a momentum and zero dampening, "
+                             f"got momentum={momentum:g} and dampening={dampening:g}")
+        return {**super()._checked_hyper(hyper, who), "momentum": momentum, "dampening": dampening,
+                "nesterov": nesterov, "maximize": flag(hyper["maximize"], "maximize", who)}
 
-    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, Any], lr: float, momentum: float,
-                weight_decay: float) -> None:
+    def _state_keys(self, hyper: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("momentum_buffer",)
+
+    def _update(self, p: Parameter, grad: np.ndarray, state: dict[str, Any], lr: float, momentum: float,
+                dampening: float, weight_decay: float, nesterov: bool, maximize: bool) -> None:
+        g = -grad if maximize else grad
         g = g + weight_decay * p.data
         if momentum:
             buf = state.get("momentum_buffer")
-            g = state["momentum_buffer"] = g.copy() if buf is None else momentum * buf + g
+            buf = state["momentum_buffer"] = g.copy() if buf is None else momentum * buf + (1.0 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
         p.data -= lr * g
 
 
 class Adam(Optimizer):
     r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``; t counts this parameter's steps from 1::
 
-        g     = grad + weight_decay * p                     weight decay added to the gradient
+        g     = grad                                        (-grad with maximize=True: ascend instead)
+        g     = g + weight_decay * p                        weight decay added to the gradient
         m     = beta1 * m + (1 - beta1) * g                 first moment, starts at 0
         v     = beta2 * v + (1 - beta2) * g**2              second moment, starts at 0
-        m_hat = m / (1 - beta1**t),  v_hat = v / (1 - beta2**t)    bias corrections
+        v_max = max(v_max, v)                               amsgrad=True only, starts at 0
+        m_hat = m / (1 - beta1**t)                          bias corrections
+        v_hat = v / (1 - beta2**t)        (v_max / (1 - beta2**t) with amsgrad=True)
         p     = p - lr * m_hat / (sqrt(v_hat) + eps)
 
     With weight decay added to g, Adam divides the decay by sqrt(v_hat) too, so parameters
-    with large gradients are barely decayed; AdamW fixes that. State per parameter, under
-    torch's names: step (t), exp_avg (m), exp_avg_sq (v).
+    with large gradients are barely decayed; AdamW fixes that. AMSGrad (Reddi et al., 2018)
+    divides by the largest second moment so far instead of the current one: the paper shows
+    convex problems where Adam's exponential average forgets rare large gradients and Adam
+    does not converge, and gives it this long-term memory. State per parameter, under torch's
+    names: step (t), exp_avg (m), exp_avg_sq (v), and max_exp_avg_sq (v_max) with
+    amsgrad=True. The arguments are torch's, in torch's order.
     """
 
     decoupled = False
-    STATE_KEYS = ("step", "exp_avg", "exp_avg_sq")
-    TORCH_FLAGS = {**Optimizer.TORCH_FLAGS, "amsgrad": False, "capturable": False, "decoupled_weight_decay": False}
+    TORCH_FLAGS = {**Optimizer.TORCH_FLAGS, "capturable": (False,), "decoupled_weight_decay": (False,)}
+    LOAD_DEFAULTS = {"amsgrad": False, "maximize": False}
 
-    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                                  "amsgrad": amsgrad, "maximize": maximize})
 
     def _checked_hyper(self, hyper: Mapping[str, Any], who: str) -> dict[str, Any]:
         betas = hyper["betas"]
@@ -346,18 +394,25 @@ class Adam(Optimizer):
         if not all(b < 1.0 for b in betas):
             raise ValueError(f"{who}: betas must lie in [0, 1), got {betas}")
         return {**super()._checked_hyper(hyper, who), "betas": betas,
-                "eps": real_number(hyper["eps"], "eps", who, low=0.0)}
+                "eps": real_number(hyper["eps"], "eps", who, low=0.0),
+                "amsgrad": flag(hyper["amsgrad"], "amsgrad", who), "maximize": flag(hyper["maximize"], "maximize", who)}
 
-    def _update(self, p: Parameter, g: np.ndarray, state: dict[str, Any], lr: float, betas: tuple[float, float],
-                eps: float, weight_decay: float) -> None:
+    def _state_keys(self, hyper: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if hyper["amsgrad"] else ())
+
+    def _update(self, p: Parameter, grad: np.ndarray, state: dict[str, Any], lr: float,
+                betas: tuple[float, float], eps: float, weight_decay: float, amsgrad: bool, maximize: bool) -> None:
         beta1, beta2 = betas
         t = state["step"] = state.get("step", 0) + 1
+        g = -grad if maximize else grad
         if self.decoupled:
             p.data *= 1.0 - lr * weight_decay
         else:
             g = g + weight_decay * p.data
         m = state["exp_avg"] = beta1 * state.get("exp_avg", 0.0) + (1.0 - beta1) * g
         v = state["exp_avg_sq"] = beta2 * state.get("exp_avg_sq", 0.0) + (1.0 - beta2) * g * g
+        if amsgrad:
+            v = state["max_exp_avg_sq"] = np.maximum(state.get("max_exp_avg_sq", 0.0), v)
         m_hat = m / (1.0 - beta1**t)
         v_hat = v / (1.0 - beta2**t)
         p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
@@ -367,14 +422,16 @@ class AdamW(Adam):
     r"""Adam with decoupled weight decay (Loshchilov and Hutter, 2019), as ``torch.optim.AdamW``::
 
         p = p * (1 - lr * weight_decay)          decay first, not through the gradient
-        then Adam's update with g = grad         (m, v, m_hat, v_hat as in ``Adam``)
+        then Adam's update with g = grad         (m, v, m_hat, v_hat as in ``Adam``; -grad
+                                                  with maximize=True, v_max with amsgrad=True)
 
     The decay shrinks every weight by the same factor whatever its gradient history.
     """
 
     decoupled = True
-    TORCH_FLAGS = {**Adam.TORCH_FLAGS, "decoupled_weight_decay": True}
+    TORCH_FLAGS = {**Adam.TORCH_FLAGS, "decoupled_weight_decay": (True,)}
 
-    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay)
+    def __init__(self, params: ParamsOrGroups, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
