@@ -227,8 +227,13 @@ class MultiheadAttention(_Attention):
     Shapes: B batch, Tq queries, Tk keys and values, E = ``embed_dim`` channels, H =
     ``num_heads`` heads, D = E / H channels per head. ``forward(query, key, value,
     key_padding_mask=None, attn_mask=None)`` takes query (B, Tq, E), key (B, Tk, kdim) and value
-    (B, Tk, vdim) (batch first, as ``torch.nn.MultiheadAttention(batch_first=True)``; ``kdim``
-    and ``vdim`` default to E) and returns (B, Tq, E). Queries may come from one sequence and
+    (B, Tk, vdim) (``kdim`` and ``vdim`` default to E) and returns (B, Tq, E). **normcore's
+    default layout is batch first** (``batch_first=True``); torch's default is the opposite,
+    ``torch.nn.MultiheadAttention(batch_first=False)`` takes (Tq, B, E). Build the layer with
+    ``batch_first=False`` for that layout (inputs, output and gradients then (T, B, .)), and
+    either accepts an unbatched query (Tq, E) with key (Tk, kdim) and value (Tk, vdim), its
+    key_padding_mask (Tk,) and attn_mask (Tq, Tk) or (H, Tq, Tk), as torch does. The options
+    torch's forward has are described below the backward. Queries may come from one sequence and
     keys and values from another of a different length (cross-attention, as in a decoder
     attending to an encoder's output). Four projections: ``q`` Linear(E, E), ``k``
     Linear(kdim, E), ``v`` Linear(vdim, E), ``o`` Linear(E, E); ``bias`` governs the biases of
@@ -243,7 +248,9 @@ class MultiheadAttention(_Attention):
 
     ``key_padding_mask`` has shape (B, Tk): entry [b, j] masks key j for every query of
     sequence b (padding tokens). ``attn_mask`` has shape (Tq, Tk), the same for every sequence
-    and head, or (B, H, Tq, Tk); entry [i, j] concerns query i and key j. ``causal=True`` adds
+    and head, or torch's (B * H, Tq, Tk) (row b * H + h for sequence b, head h), or (B, H, Tq,
+    Tk); entry [i, j] concerns query i and key j. A floating mask of another dtype than the
+    query is cast to the computation's dtype (torch refuses it). ``causal=True`` adds
     the causal mask (key j > query i masked out). All of them combine by addition into one
     additive mask M (a boolean True becomes -inf, a False 0)::
 
@@ -282,6 +289,26 @@ class MultiheadAttention(_Attention):
                                                                                  that last position
         dquery = q.backward(merge_heads(dq))                    (B, Tq, E)       also dWq, dbq
         dkey = k.backward(dk),  dvalue = v.backward(dv)         (B, Tk, kdim), (B, Tk, vdim)
+
+    The options of torch's forward, keyword arguments here:
+
+    - ``need_weights``: left out (None), ``forward`` returns the output alone, as normcore's
+      blocks call it; ``True`` returns torch's pair (output, weights) and ``False`` the pair
+      (output, None), as ``torch.nn.MultiheadAttention`` does (its default is True). The weights
+      are P, averaged over the heads, (B, Tq, Tk'), with ``average_attn_weights=True`` (torch's
+      default), or per head, (B, H, Tq, Tk'); batch first whatever ``batch_first`` says, as in
+      torch, and without B for an unbatched query; Tk' counts the added keys, as torch's do.
+      (torch's ``need_weights=False`` runs its fused path, which differs from this arithmetic
+      only on a fully masked row; see below.)
+    - ``backward(dy, dweights=None)``: when the forward returned the weights, their upstream
+      gradient may be given too; it joins dP, the averaged weights' as dweights / H to every
+      head: ``dP = dA @ v^T + dweights``. Without it the weights are taken as unused.
+    - ``is_causal=True`` is torch's hint that ``attn_mask`` is the causal mask. As in torch it
+      needs that mask; normcore applies the mask as given and refuses one that is not exactly
+      the causal mask (True or -inf where key j > query i, False or 0 elsewhere), and refuses
+      the hint with ``add_bias_kv`` or ``add_zero_attn``: in both cases torch's fused path (its
+      own causal mask in place of the given one) and its other path give different outputs
+      (measured on torch 2.13). For a causal layer without a mask, build it with ``causal=True``.
 
     ``backward(dy)`` returns the tuple (dquery, dkey, dvalue). M is a constant added to S, so
     dS passes through it unchanged and the masks need no backward of their own (they get no
@@ -343,7 +370,8 @@ class MultiheadAttention(_Attention):
     the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
     initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
     normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P
-    (the masks are not kept: P already holds their effect) and the inputs' dtype.
+    (the masks are not kept: P already holds their effect) and the inputs' dtype; beside it the
+    caller's layout and which weights the forward returned.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
