@@ -259,3 +259,24 @@ def test_works_without_torch_in_every_layout():
              average_attn_weights=False)
     assert y.shape == (3, 2, 4) and w.shape == (2, 2, 3, 5)
     assert "batch_first=False" in repr(m) or "batch_first=False" in m.extra_repr()
+
+
+@needs_torch
+@pytest.mark.parametrize("config, shapes, options, mask", [
+    ({"batch_first": False, "qk_norm": "layernorm", "add_zero_attn": True}, ((3, 2, E), (4, 2, 5)),
+     {"need_weights": True, "average_attn_weights": False}, (2 * H, 3, 4)),
+    ({"qk_norm": "rmsnorm", "add_bias_kv": True}, ((3, E), (4, 5)), {"need_weights": True}, (H, 3, 4)),
+    ({"batch_first": False}, ((3, 2, E), (4, 2, 5)), {"need_weights": False}, (3, 4)),
+])
+def test_the_bridge_compares_every_option(config, shapes, options, mask):
+    """``torch_bridge.compare`` with the forward's options: torch's own layer, and the QK-norm
+    twin, in the same layout, the weights and their gradient compared too."""
+    from normcore import torch_bridge
+    from normcore.layer_cases import perturb_parameters
+    rng = np.random.default_rng(3)
+    m = perturb_parameters(nc.MultiheadAttention(E, H, kdim=5, rng=0, **config), rng)
+    (sq, sk), am = shapes, rng.standard_normal(mask)
+    report = torch_bridge.compare(m, rng.standard_normal(sq), rng.standard_normal(sk),
+                                  rng.standard_normal(sk[:-1] + (E,)), None, am, options=options, out=None)
+    assert report.passed, "\n".join(report.lines())
+    assert ("attention weights" in [r.name for r in report.rows]) == options["need_weights"]

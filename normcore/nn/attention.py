@@ -534,8 +534,9 @@ class MultiheadSelfAttention(_Attention):
 
     Shapes: B batch, T positions, C = d_model channels, H = n_heads heads, D = C / H.
     ``forward(x, key_padding_mask=None, attn_mask=None)`` with x (B, T, C), key_padding_mask
-    (B, T), attn_mask (T, T) or (B, H, T, T), in ``MultiheadAttention``'s convention (a boolean
-    True = masked out, a floating mask added); returns (B, T, C). ``causal=True`` masks key
+    (B, T), attn_mask (T, T), torch's (B * H, T, T) or (B, H, T, T), in ``MultiheadAttention``'s
+    convention (a boolean True = masked out, a floating mask added); returns (B, T, C). Batch
+    first only (``MultiheadAttention`` has torch's other layouts and options). ``causal=True`` masks key
     j > query i. The forward, the masks and the backward are ``MultiheadAttention``'s (see its
     docstring for the derivation) with Tq = Tk = T::
 
