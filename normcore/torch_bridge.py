@@ -21,8 +21,8 @@ torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it),
 norm or Peri-LN's two norms, attention with QK-norm, the tiny language model), small
 ``torch.nn.Module`` twins are defined in ``_twins()``, built on first use, written in torch ops
 with torch's own norms; they also hold the subclasses of torch's own layers that are called as
-normcore's are
-(attention returning only its output, normcore's ``causal`` flag).
+normcore's are (attention returning its output alone unless asked for its weights,
+normcore's ``causal`` flag).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
 loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run PyTorch's own
