@@ -280,3 +280,17 @@ def test_the_bridge_compares_every_option(config, shapes, options, mask):
                                   rng.standard_normal(sk[:-1] + (E,)), None, am, options=options, out=None)
     assert report.passed, "\n".join(report.lines())
     assert ("attention weights" in [r.name for r in report.rows]) == options["need_weights"]
+
+
+@needs_torch
+def test_a_causal_layer_takes_the_hint_without_a_mask_as_its_torch_twin_does():
+    """causal=True is the mask the hint describes: the same numbers as without the hint, and
+    the bridge's twin (torch, given the causal mask and the hint) agrees."""
+    from normcore import torch_bridge
+    m = _mha(causal=True, batch_first=False)
+    q, k = Q.swapaxes(0, 1).copy(), K.swapaxes(0, 1).copy()
+    np.testing.assert_array_equal(m(q, k, k, is_causal=True), m(q, k, k))
+    report = torch_bridge.compare(m, q, k, k, options={"is_causal": True, "need_weights": False}, out=None)
+    assert report.passed, "\n".join(report.lines())
+    with pytest.raises(ValueError, match="needs that mask"):
+        _mha()(Q, K, K, is_causal=True)

@@ -308,7 +308,8 @@ class MultiheadAttention(_Attention):
       the causal mask (True or -inf where key j > query i, False or 0 elsewhere), and refuses
       the hint with ``add_bias_kv`` or ``add_zero_attn``: in both cases torch's fused path (its
       own causal mask in place of the given one) and its other path give different outputs
-      (measured on torch 2.13). For a causal layer without a mask, build it with ``causal=True``.
+      (measured on torch 2.13). For a causal layer without a mask, build it with ``causal=True``;
+      such a layer takes the hint without a mask too (its causal mask is the one described).
 
     ``backward(dy)`` returns the tuple (dquery, dkey, dvalue). M is a constant added to S, so
     dS passes through it unchanged and the masks need no backward of their own (they get no
@@ -503,11 +504,14 @@ class MultiheadAttention(_Attention):
                            attn_mask: ArrayLike | None) -> None:
         """``is_causal=True`` is torch's hint that ``attn_mask`` is the causal mask: torch
         requires the mask, and on its fused path uses the causal mask in its place. normcore
-        applies the mask as given and refuses one that is not exactly causal (key j > query i
+        takes the hint without a mask on a ``causal=True`` layer (its own mask is that mask),
+        applies a given mask as it is and refuses one that is not exactly causal (key j > query i
         masked out, True or -inf; nothing else masked or biased), and the hint with added keys
         (``add_bias_kv``, ``add_zero_attn``): there torch's paths disagree."""
         who = type(self).__name__
         if attn_mask is None:
+            if self.causal:
+                return  # the layer's own causal mask is the mask the hint describes
             raise ValueError(f"{who}: is_causal=True is a hint that attn_mask is the causal mask and needs "
                              f"that mask, as in torch: pass attn_mask=np.triu(np.ones((Tq, Tk), bool), 1), "
                              f"or build the layer with causal=True")
