@@ -226,6 +226,8 @@ def test_backward_checks_the_weights_gradient():
         m.backward(np.ones_like(y), np.ones((B, TQ, TK)))
     with pytest.raises(ValueError, match=r"upstream gradient of the output's shape \(2, 3, 8\)"):
         m.backward(np.ones((TQ, B, E)))
+    with pytest.raises(TypeError, match="floating-point dweights"):
+        m.backward(np.ones_like(y), np.ones(w.shape, dtype=int))
     m.backward(np.ones_like(y), np.ones_like(w))  # and then it works
 
 

@@ -97,14 +97,6 @@ class _Attention(Module):
         B, _, T, _ = t.shape
         return t.transpose(0, 2, 1, 3).reshape(B, T, self.embed_dim)
 
-    def _input(self, x: ArrayLike, name: str, width: int, length: str) -> np.ndarray:
-        """``x`` as a floating array of shape (B, ``length``, ``width``), or an error saying so."""
-        who = type(self).__name__
-        x = float_input(x, who, name)
-        if x.ndim != 3 or x.shape[-1] != width:
-            raise ValueError(f"{who} expects {name} of shape (B, {length}, {width}), got {x.shape}")
-        return x
-
     def _additive_mask(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, Tq: int,
                        Tk: int, dtype: DTypeLike) -> np.ndarray | None:
         """Check the masks and combine them (and the causal mask) into one additive mask M,
@@ -425,9 +417,10 @@ class MultiheadAttention(_Attention):
             shape = (B, Tq, Tk) if returned == "average" else (B, H, Tq, Tk)
             shape = shape[1:] if layout == "unbatched" else shape
             dw = as_array(dweights, f"{who}.backward", "dweights")
-            if dw.shape != shape or not np.issubdtype(dw.dtype, np.floating):
-                raise ValueError(f"{who}.backward expects dweights of the weights' shape {shape} (floating), "
-                                 f"got {dw.shape} of dtype {dw.dtype}")
+            if dw.shape != shape:
+                raise ValueError(f"{who}.backward expects dweights of the weights' shape {shape}, got {dw.shape}")
+            if not np.issubdtype(dw.dtype, np.floating):
+                raise TypeError(f"{who}.backward expects floating-point dweights, got dtype {dw.dtype}")
             dw = dw[None] if layout == "unbatched" else dw  # (B, [H,] Tq, Tk')
             dP = (dw[:, None] / H if returned == "average" else dw).astype(q.dtype)  # (B, H or 1, Tq, Tk')
         grads = self._attend_backward(dy, dP)  # (dquery, dkey, dvalue), batch first
