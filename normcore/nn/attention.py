@@ -290,8 +290,8 @@ class MultiheadAttention(_Attention):
       are P, averaged over the heads, (B, Tq, Tk'), with ``average_attn_weights=True`` (torch's
       default), or per head, (B, H, Tq, Tk'); batch first whatever ``batch_first`` says, as in
       torch, and without B for an unbatched query; Tk' counts the added keys, as torch's do.
-      (torch's ``need_weights=False`` runs its fused path, which differs from this arithmetic
-      only on a fully masked row; see below.)
+      (torch's ``need_weights=False`` runs its fused path, which differs from this arithmetic,
+      beyond rounding, only on a fully masked row; see below.)
     - ``backward(dy, dweights=None)``: when the forward returned the weights, their upstream
       gradient may be given too; it joins dP, the averaged weights' as dweights / H to every
       head: ``dP = dA @ v^T + dweights``. Without it the weights are taken as unused.
