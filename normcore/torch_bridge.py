@@ -21,8 +21,8 @@ torch module carries ``normcore_keys``: normcore key -> (torch key, rows of it),
 norm or Peri-LN's two norms, attention with QK-norm, the tiny language model), small
 ``torch.nn.Module`` twins are defined in ``_twins()``, built on first use, written in torch ops
 with torch's own norms; they also hold the subclasses of torch's own layers that are called as
-normcore's are
-(attention returning only its output, normcore's ``causal`` flag).
+normcore's are (attention returning its output alone unless asked for its weights,
+normcore's ``causal`` flag).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
 loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run PyTorch's own
@@ -263,9 +263,10 @@ def attention_keys(m):
 
 @converts(nn.MultiheadAttention, nn.MultiheadSelfAttention, nn.CausalSelfAttention)
 def _multihead_attention(m, sub):
-    """torch's own ``nn.MultiheadAttention`` (batch_first), called as normcore's layer: with
-    (query, key, value) for ``MultiheadAttention``, with x alone for self-attention. With
-    ``qk_norm``, which torch's layer lacks, the twin ``QKNormAttention`` written with torch ops."""
+    """torch's own ``nn.MultiheadAttention`` (with the layer's ``batch_first``), called as
+    normcore's layer: with (query, key, value) and the forward's options for
+    ``MultiheadAttention``, with x alone for self-attention. With ``qk_norm``, which torch's
+    layer lacks, the twin ``QKNormAttention`` written with torch ops."""
     if m.qk_norm is not None:
         cross = isinstance(m, nn.MultiheadAttention)
         t = (_twins().QKNormAttention if cross else _twins().QKNormSelfAttention)(
@@ -273,15 +274,16 @@ def _multihead_attention(m, sub):
             {name: sub(child) for name, child in _named_children(m)},
             m.bias_k is not None)
         t.normcore_class = type(m)
+        t.batch_first = getattr(m, "batch_first", True)
         t.normcore_args = (dict(embed_dim=m.embed_dim, num_heads=m.num_heads, bias=m.q.bias is not None,
                                 add_bias_kv=m.add_bias_kv, add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim,
-                                causal=m.causal, qk_norm=m.qk_norm) if cross else
+                                causal=m.causal, qk_norm=m.qk_norm, batch_first=m.batch_first) if cross else
                            dict(d_model=m.d_model, n_heads=m.n_heads, bias=m.q.bias is not None, qk_norm=m.qk_norm,
                                 **({} if isinstance(m, nn.CausalSelfAttention) else {"causal": m.causal})))
         return t
     twin = _twins().MultiheadAttention if isinstance(m, nn.MultiheadAttention) else _twins().SelfAttention
     t = twin(m.embed_dim, m.num_heads, bias=m.q.bias is not None, add_bias_kv=m.add_bias_kv,
-             add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=True)
+             add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim, batch_first=getattr(m, "batch_first", True))
     t.causal, t.normcore_keys, t.normcore_class = m.causal, attention_keys(m), type(m)
     return t
 
@@ -360,8 +362,9 @@ def from_torch(tmodule):
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
-    no output (softmax ignores it). normcore's layers are batch first whatever torch's
-    ``batch_first`` says: give them (B, T, E). What normcore cannot express raises
+    no output (softmax ignores it). ``nn.MultiheadAttention`` keeps its ``batch_first`` (and
+    takes unbatched inputs, as torch's); normcore's blocks are batch first whatever torch's
+    layer says: give them (B, T, E). What normcore cannot express raises
     ``ValueError`` before any weight is loaded: dropout of the attention weights or of the
     feed-forward's hidden units (set it to 0 first; in evaluation it changes nothing anyway).
     """
@@ -418,7 +421,8 @@ def _from_torch_builders():
                                     bias=t.in_proj_bias is not None)
         return nn.MultiheadAttention(t.embed_dim, t.num_heads, bias=t.in_proj_bias is not None,
                                      add_bias_kv=t.bias_k is not None, add_zero_attn=t.add_zero_attn,
-                                     kdim=t.kdim, vdim=t.vdim, causal=getattr(t, "causal", False))
+                                     kdim=t.kdim, vdim=t.vdim, causal=getattr(t, "causal", False),
+                                     batch_first=t.batch_first)
 
     def activation_name(act):
         if act is F.relu or isinstance(act, tnn.ReLU):
@@ -542,18 +546,29 @@ def _twins():
             key_padding_mask, attn_mask = additive(key_padding_mask), additive(attn_mask)
         return key_padding_mask, attn_mask
 
+    def lengths(query, key, batch_first):
+        """(Tq, Tk) of attention inputs, batched in either layout or unbatched."""
+        axis = 0 if query.dim() == 2 or not batch_first else 1
+        return query.shape[axis], key.shape[axis]
+
     class MultiheadAttention(torch.nn.MultiheadAttention):
-        """``torch.nn.MultiheadAttention`` itself (batch_first), called as normcore's layer:
-        ``forward(query, key, value, key_padding_mask=None, attn_mask=None)`` returns only the
-        output, on the math path (``need_weights=True``: a fully masked row gives NaN, as in
-        normcore), with normcore's ``causal`` flag merged into attn_mask."""
+        """``torch.nn.MultiheadAttention`` itself, called as normcore's layer:
+        ``forward(query, key, value, key_padding_mask=None, attn_mask=None, *, need_weights=None,
+        average_attn_weights=True, is_causal=False)``, with normcore's ``causal`` flag merged
+        into attn_mask. need_weights left out returns only the output, on the math path
+        (``need_weights=True``: a fully masked row gives NaN, as in normcore); given, it is
+        torch's and the pair is returned."""
 
         causal = False
 
-        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None):
-            kpm, am = torch_masks(query.shape[1], key.shape[1], key_padding_mask, attn_mask, self.causal,
-                                  query.dtype)
-            return super().forward(query, key, value, key_padding_mask=kpm, attn_mask=am, need_weights=True)[0]
+        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None, *, need_weights=None,
+                    average_attn_weights=True, is_causal=False):
+            kpm, am = torch_masks(*lengths(query, key, self.batch_first), key_padding_mask, attn_mask,
+                                  self.causal, query.dtype)
+            out = super().forward(query, key, value, key_padding_mask=kpm, attn_mask=am,
+                                  need_weights=True if need_weights is None else need_weights,
+                                  average_attn_weights=average_attn_weights, is_causal=is_causal)
+            return out[0] if need_weights is None else out
 
     class SelfAttention(MultiheadAttention):
         """``torch.nn.MultiheadAttention`` called as normcore's self-attention:
@@ -582,7 +597,30 @@ def _twins():
             for name, child in children.items():
                 self.add_module(name, child)
 
-        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None):
+        batch_first = True
+
+        def forward(self, query, key, value, key_padding_mask=None, attn_mask=None, *, need_weights=None,
+                    average_attn_weights=True, is_causal=False):
+            """normcore's forward and its options: an unbatched query gains a batch axis, a
+            sequence-first one is transposed; the weights as normcore and torch return them.
+            is_causal changes nothing: normcore accepts it only with the causal mask itself."""
+            unbatched = query.dim() == 2
+            if unbatched:
+                query, key, value = query[None], key[None], value[None]
+                key_padding_mask = None if key_padding_mask is None else key_padding_mask[None]
+            elif not self.batch_first:
+                query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+            y, P = self.attend(query, key, value, key_padding_mask, attn_mask)
+            y = y[0] if unbatched else y if self.batch_first else y.transpose(0, 1)
+            if need_weights is None:
+                return y
+            if not need_weights:
+                return y, None
+            w = P.mean(1) if average_attn_weights else P
+            return y, (w[0] if unbatched else w)
+
+        def attend(self, query, key, value, key_padding_mask, attn_mask):
+            """(output, P) on batch-first inputs."""
             (B, Tq, E), Tk, H = query.shape, key.shape[1], self.num_heads
             D = E // H
 
@@ -607,10 +645,12 @@ def _twins():
                     continue
                 add = (torch.zeros(mask.shape, dtype=S.dtype).masked_fill(mask, -torch.inf)
                        if mask.dtype == torch.bool else mask.to(S.dtype))
+                if add.dim() == 3:  # torch's (B * H, Tq, Tk)
+                    add = add.reshape(B, H, Tq, Tk)
                 M = M + (add[:, None, None, :] if padding else add)
             S = S + F.pad(M, (0, k.shape[2] - Tk))  # the added keys are never masked
-            A = torch.softmax(S, dim=-1) @ v
-            return self.o(A.transpose(1, 2).reshape(B, Tq, E))
+            P = torch.softmax(S, dim=-1)
+            return self.o((P @ v).transpose(1, 2).reshape(B, Tq, E)), P
 
     class QKNormSelfAttention(QKNormAttention):
         """``QKNormAttention`` called as normcore's self-attention: ``forward(x, key_padding_mask=None,
@@ -799,7 +839,7 @@ def _numpy(t):
     return t.detach().cpu().numpy()
 
 
-def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
+def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0, options=None):
     """Run ``module`` and ``to_torch(module)`` forward and backward on the same inputs.
 
     Floating inputs get gradients; integer inputs (token ids, class indices) and boolean
@@ -820,6 +860,10 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
 
     A module whose backward returns a tuple, as ``MultiheadAttention``'s (dquery, dkey,
     dvalue), gets one row per floating input instead: "input 0 grad", "input 1 grad", ...
+    ``options``: keyword arguments both forwards get (attention's ``need_weights``,
+    ``average_attn_weights``, ``is_causal``). A forward returning (output, weights), as
+    attention's with ``need_weights=True``, gets a row for the weights, and a random upstream
+    gradient of the weights too (``backward(dy, dweights)``), so that their backward is compared.
     """
     torch = _torch()
     tmodule = to_torch(module)  # before the forward: the same weights and running statistics
@@ -840,16 +884,23 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
         return torch.from_numpy(x.copy() if x.dtype == bool else x.astype(np.int64))
     tinputs = [torch_input(x) for x in arrays]
 
+    options = {} if options is None else options
     module.zero_grad()
-    y = np.asarray(module(*[None if x is None else x.copy() for x in arrays]))
+    y, w = _output_and_weights(module(*[None if x is None else x.copy() for x in arrays], **options))
+    y = np.asarray(y)  # a loss's scalar too
+    rng = np.random.default_rng(seed)
     if dy is None:
-        rng = np.random.default_rng(seed)
         dy = rng.standard_normal(y.shape).astype(y.dtype)
     dy = np.asarray(dy, dtype=y.dtype)
-    dx = module.backward(dy)
+    dw = None if w is None else rng.standard_normal(w.shape).astype(w.dtype)
+    dx = module.backward(dy) if w is None else module.backward(dy, dw)
 
-    ty = tmodule(*tinputs)
-    ty.backward(torch.from_numpy(dy.copy()).to(ty.dtype))
+    ty, tw = _output_and_weights(tmodule(*tinputs, **options))
+    touts, tgrads_out = [ty], [torch.from_numpy(dy.copy()).to(ty.dtype)]
+    if w is not None:
+        touts.append(tw)
+        tgrads_out.append(torch.from_numpy(dw.copy()).to(tw.dtype))
+    torch.autograd.backward(touts, tgrads_out)
 
     report = BridgeReport(type(module).__name__, str(np.dtype(dtype)), atol, rtol,
                           module.training)
@@ -858,6 +909,8 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
         report.notes.append(_("note: Dropout in training mode draws different masks in normcore "
                               "and torch;\n      expect differences (compare in eval mode)"))
     report.rows.append(_row("output", y, _numpy(ty), atol, rtol, shown=_("output")))
+    if w is not None:
+        report.rows.append(_row("attention weights", w, _numpy(tw), atol, rtol, shown=_("attention weights")))
     gradients = []  # (row name, shown name, ours, torch's): the input gradients, then every parameter's
     tgrads = [t for t in tinputs if t is not None and t.requires_grad]
     if isinstance(dx, tuple):  # one gradient per floating input, in order (attention: query, key, value)
@@ -883,6 +936,12 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0):
         for line in report.lines():
             out(line)
     return report
+
+
+def _output_and_weights(out):
+    """(output, weights) of a forward: attention asked for its weights returns the pair
+    (output, weights or None); any other forward its output alone (weights None)."""
+    return (out[0], out[1]) if isinstance(out, tuple) else (out, None)
 
 
 # --- the decoder block and the encoder-decoder model ---------------------------------------

@@ -277,8 +277,8 @@ def test_key_bias_would_change_nothing_even_with_masks():
 @pytest.mark.parametrize("kwargs, error, words", [
     ({"key_padding_mask": np.zeros((T, B), dtype=bool)}, ValueError, "key_padding_mask must have shape (2, 5)"),
     ({"key_padding_mask": np.zeros((B, T, 1), dtype=bool)}, ValueError, "key_padding_mask"),
-    ({"attn_mask": np.zeros((T, T + 1), dtype=bool)}, ValueError, "(5, 5) or (2, 3, 5, 5)"),
-    ({"attn_mask": np.zeros((B * H, T, T), dtype=bool)}, ValueError, "attn_mask must have shape"),
+    ({"attn_mask": np.zeros((T, T + 1), dtype=bool)}, ValueError, "(5, 5) or (6, 5, 5) or (2, 3, 5, 5)"),
+    ({"attn_mask": np.zeros((B * H + 1, T, T), dtype=bool)}, ValueError, "attn_mask must have shape"),
     ({"attn_mask": np.zeros((T, T), dtype=np.int64)}, TypeError, "boolean (True = not allowed to attend) or floating"),
     ({"key_padding_mask": np.zeros((B, T), dtype=np.uint8)}, TypeError, "key_padding_mask must be boolean"),
     ({"attn_mask": "causal"}, TypeError, "attn_mask"),

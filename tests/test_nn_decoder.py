@@ -237,9 +237,9 @@ BAD_CALLS = [
     (lambda x, m: (x, m, None, np.zeros((2, 5), int)), TypeError,
      r"memory_key_padding_mask and memory_mask are the cross-attention's .*key_padding_mask must be boolean"),
     (lambda x, m: (x, m, None, None, np.zeros((3, 4))), ValueError,
-     r"self-attention's .* attn_mask must have shape \(3, 3\) or \(2, 2, 3, 3\)"),
+     r"self-attention's .* attn_mask must have shape \(3, 3\) or \(4, 3, 3\) or \(2, 2, 3, 3\)"),
     (lambda x, m: (x, m, None, None, None, np.zeros((3, 3), bool)), ValueError,
-     r"cross-attention's .* attn_mask must have shape \(3, 5\) or \(2, 2, 3, 5\)"),
+     r"cross-attention's .* attn_mask must have shape \(3, 5\) or \(4, 3, 5\) or \(2, 2, 3, 5\)"),
 ]
 
 

@@ -264,7 +264,7 @@ def test_bias_false_drops_every_bias():
 @pytest.mark.parametrize("kwargs, error, words", [
     ({"key_padding_mask": np.zeros((3, 4), dtype=bool)}, ValueError, "key_padding_mask must have shape (3, 5)"),
     ({"attn_mask": np.zeros((5, 5), dtype=int)}, TypeError, "attn_mask must be boolean"),
-    ({"attn_mask": np.zeros((3, 2, 5, 4))}, ValueError, "(5, 5) or (3, 2, 5, 5)"),
+    ({"attn_mask": np.zeros((3, 2, 5, 4))}, ValueError, "(5, 5) or (6, 5, 5) or (3, 2, 5, 5)"),
 ])
 @pytest.mark.parametrize("position", ["pre", "post"])
 def test_bad_masks_raise_before_any_sub_layer_runs(position, kwargs, error, words):

@@ -411,13 +411,14 @@ def test_pytorchs_own_multihead_attention_samples_run_through_normcore():
         dy = rng.standard_normal(tout.shape)
         tout.backward(torch.from_numpy(dy))
         kpm, am = f.kwargs.get("key_padding_mask"), f.kwargs.get("attn_mask")  # (S,) and (H, L, S)
-        y = m(*(a.detach().numpy()[None] for a in f.args), None if kpm is None else kpm.numpy()[None],
-              None if am is None else am.numpy()[None])
-        grads = m.backward(dy[None])
+        assert m.batch_first == t.batch_first
+        y = m(*(a.detach().numpy() for a in f.args), None if kpm is None else kpm.numpy(),
+              None if am is None else am.numpy())  # unbatched (L, E), as torch's
+        grads = m.backward(dy)
         what = f"{c.kwargs} masks: {kpm is not None}, {am is not None}"
-        np.testing.assert_allclose(y[0], tout.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
+        np.testing.assert_allclose(y, tout.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
         for ours, a in zip(grads, f.args):
-            np.testing.assert_allclose(ours[0], a.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
+            np.testing.assert_allclose(ours, a.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
         tparams = dict(t.named_parameters())
         for name, p in m.named_parameters():
             tkey, rows = keys[name]

@@ -11,8 +11,11 @@ returns a ``Case``: normcore's layer holding the sample's weights, how to call i
 backward on NumPy inputs, and how to call PyTorch. Where the semantics are the same and only
 the layout differs (an unbatched input, ``batch_first=False``, attention's (B*H, T, S) mask,
 a 0-d input to softmax) the mapper adapts the layout on normcore's side and undoes it on the
-results. A sample whose configuration normcore does not have raises ``Unmappable`` with the
-reason; the test counts those by reason.
+results (``nn.MultiheadAttention``'s twin takes PyTorch's layouts, masks and forward options
+itself, and returns the attention weights, compared with their gradient). A sample whose
+configuration normcore does not have raises ``Unmappable`` with the reason; the test counts
+those by reason and requires each to be one normcore refuses by design (``BY_DESIGN``) or an
+option it is adding (``NOT_YET``).
 
 Every comparison runs PyTorch in the sample's dtype and, for float32, also in float64 on the
 same rounded values (``test_differential_torch.agree`` judges the errors). The results are
@@ -50,6 +53,26 @@ class Unmappable(Exception):
 def not_yet(feature):
     """The reason for a feature being added to normcore on another line of work."""
     return Unmappable(f"not yet in normcore: {feature}")
+
+
+# Why normcore refuses a configuration a sample has, by design: Unmappable's reason -> why.
+BY_DESIGN = {
+    "dropout inside attention (random)":
+        "normcore's attention has no dropout on the attention weights (its blocks drop the residual "
+        "branches only); a random mask could not be compared anyway",
+    "eps < 0 (normcore requires eps >= 0)":
+        "with eps < 0, var + eps can be negative and its square root NaN; normcore's norms refuse it "
+        "(ValueError), where PyTorch's functional form computes it",
+    "momentum outside [0, 1]":
+        "momentum is the new batch's weight in a running average, which outside [0, 1] is no average; "
+        "normcore's BatchNorm and InstanceNorm refuse it (ValueError)",
+    "batch_norm on a 1-D input (normcore: 2-D to 5-D)":
+        "a 1-D input has no batch axis to average over; torch.nn.BatchNorm1d refuses it too (only "
+        "the functional form takes it), and so does normcore's BatchNorm1d",
+}
+
+# Options normcore is adding (their samples map once they are in): Unmappable's reason -> the option.
+NOT_YET: dict[str, str] = {}  # every option PyTorch's samples use is in normcore
 
 
 # --- samples ---------------------------------------------------------------------------------
@@ -127,6 +150,26 @@ def upstream(shape, dtype, seed=1234):
     return np.asarray(np.random.default_rng(seed).standard_normal(shape)).astype(dtype)
 
 
+WEIGHTS_SEED = 4321  # the upstream gradient of attention weights: another draw than the output's
+
+
+def weights_upstream(shape, np_dtype):
+    """The upstream gradient of returned attention weights: random in float64, where the
+    weights' backward is held to 1e-10; zero in float32. (Measured on PyTorch's float32
+    samples with a random one: normcore's error over PyTorch's own had median 1.0 and tails
+    from 0.12 to 8 on either side, plain rounding, and one gradient went past the float32
+    bound; the float32 comparison judges rounding, which the weights' path does not change.)"""
+    if np_dtype == np.float64:
+        return upstream(shape, np_dtype, WEIGHTS_SEED)
+    return np.zeros(shape, np_dtype)
+
+
+def output_and_weights(out):
+    """(output, attention weights or None): attention returns the pair (output, weights or
+    None) when asked for its weights, every other forward its output alone."""
+    return (out[0], out[1]) if isinstance(out, tuple) else (out, None)
+
+
 def as_numpy(t):
     return t.detach().clone().numpy() if isinstance(t, torch.Tensor) else t
 
@@ -139,10 +182,13 @@ def run_theirs(case, dtype, np_dtype):
         if isinstance(t, torch.Tensor) and t.is_floating_point():
             t = t.detach().clone().to(dtype).requires_grad_(key in case.grads)
         tensors[key] = t
-    y = case.theirs(module, **tensors)
-    y = y[0] if isinstance(y, tuple) else y
-    y.backward(torch.from_numpy(upstream(tuple(y.shape), np_dtype)).to(dtype))
-    got = {"output": as_numpy(y)}
+    y, w = output_and_weights(case.theirs(module, **tensors))
+    outputs, upstreams = [y], [torch.from_numpy(upstream(tuple(y.shape), np_dtype)).to(dtype)]
+    if w is not None:
+        outputs.append(w)
+        upstreams.append(torch.from_numpy(weights_upstream(tuple(w.shape), np_dtype)).to(dtype))
+    torch.autograd.backward(outputs, upstreams)
+    got = {"output": as_numpy(y)} | ({} if w is None else {"weights": as_numpy(w)})
     for key in case.grads:
         g = tensors[key].grad
         got[f"d{key}"] = np.zeros(tuple(tensors[key].shape), NP_DTYPE[dtype]) if g is None else as_numpy(g)
@@ -162,9 +208,11 @@ def run_ours(case, np_dtype):
     arrays = {}
     for key, t in case.tensors.items():
         arrays[key] = t.detach().numpy().copy() if isinstance(t, torch.Tensor) else t
-    y = np.asarray(case.forward(layer, arrays))
-    grads = case.backward(layer, upstream(y.shape, np_dtype))
-    got = {"output": y, **{f"d{key}": grads[key] for key in case.grads}}
+    y, w = output_and_weights(case.forward(layer, arrays))
+    y = np.asarray(y)
+    dy = upstream(y.shape, np_dtype)
+    grads = case.backward(layer, dy) if w is None else case.backward(layer, dy, weights_upstream(w.shape, np_dtype))
+    got = {"output": y, **{f"d{key}": grads[key] for key in case.grads}} | ({} if w is None else {"weights": w})
     if case.module is not None:
         got.update({f"d{name}": p.grad for name, p in layer.named_parameters()})
         params = {name for name, _ in layer.named_parameters()}
@@ -472,37 +520,31 @@ def padding_mask(mask, unbatched):
 
 
 def map_multihead_attention(sample, tier):
+    """nn.MultiheadAttention as PyTorch calls it: the twin keeps ``batch_first`` and takes the
+    same inputs (batched in either layout, or unbatched), masks ((B*H, T, S) included) and
+    forward options (``need_weights``, ``average_attn_weights``, ``is_causal``); the attention
+    weights are compared too, with their gradient."""
     if not hasattr(normcore, "MultiheadAttention"):
         raise not_yet("MultiheadAttention (cross-attention, add_bias_kv, add_zero_attn)")
     module = module_from_sample(sample)
     args, kwargs = forward_inputs(sample)
     call = bound(torch.nn.MultiheadAttention.forward, [module] + args, kwargs)
-    q = call["query"]
-    unbatched = q.dim() == 2
-    if call.get("need_weights") is False or call.get("average_attn_weights") is False or call.get("is_causal"):
-        raise Unmappable("MultiheadAttention forward options beyond the masks")
-    into, back = sequence_layout(module.batch_first, unbatched)
+    if call["is_causal"] and (module.bias_k is not None or module.add_zero_attn):
+        raise Unmappable("is_causal with add_bias_kv or add_zero_attn (PyTorch's fused path masks the added keys, "
+                         "its math path does not: normcore refuses the hint there)")
     layer = twin(module)
-    H = module.num_heads
-
-    def attn_mask(mask, B):
-        if mask is None or mask.ndim == 2:
-            return mask
-        return mask.reshape(B, H, *mask.shape[1:])  # (B*H, T, S) -> (B, H, T, S)
+    options = {k: call[k] for k in ("need_weights", "average_attn_weights", "is_causal")}
 
     def forward(m, a):
-        query, key, value = into(a["query"]), into(a["key"]), into(a["value"])
-        y = m(query, key, value, key_padding_mask=padding_mask(a["key_padding_mask"], unbatched),
-              attn_mask=attn_mask(a["attn_mask"], query.shape[0]))
-        return back(y)
+        return m(a["query"], a["key"], a["value"], a["key_padding_mask"], a["attn_mask"], **options)
 
-    def backward(m, dy):
-        dq, dk, dv = m.backward(into(dy))
-        return {"query": back(dq), "key": back(dk), "value": back(dv)}
+    def backward(m, dy, dweights=None):
+        return dict(zip(("query", "key", "value"), m.backward(dy, dweights)))
 
     tensors = {k: call[k] for k in ("query", "key", "value", "key_padding_mask", "attn_mask")}
     return Case(ours=layer, forward=forward, backward=backward, tensors=tensors, module=module,
-                theirs=lambda mod, **t: mod(**t), grads=("query", "key", "value"), their_grads=twin_grads)
+                theirs=lambda mod, **t: mod(**t, **options), grads=("query", "key", "value"),
+                their_grads=twin_grads)
 
 
 ACTIVATION_NAMES = {F.relu: "relu", F.gelu: "gelu", "relu": "relu", "gelu": "gelu"}

@@ -84,6 +84,25 @@ def _cross_attention(tier, rng):
                   rng.standard_normal((2, 7, 8)), padding)
 
 
+def _attention_sequence_first(tier, rng):
+    """torch's default layout (T, B, E), an attn_mask in torch's (B * H, Tq, Tk) layout, the
+    weights of each head returned (and their gradient compared)."""
+    attn = perturb_parameters(nn.MultiheadAttention(8, 2, batch_first=False, rng=rng), rng)
+    mask = rng.standard_normal((2 * 2, 4, 6))  # (B * H, Tq, Tk), added to the scores
+    mask[:, :, 1:][rng.random((4, 4, 5)) < 0.3] = -np.inf  # key 0 stays open to every query
+    inputs = (rng.standard_normal((4, 2, 8)), rng.standard_normal((6, 2, 8)), rng.standard_normal((6, 2, 8)),
+              None, mask)
+    return attn, inputs, {"need_weights": True, "average_attn_weights": False}
+
+
+def _attention_unbatched(tier, rng):
+    """An unbatched query (Tq, E), is_causal with the causal mask, the weights averaged over heads."""
+    attn = perturb_parameters(nn.MultiheadAttention(8, 2, kdim=6, rng=rng), rng)
+    causal = np.triu(np.ones((5, 5), dtype=bool), k=1)  # True: masked out
+    inputs = (rng.standard_normal((5, 8)), rng.standard_normal((5, 6)), rng.standard_normal((5, 8)), None, causal)
+    return attn, inputs, {"need_weights": True, "is_causal": True}
+
+
 def _encoder(tier, rng):
     block = nn.TransformerBlock(8, 2, 16, position="post", activation="relu", causal=False, rng=rng,
                                 norm_tier=tier)
@@ -147,7 +166,8 @@ def _on(layer, shape):
     return _what(N_("{layer} on {shape}"), layer=layer, shape=shape)
 
 
-# name -> (what it is, build(tier, rng) -> (module, inputs)); tier is "reference" or "fast"
+# name -> (what it is, build(tier, rng) -> (module, inputs) or (module, inputs, forward options));
+# tier is "reference" or "fast"
 MODELS = {
     "layernorm": (_on("LayerNorm(6)", "(4, 6)"), _norm("LayerNorm", 6, shape=(4, 6))),
     "rmsnorm": (_on("RMSNorm(6)", "(4, 6)"), _norm("RMSNorm", 6, shape=(4, 6))),
@@ -166,6 +186,10 @@ MODELS = {
                          _masked_attention),
     "cross-attention": (_what(N_("MultiheadAttention, {sizes}, added keys"),
                               sizes="Tq=4, Tk=7, kdim=6"), _cross_attention),
+    "attention-seq-first": (_what(N_("MultiheadAttention, batch_first=False, (B*H, Tq, Tk) mask, weights per head")),
+                            _attention_sequence_first),
+    "attention-unbatched": (_what(N_("MultiheadAttention, unbatched (Tq, E), is_causal, weights averaged")),
+                            _attention_unbatched),
     "block-pre": ("TransformerBlock, Pre-Norm", _block("pre")),
     "block-post": ("TransformerBlock, Post-Norm", _block("post")),
     "block-deepnorm": ("TransformerBlock, DeepNorm (N=3)", _block("deepnorm")),
@@ -228,14 +252,14 @@ def run(args):
               file=sys.stderr)
         return 2
     rng = np.random.default_rng(args.seed)
-    module, inputs = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
+    module, inputs, *options = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
     dtype = np.dtype(args.dtype)
     _cast(module, dtype)
-    inputs = tuple(x.astype(dtype) if np.issubdtype(x.dtype, np.floating) else x
+    inputs = tuple(x.astype(dtype) if x is not None and np.issubdtype(x.dtype, np.floating) else x
                    for x in inputs)
     if args.eval:
         module.eval()
-    report = compare(module, *inputs, seed=args.seed)
+    report = compare(module, *inputs, seed=args.seed, options=options[0] if options else None)
     if has_norm(module):
         print(_(NORM_NAMES))
     return 0 if report.passed else 1

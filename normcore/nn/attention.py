@@ -97,14 +97,6 @@ class _Attention(Module):
         B, _, T, _ = t.shape
         return t.transpose(0, 2, 1, 3).reshape(B, T, self.embed_dim)
 
-    def _input(self, x: ArrayLike, name: str, width: int, length: str) -> np.ndarray:
-        """``x`` as a floating array of shape (B, ``length``, ``width``), or an error saying so."""
-        who = type(self).__name__
-        x = float_input(x, who, name)
-        if x.ndim != 3 or x.shape[-1] != width:
-            raise ValueError(f"{who} expects {name} of shape (B, {length}, {width}), got {x.shape}")
-        return x
-
     def _additive_mask(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, B: int, Tq: int,
                        Tk: int, dtype: DTypeLike) -> np.ndarray | None:
         """Check the masks and combine them (and the causal mask) into one additive mask M,
@@ -115,7 +107,7 @@ class _Attention(Module):
         M = None
         for mask, name, shapes in (
             (key_padding_mask, "key_padding_mask", [(B, Tk)]),
-            (attn_mask, "attn_mask", [(Tq, Tk), (B, H, Tq, Tk)]),
+            (attn_mask, "attn_mask", [(Tq, Tk), (B * H, Tq, Tk), (B, H, Tq, Tk)]),
         ):
             if mask is None:
                 continue
@@ -130,6 +122,8 @@ class _Attention(Module):
                 raise ValueError(f"{who}: {name} must have shape {expected} for B = {B} sequences, "
                                  f"Tq = {Tq} queries, Tk = {Tk} keys, H = {H} heads, got {mask.shape}")
             add = np.where(mask, -np.inf, 0.0).astype(dtype) if mask.dtype == np.bool_ else mask.astype(dtype)
+            if add.ndim == 3:
+                add = add.reshape(B, H, Tq, Tk)  # torch's (B * H, Tq, Tk): row b * H + h is sequence b, head h
             if name == "key_padding_mask":
                 add = add[:, None, None, :]  # (B, 1, 1, Tk): key j of sequence b, for every head and query
             M = add if M is None else M + add
@@ -186,13 +180,18 @@ class _Attention(Module):
         self._cache = (q, k, v, P, query.dtype)
         return self.o(self._merge_heads(A)).astype(query.dtype, copy=False)  # (B, Tq, E)
 
-    def _attend_backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The backward of ``MultiheadAttention``'s docstring: (dquery, dkey, dvalue)."""
+    def _attend_backward(self, dy: ArrayLike, dP_weights: np.ndarray | None = None
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The backward of ``MultiheadAttention``'s docstring: (dquery, dkey, dvalue).
+        ``dP_weights`` (B, H, Tq, Tk'), when given, is the gradient that reaches P through the
+        attention weights the forward returned."""
         q, k, v, P, in_dtype = self._cached()
         B, H, Tq, D = q.shape
         dy = check_upstream(dy, (B, Tq, self.embed_dim), type(self).__name__).astype(q.dtype)
         dA = self._split_heads(self.o.backward(dy))  # (B, H, Tq, D)
         dP = dA @ v.swapaxes(-1, -2)  # (B, H, Tq, Tk')
+        if dP_weights is not None:
+            dP = dP + dP_weights  # (B, H, Tq, Tk'): P also left the layer as the weights
         dv = P.swapaxes(-1, -2) @ dA  # (B, H, Tk', D)
         dS = softmax_backward(dP, P, axis=-1)  # (B, H, Tq, Tk'), 0 where masked
         dq = dS @ k / math.sqrt(D)  # (B, H, Tq, D)
@@ -220,8 +219,13 @@ class MultiheadAttention(_Attention):
     Shapes: B batch, Tq queries, Tk keys and values, E = ``embed_dim`` channels, H =
     ``num_heads`` heads, D = E / H channels per head. ``forward(query, key, value,
     key_padding_mask=None, attn_mask=None)`` takes query (B, Tq, E), key (B, Tk, kdim) and value
-    (B, Tk, vdim) (batch first, as ``torch.nn.MultiheadAttention(batch_first=True)``; ``kdim``
-    and ``vdim`` default to E) and returns (B, Tq, E). Queries may come from one sequence and
+    (B, Tk, vdim) (``kdim`` and ``vdim`` default to E) and returns (B, Tq, E). **normcore's
+    default layout is batch first** (``batch_first=True``); torch's default is the opposite,
+    ``torch.nn.MultiheadAttention(batch_first=False)`` takes (Tq, B, E). Build the layer with
+    ``batch_first=False`` for that layout (inputs, output and gradients then (T, B, .)), and
+    either accepts an unbatched query (Tq, E) with key (Tk, kdim) and value (Tk, vdim), its
+    key_padding_mask (Tk,) and attn_mask (Tq, Tk) or (H, Tq, Tk), as torch does. The options
+    torch's forward has are described below the backward. Queries may come from one sequence and
     keys and values from another of a different length (cross-attention, as in a decoder
     attending to an encoder's output). Four projections: ``q`` Linear(E, E), ``k``
     Linear(kdim, E), ``v`` Linear(vdim, E), ``o`` Linear(E, E); ``bias`` governs the biases of
@@ -236,7 +240,9 @@ class MultiheadAttention(_Attention):
 
     ``key_padding_mask`` has shape (B, Tk): entry [b, j] masks key j for every query of
     sequence b (padding tokens). ``attn_mask`` has shape (Tq, Tk), the same for every sequence
-    and head, or (B, H, Tq, Tk); entry [i, j] concerns query i and key j. ``causal=True`` adds
+    and head, or torch's (B * H, Tq, Tk) (row b * H + h for sequence b, head h), or (B, H, Tq,
+    Tk); entry [i, j] concerns query i and key j. A floating mask of another dtype than the
+    query is cast to the computation's dtype (torch refuses it). ``causal=True`` adds
     the causal mask (key j > query i masked out). All of them combine by addition into one
     additive mask M (a boolean True becomes -inf, a False 0)::
 
@@ -275,6 +281,27 @@ class MultiheadAttention(_Attention):
                                                                                  that last position
         dquery = q.backward(merge_heads(dq))                    (B, Tq, E)       also dWq, dbq
         dkey = k.backward(dk),  dvalue = v.backward(dv)         (B, Tk, kdim), (B, Tk, vdim)
+
+    The options of torch's forward, keyword arguments here:
+
+    - ``need_weights``: left out (None), ``forward`` returns the output alone, as normcore's
+      blocks call it; ``True`` returns torch's pair (output, weights) and ``False`` the pair
+      (output, None), as ``torch.nn.MultiheadAttention`` does (its default is True). The weights
+      are P, averaged over the heads, (B, Tq, Tk'), with ``average_attn_weights=True`` (torch's
+      default), or per head, (B, H, Tq, Tk'); batch first whatever ``batch_first`` says, as in
+      torch, and without B for an unbatched query; Tk' counts the added keys, as torch's do.
+      (torch's ``need_weights=False`` runs its fused path, which differs from this arithmetic,
+      beyond rounding, only on a fully masked row; see below.)
+    - ``backward(dy, dweights=None)``: when the forward returned the weights, their upstream
+      gradient may be given too; it joins dP, the averaged weights' as dweights / H to every
+      head: ``dP = dA @ v^T + dweights``. Without it the weights are taken as unused.
+    - ``is_causal=True`` is torch's hint that ``attn_mask`` is the causal mask. As in torch it
+      needs that mask; normcore applies the mask as given and refuses one that is not exactly
+      the causal mask (True or -inf where key j > query i, False or 0 elsewhere), and refuses
+      the hint with ``add_bias_kv`` or ``add_zero_attn``: in both cases torch's fused path (its
+      own causal mask in place of the given one) and its other path give different outputs
+      (measured on torch 2.13). For a causal layer without a mask, build it with ``causal=True``;
+      such a layer takes the hint without a mask too (its causal mask is the one described).
 
     ``backward(dy)`` returns the tuple (dquery, dkey, dvalue). M is a constant added to S, so
     dS passes through it unchanged and the masks need no backward of their own (they get no
@@ -336,25 +363,167 @@ class MultiheadAttention(_Attention):
     the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
     initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
     normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P
-    (the masks are not kept: P already holds their effect) and the inputs' dtype.
+    (the masks are not kept: P already holds their effect) and the inputs' dtype; beside it the
+    caller's layout and which weights the forward returned.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
                  add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
                  causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None, batch_first: bool = True) -> None:
         super().__init__(embed_dim, num_heads, bias, add_bias_kv, add_zero_attn, kdim, vdim, causal, init,
                          value_gain, rng, dtype, qk_norm)
+        self.batch_first = flag(batch_first, "batch_first", type(self).__name__)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ("" if self.batch_first else ", batch_first=False")
 
     def forward(self, query: ArrayLike, key: ArrayLike, value: ArrayLike, key_padding_mask: ArrayLike | None = None,
-                attn_mask: ArrayLike | None = None) -> np.ndarray:
-        query = self._input(query, "query", self.embed_dim, "Tq")  # (B, Tq, E)
-        key = self._input(key, "key", self.kdim, "Tk")  # (B, Tk, kdim)
-        value = self._input(value, "value", self.vdim, "Tk")  # (B, Tk, vdim)
-        return self._attend(query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E)
+                attn_mask: ArrayLike | None = None, *, need_weights: bool | None = None,
+                average_attn_weights: bool = True,
+                is_causal: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray | None]:
+        who = type(self).__name__
+        need_weights = None if need_weights is None else flag(need_weights, "need_weights", who)
+        average = flag(average_attn_weights, "average_attn_weights", who)
+        is_causal = flag(is_causal, "is_causal", who)
+        query, key, value, key_padding_mask, attn_mask, layout = self._working_layout(
+            query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E), (B, Tk, kdim), (B, Tk, vdim)
+        if is_causal:
+            self._check_causal_hint(query.shape[0], query.shape[1], key.shape[1], key_padding_mask, attn_mask)
+        y = self._attend(query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E)
+        self._returned = (layout, None if not need_weights else "average" if average else "heads")
+        y = self._user_layout(y, layout)
+        if need_weights is None:
+            return y  # normcore's own call: the output alone
+        if not need_weights:
+            return y, None  # torch's pair
+        P, in_dtype = self._cache[3], self._cache[4]  # (B, H, Tq, Tk')
+        weights = (P.mean(axis=1) if average else P.copy()).astype(in_dtype, copy=False)  # (B, [H,] Tq, Tk')
+        return y, (weights[0] if layout == "unbatched" else weights)
 
-    def backward(self, dy: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self._attend_backward(dy)  # (dquery, dkey, dvalue)
+    def backward(self, dy: ArrayLike, dweights: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        who = type(self).__name__
+        q, k, _v, _P, _dtype = self._cached()
+        layout, returned = self._returned
+        (B, H, Tq, _), Tk = q.shape, k.shape[2]  # Tk counts the added keys, as the weights do
+        out = {"unbatched": (Tq, self.embed_dim), "batch_first": (B, Tq, self.embed_dim),
+               "sequence_first": (Tq, B, self.embed_dim)}[layout]
+        dy = self._working(check_upstream(dy, out, who), layout)  # (B, Tq, E)
+        dP = None
+        if dweights is not None:
+            if returned is None:
+                raise ValueError(f"{who}.backward got dweights, but the last forward returned no attention "
+                                 f"weights (forward(..., need_weights=True) returns them)")
+            shape = (B, Tq, Tk) if returned == "average" else (B, H, Tq, Tk)
+            shape = shape[1:] if layout == "unbatched" else shape
+            dw = as_array(dweights, f"{who}.backward", "dweights")
+            if dw.shape != shape:
+                raise ValueError(f"{who}.backward expects dweights of the weights' shape {shape}, got {dw.shape}")
+            if not np.issubdtype(dw.dtype, np.floating):
+                raise TypeError(f"{who}.backward expects floating-point dweights, got dtype {dw.dtype}")
+            dw = dw[None] if layout == "unbatched" else dw  # (B, [H,] Tq, Tk')
+            dP = (dw[:, None] / H if returned == "average" else dw).astype(q.dtype)  # (B, H or 1, Tq, Tk')
+        grads = self._attend_backward(dy, dP)  # (dquery, dkey, dvalue), batch first
+        dquery, dkey, dvalue = (self._user_layout(g, layout) for g in grads)
+        return dquery, dkey, dvalue
+
+    # --- the options torch users pass: layouts and the causal hint ---------------------------
+
+    def _working_layout(self, query: ArrayLike, key: ArrayLike, value: ArrayLike,
+                        key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None) -> tuple:
+        """The inputs checked and in the layout the arithmetic uses, (B, T, E), and the caller's
+        layout: "unbatched" ((T, E) inputs gain a batch axis of 1, a key_padding_mask (Tk,)
+        too; an attn_mask (H, Tq, Tk) is already torch's (B * H, Tq, Tk)), "batch_first"
+        (as they are) or "sequence_first" ((T, B, E), transposed: ``batch_first=False``)."""
+        who, E = type(self).__name__, self.embed_dim
+        arrays = [float_input(x, who, name) for x, name in ((query, "query"), (key, "key"), (value, "value"))]
+        unbatched = arrays[0].ndim == 2
+        layout = "unbatched" if unbatched else "batch_first" if self.batch_first else "sequence_first"
+        for x, name, width, length in zip(arrays, ("query", "key", "value"), (E, self.kdim, self.vdim),
+                                          ("Tq", "Tk", "Tk")):
+            if x.ndim != (2 if unbatched else 3) or x.shape[-1] != width:
+                raise ValueError(f"{who} expects {name} of shape {self._shape_text(length, width, unbatched)}"
+                                 f"{self._layout_text(unbatched)}, got {x.shape}")
+        query, key, value = (self._working(x, layout) for x in arrays)
+        if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
+            shapes = ", ".join(self._shape_text(n, w, unbatched) for n, w in (("Tq", E), ("Tk", self.kdim),
+                                                                               ("Tk", self.vdim)))
+            raise ValueError(f"{who} expects query, key and value of shapes {shapes} with one B and one Tk, "
+                             f"got {', '.join(str(x.shape) for x in arrays)}")
+        if unbatched:
+            key_padding_mask, attn_mask = self._unbatched_masks(key_padding_mask, attn_mask, query.shape[1],
+                                                                key.shape[1])
+        return query, key, value, key_padding_mask, attn_mask, layout
+
+    def _shape_text(self, length: str, width: int, unbatched: bool) -> str:
+        """How an input of ``length`` positions and ``width`` channels is laid out, as text."""
+        if unbatched:
+            return f"({length}, {width})"
+        return f"(B, {length}, {width})" if self.batch_first else f"({length}, B, {width})"
+
+    def _layout_text(self, unbatched: bool) -> str:
+        return " (all three unbatched, as the query)" if unbatched else f" (batch_first={self.batch_first})"
+
+    def _working(self, x: np.ndarray, layout: str) -> np.ndarray:
+        """An input or upstream gradient in the caller's layout -> (B, T, E)."""
+        return x[None] if layout == "unbatched" else x if layout == "batch_first" else x.swapaxes(0, 1)
+
+    @staticmethod
+    def _user_layout(x: np.ndarray, layout: str) -> np.ndarray:
+        """An output or gradient (B, T, E) -> the caller's layout."""
+        if layout == "unbatched":
+            return x[0]
+        return x if layout == "batch_first" else np.ascontiguousarray(x.swapaxes(0, 1))
+
+    def _unbatched_masks(self, key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None, Tq: int,
+                         Tk: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """An unbatched query's masks, checked, with a batch axis of 1 where they need one:
+        key_padding_mask (Tk,) -> (1, Tk); attn_mask (Tq, Tk) or (H, Tq, Tk) as it is."""
+        who, H = type(self).__name__, self.num_heads
+        if key_padding_mask is not None:
+            key_padding_mask = as_array(key_padding_mask, who, "key_padding_mask")
+            if key_padding_mask.shape != (Tk,):
+                raise ValueError(f"{who}: with an unbatched query, key_padding_mask must have shape (Tk,) = "
+                                 f"({Tk},), got {key_padding_mask.shape}")
+            key_padding_mask = key_padding_mask[None]  # (1, Tk)
+        if attn_mask is not None:
+            attn_mask = as_array(attn_mask, who, "attn_mask")
+            if attn_mask.shape not in ((Tq, Tk), (H, Tq, Tk)):
+                raise ValueError(f"{who}: with an unbatched query, attn_mask must have shape (Tq, Tk) = "
+                                 f"{(Tq, Tk)} or (H, Tq, Tk) = {(H, Tq, Tk)}, got {attn_mask.shape}")
+        return key_padding_mask, attn_mask
+
+    def _check_causal_hint(self, B: int, Tq: int, Tk: int, key_padding_mask: ArrayLike | None,
+                           attn_mask: ArrayLike | None) -> None:
+        """``is_causal=True`` is torch's hint that ``attn_mask`` is the causal mask: torch
+        requires the mask, and on its fused path uses the causal mask in its place. normcore
+        takes the hint without a mask on a ``causal=True`` layer (its own mask is that mask),
+        applies a given mask as it is and refuses one that is not exactly causal (key j > query i
+        masked out, True or -inf; nothing else masked or biased), and the hint with added keys
+        (``add_bias_kv``, ``add_zero_attn``): there torch's paths disagree."""
+        who = type(self).__name__
+        if attn_mask is None:
+            if self.causal:
+                return  # the layer's own causal mask is the mask the hint describes
+            raise ValueError(f"{who}: is_causal=True is a hint that attn_mask is the causal mask and needs "
+                             f"that mask, as in torch: pass attn_mask=np.triu(np.ones((Tq, Tk), bool), 1), "
+                             f"or build the layer with causal=True")
+        if self.add_bias_kv or self.add_zero_attn:
+            raise ValueError(f"{who}: is_causal=True with add_bias_kv or add_zero_attn: torch's fused path then "
+                             f"masks the added keys too and its other path does not; pass is_causal=False "
+                             f"(the causal attn_mask applies as it is, the added keys open to every query)")
+        self.check_masks(key_padding_mask, attn_mask, B, Tq, Tk)  # a mask of the wrong shape or dtype says so
+        mask = as_array(attn_mask, who, "attn_mask")
+        future = np.triu(np.ones((Tq, Tk), dtype=bool), k=1)  # (Tq, Tk), True where j > i
+        if mask.dtype == np.bool_:
+            causal = bool(np.all(mask == future))
+        else:
+            causal = bool(np.all(np.where(future, np.isneginf(mask), mask == 0)))
+        if not causal:
+            raise ValueError(f"{who}: is_causal=True says attn_mask is the causal mask (True or -inf exactly "
+                             f"where key j > query i, False or 0 elsewhere), but this attn_mask is not; "
+                             f"torch's code paths disagree on such a call. Pass is_causal=False to apply "
+                             f"the mask as it is")
 
 
 class MultiheadSelfAttention(_Attention):
@@ -362,8 +531,9 @@ class MultiheadSelfAttention(_Attention):
 
     Shapes: B batch, T positions, C = d_model channels, H = n_heads heads, D = C / H.
     ``forward(x, key_padding_mask=None, attn_mask=None)`` with x (B, T, C), key_padding_mask
-    (B, T), attn_mask (T, T) or (B, H, T, T), in ``MultiheadAttention``'s convention (a boolean
-    True = masked out, a floating mask added); returns (B, T, C). ``causal=True`` masks key
+    (B, T), attn_mask (T, T), torch's (B * H, T, T) or (B, H, T, T), in ``MultiheadAttention``'s
+    convention (a boolean True = masked out, a floating mask added); returns (B, T, C). Batch
+    first only (``MultiheadAttention`` has torch's other layouts and options). ``causal=True`` masks key
     j > query i. The forward, the masks and the backward are ``MultiheadAttention``'s (see its
     docstring for the derivation) with Tq = Tk = T::
 

@@ -221,8 +221,9 @@ class TransformerBlock(ResidualSublayers):
     ``nn.TransformerEncoderLayer(bias=False)``).
 
     ``forward(x, key_padding_mask=None, attn_mask=None)`` hands the masks to the attention
-    (``MultiheadSelfAttention``'s convention: key_padding_mask (B, T), attn_mask (T, T) or
-    (B, H, T, T), a boolean True = masked out, a floating mask added to the scores); they are
+    (``MultiheadSelfAttention``'s convention: key_padding_mask (B, T), attn_mask (T, T),
+    torch's (B * H, T, T) or (B, H, T, T), a boolean True = masked out, a floating mask added
+    to the scores); they are
     checked before any sub-layer runs. The masks are constants: backward is unchanged. A query
     whose every key is masked out gives NaN, as ``MultiheadSelfAttention`` says; PyTorch's
     ``nn.TransformerEncoderLayer`` gives NaN there only on its fused fast path (eval mode under
