@@ -20,23 +20,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
                                  reason="mypy is not installed (pip install -e '.[test]')"),
-              pytest.mark.slow]  # slow: each test runs mypy over the public API, without a cache
+              pytest.mark.slow]  # slow: mypy over the public API, from an empty cache
 
 
-def run_mypy(tmp_path, *args):
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One mypy cache for both tests: the probe imports normcore, which the first run analysed
+    (the cache starts empty in each test run, so nothing stale is read)."""
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def run_mypy(cache, *args):
     """(exit status, output) of ``python -m mypy`` run from the repository root with its config."""
     cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-           "--cache-dir", str(tmp_path / "mypy_cache"), "--no-color-output", "--no-error-summary", *args]
+           "--cache-dir", str(cache), "--no-color-output", "--no-error-summary", *args]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def test_public_api_type_checks(tmp_path):
-    status, out = run_mypy(tmp_path)
+def test_public_api_type_checks(cache):
+    status, out = run_mypy(cache)
     assert status == 0, f"mypy found errors in the public API:\n{out}"
 
 
-def test_mypy_catches_wrong_hints(tmp_path):
+def test_mypy_catches_wrong_hints(tmp_path, cache):
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""\
         import numpy as np
@@ -51,7 +58,7 @@ def test_mypy_catches_wrong_hints(tmp_path):
         def unannotated(x):                          # every function must be typed
             return x
         """))
-    status, out = run_mypy(tmp_path, str(probe))
+    status, out = run_mypy(cache, str(probe))
     assert status == 1, out
     errors = [ln for ln in out.splitlines() if ": error:" in ln]
     for line, code in ((5, "return-value"), (8, "arg-type"), (10, "no-untyped-def")):

@@ -127,10 +127,14 @@ def _phrases(pieces, room):
     return out
 
 
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
 def _units(text, room):
     """The pieces of ``text`` that ``wrap`` never breaks, and single spaces between them where
     a line may break: a word, a Chinese phrase, and a short tuple or formula whose spaces are
-    inside ASCII brackets or beside an operator ("(T, D)", "0 <= p < 1"); none of the phrases,
+    inside ASCII brackets or beside an operator ("(T, D)", "0 <= p < 1"), and a number with the
+    Chinese word it counts ("3 维", "9 个值"); none of the phrases,
     tuples or formulas wider than ``room`` columns (a line's)."""
     pieces = _phrases(_pieces(text), room)
     groups, depth, previous = [[]], 0, None
@@ -139,7 +143,8 @@ def _units(text, room):
             groups[-1].append(piece)
             continue
         spaced = bool(groups[-1]) and groups[-1][-1].isspace()
-        if spaced and not (depth > 0 or piece in _OPERATORS or previous in _OPERATORS):
+        counted = previous is not None and _NUMBER.fullmatch(previous) and _is_wide(piece[0])  # "3 维"
+        if spaced and not (depth > 0 or piece in _OPERATORS or previous in _OPERATORS or counted):
             groups += [[groups[-1].pop()], []]  # a space where the line may break
         elif not spaced and groups[-1]:
             groups.append([])  # pieces side by side (Chinese): the line may break between them
