@@ -861,8 +861,8 @@ CLAIMS = [
           sent = [m.received.size for m in data]
           print(tr("SyncBatchNorm, 4 workers, vs BatchNorm on the whole batch: {sync_gap:.1e}").format(
               sync_gap=sync_gap))
-          print(tr("the agreement:"), agreement.sent[0].size, tr("values; then all-reduce rounds in one "
-                "training step:"), len(data), " " + tr("values per worker:"), sent)
+          print(tr("the agreement: {agreed} values; then {rounds} all-reduce rounds in one training step, "
+                   "values per worker: {sent}").format(agreed=agreement.sent[0].size, rounds=len(data), sent=sent))
           log = []
           group = ncd.InProcessGroup(4, log=log)
           sync = [ncd.SyncBatchNorm(8, process_group=w, protocol="gather") for w in group.workers]
