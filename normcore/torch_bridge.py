@@ -3,6 +3,7 @@
     from normcore.torch_bridge import to_torch, compare
     tmodel = to_torch(model)         # a torch.nn.Module with model's weights, buffers and mode
     report = compare(model, x)       # forward and backward in both; a table; report.passed
+    report = compare_optimizer(opt)  # 5 steps of opt and its torch.optim twin; a table
 
 torch is imported inside the functions, never at import time: ``import normcore`` (and even
 ``import normcore.torch_bridge``) works without it.
@@ -789,15 +790,18 @@ class BridgeReport:
     def passed(self):
         return all(r.passed for r in self.rows)
 
-    def lines(self):
+    def head(self):
+        """The lines above the table: what was compared, and how a row is judged."""
         title = (N_("{module} against torch.nn, {dtype}, train mode") if self.training
                  else N_("{module} against torch.nn, {dtype}, eval mode"))
-        head = [_(title).format(module=self.module[:40], dtype=self.dtype),
+        return [_(title).format(module=self.module[:40], dtype=self.dtype),
                 *_("ok where |ours - torch| <= atol s + rtol |torch|, atol={atol}, rtol={rtol}, "
                    "with s\nthe tensor's largest |torch| (for a gradient: the largest of all the "
                    "gradients,\nso that one 0 in theory is judged at the scale of its backward "
                    "pass);\nmax rel = max abs / s").format(
                        atol=f"{self.atol:.0e}", rtol=f"{self.rtol:.0e}").splitlines()]
+
+    def lines(self):
         names = [_("tensor"), _("shape"), _("max abs"), _("max rel"), _("worst index")]
         cols = " ".join([pad(names[0], 30)] + [pad(name, w, ">") for name, w in zip(names[1:], (9, 8, 8, 14))]
                         + [" " * 4])
@@ -805,10 +809,24 @@ class BridgeReport:
         verdict = (_("all match") if self.passed
                    else _("{failed} of {total} differ").format(failed=failed, total=len(self.rows)))
         rows = "\n".join([r.line() for r in self.rows] + self.notes).splitlines()
-        return [*head, cols, "-" * 78, *rows, verdict]
+        return [*self.head(), cols, "-" * 78, *rows, verdict]
 
     def __str__(self):
         return "\n".join(self.lines())
+
+
+@dataclass
+class OptimizerReport(BridgeReport):
+    """What ``compare_optimizer`` found: one ``Row`` per parameter and per state entry after
+    ``steps`` steps (``training`` is None: an optimizer has no mode)."""
+    steps: int = 0
+
+    def head(self):
+        return [_("{optimizer} against torch.optim, {dtype}, {steps} steps").format(
+                    optimizer=self.module[:40], dtype=self.dtype, steps=self.steps),
+                *_("ok where |ours - torch| <= atol s + rtol |torch|, atol={atol}, rtol={rtol}, "
+                   "with s\nthe tensor's largest |torch|; max rel = max abs / s").format(
+                       atol=f"{self.atol:.0e}", rtol=f"{self.rtol:.0e}").splitlines()]
 
 
 def _row(name, ours, theirs, atol, rtol, scale=None, shown=""):
@@ -936,6 +954,77 @@ def compare(module, *inputs, dy=None, atol=None, rtol=None, out=print, seed=0, o
         for line in report.lines():
             out(line)
     return report
+
+
+def compare_optimizer(optimizer, steps=5, names=None, atol=None, rtol=None, out=print, seed=0):
+    """Take ``steps`` steps with ``optimizer`` and with its ``torch.optim`` twin on the same
+    gradients, then compare every parameter and every entry of the optimizers' state.
+
+    The twin is the torch optimizer of the same class name (a subclass: its nearest base class
+    that torch has) over copies of the parameters, with the same groups and hyperparameters
+    (normcore's names are torch's). Both sides get the same random gradients (from ``seed``),
+    step t's scaled by 2**-t: shrinking gradients leave AMSGrad's maximum above exp_avg_sq, so a
+    wrong maximum shows. Rows, parameter after parameter (``names``: their names in the order of
+    ``optimizer.params``; default "param 0", "param 1", ...): the parameter after the steps,
+    then each entry of its state (momentum_buffer; step, exp_avg, exp_avg_sq, max_exp_avg_sq),
+    an entry one side lacks failing. ``atol``/``rtol`` default to ``TOLERANCES`` for the first
+    parameter's dtype, relative to the tensor's largest |value| in torch. ``out`` receives each
+    line of the table (None: silent). Returns an ``OptimizerReport``; the parameters have taken
+    the steps. The optimizer must not have stepped yet (a ``ValueError`` otherwise): torch's
+    twin starts with an empty state.
+    """
+    torch = _torch()
+    if any(optimizer.state.values()):
+        raise ValueError(f"compare_optimizer: this {type(optimizer).__name__} has taken steps already; "
+                         "give a fresh optimizer (its torch twin starts with an empty state)")
+    params = optimizer.params
+    names = list(names) if names is not None else [f"param {i}" for i in range(len(params))]
+    tparams = [torch.nn.Parameter(torch.from_numpy(p.data.copy())) for p in params]
+    toptimizer = _torch_optimizer(optimizer, tparams)
+    rng = np.random.default_rng(seed)
+    for t in range(steps):
+        for p, tp in zip(params, tparams):
+            g = (rng.standard_normal(p.shape) * 2.0**-t).astype(p.dtype)
+            p.grad[...] = g
+            tp.grad = torch.from_numpy(g.copy())
+        optimizer.step()
+        toptimizer.step()
+
+    dtype = params[0].dtype
+    d_atol, d_rtol = TOLERANCES.get(dtype, TOLERANCES[np.dtype(np.float32)])
+    atol = d_atol if atol is None else atol
+    rtol = d_rtol if rtol is None else rtol
+    report = OptimizerReport(type(optimizer).__name__, str(dtype), atol, rtol, None, steps=steps)
+    for name, p, tp in zip(names, params, tparams):
+        report.rows.append(_row(name, p.data, _numpy(tp), atol, rtol))
+        ours, theirs = optimizer.state.get(p, {}), toptimizer.state.get(tp, {})
+        for key in [*ours, *(k for k in theirs if k not in ours)]:
+            a, b = ours.get(key), theirs.get(key)  # torch's SGD keeps momentum_buffer=None without momentum
+            if a is None and b is None:
+                continue
+            if a is None or b is None:  # an entry one side lacks
+                report.rows.append(Row(f"{name} {key}", (), np.inf, np.inf, (), False))
+            else:
+                report.rows.append(_row(f"{name} {key}", a, _numpy(b), atol, rtol))
+    if out is not None:
+        for line in report.lines():
+            out(line)
+    return report
+
+
+def _torch_optimizer(optimizer, tparams):
+    """The ``torch.optim`` twin of ``optimizer`` over ``tparams`` (one torch parameter per
+    ``optimizer.params``, in order): its groups and hyperparameters, its defaults."""
+    torch = _torch()
+    names = [c.__name__ for c in type(optimizer).__mro__ if c.__name__ != "Optimizer"]
+    twin = next((getattr(torch.optim, name) for name in names if hasattr(torch.optim, name)), None)
+    if twin is None:
+        raise TypeError(f"compare_optimizer: torch.optim has no twin of {type(optimizer).__name__} "
+                        "(expected SGD, Adam, AdamW or a subclass of one)")
+    tparam = {id(p): tp for p, tp in zip(optimizer.params, tparams)}
+    groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [tparam[id(p)] for p in g["params"]]}
+              for g in optimizer.param_groups]
+    return twin(groups, **optimizer.defaults)
 
 
 def _output_and_weights(out):
