@@ -5,12 +5,12 @@ import sys
 
 import numpy as np
 
-from .. import fast, nn, norms
+from .. import fast, nn, norms, optim
 from ..i18n import N_, translator
 from ..i18n.width import fill
 from ..module import Sequential
 from ..layer_cases import perturb_parameters, randomize_parameters
-from ..torch_bridge import compare
+from ..torch_bridge import compare, compare_optimizer
 from ._options import seed
 from .gradcheck import NORM_NAMES, has_norm
 
@@ -26,8 +26,13 @@ they differ most, and ok/FAIL at a tolerance fitting the dtype (float64 1e-9,
 float32 1e-4), relative to the tensor's largest value; a gradient's is
 relative to the largest of all the gradients, so that a gradient that is 0
 in theory (linear-batchnorm's bias) is judged at the scale of its pass.
-Needs PyTorch. Exit status 0 when everything matches, 1 when something
-differs, 2 for a usage error or when PyTorch is not installed.""")
+An optimizer model (sgd-nesterov, adam-amsgrad, ...) instead takes {steps}
+steps in normcore and in torch.optim with the same random gradients and
+compares every parameter and every state entry (momentum_buffer, exp_avg,
+...) at the same tolerance, relative to the tensor's largest value; --eval
+and --fast do not apply to it. Needs PyTorch. Exit status 0 when everything
+matches, 1 when something differs, 2 for a usage error or when PyTorch is
+not installed.""")
 
 EPILOG = N_("""\
 models:
@@ -37,7 +42,8 @@ examples:
   normcore compare layernorm               a LayerNorm, float64, training mode
   normcore compare block-deepnorm --eval   a DeepNorm block in evaluation mode
   normcore compare batchnorm --fast        the fast tier's BatchNorm1d
-  normcore compare tiny-transformer --dtype float32""")
+  normcore compare tiny-transformer --dtype float32
+  normcore compare adam-amsgrad            Adam with AMSGrad, {steps} steps""")
 
 
 def _norm(name, *args, shape):
@@ -150,6 +156,20 @@ def _softmax_dtype(tier, rng):
     return nn.Softmax(axis=1, dtype=np.float64), (rng.standard_normal((3, 5)) * 3,)
 
 
+STEPS = 5  # an optimizer model's steps
+
+
+def _optimizer(cls, bias_group, **options):
+    """An optimizer model: ``cls(**options)`` over a small Linear's parameters in two groups, the
+    weight's with ``options`` alone, the bias's with ``bias_group`` on top; built as
+    (optimizer, Linear)."""
+    def build(tier, rng):
+        linear = nn.Linear(4, 3, rng=rng)
+        groups = [{"params": [linear.weight]}, {"params": [linear.bias], **bias_group}]
+        return cls(groups, **options), linear
+    return build
+
+
 def _what(message, **fields):
     """A model's description: a message (translated where it is shown) and its fields; a
     description that is all code is a plain string."""
@@ -166,8 +186,8 @@ def _on(layer, shape):
     return _what(N_("{layer} on {shape}"), layer=layer, shape=shape)
 
 
-# name -> (what it is, build(tier, rng) -> (module, inputs) or (module, inputs, forward options));
-# tier is "reference" or "fast"
+# name -> (what it is, build(tier, rng) -> (module, inputs) or (module, inputs, forward options),
+# or (optimizer, the module whose parameters it holds)); tier is "reference" or "fast"
 MODELS = {
     "layernorm": (_on("LayerNorm(6)", "(4, 6)"), _norm("LayerNorm", 6, shape=(4, 6))),
     "rmsnorm": (_on("RMSNorm(6)", "(4, 6)"), _norm("RMSNorm", 6, shape=(4, 6))),
@@ -206,6 +226,24 @@ MODELS = {
                       _cross_entropy),
     "mse-none": (_on("MSELoss(reduction='none')", "(3, 4)"), _mse_none),
     "softmax-dtype": (_on("Softmax(axis=1, dtype=float64)", "(3, 5)"), _softmax_dtype),
+    "sgd-nesterov": (_what(N_("{optimizer}; the bias's group: {group}"),
+                           optimizer="SGD(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)",
+                           group="lr=0.05, weight_decay=0"),
+                     _optimizer(optim.SGD, {"lr": 0.05, "weight_decay": 0.0}, lr=0.1, momentum=0.9,
+                                weight_decay=0.01, nesterov=True)),
+    "sgd-maximize": (_what(N_("{optimizer}; the bias's group: {group}"),
+                           optimizer="SGD(lr=0.1, momentum=0.8, dampening=0.3, weight_decay=0.1, maximize=True)",
+                           group="maximize=False"),
+                     _optimizer(optim.SGD, {"maximize": False}, lr=0.1, momentum=0.8, dampening=0.3,
+                                weight_decay=0.1, maximize=True)),
+    "adam-amsgrad": (_what(N_("{optimizer}; the bias's group: {group}"),
+                           optimizer="Adam(lr=0.05, weight_decay=0.05, amsgrad=True)", group="betas=(0.5, 0.9)"),
+                     _optimizer(optim.Adam, {"betas": (0.5, 0.9)}, lr=0.05, weight_decay=0.05, amsgrad=True)),
+    "adamw-maximize": (_what(N_("{optimizer}; the bias's group: {group}"),
+                             optimizer="AdamW(lr=0.05, weight_decay=0.1, amsgrad=True, maximize=True)",
+                             group="weight_decay=0"),
+                       _optimizer(optim.AdamW, {"weight_decay": 0.0}, lr=0.05, weight_decay=0.1, amsgrad=True,
+                                  maximize=True)),
 }
 
 
@@ -218,13 +256,13 @@ def _model_name(text):
 
 
 def add_arguments(parser):
-    parser.description = _(DESCRIPTION)
+    parser.description = _(DESCRIPTION).format(steps=STEPS)
     width = max(map(len, MODELS))
     lines = []
     for name, (what, _build) in MODELS.items():  # the name, then its description
         what = fill(_description(what), 80, indent=" " * (width + 4))
         lines.append(f"{name:<{width}}  {what[width + 4:]}")
-    parser.epilog = _(EPILOG).format(models="\n  ".join(lines))
+    parser.epilog = _(EPILOG).format(models="\n  ".join(lines), steps=STEPS)
     parser.add_argument("model", metavar="MODEL", type=_model_name,
                         help=_("which built-in model (listed below)"))
     parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
@@ -244,6 +282,13 @@ def _cast(module, dtype):
 
 
 def run(args):
+    rng = np.random.default_rng(args.seed)
+    module, *built = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
+    is_optimizer = isinstance(module, optim.Optimizer)
+    if is_optimizer and (args.eval or args.fast):
+        print(_("normcore compare: {model} is an optimizer;\nit has no evaluation mode (--eval) "
+                "and no fast tier (--fast): leave them out").format(model=args.model), file=sys.stderr)
+        return 2
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -251,9 +296,10 @@ def run(args):
                 "compares against: pip install torch (or pip install -e '.[torch]')"),
               file=sys.stderr)
         return 2
-    rng = np.random.default_rng(args.seed)
-    module, inputs, *options = MODELS[args.model][1]("fast" if args.fast else "reference", rng)
     dtype = np.dtype(args.dtype)
+    if is_optimizer:
+        return _run_optimizer(module, *built, dtype, args.seed)
+    inputs, *options = built
     _cast(module, dtype)
     inputs = tuple(x.astype(dtype) if x is not None and np.issubdtype(x.dtype, np.floating) else x
                    for x in inputs)
@@ -262,4 +308,13 @@ def run(args):
     report = compare(module, *inputs, seed=args.seed, options=options[0] if options else None)
     if has_norm(module):
         print(_(NORM_NAMES))
+    return 0 if report.passed else 1
+
+
+def _run_optimizer(optimizer, model, dtype, seed):
+    """``STEPS`` steps of ``optimizer`` over ``model``'s parameters (in ``dtype``) against its
+    torch twin, rows named as the model names its parameters; the exit status."""
+    _cast(model, dtype)  # the same Parameter objects: the optimizer holds them still
+    name = {id(p): n for n, p in model.named_parameters()}
+    report = compare_optimizer(optimizer, STEPS, names=[name[id(p)] for p in optimizer.params], seed=seed)
     return 0 if report.passed else 1
