@@ -526,7 +526,7 @@ def test_explicit_dy_and_tolerances_are_used():
 def test_cli_every_built_in_model_matches(model, capsys):
     assert cli.main(["compare", model]) == 0
     out = capsys.readouterr().out
-    assert "all match" in out and "output" in out
+    assert "all match" in out and ("output" in out or "against torch.optim" in out)  # a module or an optimizer
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
