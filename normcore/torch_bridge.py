@@ -963,7 +963,7 @@ def compare_optimizer(optimizer, steps=5, names=None, atol=None, rtol=None, out=
     The twin is the torch optimizer of the same class name (a subclass: its nearest base class
     that torch has) over copies of the parameters, with the same groups and hyperparameters
     (normcore's names are torch's). Both sides get the same random gradients (from ``seed``),
-    step t's scaled by 2**-t: shrinking gradients leave AMSGrad's maximum above exp_avg_sq, so a
+    step t's scaled by 2**-t: where exp_avg_sq then falls, AMSGrad's maximum stays above it, so a
     wrong maximum shows. Rows, parameter after parameter (``names``: their names in the order of
     ``optimizer.params``; default "param 0", "param 1", ...): the parameter after the steps,
     then each entry of its state (momentum_buffer; step, exp_avg, exp_avg_sq, max_exp_avg_sq),
