@@ -214,6 +214,19 @@ def test_compare_prints_the_same_numbers_in_both_languages(capsys):
         assert zh.count("\n输出 ") == 1 and "\n输入梯度 " in zh and " 的梯度 " in zh
 
 
+def test_compare_on_an_optimizer_speaks_chinese_with_the_numbers_of_the_english_table(capsys):
+    pytest.importorskip("torch")
+    argv = ["compare", "adam-amsgrad"]
+    _, english, _ = run(argv, capsys)
+    status, zh, _ = run([*argv, "--lang", "zh"], capsys)
+    assert status == 0 and numbers(english) == numbers(zh)
+    assert zh.splitlines()[0] == "Adam 对照 torch.optim，float64，5 步" and "全部一致" in zh.splitlines()
+    assert not wide_lines(zh) and english_runs(zh, allowed=NAMES) == [], zh
+    status, _, err = run(["--lang", "zh", *argv, "--eval"], capsys)  # refused: an optimizer has no mode
+    assert status == 2 and "adam-amsgrad 是优化器" in err
+    assert not wide_lines(err) and english_runs(err, allowed=NAMES) == [], err
+
+
 def test_bench_tables_speak_chinese_within_80_columns():
     """A tiny benchmark (no PyTorch) in Chinese: its explanations and tables, aligned by display
     width; a time is measured anew each run, so only the layout is compared with English."""
