@@ -63,6 +63,19 @@ def test_committed_notebooks_carry_their_outputs(topic):
     assert sum(bool(c.outputs) for c in code_cells) >= len(code_cells) // 2
 
 
+# What a backslash sequence becomes in a source that is not a raw string: \t of \text, \b of
+# \beta, \f of \frac, \v of \varepsilon, \a of \alpha, \r of \rho. No cell has any of them.
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")  # all but the newline
+
+
+@pytest.mark.parametrize("topic", build.TOPICS)
+def test_no_cell_carries_a_control_character(topic):
+    nb = nbformat.read(ROOT / "notebooks" / f"{topic}.ipynb", as_version=4)
+    found = [(i, CONTROL.search(cell.source).group()) for i, cell in enumerate(nb.cells)
+             if CONTROL.search(cell.source)]
+    assert not found, f"cells with a control character (a backslash lost in a non-raw string): {found}"
+
+
 @pytest.mark.parametrize("topic", build.TOPICS)
 def test_notebooks_are_valid_and_carry_their_images(topic):
     """A notebook copied elsewhere or exported to HTML still shows its figures: no image is

@@ -513,7 +513,7 @@ REGISTRY = [
      r"|At least 1\.45 inches"
      r"|at most ``tol``|<= atol|at most CHUNK|at most SUM_ROWS|at most var / 16|rstd at most once"
      r"|at least\s*$|at most 1\s*$|in float32 at least|bound by memory|bound by\s*$|time-bound"
-     r"|bound by time|at most a NumPy overflow|<= 0: logp|a layer bound\s*$|pays at least one\s*$",
+     r"|bound by time|at most a NumPy overflow|<= 0: logp|a layer bound\s*$|pays at least one( latency|\s*$)",
      "not a bound on normcore's numbers"),
 ]
 

@@ -386,11 +386,11 @@ class MultiheadAttention(_Attention):
         need_weights = None if need_weights is None else flag(need_weights, "need_weights", who)
         average = flag(average_attn_weights, "average_attn_weights", who)
         is_causal = flag(is_causal, "is_causal", who)
-        query, key, value, key_padding_mask, attn_mask, layout = self._working_layout(
+        q_in, k_in, v_in, key_padding_mask, attn_mask, layout = self._working_layout(
             query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E), (B, Tk, kdim), (B, Tk, vdim)
         if is_causal:
-            self._check_causal_hint(query.shape[0], query.shape[1], key.shape[1], key_padding_mask, attn_mask)
-        y = self._attend(query, key, value, key_padding_mask, attn_mask)  # (B, Tq, E)
+            self._check_causal_hint(q_in.shape[0], q_in.shape[1], k_in.shape[1], key_padding_mask, attn_mask)
+        y = self._attend(q_in, k_in, v_in, key_padding_mask, attn_mask)  # (B, Tq, E)
         self._returned = (layout, None if not need_weights else "average" if average else "heads")
         y = self._user_layout(y, layout)
         if need_weights is None:
@@ -414,7 +414,7 @@ class MultiheadAttention(_Attention):
             if returned is None:
                 raise ValueError(f"{who}.backward got dweights, but the last forward returned no attention "
                                  f"weights (forward(..., need_weights=True) returns them)")
-            shape = (B, Tq, Tk) if returned == "average" else (B, H, Tq, Tk)
+            shape: tuple[int, ...] = (B, Tq, Tk) if returned == "average" else (B, H, Tq, Tk)
             shape = shape[1:] if layout == "unbatched" else shape
             dw = as_array(dweights, f"{who}.backward", "dweights")
             if dw.shape != shape:
@@ -430,7 +430,8 @@ class MultiheadAttention(_Attention):
     # --- the options torch users pass: layouts and the causal hint ---------------------------
 
     def _working_layout(self, query: ArrayLike, key: ArrayLike, value: ArrayLike,
-                        key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None) -> tuple:
+                        key_padding_mask: ArrayLike | None, attn_mask: ArrayLike | None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, ArrayLike | None, ArrayLike | None, str]:
         """The inputs checked and in the layout the arithmetic uses, (B, T, E), and the caller's
         layout: "unbatched" ((T, E) inputs gain a batch axis of 1, a key_padding_mask (Tk,)
         too; an attn_mask (H, Tq, Tk) is already torch's (B * H, Tq, Tk)), "batch_first"

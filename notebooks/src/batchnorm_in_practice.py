@@ -692,7 +692,7 @@ CELLS = [
     whose layer has another number of channels, or whose shard has the wrong width or dtype,
     would send a message of another length, or refuse its shard and leave the others waiting.
     So before any data moves each worker writes what it is about to exchange,
-    $[C, 	ext{protocol}, 	ext{dtype}, 	ext{ndim}, 	ext{shape}]$ (9 numbers), into its own
+    $[C, \text{protocol}, \text{dtype}, \text{ndim}, \text{shape}]$ (9 numbers), into its own
     slot of $K$ slots of zeros, and one all-reduce hands every worker all $K$ rows (the
     slot trick above). Every worker checks the same rows, so when they do not fit together
     every worker raises the same ValueError, naming each worker's layer and input, and no data
