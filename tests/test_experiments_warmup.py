@@ -26,7 +26,7 @@ def test_post_ln_without_warmup_does_not_learn_but_pre_ln_and_deepnorm_do(result
     assert final["deepnorm"] < 0.5 * chance, f"DeepNorm without warmup should learn: {final}"
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])  # the full run (normcore figures warmup) draws three
 def test_the_failure_without_warmup_holds_for_other_seeds(seed, result):
     steps, chance = result["loss"].shape[-1], result["chance_loss"]
     post = _final(warmup.train("post", steps, 0, seed)["loss"])

@@ -164,16 +164,20 @@ def test_gradcheck_blocks_with_peri_and_qk_norm(label, make, inputs):
     assert report.passed, report.table()
 
 
-@pytest.mark.slow  # gradchecks whole models, seconds each
-@pytest.mark.parametrize("position, qk_norm", [("peri", "layernorm"), ("pre", "rmsnorm")])
-def test_gradcheck_models(position, qk_norm):
-    # Peri-LN without QK-norm: its blocks above, its models in test_seq2seq.py and layer_cases.
-    # Width 6: three channels per head, the fewest a LayerNorm over a head measures well.
+@pytest.mark.slow  # gradchecks a whole model, seconds
+@pytest.mark.parametrize("model, position, qk_norm", [("TinySeq2Seq", "peri", "layernorm"),
+                                                      ("TinyTransformer", "pre", "rmsnorm")])
+def test_gradcheck_models(model, position, qk_norm):
+    # With layer_cases' two Peri-LN models with QK-norm (RMSNorm), each model takes each norm and
+    # each of the two wirings; Peri-LN without QK-norm: its blocks above, its models in
+    # test_seq2seq.py. Width 6: three channels per head, the fewest a LayerNorm over a head measures well.
     ids = np.random.default_rng(4).integers(0, 5, (2, 4))
-    tiny = _random(nc.TinyTransformer(5, 6, 2, 2, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0), scale=0.3)
-    assert nc.gradcheck(tiny, ids, seed=5).passed
-    s2s = _random(nc.TinySeq2Seq(5, 6, 6, 1, 2, 4, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0), scale=0.3)
-    report = nc.gradcheck(s2s, ids, ids[:, :3], seed=5)
+    if model == "TinyTransformer":
+        m, inputs = nc.TinyTransformer(5, 6, 2, 2, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0), (ids,)
+    else:
+        m = nc.TinySeq2Seq(5, 6, 6, 1, 2, 4, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0)
+        inputs = (ids, ids[:, :3])
+    report = nc.gradcheck(_random(m, scale=0.3), *inputs, seed=5)
     assert report.passed, report.table()
 
 
