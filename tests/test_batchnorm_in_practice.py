@@ -86,14 +86,14 @@ def test_fold_takes_the_fast_tier_batchnorm():
     np.testing.assert_allclose(nc.fold_batchnorm(linear, bn)(x), bn(linear(x)), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("bias", [True, False])
-def test_fold_matches_torch_fuse_linear_bn_eval(bias):
+def _folded_as_torch_fuses(linear, bn):
+    """(torch's Linear, torch's BatchNorm1d, torch's fuse_linear_bn_eval of the two) with the
+    weights of ``linear`` and ``bn``, after checking that ``fold_batchnorm`` gives torch's fused
+    weight and bias."""
     torch = pytest.importorskip("torch", reason="torch is the oracle of this test and is not installed")
     fusion = pytest.importorskip("torch.nn.utils.fusion", reason="this torch has no fuse_linear_bn_eval")
-    rng = np.random.default_rng(5)
-    linear, bn = nc.Linear(6, 4, bias=bias, rng=rng), trained_bn(4, rng)
-    t_linear = torch.nn.Linear(6, 4, bias=bias).double()
-    t_bn = torch.nn.BatchNorm1d(4, eps=bn.eps).double()
+    t_linear = torch.nn.Linear(linear.in_features, linear.out_features, bias=linear.bias is not None).double()
+    t_bn = torch.nn.BatchNorm1d(bn.num_features, eps=bn.eps).double()
     t_linear.load_state_dict({k: torch.from_numpy(v) for k, v in linear.state_dict().items()})
     t_bn.load_state_dict({k: torch.from_numpy(v) for k, v in bn.state_dict().items()})
     t_linear.eval(), t_bn.eval()
@@ -101,6 +101,13 @@ def test_fold_matches_torch_fuse_linear_bn_eval(bias):
     folded = nc.fold_batchnorm(linear, bn)
     np.testing.assert_allclose(folded.weight.data, fused.weight.detach().numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(folded.bias.data, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-14)
+    return t_linear, t_bn, folded
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fold_matches_torch_fuse_linear_bn_eval(bias):
+    rng = np.random.default_rng(5)
+    _folded_as_torch_fuses(nc.Linear(6, 4, bias=bias, rng=rng), trained_bn(4, rng))
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -119,18 +126,9 @@ def test_a_batchnorm_of_one_feature_folds_broadcast_over_every_output(bias):
 
 
 def test_a_batchnorm_of_one_feature_folds_as_torch_fuses_it():
-    torch = pytest.importorskip("torch", reason="torch is the oracle of this test and is not installed")
-    fusion = pytest.importorskip("torch.nn.utils.fusion", reason="this torch has no fuse_linear_bn_eval")
     rng = np.random.default_rng(8)
-    linear, bn = nc.Linear(4, 3, rng=rng), trained_bn(1, rng)
-    t_linear, t_bn = torch.nn.Linear(4, 3).double(), torch.nn.BatchNorm1d(1, eps=bn.eps).double()
-    t_linear.load_state_dict({k: torch.from_numpy(v) for k, v in linear.state_dict().items()})
-    t_bn.load_state_dict({k: torch.from_numpy(v) for k, v in bn.state_dict().items()})
-    t_linear.eval(), t_bn.eval()
-    fused = fusion.fuse_linear_bn_eval(t_linear, t_bn)
-    folded = nc.fold_batchnorm(linear, bn)
-    np.testing.assert_allclose(folded.weight.data, fused.weight.detach().numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(folded.bias.data, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-14)
+    t_linear, t_bn, folded = _folded_as_torch_fuses(nc.Linear(4, 3, rng=rng), trained_bn(1, rng))
+    torch = pytest.importorskip("torch")
     x = rng.standard_normal((5, 1, 4))
     expected = t_bn(t_linear(torch.from_numpy(x))).detach().numpy()
     np.testing.assert_allclose(folded(x), expected, rtol=1e-12, atol=1e-12)
