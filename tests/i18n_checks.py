@@ -115,17 +115,17 @@ def english_words(text, allowed=()):
 def typed_names():
     """The names a user types and normcore prints in lists as they are: the commands, every
     choice and option of their parsers, the experiments, the computations explain steps through,
-    the models compare builds, the exercises and the layers' class names."""
+    the models compare builds, the exercises and the class names of the layers and optimizers."""
     import argparse
     import inspect
 
-    from normcore import cli, experiments, nn, norms
+    from normcore import cli, experiments, nn, norms, optim
     from normcore.commands import compare
     from normcore.derivations import KINDS
     from normcore.practice import EXERCISES
 
     names = {*cli.COMMANDS, *experiments.EXPERIMENTS, *KINDS, *compare.MODELS, *EXERCISES}
-    layers = [getattr(module, name) for module in (nn, norms) for name in dir(module) if name[:1].isupper()]
+    layers = [getattr(module, name) for module in (nn, norms, optim) for name in dir(module) if name[:1].isupper()]
     names |= {layer.__name__ for layer in layers}
     for layer in layers:  # their arguments (kdim, momentum, affine...): code
         try:
