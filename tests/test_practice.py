@@ -21,6 +21,7 @@ before '@') on every failing check.
 
 import ast
 import dataclasses
+import functools
 import atexit
 import importlib.util
 import io
@@ -165,9 +166,16 @@ def test_a_generated_file_names_its_mistake_and_says_it_is_generated():
 
 
 # --- verdicts and diagnoses -------------------------------------------------------------------
+@functools.cache
+def graded(path):
+    """``grade_file(path)`` once per test process: three tests read each bug file's report
+    (its verdicts, its report's layout, how sure it is); none changes it."""
+    return grade_file(path)
+
+
 @pytest.mark.parametrize("path", BUGS, ids=bug_id)
 def test_buggy_file_fails_with_exactly_its_diagnosis(path):
-    report = grade_file(path)
+    report = graded(path)
     failing = [c for c in report.checks if c.status != "pass"]
     assert failing, "the grader passed a buggy implementation"
     # a check raises only where the mistake's mutant raises alike (then it carries the name)
@@ -537,7 +545,7 @@ def test_hints_fit_the_exercise(tmp_path):
 
 @pytest.mark.parametrize("path", BUGS, ids=bug_id)
 def test_report_shows_how_sure_and_where_to_learn_within_80_columns(path):
-    report = grade_file(path)
+    report = graded(path)
     text = format_report(report)
     assert max(len(line) for line in text.splitlines()) <= 80
     mistake = next(m for m in CATALOG if m.id == expected_id(path))
@@ -564,14 +572,14 @@ def _how_sure(report):
 def test_a_generated_bug_file_is_reproduced(path):
     """A generated file is the mistake's mutant itself: the mutant gives every number of every
     probe, so every failing check must say "reproduces" (the only level the grader names)."""
-    assert _how_sure(grade_file(path)) == ({"reproduces"}, {"reproduces"})
+    assert _how_sure(graded(path)) == ({"reproduces"}, {"reproduces"})
 
 
 @pytest.mark.parametrize("path", HAND_WRITTEN, ids=bug_id)
 def test_a_bug_file_in_another_style_is_reproduced_too(path):
     """One catalogued mistake written in another style (loops, a staged backward, other names)
     gives the mutant's numbers on every observation, within the tolerances."""
-    assert _how_sure(grade_file(path)) == ({"reproduces"}, {"reproduces"})
+    assert _how_sure(graded(path)) == ({"reproduces"}, {"reproduces"})
 
 
 def test_a_catalogued_mistake_beside_an_uncatalogued_one_is_not_named(tmp_path):
