@@ -351,6 +351,16 @@ def test_explain_rejects_bad_shapes():
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
+def test_the_graph_has_the_tapes_nodes_and_edges(kind):
+    st = step_through(kind, shape=(4, 3))
+    graph = st.graph()
+    assert list(graph.nodes) == [n.name for n in st.tape]
+    assert [f"{a}->{b}" for a, b in graph.edges] == [f"{e.source.name}->{n.name}" for n in st.tape for e in n.edges]
+
+
+# Drawing a picture takes a second: the command is run on a norm, a block-level computation and
+# the widest tapes (the pictures of every kind are drawn by the docs' tests and test_graph_readable).
+@pytest.mark.parametrize("kind", ["layernorm", "residual", "attention", "sync_batchnorm"])
 def test_explain_graph_writes_a_png_whose_nodes_are_the_tapes(kind, tmp_path):
     from PIL import Image
 
