@@ -5,8 +5,10 @@
     python notebooks/build.py --check      # exit 1 if a committed notebook differs from its source
 
 Each source ``notebooks/src/<topic>.py`` defines ``CELLS``, a list of ``md(...)`` and
-``code(...)`` cells. A Markdown cell may contain ``<<tape KIND SHAPE>>`` (e.g. ``<<tape
-batchnorm 4x3>>``): it is replaced by that step-through's node table (forward formula, local
+``code(...)`` cells; it may import what it keeps in modules beside it (the claims notebook's
+rows, ``claims_data_*.py``, and the cells that measure them, ``claims_measure_*.py``; a module
+that is not a notebook's source is not a topic). A Markdown cell may contain ``<<tape KIND
+SHAPE>>`` (e.g. ``<<tape batchnorm 4x3>>``): it is replaced by that step-through's node table (forward formula, local
 derivatives, backward rules), generated from ``normcore.derivations`` so it never drifts from
 the code. A Markdown cell may carry its Chinese text, ``md(english, zh=chinese)``: the topic
 ``<topic>_zh`` is built from the same source with the Chinese text of every Markdown cell
@@ -133,7 +135,8 @@ def source_and_language(topic):
 
 def cells(topic):
     """The notebook's cells from its source, in the topic's language, the tape tables filled in."""
-    for folder in (ROOT, HERE):  # the sources import normcore, and md and code from this module
+    # the sources import normcore, md and code from this module, and the modules beside them
+    for folder in (ROOT, HERE, SOURCES):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
     from normcore.i18n.width import join_wide_lines

@@ -1,5 +1,6 @@
-"""The write-ups' claims, tested: every row of the claims notebook (notebooks/src/claims.py) has
-evidence, and its evidence cell, run here, measures what its verdict and its text say.
+"""The write-ups' claims, tested: every row of the claims notebook (notebooks/src/claims.py, its
+rows in claims_data_*.py, their cells in claims_measure_*.py) has evidence, and its evidence
+cell, run here, measures what its verdict and its text say.
 
 notebooks/src/writeup_claims.toml lists the write-ups' claims section by section with the rows
 that judge them; the table is held to it (``coverage_problems``).
@@ -22,13 +23,16 @@ import pytest
 from normcore.practice.catalog import BY_ID
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "notebooks"))  # the source imports md and code from build.py
+# the source imports md and code from build.py, and its rows and their cells from the modules beside it
+_FOLDERS = [str(ROOT / "notebooks"), str(ROOT / "notebooks" / "src")]
+sys.path[:0] = _FOLDERS
 try:
     _spec = importlib.util.spec_from_file_location("claims_source", ROOT / "notebooks" / "src" / "claims.py")
     claims = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(claims)
 finally:
-    sys.path.remove(str(ROOT / "notebooks"))
+    for _folder in _FOLDERS:
+        sys.path.remove(_folder)
 BY_CLAIM = {c["id"]: c for c in claims.CLAIMS}
 
 

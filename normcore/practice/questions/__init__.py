@@ -309,9 +309,9 @@ def _evidence_problem(pointer, repo):
 
 
 def claims_rows(repo=REPO):
-    """The ids of the claims table's rows (notebooks/src/claims.py)."""
-    text = (Path(repo) / "notebooks" / "src" / "claims.py").read_text(encoding="utf-8")
-    return set(re.findall(r'claim\("([a-z0-9-]+)"', text))
+    """The ids of the claims table's rows (notebooks/src/claims_data_*.py)."""
+    files = sorted((Path(repo) / "notebooks" / "src").glob("claims_data_*.py"))
+    return {row for f in files for row in re.findall(r'claim\("([a-z0-9-]+)"', f.read_text(encoding="utf-8"))}
 
 
 def pairs(question):
