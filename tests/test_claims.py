@@ -330,6 +330,20 @@ def test_every_verdict_is_explained_and_counted():
     assert claims.verdict_summary() in section
 
 
+def test_a_row_without_its_cell_or_a_cell_without_its_row_stops_the_build(tmp_path, monkeypatch):
+    """claims_data_PART.py's rows and claims_measure_PART.py's cells are joined by id."""
+    (tmp_path / "claims_data_extra.py").write_text(
+        "from claims_rows import claim, zh, WRONG\n"
+        "ROWS = [claim('a-row', 'Extra', ['W1'], 't', 'x', WRONG, 'y', zh({}, 't', 'x', 'y'))]\n")
+    (tmp_path / "claims_measure_extra.py").write_text("EVIDENCE = {'another-row': 'print(1)'}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"rows without a cell \['a-row'\], cells without a row \['another-row'\]"):
+        claims.gather(["extra"])
+    with pytest.raises(ValueError, match="the same id: \\['bn-axes'\\]"):
+        claims.gather(["batchnorm", "batchnorm"])
+    assert claims.gather(["dropout"]) == [c for c in claims.CLAIMS if c["topic"] == "Dropout"]
+
+
 def test_the_figures_a_claim_shows_exist():
     shown = [c["figure"] for c in claims.CLAIMS if c["figure"]]
     assert shown
