@@ -1,6 +1,11 @@
 """Source of notebooks/interview_practice.ipynb and of interview_practice_zh.ipynb, the same
 notebook with each Markdown cell's Chinese text (``zh``): python notebooks/build.py
-interview_practice interview_practice_zh."""
+interview_practice interview_practice_zh.
+
+It is one piece, though long: it holds nothing but the notebook's cells in order, each helper
+defined in the code cell that shows it, so the file reads as the notebook does (one source per
+notebook: helpers moved out would no longer be shown).
+"""
 
 from build import CLASS_SCORES, code, md, question
 

@@ -1,4 +1,9 @@
-"""Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm)."""
+"""Source of notebooks/layernorm.ipynb (build with: python notebooks/build.py layernorm).
+
+It is one piece, though long: it holds nothing but the notebook's cells in order, each helper
+defined in the code cell that shows it, so the file reads as the notebook does (one source per
+notebook: helpers moved out would no longer be shown).
+"""
 
 from build import CLASS_SCORES, code, md, question
 

@@ -1,4 +1,9 @@
-"""Source of notebooks/modern_norms.ipynb (build with: python notebooks/build.py modern_norms)."""
+"""Source of notebooks/modern_norms.ipynb (build with: python notebooks/build.py modern_norms).
+
+It is one piece, though long: it holds nothing but the notebook's cells in order, each helper
+defined in the code cell that shows it, so the file reads as the notebook does (one source per
+notebook: helpers moved out would no longer be shown).
+"""
 
 from build import code, md, question
 from normcore.bibliography import notebook_references

@@ -1,5 +1,10 @@
 """Source of notebooks/pre_post_norm.ipynb and of pre_post_norm_zh.ipynb, the same notebook with
-each Markdown cell's Chinese text (``zh``): python notebooks/build.py pre_post_norm pre_post_norm_zh."""
+each Markdown cell's Chinese text (``zh``): python notebooks/build.py pre_post_norm pre_post_norm_zh.
+
+It is one piece, though long: it holds nothing but the notebook's cells in order, each helper
+defined in the code cell that shows it, so the file reads as the notebook does (one source per
+notebook: helpers moved out would no longer be shown).
+"""
 
 from build import code, md, question
 
