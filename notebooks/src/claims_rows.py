@@ -18,8 +18,9 @@ How to add a row:
    write-ups as ``writeup_claims.toml`` lists them, and that listing names the row's id under
    each claim it judges (tests/test_claims.py holds the two to each other).
 3. Add its cell to the topic's ``EVIDENCE`` under the same id: code that prints the numbers the
-   verdict rests on (messages in ``tr(...)``, translated in normcore's notebooks catalog), and a
-   check in tests/test_claims.py's ``CHECKS`` that asserts the verdict on them.
+   verdict rests on, and a check in tests/test_claims.py's ``CHECKS`` that asserts the verdict on
+   them. What it prints goes through ``tr(...)``: ``python -m normcore.i18n update``, then the
+   Chinese in normcore/i18n/locale/zh/LC_MESSAGES/notebooks.po.
 4. Update README.md's table (``claims.readme_table()``) and its verdict counts, and rebuild the
    two notebooks after the merge (python notebooks/build.py claims claims_zh).
 """
