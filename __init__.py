@@ -5,7 +5,8 @@ from the folder that holds the clone (``python my_script.py`` next to it): Pytho
 the clone itself first, and without this file imported it as an empty namespace package
 (``module 'normcore' has no attribute 'LayerNorm'``). Here it hands the import over to the
 real package inside, so ``import normcore`` works from there too. Imported under any other
-name (by a tool walking the folders), it does nothing.
+name (by a tool walking the folders), it does nothing. CONTRIBUTING.md ("The file at the
+root") says why no other way works.
 """
 
 if __name__ == "normcore":

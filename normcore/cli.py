@@ -10,6 +10,7 @@ Nothing of argparse's own is changed, so any other parser in the process stays a
 and errors are wrapped by display width (a Chinese character takes two columns)."""
 
 import argparse
+import difflib
 import importlib
 import importlib.metadata
 import os
@@ -111,8 +112,9 @@ def build_parser():
                         help=_("show program's version number and exit"))
     add_language_option(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = {}  # name -> the command's own parser, which reports what it cannot parse
     for name, (module, help_) in COMMANDS.items():
-        p = sub.add_parser(name, help=_(help_), description=_(help_))
+        p = parser.commands[name] = sub.add_parser(name, help=_(help_), description=_(help_))
         p.set_defaults(_module=module)
         add_language_option(p)  # also after the command's name
         importlib.import_module(f"normcore.commands.{module}").add_arguments(p)
@@ -132,6 +134,18 @@ def _language_in(argv):
         elif arg.startswith("--lang="):
             found = arg.split("=", 1)[1]
     return found
+
+
+def _unrecognized(parser, unknown):
+    """Exit with the usage of the command that was given (not normcore's own) and the arguments
+    it does not take, with the option meant where one is a typing slip away (``--quik``)."""
+    message = "unrecognized arguments: %s" % " ".join(unknown)
+    options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    meant = [close[0] for arg in unknown if arg.startswith("--")
+             for close in [difflib.get_close_matches(arg.split("=", 1)[0], options, n=1)] if close]
+    if meant:
+        message += " " + _("(did you mean {options}?)").format(options=", ".join(meant))
+    parser.error(message)
 
 
 INTERRUPTED = 130  # the exit status of a command stopped by Ctrl-C, as a shell reports it
@@ -157,7 +171,9 @@ def _main(argv):
         print(fill(f"normcore: NORMCORE_LANG: {err}", 80), file=sys.stderr)
         return 2
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _unrecognized(parser.commands.get(args.command, parser), unknown)
     if args.command is None:
         parser.print_help()
         return 0

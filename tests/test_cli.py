@@ -176,3 +176,20 @@ def test_a_clone_named_normcore_imports_from_its_parent_folder(tmp_path):
     done = subprocess.run([sys.executable, "-m", "normcore", "--help"], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0 and "gradcheck" in done.stdout, done.stderr
+
+
+# --- an argument the command does not take: that command's usage, and the option meant ---------
+@pytest.mark.parametrize("argv, usage, unknown, meant", [
+    (["bench", "--quik"], "usage: normcore bench", "--quik", "(did you mean --quick?)"),
+    (["figures", "warmup", "--quick", "--sed", "1"], "usage: normcore figures", "--sed 1", "(did you mean --seed?)"),
+    (["explain", "layernorm", "extra"], "usage: normcore explain", "extra", None),
+    (["--bogus"], "usage: normcore [-h]", "--bogus", None),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_an_unknown_argument_shows_the_commands_usage(argv, usage, unknown, meant, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith(usage), err
+    assert "unrecognized arguments: " + unknown in err
+    assert (meant is None) == ("did you mean" not in err) and (meant is None or meant in err), err
+    assert not _wide(err)
