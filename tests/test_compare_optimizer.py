@@ -7,13 +7,14 @@ import pytest
 
 import normcore as nc
 from normcore import cli, torch_bridge
+from normcore._install import TORCH_CPU
 from normcore.commands import compare as compare_command
 
 OPTIMIZER_MODELS = ["sgd-nesterov", "sgd-maximize", "adam-amsgrad", "adamw-maximize"]
 
 
 def torch_or_skip():
-    return pytest.importorskip("torch", reason="compare needs PyTorch: pip install -e '.[torch]'")
+    return pytest.importorskip("torch", reason=f"compare needs PyTorch: {TORCH_CPU}")
 
 
 def table_rows(out):

@@ -11,7 +11,11 @@ import functools
 
 import numpy as np
 
+from .._install import torch_hint
+from ..i18n import translator
 from ..module import Module
+
+_ = translator("cli")
 
 CONVERTERS = {}  # normcore class -> (module, sub) -> torch.nn.Module
 
@@ -40,8 +44,7 @@ def _torch():
     try:
         import torch
     except ImportError as err:
-        raise ImportError("normcore.torch_bridge needs PyTorch: pip install torch "
-                          "(or pip install -e '.[torch]')") from err
+        raise ImportError(_("normcore.torch_bridge needs PyTorch.") + "\n" + torch_hint()) from err
     return torch
 
 
