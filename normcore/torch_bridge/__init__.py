@@ -53,13 +53,15 @@ a new file, imported below):
    through ``sub(child)``). Never ``import torch`` at the top of the file.
 2. If torch has no such layer: its twin, a ``torch.nn.Module`` whose parameters and buffers
    have normcore's state dict names, defined inside a ``@functools.cache`` function of the
-   family file (``dyt_twin()`` in norms.py is the smallest example). Names that differ
-   (``WeightNorm``'s ``weight_g``, ``weight_v`` under torch's parametrizations) go in the
-   torch module's ``normcore_keys``.
+   family file (``dyt_twin()`` in norms.py is the smallest example). Where torch's module
+   names an array otherwise (``torch.nn.utils.parametrizations.weight_norm`` keeps
+   ``WeightNorm``'s ``weight_g``, ``weight_v`` as ``parametrizations.weight.original0``,
+   ``original1``), the torch module's ``normcore_keys`` maps the names.
 3. The other way, if wanted: an entry in the family's ``@builds_from_torch`` function,
    ``{torch class: lambda t, sub: normcore module}``.
-4. Tests: the layer in tests/test_torch_bridge.py's round trip and ``compare`` (float64,
-   1e-10); ``supported()`` then lists it.
+4. A case in tests/test_torch_bridge.py's ``cases()``: ``compare`` in float64, every row to
+   1e-9 (``test_every_supported_class_has_a_round_trip_case`` fails until there is one).
+   ``supported()`` then lists the layer.
 """
 
 from . import attention, blocks, decoder, layers, losses, norms  # noqa: F401 (they register their layers)

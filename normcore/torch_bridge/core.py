@@ -41,6 +41,8 @@ def builds_from_torch(fn):
 
 
 def _torch():
+    """The torch module, imported here, when a function of the bridge is called; without
+    torch an ``ImportError`` that says how to install it."""
     try:
         import torch
     except ImportError as err:
@@ -137,6 +139,7 @@ def _named_children(m):
 
 
 def _numpy(t):
+    """A torch tensor as a NumPy array (detached, on the CPU)."""
     return t.detach().cpu().numpy()
 
 
