@@ -12,7 +12,7 @@ _ = translator("cli")
 TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 
 
-def torch_hint(indent=""):
+def torch_hint(indent: str = "") -> str:
     """Two lines, each starting with ``indent``: why the CPU build, then the command (indented
     four more columns); at most 80 columns with an indent of up to four."""
     why = _("Install PyTorch's CPU build (plain pip may fetch the multi-GB CUDA build):")

@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALL_LINE = re.compile(r"pip install[^\n]*torch", re.IGNORECASE)  # pip install ... torch ...
 
 
-def test_the_hint_is_the_readmes_cpu_line():
-    readme = (ROOT / "README.md").read_text()
-    lines = set(re.findall(r"pip install torch --index-url \S+?(?=`|\s|$)", readme))
+@pytest.mark.parametrize("page", ["README.md", "CONTRIBUTING.md"])
+def test_the_hint_is_the_cpu_line_of_the_readme_and_contributing(page):
+    text = (ROOT / page).read_text()
+    lines = set(re.findall(r"pip install torch --index-url \S+?(?=`|\s|$)", text))
     assert lines == {TORCH_CPU}
 
 
