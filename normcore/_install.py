@@ -13,7 +13,7 @@ TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 
 
 def torch_hint(indent: str = "") -> str:
-    """Two lines, each starting with ``indent``: why the CPU build, then the command (indented
-    four more columns); at most 80 columns with an indent of up to four."""
+    """Two lines, each starting with ``indent``: why the CPU build, then the command, indented
+    four more columns."""
     why = _("Install PyTorch's CPU build (plain pip may fetch the multi-GB CUDA build):")
     return f"{indent}{why}\n{indent}    {TORCH_CPU}"
