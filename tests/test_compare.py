@@ -7,9 +7,10 @@ import pytest
 
 import normcore as nc
 from normcore import cli, torch_bridge
+from normcore._install import TORCH_CPU
 from normcore.layer_cases import perturb_parameters
 
-pytest.importorskip("torch", reason="compare needs PyTorch: pip install -e '.[torch]'")
+pytest.importorskip("torch", reason=f"compare needs PyTorch: {TORCH_CPU}")
 
 
 class OffBias(nc.Linear):

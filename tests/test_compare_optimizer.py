@@ -7,13 +7,14 @@ import pytest
 
 import normcore as nc
 from normcore import cli, torch_bridge
+from normcore._install import TORCH_CPU
 from normcore.commands import compare as compare_command
 
 OPTIMIZER_MODELS = ["sgd-nesterov", "sgd-maximize", "adam-amsgrad", "adamw-maximize"]
 
 
 def torch_or_skip():
-    return pytest.importorskip("torch", reason="compare needs PyTorch: pip install -e '.[torch]'")
+    return pytest.importorskip("torch", reason=f"compare needs PyTorch: {TORCH_CPU}")
 
 
 def table_rows(out):
@@ -48,14 +49,14 @@ def test_float32_is_judged_at_float32s_tolerance(capsys):
 def test_torch_run_without_nesterov_fails_with_status_1(monkeypatch, capsys):
     """The planted difference: torch's twin built with nesterov=False (heavy-ball momentum)."""
     torch_or_skip()
-    build = torch_bridge._torch_optimizer
+    build = torch_bridge.optimizers._torch_optimizer
 
     def without_nesterov(optimizer, tparams):
         twin = build(optimizer, tparams)
         for group in twin.param_groups:
             group["nesterov"] = False
         return twin
-    monkeypatch.setattr(torch_bridge, "_torch_optimizer", without_nesterov)
+    monkeypatch.setattr(torch_bridge.optimizers, "_torch_optimizer", without_nesterov)
     assert cli.main(["compare", "sgd-nesterov"]) == 1
     out = capsys.readouterr().out
     assert table_rows(out)["weight"] == "FAIL" and "differ" in out.splitlines()[-1]

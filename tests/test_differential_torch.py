@@ -26,9 +26,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from normcore._install import TORCH_CPU
 from norm_tiers import LAYOUTS, NORMS, TIER_IDS, TIERS, configs, in_layout, suite_settings
 
-torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+torch = pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
 
 DTYPES = (np.float64, np.float32, np.float16)
 TORCH_DTYPE = {np.float64: torch.float64, np.float32: torch.float32, np.float16: torch.float16}

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "normcore"
 
 LAYERS = [  # bottom first: (layer, the top-level modules and packages of normcore in it)
-    ("helpers", {"_array", "progress", "i18n", "bibliography", "notebooks"}),
+    ("helpers", {"_array", "_install", "progress", "i18n", "bibliography", "notebooks"}),
     ("stack", {"module"}),
     ("reference norms", {"norms"}),
     ("fast tier", {"fast"}),

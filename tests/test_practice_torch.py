@@ -25,6 +25,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from normcore._install import TORCH_CPU  # noqa: E402
 from normcore.cli import main  # noqa: E402
 from normcore.practice import EXERCISES, grade_file  # noqa: E402
 from normcore.practice.catalog import BY_ID  # noqa: E402
@@ -331,6 +332,6 @@ def test_a_torch_file_without_torch_says_it_needs_pytorch(tmp_path, name):
               f"sys.exit(main(['practice', 'check', 'my_{name}_torch.py']))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "needs PyTorch" in done.stdout and "pip install normcore[torch]" in done.stdout
+    assert "needs PyTorch" in done.stdout and TORCH_CPU in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     assert max(map(len, done.stdout.splitlines())) <= 80

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import normcore as nc
+from normcore._install import TORCH_CPU
 from normcore.layer_cases import perturb_parameters, randomize_parameters
 from norm_tiers import suite_settings
 
@@ -324,7 +325,7 @@ try:
     HAS_TORCH = True
 except ImportError:
     HAS_TORCH = False
-needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="PyTorch is not installed (pip install torch)")
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason=f"PyTorch is not installed ({TORCH_CPU})")
 
 
 def _compare(module, *inputs, dtype=np.float64, tol=1e-10):

@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 
 import normcore as nc
 from norm_tiers import LAYOUTS, in_layout, suite_settings
+from normcore._install import TORCH_CPU
 from normcore.torch_bridge import to_torch
 from normcore.layer_cases import randomize_parameters
 
-torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+torch = pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
 torch.set_default_dtype(torch.float64)
 
 TOL = 1e-10

@@ -17,8 +17,10 @@ import numpy as np
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
-pytest.importorskip("expecttest", reason="PyTorch's sample databases need expecttest: pip install -e '.[torch]'")
+from normcore._install import TORCH_CPU
+
+torch = pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
+pytest.importorskip("expecttest", reason="PyTorch's sample databases need expecttest: pip install expecttest")
 
 import normcore  # noqa: E402
 import torch_samples as ts  # noqa: E402

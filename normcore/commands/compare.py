@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from .. import fast, nn, norms, optim
+from .._install import torch_hint
 from ..i18n import N_, translator
 from ..i18n.width import fill
 from ..module import Sequential
@@ -293,8 +294,7 @@ def run(args):
         import torch  # noqa: F401
     except ImportError:
         print(_("normcore compare: PyTorch is not installed; it is the oracle this command\n"
-                "compares against: pip install torch (or pip install -e '.[torch]')"),
-              file=sys.stderr)
+                "compares against.") + "\n" + torch_hint(), file=sys.stderr)
         return 2
     dtype = np.dtype(args.dtype)
     if is_optimizer:

@@ -27,6 +27,7 @@ import os
 import sys
 from pathlib import Path
 
+from .._install import torch_hint
 from ..i18n import translator
 from ._options import HelpFormatter
 from ..i18n.width import clip, display_width, fill, pad
@@ -327,7 +328,7 @@ def _new(args):
     ex = EXERCISES[args.name]
     todo = skeletons.what_to_fill(args.name, args.forward_only, args.torch)
     if args.torch and importlib.util.find_spec("torch") is None:
-        print(_fill(_("note: the file {needs}").format(needs=_(NEEDS_TORCH)), ""))
+        print(_fill(_("note: the file {needs}").format(needs=_(NEEDS_TORCH)), "") + "\n" + torch_hint())
     print(_fill(_("wrote {target}: fill in {todo}, then run").format(target=target, todo=_(todo)),
                 "") + f"\n    normcore practice check {target}\n"
           + _fill(_("{level}, time box {minutes} min; the docstring has a worked example").format(

@@ -11,14 +11,15 @@ import traceback
 from collections import namedtuple
 from pathlib import Path
 
+from .._install import torch_hint
 from ..i18n import N_, translator
 from .driver import ContractError, NotApplicable
 from .exercises import EXERCISES
 from .probes import error_kind
 
 _ = translator("practice")
-# translated where shown: _(NEEDS_TORCH)
-NEEDS_TORCH = N_("needs PyTorch, which is not installed here:\n    pip install normcore[torch] (or torch)")
+# translated where shown: _(NEEDS_TORCH), followed by torch_hint()
+NEEDS_TORCH = N_("needs PyTorch, which is not installed here")
 
 
 class CannotGrade(Exception):
@@ -52,7 +53,7 @@ def load_module(path):
     except Exception as e:  # anything raised while the file's top level runs
         sys.modules.pop(name, None)
         if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] == "torch":
-            raise CannotGrade(f"{path}\n    {_(NEEDS_TORCH)}") from None  # a PyTorch-track answer
+            raise CannotGrade(f"{path}\n    {_(NEEDS_TORCH)}\n{torch_hint('    ')}") from None  # a PyTorch-track answer
         raise CannotGrade(_("importing {path} raised {error}").format(
             path=path, error=describe_error(e, path))) from None
     return module

@@ -1,0 +1,80 @@
+"""The bridge to PyTorch: the same model in ``torch.nn``, and a side-by-side comparison.
+
+    from normcore.torch_bridge import to_torch, compare
+    tmodel = to_torch(model)         # a torch.nn.Module with model's weights, buffers and mode
+    report = compare(model, x)       # forward and backward in both; a table; report.passed
+    report = compare_optimizer(opt)  # 5 steps of opt and its torch.optim twin; a table
+
+torch is imported inside the functions, never at import time: ``import normcore`` (and even
+``import normcore.torch_bridge``) works without it.
+
+One file per family, each short enough to read at once:
+
+    core.py         the registries, to_torch, key_map, from_torch (both directions)
+    norms.py        LayerNorm, RMSNorm, BatchNorm, InstanceNorm, GroupNorm, DyT
+    layers.py       Linear, activations, Softmax, Dropout, Embedding, positions, Sequential
+    attention.py    attention (torch's nn.MultiheadAttention, the QK-norm twin)
+    blocks.py       feed-forward, TransformerBlock, the tiny language model
+    decoder.py      the decoder block, the encoder-decoder model
+    losses.py       CrossEntropyLoss, MSELoss
+    comparison.py   compare, its rows and report, the tolerances
+    optimizers.py   compare_optimizer
+
+How the mapping works: ``CONVERTERS`` maps a normcore class to a function ``(module, sub)``
+returning the torch module, where ``sub(child)`` converts a child. Subclasses (the fast tier,
+a layer you derived) use their nearest registered base class. Parameter and buffer names are
+the same on both sides (normcore uses PyTorch's), so the weights travel as a state dict with
+``strict=True``: a mapping that forgot a parameter fails loudly instead of comparing against
+a default. Where torch's layer stores the same numbers under other names
+(``nn.MultiheadAttention``'s ``in_proj_weight`` holds q, k and v stacked;
+``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the torch
+module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and ``key_map``
+resolves every key of a model through it. Where torch has no one-to-one layer (learned
+positions, DyT, the Transformer block with RMSNorm or DyT, DeepNorm's alpha, no norm or
+Peri-LN's two norms, attention with QK-norm, the tiny language model), a family file defines
+small ``torch.nn.Module`` twins in a function cached with ``functools.cache`` (built on first
+use, written in torch ops with torch's own norms); they also hold the subclasses of torch's
+own layers that are called as normcore's are (attention returning its output alone unless
+asked for its weights, normcore's ``causal`` flag).
+
+The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
+loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run
+PyTorch's own test samples of ``nn.MultiheadAttention`` through normcore.
+
+Dropout: in evaluation both sides are the identity and compare equal. In training the two
+draw their masks from different generators, so outputs differ; ``compare`` then reports a
+failure, which is the truth, not a bug of the bridge.
+
+Adding the twin of a new layer (say ``nc.SoftCap``) touches one family file (a new family:
+a new file, imported below):
+
+1. A converter: ``@converts(nn.SoftCap)`` on ``def _softcap(m, sub)`` returning the torch
+   module with the layer's arguments (``_torch().nn`` for torch's own layer; children
+   through ``sub(child)``). Never ``import torch`` at the top of the file.
+2. If torch has no such layer: its twin, a ``torch.nn.Module`` whose parameters and buffers
+   have normcore's state dict names, defined inside a ``@functools.cache`` function of the
+   family file (``dyt_twin()`` in norms.py is the smallest example). Where torch's module
+   names an array otherwise (``torch.nn.utils.parametrizations.weight_norm`` keeps
+   ``WeightNorm``'s ``weight_g``, ``weight_v`` as ``parametrizations.weight.original0``,
+   ``original1``), the torch module's ``normcore_keys`` maps the names.
+3. The other way, if wanted: an entry in the family's ``@builds_from_torch`` function,
+   ``{torch class: lambda t, sub: normcore module}``.
+4. A case in tests/test_torch_bridge.py's ``cases()``: ``compare`` in float64, every row to
+   1e-9 (``test_every_supported_class_has_a_round_trip_case`` fails until there is one).
+   ``supported()`` then lists the layer.
+"""
+
+from . import attention, blocks, decoder, layers, losses, norms  # noqa: F401 (they register their layers)
+from .attention import attention_keys
+from .comparison import TOLERANCES, BridgeReport, Row, compare
+from .core import (CONVERTERS, builds_from_torch, converts, from_torch, from_torch_supported, key_map, supported,
+                   to_torch)
+from .decoder import decoder_keys
+from .norms import RUNNING_NORMS
+from .optimizers import OptimizerReport, compare_optimizer
+
+__all__ = [
+    "to_torch", "key_map", "supported", "from_torch", "from_torch_supported",
+    "compare", "compare_optimizer", "Row", "BridgeReport", "OptimizerReport", "TOLERANCES",
+    "attention_keys", "decoder_keys", "CONVERTERS", "converts", "builds_from_torch", "RUNNING_NORMS",
+]
