@@ -12,11 +12,15 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
+from .residual_scaling import LayerScale, ReZero
 from .transformer import (FeedForward, TinySeq2Seq, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
                           deepnorm_constants)
+from .weight_norm import WeightNorm
+from .ws_linear import WSLinear
 
 __all__ = [
-    "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
+    "Linear", "init_weight", "WeightNorm", "WSLinear", "LayerScale", "ReZero",
+    "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
     "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
     "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
     "FeedForward",

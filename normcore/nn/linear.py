@@ -84,25 +84,41 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
     def forward(self, x: ArrayLike) -> np.ndarray:
-        x = float_input(x, "Linear")
+        return self.forward_with(x, self.weight.data)
+
+    def backward(self, dy: ArrayLike) -> np.ndarray:
+        dx, dW = self.backward_with(dy, self.weight.data)
+        self.weight.grad += dW  # (out, in)
+        return dx
+
+    # The arithmetic with the weight given: WeightNorm and WSLinear compute their weight from
+    # their parameters and use it here.
+    def forward_with(self, x: ArrayLike, W: np.ndarray) -> np.ndarray:
+        """y = x @ W.T + b with the weight ``W`` (out, in); caches a copy of x."""
+        who = type(self).__name__
+        x = float_input(x, who)
         if x.ndim < 1 or x.shape[-1] != self.in_features:
             raise ValueError(
-                f"Linear({self.in_features}, {self.out_features}) expects input of shape "
+                f"{who}({self.in_features}, {self.out_features}) expects input of shape "
                 f"(*, {self.in_features}), got {x.shape}"
             )
         xc = x.astype(compute_dtype(x.dtype))  # (*, in), a private copy: the caller may overwrite x
-        y = xc @ self.weight.data.astype(xc.dtype, copy=False).T  # (*, out)
+        y = xc @ W.astype(xc.dtype, copy=False).T  # (*, out)
         if self.bias is not None:
             y = y + self.bias.data.astype(xc.dtype, copy=False)
         self._cache = (xc, x.dtype)
         return y.astype(x.dtype, copy=False)
 
-    def backward(self, dy: ArrayLike) -> np.ndarray:
-        x, in_dtype = self._cached()
-        dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), "Linear").astype(x.dtype, copy=False)
+    def backward_with(self, dy: ArrayLike, W: np.ndarray,
+                      cache: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(dx, dW) for the last forward with the weight ``W``; adds db to ``bias.grad``.
+        ``cache`` is what that forward cached, when a subclass keeps it inside its own."""
+        x, in_dtype = cache if cache is not None else self._cached()
+        who = type(self).__name__
+        dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), who).astype(x.dtype, copy=False)
         dy_rows = dy.reshape(-1, self.out_features)  # (N, out)
-        self.weight.grad += dy_rows.T @ x.reshape(-1, self.in_features)  # (out, in)
+        dW = dy_rows.T @ x.reshape(-1, self.in_features)  # (out, in)
         if self.bias is not None:
             self.bias.grad += dy_rows.sum(axis=0)  # (out,)
-        dx = dy @ self.weight.data.astype(x.dtype, copy=False)  # (*, in)
-        return dx.astype(in_dtype, copy=False)
+        dx = dy @ W.astype(x.dtype, copy=False)  # (*, in)
+        return dx.astype(in_dtype, copy=False), dW
