@@ -68,10 +68,14 @@ class WeightNorm(Linear):
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, dim={self.dim}"
 
+    @property
+    def _axes(self) -> tuple[int, ...]:
+        """A: the axes of v each norm sums over, every axis but ``dim``."""
+        return (0, 1) if self.dim is None else (1 - self.dim,)
+
     def _norm(self, v: np.ndarray) -> np.ndarray:
         """||v|| per slice along ``dim``: sqrt(sum_A(v**2)), kept dims ((out, 1), (1, in) or (1, 1))."""
-        axes = (0, 1) if self.dim is None else (1 - self.dim,)    # A: every axis but dim
-        return np.sqrt(np.sum(v ** 2, axis=axes, keepdims=True))
+        return np.sqrt(np.sum(v ** 2, axis=self._axes, keepdims=True))
 
     def compute_weight(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(w, v_hat, g / norm): w = g * v / ||v||, v_hat = v / ||v|| (out, in), g / ||v|| (g's shape, kept dims)."""
@@ -89,8 +93,7 @@ class WeightNorm(Linear):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         linear_cache, w, v_hat, g_over_norm = self._cached()
         dx, dw = self.backward_with(dy, w, linear_cache)          # (*, in), (out, in); adds db
-        axes = (0, 1) if self.dim is None else (1 - self.dim,)    # A
-        dg = np.sum(dw * v_hat, axis=axes, keepdims=True)         # like norm: (dw . v) / ||v|| per slice
+        dg = np.sum(dw * v_hat, axis=self._axes, keepdims=True)         # like norm: (dw . v) / ||v|| per slice
         dv = g_over_norm * (dw - dg * v_hat)                      # (out, in)  orthogonal to v
         self.weight_g.grad += dg.reshape(self.weight_g.shape).astype(self.weight_g.dtype, copy=False)
         self.weight_v.grad += dv.astype(self.weight_v.dtype, copy=False)
