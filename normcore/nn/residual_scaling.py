@@ -40,8 +40,7 @@ class _Scale(Module):
 
 
 class LayerScale(_Scale):
-    r"""LayerScale (Touvron, Cord, Sablayrolles, Synnaeve and Jegou, "Going deeper with Image
-    Transformers", ICCV 2021, the CaiT paper): a per-channel scale gamma on a residual
+    r"""LayerScale (Touvron et al. 2021, arXiv:2103.17239, the CaiT paper): a per-channel scale gamma on a residual
     branch's output, x + gamma * F(x), gamma initialised to a small ``init``.
 
     Forward and backward (C = ``dim``, the last axis of x)::
@@ -72,8 +71,7 @@ class LayerScale(_Scale):
 
 
 class ReZero(_Scale):
-    r"""ReZero (Bachlechner, Majumder, Mao, Cottrell and McAuley, "ReZero is All You Need: Fast
-    Convergence at Large Depth", UAI 2021, arXiv:2003.04887): one scalar alpha on a residual
+    r"""ReZero (Bachlechner et al. 2020, arXiv:2003.04887): one scalar alpha on a residual
     branch, x + alpha * F(x), with alpha initialised to 0, so that every block starts as the
     identity.
 
@@ -85,7 +83,7 @@ class ReZero(_Scale):
 
     At alpha = 0 the branch's own parameters get no gradient; alpha's gradient is the branch
     output's correlation with dy, so alpha moves first and lets the gradient into the branch.
-    SkipInit (De and Smith, NeurIPS 2020) is the same multiplier at the end of each residual
+    SkipInit (De and Smith 2020) is the same multiplier at the end of each residual
     branch with BatchNorm removed. ``init`` sets alpha's start (0 by default). The state dict
     holds ``alpha`` of shape (1,), as DyT's alpha. Cache: a copy of x.
     """

@@ -16,9 +16,8 @@ TORCH_PARAMETRIZATION_KEYS = {"parametrizations.weight.original0": "weight_g",
 
 
 class WeightNorm(Linear):
-    r"""Weight normalization (Salimans and Kingma, "Weight Normalization: A Simple
-    Reparameterization to Accelerate Training of Deep Neural Networks", NeurIPS 2016) of a
-    ``Linear``: its weight w (out, in) is learnt as a length g and a direction v.
+    r"""Weight normalization (Salimans and Kingma 2016, arXiv:1602.07868) of a ``Linear``: its
+    weight w (out, in) is learnt as a length g and a direction v.
 
     Forward (A = every axis of v but ``dim``; the norm of each slice along ``dim``)::
 

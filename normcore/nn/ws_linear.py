@@ -9,9 +9,9 @@ from .linear import Linear
 
 
 class WSLinear(Linear):
-    r"""Weight Standardization (Qiao, Wang, Liu, Shen and Yuille, "Weight Standardization",
-    arXiv:1903.10520, 2019) on a Linear: each output row of the weight W (out, in) is
-    standardised over its ``in`` values before the product; W itself is the parameter.
+    r"""Weight Standardization (Qiao et al. 2019, arXiv:1903.10520) on a Linear: each output row
+    of the weight W (out, in) is standardised over its ``in`` values before the product; W
+    itself is the parameter.
 
     Forward (A = axis 1, the row's ``in`` values)::
 

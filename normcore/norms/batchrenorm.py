@@ -10,8 +10,7 @@ from .standardization import moments, standardize, standardize_backward
 
 
 class _BatchRenorm(_BatchNorm):
-    r"""Batch Renormalization (Ioffe, "Batch Renormalization: Towards Reducing Minibatch
-    Dependence in Batch-Normalized Models", NeurIPS 2017, arXiv:1702.03275).
+    r"""Batch Renormalization, as Ioffe 2017 (arXiv:1702.03275) defines it.
 
     Training (B = every axis but the channel axis 1; mu, sigma the running statistics)::
 

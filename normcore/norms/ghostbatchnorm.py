@@ -10,8 +10,8 @@ from .standardization import moments, standardize, standardize_backward
 
 
 class _GhostBatchNorm(_BatchNorm):
-    r"""Ghost Batch Normalization (Hoffer, Hubara and Soudry, "Train longer, generalize better",
-    NeurIPS 2017): BatchNorm whose batch statistics are taken over virtual ("ghost") batches.
+    r"""Ghost Batch Normalization (Hoffer et al. 2017, arXiv:1705.08741): BatchNorm whose batch
+    statistics are taken over virtual ("ghost") batches.
 
     Training: the batch is split along N into chunks x_k of ``virtual_batch_size`` samples
     (the last one smaller when N is not a multiple, as ``torch.split`` cuts), and each chunk is
