@@ -11,7 +11,12 @@ from ..norms.base import param_dtype
 class _Scale(Module):
     """y = s * x with a learnt s broadcast over x's last axis; ds = sum over the rest of dy * x."""
 
-    scale: Parameter  # set by each subclass under its own name
+    _scale_name = ""  # the name of the scale Parameter, set by each subclass ("gamma", "alpha")
+
+    @property
+    def scale(self) -> Parameter:
+        """The learnt scale s."""
+        return getattr(self, self._scale_name)
 
     def _input(self, x: ArrayLike) -> tuple[np.ndarray, np.dtype]:
         x = float_input(x, type(self).__name__)
@@ -53,14 +58,12 @@ class LayerScale(_Scale):
     evaluation behave the same. Cache: a copy of x.
     """
 
+    _scale_name = "gamma"
+
     def __init__(self, dim: int, init: float = 1e-5, dtype: DTypeLike = np.float64) -> None:
         self.dim = positive_int(dim, "dim", "LayerScale")
         self.init = real_number(init, "init", "LayerScale")
         self.gamma = Parameter(np.full(self.dim, self.init), dtype=param_dtype(dtype, "LayerScale"))
-
-    @property
-    def scale(self) -> Parameter:
-        return self.gamma
 
     def extra_repr(self) -> str:
         return f"{self.dim}, init={self.init}"
@@ -88,13 +91,11 @@ class ReZero(_Scale):
     holds ``alpha`` of shape (1,), as DyT's alpha. Cache: a copy of x.
     """
 
+    _scale_name = "alpha"
+
     def __init__(self, init: float = 0.0, dtype: DTypeLike = np.float64) -> None:
         self.init = real_number(init, "init", "ReZero")
         self.alpha = Parameter(np.full(1, self.init), dtype=param_dtype(dtype, "ReZero"))
-
-    @property
-    def scale(self) -> Parameter:
-        return self.alpha
 
     def extra_repr(self) -> str:
         return f"init={self.init}"

@@ -62,8 +62,6 @@ class WeightNorm(Linear):
         self.weight_g = Parameter(self._norm(w).reshape(g_shape), dtype=w.dtype)  # g = ||w||
         self.weight_v = Parameter(w.copy(), dtype=w.dtype)        # v = w
 
-    weight = None  # no weight parameter: w is computed from weight_g and weight_v
-
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, dim={self.dim}"
 
