@@ -201,3 +201,20 @@ def test_layouts_give_the_same_numbers(layout, make):
         np.testing.assert_allclose(p.grad, q.grad, rtol=1e-13)
     for key, value in a.state_dict().items():
         np.testing.assert_allclose(b.state_dict()[key], value, rtol=1e-14)
+
+
+def test_ghost_batchnorm_normalises_as_the_batch_noise_experiments_device():
+    """Same output and gradients in training; the running statistics differ by design (one update
+    per group here, one per batch with the groups' averages there)."""
+    from normcore.experiments.batch_noise import GhostBatchNorm
+    rng = np.random.default_rng(11)
+    ours, device = nc.GhostBatchNorm1d(3, virtual_batch_size=4), GhostBatchNorm(3, ghost=4)
+    randomize_parameters(ours, rng)
+    device.norm.load_state_dict({"weight": ours.gamma.data, "bias": ours.beta.data,
+                                 "running_mean": ours.running_mean, "running_var": ours.running_var,
+                                 "num_batches_tracked": ours.num_batches_tracked})
+    x, dy = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
+    np.testing.assert_allclose(ours(x), device(x), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(ours.backward(dy), device.backward(dy), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours.gamma.grad, device.norm.weight.grad, rtol=1e-13)
+    assert int(ours.num_batches_tracked) == 2 and not np.allclose(ours.running_var, device.norm.running_var)
