@@ -178,3 +178,12 @@ def test_layouts_give_the_same_numbers(layout, make):
     np.testing.assert_array_equal(a.backward(dy), b.backward(with_layout(dy, layout)))
     for p, q in zip(a.parameters(), b.parameters()):
         np.testing.assert_array_equal(p.grad, q.grad)
+
+
+def test_neither_is_a_linear_for_folding():
+    """Folding a BatchNorm into the raw weight W would ignore the standardisation (WSLinear) or
+    the reparametrisation (WeightNorm): fold_batchnorm refuses both."""
+    for layer in (nc.WSLinear(3, 2), nc.WeightNorm(nc.Linear(3, 2))):
+        assert not isinstance(layer, nc.Linear)
+        with pytest.raises(TypeError, match="expects a Linear"):
+            nc.fold_batchnorm(layer, nc.BatchNorm1d(2).eval())

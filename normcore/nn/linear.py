@@ -46,35 +46,25 @@ def init_weight(fan_out: int, fan_in: int, init: str = "xavier", gain: float = 1
     return rng.uniform(-a, a, shape)
 
 
-class Linear(Module):
-    r"""Fully connected layer: ``y = x W^T + b`` on the last axis.
+class _LinearBase(Module):
+    """What ``Linear``, ``WSLinear`` and ``WeightNorm`` share: the sizes, the bias, and the
+    arithmetic ``y = x W^T + b`` with the weight W given (``forward_with``, ``backward_with``),
+    which ``Linear`` uses with its ``weight`` and the other two with the weight they compute.
+    Only ``Linear`` is a ``Linear``: the bridge to PyTorch and ``fold_batchnorm`` take it alone."""
 
-    Shapes: x (*, in_features), W = ``weight`` (out_features, in_features), b = ``bias``
-    (out_features,), y (*, out_features). Forward and backward, with N = prod(*) rows::
-
-        y  = x @ W.T + b                   (*, out)
-        dW = dy.reshape(N, out).T @ x.reshape(N, in)     (out, in)   summed over all rows
-        db = sum over rows of dy           (out,)
-        dx = dy @ W                        (*, in)
-
-    ``init`` names the weight distribution (see ``init_weight``: "xavier" (default),
-    "xavier_normal", "kaiming", "kaiming_uniform", "torch") and ``gain`` scales it. The bias
-    starts at zero, except with ``init="torch"`` where it is U(-1/sqrt(in), 1/sqrt(in)) as in
-    PyTorch. ``rng`` is None, an int seed or a ``np.random.Generator``. Parameter names and
-    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
-    """
-
+    weight: Parameter
     bias: Parameter | None
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, init: str = "xavier",
                  gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
-        self.in_features = positive_int(in_features, "in_features", "Linear")
-        self.out_features = positive_int(out_features, "out_features", "Linear")
-        self.init, self.gain = init, real_number(gain, "gain", "Linear")
+        who = type(self).__name__
+        self.in_features = positive_int(in_features, "in_features", who)
+        self.out_features = positive_int(out_features, "out_features", who)
+        self.init, self.gain = init, real_number(gain, "gain", who)
         rng = make_rng(rng)
         weight = init_weight(self.out_features, self.in_features, init, self.gain, rng)  # (out, in)
         self.weight = Parameter(weight, dtype=dtype)
-        if flag(bias, "bias", "Linear"):
+        if flag(bias, "bias", who):
             bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
             self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
         else:
@@ -83,16 +73,6 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
-    def forward(self, x: ArrayLike) -> np.ndarray:
-        return self.forward_with(x, self.weight.data)
-
-    def backward(self, dy: ArrayLike) -> np.ndarray:
-        dx, dW = self.backward_with(dy, self.weight.data)
-        self.weight.grad += dW  # (out, in)
-        return dx
-
-    # The arithmetic with the weight given: WeightNorm and WSLinear compute their weight from
-    # their parameters and use it here.
     def forward_with(self, x: ArrayLike, W: np.ndarray) -> np.ndarray:
         """y = x @ W.T + b with the weight ``W`` (out, in); caches a copy of x."""
         who = type(self).__name__
@@ -122,3 +102,30 @@ class Linear(Module):
             self.bias.grad += dy_rows.sum(axis=0)  # (out,)
         dx = dy @ W.astype(x.dtype, copy=False)  # (*, in)
         return dx.astype(in_dtype, copy=False), dW
+
+
+class Linear(_LinearBase):
+    r"""Fully connected layer: ``y = x W^T + b`` on the last axis.
+
+    Shapes: x (*, in_features), W = ``weight`` (out_features, in_features), b = ``bias``
+    (out_features,), y (*, out_features). Forward and backward, with N = prod(*) rows::
+
+        y  = x @ W.T + b                   (*, out)
+        dW = dy.reshape(N, out).T @ x.reshape(N, in)     (out, in)   summed over all rows
+        db = sum over rows of dy           (out,)
+        dx = dy @ W                        (*, in)
+
+    ``init`` names the weight distribution (see ``init_weight``: "xavier" (default),
+    "xavier_normal", "kaiming", "kaiming_uniform", "torch") and ``gain`` scales it. The bias
+    starts at zero, except with ``init="torch"`` where it is U(-1/sqrt(in), 1/sqrt(in)) as in
+    PyTorch. ``rng`` is None, an int seed or a ``np.random.Generator``. Parameter names and
+    shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
+    """
+
+    def forward(self, x: ArrayLike) -> np.ndarray:
+        return self.forward_with(x, self.weight.data)
+
+    def backward(self, dy: ArrayLike) -> np.ndarray:
+        dx, dW = self.backward_with(dy, self.weight.data)
+        self.weight.grad += dW  # (out, in)
+        return dx

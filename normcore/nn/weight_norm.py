@@ -8,14 +8,14 @@ from numpy.typing import ArrayLike
 
 from .._array import integer
 from ..module import Parameter
-from .linear import Linear
+from .linear import Linear, _LinearBase
 
 # the keys of torch.nn.utils.parametrizations.weight_norm's state dict, and normcore's names for them
 TORCH_PARAMETRIZATION_KEYS = {"parametrizations.weight.original0": "weight_g",
                               "parametrizations.weight.original1": "weight_v"}
 
 
-class WeightNorm(Linear):
+class WeightNorm(_LinearBase):
     r"""Weight normalization (Salimans and Kingma 2016, arXiv:1602.07868) of a ``Linear``: its
     weight w (out, in) is learnt as a length g and a direction v.
 
@@ -40,12 +40,13 @@ class WeightNorm(Linear):
     (``parametrizations.weight.original0`` for g, ``original1`` for v). ``state_dict()``
     always writes weight_g and weight_v. At construction g = ||w|| and v = w, so the layer
     starts with the Linear's weight; the Linear passed in is copied, never changed. The layer
-    is a Linear without a ``weight`` parameter: ``compute_weight()`` gives w.
+    has no ``weight`` parameter (``compute_weight()`` gives w) and is no ``Linear``:
+    ``fold_batchnorm`` and the bridge to PyTorch refuse it.
     Cache: the Linear's (a copy of x), w, v_hat and g / norm.
     """
 
     def __init__(self, module: Linear, dim: int | None = 0) -> None:
-        if not isinstance(module, Linear) or isinstance(module, WeightNorm):
+        if not isinstance(module, Linear):
             raise TypeError(f"WeightNorm wraps a normcore Linear, got {type(module).__name__}")
         if dim is not None:
             dim = integer(dim, "dim", "WeightNorm")

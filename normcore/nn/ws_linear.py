@@ -5,10 +5,10 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import RngLike, real_number
 from ..norms.standardization import moments, standardize, standardize_backward
-from .linear import Linear
+from .linear import _LinearBase
 
 
-class WSLinear(Linear):
+class WSLinear(_LinearBase):
     r"""Weight Standardization (Qiao et al. 2019, arXiv:1903.10520) on a Linear: each output row
     of the weight W (out, in) is standardised over its ``in`` values before the product; W
     itself is the parameter.
@@ -34,7 +34,8 @@ class WSLinear(Linear):
     (README of github.com/joe-siyuan-qiao/WeightStandardization). The paper standardises
     convolution filters (each output channel over in_channels x kH x kW); normcore has no
     convolution layer, so only the Linear form is here. Arguments and state dict are
-    ``Linear``'s (weight, bias), plus ``eps``; the method is meant for a Linear followed by a
+    ``Linear``'s (weight, bias), plus ``eps``, but it is no ``Linear``: ``fold_batchnorm`` and
+    the bridge to PyTorch, which would use W instead of W_hat, refuse it; the method is meant for a Linear followed by a
     norm (GroupNorm in the paper). Cache: the Linear's (a copy of x), W_hat and rstd.
     """
 
