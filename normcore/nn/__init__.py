@@ -2,7 +2,9 @@
 Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
 the Transformer block with its norm placed before, after or DeepNorm-style, the decoder block
 with cross-attention, a tiny language model, a tiny encoder-decoder model, the losses, and
-BatchNorm after training (folded into a Linear, recalibrated, frozen)."""
+BatchNorm after training (folded into a Linear, recalibrated, frozen); the weight normalised
+instead of the activations (WeightNorm, WSLinear) and the residual branch scaled instead of
+normalised (LayerScale, ReZero)."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)

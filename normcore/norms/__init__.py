@@ -1,7 +1,8 @@
 """The norm layers, one file per family: the reference tier, readable first.
 
-``standardization`` holds the arithmetic LayerNorm, BatchNorm, GroupNorm and InstanceNorm
-share; ``base`` the bookkeeping every norm shares. The fast tier is ``normcore.fast``.
+``standardization`` holds the arithmetic LayerNorm, BatchNorm (Batch Renorm and Ghost
+BatchNorm too), GroupNorm and InstanceNorm share; ``base`` the bookkeeping every norm shares.
+The fast tier is ``normcore.fast``.
 """
 
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
