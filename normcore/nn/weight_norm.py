@@ -91,7 +91,7 @@ class WeightNorm(_LinearBase):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         linear_cache, w, v_hat, g_over_norm = self._cached()
         dx, dw = self.backward_with(dy, w, linear_cache)          # (*, in), (out, in); adds db
-        dg = np.sum(dw * v_hat, axis=self._axes, keepdims=True)         # like norm: (dw . v) / ||v|| per slice
+        dg = np.sum(dw * v_hat, axis=self._axes, keepdims=True)   # like norm: (dw . v) / ||v|| per slice
         dv = g_over_norm * (dw - dg * v_hat)                      # (out, in)  orthogonal to v
         self.weight_g.grad += dg.reshape(self.weight_g.shape).astype(self.weight_g.dtype, copy=False)
         self.weight_v.grad += dv.astype(self.weight_v.dtype, copy=False)
