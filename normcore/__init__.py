@@ -11,14 +11,15 @@ from .gradcheck import GradcheckReport, gradcheck, rel_error
 from . import derivations  # nc.derivations.step_through("layernorm"): the backward node by node
 from . import fast  # normcore.fast.LayerNorm etc.: the same layers with blocked, in-place kernels
 from .module import Module, Parameter, Sequential
-from .norms import (BatchNorm1d, BatchNorm2d, BatchNorm3d, DyT, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+from .norms import (BatchNorm1d, BatchNorm2d, BatchNorm3d, BatchRenorm1d, BatchRenorm2d, DyT,
+                    GhostBatchNorm1d, GhostBatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                     InstanceNorm3d, LayerNorm, RMSNorm)
 
 from . import nn, optim, tasks
-from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
+from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, LayerScale, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
-                 Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
-                 TransformerDecoderBlock, fold_batchnorm, fold_norm_affine, freeze_batchnorm,
+                 ReZero, Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
+                 TransformerDecoderBlock, WeightNorm, WSLinear, fold_batchnorm, fold_norm_affine, freeze_batchnorm,
                  recalibrate_batchnorm)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
 from .train import fit
@@ -29,6 +30,8 @@ __all__ = [
     "Parameter", "Module", "Sequential", "derivations", "fast",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "DyT", "Dropout",
+    "BatchRenorm1d", "BatchRenorm2d", "GhostBatchNorm1d", "GhostBatchNorm2d",
+    "WeightNorm", "WSLinear", "LayerScale", "ReZero",
     "gradcheck", "GradcheckReport", "rel_error",
     "nn", "optim", "tasks", "Linear", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Embedding",
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",

@@ -66,8 +66,10 @@ def randomize_parameters(module, rng):
 
 
 def norm_cases(seed=0):
-    """Every norm layer (DyT included) and Dropout, on rank 2 to 5 inputs, in training and
-    evaluation, with and without bias."""
+    """Every norm layer (DyT, Ghost BatchNorm and Batch Renorm included) and Dropout, on rank 2
+    to 5 inputs, in training and evaluation, with and without bias. Batch Renorm in training is
+    checked where r and d sit at their clips: elsewhere they depend on x, and its backward, which
+    holds them constant (as the paper does), is not the derivative of its forward."""
     rng = np.random.default_rng(seed)
     x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
 
@@ -135,7 +137,22 @@ def norm_cases(seed=0):
     ]
     for c in newer:
         randomize_parameters(c.module, rng)
-    return cases + dyt + newer
+
+    def far(brn):  # running statistics far from the batch's: r and d sit at their clips, which
+        brn.running_mean[...], brn.running_var[...] = 30.0, 100.0  # makes them constant in x too
+        return brn
+
+    # Ghost BatchNorm and Batch Renorm, drawn last
+    batch_variants = [
+        Case("GhostBatchNorm1d (N,C,L) train", norms.GhostBatchNorm1d(3, virtual_batch_size=2), (x(5, 3, 2),)),
+        Case("GhostBatchNorm2d (N,C,H,W) eval", warmed(norms.GhostBatchNorm2d(2, virtual_batch_size=2),
+                                                       (4, 2, 2, 2)).eval(), (x(3, 2, 2, 3),)),
+        Case("BatchRenorm1d (N,C) train", far(norms.BatchRenorm1d(4, r_max=1.5, d_max=0.5)), (x(5, 4),)),
+        Case("BatchRenorm2d (N,C,H,W) eval", warmed(norms.BatchRenorm2d(3), (2, 3, 2, 2)).eval(), (x(2, 3, 2, 3),)),
+    ]
+    for c in batch_variants:
+        randomize_parameters(c.module, rng)
+    return cases + dyt + newer + batch_variants
 
 
 def perturb_parameters(module, rng, scale=0.5):

@@ -51,6 +51,10 @@ def _model(position):
 CASES = {
     "Linear": (lambda: nc.Linear(5, 3, rng=0), (_x(4, 5),)),
     "Linear (B,T,C)": (lambda: nc.Linear(5, 3, rng=0), (_x(2, 3, 5),)),
+    "WeightNorm": (lambda: nc.WeightNorm(nc.Linear(5, 3, rng=0), dim=0), (_x(2, 3, 5),)),
+    "WSLinear": (lambda: nc.WSLinear(5, 3, rng=0), (_x(4, 5),)),
+    "LayerScale": (lambda: nc.LayerScale(5, init=0.5), (_x(2, 3, 5),)),
+    "ReZero": (lambda: nc.ReZero(init=0.5), (_x(4, 5),)),
     "ReLU": (nc.ReLU, (_x(4, 5),)),
     "GELU": (nc.GELU, (_x(4, 5),)),
     "GELU tanh": (lambda: nc.GELU(approximate="tanh"), (_x(4, 5),)),

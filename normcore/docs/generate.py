@@ -31,9 +31,11 @@ API = [
      "Forward and Backward formulas in the names the code uses (mean, var, rstd, x_hat, gamma, "
      "beta), with the shape of every line. The standardisation arithmetic that LayerNorm, "
      "BatchNorm, GroupNorm and InstanceNorm share is written once, in "
-     "``normcore.norms.standardization``. DyT, which replaces a norm by a tanh, has no statistics.",
+     "``normcore.norms.standardization``. DyT, which replaces a norm by a tanh, has no statistics. "
+     "Batch Renorm and Ghost BatchNorm are BatchNorm with corrected or virtual-batch statistics.",
      [("normcore", ("LayerNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
-                    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "DyT")),
+                    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "DyT", "BatchRenorm1d",
+                    "BatchRenorm2d", "GhostBatchNorm1d", "GhostBatchNorm2d")),
       ("normcore.norms.standardization", None)]),
     ("gradcheck", "Gradient checks",
      "Numerical against analytic gradients of the input and of every parameter, with a random "
@@ -46,7 +48,9 @@ API = [
      [("normcore.derivations", None)]),
     ("nn", "The Transformer stack: normcore.nn",
      "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
-     "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
+     "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses; the weight "
+     "normalised instead of the activations (WeightNorm, WSLinear) and the residual branch scaled "
+     "instead of normalised (LayerScale, ReZero).",
      [("normcore.nn", None)]),
     ("distributed", "SyncBatchNorm across workers: normcore.distributed",
      "BatchNorm whose statistics are taken over a batch split across workers (three all-reduces "

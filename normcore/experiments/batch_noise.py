@@ -59,6 +59,11 @@ class GhostBatchNorm(Module):
     batch's samples, with one gamma and beta per channel shared by every group. In evaluation
     the running statistics (the average of the groups' statistics) are used, whatever N. The
     backward is InstanceNorm's, reshaped back. ``ghost = N`` is ordinary BatchNorm.
+
+    ``nc.GhostBatchNorm1d`` is the layer for general use; it normalises the same way but updates
+    the running statistics once per group, in order, as a BatchNorm applied group by group does.
+    This device updates them once per batch, with the groups' averaged statistics, and is kept
+    so that the experiment's measured numbers stay what the README reports.
     """
 
     def __init__(self, num_features, ghost):

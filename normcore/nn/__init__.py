@@ -2,7 +2,9 @@
 Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
 the Transformer block with its norm placed before, after or DeepNorm-style, the decoder block
 with cross-attention, a tiny language model, a tiny encoder-decoder model, the losses, and
-BatchNorm after training (folded into a Linear, recalibrated, frozen)."""
+BatchNorm after training (folded into a Linear, recalibrated, frozen); the weight normalised
+instead of the activations (WeightNorm, WSLinear) and the residual branch scaled instead of
+normalised (LayerScale, ReZero)."""
 
 from .activations import (GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, erf, erfc, log_softmax,
                           log_softmax_backward, softmax, softmax_backward)
@@ -12,11 +14,15 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
+from .residual_scaling import LayerScale, ReZero
 from .transformer import (FeedForward, TinySeq2Seq, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
                           deepnorm_constants)
+from .weight_norm import WeightNorm
+from .ws_linear import WSLinear
 
 __all__ = [
-    "Linear", "init_weight", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
+    "Linear", "init_weight", "WeightNorm", "WSLinear", "LayerScale", "ReZero",
+    "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "softmax", "softmax_backward",
     "LogSoftmax", "log_softmax", "log_softmax_backward", "erf", "erfc",
     "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
     "FeedForward",

@@ -46,7 +46,65 @@ def init_weight(fan_out: int, fan_in: int, init: str = "xavier", gain: float = 1
     return rng.uniform(-a, a, shape)
 
 
-class Linear(Module):
+class _LinearBase(Module):
+    """What ``Linear``, ``WSLinear`` and ``WeightNorm`` share: the sizes, the bias, and the
+    arithmetic ``y = x W^T + b`` with the weight W given (``forward_with``, ``backward_with``),
+    which ``Linear`` uses with its ``weight`` and the other two with the weight they compute.
+    Only ``Linear`` is a ``Linear``: the bridge to PyTorch and ``fold_batchnorm`` take it alone."""
+
+    weight: Parameter
+    bias: Parameter | None
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, init: str = "xavier",
+                 gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
+        who = type(self).__name__
+        self.in_features = positive_int(in_features, "in_features", who)
+        self.out_features = positive_int(out_features, "out_features", who)
+        self.init, self.gain = init, real_number(gain, "gain", who)
+        rng = make_rng(rng)
+        weight = init_weight(self.out_features, self.in_features, init, self.gain, rng)  # (out, in)
+        self.weight = Parameter(weight, dtype=dtype)
+        if flag(bias, "bias", who):
+            bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
+            self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
+        else:
+            self.bias = None
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+    def forward_with(self, x: ArrayLike, W: np.ndarray) -> np.ndarray:
+        """y = x @ W.T + b with the weight ``W`` (out, in); caches a copy of x."""
+        who = type(self).__name__
+        x = float_input(x, who)
+        if x.ndim < 1 or x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"{who}({self.in_features}, {self.out_features}) expects input of shape "
+                f"(*, {self.in_features}), got {x.shape}"
+            )
+        xc = x.astype(compute_dtype(x.dtype))  # (*, in), a private copy: the caller may overwrite x
+        y = xc @ W.astype(xc.dtype, copy=False).T  # (*, out)
+        if self.bias is not None:
+            y = y + self.bias.data.astype(xc.dtype, copy=False)
+        self._cache = (xc, x.dtype)
+        return y.astype(x.dtype, copy=False)
+
+    def backward_with(self, dy: ArrayLike, W: np.ndarray,
+                      cache: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(dx, dW) for the last forward with the weight ``W``; adds db to ``bias.grad``.
+        ``cache`` is what that forward cached, when a subclass keeps it inside its own."""
+        x, in_dtype = cache if cache is not None else self._cached()
+        who = type(self).__name__
+        dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), who).astype(x.dtype, copy=False)
+        dy_rows = dy.reshape(-1, self.out_features)  # (N, out)
+        dW = dy_rows.T @ x.reshape(-1, self.in_features)  # (out, in)
+        if self.bias is not None:
+            self.bias.grad += dy_rows.sum(axis=0)  # (out,)
+        dx = dy @ W.astype(x.dtype, copy=False)  # (*, in)
+        return dx.astype(in_dtype, copy=False), dW
+
+
+class Linear(_LinearBase):
     r"""Fully connected layer: ``y = x W^T + b`` on the last axis.
 
     Shapes: x (*, in_features), W = ``weight`` (out_features, in_features), b = ``bias``
@@ -64,45 +122,10 @@ class Linear(Module):
     shapes are PyTorch's, so a ``torch.nn.Linear`` state dict loads as is. Cache: a copy of x.
     """
 
-    bias: Parameter | None
-
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, init: str = "xavier",
-                 gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64) -> None:
-        self.in_features = positive_int(in_features, "in_features", "Linear")
-        self.out_features = positive_int(out_features, "out_features", "Linear")
-        self.init, self.gain = init, real_number(gain, "gain", "Linear")
-        rng = make_rng(rng)
-        weight = init_weight(self.out_features, self.in_features, init, self.gain, rng)  # (out, in)
-        self.weight = Parameter(weight, dtype=dtype)
-        if flag(bias, "bias", "Linear"):
-            bound = 1.0 / math.sqrt(self.in_features) if init == "torch" else 0.0
-            self.bias = Parameter(rng.uniform(-bound, bound, self.out_features), dtype=dtype)
-        else:
-            self.bias = None
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
-
     def forward(self, x: ArrayLike) -> np.ndarray:
-        x = float_input(x, "Linear")
-        if x.ndim < 1 or x.shape[-1] != self.in_features:
-            raise ValueError(
-                f"Linear({self.in_features}, {self.out_features}) expects input of shape "
-                f"(*, {self.in_features}), got {x.shape}"
-            )
-        xc = x.astype(compute_dtype(x.dtype))  # (*, in), a private copy: the caller may overwrite x
-        y = xc @ self.weight.data.astype(xc.dtype, copy=False).T  # (*, out)
-        if self.bias is not None:
-            y = y + self.bias.data.astype(xc.dtype, copy=False)
-        self._cache = (xc, x.dtype)
-        return y.astype(x.dtype, copy=False)
+        return self.forward_with(x, self.weight.data)
 
     def backward(self, dy: ArrayLike) -> np.ndarray:
-        x, in_dtype = self._cached()
-        dy = check_upstream(dy, x.shape[:-1] + (self.out_features,), "Linear").astype(x.dtype, copy=False)
-        dy_rows = dy.reshape(-1, self.out_features)  # (N, out)
-        self.weight.grad += dy_rows.T @ x.reshape(-1, self.in_features)  # (out, in)
-        if self.bias is not None:
-            self.bias.grad += dy_rows.sum(axis=0)  # (out,)
-        dx = dy @ self.weight.data.astype(x.dtype, copy=False)  # (*, in)
-        return dx.astype(in_dtype, copy=False)
+        dx, dW = self.backward_with(dy, self.weight.data)
+        self.weight.grad += dW  # (out, in)
+        return dx

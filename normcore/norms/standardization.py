@@ -7,7 +7,9 @@ These four norms compute the same thing over different axes A of their input::
     GroupNorm       A = the last axis of x.reshape(N, G, -1)     (each group of channels)
     InstanceNorm    A = the spatial axes 2, 3, ...               (each sample and channel)
 
-so the forward and the backward are plain functions of ``axes``, used by every layer::
+so the forward and the backward are plain functions of ``axes``, used by every layer (and by
+Batch Renorm and Ghost BatchNorm, over BatchNorm's axes, and ``nn.WSLinear``, over each row of
+its weight)::
 
     mean, var, scale = moments(x, A)                     mean_A(x), mean_A((x - mean)**2) / scale**2
     x_hat, rstd = standardize(x, mean, var, eps, scale)  (x - mean) / sqrt(var * scale**2 + eps)
