@@ -34,8 +34,6 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.testing._internal.common_methods_invocations import op_db
-from torch.testing._internal.common_modules import module_db
 
 import normcore
 from normcore import torch_bridge
@@ -94,6 +92,15 @@ class Sample:
         return f"{self.name} {str(self.dtype)[6:]}{mode} #{self.index}" + (f" ({desc})" if desc else "")
 
 
+@functools.cache
+def _databases():
+    """(op_db, module_db), imported on first use: building them takes seconds, which a test
+    process that collects this module but runs none of its samples need not spend."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.testing._internal.common_modules import module_db
+    return op_db, module_db
+
+
 def _infos(db, names):
     return [info for info in db if info.name in names]
 
@@ -105,11 +112,11 @@ def samples(name, dtype):
     torch.manual_seed(0)
     found = []
     if name in OP_MAPPERS:
-        for op in _infos(op_db, {name}):
+        for op in _infos(_databases()[0], {name}):
             for s in op.sample_inputs("cpu", dtype, requires_grad=True):
                 found.append(Sample("op", name, dtype, None, len(found), s))
     else:
-        for info in _infos(module_db, {name}):
+        for info in _infos(_databases()[1], {name}):
             for training in (True, False):
                 for m in info.module_inputs_func(info, device="cpu", dtype=dtype, requires_grad=True,
                                                  training=training):
@@ -283,7 +290,7 @@ def simple_case(layer, x, module=None, grads=("input",)):
 def module_from_sample(sample):
     """PyTorch's module built from the sample's constructor arguments, in the sample's dtype and
     mode, with a random state (``randomize``)."""
-    info = [i for i in module_db if i.name == sample.name][0]
+    info = [i for i in _databases()[1] if i.name == sample.name][0]
     ci = sample.data.constructor_input
     torch.manual_seed(sample.index)  # PyTorch's initial weights: the same whatever ran before
     with warnings.catch_warnings():  # nn.TransformerEncoder on why it won't use nested tensors
