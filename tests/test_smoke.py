@@ -69,7 +69,7 @@ def test_matches_pytorch(label):
     from normcore.torch_bridge import compare, supported
     case = _case(label)
     if type(case.module).__name__ not in supported():
-        pytest.skip(f"{type(case.module).__name__} has no PyTorch twin: it is a test's device")
+        pytest.skip(f"{type(case.module).__name__} has no twin in normcore.torch_bridge")
     if isinstance(case.module, Dropout):
         case.module.eval()  # torch draws its own mask: compared where both are the identity
     report = compare(case.module, *case.inputs, out=None)
