@@ -1,7 +1,8 @@
 """The bridge's twins of WeightNorm (torch's own ``weight_norm`` parametrization, both ways),
 WSLinear, LayerScale, ReZero, Batch Renorm and Ghost BatchNorm: output, every gradient and
 every buffer to 1e-10 in float64 through ``compare``, in training and evaluation; Batch
-Renorm with r and d clipped and not, through its warm-up; the twins catch planted bugs."""
+Renorm through its warm-up; the twins catch planted bugs. Batch Renorm with r and d clipped
+and free, and Ghost BatchNorm's chunks: tests/test_batch_renorm_ghost.py."""
 
 import numpy as np
 import pytest
@@ -115,31 +116,6 @@ def test_ws_linear_twin_standardises_the_weight():
 
 # --- Batch Renorm ------------------------------------------------------------------------------
 
-def clipped(layer, x):
-    """Whether the layer's output in training differs from the same layer with r and d free."""
-    free = type(layer)(layer.num_features, r_max=1e9, d_max=1e9, momentum=layer.momentum)
-    free.load_state_dict(layer.state_dict())
-    before = layer.state_dict()
-    y = layer(x)
-    layer.load_state_dict(before)
-    return not np.allclose(y, free(x), rtol=1e-9)
-
-
-@pytest.mark.parametrize("cls, shape", [(nc.BatchRenorm1d, (6, 3)), (nc.BatchRenorm1d, (4, 3, 5)),
-                                        (nc.BatchRenorm2d, (3, 3, 2, 2))])
-@pytest.mark.parametrize("r_max, d_max, clip", [(1e3, 1e3, False), (1.2, 0.1, True)])
-def test_batch_renorm_with_r_and_d_clipped_or_free(cls, shape, r_max, d_max, clip):
-    """Free, the stop-gradient makes the gradient differ from differentiating through r and d;
-    clipped, the clip bounds are constants: both must match the twin's detached r and d."""
-    rng = np.random.default_rng(5)
-    layer = with_running_stats(cls(3, r_max=r_max, d_max=d_max, momentum=0.3), rng, mean=0.5, var=4.0)
-    x = rng.standard_normal(shape) * 1.5 - 0.5
-    assert clipped(layer, x) == clip
-    report = matches(layer, x)
-    assert {"running_mean", "running_var", "num_batches_tracked"} <= {r.name for r in report.rows}
-    matches(layer.eval(), x)
-
-
 def test_batch_renorm_through_its_warm_up():
     """Six steps of warmup=(1, 4, 3): r_max and d_max go 1, 0 (BatchNorm), then grow; the twin
     follows its own copy of the schedule, and matches at every step, momentum=None too."""
@@ -180,21 +156,6 @@ def test_the_batch_renorm_twin_catches_planted_bugs(cls, warmup, failing):
 
 
 # --- Ghost BatchNorm -----------------------------------------------------------------------------
-
-@pytest.mark.parametrize("cls, shape, vbs, kwargs", [
-    (nc.GhostBatchNorm1d, (8, 3), 3, {"momentum": 0.2}),
-    (nc.GhostBatchNorm1d, (7, 3, 2), 2, {"momentum": None}),
-    (nc.GhostBatchNorm2d, (5, 3, 2, 2), 2, {"bias": False}),
-    (nc.GhostBatchNorm2d, (4, 3, 2, 2), 8, {"affine": False}),
-])
-def test_ghost_batchnorm_is_torchs_batchnorm_chunk_by_chunk(cls, shape, vbs, kwargs):
-    rng = np.random.default_rng(8)
-    layer = with_running_stats(cls(3, virtual_batch_size=vbs, **kwargs), rng)
-    report = matches(layer, rng.standard_normal(shape) * 2 + 1)
-    assert int(layer.num_batches_tracked) == -(-shape[0] // vbs)  # one update per chunk, on both sides
-    assert "num_batches_tracked" in {r.name for r in report.rows}
-    matches(layer.eval(), rng.standard_normal(shape))
-
 
 def test_ghost_batchnorm_without_running_statistics_uses_the_chunks_in_eval_too():
     rng = np.random.default_rng(9)
