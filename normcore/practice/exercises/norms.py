@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import distributed, nn, norms
-from . import references
-from ..i18n import N_, translator
-from .driver import ContractError
-from .probes import F32, F64, Tolerance
+from ... import distributed, nn, norms
+from .. import references
+from ...i18n import N_, translator
+from ..driver import ContractError
+from ..probes import F32, F64, Tolerance
 
 _ = translator("practice")
 FRACTION = 0.03  # absolute tolerance of a fraction measured on 20 000 Bernoulli draws (about 6 sigma)
