@@ -58,6 +58,14 @@ def load_module(path):
     return module
 
 
+def load_answer(path, name=None, layer=None):
+    """(module, the class to grade, its exercise) of the file ``path`` (``load_module``,
+    ``find_class``, ``exercise_for``); CannotGrade says why a file cannot be graded."""
+    module = load_module(path)
+    cls = find_class(module, name, layer)
+    return module, cls, exercise_for(cls, layer)
+
+
 def _functions(module):
     """The functions the file defines that an exercise asks for by name (fold_batchnorm)."""
     names = {e.class_name for e in EXERCISES.values() if e.function}
