@@ -32,7 +32,7 @@ from ._options import HelpFormatter
 from ..i18n.width import clip, display_width, fill, pad
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import answers, history, interview, skeletons, torch_track
-from ..practice.loading import NEEDS_TORCH
+from ..practice.loading import NEEDS_TORCH, cannot_grade
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report
 from ..practice.report import HINT_LEVELS
@@ -360,7 +360,7 @@ def _check(args):
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
-                print(_("cannot grade: {reason}").format(reason=e))
+                print(cannot_grade(e))
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:
