@@ -19,6 +19,10 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 file runs in a child process with a time limit per probe and a memory limit
 (``practice/sandbox.py``). A path that cannot be read (FILE) or written (--json, --csv, --dir)
 is refused before any work, with exit status 2.
+
+One file, though longer than most: its messages belong to the "practice" catalog by this path
+(``normcore/i18n/catalogs.py``: ``SOURCES``); the parser and the actions it dispatches to read
+together, one subcommand after the other.
 """
 
 import argparse
