@@ -130,7 +130,7 @@ def grade(cls, exercise, path=None, forward_only=False, track=None, no_running_s
     a test's, a notebook's); returns a Report. ``forward_only`` (True, or the reason the
     report gives) grades the forward alone: the backward's checks are "not asked";
     ``no_running_stats`` likewise grades a BatchNorm without its running statistics (also
-    when its layer has none): their checks are "not written". ``track`` (a track's name,
+    when its layer has none): their checks are "not written". ``track`` (a track or its name,
     ``tracks.TRACKS``) drives a class written to another contract; by default the one
     ``tracks.track_for`` chooses."""
     exam = tracks.exam(track or cls, exercise)

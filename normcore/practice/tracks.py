@@ -67,10 +67,13 @@ def track_for(cls):
 
 def exam(answer, exercise):
     """The ``runs.Exam`` of ``exercise`` on the answer's track: ``answer`` is the answer's
-    class (or function), whose track ``track_for`` chooses, or a track's name (``Exam.track``,
-    as the process that ran the answer gives it)."""
-    track = TRACKS[answer] if isinstance(answer, str) else track_for(answer)
-    return track.exam(exercise)
+    class (or function), whose track ``track_for`` chooses, a track's name (``Exam.track``,
+    as the process that ran the answer gives it) or a track."""
+    if isinstance(answer, str):
+        return TRACKS[answer].exam(exercise)
+    if answer in TRACKS.values():
+        return answer.exam(exercise)
+    return track_for(answer).exam(exercise)
 
 
 _PREPARED = set()  # the tracks prepared in this process
