@@ -26,7 +26,7 @@ from .._array import positive_int
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import MultiheadAttention, MultiheadSelfAttention
-from .graph import _chain, _fit, _words, computation_graph, node_labels, route_labels
+from .graph import _chain, _words, arrange, computation_graph, node_labels, route_labels
 from .core import StepThrough, check, input_upstream, softmax_nodes
 from .registry import register
 from .tape import Phrase, Tape
@@ -268,8 +268,7 @@ def attention_graph(st):
              (N_("through q"), route({x.name} | q_lane | scores, q_lane | scores | after)),
              (N_("through k"), route({x.name} | k_lane, k_lane | scores))]
     found = [(lambda words, head=head: words(head), ", ".join(_chain(edges)), edges) for head, edges in lanes]
-    graph.positions = positions
-    graph.labels = _fit(node_labels(tape.nodes), max(column.values()) + 1, least=LABEL_CHARS)
+    graph.labels, graph.positions = arrange(node_labels(tape.nodes), positions, least=LABEL_CHARS)
     graph.routes = dict(zip(route_labels(found, say), (edges for _h, _t, edges in found)))
     graph.captions = route_labels(found, _)
     return graph
