@@ -12,7 +12,7 @@ from ..derivations.registry import find, options
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
 from ..i18n import N_, translator
-from ..i18n.width import fill
+from ..i18n.width import fill, wrap
 from ..nn.attention import QK_NORMS
 from ._options import positive_int, seed
 
@@ -113,12 +113,19 @@ HELP_GROUPS = N_("groupnorm only: the number of groups G, which must divide the 
 HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default {p})")
 
 
+def computations(width=80):
+    """The lines that list every computation of the registry with what it computes."""
+    lines = [_("computations (NAME, in any case):")]
+    for kind in KINDS.values():
+        lines += wrap(_(kind.description), width, indent=f"  {kind.name:<16}", subsequent_indent=" " * 18)
+    return lines
+
+
 def add_arguments(parser):
     parser.description = _(DESCRIPTION)
-    parser.epilog = _(EPILOG)
+    parser.epilog = "\n\n".join([_(EPILOG), "\n".join(computations())])
     parser.add_argument("norm", type=kind_name, metavar="NAME",
-                        help=_("which computation to step through (any case): {names}").format(
-                            names=", ".join(KINDS)))
+                        help=_("which computation to step through, in any case (listed below)"))
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
                         help=_("input shape, e.g. 2x4 (default 3x4), at most {most} values. BatchNorm "
                                "and GroupNorm take (N, C), (N, C, L) or (N, C, H, W), InstanceNorm "

@@ -268,7 +268,7 @@ def attention_graph(st):
              (N_("through q"), route({x.name} | q_lane | scores, q_lane | scores | after)),
              (N_("through k"), route({x.name} | k_lane, k_lane | scores))]
     found = [(lambda words, head=head: words(head), ", ".join(_chain(edges)), edges) for head, edges in lanes]
-    graph.labels, graph.positions = arrange(node_labels(tape.nodes), positions, least=LABEL_CHARS)
+    graph.labels, graph.positions, graph.bands = arrange(node_labels(tape.nodes), positions, least=LABEL_CHARS)
     graph.routes = dict(zip(route_labels(found, say), (edges for _h, _t, edges in found)))
     graph.captions = route_labels(found, _)
     return graph

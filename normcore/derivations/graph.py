@@ -54,6 +54,7 @@ class Graph:
     others: str = ""  # the legend's entry for the edges on no route (parameters, later steps)
     font: str = ""  # the font of Chinese words, "" when the words are English
     note: str = ""  # why the words are English in Chinese mode (no Chinese font), else ""
+    bands: int = 1  # a long tape's columns are cut into bands, one below the other (``arrange``)
 
     def __repr__(self):
         name = self.title.split(":")[0].split("：")[0]  # the title before its colon, in either language
@@ -67,12 +68,14 @@ class Graph:
         return None
 
     def size(self):
-        """The picture's (width, height) in inches: a column per step of the widest band, as wide
-        as the widest label needs, and about 2.3 inches per row."""
+        """The picture's (width, height) in inches: a column per step, as wide as the widest
+        label needs (a tape laid out in bands: the whole READABLE_WIDTH, room its columns were
+        cut to fit), and about 2.3 inches per row."""
         cols = max(c for c, _ in self.positions.values()) + 1
         rows = [r for _, r in self.positions.values()]
         low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
-        return max(9.0, _column_width(self, cols) * cols), 7.5 * (high - low + 1.2) / 3.2
+        width = READABLE_WIDTH if self.bands > 1 else max(9.0, _column_width(self, cols) * cols)
+        return width, 7.5 * (high - low + 1.2) / 3.2
 
     def figure(self):
         """The picture, as a matplotlib Figure (not attached to pyplot)."""
@@ -199,7 +202,7 @@ def computation_graph(st):
         st.kind, say(N_("statistics over {over}")).format(over=st.over))
     title = say(N_("{title}: the computation graph of the tape, {x} of shape {shape}, {what}")).format(
         title=text(st.title), x=source.name, shape=_shape(x), what=what)
-    labels, positions = arrange(node_labels(nodes, inputs), {n: (column[n], row[n]) for n in names})
+    labels, positions, bands = arrange(node_labels(nodes, inputs), {n: (column[n], row[n]) for n in names})
 
     # the legend: the routes, then the edges on none (a parameter's, the steps after the target)
     on_routes = {edge for route in routes.values() for edge in route}
@@ -211,7 +214,7 @@ def computation_graph(st):
     legend = say(N_("routes from {x} to {target} (the backward adds what each brings back)")).format(
         x=source.name, target=target)
     return Graph(title, names, edges, labels, positions, routes,
-                 route_labels(found, _), target, legend, others_label, font or "", note)
+                 route_labels(found, _), target, legend, others_label, font or "", note, bands)
 
 
 def route_labels(found, words):
@@ -289,17 +292,18 @@ def arrange(labels, positions, least=1):
     with several heads) has its label lines wrapped between words, never inside one, to
     WRAP_AT columns, its longest word or ``least``, whichever is widest; if its columns still do
     not fit, they are cut into bands laid one below the other, as the lines of a text are: a
-    band of columns 0 to k-1, then one of k to 2k-1 below it, an empty row between them."""
+    band of columns 0 to k-1, then one of k to 2k-1 below it, an empty row between them.
+    Returns the labels, the positions and the number of bands."""
     cols = int(max(c for c, _ in positions.values())) + 1
     if _width_for(_widest(labels), cols) * cols <= READABLE_WIDTH:
-        return labels, positions
+        return labels, positions, 1
     fit = max(least, WRAP_AT, max(display_width(word) for label in labels.values() for word in label.split()))
     labels = {name: "\n".join(part for line in label.split("\n") for part in _wrap_line(line, fit))
               for name, label in labels.items()}
     per_band = next(k for k in range(cols, 0, -1) if _width_for(_widest(labels), k) * k <= READABLE_WIDTH or k == 1)
     bands = -(-cols // per_band)
     if bands == 1:
-        return labels, positions
+        return labels, positions, 1
     per_band = -(-cols // bands)  # the bands as even as they can be
     band = {name: int(c // per_band) for name, (c, _r) in positions.items()}
     shift, bottom = [], None  # each band's top row one empty row below the band above it
@@ -308,7 +312,7 @@ def arrange(labels, positions, least=1):
         shift.append(0 if bottom is None else bottom - 2 - max(rows))
         bottom = min(rows) + shift[-1]
     return labels, {name: (c - per_band * band[name], r + shift[band[name]])
-                    for name, (c, r) in positions.items()}
+                    for name, (c, r) in positions.items()}, bands
 
 
 def _widest(labels):

@@ -153,7 +153,7 @@ def _loss_or_activation_properties(kind, tape, over, target=None):
 register("log_softmax", N_("log-softmax"), (1, 2, 3, 4), loss_or_activation_step_through,
          description=N_("log-softmax over the last axis, never log(softmax)"))
 register("cross_entropy", N_("cross-entropy"), (2,), loss_or_activation_step_through, options=("target",),
-         description=N_("the mean cross-entropy of (N, C) logits and a target class per row"))
+         description=N_("cross-entropy of (N, C) logits, one target class per row"))
 register("gelu", "GELU", (1, 2, 3, 4), loss_or_activation_step_through,
          description=N_("x * Phi(x), Phi from erf"))
 register("gelu_tanh", "GELU (tanh)", (1, 2, 3, 4), loss_or_activation_step_through,
