@@ -17,6 +17,7 @@ from ..nn.attention import QK_NORMS
 from ._options import positive_int, seed
 
 _ = translator("cli")
+said = translator("explain")  # the derivations' own words: the computations' titles and descriptions
 
 DESCRIPTION = N_("""\
 Step through one layer's backward (a norm's, an activation's such as ReLU's or
@@ -117,7 +118,7 @@ def computations(width=80):
     """The lines that list every computation of the registry with what it computes."""
     lines = [_("computations (NAME, in any case):")]
     for kind in KINDS.values():
-        lines += wrap(_(kind.description), width, indent=f"  {kind.name:<16}", subsequent_indent=" " * 18)
+        lines += wrap(said(kind.description), width, indent=f"  {kind.name:<16}", subsequent_indent=" " * 18)
     return lines
 
 
