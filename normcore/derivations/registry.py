@@ -15,12 +15,15 @@ How to add a kind (a SoftCap, a z-loss term, Batch Renorm's stop-gradient...):
        register("softcap", "SoftCap", (1, 2, 3, 4), build_softcap, options=("cap",),
                 description=N_("y = c * tanh(x / c), element by element"))
 
-   An option no kind accepted before needs a parameter of ``step_through`` (``steps.py``)
-   and, to reach it from the command line, an argument of ``normcore explain``.
+   ``step_through("softcap", cap=2.0)`` then takes it (any registered option is a keyword of
+   ``step_through``; the kinds that do not take it refuse it, naming those that do). From
+   the command line a new option needs an argument of ``normcore explain`` as well.
 3. A new family module is imported once, by ``steps.py``, so that its kinds are registered.
 
 The command line, the docs' derivation pages and the tests that run every kind pick it up
-from the registry: nothing else lists the kinds.
+from the registry. Two tables name kinds for what the registry cannot know: the docs' API
+entries link the layer class to its kind (``docs/generate.py``, DERIVATION_OF), and
+``tests/test_derivations.py`` gives each kind the shapes it is checked on (SHAPES).
 """
 
 from dataclasses import dataclass

@@ -20,6 +20,7 @@ from .core import GradientComparison, StepThrough, layer_eps  # noqa: F401  (the
 from .losses import LOSS_AND_ACTIVATION_KINDS  # noqa: F401
 from .normalization import DROPOUT_P, standardize_tape  # noqa: F401
 from .registry import KINDS, accepting, find
+from .registry import options as every_option
 from .tape import Tape  # noqa: F401
 
 _ = translator("explain")
@@ -34,9 +35,7 @@ def option_error(option, kind):
     return message.format(option=option, kinds=_(" and ").join(_(k.title) for k in takers), title=_(kind.title))
 
 
-def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, causal=False, h=1e-6,
-                 alpha=None, groups=None, p=None, target=None, position=None, heads=None, qk_norm=None,
-                 ranks=None):
+def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, dy=None, h=1e-6, **options):
     """Build the tape of ``kind`` (one of ``KINDS``, in any case), run its backward and check it;
     returns a ``StepThrough``.
 
@@ -74,11 +73,16 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
         shape (T, D), (H, T, D) or (B, H, T, D), k is drawn like it, the output is the scores.
     ranks : the sync_batchnorm step-through's simulated ranks (default 2); x is the whole batch,
         split along N (the first ranks hold one row more when N is not a multiple).
+    Any other option is one a kind registers (``registry.Kind.options``); a kind that does not
+    take an option given refuses it, naming the kinds that do.
     """
     spec = find(kind)
-    causal = flag(causal, "causal", "step_through") or None  # False: not given
-    options = dict(position=position, groups=groups, p=p, alpha=alpha, heads=heads, target=target,
-                   qk_norm=qk_norm, ranks=ranks, causal=causal)
+    unknown = sorted(set(options) - set(every_option()))
+    if unknown:
+        raise TypeError(f"step_through() got an unexpected keyword argument {unknown[0]!r}; expected one "
+                        f"of the options {', '.join(every_option())}")
+    if "causal" in options:
+        options["causal"] = flag(options["causal"], "causal", "step_through") or None  # False: not given
     for option, value in options.items():
         if value is not None and option not in spec.options:
             raise ValueError(option_error(option, spec))
@@ -93,7 +97,7 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
                 title=_(spec.title), shapes=spec.shapes, shape=x.shape))
         raise ValueError(_("the {title} step-through takes an input of rank {ranks}, got shape {shape}").format(
             title=_(spec.title), ranks=_(" or ").join(map(str, spec.ranks)), shape=x.shape))
-    accepted = {option: options[option] for option in spec.options}
+    accepted = {option: options.get(option) for option in spec.options}
     if "causal" in accepted:
         accepted["causal"] = bool(accepted["causal"])
     return spec.build(spec.name, spec.title, x, rng, dy=dy, h=h, gamma=gamma, beta=beta, **accepted)
