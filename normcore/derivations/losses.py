@@ -155,6 +155,6 @@ register("log_softmax", N_("log-softmax"), (1, 2, 3, 4), loss_or_activation_step
 register("cross_entropy", N_("cross-entropy"), (2,), loss_or_activation_step_through, options=("target",),
          description=N_("cross-entropy of (N, C) logits, one target class per row"))
 register("gelu", "GELU", (1, 2, 3, 4), loss_or_activation_step_through,
-         description=N_("x * Phi(x), Phi from erf"))
+         description=N_("x * Phi(x), Phi(x) = (1 + erf(x / sqrt(2))) / 2"))
 register("gelu_tanh", "GELU (tanh)", (1, 2, 3, 4), loss_or_activation_step_through,
-         description=N_("x * Phi(x), Phi approximated with tanh"))
+         description=N_("x * Phi(x), Phi(x) approximated with tanh"))
