@@ -167,7 +167,7 @@ def _unrecognized(parser, unknown):
     meant = [close[0] for arg in unknown if arg.startswith("--")
              for close in [difflib.get_close_matches(arg.split("=", 1)[0], options, n=1)] if close]
     if meant:
-        message += " " + _("(did you mean {options}?)").format(options=", ".join(meant))
+        message = _("{message} (did you mean {options}?)").format(message=message, options=", ".join(meant))
     parser.error(message)
 
 
