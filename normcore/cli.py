@@ -82,6 +82,29 @@ class Parser(argparse.ArgumentParser):
         if add_help:
             self.add_argument("-h", "--help", action="help", help=_("show this help message and exit"))
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, except that an option's value that starts with a minus and a digit
+        (``--shape -3x4``) is that option's value, so that the option's own check explains it
+        (argparse would take -3x4 for an option and say "expected one argument")."""
+        args = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(self._values_joined(args), namespace)
+
+    def _values_joined(self, args):
+        """``args`` with each ``--option -3x4`` written ``--option=-3x4`` where the option takes
+        one value and -3x4 (a minus, then a digit) is no option of this parser."""
+        joined, i = [], 0
+        while i < len(args) and args[i] != "--":
+            action = self._option_string_actions.get(args[i])
+            following = args[i + 1] if i + 1 < len(args) else ""
+            if (action is not None and action.nargs is None and args[i].startswith("--")
+                    and re.match(r"-\d", following) and following not in self._option_string_actions):
+                joined.append(f"{args[i]}={following}")
+                i += 2
+            else:
+                joined.append(args[i])
+                i += 1
+        return joined + args[i:]
+
     def error(self, message):
         self.print_usage(sys.stderr)
         message = _("{prog}: error: {message}").format(prog=self.prog, message=argparse_in_language(message))
@@ -144,7 +167,7 @@ def _unrecognized(parser, unknown):
     meant = [close[0] for arg in unknown if arg.startswith("--")
              for close in [difflib.get_close_matches(arg.split("=", 1)[0], options, n=1)] if close]
     if meant:
-        message += " " + _("(did you mean {options}?)").format(options=", ".join(meant))
+        message = _("{message} (did you mean {options}?)").format(message=message, options=", ".join(meant))
     parser.error(message)
 
 

@@ -331,8 +331,42 @@ def test_causal_softmax_masks_the_future():
     status, text = _run(["explain", "softmax", "--shape", "4x4", "--causal"])
     assert status == 0 and "-inf" in text and "causal mask" in text
     with pytest.raises(ValueError, match="square last two axes"):
+        step_through("softmax", shape=(3, 4), causal=True)
+    with pytest.raises(ValueError, match="causal applies to the softmax and self-attention step-throughs only, "
+                                         "got LayerNorm"):  # every kind that takes it, from the registry
         step_through("layernorm", shape=(4, 4), causal=True)
     assert _run(["explain", "softmax", "--shape", "3x4", "--causal"])[0] == 2
+
+
+def _refused(argv):
+    """The exit status and the message of a command argparse refuses."""
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        main(argv)
+    return exc.value.code, " ".join(err.getvalue().split())
+
+
+@pytest.mark.parametrize("shape", [["--shape", "-3x4"], ["--shape=-3x4"], ["--shape", "0x4"], ["--shape", "3x"]])
+def test_explain_says_what_a_shape_is(shape):
+    status, err = _refused(["explain", "layernorm", *shape])
+    assert status == 2 and "argument --shape: expected a shape: positive integers joined by x" in err, err
+    assert "expected one argument" not in err
+
+
+def test_explain_takes_a_kind_in_any_case():
+    assert _run(["explain", "LayerNorm", "--summary"]) == _run(["explain", "layernorm", "--summary"])
+    assert _run(["explain", "Log-Softmax", "--shape", "2x3", "--summary"])[0] == 0
+    status, err = _refused(["explain", "WeightNorm"])
+    assert status == 2 and "unknown step-through 'WeightNorm'; choose one of batchnorm, layernorm" in err
+
+
+def test_explain_causal_names_every_computation_that_takes_it():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status, _text = _run(["explain", "layernorm", "--causal"])
+    message = " ".join(err.getvalue().split())
+    assert status == 2 and ("argument --causal: causal applies to the softmax and self-attention "
+                            "step-throughs only, got LayerNorm") in message, message
 
 
 def test_explain_rejects_bad_shapes():
@@ -596,7 +630,7 @@ def test_cross_entropy_bad_requests_raise_clear_errors():
         step_through("cross_entropy", shape=(3, 4), dy=np.ones((3, 4)))
     with pytest.raises(ValueError, match="rank 2"):
         step_through("cross_entropy", shape=(2, 3, 4))
-    with pytest.raises(ValueError, match="causal=True needs the softmax"):
+    with pytest.raises(ValueError, match="causal applies to the softmax and self-attention"):
         step_through("log_softmax", shape=(4, 4), causal=True)
     with pytest.raises(ValueError, match="target applies to the cross-entropy step-through only"):
         step_through("log_softmax", shape=(3, 4), target=[0, 1, 2])
@@ -853,6 +887,20 @@ def test_explain_format_md_names_every_node_and_balances_its_math(kind):
         assert line.count("$") % 2 == 0, line
     for block in re.findall(r"\$\$(.*?)\$\$", md, flags=re.S):
         assert block.strip() and "\n" not in block and _tex_braces_balance(block)
+    assert not run_together(md), run_together(md)
+
+
+def run_together(md):
+    """The paragraphs of Markdown ``md`` in which lines written apart would run into one
+    sentence: two lines or more, not all list items or table rows (code blocks aside)."""
+    prose = re.sub(r"```.*?```", "", md, flags=re.S)
+    return [p for p in prose.split("\n\n") if len(p.strip().splitlines()) > 1
+            and not all(line.startswith(("- ", "|")) for line in p.strip().splitlines())]
+
+
+def test_the_run_together_check_sees_two_header_lines_in_one_paragraph():
+    assert run_together("# T\n\nLayerNorm step by step: eps = 1e-05\nLoss L = sum(y * dy).\n\n## x")
+    assert not run_together("# T\n\n- eps = 1e-05\n- Loss L = sum(y * dy).\n\n| a |\n|---|")
 
 
 def test_explain_graph_writes_svg_and_refuses_other_suffixes(tmp_path, capsys):

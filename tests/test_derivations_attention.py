@@ -266,8 +266,11 @@ def test_graph_lays_each_route_of_x_in_its_lane():
     assert k_route == [("x", "k"), ("k", "k_r"), ("k_r", "kh"), ("kh", "khT"), ("khT", "qkT")]
     rows = {name: row for name, (_, row) in graph.positions.items()}
     assert rows["xWq"] == rows["qh"] == 2 and rows["k"] == rows["khT"] == rows["qkT"] == 0
-    assert rows["xWv"] == rows["vh"] == -2 and rows["m"] == rows["total"] == 1
-    assert rows["Wq"] == 3 and rows["Wk"] == 1 and rows["Wv"] == -3 and rows["Wo"] == -2
+    assert rows["xWv"] == rows["vh"] == -2 and rows["m"] == 1
+    assert rows["Wq"] == 3 and rows["Wk"] == 1 and rows["Wv"] == -3
+    # its 34 nodes take two bands of columns: the softmax's end and the output below the rest,
+    # each lane as it is in the first band (the sum above the softmax's row, Wo below its use)
+    assert graph.bands == 2 and rows["total"] == rows["e"] + 1 < rows["Wv"] and rows["Wo"] == rows["oWo"] - 1
     assert len(set(graph.positions.values())) == len(graph.nodes)  # no two boxes in one place
     ax = graph.figure().axes[0]
     arrows = [t for t in ax.texts if isinstance(t, Annotation)]
@@ -275,4 +278,4 @@ def test_graph_lays_each_route_of_x_in_its_lane():
     styles = {(a.arrow_patch.get_edgecolor(), a.arrow_patch.get_linestyle()) for a in arrows}
     assert len(styles) == 4  # three routes and the grey of the parameters
     low, high = ax.get_ylim()
-    assert low < -3 and high > 3  # the lanes of the parameters are inside the picture
+    assert low < min(rows.values()) and high > 3  # the lanes of the parameters are inside the picture

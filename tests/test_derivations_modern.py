@@ -190,8 +190,12 @@ def test_a_wrong_all_reduce_backward_is_caught(monkeypatch):
 def test_sync_batchnorm_graph_gives_each_rank_its_rows():
     graph = step_through("sync_batchnorm", shape=(5, 3), ranks=3).graph()
     rows = {name: row for name, (_, row) in graph.positions.items()}
-    assert rows["S"] == rows["M2"] == rows["rstd"] == rows["gamma"] == 0
-    assert len({rows[f"x_{r}"] for r in range(3)}) == 3 and rows["x_0"] > 0 > rows["x_1"]
+    assert rows["S"] == rows["M2"] == 0 and len({rows[f"x_{r}"] for r in range(3)}) == 3
+    assert rows["x_0"] > 0 > rows["x_1"]
+    # its columns take two bands, the normalisation in the second: the same lanes, lower down
+    middle = rows["rstd"]
+    assert graph.bands == 2 and rows["gamma"] == rows["var"] == middle < min(rows[f"x_{r}"] for r in range(3))
+    assert rows["x_hat_0"] > middle > rows["x_hat_1"] > rows["x_hat_2"]
     assert [graph.labels[f"x_{r}"].split("\n")[1] for r in range(3)] == ["input"] * 3
     spots = list(graph.positions.values())
     assert len(spots) == len(set(spots))

@@ -8,6 +8,7 @@ import pytest
 from normcore.derivations import KINDS, step_through
 from normcore.derivations.blocks import POSITIONS
 from normcore.docs import generate
+from test_derivations import run_together
 
 PAGES = list(KINDS) + [f"residual_{p}" for p in POSITIONS if p != "pre"]  # Pre-Norm is residual's own
 
@@ -41,6 +42,7 @@ def test_each_page_is_its_tape(pages, page):
     for node in st.tape:
         assert f"`{node.name}`" in text
     assert text.count("$$") % 2 == 0 and st.text(width=100, latex=False) in text
+    assert not run_together(text), run_together(text)  # the header's lines stay apart
     assert "all pass" in written["index.md"].split(f"]({page}.md)")[1].splitlines()[0]
     if position:
         assert f"--position {position}" in text

@@ -99,7 +99,7 @@ def test_the_environment_chooses_chinese_for_a_subprocess(variable):
 ERRORS = [
     (["gradcheck", "--seed", "-1"], ["参数 --seed", "应为 >= 0 的整数"]),
     (["gradcheck", "--tol", "0"], ["参数 --tol", "应为 > 0 的数"]),
-    (["explain", "no_such_norm"], ["参数 NAME", "无效的选择"]),
+    (["explain", "no_such_norm"], ["参数 NAME", "没有名为 'no_such_norm' 的逐步推导"]),
     (["explain", "layernorm", "--shape", "20x20"], ["参数 --shape", "最多只接受 256 个值"]),
     (["explain", "layernorm", "--step", "--summary"], ["参数 --summary", "不能与参数 --step 同时使用"]),
     (["compare"], ["缺少以下必需参数：MODEL"]),

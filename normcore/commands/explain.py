@@ -7,15 +7,17 @@ import sys
 
 from ..derivations import KINDS, step_through
 from ..derivations.blocks import POSITIONS
+from ..derivations.normalization import DROPOUT_P
+from ..derivations.registry import find, options
 from ..derivations.render import (backward_intro, backward_order, export_markdown, header,
                                   node_lines, render_latex, render_summary)
-from ..derivations.steps import DROPOUT_P, OPTION_KINDS
 from ..i18n import N_, translator
-from ..i18n.width import fill
+from ..i18n.width import fill, wrap
 from ..nn.attention import QK_NORMS
 from ._options import positive_int, seed
 
 _ = translator("cli")
+said = translator("explain")  # the derivations' own words: the computations' titles and descriptions
 
 DESCRIPTION = N_("""\
 Step through one layer's backward (a norm's, an activation's such as ReLU's or
@@ -71,7 +73,8 @@ def parse_shape(text):
         shape = ()
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(
-            _("expected a shape such as 2x4 or 2x3x4 (positive sizes), got {text!r}").format(text=text))
+            _("expected a shape: positive integers joined by x, such as 2x4 or 2x3x4, got "
+              "{text!r}").format(text=text))
     size = math.prod(shape)
     if size > MAX_VALUES:
         raise argparse.ArgumentTypeError(
@@ -79,6 +82,15 @@ def parse_shape(text):
               "numerically, so it takes at most {most} values (e.g. 16x16, 4x8x8 or "
               "4x4x4x4): try a smaller shape").format(text=text, size=size, most=MAX_VALUES))
     return shape
+
+
+def kind_name(text):
+    """The step-through named ``text``, in any case ("LayerNorm", "log-softmax"); argparse
+    reports an unknown name, with the names there are, as a usage error."""
+    try:
+        return find(text).name
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def probability(text):
@@ -102,12 +114,19 @@ HELP_GROUPS = N_("groupnorm only: the number of groups G, which must divide the 
 HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default {p})")
 
 
+def computations(width=80):
+    """The lines that list every computation of the registry with what it computes."""
+    lines = [_("computations (NAME, in any case):")]
+    for kind in KINDS.values():
+        lines += wrap(said(kind.description), width, indent=f"  {kind.name:<16}", subsequent_indent=" " * 18)
+    return lines
+
+
 def add_arguments(parser):
     parser.description = _(DESCRIPTION)
-    parser.epilog = _(EPILOG)
-    parser.add_argument("norm", choices=list(KINDS), metavar="NAME",
-                        help=_("which computation to step through: {names}").format(
-                            names=", ".join(KINDS)))
+    parser.epilog = "\n\n".join([_(EPILOG), "\n".join(computations())])
+    parser.add_argument("norm", type=kind_name, metavar="NAME",
+                        help=_("which computation to step through, in any case (listed below)"))
     parser.add_argument("--shape", type=parse_shape, default=(3, 4), metavar="AxB",
                         help=_("input shape, e.g. 2x4 (default 3x4), at most {most} values. BatchNorm "
                                "and GroupNorm take (N, C), (N, C, L) or (N, C, H, W), InstanceNorm "
@@ -159,7 +178,8 @@ def _error(message):
 
 def _option_error(args):
     """The message for --groups that does not divide the channels of --shape, or None (an option
-    given to a computation it does not fit is step_through's to refuse: OPTION_KINDS)."""
+    given to a computation it does not fit is step_through's to refuse: the registry says which
+    computations take it)."""
     if args.groups is not None and len(args.shape) > 1 and args.shape[1] % args.groups:
         return _("argument --groups: G = {g} must divide the C = {c} channels of --shape {shape}").format(
             g=args.groups, c=args.shape[1], shape="x".join(map(str, args.shape)))
@@ -183,7 +203,7 @@ def run(args):
     except ValueError as err:  # the shape does not suit the norm, or an option does not apply
         given = [("--causal", "causal", args.causal)] + [
             ("--" + name.replace("_", "-"), name, getattr(args, name, None) is not None)
-            for name in OPTION_KINDS]  # those explain has (not alpha, not target)
+            for name in options() if name != "causal"]  # those explain has (not alpha, not target)
         option = next((flag for flag, word, used in given if used and str(err).startswith(word)), None)
         option = option or next((flag for flag, word, used in given if used and word in str(err)), "--shape")
         _error(_("argument {option}: {message}").format(

@@ -19,6 +19,10 @@ the detailed report; several (or a folder) one summary table (``practice/classro
 file runs in a child process with a time limit per probe and a memory limit
 (``practice/sandbox.py``). A path that cannot be read (FILE) or written (--json, --csv, --dir)
 is refused before any work, with exit status 2.
+
+One file, though longer than most: its messages belong to the "practice" catalog by this path
+(``normcore/i18n/catalogs.py``: ``SOURCES``); the parser and the actions it dispatches to read
+together, one subcommand after the other.
 """
 
 import argparse
@@ -33,7 +37,7 @@ from ._options import HelpFormatter
 from ..i18n.width import clip, display_width, fill, pad
 from ..practice import CATALOG, EXERCISES, CannotGrade, classroom, grade_file, mistakes_for
 from ..practice import answers, history, interview, skeletons, torch_track
-from ..practice.loading import NEEDS_TORCH
+from ..practice.loading import NEEDS_TORCH, cannot_grade
 from ..practice.exercises import DIFFICULTY, path
 from ..practice.grader import format_report
 from ..practice.report import HINT_LEVELS
@@ -361,7 +365,7 @@ def _check(args):
         except CannotGrade as e:
             rows = [classroom.Row(files[0], error=str(e))]
             if not to_stdout:
-                print(_("cannot grade: {reason}").format(reason=e))
+                print(cannot_grade(e))
         else:
             rows = [classroom.row_of(report)]
             if not to_stdout:

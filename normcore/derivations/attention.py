@@ -22,12 +22,13 @@ of row i, a constant that softmax ignores, so its gradient would be exactly 0.
 
 import numpy as np
 
-from .._array import flag, positive_int
+from .._array import positive_int
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import MultiheadAttention, MultiheadSelfAttention
-from .graph import _chain, _fit, _words, computation_graph, node_labels, route_labels
-from .steps import COMPACT, KINDS, StepThrough, _check, softmax_nodes
+from .graph import _chain, _words, arrange, computation_graph, node_labels, route_labels
+from .core import StepThrough, check, input_upstream, softmax_nodes
+from .registry import register
 from .tape import Phrase, Tape
 
 _ = translator("explain")
@@ -106,30 +107,24 @@ def attention_tape(x, params, heads=1, causal=False):
 
 # --- the step-through ------------------------------------------------------------------------
 LINEARS = ("q", "k", "v", "o")  # the layer's four projections, each a Linear(D, D)
+COMPACT = ("do = dy Wo^T; dp = do v^T, dv = p^T do; ds = p * (dp - sum_j(dp * p)); "
+           "dq = ds k / sqrt(d_k), dk = ds^T q / sqrt(d_k); dx = dq Wq^T + dk Wk^T + dv Wv^T")
 
 
-def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=False, heads=None,
-                           h=1e-6, unused=None):
+def attention_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, causal=False, heads=None):
     """``step_through("attention", ...)``: the tape of ``attention_tape``, checked against
     ``MultiheadSelfAttention`` (dx and every parameter's gradient) and central differences.
 
-    x : (T, D) or (B, T, D) (default: standard normal of ``shape``, from ``seed``).
+    x : (T, D) or (B, T, D) (by default standard normal, from the seed).
     heads : H, which must divide D (default 1). causal : mask key j > query i.
-    The parameters are drawn from ``seed``: the weights normal with variance 1/D (so the
+    The parameters are drawn from ``rng``: the weights normal with variance 1/D (so the
     scores are of order 1 and the softmax is neither flat nor one-hot), the biases normal.
     """
-    title, ranks = KINDS["attention"]
-    given = [name for name, value in (unused or {}).items() if value is not None]
+    given = [name for name, value in (("gamma", gamma), ("beta", beta)) if value is not None]
     if given:
         raise ValueError(_("the attention step-through takes no {given}: its parameters Wq, bq, Wk, Wv, bv, "
                            "Wo, bo are drawn from the seed").format(given=", ".join(given)))
-    causal = flag(causal, "causal", "step_through")
     heads = 1 if heads is None else positive_int(heads, "heads", "step_through")
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(tuple(shape)) if x is None else np.array(x, dtype=np.float64)
-    if x.ndim not in ranks:
-        raise ValueError(_("the attention step-through takes x of shape (T, D) or (B, T, D), got shape {shape}")
-                         .format(shape=x.shape))
     width = x.shape[-1]
     if width % heads:
         raise ValueError(_("heads ({heads}) must divide the width D = {width} of x (shape {shape}): each head "
@@ -138,9 +133,7 @@ def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=Fals
     randomize_parameters(layer, rng)
     for name in LINEARS:
         getattr(layer, name).weight.data[...] /= np.sqrt(width)
-    dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
-    if dy.shape != x.shape:
-        raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(shape=x.shape, got=dy.shape))
+    dy = input_upstream(dy, rng, x.shape)
 
     params = {}
     for name in LINEARS:
@@ -164,8 +157,8 @@ def attention_step_through(x=None, *, shape=(3, 4), seed=0, dy=None, causal=Fals
     dk = width // heads
     st = AttentionStepThrough(
         "attention", Phrase(N_("self-attention")), tape, dy, 0.0, "j", f"{type(layer).__name__}.backward",
-        COMPACT["attention"], what=_what(heads, dk, causal), notes=_notes(tape, heads, dk, causal))
-    _check(st, y_ref, reference, h)
+        COMPACT, what=_what(heads, dk, causal), notes=_notes(tape, heads, dk, causal))
+    check(st, y_ref, reference, h)
     st.properties = _properties(tape, layer, batched, unbatched, causal)
     return st
 
@@ -275,9 +268,12 @@ def attention_graph(st):
              (N_("through q"), route({x.name} | q_lane | scores, q_lane | scores | after)),
              (N_("through k"), route({x.name} | k_lane, k_lane | scores))]
     found = [(lambda words, head=head: words(head), ", ".join(_chain(edges)), edges) for head, edges in lanes]
-    graph.positions = positions
-    graph.labels = _fit(node_labels(tape.nodes), max(column.values()) + 1, least=LABEL_CHARS)
+    graph.labels, graph.positions, graph.bands = arrange(node_labels(tape.nodes), positions, least=LABEL_CHARS)
     graph.routes = dict(zip(route_labels(found, say), (edges for _h, _t, edges in found)))
     graph.captions = route_labels(found, _)
     return graph
 
+
+register("attention", "self-attention", (2, 3), attention_step_through, options=("causal", "heads"),
+         description=N_("self-attention with H heads, causal or not"), spread=1.0, mean=0.0,
+         shapes="(T, D) or (B, T, D)")

@@ -31,8 +31,9 @@ from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import Dropout, Linear
 from ..nn.transformer import ResidualSublayers
-from .steps import COMPACT, StepThrough, Tape, _affine, _check, _standardize
-from .tape import Phrase
+from .core import StepThrough, affine, check, input_upstream, standardize
+from .registry import register
+from .tape import Phrase, Tape
 
 _ = translator("explain")
 
@@ -60,6 +61,17 @@ POSITIONS = {
     "none": (N_("no-norm"), "y = x + f(x)",
              N_("The identity path: y = x + f, so y hands x the share dy itself; with no norm "
                 "anywhere, dx = dy + the share through f.")),
+}
+
+
+# the compact backward, one formula per norm position, G'(g) = G's backward of g, f'(g) = g @ W.T
+COMPACT = {
+    "pre": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(dy))"),
+    "post": Phrase(N_("{dx}: the identity path carries dz, not dy"),
+                   dx="dz = LN'(dy); dx = dz + f'(dz)"),
+    "deepnorm": "dz = LN'(dy); dx = alpha * dz + f'(dz)",
+    "peri": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(LN_f'(dy)))"),
+    "none": "dx = dy + f'(dy)",
 }
 
 
@@ -111,8 +123,8 @@ def residual_tape(x, params, position, alpha, eps, over_params):
 
     def norm(v, of, out, gamma, beta):  # LayerNorm's nodes of v, marked with ``of`` (see _named)
         hat = of or "x"
-        v_hat = _standardize(t, v, eps, (d,), "D", f"{hat}_hat", rf"\hat{{{hat}}}", of)
-        return _affine(t, v_hat, gamma, beta, over_params, of, out)
+        v_hat = standardize(t, v, eps, (d,), "D", f"{hat}_hat", rf"\hat{{{hat}}}", of)
+        return affine(t, v_hat, gamma, beta, over_params, of, out)
 
     def f(h):
         u = t.matmul(h, p["W"], "u", N_("matmul"), "u")
@@ -130,7 +142,7 @@ def residual_tape(x, params, position, alpha, eps, over_params):
     return t
 
 
-def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
+def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, position=None):
     """The residual sub-layer's ``StepThrough`` for ``step_through("residual", ...)``: x of shape
     (T, D) or (B, T, D), every parameter random from ``rng``, checked against
     ``ResidualSublayer``'s forward and backward (normcore's ``_residual`` and
@@ -142,14 +154,11 @@ def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
     if position not in POSITIONS:
         raise ValueError(_("position must be one of {choices}, got {position!r}").format(
             choices=", ".join(POSITIONS), position=position))
-    title, forward, identity = POSITIONS[position]
+    heading, forward, identity = POSITIONS[position]
     letters = _letters(x.ndim)
     over_params = ",".join(letters[:-1])
     layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng), rng)
-    dy = rng.standard_normal(x.shape) if dy is None else np.asarray(dy, dtype=np.float64)
-    if dy.shape != x.shape:
-        raise ValueError(_("dy must have the input's shape {shape}, got {got}").format(
-            shape=x.shape, got=dy.shape))
+    dy = input_upstream(dy, rng, x.shape)
     params = {name: p.data for name, p in layer.named_parameters()}
     eps = layer.norm1.eps if position != "none" else 0.0
     tape = residual_tape(x, params, position, layer.alpha, eps, over_params)
@@ -166,10 +175,10 @@ def residual_step_through(x, rng, dy, h, position=None, gamma=None, beta=None):
         notes.append(Phrase(N_("alpha = (2N)**(1/4) = {alpha:g} for a stack of N = {n} blocks "
                                "(deepnorm_constants)."), alpha=layer.alpha, n=DEEPNORM_BLOCKS))
     notes.append(Phrase(identity))
-    st = StepThrough("residual", Phrase(N_("{title} residual"), title=Phrase(title)), tape, dy, eps, "D",
-                     "ResidualSublayers._residual_backward", COMPACT["residual"][position], what=what,
+    st = StepThrough("residual", Phrase(N_("{title} residual"), title=Phrase(heading)), tape, dy, eps, "D",
+                     "ResidualSublayers._residual_backward", COMPACT[position], what=what,
                      notes=notes, route_target="y", route_names=_route_names(position))
-    _check(st, y_ref, reference, h)
+    check(st, y_ref, reference, h)
     st.properties = residual_properties(tape, position)
     if position in ("post", "deepnorm"):  # the measured difference the identity note speaks of
         st.notes.append(Phrase(N_("Here the identity share differs from dy by up to {diff:.3g}."),
@@ -209,3 +218,7 @@ def residual_properties(tape, position):
         props.append((Phrase(N_("sum_D(dx - dy): the rest of dx comes through LN's backward, which sums "
                                 "to 0 over D")), worst((dx - dy).sum(axis=-1))))
     return props
+
+
+register("residual", N_("residual block"), (2, 3), residual_step_through, options=("position",),
+         description=N_("one residual sub-layer, its LayerNorm where --position puts it"))

@@ -54,6 +54,7 @@ class Graph:
     others: str = ""  # the legend's entry for the edges on no route (parameters, later steps)
     font: str = ""  # the font of Chinese words, "" when the words are English
     note: str = ""  # why the words are English in Chinese mode (no Chinese font), else ""
+    bands: int = 1  # a long tape's columns are cut into bands, one below the other (``arrange``)
 
     def __repr__(self):
         name = self.title.split(":")[0].split("：")[0]  # the title before its colon, in either language
@@ -65,6 +66,16 @@ class Graph:
             if tuple(edge) in edges:
                 return label
         return None
+
+    def size(self):
+        """The picture's (width, height) in inches: a column per step, as wide as the widest
+        label needs (a tape laid out in bands: the whole READABLE_WIDTH, room its columns were
+        cut to fit), and about 2.3 inches per row."""
+        cols = max(c for c, _ in self.positions.values()) + 1
+        rows = [r for _, r in self.positions.values()]
+        low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
+        width = READABLE_WIDTH if self.bands > 1 else max(9.0, _column_width(self, cols) * cols)
+        return width, 7.5 * (high - low + 1.2) / 3.2
 
     def figure(self):
         """The picture, as a matplotlib Figure (not attached to pyplot)."""
@@ -191,7 +202,7 @@ def computation_graph(st):
         st.kind, say(N_("statistics over {over}")).format(over=st.over))
     title = say(N_("{title}: the computation graph of the tape, {x} of shape {shape}, {what}")).format(
         title=text(st.title), x=source.name, shape=_shape(x), what=what)
-    labels = _fit(node_labels(nodes, inputs), max(column.values()) + 1)
+    labels, positions, bands = arrange(node_labels(nodes, inputs), {n: (column[n], row[n]) for n in names})
 
     # the legend: the routes, then the edges on none (a parameter's, the steps after the target)
     on_routes = {edge for route in routes.values() for edge in route}
@@ -202,8 +213,8 @@ def computation_graph(st):
                                      + [say(N_("the steps after {target}")).format(target=target)] * after)
     legend = say(N_("routes from {x} to {target} (the backward adds what each brings back)")).format(
         x=source.name, target=target)
-    return Graph(title, names, edges, labels, {n: (column[n], row[n]) for n in names}, routes,
-                 route_labels(found, _), target, legend, others_label, font or "", note)
+    return Graph(title, names, edges, labels, positions, routes,
+                 route_labels(found, _), target, legend, others_label, font or "", note, bands)
 
 
 def route_labels(found, words):
@@ -262,8 +273,7 @@ READABLE_WIDTH = 19.0  # inches: a wider picture, scaled to a page, shows its la
 def _column_width(graph, cols):
     """Inches per column: the widest line of any label (about half an em per column, a Chinese
     character taking two), plus a gap."""
-    return _width_for(max(display_width(line) for label in graph.labels.values() for line in label.split("\n")),
-                      cols)
+    return _width_for(_widest(graph.labels), cols)
 
 
 def _width_for(chars, cols):
@@ -272,23 +282,49 @@ def _width_for(chars, cols):
     return max(min(1.45, READABLE_WIDTH / cols), 0.5 * chars * NODE_FONT / 72 + 0.3)
 
 
-def _fit(labels, cols, least=1):
-    """The labels, their lines wrapped when ``cols`` columns of them would make the picture
-    wider than READABLE_WIDTH (GroupNorm's tape, with its two reshapes, is twelve columns), but
-    never narrower than ``least`` columns (attention's twenty columns would break words)."""
-    chars = max(display_width(line) for label in labels.values() for line in label.split("\n"))
-    if _width_for(chars, cols) * cols <= READABLE_WIDTH:
-        return labels
-    fit = max(least, int((READABLE_WIDTH / cols - 0.3) * 72 / (0.5 * NODE_FONT)))
-    return {name: "\n".join(part for line in label.split("\n") for part in _wrap_line(line, fit))
-            for name, label in labels.items()}
+WRAP_AT = 14  # display columns: a long tape's label lines wrap between words at this width (or
+               # at its longest word), so that a dozen columns fit READABLE_WIDTH
+
+
+def arrange(labels, positions, least=1):
+    """The labels and positions of a graph laid out to fit READABLE_WIDTH without smaller text.
+    A tape whose columns fit as they are keeps them. A longer one (Peri-LN's block, attention
+    with several heads) has its label lines wrapped between words, never inside one, to
+    WRAP_AT columns, its longest word or ``least``, whichever is widest; if its columns still do
+    not fit, they are cut into bands laid one below the other, as the lines of a text are: a
+    band of columns 0 to k-1, then one of k to 2k-1 below it, an empty row between them.
+    Returns the labels, the positions and the number of bands."""
+    cols = int(max(c for c, _ in positions.values())) + 1
+    if _width_for(_widest(labels), cols) * cols <= READABLE_WIDTH:
+        return labels, positions, 1
+    fit = max(least, WRAP_AT, max(display_width(word) for label in labels.values() for word in label.split()))
+    labels = {name: "\n".join(part for line in label.split("\n") for part in _wrap_line(line, fit))
+              for name, label in labels.items()}
+    per_band = next(k for k in range(cols, 0, -1) if _width_for(_widest(labels), k) * k <= READABLE_WIDTH or k == 1)
+    bands = -(-cols // per_band)
+    if bands == 1:
+        return labels, positions, 1
+    per_band = -(-cols // bands)  # the bands as even as they can be
+    band = {name: int(c // per_band) for name, (c, _r) in positions.items()}
+    shift, bottom = [], None  # each band's top row one empty row below the band above it
+    for b in range(bands):
+        rows = [r for name, (_c, r) in positions.items() if band[name] == b] or [0]
+        shift.append(0 if bottom is None else bottom - 2 - max(rows))
+        bottom = min(rows) + shift[-1]
+    return labels, {name: (c - per_band * band[name], r + shift[band[name]])
+                    for name, (c, r) in positions.items()}, bands
+
+
+def _widest(labels):
+    """The display width of the widest line of any label."""
+    return max(display_width(line) for label in labels.values() for line in label.split("\n"))
 
 
 def _wrap_line(line, fit):
-    """One line of a label in lines of at most ``fit`` columns: a formula (ASCII) as textwrap
-    breaks it, a too long name cut where it reaches the edge; Chinese by display width."""
+    """One line of a label in lines of at most ``fit`` columns, broken between words only (a
+    word wider than ``fit`` keeps a line of its own); Chinese by display width."""
     if line.isascii():
-        return textwrap.wrap(line, fit, break_on_hyphens=False) or [""]
+        return textwrap.wrap(line, fit, break_on_hyphens=False, break_long_words=False) or [""]
     return wrap(line, fit)
 
 
@@ -306,8 +342,7 @@ def _draw_words(graph):
     cols = max(c for c, _ in graph.positions.values()) + 1
     rows = [r for _, r in graph.positions.values()]
     low, high = min(min(rows), -1), max(max(rows), 1)  # three rows, or a lane's more
-    fig = Figure(figsize=(max(9.0, _column_width(graph, cols) * cols), 7.5 * (high - low + 1.2) / 3.2),
-                 layout="constrained")
+    fig = Figure(figsize=graph.size(), layout="constrained")
     ax = fig.subplots()
     ax.set_xlim(-0.6, cols - 0.4)
     ax.set_ylim(low - 0.6, high + 0.6)

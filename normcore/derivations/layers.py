@@ -8,8 +8,8 @@ the mean squared error, the Transformer's feed-forward (Linear, ReLU, Linear) an
     st = step_through("feedforward", shape=(2, 3))   # Linear(3, 6), ReLU, Linear(6, 3)
     st = step_through("embedding", shape=(4, 3))     # the table W (4, 3) looked up at 5 ids
 
-``steps.step_through`` hands these kinds to ``layer_step_through``. Each is checked as the other
-step-throughs are (``steps._check``): against the normcore layer's own forward and backward (dx
+Each kind is registered with ``layer_step_through`` as its builder (see ``registry``) and checked
+as the other step-throughs are (``core.check``): against the normcore layer's own forward and backward (dx
 and every parameter's gradient) and against central differences of every node.
 
 The tape holds a Linear's weight transposed, W = weight.T of shape (in, out), so that the
@@ -25,8 +25,8 @@ from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import Embedding, Linear, MSELoss, ReLU, Sigmoid, Tanh
 from ..nn.transformer import FeedForward
-from .modern import _upstream
-from .steps import COMPACT, StepThrough, _check, _letters, scalar_upstream
+from .core import StepThrough, check, letters, scalar_upstream, upstream
+from .registry import register
 from .tape import Phrase, Tape
 
 _ = translator("explain")
@@ -35,6 +35,17 @@ LAYER_KINDS = ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embed
 ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh}
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # about 709.78: exp of more is inf
 FF_EXPANSION = 2  # the feed-forward step-through's d_ff = 2 * D (Transformers use 4: a longer tape)
+COMPACT = {
+    "linear": Phrase(N_("{dx}, {dw} (summed over the rows), {db}"), dx="dx = dy @ W^T",
+                     dw="dW = x^T @ dy", db="db = sum_rows(dy)"),
+    "relu": "dx = dy * [x > 0]",
+    "sigmoid": "dx = dy * y * (1 - y)",
+    "tanh": "dx = dy * (1 - y**2)",
+    "mse": "dpred = dloss * 2 * (pred - target) / N",
+    "feedforward": "dh = dy @ W2^T; da = dh * [a > 0]; dx = da @ W1^T; dW2 = h^T @ dy, dW1 = x^T @ da",
+    "embedding": Phrase(N_("{dw}: each position's dy added into its id's row, a repeated id's adding up"),
+                        dw="dW = 0; np.add.at(dW, idx, dy)"),
+}
 
 
 # --- the tapes -------------------------------------------------------------------------------
@@ -121,7 +132,7 @@ class _Built:
     idx: np.ndarray = None  # the embedding's ids
 
 
-def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
+def layer_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None):
     """The step-through of ``kind`` (one of ``LAYER_KINDS``) on the input ``x``, drawing its
     parameters (and mse's target, embedding's ids) from ``rng`` after x; see
     ``steps.step_through``."""
@@ -133,7 +144,7 @@ def layer_step_through(kind, title, x, rng, dy, h, gamma=None, beta=None):
     b = build(kind, x, rng, dy, h)
     st = StepThrough(kind, title, b.tape, b.dy, 0.0, "", f"{type(b.layer).__name__}.backward", COMPACT[kind],
                      what=b.what, loss_line=b.loss_line, notes=b.notes, inputs=b.inputs)
-    _check(st, b.y_ref, b.reference, h)
+    check(st, b.y_ref, b.reference, h)
     st.properties = layer_properties(kind, b.tape, b.idx)
     return st
 
@@ -152,7 +163,7 @@ def _linear(kind, x, rng, dy, h):
     d_in = x.shape[-1]
     layer = randomize_parameters(Linear(d_in, d_in + 1), rng)  # out != in: W's shape shows
     tape = linear_tape(x, layer.weight.data.T, layer.bias.data, _over_rows(x))
-    dy = _upstream(dy, rng, tape.output.value.shape)
+    dy = upstream(dy, rng, tape.output.value.shape)
     y_ref, reference = _against(layer, {"W": layer.weight, "b": layer.bias}, x, dy)
     what = Phrase(N_("{forward} on the last axis, {i} features in, {o} out"),
                   forward="y = x @ W + b", i=d_in, o=d_in + 1)
@@ -166,7 +177,7 @@ def _feedforward(kind, x, rng, dy, h):
     layer = randomize_parameters(FeedForward(x.shape[-1], d_ff, activation="relu"), rng)
     fc1, fc2 = layer.fc1, layer.fc2
     tape = feedforward_tape(x, fc1.weight.data.T, fc1.bias.data, fc2.weight.data.T, fc2.bias.data, _over_rows(x))
-    dy = _upstream(dy, rng, tape.output.value.shape)
+    dy = upstream(dy, rng, tape.output.value.shape)
     params = {"W1": fc1.weight, "b1": fc1.bias, "W2": fc2.weight, "b2": fc2.bias}
     y_ref, reference = _against(layer, params, x, dy)
     what = Phrase(N_("{forward} with d_ff = {d_ff}, ReLU as its activation"),
@@ -178,7 +189,7 @@ def _feedforward(kind, x, rng, dy, h):
 
 def _over_rows(x):
     """The axes a bias is shared over: every axis but the last ("N", "B,T"...)."""
-    return ",".join(_letters("linear", x.ndim)[:-1])
+    return ",".join(letters("linear", x.ndim)[:-1])
 
 
 def _embedding(kind, x, rng, dy, h):
@@ -187,7 +198,7 @@ def _embedding(kind, x, rng, dy, h):
     layer.weight.data[...] = x
     idx = rng.integers(0, x.shape[0], size=x.shape[0] + 1)
     tape = embedding_tape(x, idx)
-    dy = _upstream(dy, rng, tape.output.value.shape)
+    dy = upstream(dy, rng, tape.output.value.shape)
     layer.zero_grad()
     y_ref = layer.forward(idx)
     layer.backward(dy)  # returns None: the ids have no gradient
@@ -201,7 +212,7 @@ def _embedding(kind, x, rng, dy, h):
 
 def _mse(kind, x, rng, dy, h):
     target = rng.standard_normal(x.shape)
-    tape, layer = mse_tape(x, target, ",".join(_letters(kind, x.ndim))), MSELoss()
+    tape, layer = mse_tape(x, target, ",".join(letters(kind, x.ndim))), MSELoss()
     dy = scalar_upstream(dy, kind, tape.output.value.shape)
     y_ref = layer.forward(x, target)
     reference = {"pred": layer.backward(dy.item())}
@@ -217,7 +228,7 @@ def _activation(kind, x, rng, dy, h):
         raise ValueError(_("the sigmoid step-through computes exp(-x), which overflows for x below "
                            "{limit:.1f}; got x down to {low:g}").format(limit=-EXP_OVERFLOW, low=x.min()))
     layer, tape = ACTIVATIONS[kind](), activation_tape(x, kind)
-    dy = _upstream(dy, rng, x.shape)
+    dy = upstream(dy, rng, x.shape)
     y_ref, reference = _against(layer, {}, x, dy)
     notes = []
     if kind == "relu":
@@ -278,3 +289,18 @@ def layer_properties(kind, tape, idx=None):
              worst(dx + tape["target"].grad)),
             (Phrase(N_("{diff}: the staged gradient is the compact one"), diff="dpred - dloss * 2 * diff / N"),
              worst(dx - dy.item() * 2.0 * tape["diff"].value / n))]
+
+
+# --- the kinds -------------------------------------------------------------------------------
+register("linear", "Linear", (2, 3, 4), layer_step_through,
+         description=N_("x @ W + b, Linear(D, D + 1) on the last axis"))
+register("relu", "ReLU", (1, 2, 3, 4), layer_step_through, description=N_("max(x, 0), element by element"))
+register("sigmoid", "Sigmoid", (1, 2, 3, 4), layer_step_through,
+         description=N_("1 / (1 + exp(-x)), element by element"))
+register("tanh", "Tanh", (1, 2, 3, 4), layer_step_through, description=N_("tanh(x), element by element"))
+register("mse", "MSELoss", (1, 2, 3, 4), layer_step_through,
+         description=N_("the mean squared error against a random target"))
+register("feedforward", "FeedForward", (2, 3, 4), layer_step_through,
+         description=N_("Linear(D, 2D), ReLU, Linear(2D, D)"))
+register("embedding", "Embedding", (2,), layer_step_through,
+         description=N_("the table (V, D) looked up at V + 1 ids"))

@@ -5,8 +5,8 @@ ranks, with its all-reduces as nodes of the tape.
     st = step_through("qk_norm", shape=(2, 3, 4), qk_norm="layernorm")  # H = 2 heads, T = 3, D = 4
     st = step_through("sync_batchnorm", shape=(5, 3), ranks=2)          # rows 0:3 and 3:5
 
-``steps.step_through`` hands these two kinds to ``modern_step_through``. Their chains reuse the
-norms' nodes (``_rms_normalize``, ``_standardize``, ``_affine``), marked with the lane they
+Their chains reuse the norms' nodes (``core.rms_normalize``, ``core.standardize``,
+``core.affine``), marked with the lane they
 run on (q or k, rank 0, 1...), and each is checked as the other step-throughs are: against
 normcore's own compact backward and against central differences of every node.
 """
@@ -21,8 +21,9 @@ from ..distributed.syncbatchnorm import AGREEMENT
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn.attention import MultiheadAttention, qk_norm_choice
-from .steps import (COMPACT, COMPACT_ATOL, COMPACT_TOL, StepThrough, _affine, _check, _letters, _named,
-                    _rms_normalize, _standardize, _verdict, layer_eps)
+from .core import (COMPACT_ATOL, COMPACT_TOL, StepThrough, affine, check, layer_eps, letters, named,
+                   rms_normalize, standardize, upstream, verdict)
+from .registry import register
 from .tape import Joined, Phrase, Tape
 
 _ = translator("explain")
@@ -31,25 +32,20 @@ message_name = translator("cli")  # the names of SyncBatchNorm's messages (normc
 SYNC_RANKS = 2  # the default number of simulated ranks
 
 
-def modern_step_through(kind, title, x, rng, *, gamma=None, beta=None, dy=None, h=1e-6, qk_norm=None,
-                        ranks=None):
-    """The step-through of ``kind`` ("qk_norm" or "sync_batchnorm") on the input ``x``, drawing what it
-    needs from ``rng`` after x; see ``steps.step_through`` for the arguments."""
+def _no_gamma_or_beta(title, gamma, beta):
     if gamma is not None or beta is not None:
         raise ValueError(_("gamma and beta are drawn from the seed in the {title} step-through "
                            "(it has more than one norm or replica); leave them out").format(title=title))
-    if kind == "qk_norm":
-        return qk_norm_step_through(x, rng, dy, h, qk_norm)
-    return sync_batchnorm_step_through(x, rng, dy, h, ranks)
 
 
-def _upstream(dy, rng, shape):
-    """The upstream gradient dL/d(output): random of ``shape`` by default, else checked."""
-    dy = rng.standard_normal(shape) if dy is None else np.asarray(dy, dtype=np.float64)
-    if dy.shape != tuple(shape):
-        raise ValueError(_("dy must have the output's shape {expected}, got {got}")
-                         .format(expected=tuple(shape), got=dy.shape))
-    return dy
+COMPACT = {
+    "qk_norm": Phrase(N_("{dq}: each norm's own compact backward, {y}"),
+                      dq="dq = q_norm.backward(ds @ y_k / sqrt(D)), dk = k_norm.backward(ds^T @ y_q / sqrt(D))",
+                      y="y_q = q_norm(q), y_k = k_norm(k)"),
+    "sync_batchnorm": Phrase(N_("{dx}; both means over every rank, from one all-reduce of {sums}"),
+                             dx="dx_r = rstd * (dx_hat_r - mean_N(dx_hat) - x_hat_r * mean_N(dx_hat * x_hat)),"
+                                " dx_hat = dy * gamma", sums="[sum dy_r, sum dy_r * x_hat_r]"),
+}
 
 
 # --- QK-norm ---------------------------------------------------------------------------------
@@ -63,12 +59,12 @@ def qk_norm_tape(q, k, q_norm, k_norm, eps, over_params):
     for of, layer in (("q", q_norm), ("k", k_norm)):
         params[of] = (t.leaf(f"gamma_{of}", layer.weight.data, rf"\gamma_{{{of}}}"),
                       None if layer.bias is None else t.leaf(f"beta_{of}", layer.bias.data, rf"\beta_{{{of}}}"))
-    normalize = _rms_normalize if isinstance(q_norm, norms.RMSNorm) else _standardize
+    normalize = rms_normalize if isinstance(q_norm, norms.RMSNorm) else standardize
     axes, D = (q.value.ndim - 1,), q.value.shape[-1]
     normalised = {}
     for of, leaf in (("q", q), ("k", k)):
         hat = normalize(t, leaf, eps, axes, "D", f"{of}_hat", rf"\hat{{{of}}}", of=of)
-        normalised[of] = _affine(t, hat, *params[of], over_params, of=of)
+        normalised[of] = affine(t, hat, *params[of], over_params, of=of)
     swap = tuple(range(q.value.ndim - 2)) + (q.value.ndim - 1, q.value.ndim - 2)
     k_t = t.transpose(normalised["k"], swap, "kT", N_("transpose"), r"y_{k}^{\top}")
     qk = t.matmul(normalised["q"], k_t, "qk", N_("dot products"), "G")
@@ -89,8 +85,9 @@ def _qk_lanes(tape):
     return {**rows, "qk": 1, "s": 1}
 
 
-def qk_norm_step_through(q, rng, dy, h, qk_norm):
+def qk_norm_step_through(kind, title, q, rng, *, dy, h, gamma=None, beta=None, qk_norm=None):
     """q of shape (..., T, D) (heads and batches lead), k drawn like it; the scores' gradient."""
+    _no_gamma_or_beta(title, gamma, beta)
     choice = "rmsnorm" if qk_norm is None else qk_norm_choice(qk_norm, "step_through")
     k = rng.standard_normal(q.shape) * 2.0 + 1.0
     D = q.shape[-1]
@@ -98,10 +95,10 @@ def qk_norm_step_through(q, rng, dy, h, qk_norm):
     q_norm, k_norm = attention.q_norm, attention.k_norm
     for layer in (q_norm, k_norm):
         randomize_parameters(layer, rng)
-    letters = ("T", "D") if q.ndim == 2 else ("H", "T", "D") if q.ndim == 3 else ("B", "H", "T", "D")
-    over_params = ",".join(letters[:-1])
+    axis_letters = ("T", "D") if q.ndim == 2 else ("H", "T", "D") if q.ndim == 3 else ("B", "H", "T", "D")
+    over_params = ",".join(axis_letters[:-1])
     tape = qk_norm_tape(q, k, q_norm, k_norm, layer_eps(q_norm), over_params)
-    dy = _upstream(dy, rng, tape.output.value.shape)
+    dy = upstream(dy, rng, tape.output.value.shape)
 
     # the reference: the attention's norm layers, their compact backward composed as
     # MultiheadAttention's backward composes them (dq = dS @ k / sqrt(D), then q_norm.backward)
@@ -122,7 +119,7 @@ def qk_norm_step_through(q, rng, dy, h, qk_norm):
                                  d=D, eps=layer_eps(q_norm)),
                      loss_line=Phrase(N_("Loss L = sum(s * dy) with a random dy (in attention, the softmax's "
                                          "gradient dS), so dL/ds = dy.")))
-    _check(st, s_ref, reference, h)
+    check(st, s_ref, reference, h)
     st.notes = _qk_notes(tape, q, k, D, k_norm.bias is None and choice == "layernorm")
     st.properties = _qk_properties(tape, choice)
     st.lanes, st.inputs = _qk_lanes(tape), ("k",)
@@ -177,24 +174,24 @@ def sync_batchnorm_tape(shards, gamma, beta, eps, axes, over):
     rows; the outputs side by side make the loss."""
     t = Tape()
     ranks = [str(r) for r in range(len(shards))]
-    xs = [t.leaf(value=x, **_named(r, "x", "x")) for r, x in zip(ranks, shards)]
+    xs = [t.leaf(value=x, **named(r, "x", "x")) for r, x in zip(ranks, shards)]
     g, b = t.leaf("gamma", gamma, r"\gamma"), t.leaf("beta", beta, r"\beta")
     N = sum(x.value.size for x in xs) // gamma.size  # values per channel, over every rank
     divide = dict(c=1.0 / N, cname=f"1/{N}", step=N_("divide by N"), ctex=rf"\tfrac{{1}}{{{N}}}")
     # forward, round 1: each rank's sum; their total over the ranks gives the mean
-    sums = [t.sum(x, axes, step=N_("sum"), over=over, **_named(r, "sum", "s")) for r, x in zip(ranks, xs)]
+    sums = [t.sum(x, axes, step=N_("sum"), over=over, **named(r, "sum", "s")) for r, x in zip(ranks, xs)]
     mean = t.scale(t.all_reduce(sums, "S", N_("all-reduce"), "S"), name="mean", tex=r"\mu", **divide)
     # round 2: each rank's squared deviations from that mean; their total gives the variance
     centred, deviations = [], []
     for r, x in zip(ranks, xs):
-        centred.append(t.sub(x, mean, step=N_("centre"), over=over, **_named(r, "xc", "x_c")))
-        square = t.square(centred[-1], step=N_("square"), **_named(r, "xc2", "q"))
-        deviations.append(t.sum(square, axes, step=N_("sum"), over=over, **_named(r, "m2", "m")))
+        centred.append(t.sub(x, mean, step=N_("centre"), over=over, **named(r, "xc", "x_c")))
+        square = t.square(centred[-1], step=N_("square"), **named(r, "xc2", "q"))
+        deviations.append(t.sum(square, axes, step=N_("sum"), over=over, **named(r, "m2", "m")))
     var = t.scale(t.all_reduce(deviations, "M2", N_("all-reduce"), "M"), name="var", tex=r"\sigma^2", **divide)
     var_eps = t.add_constant(var, eps, "eps", "var_eps", N_("add eps"), "v", r"\epsilon")
     rstd = t.rsqrt(var_eps, "rstd", N_("rsqrt"), "r")
     # each rank normalises, scales and shifts its own rows
-    ys = [_affine(t, t.mul(xc, rstd, step=N_("normalise"), over_b=over, **_named(r, "x_hat", r"\hat{x}")),
+    ys = [affine(t, t.mul(xc, rstd, step=N_("normalise"), over_b=over, **named(r, "x_hat", r"\hat{x}")),
                   g, b, over, of=r) for r, xc in zip(ranks, centred)]
     t.concat(ys, 0, "y", N_("side by side"), "y")
     return t
@@ -226,15 +223,16 @@ def _ranks(ranks):
     return int(ranks)
 
 
-def sync_batchnorm_step_through(x, rng, dy, h, ranks):
+def sync_batchnorm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, ranks=None):
     """x of shape (N, C, *L), the whole batch, split along N over ``ranks`` simulated ranks."""
+    _no_gamma_or_beta(title, gamma, beta)
     R = _ranks(ranks)
     if x.size // x.shape[1] < 2:
         raise ValueError(_("SyncBatchNorm needs more than one value per channel over all ranks, got "
                            "input of shape {shape}").format(shape=x.shape))
-    letters = _letters("batchnorm", x.ndim)
+    axis_letters = letters("batchnorm", x.ndim)
     axes = (0,) + tuple(range(2, x.ndim))
-    over = ",".join(letters[a] for a in axes)
+    over = ",".join(axis_letters[a] for a in axes)
     C = x.shape[1]
     view = (C,) if x.ndim == 2 else (1, C) + (1,) * (x.ndim - 2)
     shards = np.array_split(x, R)  # the first N % R ranks hold one row more
@@ -246,7 +244,7 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
         layer.weight.data[...], layer.bias.data[...] = layers[0].weight.data, layers[0].bias.data
     gamma, beta, eps = layers[0].weight.data, layers[0].bias.data, layers[0].eps
     tape = sync_batchnorm_tape(shards, gamma.reshape(view), beta.reshape(view), eps, axes, over)
-    dy = _upstream(dy, rng, x.shape)
+    dy = upstream(dy, rng, x.shape)
     cuts = np.cumsum([len(s) for s in shards])[:-1]
 
     # the reference: normcore's SyncBatchNorm on every rank of one simulated group
@@ -265,7 +263,7 @@ def sync_batchnorm_step_through(x, rng, dy, h, ranks):
                                  shape=x.shape, r=R, over=over, n=N, eps=eps),
                      notes=[Phrase(N_("The rows of x on each rank: {rows}."), rows=rows),
                             *_sync_notes(log)])
-    _check(st, np.concatenate(y_ranks), reference, h)
+    check(st, np.concatenate(y_ranks), reference, h)
     st.checks += _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts)
     st.properties = _sync_properties(tape, log, axes, R)
     st.lanes, st.inputs = _sync_lanes(tape), tuple(f"x_{r}" for r in range(1, R))
@@ -312,7 +310,7 @@ def _against_batchnorm(tape, x, dy, gamma, beta, eps, R, cuts):
     dx = np.split(bn.backward(dy), cuts)
     pairs = [("y", tape.output.value, y)] + [(f"x_{r}", tape[f"x_{r}"].grad, dx[r]) for r in range(R)]
     pairs += [("gamma", tape["gamma"].grad, bn.weight.grad), ("beta", tape["beta"].grad, bn.bias.grad)]
-    return [_verdict(name, "batchnorm", staged, ref, COMPACT_TOL, COMPACT_ATOL) for name, staged, ref in pairs]
+    return [verdict(name, "batchnorm", staged, ref, COMPACT_TOL, COMPACT_ATOL) for name, staged, ref in pairs]
 
 
 def _sync_properties(tape, log, axes, R):
@@ -333,3 +331,9 @@ def _sync_properties(tape, log, axes, R):
              worst(tape["M2"].value.ravel() - log[1].received)),
             (Phrase(N_("[dbeta, dgamma] - normcore's backward all-reduce [sum dy, sum dy * x_hat]")),
              worst(backward - log[2].received))]
+
+
+register("qk_norm", "QK-norm", (2, 3, 4), qk_norm_step_through, options=("qk_norm",),
+         description=N_("q and k normalised per head before the scores"))
+register("sync_batchnorm", "SyncBatchNorm", (2, 3, 4), sync_batchnorm_step_through, options=("ranks",),
+         description=N_("BatchNorm over a batch split across simulated ranks"))

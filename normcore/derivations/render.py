@@ -261,7 +261,10 @@ def render_markdown(st):
 def export_markdown(st):
     """The derivation as a Markdown document for lecture notes: the heading, the tape's table
     (``render_markdown``), the backward node by node with display math, the checks' verdict."""
-    out = ["# " + _("{title}: the backward step by step").format(title=st.title), "", *header(st, width=10**6)[:2],
+    # what is computed and how L is made: a list item each, since consecutive lines of Markdown
+    # run into one paragraph
+    out = ["# " + _("{title}: the backward step by step").format(title=st.title), "",
+           *(f"- {line}" for line in header(st, width=10**6)[:2]),
            "", "## " + _("The tape"), "", render_markdown(st), "", "## " + _("Backward, from the output to the inputs")]
     source = _("from:")
     for node in backward_order(st):

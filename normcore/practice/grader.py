@@ -20,7 +20,8 @@ observations; the reference, the mutants and the diagnosis run here (``assess``)
 given directly (``grade``) is trusted code and runs in this process.
 
 The jobs live apart: ``loading`` (import the file, find the class and its exercise),
-``tracks`` (NumPy's or PyTorch's way of driving the class), ``sandbox`` (the child process),
+``tracks`` (the ``Exam`` of an exercise on the answer's track, NumPy's or PyTorch's: the one
+place that knows of tracks), ``runs`` (the answer's run), ``sandbox`` (the child process),
 ``probes`` (run one probe, compare observations), ``mutants`` and ``diagnosis`` (the
 catalogued mistakes that reproduce a failure), ``report`` (the printed report). The names
 they had here stay importable from this module.
@@ -28,7 +29,7 @@ they had here stay importable from this module.
 
 from dataclasses import dataclass, field
 
-from . import verdicts
+from . import tracks, verdicts
 from ..i18n import translator
 from .diagnosis import Graded, diagnose, partly
 from .driver import ContractError, NotApplicable
@@ -38,9 +39,8 @@ from .mutants import VariantDoesNotApply, apply_variant, mutant_class, solution_
 from .probes import distance, is_backward, mismatch_note, run_probe
 from .exercises import is_running_statistics
 from .report import NOT_ASKED, NOT_WRITTEN, format_report, reference_name
-from .sandbox import (Limits, Stopped, forward_only_reason, no_running_stats_reason, run_answer,
-                      run_file)
-from .tracks import track_for
+from .runs import Stopped, run_answer, scope
+from .sandbox import Limits, run_file
 
 __all__ = ["CannotGrade", "CheckResult", "Limits", "Report", "assess", "grade", "grade_file",
            "format_report",
@@ -130,13 +130,12 @@ def grade(cls, exercise, path=None, forward_only=False, track=None, no_running_s
     a test's, a notebook's); returns a Report. ``forward_only`` (True, or the reason the
     report gives) grades the forward alone: the backward's checks are "not asked";
     ``no_running_stats`` likewise grades a BatchNorm without its running statistics (also
-    when its layer has none): their checks are "not written". ``track`` (``tracks.py``)
-    drives a class written to another contract; by default ``track_for``'s."""
-    track = track or track_for(cls)
-    reason = forward_only_reason(exercise, forward_only)
-    no_running = no_running_stats_reason(exercise, cls, track, no_running_stats)
-    return assess(run_answer(cls, exercise, path, reason, track, no_running_stats=no_running),
-                  exercise, track, path)
+    when its layer has none): their checks are "not written". ``track`` (a track or its name,
+    ``tracks.TRACKS``) drives a class written to another contract; by default the one
+    ``tracks.track_for`` chooses."""
+    exam = tracks.exam(track or cls, exercise)
+    scoped = scope(cls, exercise, exam, forward_only=forward_only, no_running_stats=no_running_stats)
+    return assess(run_answer(cls, exercise, path, exam, scoped), exercise, path)
 
 
 def grade_file(path, name=None, layer=None, forward_only=False, limits=None):
@@ -144,20 +143,22 @@ def grade_file(path, name=None, layer=None, forward_only=False, limits=None):
     under ``limits``: ``sandbox.Limits()`` by default); raises CannotGrade with a clear
     message. The forward alone is graded when ``forward_only`` asks for it, when the file
     says ``FORWARD_ONLY = True``, or when its class has no backward method."""
-    answer, exercise, track = run_file(path, name, layer, forward_only, limits)
-    return assess(answer, exercise, track, path)
+    answer, exercise = run_file(path, name, layer, forward_only, limits)
+    return assess(answer, exercise, path)
 
 
-def assess(answer, exercise, track, path=None):
-    """The Report of an answer's runs (``sandbox.Answer``): each against the reference's, one
-    check per observation, then the diagnosis. The reference and the mutants run here."""
-    mutants, probes = track.mutants(exercise), track.probes(exercise)
+def assess(answer, exercise, path=None):
+    """The Report of an answer's runs (``runs.Answer``): each against the reference's, one
+    check per observation, then the diagnosis. The reference and the mutants (the ``Exam``
+    of the answer's track) run here."""
+    exam = tracks.exam(answer.track, exercise)
+    mutants, probes = exam.mutants(), exam.probes
     checks, users = [], {}
     for probe in probes:
         ref = mutants.reference(probe)
         if ref.error is not None:
             raise RuntimeError(f"the reference failed on probe {probe.label!r}") from ref.error
-        users[probe.label] = user = answer.runs[probe.label]
+        users[probe.label] = user = answer.run(probe.label)
         checks += _checks(probe.label, ref, user, path, answer.forward_only,
                           answer.no_running_stats)
     graded = Graded(bool(answer.forward_only), bool(answer.no_running_stats))

@@ -26,6 +26,7 @@ from . import history, skeletons
 from .classroom import row_of
 from .exercises import DIFFICULTY, EXERCISES
 from .grader import CannotGrade, grade_file
+from .loading import cannot_grade
 from .report import format_report
 
 _ = translator("practice")
@@ -134,7 +135,7 @@ def interview(exercise, minutes=None, folder=".", force=False, forward_only=Fals
         report = grade_file(target, layer=exercise.name, forward_only=forward_only, limits=limits)
     except CannotGrade as e:
         attempt.error = str(e)
-        out(_("cannot grade: {reason}").format(reason=e))
+        out(cannot_grade(e))
     else:
         row = row_of(report)
         attempt.passed, attempt.checks_passed, attempt.checks_total = (

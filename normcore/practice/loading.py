@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .._install import torch_hint
 from ..i18n import N_, translator
+from ..i18n.width import WIDTH, wrap
 from .driver import ContractError, NotApplicable
 from .exercises import EXERCISES
 from .probes import error_kind
@@ -24,6 +25,18 @@ NEEDS_TORCH = N_("needs PyTorch, which is not installed here")
 
 class CannotGrade(Exception):
     """The file cannot be graded (missing, does not import, no suitable class); says why."""
+
+
+def cannot_grade(reason, width=WIDTH):
+    """"cannot grade: REASON" in lines of at most ``width`` display columns (a Chinese
+    character takes two): the reason wrapped, each line under it (a line of the file's code, a
+    command) wrapped at its own indent."""
+    first, *rest = _("cannot grade: {reason}").format(reason=reason).split("\n")
+    lines = wrap(first, width, subsequent_indent="  ")
+    for line in rest:
+        indent = line[:len(line) - len(line.lstrip())]
+        lines += wrap(line, width, indent, indent + "  ")
+    return "\n".join(lines)
 
 
 def load_module(path):
@@ -57,6 +70,14 @@ def load_module(path):
         raise CannotGrade(_("importing {path} raised {error}").format(
             path=path, error=describe_error(e, path))) from None
     return module
+
+
+def load_answer(path, name=None, layer=None):
+    """(module, the class to grade, its exercise) of the file ``path`` (``load_module``,
+    ``find_class``, ``exercise_for``); CannotGrade says why a file cannot be graded."""
+    module = load_module(path)
+    cls = find_class(module, name, layer)
+    return module, cls, exercise_for(cls, layer)
 
 
 def _functions(module):
@@ -100,8 +121,7 @@ def find_class(module, name=None, layer=None):
     if not found:
         found = _functions(module)
     if not found:
-        raise CannotGrade(_("the file defines no class with forward and backward methods "
-                            "(or a torch.nn.Module subclass with a forward method)"))
+        raise CannotGrade(_expected(module, layer))
     if len(found) > 1:
         found = _answers(found, layer)
     if len(found) > 1:
@@ -109,6 +129,22 @@ def find_class(module, name=None, layer=None):
         raise CannotGrade(_("the file defines several layer classes ({names}); choose one with "
                             "--name").format(names=names))
     return found[0]
+
+
+def _expected(module, layer=None):
+    """What a file that defines no answer was expected to define: the class (or the function)
+    of its exercise, ``layer``'s or the one the file's name says (my_layernorm.py: LayerNorm)."""
+    stem = Path(getattr(module, "__file__", None) or "").stem.lower().replace("_", "")
+    exercise = EXERCISES.get(layer) or _named(stem)
+    if exercise is None:
+        return _("the file defines no class with forward and backward methods (or a "
+                 "torch.nn.Module subclass with a forward method)")
+    if exercise.function:
+        return _("expected a function {name} (the {exercise} exercise); the file defines "
+                 "none").format(name=exercise.class_name, exercise=exercise.name)
+    return _("expected a class {cls} with forward and backward methods, or a torch.nn.Module "
+             "subclass {cls} with a forward method (the {exercise} exercise); the file defines "
+             "none").format(cls=exercise.class_name, exercise=exercise.name)
 
 
 def _answers(classes, layer=None):
@@ -155,21 +191,29 @@ def exercise_for(cls, layer=None):
             raise CannotGrade(_("unknown exercise {layer!r}; choose one of {names}").format(
                 layer=layer, names=", ".join(EXERCISES)))
         return EXERCISES[layer]
-    key = cls.__name__.lower()
     functions = [e for e in EXERCISES.values() if e.function and e.class_name == cls.__name__]
     if functions:
         return functions[0]
+    exercise = _named(cls.__name__.lower())
+    if exercise is not None:
+        return exercise
+    raise CannotGrade(_("cannot tell which exercise {cls} is; say it with --layer ({names})").format(
+        cls=cls.__name__, names=", ".join(EXERCISES)))
+
+
+def _named(key):
+    """The exercise a lower-case name says (None when none does): the longest exercise name
+    or class name in it (LogSoftmax is not Softmax); "rms" is RMSNorm, "dynamictanh" DyT."""
     named = [(len(word), exercise) for exercise in EXERCISES.values()
              for word in (exercise.name.replace("_", ""), exercise.class_name.lower())
              if word in key]
-    if named:  # the longest name that fits: LogSoftmax is not Softmax
+    if named:
         return max(named, key=lambda n: n[0])[1]
     if "rms" in key:
         return EXERCISES["rmsnorm"]
     if "dynamictanh" in key:
         return EXERCISES["dyt"]
-    raise CannotGrade(_("cannot tell which exercise {cls} is; say it with --layer ({names})").format(
-        cls=cls.__name__, names=", ".join(EXERCISES)))
+    return None
 
 
 Frame = namedtuple("Frame", "filename lineno name")  # where in the answer's file an error was raised

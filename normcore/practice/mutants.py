@@ -55,11 +55,14 @@ class Mutants:
     the forward (``Consistent``); a combination of twins is the twin of the combined forward.
     """
 
-    def __init__(self, exercise, key=None, mistakes=None, make=maker):
+    def __init__(self, exercise, key=None, mistakes=None, make=maker, references=None):
         """``key``: the answer and variants to use (default: the exercise's name); ``mistakes``:
         the catalog entries with variants under that key (default: the catalog's); ``make``:
-        how to drive a mutant class (default: the NumPy practice contract)."""
+        how to drive a mutant class (default: the NumPy practice contract); ``references``:
+        {probe label: make} for the probes whose reference is not normcore's layer (the
+        PyTorch track's probes of what only a torch module has: torch's own layer)."""
         self.exercise, self.key, self.make = exercise, key or exercise.name, make
+        self.references = references or {}
         self.source = solution_source(self.key)
         self.mistakes = {m.id: m for m in (mistakes_for(self.key) if mistakes is None else mistakes)}
         self.singles = [((m.id, k),) for m in self.mistakes.values()
@@ -89,7 +92,7 @@ class Mutants:
         return tuple((i, k.k if isinstance(k, Consistent) else k) for i, k in key)
 
     @classmethod
-    def of(cls, exercise, key=None, mistakes=None, make=maker):
+    def of(cls, exercise, key=None, mistakes=None, make=maker, references=None):
         """The exercise's mutants, shared by every grade() in this process: their runs (and the
         reference's) depend only on the probe, whose inputs are seeded, so a class of 30 files
         runs each mutant once. A new reference answer or catalog entry starts afresh."""
@@ -98,13 +101,14 @@ class Mutants:
         shared = (cls, name, id(exercise), solution_source(name), make,
                   repr([(m.id, m.variants[name]) for m in entries]))
         if shared not in _SHARED:
-            _SHARED[shared] = cls(exercise, key, mistakes, make)
+            _SHARED[shared] = cls(exercise, key, mistakes, make, references)
         return _SHARED[shared]
 
     def reference(self, probe):
-        """The probe's run on normcore's own layer."""
+        """The probe's run on normcore's own layer (or on the one ``references`` gives it)."""
         if probe.label not in self._reference:
-            self._reference[probe.label] = run_probe(probe, maker(self.exercise.reference))
+            make = self.references.get(probe.label) or maker(self.exercise.reference)
+            self._reference[probe.label] = run_probe(probe, make)
         return self._reference[probe.label]
 
     def pairs(self):

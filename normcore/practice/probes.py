@@ -1,7 +1,7 @@
 """Running the practice grader's probes: what one probe records on a layer, and how far apart
 two recordings are.
 
-A probe (``exercises.py``) drives a layer through the practice contract (``driver.py``) and
+A probe (``exercises/``) drives a layer through the practice contract (``driver.py``) and
 records observations (outputs, gradients, running statistics, dtypes); ``run_probe`` collects
 them, and ``distance`` compares one observation with the reference's.
 

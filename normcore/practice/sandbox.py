@@ -4,11 +4,12 @@
 ``sys.exit()`` or ``os._exit()``, crash the interpreter, allocate 20 GB or print megabytes.
 So the grader never runs a candidate's file in its own process. ``run_file`` forks it (cheap:
 NumPy, torch and the exercises are loaded already), and the child loads the file, finds its
-class, exercise and track (``tracks.py``), runs every probe on the class (``run_answer``) and
-sends back each probe's run: numbers, arrays and strings, an exception as a record
-(``loading.RaisedError``). The grader keeps what is trusted: the reference, the mutants and
-the diagnosis run in its own process, cached across files as before, and it reads from the
-child only such plain values (``_Unpickler``).
+class, exercise and the track's ``Exam`` of it (``tracks.exam``), runs the answer
+(``runs.py``: what of it is graded, every probe, the skeleton's TODOs) and sends back each
+probe's run: numbers, arrays and strings, an exception as a record (``loading.RaisedError``).
+The grader keeps what is trusted: the reference, the mutants and the diagnosis run in its own
+process, cached across files as before, and it reads from the child only such plain values
+(``_Unpickler``).
 
 The child runs under ``Limits``: a time limit per probe, counted from the child's progress
 messages (which probe it starts, which method of the answer it enters: ``__init__``,
@@ -26,35 +27,32 @@ after 5 s in forward, probe train (4, 6)"), and the probes after it are not run 
 say so: a hang costs one time limit, not one per probe). A file that stops while it is
 imported cannot be graded (``CannotGrade`` says why).
 
-``grader.grade`` runs ``run_answer`` in the grader's own process for a class given directly:
-tests and notebooks pass their own classes, trusted code.
+``grader.grade`` runs the answer (``runs.run_answer``) in the grader's own process for a
+class given directly: tests and notebooks pass their own classes, trusted code.
 """
 
 import faulthandler
 import io
 import os
 import pickle
-import re
 import resource
 import selectors
 import signal
 import sys
 import time
-import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from multiprocessing import Pipe
-from pathlib import Path
 
 import numpy as np
 
-from ..i18n import N_, translator
+from ..i18n import translator
 from ..progress import Stopwatch
-from .driver import NotApplicable
-from .exercises import EXERCISES, RUNNING_PROBE, RUNNING_STATISTICS, is_running_statistics
+from . import runs, tracks
+from .exercises import EXERCISES
 from .labels import show_label
-from .loading import CannotGrade, RaisedError, describe_error, exercise_for, find_class, load_module
-from .probes import ProbeRun, is_backward, run_probe
-from .tracks import TRACKS, track_for
+from .loading import CannotGrade, RaisedError, describe_error, load_answer
+from .probes import ProbeRun
+from .runs import Answer, Stopped, Watch
 
 _ = translator("practice")
 MiB, GiB = 1 << 20, 1 << 30
@@ -72,191 +70,13 @@ class Limits:
     output: int = 4 * MiB
 
 
-@dataclass
-class Answer:
-    """What the answer did on every probe, as the grader grades it (``grader.assess``)."""
-
-    class_name: str
-    forward_only: str = ""  # why only the forward is graded ("" when both are)
-    no_running_stats: str = ""  # why the running statistics are not graded ("" when they are)
-    runs: dict = field(default_factory=dict)  # probe label -> ProbeRun, in the probes' order
-    todo: list = field(default_factory=list)  # methods still raising NotImplementedError
-    stopped: str = ""  # what stopped the process early ("timed out after 5 s in forward, ...")
-    stopped_in: str = ""  # the probe it stopped in ("" when it stopped after the probes)
-    output: str = ""  # the first lines it printed
-
-
-class Stopped(Exception):
-    """The run of the probe the answer's process stopped in; the message says what happened."""
-
-
-class NotRun(Stopped):
-    """A probe that was not run: the answer's process stopped in an earlier one."""
-
-
-# --- the answer's run: in the child, or in the grader's process for a trusted class -----------
-def forward_only_reason(exercise, forward_only):
-    """Why the forward alone is graded ("" when both are): ``forward_only`` (True, or the
-    reason the report gives). A function has no backward to leave out: CannotGrade."""
-    if forward_only and exercise.function:
-        raise CannotGrade(_("{name} is a function with no backward: the whole exercise is its "
-                            "forward, so forward-only grading does not apply (grade it without "
-                            "--forward-only or FORWARD_ONLY)").format(name=exercise.name))
-    if forward_only is True:
-        return N_("the forward alone was asked")  # the reasons: translated where shown
-    return forward_only or ""
-
-
-def _reason_in_file(module, cls, exercise, track, forward_only):
-    """Why the forward alone is graded, for a class loaded from a file: asked for
-    (``--forward-only``), ``FORWARD_ONLY = True`` in the file, or a class on a track whose
-    backward is written by hand that has no backward method."""
-    if forward_only is True:
-        forward_only = "--forward-only"
-    elif getattr(module, "FORWARD_ONLY", False) is True:
-        forward_only = N_("FORWARD_ONLY = True in the file")
-    elif (track.backward_by_hand and not exercise.function
-          and not callable(getattr(cls, "backward", None))):
-        forward_only = N_("the class has no backward method")
-    return forward_only_reason(exercise, forward_only)
-
-
-def no_running_stats_reason(exercise, cls, track, asked=False, module=None):
-    """Why the running statistics are not graded ("" when they are): asked for (``asked``:
-    True, or the reason), ``NO_RUNNING_STATS = True`` in the file (``module``), or a BatchNorm
-    whose layer (driven on ``track``) has neither ``running_mean`` nor ``running_var``, as
-    built or after a training forward (a training-only answer). Another exercise has no
-    running statistics to leave out: CannotGrade."""
-    flagged = module is not None and getattr(module, "NO_RUNNING_STATS", False) is True
-    if exercise.name not in RUNNING_STATISTICS:
-        if asked or flagged:
-            raise CannotGrade(_("{name} has no running statistics to leave out (only {names} "
-                                "has)").format(name=exercise.name,
-                                               names=", ".join(RUNNING_STATISTICS)))
-        return ""
-    if asked:
-        return N_("the running statistics were not asked") if asked is True else asked
-    if flagged:
-        return N_("NO_RUNNING_STATS = True in the file")
-    if _keeps_running_statistics(cls, exercise, track):
-        return ""
-    return N_("the layer has no running_mean and no running_var")
-
-
-def _keeps_running_statistics(cls, exercise, track):
-    """Whether the layer has a running_mean or a running_var, as built or after one training
-    forward on the example input (a layer may make them in its first forward); True when it
-    cannot be built: the checks then say why."""
-    def kept(layer):
-        return any(hasattr(layer, f"running_{stat}") for stat in ("mean", "var"))
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            driver = track.maker(cls)(*exercise.example_args)
-        except Exception:  # noqa: BLE001 - what __init__ raises is the checks' to report
-            return True
-        if kept(driver.layer):
-            return True
-        try:
-            driver.forward(np.random.default_rng(0).standard_normal(exercise.example_shape))
-        except Exception:  # noqa: BLE001, S110 - what forward raises is the checks' to report
-            pass
-    return kept(driver.layer)
-
-
-def _not_written(stat):
-    raise NotApplicable(_("the running statistics were not written"))
-
-
-def _without_running_statistics(make):
-    """``make``, whose drivers raise NotApplicable where a probe reads a running statistic
-    (the observations after it are not made: neither for nor against a mistake)."""
-    def made(*args, **kwargs):
-        driver = make(*args, **kwargs)
-        driver.running = _not_written
-        return driver
-    return made
-
-
-class Watch:
-    """What ``run_answer`` tells whoever watches it; in the grader's own process, nobody."""
-
-    def probe(self, label):
-        """A probe starts."""
-
-    def method(self, name):
-        """The probe enters the answer's ``name`` (__init__, forward, backward)."""
-
-    def ran(self, label, run):
-        """A probe ended with ``run``."""
-
-    def todo(self):
-        """The probes are done; the skeleton's TODOs are looked for."""
-
-
-METHODS = {"forward": "forward", "forward_input_kept": "forward",  # the driver's method -> the
-           "forward_on_activation": "forward", "backward": "backward"}  # answer's it calls
-
-
-def run_answer(cls, exercise, path, forward_only, track, watch=None, no_running_stats=""):
-    """Run every probe of ``track`` on ``cls`` as ``exercise``, then look for the TODOs of its
-    skeleton; an Answer. ``forward_only``: the reason (``forward_only_reason``), or "" when
-    the backward is graded too; ``no_running_stats`` likewise (``no_running_stats_reason``):
-    the probes of the running statistics are then not run, and no probe reads one.
-    ``watch`` (a ``Watch``) is told of every step."""
-    make = track.maker(cls, bool(forward_only))
-    if no_running_stats:
-        make = _without_running_statistics(make)
-    if watch is not None:
-        make = _watched(make, watch, exercise.class_name if exercise.function else "__init__")
-    answer = Answer(cls.__name__, forward_only, no_running_stats)
-    for probe in track.probes(exercise):
-        if watch is not None:
-            watch.probe(probe.label)
-        if no_running_stats and probe.label.startswith(RUNNING_PROBE):
-            run = ProbeRun({}, NotApplicable(_("the running statistics were not written")))
-        else:
-            run = run_probe(probe, make)
-        # the observations not graded (the backward's of a forward-only answer, the running
-        # statistics' of a training-only one) are neither graded nor diagnosed
-        run.rows = {k: v for k, v in run.rows.items()
-                    if not (forward_only and is_backward(k)
-                            or no_running_stats and is_running_statistics(probe.label, k))}
-        answer.runs[probe.label] = run
-        if watch is not None:
-            watch.ran(probe.label, run)
-    if watch is not None:
-        watch.todo()
-    answer.todo = track.not_implemented(cls, exercise, path, forward_only)
-    return answer
-
-
-def _watched(make, watch, first):
-    """``make``, whose drivers tell ``watch`` which method of the answer they enter (the
-    answer is made in ``first``: its __init__, or the function an exercise asks for)."""
-    def entering(call, name):
-        def entered(*args, **kwargs):
-            watch.method(name)
-            return call(*args, **kwargs)
-        return entered
-
-    def made(*args, **kwargs):
-        watch.method(first)
-        driver = make(*args, **kwargs)
-        for attribute, name in METHODS.items():
-            if callable(getattr(driver, attribute, None)):
-                setattr(driver, attribute, entering(getattr(driver, attribute), name))
-        return driver
-    return made
-
-
 # --- the grader's side ---------------------------------------------------------------------------
 def run_file(path, name=None, layer=None, forward_only=False, limits=None):
     """Run the answer in file ``path`` in a child process under ``limits`` (``Limits()`` by
-    default); (Answer, exercise, track). ``name``, ``layer``: the class and the exercise, as
+    default); (Answer, exercise). ``name``, ``layer``: the class and the exercise, as
     ``grader.grade_file`` takes them. Raises CannotGrade when the file cannot be graded."""
     limits = limits or Limits()
-    _preload(path)
+    tracks.preload(path)
     if not hasattr(os, "fork"):  # no fork (Windows): in this process, without limits
         child = _Child(path, limits)
         _work(path, name, layer, forward_only, lambda *message: child.handle(message))
@@ -292,27 +112,6 @@ def _forked(path, name, layer, forward_only, limits):
         reader.close()
         os.close(output)
     return child
-
-
-_PREPARED = set()  # the tracks prepared in this process
-
-
-def _preload(path):
-    """Prepare the PyTorch track in the grader, once, when the answer's file imports torch:
-    every child forked afterwards finds torch loaded and warm (its import and its first
-    backward take seconds, which a child would spend within its time limit)."""
-    if "torch" in _PREPARED:
-        return
-    try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
-        return
-    if re.search(r"^\s*(import|from)\s+torch\b", text, re.MULTILINE):
-        _PREPARED.add("torch")
-        try:
-            TRACKS["torch"].prepare()
-        except Exception:  # noqa: BLE001, S110 - no torch here: the child says it needs it
-            pass
 
 
 class _Child:
@@ -428,18 +227,14 @@ class _Child:
             raise CannotGrade(_("{path}: {what} {where}").format(
                 path=self.path, what=what or _("stopped"), where=self._where()))
         class_name, exercise_name, track_name, reason, no_running = self.loaded
-        exercise, track = EXERCISES[exercise_name], TRACKS[track_name]
         answer = Answer(class_name, reason, no_running, dict(self.runs), list(self.todo),
-                        output=self.output.decode(errors="replace"))
-        if what is not None:
+                        output=self.output.decode(errors="replace"), track=track_name)
+        if what is not None:  # the probes after the one it stopped in are not run (``Answer.run``)
             answer.stopped = _("{what} {where}").format(what=what, where=self._where())
             if self.stage == "probe":
                 answer.stopped_in = self.probe
                 answer.runs[self.probe] = ProbeRun({}, Stopped(answer.stopped))
-            for probe in track.probes(exercise):
-                answer.runs.setdefault(probe.label, ProbeRun({}, NotRun(
-                    _("not run: the process stopped in an earlier probe"))))
-        return answer, exercise, track
+        return answer, EXERCISES[exercise_name]
 
     def _what(self):
         """What stopped the child ("timed out after 5 s"), None when nothing did."""
@@ -566,14 +361,11 @@ def _limit_memory(extra):
 def _work(path, name, layer, forward_only, send):
     """Load the file, find its class, run the answer and ``send`` each step to the grader."""
     try:
-        module = load_module(path)
-        cls = find_class(module, name, layer)
-        exercise = exercise_for(cls, layer)
-        track = track_for(cls)
-        reason = _reason_in_file(module, cls, exercise, track, forward_only)
-        no_running = no_running_stats_reason(exercise, cls, track, module=module)
-        send("loaded", cls.__name__, exercise.name, track.name, reason, no_running)
-        answer = run_answer(cls, exercise, path, reason, track, _Messenger(send, path), no_running)
+        module, cls, exercise = load_answer(path, name, layer)
+        exam = tracks.exam(cls, exercise)
+        scoped = runs.scope(cls, exercise, exam, module, forward_only)
+        send("loaded", cls.__name__, exercise.name, exam.track, *scoped)
+        answer = runs.run_answer(cls, exercise, path, exam, scoped, _Messenger(send, path))
         send("todo", answer.todo)
     except CannotGrade as e:
         send("cannot", str(e))

@@ -2,31 +2,29 @@
 
 A NumPy answer (``NUMPY``) writes its forward and its backward by hand and is driven through
 the practice contract (``driver.Driver``); a torch.nn.Module (``torch_track.TRACK``) writes a
-forward only, and its gradients come from autograd. ``track_for`` chooses an answer's track
-once; from then on every track answers the same questions, so that the grader, the diagnosis
-and the report never ask which track an answer is on:
+forward only, and its gradients come from autograd. A track answers one question, ``exam``:
+for an exercise, the ``runs.Exam`` every answer on it is graded by (the probes, how to drive
+the answer, whether its backward is written by hand, the reference and the mutants). The
+grader reaches the tracks through two doors only: ``exam(answer, exercise)`` (in the process
+that runs the answer, and in the grader for its reference and mutants) and ``preload(path)``
+(before a process is forked for a file); the grader, the diagnosis and the report never ask
+which track an answer is on.
 
-- ``maker(cls, forward_only=False)``: make(*args, **kwargs) -> a driver around a fresh
-  instance of the answer (with ``forward_only``, one whose backward is never called);
-- ``mutants(exercise)``: the reference and the catalogued mutants (``mutants.Mutants``);
-- ``probes(exercise)``: the probes every answer on the track runs;
-- ``not_implemented(cls, exercise, path, forward_only=False)``: the methods of the skeleton
-  still raising NotImplementedError (its TODOs);
-- ``prepare()``: load, in the grader, what the track's answers need, before a process to
-  run one is forked from it (``sandbox``);
-- ``name``: how the process that ran an answer names its track to the grader (``TRACKS``);
-- ``backward_by_hand``: whether the answer writes its own backward (a class without one is
-  then graded on its forward alone).
+A track has ``name`` (how the process that ran an answer names it to the grader),
+``exam(exercise)``, ``imports`` (the top-level package whose import in a file says that the
+file may be on it; "" for NumPy's) and ``prepare()`` (load, in the grader, what its answers
+need, before a process to run one is forked from it).
 """
 
+import functools
+import re
 import types
-import warnings
+from pathlib import Path
 
-import numpy as np
-
-from .loading import is_torch_module, user_frame
+from .loading import is_torch_module
 from .mutants import Mutants
 from .probes import maker
+from .runs import Exam
 from .torch_track import TRACK as TORCH
 
 
@@ -34,60 +32,20 @@ class NumpyTrack:
     """A layer written to the practice contract in NumPy: forward and backward by hand."""
 
     name = "numpy"
-    backward_by_hand = True
+    imports = ""
 
     @staticmethod
     def prepare():
         """Nothing to load: NumPy and the exercises are loaded with the grader."""
 
-    @staticmethod
-    def maker(cls, forward_only=False):
-        return maker(cls, forward_only)
+    def exam(self, exercise):
+        return Exam(self.name, exercise.probes, maker, True, functools.partial(Mutants.of, exercise))
 
-    @staticmethod
-    def mutants(exercise):
-        return Mutants.of(exercise)
+    def probes(self, exercise):
+        return self.exam(exercise).probes
 
-    @staticmethod
-    def probes(exercise):
-        return exercise.probes
-
-    @staticmethod
-    def not_implemented(cls, exercise, path, forward_only=False):
-        """The methods of the class (forward, backward; a function's name) that still raise
-        NotImplementedError from the file itself, run once on the exercise's example input."""
-        if exercise.function:  # a function: called once on the example arguments
-            return [exercise.class_name] if _raises_todo(
-                lambda: cls(*exercise.example_args), path, exercise.class_name) else []
-        x = np.random.default_rng(0).standard_normal(exercise.example_shape)
-
-        def forward():
-            cls(*exercise.example_args).forward(x, *exercise.example_extra)
-
-        def backward():
-            layer = cls(*exercise.example_args)
-            try:
-                layer.forward(x, *exercise.example_extra)
-            except Exception:  # noqa: BLE001 - only backward's own TODO matters here
-                pass
-            layer.backward(x)
-        methods = {"forward": forward} if forward_only else {"forward": forward, "backward": backward}
-        return [name for name, call in methods.items() if _raises_todo(call, path, name)]
-
-
-def _raises_todo(call, path, method):
-    """Whether ``call()`` raises NotImplementedError from ``method`` in file ``path``; any
-    other problem is the checks' to report."""
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            call()
-    except NotImplementedError as e:
-        frame = user_frame(e, path)
-        return frame is not None and frame.name == method
-    except Exception:  # noqa: BLE001 - other problems are reported by the checks
-        pass
-    return False
+    def mutants(self, exercise):
+        return self.exam(exercise).mutants()
 
 
 NUMPY = NumpyTrack()
@@ -105,3 +63,37 @@ def track_for(cls):
     uses_torch = any(isinstance(v, types.ModuleType) and v.__name__.partition(".")[0] == "torch"
                      for v in imported)
     return TORCH if uses_torch else NUMPY
+
+
+def exam(answer, exercise):
+    """The ``runs.Exam`` of ``exercise`` on the answer's track: ``answer`` is the answer's
+    class (or function), whose track ``track_for`` chooses, a track's name (``Exam.track``,
+    as the process that ran the answer gives it) or a track."""
+    if isinstance(answer, str):
+        return TRACKS[answer].exam(exercise)
+    if answer in TRACKS.values():
+        return answer.exam(exercise)
+    return track_for(answer).exam(exercise)
+
+
+_PREPARED = set()  # the tracks prepared in this process
+
+
+def preload(path):
+    """Prepare, once per process, every track whose package the file at ``path`` imports
+    (torch): each process forked afterwards to run an answer finds it loaded and warm (the
+    import of torch and its first backward take seconds, which the answer's process would
+    spend within its time limit). A track that cannot be prepared (no torch here) is left for
+    the answer's process to report."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return
+    for track in TRACKS.values():
+        if (track.imports and track.name not in _PREPARED
+                and re.search(rf"^\s*(import|from)\s+{track.imports}\b", text, re.MULTILINE)):
+            _PREPARED.add(track.name)
+            try:
+                track.prepare()
+            except Exception:  # noqa: BLE001, S110 - no torch here: the answer's process says so
+                pass

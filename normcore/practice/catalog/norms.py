@@ -1,5 +1,9 @@
 """BatchNorm, LayerNorm, RMSNorm and GroupNorm mistakes, and the ones the norm layers share
 with the other exercises that contain a norm (its backward, its parameters' gradients).
+
+One file, though longer than the others: ``MISTAKES`` is in catalog order (the order of
+``normcore practice list --mistakes`` and of the docs' catalog page), where BatchNorm's own
+mistakes and the ones every norm shares alternate; a file for BatchNorm's would reorder them.
 """
 
 from ...i18n import N_

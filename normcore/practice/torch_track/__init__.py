@@ -19,14 +19,14 @@ Only ``adapter`` (and ``group``, which it uses) imports torch; without torch a t
 reported as needing it.
 """
 
-import numpy as np
+import functools
 
 from ...i18n import N_, translator
-from ..loading import CannotGrade, user_frame
+from ..loading import CannotGrade
 from ..mutants import Mutants, solution_source
-from ..probes import run_probe
+from ..runs import Exam
 from . import mistakes
-from .probes import build, numpy_probes, torch_probes
+from .probes import numpy_probes, torch_probes
 
 _ = translator("practice")
 # also what normcore practice new|solution NAME --torch says: _(NO_SUCH_EXERCISE)
@@ -48,18 +48,6 @@ def key(exercise):
     return mistakes.TRACK + exercise.name
 
 
-class TorchMutants(Mutants):
-    """The torch mutants of an exercise; the torch-only probes' reference is torch's own layer."""
-
-    def reference(self, probe):
-        from . import adapter  # torch
-        if probe.label not in torch_probes(self.exercise):
-            return super().reference(probe)
-        if probe.label not in self._reference:
-            self._reference[probe.label] = run_probe(probe, adapter.maker(torch_reference(self.exercise)))
-        return self._reference[probe.label]
-
-
 def torch_reference(exercise):
     """torch's own layer for the exercise, or the track's reference answer where torch has none
     (DyT; attention, whose torch layer keeps its weights otherwise; SyncBatchNorm, whose torch
@@ -73,13 +61,13 @@ def torch_reference(exercise):
 
 
 class TorchTrack:
-    """How the grader drives a torch.nn.Module: its maker, mutants, probes and TODOs (the
-    interface every track has: ``tracks.py``). Its backward is autograd's, never the answer's
-    own: ``forward_only`` leaves the backward's observations out of the grade, not out of the
+    """How the grader drives a torch.nn.Module: its ``exam`` of each exercise (the interface
+    every track has: ``tracks.py``). Its backward is autograd's, never the answer's own:
+    ``forward_only`` leaves the backward's observations out of the grade, not out of the
     run."""
 
     name = "torch"
-    backward_by_hand = False
+    imports = "torch"
 
     @staticmethod
     def prepare():
@@ -91,39 +79,24 @@ class TorchTrack:
         y = adapter.torch.nn.functional.layer_norm(x, (3,))
         y.backward(adapter.torch.ones_like(y))
 
-    @staticmethod
-    def maker(cls, forward_only=False):
-        from . import adapter
-        return adapter.maker(cls)
-
-    @staticmethod
-    def mutants(exercise):
-        from . import adapter
+    def exam(self, exercise):
+        """The exercise's probes and the track's own (``probes.py``); the answer driven by
+        ``adapter.maker``; the mutants of ``mistakes.py``, and torch's own layer as the
+        reference of the probes of what only a torch module has."""
+        from . import adapter  # torch
         name = key(exercise)
-        return TorchMutants.of(exercise, name, mistakes.mistakes_for(name), adapter.maker)
+        own = torch_probes(exercise)
+        reference = adapter.maker(torch_reference(exercise))
+        mutants = functools.partial(Mutants.of, exercise, name, mistakes.mistakes_for(name),
+                                    adapter.maker, dict.fromkeys(own, reference))
+        return Exam(self.name, self.probes(exercise), adapter.maker, False, mutants)
 
     @staticmethod
     def probes(exercise):
         return exercise.probes + numpy_probes(exercise) + tuple(torch_probes(exercise).values())
 
-    @staticmethod
-    def not_implemented(cls, exercise, path, forward_only=False):
-        """['forward'] while the skeleton's forward still raises NotImplementedError (for a
-        function, [its name] while it does)."""
-        from . import adapter
-        x = np.random.default_rng(0).standard_normal(exercise.example_shape)
-        method = exercise.class_name if exercise.function else "forward"
-        try:
-            if exercise.function:
-                adapter.maker(cls)(*exercise.example_args)
-            else:
-                build(exercise, adapter.maker(cls)).forward(x, *exercise.example_extra)
-        except NotImplementedError as e:
-            frame = user_frame(e, path)
-            return [method] if frame is not None and frame.name == method else []
-        except Exception:  # noqa: BLE001 - other problems are reported by the checks
-            pass
-        return []
+    def mutants(self, exercise):
+        return self.exam(exercise).mutants()
 
 
 TRACK = TorchTrack()  # the track of every torch answer (tracks.track_for chooses it)

@@ -180,9 +180,10 @@ def call(fn, *args):
     return Driver(to_numpy(result) if torch.is_tensor(result) else result)
 
 
-def maker(cls):
+def maker(cls, forward_only=False):
     """make(*args, **kwargs) -> TorchDriver around a fresh instance, built with float64 as the
-    default dtype (so that alpha_init=0.37 keeps every digit). An ``rng`` seed (Dropout's)
+    default dtype (so that alpha_init=0.37 keeps every digit); its backward is autograd's, run
+    whether or not it is graded (``forward_only`` changes nothing). An ``rng`` seed (Dropout's)
     seeds torch's generator instead: two layers made with rng=7 then draw the same mask. A
     ``process_group`` (a worker of normcore's InProcessGroup) reaches the module as an
     ``AutogradGroup``, whose all_reduce autograd differentiates. For a function answer

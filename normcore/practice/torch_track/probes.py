@@ -10,25 +10,17 @@ forward, the input left unchanged by the forward, and RMSNorm in float16.
 
 import numpy as np
 
-from ...distributed import InProcessGroup
 from ..exercises import BN, F64, Probe, norm_probe
+from ..runs import example
 
 F16 = 1e-2  # relative tolerance of a float16 observation (float16 keeps about 3 digits)
-
-
-def build(exercise, make):
-    """The module of the exercise's example arguments; SyncBatchNorm's in a group of one
-    worker, where it runs alone."""
-    if exercise.name == "sync_batchnorm":
-        return make(*exercise.example_args[:1], process_group=InProcessGroup(1).workers[0])
-    return make(*exercise.example_args)
 
 
 def module_probe(exercise):
     """Parameters, buffers and state_dict keys of the module as built, then whether its buffers
     are free of autograd history after two training forwards (and BatchNorm's buffers)."""
     def run(rec, make, rng):
-        layer = build(exercise, make)
+        layer = example(exercise, make)
         for kind in ("parameters", "buffers", "state_dict keys"):
             rec(kind, layer.names(kind), 0, "equal")
         for _ in range(2):
@@ -45,7 +37,7 @@ def in_place_probe(exercise):
     """The forward on tanh(x), the output of a previous layer that autograd keeps: is it left
     unchanged, and does the backward through both layers still work?"""
     def run(rec, make, rng):
-        layer = build(exercise, make)
+        layer = example(exercise, make)
         x = rng.standard_normal(exercise.example_shape)
         unchanged, backward = layer.forward_on_activation(x, *exercise.example_extra)
         rec("input unchanged", unchanged, 0, "equal")
