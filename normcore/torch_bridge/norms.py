@@ -120,8 +120,12 @@ def batch_variant_twins():
             step = int(self.num_batches_tracked)
 
             def ramp(start, end, at):
-                return start if step <= hold else end if step >= at else start + (end - start) * (step - hold) / (
-                    at - hold)
+                if step <= hold:
+                    return start
+                if step >= at:
+                    return end
+                return start + (end - start) * (step - hold) / (at - hold)
+
             return ramp(1.0, self.r_max, r_steps), ramp(0.0, self.d_max, d_steps)
 
         def forward(self, x):

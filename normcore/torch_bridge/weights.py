@@ -94,18 +94,23 @@ def weight_twins():
 
 @builds_from_torch
 def _from_torch(tnn):
+    # torch's weight_norm parametrization (its class is private: taken from a Linear it
+    # parametrizes); core.from_torch looks a parametrized module up by its parametrizations
+    weight_norm_class = type(tnn.utils.parametrizations.weight_norm(tnn.Linear(1, 1)).parametrizations.weight[0])
+
     def weight_norm(t, sub):
         """A Linear whose only parametrization is weight_norm on its weight."""
-        parametrized = {name: [type(p).__name__ for p in plist] for name, plist in t.parametrizations.items()}
-        if not isinstance(t, tnn.Linear) or parametrized != {"weight": ["_WeightNorm"]}:
+        parametrized = {name: [type(p) for p in plist] for name, plist in t.parametrizations.items()}
+        if not isinstance(t, tnn.Linear) or parametrized != {"weight": [weight_norm_class]}:
+            names = {name: [cls.__name__ for cls in classes] for name, classes in parametrized.items()}
             raise TypeError(f"from_torch: normcore's WeightNorm is a Linear with weight_norm as its only "
-                            f"parametrization, got a {type(t).__name__} with {parametrized}")
+                            f"parametrization, got a {type(t).__name__} with {names}")
         linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
         return nn.WeightNorm(linear, dim=t.parametrizations.weight[0].dim)  # torch's -1 is None here too
 
     twins = weight_twins()
     return {
-        tnn.utils.parametrizations._WeightNorm: weight_norm,  # a parametrization: see core.from_torch
+        weight_norm_class: weight_norm,
         twins.WSLinear: lambda t, sub: nn.WSLinear(t.in_features, t.out_features, t.bias is not None, t.eps),
         twins.LayerScale: lambda t, sub: nn.LayerScale(t.gamma.shape[0], t.init),
         twins.ReZero: lambda t, sub: nn.ReZero(t.init),
