@@ -11,8 +11,7 @@ torch is imported inside the functions, never at import time: ``import normcore`
 One file per family, each short enough to read at once:
 
     core.py         the registries, to_torch, key_map, from_torch (both directions)
-    norms.py        LayerNorm, RMSNorm, BatchNorm, InstanceNorm, GroupNorm, DyT, Batch Renorm,
-                    Ghost BatchNorm
+    norms.py        LayerNorm, RMSNorm, BatchNorm (and Renorm, Ghost), InstanceNorm, GroupNorm, DyT
     layers.py       Linear, activations, Softmax, Dropout, Embedding, positions, Sequential
     attention.py    attention (torch's nn.MultiheadAttention, the QK-norm twin)
     blocks.py       feed-forward, TransformerBlock, the tiny language model
