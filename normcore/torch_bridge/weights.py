@@ -13,11 +13,11 @@ parameter names.
 import functools
 
 from .. import nn
+from ..nn.weight_norm import TORCH_PARAMETRIZATION_KEYS
 from .core import _torch, builds_from_torch, converts
 
 # normcore's WeightNorm key -> the key of torch's weight_norm parametrization on a Linear
-WEIGHT_NORM_KEYS = {"weight_g": "parametrizations.weight.original0",
-                    "weight_v": "parametrizations.weight.original1"}
+WEIGHT_NORM_KEYS = {ours: theirs for theirs, ours in TORCH_PARAMETRIZATION_KEYS.items()}
 
 
 @converts(nn.WeightNorm)
