@@ -17,7 +17,7 @@ from .norms import (BatchNorm1d, BatchNorm2d, BatchNorm3d, DyT, GroupNorm, Insta
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
-                 Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
+                 Sigmoid, SoftCap, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
                  TransformerDecoderBlock, fold_batchnorm, fold_norm_affine, freeze_batchnorm,
                  recalibrate_batchnorm)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
@@ -34,6 +34,6 @@ __all__ = [
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "TinySeq2Seq",
-    "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
+    "CrossEntropyLoss", "MSELoss", "SoftCap", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
     "fold_batchnorm", "fold_norm_affine", "recalibrate_batchnorm", "freeze_batchnorm",
 ]
