@@ -20,10 +20,10 @@ _ = translator("cli")
 def softcap_value(cap: object, name: str, who: str, allow_none: bool = False) -> float | None:
     """``cap`` checked: a finite number > 0 (or None when ``allow_none``); ``TypeError`` for a
     non-number, ``ValueError`` for 0, a negative number, inf or NaN."""
-    value = real_number(cap, name, who, low=0.0, allow_none=allow_none)
-    if value == 0.0:
-        raise ValueError(_("{who}: {name} must be a number > 0 (the cap c in c * tanh(x / c)), got 0")
-                         .format(who=who, name=name))
+    value = real_number(cap, name, who, allow_none=allow_none)  # a finite number (or None)
+    if value is not None and value <= 0.0:
+        raise ValueError(_("{who}: {name} must be a number > 0 (the cap c in c * tanh(x / c)), got {value}")
+                         .format(who=who, name=name, value=value))
     return value
 
 
