@@ -13,8 +13,9 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
+from .models import TinySeq2Seq, TinyTransformer
 from .softcap import SoftCap
-from .transformer import (FeedForward, TinySeq2Seq, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
+from .transformer import (FeedForward, TransformerBlock, TransformerDecoderBlock,
                           deepnorm_constants)
 
 __all__ = [

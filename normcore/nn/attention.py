@@ -64,6 +64,10 @@ class _Attention(Module):
         who = type(self).__name__
         self.qk_norm = qk_norm_choice(qk_norm, who)
         self.qk_norm_scope = qk_norm_scope_choice(qk_norm_scope, who)
+        if self.qk_norm is None and self.qk_norm_scope != "head":
+            raise ValueError(_("{who}: qk_norm_scope={scope} says over which channels qk_norm normalises; "
+                               "it needs qk_norm='rmsnorm' or 'layernorm', got qk_norm=None")
+                             .format(who=who, scope=repr(self.qk_norm_scope)))
         self.attn_softcap = softcap_value(attn_softcap, "attn_softcap", who, allow_none=True)
         embed_dim = positive_int(embed_dim, "embed_dim", who)
         num_heads = positive_int(num_heads, "num_heads", who)
@@ -106,6 +110,12 @@ class _Attention(Module):
                          ("add_zero_attn", False), ("qk_norm", None), ("qk_norm_scope", "head"),
                          ("attn_softcap", None)) if getattr(self, name) != default)
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, causal={self.causal}{extra}"
+
+    def _options_repr(self) -> str:
+        """qk_norm, qk_norm_scope and attn_softcap where they are not the defaults."""
+        return "".join(f", {name}={getattr(self, name)!r}" for name, default in
+                       (("qk_norm", None), ("qk_norm_scope", "head"), ("attn_softcap", None))
+                       if getattr(self, name) != default)
 
     def _split_heads(self, t: np.ndarray) -> np.ndarray:
         """(B, T, E) -> (B, H, T, D)."""
@@ -631,12 +641,6 @@ class MultiheadSelfAttention(_Attention):
         super().__init__(d_model, n_heads, bias=bias, causal=causal, init=init, value_gain=value_gain, rng=rng,
                          dtype=dtype, qk_norm=qk_norm, qk_norm_scope=qk_norm_scope, attn_softcap=attn_softcap)
         self.d_model, self.n_heads = d_model, n_heads
-
-    def _options_repr(self) -> str:
-        """qk_norm, qk_norm_scope and attn_softcap where they are not the defaults."""
-        return "".join(f", {name}={getattr(self, name)!r}" for name, default in
-                       (("qk_norm", None), ("qk_norm_scope", "head"), ("attn_softcap", None))
-                       if getattr(self, name) != default)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}{self._options_repr()}"
