@@ -412,7 +412,7 @@ class MultiheadAttention(_Attention):
     - ``"projection"``: the whole projection q = query Wq^T + bq (B, Tq, E) and k (B, Tk', E)
       over all E channels, *before* split_heads, one weight (E,) each (state dict
       ``q_norm.weight`` and ``k_norm.weight`` of shape (E,), as a torch user would build
-      ``RMSNorm(E)``). OLMo 2 does this (OLMo 2 Team 2024, arXiv 2501.00656; its published
+      ``RMSNorm(E)``). OLMo 2 does this (the OLMo 2 report, arXiv 2501.00656; its published
       ``Olmo2Attention`` builds ``q_norm`` of size num_heads * head_dim and applies it to the
       q projection before the reshape into heads). It bounds the whole query: with RMSNorm
       |q_hat| <= sqrt(E) over all heads together, so one head's logit is bounded by
@@ -421,9 +421,9 @@ class MultiheadAttention(_Attention):
       puts the norms' backward after the merge: dq_raw = q_norm.backward(merge(dq)).
 
     ``attn_softcap`` (None: none; a number c > 0) caps the scores smoothly before the mask and
-    the softmax, S = c * tanh(S / c) (``SoftCap``), as Gemma 2 does (Gemma Team 2024,
-    arXiv 2408.00118: c = 50 for its attention; in its published code the cap is applied to
-    the scaled scores, then the mask is added, then the softmax). Backward:
+    the softmax, S = c * tanh(S / c) (``SoftCap``), as Gemma 2 does (the Gemma 2 report,
+    arXiv 2408.00118: c = 50 for its attention; in Hugging Face transformers' Gemma 2 code the
+    cap is applied to the scaled scores, then the mask is added, then the softmax). Backward:
     dS_raw = dS * (1 - tanh(S_raw / c)**2), between the softmax's backward and dq, dk.
 
     ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch

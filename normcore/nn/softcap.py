@@ -52,8 +52,9 @@ class SoftCap(_Elementwise):
     The c of the forward and the 1/c of t cancel in the slope; writing it as 1 - y**2 (the
     slope of a plain tanh) is the mistake to avoid. The cap bounds the output smoothly: a logit
     can approach c but never pass it, and the gradient fades as it nears it. Gemma 2 caps its
-    attention scores at c = 50 and its final logits at c = 30 (Gemma Team 2024; the published
-    configuration's ``attn_logit_softcapping`` and ``final_logit_softcapping``); in normcore
+    attention scores at c = 50 and its final logits at c = 30 (the Gemma 2 report, arXiv
+    2408.00118; the published configuration's ``attn_logit_softcapping`` and
+    ``final_logit_softcapping``); in normcore
     the attention takes ``attn_softcap=`` and the models ``logit_softcap=``, which use the
     same ``softcap`` and ``softcap_backward``. ``cap`` must be a finite number > 0. PyTorch
     has no such layer: ``c * torch.tanh(x / c)`` computes it. No parameters; cache: the slope.

@@ -135,8 +135,8 @@ class ResidualSublayers(Module):
     only), with DeepNorm's ``self.alpha`` (1 otherwise) and LayerNorm Scaling's
     ``self.depth_scale`` (1 / sqrt(l) with ``norm_scale="depth"``, 1 otherwise).
     ``TransformerBlock`` and ``TransformerDecoderBlock`` set them and call ``_residual`` once per
-    sub-layer in forward, ``_residual_backward`` in
-    reverse order in backward; the table of formulas is in ``TransformerBlock``'s docstring.
+    sub-layer in forward, ``_residual_backward`` in reverse order in backward; the table of
+    formulas is in ``TransformerBlock``'s docstring.
 
     ``f`` is the sub-layer as a function of its (normalised, for "pre") input, ``f_backward``
     its backward, from dL/dF to dL/d(that input): for a sub-layer with a second input (the
@@ -262,7 +262,7 @@ class TransformerBlock(ResidualSublayers):
     norm (CogView's Sandwich-LN, Ding et al. 2021; Gemma 2 and 3; Kim et al. 2025), keeps
     Pre-Norm's untouched identity path and also normalises each branch's output before it joins
     the stream, so no branch can add more than a norm's worth (gamma_out) to the residual
-    stream, however large F's output grows. The reordered norm of OLMo 2 (OLMo 2 Team 2024,
+    stream, however large F's output grows. The reordered norm of OLMo 2 (the OLMo 2 report,
     arXiv 2501.00656, their equations h = x + RMSNorm(Attention(x)), h_out = h +
     RMSNorm(MLP(h))) keeps only that output norm: F reads the raw stream x, and only what it
     adds is normalised; the identity path is untouched, as in Pre-Norm. OLMo 2 pairs it with
