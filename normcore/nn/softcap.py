@@ -61,7 +61,9 @@ class SoftCap(_Elementwise):
     """
 
     def __init__(self, cap: float) -> None:
-        self.cap = softcap_value(cap, "cap", "SoftCap")
+        value = softcap_value(cap, "cap", "SoftCap")
+        assert value is not None  # None is refused without allow_none
+        self.cap: float = value
 
     def extra_repr(self) -> str:
         return f"cap={self.cap:g}"

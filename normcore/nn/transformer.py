@@ -101,7 +101,8 @@ def check_norm_scale(who: str, position: object, norm_scale: object, layer_index
     output, 1 / sqrt(l) (1.0 without LayerNorm Scaling)."""
     if not (norm_scale is None or (isinstance(norm_scale, str) and norm_scale in NORM_SCALES)):
         error = ValueError if isinstance(norm_scale, str) else TypeError
-        raise error(_("{who}: norm_scale must be None or 'depth' (LayerNorm Scaling), got {got}")
+        raise error(_("{who}: norm_scale must be None or 'depth' (LayerNorm Scaling: each norm's output "
+                      "scaled by 1 / sqrt(l), l the block's depth), got {got}")
                     .format(who=who, got=repr(norm_scale)))
     if norm_scale is None:
         if layer_index is not None:
@@ -469,7 +470,7 @@ class TransformerDecoderBlock(ResidualSublayers):
                                        layer_index=layer_index)
         rng = make_rng(rng)
         C, beta = self.d_model, self._beta
-        options = {"qk_norm": qk_norm, "qk_norm_scope": qk_norm_scope, "attn_softcap": attn_softcap}
+        options: dict[str, Any] = {"qk_norm": qk_norm, "qk_norm_scope": qk_norm_scope, "attn_softcap": attn_softcap}
         self._add_sublayer(1, "self_attn", self_attention(causal, C, n_heads, self.bias, value_gain=beta, rng=rng,
                                                           dtype=dtype, **options))
         self._add_sublayer(2, "cross_attn", MultiheadAttention(C, n_heads, self.bias, value_gain=beta, rng=rng,
