@@ -213,8 +213,8 @@ class TinySeq2Seq(Module):
         check_norm_scale(who, position, norm_scale, None if norm_scale is None else 1)
         logit_softcap = softcap_value(logit_softcap, "logit_softcap", who, allow_none=True)
         self.position, self.mix_post_fraction, self.norm_scale = position, mix_post_fraction, norm_scale
-        options: dict[str, Any] = {"qk_norm": qk_norm, "qk_norm_scope": qk_norm_scope, "attn_softcap": attn_softcap,
-                   "norm_scale": norm_scale}
+        options: dict[str, Any] = {"qk_norm": qk_norm, "qk_norm_scope": qk_norm_scope,
+                                   "attn_softcap": attn_softcap, "norm_scale": norm_scale}
         depth = (lambda i: None) if norm_scale is None else (lambda i: i + 1)  # noqa: E731, each block's layer_index
         rng = make_rng(rng)
         self.src_emb = Embedding(self.src_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
