@@ -46,7 +46,8 @@ API = [
      [("normcore.derivations", None)]),
     ("nn", "The Transformer stack: normcore.nn",
      "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
-     "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses.",
+     "Transformer block with the norm ``pre``, ``post``, ``deepnorm``, ``peri`` or ``reordered``, soft-capping, "
+     "the small models (Mix-LN and LayerNorm Scaling set per block) and the losses.",
      [("normcore.nn", None)]),
     ("distributed", "SyncBatchNorm across workers: normcore.distributed",
      "BatchNorm whose statistics are taken over a batch split across workers (three all-reduces "
