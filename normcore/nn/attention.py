@@ -5,6 +5,10 @@ and its backward pass written out step by step.
 another, as ``torch.nn.MultiheadAttention``); ``MultiheadSelfAttention`` is the same layer with
 query = key = value = x, and ``CausalSelfAttention`` its causal case. The arithmetic is written
 once, in ``_Attention``, and its docstring (on ``MultiheadAttention``) derives it.
+
+One file, though longer than most: the derivation (``MultiheadAttention``'s docstring, about 180
+lines) and the arithmetic it derives (``_Attention``) read together, top to bottom, and the
+self-attention classes are a few lines on top of them.
 """
 
 import math

@@ -1,6 +1,11 @@
 """The feed-forward sub-layer, the Transformer block (encoder or causal) and the decoder block
 with its cross-attention, each with its norm in one of six positions (``POSITIONS``). The small
-models built from them are in ``normcore.nn.models``."""
+models built from them are in ``normcore.nn.models``.
+
+One file, though a little longer than most: both blocks are ``ResidualSublayers``, whose wiring
+of the six positions (the table in ``TransformerBlock``'s docstring) each block's forward and
+backward follow; a reader checks a position in one block against the other on one page.
+"""
 
 import math
 from collections.abc import Callable
