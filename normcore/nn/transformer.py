@@ -541,12 +541,3 @@ class TransformerDecoderBlock(ResidualSublayers):
         dy = self._residual_backward(dy, cross_attention_backward, norm2, self.drop2, out2)  # (B, Tt, C)
         dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1, out1)  # (B, Tt, C)
         return dx.astype(x_dtype, copy=False), dmemory[0].astype(memory_dtype, copy=False)
-
-
-def __getattr__(name: str) -> Any:
-    """The models lived here before ``normcore.nn.models``: ``from normcore.nn.transformer import
-    TinyTransformer`` keeps working (imported when asked for: models imports this module)."""
-    if name in ("TinyTransformer", "TinySeq2Seq"):
-        from . import models
-        return getattr(models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
