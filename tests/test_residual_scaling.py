@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore._install import TORCH_CPU
 from normcore.layer_cases import randomize_parameters
 from norm_tiers import with_layout
 
@@ -43,7 +44,7 @@ def test_layerscale_gradient_is_per_channel():
 @pytest.mark.parametrize("make", [lambda: nc.LayerScale(4), lambda: nc.ReZero()])
 def test_match_torch(make):
     """The bridge's twins, one line of torch each: forward and every gradient to 1e-10."""
-    pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+    pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
     from normcore.torch_bridge import compare
     rng = np.random.default_rng(3)
     report = compare(randomize_parameters(make(), rng), rng.standard_normal((2, 3, 4)), atol=1e-10, rtol=1e-10,
