@@ -17,6 +17,12 @@ step for the first hidden layer's matrix (W1 before BatchNorm, v1 of WeightNorm,
 MLP): the cosine between it and its gradient, ||.||^2's growth against lr^2 ||grad||^2, and lr /
 ||.||^2.
 
+Finding (full run, 2000 steps, 3 seeds): |cosine| is at most 3e-17 for WeightNorm's v1 (rounding)
+and 4e-7 for W1 before BatchNorm (eps); each step's growth of ||.||^2 matches lr^2 ||grad||^2 to
+a relative 4e-11 and 1e-4 at worst; ||.|| grows from 7.9-8.1 to 8.8-9.0 and lr / ||.||^2 falls
+from 1.58e-3 to 1.25e-3-1.30e-3. The plain MLP's W1: cosine up to 0.18 (median 0.011), its norm
+shrinks at 10% of the steps and grows faster overall (to 10.3).
+
 What it does not show: that the falling effective learning rate hurts or helps training (see
 weight_decay_bn for what weight decay does to it), nor WeightNorm's data-dependent
 initialisation, which Salimans & Kingma use and normcore does not implement.
@@ -36,7 +42,11 @@ from ._nn import mlp, teacher_task
 
 NAME = "grad_weight"
 TITLE = N_("The gradient is orthogonal to the weight: WeightNorm, BatchNorm, and the effective learning rate")  # shown as _(TITLE)
-TAKEAWAY = "(filled in from the full run)"
+TAKEAWAY = ("Inside WeightNorm and before BatchNorm a weight's gradient is orthogonal to it (|cosine| at most 3e-17 "
+            "and 4e-7), so without decay every plain SGD step grows ||w||^2 by lr^2 ||g||^2 (to a relative 4e-11 "
+            "and 1e-4) and the effective learning rate lr / ||w||^2 only falls, here by about a fifth in 2000 "
+            "steps; a weight no norm follows obeys no such law (cosine up to 0.18, its norm shrinking at 10% of "
+            "the steps).")
 
 NETWORKS = ("batchnorm", "weightnorm", "plain")
 LABELS = {"batchnorm": "W1 before BatchNorm", "weightnorm": "v1 of WeightNorm (dim=0)",
@@ -116,22 +126,28 @@ def run(quick=False, seed=0, progress=None):
 
 def plot(result, outdir):
     n_seeds, lr = result["seeds"], result["lr"]
-    panels = [
-        ("|cosine(weight, its gradient)|", "log", lambda k: np.abs(result[f"{k}/cosine"]) + 1e-18),
-        ("step's ||.||^2 growth / (lr^2 ||grad||^2)", "linear",
+    invariant = ("batchnorm", "weightnorm")  # lr / ||w||^2 is an effective learning rate only for these
+    panels = [  # (title, y label, y scale, networks drawn, values)
+        ("W . grad = 0 with a norm", "|cosine(weight, its gradient)|", "log", NETWORKS,
+         lambda k: np.abs(result[f"{k}/cosine"]) + 1e-18),
+        ("each step: Pythagoras", "||.||^2 growth / (lr^2 ||grad||^2)", "linear", NETWORKS,
          lambda k: result[f"{k}/growth"] / result[f"{k}/pythagoras"]),
-        ("||weight|| (Frobenius)", "linear", lambda k: result[f"{k}/weight_norm"]),
-        ("effective learning rate lr / ||weight||^2", "log", lambda k: result[f"{k}/effective_lr"]),
+        ("without decay the norm only grows", "||weight|| (Frobenius)", "linear", NETWORKS,
+         lambda k: result[f"{k}/weight_norm"]),
+        ("so the effective learning rate falls", "lr / ||weight||^2", "log", invariant,
+         lambda k: result[f"{k}/effective_lr"]),
     ]
     with _plot.figure(ncols=2, nrows=2, size=(20, 13)) as (fig, axes):
-        for ax, (ylabel, scale, values) in zip(axes.flat, panels):
-            for i, kind in enumerate(NETWORKS):
+        for ax, (title, ylabel, scale, shown, values) in zip(axes.flat, panels):
+            for i, kind in enumerate(shown):
                 curves = values(kind)                          # (seeds, steps)
                 steps = np.arange(curves.shape[1])
                 style = _plot.series(kind, COLORS, MARKERS, LINESTYLES, markersize=11)
+                if kind == "plain" and "Pythagoras" in title:  # a cloud, not a line
+                    style.update(linestyle="none", markersize=3)
                 ax.plot(steps, np.median(curves, axis=0), **style, label=LABELS[kind],
-                        markevery=(len(steps) // 25 * (i + 1), len(steps) // 6), alpha=0.85)
-            ax.set(ylabel=ylabel, yscale=scale, xlabel="SGD step")
+                        markevery=1 if style["linestyle"] == "none" else (len(steps) // 25 * (i + 1), len(steps) // 6))
+            ax.set(title=title, ylabel=ylabel, yscale=scale, xlabel="SGD step")
         axes[0, 1].set_ylim(-1, 3)
         axes[0, 1].axhline(1, color=_OI["black"], linewidth=1.5, zorder=1)
         axes[0, 0].legend(loc="center right")
