@@ -124,7 +124,7 @@ def run(quick=False, seed=0, progress=None):
     and ``accuracy`` are (variants, lrs, seeds), ``loss`` (variants, lrs, seeds, steps);
     ``growth`` (variants, depths) the stream's growth at initialisation."""
     quick = flag(quick, "quick", "experiments.no_norm.run")
-    depth, lrs, steps, n_seeds = (16, (1e-3, 1e-2), 100, 1) if quick else (16, (1e-3, 3e-3, 1e-2, 3e-2, 1e-1), 300, 2)
+    depth, lrs, steps, n_seeds = (16, (1e-3,), 100, 1) if quick else (16, (1e-3, 3e-3, 1e-2, 3e-2, 1e-1), 300, 2)
     depths = (4, 16) if quick else (4, 8, 16, 32, 64)
     rng = np.random.default_rng([seed, 41])
     data = (teacher_task(8192, rng=rng), teacher_task(1024, rng=rng))
