@@ -1,0 +1,40 @@
+"""The claims notebook's rows on BatchNorm at small batches, measured by training: what fails, what
+the training and evaluation modes do, and what SyncBatchNorm, Batch Renorm and GroupNorm change.
+
+One ``claim(...)`` per row, in the notebook's order (the record: claims_rows.py); the cell that
+measures each row is claims_measure_small_batches.py's, under the row's id.
+"""
+
+from claims_rows import claim, zh, REPRODUCED, WRONG, W1_BN
+
+TOPIC = "BatchNorm at small batches"
+
+ROWS = [
+    claim("bn-small-batch-trained", TOPIC, ["W1", "W2", "W4"],
+          "BatchNorm fails with small batches (trained)",
+          "BatchNorm depends strongly on the batch size and fails when the batches are small; "
+          "norms that work within one sample do not depend on the batch, and a large batch, the "
+          "way out, takes memory.",
+          REPRODUCED,
+          "Trained, it holds: an MLP whose BatchNorm statistics come from 2 samples ends far "
+          "below the same MLP with 32 per batch, at the same budget of samples, while GroupNorm "
+          "does as well with 2 as with 32 (below, 960 samples; the small_batches figure trains "
+          "longer, from 3 seeds). What fails is the number of samples behind each statistic, "
+          "not the number a device holds: SyncBatchNorm with 2 samples on each of 16 workers "
+          "takes its statistics over all 32 and trains exactly as BatchNorm with 32 on one "
+          "(same accuracy), so the memory of each worker stays that of 2 samples. Batch Renorm "
+          "(Ioffe 2017) recovers part of the loss in the figure, not all of it.",
+          zh=zh(
+              {"W1": (W1_BN + " › 优缺点与适用场景", "4. 三者对比表格（核心维度）"), "W2": "批量归一化",
+               "W4": "总结"},
+              "BatchNorm 在小批量下失效（实际训练）",
+              "BatchNorm 强烈依赖批次大小，batch 小时就会失效；在单个样本内部归一化的方法不依赖 batch；"
+              "而出路，大批量，又占内存。",
+              "实际训练一下，这个说法成立：同一个 MLP，若 BatchNorm 的统计量只来自 2 个样本，在相同的样本预算下，"
+              "最终结果远不如每个 batch 32 个样本的情形；GroupNorm 用 2 个和用 32 个一样好（下面用 960 个样本；"
+              "small_batches 图训练得更久，用了 3 个种子）。失效的原因是每个统计量背后的样本数，而不是一台设备上"
+              "放了多少样本：SyncBatchNorm 在 16 个 worker 上各放 2 个样本，统计量取自全部 32 个，训练结果与单机"
+              " BatchNorm 用 32 个样本完全相同（准确率一样），而每个 worker 的内存只需容纳 2 个样本。Batch Renorm"
+              "（Ioffe 2017）在图中挽回了一部分损失，但不是全部。"),
+          figure="small_batches"),
+]
