@@ -41,7 +41,8 @@ from . import _plot, weight_decay_bn as wdbn
 from ._nn import mlp, teacher_task
 
 NAME = "grad_weight"
-TITLE = N_("The gradient is orthogonal to the weight: WeightNorm, BatchNorm, and the effective learning rate")  # shown as _(TITLE)
+# shown as _(TITLE)
+TITLE = N_("The gradient is orthogonal to the weight: WeightNorm, BatchNorm, and the effective learning rate")
 TAKEAWAY = ("Inside WeightNorm and before BatchNorm a weight's gradient is orthogonal to it (|cosine| at most 3e-17 "
             "and 4e-7), so without decay every plain SGD step grows ||w||^2 by lr^2 ||g||^2 (to a relative 4e-11 "
             "and 1e-4) and the effective learning rate lr / ||w||^2 only falls, here by about a fifth in 2000 "

@@ -28,14 +28,15 @@ from .._array import flag
 from ..i18n import N_
 from .. import LayerNorm, LayerScale, ReZero
 from ..module import Module, Sequential
-from ..nn import CrossEntropyLoss, Linear, ReLU
+from ..nn import CrossEntropyLoss, ReLU
 from ..optim import Adam
 from ..perf.threads import single_thread
 from . import _plot
 from ._nn import linear, teacher_task
 
 NAME = "no_norm"
-TITLE = N_("No norm at all: LayerScale and ReZero against Pre-LN in a deep residual MLP")  # shown as _(TITLE)
+# shown as _(TITLE)
+TITLE = N_("No norm at all: LayerScale and ReZero against Pre-LN in a deep residual MLP")
 TAKEAWAY = "(filled in from the full run)"
 
 WIDTH, LAYERSCALE_INIT, BATCH = 64, 0.1, 64

@@ -44,7 +44,8 @@ from ._nn import mlp, sgd, teacher_task, train_step
 from .sync_batchnorm import data_parallel_step
 
 NAME = "small_batches"
-TITLE = N_("Small batches: BatchNorm, Batch Renorm, Ghost BN, GroupNorm (+ WS) and SyncBatchNorm")  # shown as _(TITLE)
+# shown as _(TITLE)
+TITLE = N_("Small batches: BatchNorm, Batch Renorm, Ghost BN, GroupNorm (+ WS) and SyncBatchNorm")
 TAKEAWAY = "(filled in from the full run)"
 
 WIDTH, GROUPS, FULL_BATCH = 64, 8, 32

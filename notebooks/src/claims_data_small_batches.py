@@ -37,4 +37,31 @@ ROWS = [
               " BatchNorm 用 32 个样本完全相同（准确率一样），而每个 worker 的内存只需容纳 2 个样本。Batch Renorm"
               "（Ioffe 2017）在图中挽回了一部分损失，但不是全部。"),
           figure="small_batches"),
+    claim("bn-train-good-eval-bad", TOPIC, ["W2"],
+          "b differs between training and inference, so BatchNorm does well in training and badly "
+          "at inference",
+          "BatchNorm's result depends on b, and b is usually different in training and at "
+          "inference, so the layer normalises differently in the two and the model performs well "
+          "in training and badly at inference.",
+          WRONG,
+          "The first half holds: a trained BatchNorm network answers differently in training mode "
+          "(this batch's statistics) and in evaluation mode (the running statistics), and more so "
+          "the smaller the batch (below, the gap grows several-fold from 32 samples per batch to "
+          "2). The conclusion does not follow: on the same held-out samples the evaluation mode "
+          "scores higher than the training mode, at 32 and at 2 samples per batch, here and at "
+          "every batch size and seed of the small_batches figure. What small batches hurt is "
+          "training itself: at 2 the network is poor in both modes. Batch Renorm (Ioffe 2017) is "
+          "built to make the two modes agree, and in the figure it narrows the gap and recovers "
+          "part of the accuracy.",
+          zh=zh(
+              {"W2": "批量归一化"},
+              "训练和推理时的 b 不同，所以 BatchNorm 训练时表现好、推理时表现差",
+              "BatchNorm 的结果取决于 b，而训练和推理时的 b 通常不同，所以这一层在两种情况下的归一化结果不一样，"
+              "模型训练时表现好，推理时表现差。",
+              "前半句成立：训练好的 BatchNorm 网络在训练模式（用这个 batch 的统计量）和推理模式（用移动统计量）下"
+              "给出的结果不同，batch 越小差别越大（下面，从每个 batch 32 个样本到 2 个，差距扩大了好几倍）。结论却"
+              "不成立：在同一批留出样本上，推理模式的准确率高于训练模式，32 个和 2 个样本时都是如此，small_batches "
+              "图中的每个批次大小、每个种子也都如此。小批量损害的是训练本身：batch 只有 2 个样本时，网络在两种模式下"
+              "都很差。Batch Renorm（Ioffe 2017）正是为了让两种模式一致而设计的，在图中它缩小了差距，并挽回了一部分"
+              "准确率。")),
 ]

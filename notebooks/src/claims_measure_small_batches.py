@@ -19,4 +19,15 @@ EVIDENCE = {
             print(tr("{name:34s} {b:2d} samples per statistic: accuracy {a:.3f}").format(
                 name=small_batches.LABELS[method], b=b, a=accuracy[method, b]))
         ''',
+    "bn-train-good-eval-bad": r'''
+        from normcore.experiments import small_batches
+        from normcore.experiments._nn import teacher_task
+        rng = np.random.default_rng([0, 37])
+        data = teacher_task(20000, rng=rng) + teacher_task(1024, rng=rng)
+        modes = {}   # b -> (accuracy in evaluation mode, in training mode, gap), the same held-out samples
+        for b in (32, 2):
+            modes[b] = small_batches.train_and_measure("batchnorm", b, 960, data, 0)
+            print(tr("{b:2d} samples per batch: evaluation mode {e:.3f}, training mode {t:.3f}, "
+                     "gap {g:.2f}").format(b=b, e=modes[b][0], t=modes[b][1], g=modes[b][2]))
+        ''',
 }
