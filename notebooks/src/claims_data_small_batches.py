@@ -22,8 +22,9 @@ ROWS = [
           "longer, from 3 seeds). What fails is the number of samples behind each statistic, "
           "not the number a device holds: SyncBatchNorm with 2 samples on each of 16 workers "
           "takes its statistics over all 32 and trains exactly as BatchNorm with 32 on one "
-          "(same accuracy), so the memory of each worker stays that of 2 samples. Batch Renorm "
-          "(Ioffe 2017) recovers part of the loss in the figure, not all of it.",
+          "(same accuracy), so the memory of each worker stays that of 2 samples. Batch Renorm, "
+          "which Ioffe (2017) reports substantially better than BatchNorm with small "
+          "minibatches on ImageNet, recovers part of the loss in the figure, not all of it.",
           zh=zh(
               {"W1": (W1_BN + " › 优缺点与适用场景", "4. 三者对比表格（核心维度）"), "W2": "批量归一化",
                "W4": "总结"},
@@ -34,8 +35,9 @@ ROWS = [
               "最终结果远不如每个 batch 32 个样本的情形；GroupNorm 用 2 个和用 32 个一样好（下面用 960 个样本；"
               "small_batches 图训练得更久，用了 3 个种子）。失效的原因是每个统计量背后的样本数，而不是一台设备上"
               "放了多少样本：SyncBatchNorm 在 16 个 worker 上各放 2 个样本，统计量取自全部 32 个，训练结果与单机"
-              " BatchNorm 用 32 个样本完全相同（准确率一样），而每个 worker 的内存只需容纳 2 个样本。Batch Renorm"
-              "（Ioffe 2017）在图中挽回了一部分损失，但不是全部。"),
+              " BatchNorm 用 32 个样本完全相同（准确率一样），而每个 worker 的内存只需容纳 2 个样本。Ioffe（2017）"
+              "报告，在 ImageNet 上用小批量训练时 Batch Renorm 明显优于 BatchNorm；在图中它挽回了一部分损失，"
+              "但不是全部。"),
           figure="small_batches"),
     claim("bn-train-good-eval-bad", TOPIC, ["W2"],
           "b differs between training and inference, so BatchNorm does well in training and badly "
@@ -50,9 +52,9 @@ ROWS = [
           "2). The conclusion does not follow: on the same held-out samples the evaluation mode "
           "scores higher than the training mode, at 32 and at 2 samples per batch, here and at "
           "every batch size and seed of the small_batches figure. What small batches hurt is "
-          "training itself: at 2 the network is poor in both modes. Batch Renorm (Ioffe 2017) is "
-          "built to make the two modes agree, and in the figure it narrows the gap and recovers "
-          "part of the accuracy.",
+          "training itself: at 2 the network is poor in both modes. Batch Renorm, which Ioffe "
+          "(2017) designed to make the two modes agree, narrows the gap in the figure and "
+          "recovers part of the accuracy.",
           zh=zh(
               {"W2": "批量归一化"},
               "训练和推理时的 b 不同，所以 BatchNorm 训练时表现好、推理时表现差",
@@ -62,6 +64,6 @@ ROWS = [
               "给出的结果不同，batch 越小差别越大（下面，从每个 batch 32 个样本到 2 个，差距扩大了好几倍）。结论却"
               "不成立：在同一批留出样本上，推理模式的准确率高于训练模式，32 个和 2 个样本时都是如此，small_batches "
               "图中的每个批次大小、每个种子也都如此。小批量损害的是训练本身：batch 只有 2 个样本时，网络在两种模式下"
-              "都很差。Batch Renorm（Ioffe 2017）正是为了让两种模式一致而设计的，在图中它缩小了差距，并挽回了一部分"
+              "都很差。Ioffe（2017）设计 Batch Renorm 正是为了让两种模式一致；在图中它缩小了差距，并挽回了一部分"
               "准确率。")),
 ]
