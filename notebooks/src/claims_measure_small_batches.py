@@ -16,8 +16,9 @@ EVIDENCE = {
         for method, b in [("batchnorm", 32), ("batchnorm", 2), ("groupnorm", 32), ("groupnorm", 2),
                           ("sync", 2)]:
             accuracy[method, b] = small_batches.train_and_measure(method, b, 960, data, 0)[0]
-            print(tr("{name:34s} {b:2d} samples per statistic: accuracy {a:.3f}").format(
-                name=small_batches.LABELS[method], b=b, a=accuracy[method, b]))
+            name = {"batchnorm": "BatchNorm", "groupnorm": "GroupNorm", "sync": "SyncBatchNorm"}[method]
+            print(tr("{name:13s} {b:2d} samples per statistic: accuracy {a:.3f}").format(
+                name=name, b=b, a=accuracy[method, b]))
         ''',
     "bn-train-good-eval-bad": r'''
         from normcore.experiments import small_batches
