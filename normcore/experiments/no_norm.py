@@ -17,6 +17,15 @@ held-out accuracy. At initialisation the plain stack's residual stream grows lik
 (each block adds a branch as large as its input), Pre-LN's like sqrt(L), and ReZero's and
 LayerScale's hardly at all: that is measured too.
 
+Finding (full run: 16 blocks, 300 steps, learning rates 1e-3 to 1e-1, 2 seeds): at initialisation
+the plain stack's stream leaves block 16 at 433 times its input's RMS (8e4 at 32 blocks, 5e9 at
+64), Pre-LN's at 4.5 times, LayerScale's at 1.08 and ReZero's at exactly 1. Trained, ReZero and
+LayerScale reach a lower training loss than Pre-LN at 1e-3 (0.51-0.54 against 0.56-0.59) and a
+higher held-out accuracy (75-77% against 72-73%), are level with it at 1e-2 and 3e-2, and diverge
+at 1e-1 (LayerScale in both seeds, ReZero in one; the other ends at 1.66), where Pre-LN still ends
+at 0.72-0.74 and 73%. The plain stack is best at 1e-2 (0.98-1.04, 64%) and diverges at 1e-1. So
+here no norm is needed to train at depth, but the norm buys the highest learning rate.
+
 What it does not show: Transformers (no attention here: the blocks are MLPs), nor SkipInit (De &
 Smith 2020), which is ReZero's scalar in a network with BatchNorm removed; the learning-rate
 sweep is coarse (half-decades) and one depth is trained.
@@ -37,7 +46,10 @@ from ._nn import linear, teacher_task
 NAME = "no_norm"
 # shown as _(TITLE)
 TITLE = N_("No norm at all: LayerScale and ReZero against Pre-LN in a deep residual MLP")
-TAKEAWAY = "(filled in from the full run)"
+TAKEAWAY = ("In a 16-block residual MLP with no norm at all, ReZero (alpha = 0) and LayerScale (0.1) keep the "
+            "residual stream at its input's scale and train as well as Pre-LN from Adam lr 1e-3 to 3e-2 (a little "
+            "better at the low rates), but diverge at 1e-1, where Pre-LN still trains; the same stack with neither "
+            "norm nor scale starts with a stream 430 times its input and trains badly at every learning rate.")
 
 WIDTH, LAYERSCALE_INIT, BATCH = 64, 0.1, 64
 VARIANTS = ("pre_ln", "plain", "layerscale", "rezero")
@@ -148,6 +160,9 @@ def run(quick=False, seed=0, progress=None):
             "chance_loss": float(np.log(10))}
 
 
+DIVERGED = 10.0  # a final training loss above this (ln 10 = 2.30 is chance) counts as diverged
+
+
 def plot(result, outdir):
     lrs, variants = result["lrs"], list(result["variants"])
     n_seeds = result["seeds"]
@@ -155,26 +170,26 @@ def plot(result, outdir):
         for i, v in enumerate(variants):
             style = _plot.series(v, COLORS, MARKERS, LINESTYLES, markersize=12)
             ax_g.plot(result["depths"], result["growth"][i], **style, label=LABELS[v])
-            final = np.median(result["final_loss"][i], axis=-1)
-            ax_l.plot(lrs, np.where(np.isfinite(final), final, np.nan), **style, label=LABELS[v])
-            diverged = ~np.isfinite(final)
-            ax_l.plot(lrs[diverged], np.full(diverged.sum(), result["chance_loss"] * 1.5), linestyle="none",
+            final = np.median(result["final_loss"][i], axis=-1)          # inf when a seed overflowed
+            diverged = ~(final < DIVERGED)
+            ax_l.plot(lrs, np.where(diverged, np.nan, final), **style, label=LABELS[v])
+            ax_l.plot(lrs[diverged], np.full(diverged.sum(), 1.5 * DIVERGED), linestyle="none",
                       marker=MARKERS[v], color=COLORS[v], markersize=18, markerfacecolor="none")
-            ax_a.plot(lrs, 100 * np.nanmedian(np.where(np.isnan(result["accuracy"][i]), 0.0, result["accuracy"][i]),
-                                              axis=-1), **style, label=LABELS[v])
+            accuracy = np.where(np.isnan(result["accuracy"][i]), 0.0, result["accuracy"][i])
+            ax_a.plot(lrs, 100 * np.median(accuracy, axis=-1), **style, label=LABELS[v])
         ax_g.set(xscale="log", yscale="log", xlabel="depth L (blocks)", ylabel="RMS(x_L) / RMS(x_0)",
                  title="residual stream at initialisation")
         ax_g.set_xticks(result["depths"], [str(d) for d in result["depths"]])
         ax_g.xaxis.set_minor_locator(_plot.matplotlib.ticker.NullLocator())
         ax_l.axhline(result["chance_loss"], color=_OI["black"], linestyle=":", linewidth=2,
                      label=f"chance, ln 10 = {result['chance_loss']:.2f}")
-        ax_l.set(xscale="log", yscale="log", xlabel="Adam learning rate",
+        ax_l.set(xscale="log", yscale="log", xlabel="Adam learning rate", ylim=(0.3, 3 * DIVERGED),
                  ylabel=f"training loss, last {max(1, result['steps'] // 10)} steps",
-                 title=f"{result['depth']} blocks, {result['steps']} steps (hollow: overflowed)")
+                 title=f"{result['depth']} blocks, {result['steps']} steps (hollow, top: diverged)")
         ax_a.set(xscale="log", xlabel="Adam learning rate", ylabel="held-out accuracy (%)",
                  title="held-out accuracy (0 when overflowed)", ylim=(0, 100))
         ax_g.legend(loc="upper left")
-        ax_l.legend(loc="lower left", fontsize="small")
+        ax_l.legend(loc="upper left", fontsize="small")
         spread = f"median of {n_seeds} seeds" if n_seeds > 1 else "one seed"
         fig.suptitle(f"Residual MLP x + S(F(N(x))), width {WIDTH}, batches of {BATCH}, constant learning rate "
                      f"({spread})")
