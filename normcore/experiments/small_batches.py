@@ -23,7 +23,7 @@ std(logits_eval), with the training-mode logits computed batch by batch as in tr
 
 Finding (full run, 12000 samples, 2 seeds; held-out accuracy in evaluation mode, the two seeds'
 range): BatchNorm reaches 0.75 at b = 32, 0.71-0.73 at 8, 0.68-0.71 at 4 and 0.33-0.34 at 2, its
-gap growing from 0.18 to 0.76-0.89. Batch Renorm's gap is 0.4-0.55 times BatchNorm's at every b,
+gap growing from 0.18 to 0.76-0.89. Batch Renorm's gap is 0.37-0.49 times BatchNorm's at every b,
 but its accuracy is no better at 4 and 8 (0.65-0.72) and at 2 only 0.41-0.42. Ghost BatchNorm,
 the statistics of b samples with steps of 32 (per-worker BatchNorm), does as BatchNorm at 32 to 4
 and worse at 2 (0.24-0.31): the larger step's gradient does not make up for noisy statistics.
@@ -58,8 +58,8 @@ NAME = "small_batches"
 # shown as _(TITLE)
 TITLE = N_("Small batches: BatchNorm, Batch Renorm, Ghost BN, GroupNorm (+ WS) and SyncBatchNorm")
 TAKEAWAY = ("With 2 samples behind each batch statistic BatchNorm falls from 75% to 33-34% held-out accuracy "
-            "and its train/eval gap grows four- to fivefold; Batch Renorm halves that gap at every batch size but "
-            "wins back only 8 of the 41 points; GroupNorm stays at 69-75% whatever the batch, and Weight "
+            "and its train/eval gap grows four- to fivefold; Batch Renorm cuts that gap to at most half at every batch "
+            "size but wins back only 8 of the 41 points; GroupNorm stays at 69-75% whatever the batch, and Weight "
             "Standardization costs it 3-6 points here instead of helping; SyncBatchNorm with 2 samples on each of "
             "16 workers trains exactly as BatchNorm with 32.")
 
