@@ -1,7 +1,8 @@
 """No norm at all: LayerScale and ReZero against Pre-LN in a deep residual MLP, over learning rates.
 
 A residual stack of L blocks x_{l+1} = x_l + S(F(N(x_l))), with F = Linear -> ReLU -> Linear
-(width 64, Kaiming-normal weights, so F keeps its input's scale) and four choices of N and S:
+(width 64; the first Linear Kaiming-normal, the second N(0, 1/64), so F keeps its input's scale)
+and four choices of N and S:
 
     "pre_ln"      N = LayerNorm, S = identity              Pre-LN
     "plain"       N = identity,  S = identity              no norm, no scale
@@ -14,7 +15,7 @@ Pre-LN), on the synthetic 10-class teacher task. Each is trained with Adam at a 
 learning rate from a small sweep, from the same initialisations and on the same batches, and
 measured by its training loss over the last 10% of the steps (inf when it overflowed) and its
 held-out accuracy. At initialisation the plain stack's residual stream grows like 2^(L/2)
-(each block adds a branch as large as its input), Pre-LN's like sqrt(L), and ReZero's and
+(each block adds a branch as large as its input), Pre-LN's like sqrt(1 + L), and ReZero's and
 LayerScale's hardly at all: that is measured too.
 
 Finding (full run: 16 blocks, 300 steps, learning rates 1e-3 to 1e-1, 2 seeds): at initialisation
