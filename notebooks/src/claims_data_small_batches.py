@@ -18,7 +18,7 @@ ROWS = [
           REPRODUCED,
           "Trained, it holds: an MLP whose BatchNorm statistics come from 2 samples ends far "
           "below the same MLP with 32 per batch, at the same budget of samples, while GroupNorm "
-          "does as well with 2 as with 32 (below, 960 samples; the small_batches figure trains "
+          "does at least as well with 2 as with 32 (below, 960 samples; the small_batches figure trains "
           "longer, from 2 seeds). What fails is the number of samples behind each statistic, "
           "not the number a device holds: SyncBatchNorm with 2 samples on each of 16 workers "
           "takes its statistics over all 32 and trains exactly as BatchNorm with 32 on one "
@@ -32,7 +32,7 @@ ROWS = [
               "BatchNorm 强烈依赖批次大小，batch 小时就会失效；在单个样本内部归一化的方法不依赖 batch；"
               "而出路，大批量，又占内存。",
               "实际训练一下，这个说法成立：同一个 MLP，若 BatchNorm 的统计量只来自 2 个样本，在相同的样本预算下，"
-              "最终结果远不如每个 batch 32 个样本的情形；GroupNorm 用 2 个和用 32 个一样好（下面用 960 个样本；"
+              "最终结果远不如每个 batch 32 个样本的情形；GroupNorm 用 2 个至少和用 32 个一样好（下面用 960 个样本；"
               "small_batches 图训练得更久，用了 2 个种子）。失效的原因是每个统计量背后的样本数，而不是一台设备上"
               "放了多少样本：SyncBatchNorm 在 16 个 worker 上各放 2 个样本，统计量取自全部 32 个，训练结果与单机"
               " BatchNorm 用 32 个样本完全相同（准确率一样），而每个 worker 的内存只需容纳 2 个样本。Ioffe（2017）"
