@@ -54,6 +54,7 @@ class Phrase:
         return repr(self.english)
 
 
+INPUT = N_("input")  # a leaf's step, unless it says it is something else
 COMMA = N_(", ")  # between the items of a list inside a sentence, as each language writes it
 
 
@@ -145,9 +146,10 @@ class Tape:
         return [n for n in self.nodes if any(e.source is node for e in n.edges)]
 
     # --- building ----------------------------------------------------------------------------
-    def leaf(self, name, value, tex=None, step=N_("input")):
+    def leaf(self, name, value, tex=None, step=INPUT):
         """An input or parameter: a value with no formula; its gradient is the end of the road.
-        ``step`` says what else a leaf may be (N_("running statistic"): a layer's buffer)."""
+        ``step`` says what else a leaf may be: N_("running statistic") (a layer's buffer), or
+        N_("parameter") for a parameter the tape starts at (WeightNorm's v)."""
         tex = tex or name
         return self._append(Node(name, step, np.array(value, dtype=np.float64), tex, name, tex))
 
@@ -261,8 +263,8 @@ class Tape:
             name, step, tex, lambda v: np.clip(v, low, high),
             [Edge(a, Phrase(N_("{d} = 1 inside the bounds, 0 where {a} was clipped"),
                             d=f"d {name}/d {a.name}", a=a.name),
-                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{low:g} < {a.tex} < {high:g}\,]",
-                  f"d_{a.name} += d_{name} * [{low:g} < {a.name} < {high:g}]",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{low:.4g} < {a.tex} < {high:.4g}\,]",
+                  f"d_{a.name} += d_{name} * [{low:.4g} < {a.name} < {high:.4g}]",
                   lambda g, out, v: np.where((v > low) & (v < high), g, 0.0))],
             f"{name} = clip({a.name}, {bounds})", rf"{tex} = \mathrm{{clip}}({a.tex}, {bounds_tex})")
 

@@ -48,24 +48,25 @@ def batch_renorm_tape(x, gamma, beta, run_mean, run_std, eps, r_max, d_max, axes
     dev = t.sub(t["mean"], mu, "dev", N_("deviation"), r"\delta")
     d_raw = t.div(dev, sigma, "d_raw", N_("divide"), r"d_0")
     d_clip = t.clip(d_raw, -d_max, d_max, "d_clip", N_("clip"), r"d_c", "-d_max, d_max", r"-d_{max}, d_{max}")
-    d = t.stop_gradient(d_clip, "d", N_("stop-gradient"), "d")
+    d = t.stop_gradient(d_clip, "d", N_("stop-grad"), "d")
     # r: the batch's sigma against the running one
     std = t.sqrt(t["var_eps"], "std", N_("sqrt"), r"\sigma_B")
     r_raw = t.div(std, sigma, "r_raw", N_("divide"), r"r_0")
     r_clip = t.clip(r_raw, 1.0 / r_max, r_max, "r_clip", N_("clip"), r"r_c", "1/r_max, r_max",
                     r"1/r_{max}, r_{max}")
-    r = t.stop_gradient(r_clip, "r", N_("stop-gradient"), "r")
+    r = t.stop_gradient(r_clip, "r", N_("stop-grad"), "r")
     xr = t.mul(x_hat, r, "xr", N_("rescale"), "u", over_b=over)
     z = t.add(xr, d, "z", N_("recentre"), "z", over_b=over)
     affine(t, z, g, b, over)
     return t
 
 
-def _renorm_lanes(tape):
-    """The graph's rows: d's chain above the mean, r's chain below the variance, the running
-    sigma under them, on the row r's chain starts from."""
-    rows = {"run_mean": 2, "dev": 2, "d_raw": 2, "d_clip": 2, "d": 2, "std": -2}
-    return {**rows, "run_std": -3, "r_raw": -3, "r_clip": -3, "r": -3}
+def _renorm_lanes():
+    """The graph's rows: d's chain above the mean, the batch's sigma and the running one below
+    the variance, r's chain, gamma and beta below x_hat (a tape this long is drawn in two bands,
+    x_hat starting the second), so that d reaches z from above."""
+    rows = {"run_mean": 2, "dev": 2, "d_raw": 2, "d_clip": 2, "d": 2, "std": -2, "run_std": -2}
+    return {**rows, "r_raw": -1, "r_clip": -1, "r": -1, "gamma": -1, "beta": -1}
 
 
 def batch_renorm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None):
@@ -106,8 +107,8 @@ def batch_renorm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=No
                      what=what, route_names={"mean": N_("mean"), "variance": N_("variance")})
     check(st, y_ref, reference, h)
     st.notes = renorm_notes(tape, dy, h, axes)
-    st.properties = _renorm_properties(tape, axes, eps)
-    st.lanes = _renorm_lanes(tape)
+    st.properties = _renorm_properties(tape, axes, over, eps)
+    st.lanes = _renorm_lanes()
     return st
 
 
@@ -150,7 +151,7 @@ def renorm_notes(tape, dy, h, axes):
     return notes
 
 
-def _renorm_properties(tape, axes, eps):
+def _renorm_properties(tape, axes, over, eps):
     """What the staged gradients satisfy with r and d held: each value should be 0 up to rounding."""
     worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
     dx, x_hat = tape["x"].grad, tape["x_hat"].value
@@ -160,9 +161,9 @@ def _renorm_properties(tape, axes, eps):
     plain.weight.data[...] = (gamma * r).ravel()
     plain.forward(tape["x"].value)
     held = np.concatenate([tape[n].grad.ravel() for n in ("r_clip", "d_clip", "run_mean", "run_std")])
-    return [(Phrase(N_("{sum}: with r and d held, the output ignores a shift of x"), sum="sum_B(dx)"),
+    return [(Phrase(N_("{sum}: with r and d held, the output ignores a shift of x"), sum=f"sum_{over}(dx)"),
              worst(dx.sum(axis=axes))),
-            (Phrase(N_("{sum}: and a rescaling of x (up to eps)"), sum="sum_B(dx * x_hat)"),
+            (Phrase(N_("{sum}: and a rescaling of x (up to eps)"), sum=f"sum_{over}(dx * x_hat)"),
              worst(np.sum(dx * x_hat, axis=axes))),
             (Phrase(N_("{diff}: BatchNorm's backward with gamma * r"), diff="dx - BatchNorm(gamma * r).backward(dy)"),
              worst(dx - plain.backward(dy))),
@@ -174,7 +175,7 @@ def _renorm_properties(tape, axes, eps):
 def weight_norm_tape(v, g, x, b, over_rows):
     """w = g * v / ||v|| row by row (dim=0), then the Linear y = x @ w^T + b (w^T as W)."""
     t = Tape()
-    v = t.leaf("v", v)
+    v = t.leaf("v", v, step=N_("parameter"))  # the tape starts at v: its gradient is the point
     g = t.leaf("g", g)
     x = t.leaf("x", x)
     b = t.leaf("b", b)
