@@ -254,19 +254,20 @@ class Tape:
                   lambda g, out, u, v: -sum_to_shape(g * u, v.shape) / (v * v))],
             f"{name} = {a.name} / {b.name}", rf"{tex} = {a.tex}/{b.tex}")
 
-    def clip(self, a, low, high, name, step, tex, bounds="", bounds_tex=""):
-        """a clipped to [low, high]; its derivative is 1 inside and 0 where a value was clipped
-        (the bounds are constants, named ``bounds`` in the formula, e.g. "1/r_max, r_max")."""
-        bounds = bounds or f"{low:g}, {high:g}"
-        bounds_tex = bounds_tex or bounds
+    def clip(self, a, low, high, name, step, tex, bounds=None, bounds_tex=None):
+        """a clipped to [low, high]; its derivative is 1 inside and 0 where a value was clipped.
+        The bounds are constants, written as ``bounds`` = (low's name, high's name), e.g.
+        ("1/r_max", "r_max"), and ``bounds_tex`` in LaTeX (default: their values)."""
+        lo, hi = bounds or (f"{low:.4g}", f"{high:.4g}")
+        lo_tex, hi_tex = bounds_tex or (lo, hi)
         return self._op(
             name, step, tex, lambda v: np.clip(v, low, high),
             [Edge(a, Phrase(N_("{d} = 1 inside the bounds, 0 where {a} was clipped"),
                             d=f"d {name}/d {a.name}", a=a.name),
-                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{low:.4g} < {a.tex} < {high:.4g}\,]",
-                  f"d_{a.name} += d_{name} * [{low:.4g} < {a.name} < {high:.4g}]",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{lo_tex} < {a.tex} < {hi_tex}\,]",
+                  f"d_{a.name} += d_{name} * [{lo} < {a.name} < {hi}]",
                   lambda g, out, v: np.where((v > low) & (v < high), g, 0.0))],
-            f"{name} = clip({a.name}, {bounds})", rf"{tex} = \mathrm{{clip}}({a.tex}, {bounds_tex})")
+            f"{name} = clip({a.name}, {lo}, {hi})", rf"{tex} = \mathrm{{clip}}({a.tex}, {lo_tex}, {hi_tex})")
 
     def stop_gradient(self, a, name, step, tex):
         """a's value, held constant: the backward sends 0 to a (Batch Renorm's r and d). The

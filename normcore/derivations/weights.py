@@ -41,19 +41,20 @@ def batch_renorm_tape(x, gamma, beta, run_mean, run_std, eps, r_max, d_max, axes
     t = Tape()
     x = t.leaf("x", x)
     g, b = t.leaf("gamma", gamma, r"\gamma"), t.leaf("beta", beta, r"\beta")
-    mu = t.leaf("run_mean", run_mean, r"\bar{\mu}", step=N_("running statistic"))
-    sigma = t.leaf("run_std", run_std, r"\bar{\sigma}", step=N_("running statistic"))
+    mu = t.leaf("run_mean", run_mean, r"\mu_{\mathrm{run}}", step=N_("running statistic"))
+    sigma = t.leaf("run_std", run_std, r"\sigma_{\mathrm{run}}", step=N_("running statistic"))
     x_hat = standardize(t, x, eps, axes, over, "x_hat", r"\hat{x}")
     # d: how far the batch's mean is from the running one, in running sigmas
-    dev = t.sub(t["mean"], mu, "dev", N_("deviation"), r"\delta")
+    dev = t.sub(t["mean"], mu, "dev", N_("deviation"), r"\mathrm{dev}")
     d_raw = t.div(dev, sigma, "d_raw", N_("divide"), r"d_0")
-    d_clip = t.clip(d_raw, -d_max, d_max, "d_clip", N_("clip"), r"d_c", "-d_max, d_max", r"-d_{max}, d_{max}")
+    d_clip = t.clip(d_raw, -d_max, d_max, "d_clip", N_("clip"), r"d_c", ("-d_max", "d_max"),
+                    (r"-d_{\max}", r"d_{\max}"))
     d = t.stop_gradient(d_clip, "d", N_("stop-grad"), "d")
     # r: the batch's sigma against the running one
     std = t.sqrt(t["var_eps"], "std", N_("sqrt"), r"\sigma_B")
     r_raw = t.div(std, sigma, "r_raw", N_("divide"), r"r_0")
-    r_clip = t.clip(r_raw, 1.0 / r_max, r_max, "r_clip", N_("clip"), r"r_c", "1/r_max, r_max",
-                    r"1/r_{max}, r_{max}")
+    r_clip = t.clip(r_raw, 1.0 / r_max, r_max, "r_clip", N_("clip"), r"r_c", ("1/r_max", "r_max"),
+                    (r"1/r_{\max}", r"r_{\max}"))
     r = t.stop_gradient(r_clip, "r", N_("stop-grad"), "r")
     xr = t.mul(x_hat, r, "xr", N_("rescale"), "u", over_b=over)
     z = t.add(xr, d, "z", N_("recentre"), "z", over_b=over)
