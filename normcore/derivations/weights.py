@@ -164,7 +164,7 @@ def _renorm_properties(tape, axes, over, eps):
     held = np.concatenate([tape[n].grad.ravel() for n in ("r_clip", "d_clip", "run_mean", "run_std")])
     return [(Phrase(N_("{sum}: with r and d held, the output ignores a shift of x"), sum=f"sum_{over}(dx)"),
              worst(dx.sum(axis=axes))),
-            (Phrase(N_("{sum}: and a rescaling of x (up to eps)"), sum=f"sum_{over}(dx * x_hat)"),
+            (Phrase(N_("{sum}: the output ignores a rescaling of x (up to eps)"), sum=f"sum_{over}(dx * x_hat)"),
              worst(np.sum(dx * x_hat, axis=axes))),
             (Phrase(N_("{diff}: BatchNorm's backward with gamma * r"), diff="dx - BatchNorm(gamma * r).backward(dy)"),
              worst(dx - plain.backward(dy))),
@@ -217,7 +217,7 @@ def weight_norm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=Non
                        "ss -> norm -> v_hat). The straight one brings (g / ||v||) dw back; the one through "
                        "the norm takes away its part along v, so that their sum is the projection "
                        "(g / ||v||) (I - v_hat v_hat^T) dw: dv is orthogonal to v.")),
-             Phrase(N_("{w} is w transposed, (in, out): {ours} is the Linear's {theirs}."),
+             Phrase(N_("{w} is the Linear's weight transposed, (in, out): {ours} is its {theirs}."),
                     w="W", ours="x @ W + b", theirs="x @ w^T + b")]
     st = StepThrough(kind, title, tape, dy, 0.0, "in", "WeightNorm.backward", COMPACT[kind], what=what,
                      notes=notes, route_target="w", route_names={"sum of squares": N_("norm")}, inputs=("x",))
