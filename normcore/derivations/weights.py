@@ -74,7 +74,7 @@ def batch_renorm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=No
     """x of shape (N, C, *L) through BatchRenorm1d (or 2d) in training, its running statistics
     drawn from ``rng`` (as after earlier batches), then gamma and beta; see ``steps.step_through``."""
     if x.size // x.shape[1] < 2:
-        raise ValueError(_("Batch Renorm needs more than one value per channel, got input of shape {shape}")
+        raise ValueError(_("BatchRenorm needs more than one value per channel, got input of shape {shape}")
                          .format(shape=x.shape))
     C = x.shape[1]
     layer = (norms.BatchRenorm1d if x.ndim < 4 else norms.BatchRenorm2d)(C, r_max=R_MAX, d_max=D_MAX)
