@@ -42,6 +42,8 @@ SHAPES = {
     "embedding": [(3, 4), (5, 2), (1, 3), (4, 3)],  # the table (V, D)
     "batch_renorm": [(3, 4), (4, 3), (2, 3, 2), (2, 2, 2, 2)],  # test_derivations_weights.py: these two
     "weight_norm": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x (*, D), D >= 2
+    "layer_scale": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x + s * Linear(x): these two too
+    "rezero": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -74,7 +76,7 @@ def _compact(kind, st):
         return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
     if kind in ("qk_norm", "sync_batchnorm"):
         return _compact_modern(kind, st)
-    if kind in ("batch_renorm", "weight_norm"):
+    if kind in ("batch_renorm", "weight_norm", "layer_scale", "rezero"):
         from test_derivations_weights import written_out as weights_written_out
         return weights_written_out(kind, st)
     if kind in ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embedding"):

@@ -1,6 +1,7 @@
-"""The Batch Renorm and WeightNorm step-throughs (normcore/derivations/weights.py): the tape's
-stop-gradient node, r and d held constant, what central differences of the forward itself say,
-dv's projection, their pictures and ``normcore explain batch_renorm|weight_norm``."""
+"""The Batch Renorm, WeightNorm, LayerScale and ReZero step-throughs (normcore/derivations/
+weights.py): the tape's stop-gradient node, r and d held constant, what central differences of
+the forward itself say, dv's projection, the gradient reaching a scale that starts near 0, their
+pictures and ``normcore explain batch_renorm|weight_norm``."""
 
 import contextlib
 import io
@@ -30,6 +31,14 @@ def written_out(kind, st):
         mean_of = lambda a: a.mean(axis=axes, keepdims=True)  # noqa: E731
         dx = rstd * (dx_hat - mean_of(dx_hat) - x_hat * mean_of(dx_hat * x_hat))
         return {"x": dx, "gamma": (dy * (x_hat * r + d)).sum(axis=axes), "beta": dy.sum(axis=axes)}
+    if kind in ("layer_scale", "rezero"):  # y = x + s * (x @ W + b)
+        x, W, b = t["x"].value, t["W"].value, t["b"].value
+        s = t["gamma" if kind == "layer_scale" else "alpha"].value
+        f, df = x @ W + b, dy * s
+        flat = lambda v: v.reshape(-1, v.shape[-1])  # noqa: E731
+        ds = flat(dy * f).sum(axis=0) if kind == "layer_scale" else np.sum(dy * f, keepdims=True).reshape(1)
+        return {"x": dy + df @ W.T, "W": flat(x).T @ flat(df), "b": flat(df).sum(axis=0),
+                "gamma" if kind == "layer_scale" else "alpha": ds}
     # weight_norm: w = g v / ||v|| per row, y = x @ w^T + b
     v, g, x = t["v"].value, t["g"].value, t["x"].value
     norm = np.sqrt((v ** 2).sum(axis=1, keepdims=True))
@@ -195,6 +204,28 @@ def test_weight_norm_bad_requests():
         step_through("weight_norm", shape=(3, 1))
     with pytest.raises(ValueError, match="no gamma or beta"):
         step_through("weight_norm", shape=(3, 4), gamma=np.ones(4))
+
+
+# --- LayerScale and ReZero -------------------------------------------------------------------
+@pytest.mark.parametrize("kind, scale", [("layer_scale", "gamma"), ("rezero", "alpha")])
+def test_a_scale_near_0_gets_the_gradient_and_the_branch_almost_none(kind, scale):
+    st = step_through(kind, shape=(3, 4), seed=0)
+    assert st.passed
+    t = st.tape
+    start = 1e-5 if kind == "layer_scale" else 0.0
+    assert np.all(t[scale].value == start)
+    np.testing.assert_array_equal(t["f"].grad, start * st.dy)  # the branch gets dy times the scale
+    assert np.abs(t["W"].grad).max() <= 1e-3 * np.abs(t[scale].grad).max()
+    if kind == "rezero":
+        assert np.all(t["W"].grad == 0) and np.all(t["x"].grad == st.dy)  # the block is the identity
+    assert all(value < 1e-12 for _description, value in st.properties)
+    assert list(st.graph().routes)[1].startswith("through the residual branch")
+
+
+def test_layer_scale_takes_a_given_gamma():
+    st = step_through("layer_scale", shape=(2, 3), gamma=[0.5, -1.0, 2.0])
+    assert st.passed and st.tape["gamma"].value.tolist() == [0.5, -1.0, 2.0]
+    assert np.abs(st.tape["W"].grad).max() > 1e-3
 
 
 # --- the command line ------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Step-throughs of Batch Renormalization, whose r and d pass through a stop-gradient, and of
-WeightNorm's weight path, whose direction's gradient is a projection.
+"""Step-throughs of Batch Renormalization, whose r and d pass through a stop-gradient, of
+WeightNorm's weight path, whose direction's gradient is a projection, and of a residual branch
+scaled by LayerScale or ReZero, whose scale starts near 0.
 
     st = step_through("batch_renorm", shape=(4, 3))  # BatchRenorm1d(3), running statistics from the seed
     st.tape["r"].held                                # True: its backward sends 0 to r_clip
     st = step_through("weight_norm", shape=(3, 4))   # WeightNorm(Linear(4, 5)), x of shape (3, 4)
     st.tape["v"].grad                                # orthogonal to v, row by row
+    st = step_through("rezero", shape=(3, 4))        # y = x + alpha * (x @ W + b), alpha = 0
 
 Batch Renorm's backward is not the derivative of its forward: r and d depend on the batch, yet
 the paper holds them constant. The tape says so with a node of its own, ``Tape.stop_gradient``
@@ -17,7 +19,7 @@ import numpy as np
 from .. import norms
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
-from ..nn import Linear, WeightNorm
+from ..nn import LayerScale, Linear, ReZero, WeightNorm
 from .core import StepThrough, affine, check, letters, standardize, upstream
 from .registry import register
 from .tape import Phrase, Tape
@@ -30,6 +32,8 @@ COMPACT = {
                            dx="dx = rstd * (dx_hat - mean_N(dx_hat) - x_hat * mean_N(dx_hat * x_hat)), "
                               "dx_hat = dy * gamma * r"),
     "weight_norm": "dv = (g / ||v||) * (dw - (dw . v_hat) v_hat), dg = dw . v_hat, dw = dy^T @ x",
+    "layer_scale": "dx = dy + (gamma * dy) @ W^T, dW = x^T @ (gamma * dy), dgamma = sum_rows(dy * f)",
+    "rezero": "dx = dy + (alpha * dy) @ W^T, dW = x^T @ (alpha * dy), dalpha = sum_all(dy * f)",
 }
 
 
@@ -240,7 +244,78 @@ def _weight_norm_properties(tape):
             (Phrase(N_("{diff}: g's gradient is a dot product"), diff="dg - dw . v_hat"), worst(g.grad - along))]
 
 
+# --- LayerScale and ReZero -------------------------------------------------------------------
+def scaled_branch_tape(x, W, b, s, scale_name, scale_tex, over_rows, over_scale):
+    """y = x + s * f with the branch f = x @ W + b (a Linear) and the scale s (per channel, or
+    one number for every element)."""
+    t = Tape()
+    x = t.leaf("x", x)
+    W, b, s = t.leaf("W", W), t.leaf("b", b), t.leaf(scale_name, s, scale_tex)
+    u = t.matmul(x, W, "u", N_("matmul"), "u")
+    f = t.add(u, b, "f", N_("bias"), "f", over_b=over_rows)
+    h = t.mul(f, s, "h", N_("scale"), "h", over_b=over_scale)
+    t.add(x, h, "y", N_("residual"), "y")
+    return t
+
+
+def scaled_branch_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None):
+    """x of shape (*, D) through y = x + s * Linear(D, D)(x), the Linear drawn from ``rng``, s
+    LayerScale's gamma at its init 1e-5 or ReZero's alpha at 0 (a given ``gamma`` sets it)."""
+    if beta is not None:
+        raise ValueError(_("the {title} step-through has no beta; leave it out").format(title=title))
+    D = x.shape[-1]
+    linear = randomize_parameters(Linear(D, D), rng)
+    scale = LayerScale(D) if kind == "layer_scale" else ReZero()
+    if gamma is not None:
+        scale.scale.data[...] = np.asarray(gamma, dtype=np.float64).reshape(scale.scale.shape)
+    name, tex = ("gamma", r"\gamma") if kind == "layer_scale" else ("alpha", r"\alpha")
+    axis_letters = letters("linear", x.ndim)
+    over_rows = ",".join(axis_letters[:-1])
+    over_scale = over_rows if kind == "layer_scale" else ",".join(axis_letters)
+    tape = scaled_branch_tape(x, linear.weight.data.T, linear.bias.data, scale.scale.data, name, tex,
+                              over_rows, over_scale)
+    dy = upstream(dy, rng, x.shape)
+
+    # the reference: the two layers' own forward and backward, composed as a residual block does
+    for layer in (linear, scale):
+        layer.zero_grad()
+    y_ref = x + scale.forward(linear.forward(x))
+    reference = {"x": dy + linear.backward(scale.backward(dy)), "W": linear.weight.grad.T,
+                 "b": linear.bias.grad, name: scale.scale.grad}
+    what = Phrase(N_("y = x + {s} * f, the branch f = x @ W + b a Linear({d}, {d}), {s} = {value}"),
+                  s=name, d=D, value=np.array2string(scale.scale.data, precision=4, threshold=6))
+    st = StepThrough(kind, title, tape, dy, 0.0, over_rows, f"{type(scale).__name__}.backward",
+                     COMPACT[kind], what=what, route_names={"matmul": N_("residual branch")})
+    check(st, y_ref, reference, h)
+    st.notes = _scale_notes(tape, name)
+    st.properties = _scale_properties(tape, name, tuple(range(x.ndim - 1 if kind == "layer_scale" else x.ndim)))
+    return st
+
+
+def _scale_notes(tape, name):
+    """The gradient that reaches the branch against the one that reaches the scale, measured."""
+    branch = float(np.max(np.abs(tape["W"].grad)))
+    scale = float(np.max(np.abs(tape[name].grad)))
+    return [Phrase(N_("The branch's weight gets max |dW| = {w:.3g}, the scale max |d{s}| = {g:.3g}: at "
+                      "the start the scale moves and the branch barely does (not at all at 0), until "
+                      "the scale lets the gradient in."), w=branch, s=name, g=scale)]
+
+
+def _scale_properties(tape, name, axes):
+    """What the staged gradients satisfy, measured: each value should be 0 up to rounding."""
+    worst = lambda a: float(np.max(np.abs(a)))  # noqa: E731
+    s, f, dy = tape[name].value, tape["f"].value, tape.output.grad
+    return [(Phrase(N_("{diff}: the branch receives dy scaled by {s}"), diff=f"d_f - {name} * dy", s=name),
+             worst(tape["f"].grad - s * dy)),
+            (Phrase(N_("{diff}: the scale's gradient is the branch's output against dy"),
+                    diff=f"d{name} - sum(dy * f)"), worst(tape[name].grad - np.sum(dy * f, axis=axes)))]
+
+
 register("batch_renorm", "Batch Renorm", (2, 3, 4), batch_renorm_step_through,
          description=N_("BatchNorm corrected by r and d, held constant (a stop-gradient)"))
 register("weight_norm", "WeightNorm", (2, 3, 4), weight_norm_step_through,
          description=N_("w = g * v / ||v|| per row, then the Linear; dv orthogonal to v"))
+register("layer_scale", "LayerScale", (2, 3, 4), scaled_branch_step_through,
+         description=N_("y = x + gamma * Linear(x), gamma per channel, starting at 1e-5"))
+register("rezero", "ReZero", (2, 3, 4), scaled_branch_step_through,
+         description=N_("y = x + alpha * Linear(x), one alpha, starting at 0"))
