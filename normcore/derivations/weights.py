@@ -254,7 +254,7 @@ def scaled_branch_tape(x, W, b, s, scale_name, scale_tex, over_rows, over_scale)
     u = t.matmul(x, W, "u", N_("matmul"), "u")
     f = t.add(u, b, "f", N_("bias"), "f", over_b=over_rows)
     h = t.mul(f, s, "h", N_("scale"), "h", over_b=over_scale)
-    t.add(x, h, "y", N_("residual"), "y")
+    t.add(x, h, "y", N_("residual add"), "y")
     return t
 
 
