@@ -12,6 +12,9 @@ Batch Renorm's backward is not the derivative of its forward: r and d depend on 
 the paper holds them constant. The tape says so with a node of its own, ``Tape.stop_gradient``
 (backward: 0), and its numerical checks replay the tape with r and d held at their values, the
 function the backward differentiates; a note measures how far the forward's own derivative is.
+The stop-gradient is the paper's (Ioffe 2017, arXiv:1702.03275, Algorithm 1: r and d are
+stop_gradient of their clipped values); TensorFlow's BatchNormalization(renorm=True) does the
+same (``array_ops.stop_gradient(r, name='renorm_r')``, and d likewise).
 """
 
 import numpy as np
@@ -312,7 +315,7 @@ def _scale_properties(tape, name, axes):
 
 
 register("batch_renorm", "Batch Renorm", (2, 3, 4), batch_renorm_step_through,
-         description=N_("BatchNorm corrected by r and d, held constant (a stop-gradient)"))
+         description=N_("BatchNorm corrected by r and d behind a stop-gradient"))
 register("weight_norm", "WeightNorm", (2, 3, 4), weight_norm_step_through,
          description=N_("w = g * v / ||v|| per row, then the Linear; dv orthogonal to v"))
 register("layer_scale", "LayerScale", (2, 3, 4), scaled_branch_step_through,
