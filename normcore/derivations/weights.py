@@ -286,7 +286,7 @@ def scaled_branch_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=N
     reference = {"x": dy + linear.backward(scale.backward(dy)), "W": linear.weight.grad.T,
                  "b": linear.bias.grad, name: scale.scale.grad}
     what = Phrase(N_("y = x + {s} * f, the branch f = x @ W + b a Linear({d}, {d}), {s} = {value}"),
-                  s=name, d=D, value=np.array2string(scale.scale.data, precision=4, threshold=6))
+                  s=name, d=D, value="[" + ", ".join(f"{v:.3g}" for v in scale.scale.data) + "]")
     st = StepThrough(kind, title, tape, dy, 0.0, over_rows, f"{type(scale).__name__}.backward",
                      COMPACT[kind], what=what, route_names={"matmul": N_("residual branch")})
     check(st, y_ref, reference, h)
