@@ -109,7 +109,8 @@ FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropou
             "attention": {"attention", "qk_norm"},
             "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
             "fold_batchnorm": {"fold_batchnorm"}, "fold_norm_affine": {"fold_norm_affine"},
-            "sync_batchnorm": {"sync_batchnorm"}}
+            "sync_batchnorm": {"sync_batchnorm"}, "weight_norm": {"weight_norm"},
+            "batch_renorm": {"batch_renorm"}}
 
 
 def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():
