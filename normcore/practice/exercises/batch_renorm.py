@@ -5,7 +5,7 @@ import numpy as np
 from ... import norms
 from ...i18n import N_
 from ..probes import F32, F64
-from .base import Exercise, Probe, _step, _two_backward_calls
+from .base import Exercise, Probe, _step
 
 BR = ("gamma", "beta")
 # per channel: r and d inside their bounds, r above r_max = 3, d beyond d_max = 5, r below
