@@ -480,11 +480,15 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("sync_batchnorm", "dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N)",
      "dx = gamma * rstd * (dy - sum_dy / N + x_hat * sum_dy_xhat / N)"),
     ("sync_batchnorm", "self.beta.grad += local[:C]", "self.beta.grad -= local[:C]"),
+    ("weight_norm", "dg = (dw * v_hat).sum(axis=1, keepdims=True)",
+     "dg = 2 * (dw * v_hat).sum(axis=1, keepdims=True)"),
+    ("batch_renorm", "d = np.clip((mean - running_mean) / sigma,", "d = np.clip((mean - running_mean) / sigma / 2,"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
         "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared",
         "fold-beta-subtracted", "fold-weight-halved", "fold-affine-bias-subtracted",
-        "fold-affine-gamma-squared", "sync-dx-sign", "sync-dbeta-sign"])
+        "fold-affine-gamma-squared", "sync-dx-sign", "sync-dbeta-sign", "wn-dg-doubled",
+        "brn-d-halved"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))

@@ -31,8 +31,10 @@ layer works, ``python -m doctest THIS_FILE.py`` checks them):
     >>> dy = np.array([[1.0, 0.0], [0.5, -1.0], [0.0, 2.0], [-1.0, 1.0]])
     >>> np.round(wn.backward(dy), 4).tolist()
     [[1.2, 0.0, 1.6], [0.9333, 0.6667, 1.4667], [-0.6667, -1.3333, -1.3333], [-1.5333, -0.6667, -2.2667]]
-    >>> np.round(wn.weight_g.grad, 4).tolist(), np.round(wn.bias.grad, 4).tolist()
-    ([[2.4], [0.3333]], [0.5, 2.0])
+    >>> np.round(wn.weight_g.grad, 4).tolist()
+    [[2.4], [0.3333]]
+    >>> np.round(wn.bias.grad, 4).tolist()
+    [0.5, 2.0]
     >>> np.round(wn.weight_v.grad, 4).tolist()
     [[0.224, 0.2, -0.168], [-0.963, 0.4074, 0.0741]]
 """
