@@ -64,8 +64,8 @@ MISTAKES = [
         N_("Batch Renorm's r and d not clipped"),
         N_("right while r stays within [1 / r_max, r_max] and d within [-d_max, d_max]; in a "
            "channel where one leaves its bounds the forward is off, and with it every gradient: "
-           "unclipped, the output is (x - running_mean) / sigma, the running statistics of the "
-           "start rather than the batch's"),
+           "unclipped, the output is (x - running_mean) / sigma, normalised by the running "
+           "statistics alone however far they are from the batch's"),
         N_("r = clip(sigma_B / sigma, 1 / r_max, r_max) and d = clip((mean - running_mean) / "
            "sigma, -d_max, d_max): the clip bounds how far the batch's statistics are corrected, "
            "so early running statistics cannot take over."),
@@ -79,8 +79,8 @@ MISTAKES = [
         N_("Batch Renorm's running statistics updated with the corrected statistics"),
         N_("the first forward and its gradients are right; the running statistics are not: they "
            "were averaged with the mean and variance the output was normalised with, mean - d * "
-           "sigma_B / r and (sigma_B / r)**2, which are the running statistics themselves where "
-           "r and d are not clipped, so the running statistics hardly move"),
+           "sigma_B / r and (sigma_B / r)**2, which are (nearly) the running statistics "
+           "themselves where r and d are not clipped, so there they (nearly) stay where they are"),
         N_("The running statistics estimate the data's statistics: average the batch's own mean "
            "and unbiased variance into them, as BatchNorm does; r and d only correct the output."),
         {"batch_renorm": [

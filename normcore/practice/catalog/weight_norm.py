@@ -54,9 +54,9 @@ MISTAKES = [
     Mistake(
         "wn-dv-scale",
         N_("WeightNorm's dv without its factor g / ||v||"),
-        N_("the forward, dx, dweight_g and dbias are right; dweight_v points the right way but has "
-           "the wrong length in each row: the factor g / ||v|| in front of the projection was "
-           "left out, or only g, or only 1 / ||v||"),
+        N_("the forward, dx, dweight_g and dbias are right; each row of dweight_v is off by a "
+           "factor: the factor g / ||v|| in front of the projection was left out, or only g, or "
+           "only 1 / ||v||"),
         N_("w = g * v / ||v||: the gradient reaching v goes through the factor g / ||v|| as well "
            "as through the projection, dv = (g / ||v||) (dw - (dw . v_hat) v_hat)."),
         {"weight_norm": [((WN_DV_SCALE, ""),),

@@ -62,8 +62,8 @@ BATCH_RENORM = Exercise(
        "statistics are corrected by r and d, clipped and held constant in the backward; input "
        "(N, C) or (N, C, L); running statistics"),
     (
-        br_probe("first step (8, 5)", (8, 5)),
-        br_probe("after 3 steps (8, 5)", (8, 5), steps=3),
+        br_probe("train (8, 5)", (8, 5)),
+        br_probe("train after 3 steps (8, 5)", (8, 5), steps=3),
         br_probe("after 2 steps (4, 5, 3), rank 3", (4, 5, 3), steps=2),
         br_probe("float32 (8, 5)", (8, 5), dtype=np.float32),
         br_probe("r_max=1.5, d_max=0.5 (8, 5)", (8, 5), kwargs={"r_max": 1.5, "d_max": 0.5}),
