@@ -1,9 +1,10 @@
-"""BatchRenorm1d, forward and backward in training, by hand in NumPy: a reference answer.
+"""BatchRenorm1d, forward and backward, by hand in NumPy: a reference answer.
 
 Standalone (numpy only). Semantics as Batch Renormalization (Ioffe, 2017) with BatchNorm's
 running statistics as torch.nn.BatchNorm1d keeps them: the batch's mean and standard
 deviation are corrected towards the running ones by r and d, which are clipped and then held
-constant in the backward (a stop-gradient); evaluation is BatchNorm's.
+constant in the backward (a stop-gradient: no gradient goes through them); evaluation is
+BatchNorm's.
 
 A name in brackets at the end of a line, such as ``[r]``, names that step for the catalog of
 mistakes the grader recognises (``normcore practice list --mistakes``).
