@@ -36,8 +36,9 @@ class WeightNormLinear:
         dg = sum_in(dw * v_hat)               (out, 1)    the dot product (dw . v) / ||v||
         dv = (g / norm) * (dw - dg * v_hat)   (out, in)   (g / ||v||) (I - v_hat v_hat^T) dw
 
-    dv is dw with its part along v removed: moving v along itself does not change w, so that
-    part of dw belongs to g alone, and each row of dv is orthogonal to the same row of v.
+    dv is dw with its part along v removed, scaled by g / ||v||: moving v along itself does not
+    change w, so that part of dw belongs to g alone, and each row of dv is orthogonal to the
+    same row of v.
     """
 
     def __init__(self, in_features, out_features, dtype=np.float64):
