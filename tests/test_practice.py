@@ -244,6 +244,28 @@ def test_two_mistakes_at_once_are_both_named(tmp_path):
     assert _how_sure(report) == ({"reproduces"}, {"reproduces"})
 
 
+@pytest.mark.parametrize("edits, named", [
+    # BatchNorm's backward copied as it is: dx without r, and dgamma from x_hat
+    ([("dx_hat = dy * self.gamma.data.reshape(view) * r ", "dx_hat = dy * self.gamma.data.reshape(view) "),
+      ("self.gamma.grad += (dy * (x_hat * r + d))", "self.gamma.grad += (dy * x_hat)")],
+     ["brn-dgamma-from-x-hat", "brn-dx-without-r"]),
+    # what autograd gives without a clip or a stop-gradient: the output is (x - running_mean) / sigma
+    ([("np.clip(sigma_B / sigma, 1 / self.r_max, self.r_max)", "sigma_B / sigma"),
+      ("np.clip((mean - running_mean) / sigma, -self.d_max, self.d_max)", "(mean - running_mean) / sigma"),
+      ("dx = (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat) / sigma_B",
+       "dx = dy * self.gamma.data.reshape(view) / sigma")],
+     ["brn-no-clip", "brn-r-d-differentiated"]),
+], ids=["batchnorm-backward", "autograd-unclipped"])
+def test_batch_renorm_written_as_batchnorm_is_named_as_its_two_mistakes(tmp_path, edits, named):
+    source = solution_source("batch_renorm")
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "renorm.py"
+    path.write_text(source)
+    assert grade_file(path).diagnosis_ids == named
+
+
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     source = solution_source("layernorm").replace("rstd = 1.0 / np.sqrt(var + self.eps)",
                                                   "rstd = 2.0 / np.sqrt(var + self.eps)")
