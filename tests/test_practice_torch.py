@@ -110,6 +110,10 @@ def test_a_numpy_only_exercise_says_why_it_has_no_torch_version(tmp_path, capsys
     assert main(["practice", "list"]) == 0
     assert "NumPy only" in capsys.readouterr().out
     assert all(interview.pick(seed=s, torch=True).name in TORCH_EXERCISES for s in range(30))
+    assert main(["practice", "interview", "weight_norm", "--torch", "--no-wait",
+                 "--dir", str(tmp_path)]) == 2
+    assert "torch has the layer" in " ".join(capsys.readouterr().err.split())
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):

@@ -462,6 +462,8 @@ def _solution(args):
 
 
 def _interview(args):
+    if args.torch and args.name and _torch_key(args.name) is None:
+        return 2
     if not _can_write_in(args.dir):
         return 2
     try:
