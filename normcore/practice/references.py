@@ -236,3 +236,22 @@ class SyncBatchNorm:
         mine[rows] = whole[rows]
         self.bn.backward(mine)                                                # the local shares
         return dx
+
+
+# --- weight_norm ----------------------------------------------------------------------------------
+class WeightNormLinear:
+    """normcore's ``WeightNorm(Linear(in_features, out_features), dim=0)`` behind the practice
+    contract: ``weight_g`` (out, 1), ``weight_v`` (out, in) and ``bias`` (out,), the names and
+    shapes of torch's ``weight_norm``, which are also the wrapped layer's own parameters."""
+
+    built_from = N_("WeightNorm of a Linear (dim=0)")
+
+    def __init__(self, in_features, out_features):
+        self.layer = nn.WeightNorm(nn.Linear(in_features, out_features), dim=0)
+        self.weight_g, self.weight_v, self.bias = self.layer.weight_g, self.layer.weight_v, self.layer.bias
+
+    def forward(self, x):
+        return self.layer.forward(x)
+
+    def backward(self, dy):
+        return self.layer.backward(dy)

@@ -81,6 +81,12 @@ FORWARD_HINTS = {
     "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
                             "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
                             "axis (biased variance, eps inside the square root)."),
+    "weight_norm": N_("w = g * v / ||v|| with one norm per output row (sum over axis 1 of v, "
+                      "keepdims), then the Linear's y = x @ w.T + bias over the last axis of x."),
+    "batch_renorm": N_("Batch Renorm normalises with the batch's mean and biased variance, then "
+                       "corrects: r = clip(sigma_B / sigma, 1 / r_max, r_max), d = clip((mean - "
+                       "running_mean) / sigma, -d_max, d_max) with the running statistics before "
+                       "this batch's update, y = gamma * (x_hat * r + d) + beta."),
 }
 DX_HINTS = {
     "mean-var": N_("Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -114,16 +120,29 @@ DX_HINTS = {
                              "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
                              "dx = dh @ w1.T. Check the first failing gradient in that order; a "
                              "weight's gradient is its input's transpose times the node's gradient."),
+    "weight_norm": N_("dx = dy @ w goes through the weight the forward used; then v's and g's "
+                      "shares of dw = dy^T x: dg = sum(dw * v_hat) per row, dv = (g / ||v||) "
+                      "(dw - dg * v_hat)."),
+    "batch_renorm": N_("r and d are constants in the backward: dx is BatchNorm's backward with "
+                       "dx_hat = dy * gamma * r, divided by the batch's sigma_B; in evaluation "
+                       "dx = dy * gamma / sigma."),
     "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule "
                             "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
                             "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
                             "LayerNorm's mean and variance terms)."),
 }
 WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "weight_norm": N_("dw = dy^T x over every row of the input, dbias = sum(dy); g gets the dot "
+                      "product of each row of dw with v / ||v||, v gets the rest of dw, the part "
+                      "orthogonal to v, times g / ||v||."),
     "transformer_block": N_("A weight's gradient is its input, transposed, times the gradient at "
                             "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
                             "a bias's gradient is the gradient at its output summed over the rows."),
 }
+GAMMA_HINT = N_("gamma's gradient is the sum of dy * x_hat over every axis gamma is broadcast "
+                "over, one entry per parameter.")
+GAMMA_HINTS = {"batch_renorm": N_("gamma's gradient is the sum of dy * (x_hat * r + d) over every "
+                                  "axis but the channels: gamma multiplies the corrected x_hat.")}
 RMS_DEFAULT_EPS = (N_("RMSNorm(eps=None) takes the machine epsilon of the input's dtype, "
                       "np.finfo(x.dtype).eps, not 1e-5 or 1e-6."))
 HintLevel = namedtuple("HintLevel", "names hints")  # name the mistakes; give symptoms and hints
@@ -200,8 +219,7 @@ def _generic_hints(exercise, checks):
     if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
         hints.append(N_("Parameter gradients accumulate: add into .grad (+=), never assign."))
     elif any(r.startswith("dgamma") for r in values):
-        hints.append(N_("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
-                        "broadcast over, one entry per parameter."))
+        hints.append(GAMMA_HINTS.get(exercise, GAMMA_HINT))
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append(N_("beta's gradient is the sum of dy over every axis beta is broadcast "
                         "over."))
