@@ -98,7 +98,7 @@ DERIVATION_OF = {
     "MultiheadAttention": "attention", "TransformerBlock": "residual",
     "ResidualSublayers": "residual", "SyncBatchNorm": "sync_batchnorm",
     "Linear": "linear", "ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "MSELoss": "mse",
-    "FeedForward": "feedforward", "Embedding": "embedding",
+    "FeedForward": "feedforward", "Embedding": "embedding", "SoftCap": "softcap",
 }
 # the input each page is worked on: small enough to read every number
 DERIVATION_SHAPES = {"batchnorm": (4, 3), "groupnorm": (2, 4, 2), "instancenorm": (2, 2, 3),
