@@ -198,6 +198,7 @@ FAN_OUT = {"pre": "dL/dx = share from mean + share from xc + share from y",
            "post": "dL/dx = share from u + share from z",
            "deepnorm": "dL/dx = share from ax + share from u",
            "peri": "dL/dx = share from mean + share from xc + share from y",
+           "reordered": "dL/dx = share from u + share from y",
            "none": "dL/dx = share from u + share from y"}
 
 
@@ -255,7 +256,7 @@ def test_post_norm_graph_puts_the_norm_on_the_identity_route_and_no_boxes_overla
 
 
 def test_residual_bad_requests_raise_clear_errors():
-    with pytest.raises(ValueError, match="position must be one of pre, post, deepnorm, peri, none"):
+    with pytest.raises(ValueError, match="position must be one of pre, post, deepnorm, peri, reordered, none"):
         step_through("residual", position="middle")
     with pytest.raises(ValueError, match="position applies to the residual block step-through only, got "
                                          "LayerNorm"):

@@ -49,7 +49,8 @@ def test_the_softcap_tape_divides_takes_tanh_and_multiplies_and_stays_below_the_
     assert [(n.name, str(n.step)) for n in st.tape] == [("x", "input"), ("u", "divide by c"), ("t", "tanh"),
                                                          ("y", "scale by c")]
     y = st.tape["y"].value
-    assert np.all(np.abs(y) < CAP) and y[0, 2] == pytest.approx(0.5, rel=0.03)  # y ~ x where |x| << c
+    assert np.all(np.abs(y) <= CAP) and np.abs(y[0, 1:4]).max() < CAP  # tanh(50) rounds to 1 in float64
+    assert y[0, 2] == pytest.approx(0.5, rel=0.03)  # y ~ x where |x| << c
     np.testing.assert_allclose(st.tape["x"].grad, st.dy * (1 - (y / CAP) ** 2), rtol=1e-12)
 
 

@@ -48,10 +48,10 @@ def z_loss_tape(s, target, z_loss, over):
     log Z = m + lse (the max added back to the log of the shifted sum), its square, the mean
     over the rows, times z_loss, added to the cross-entropy: loss = ce + z_loss * mean_N(logZ**2)."""
     t = cross_entropy_tape(s, target, over, out=("ce", r"L_{ce}"))
-    log_z = t.add(t["m"], t["lse"], "logZ", N_("add the max back"), r"\log Z")
-    sq = t.square(log_z, "logZ2", N_("square"), r"\zeta")
-    mean = t.mean(sq, (0,), "zmean", N_("mean"), "N", r"\bar{\zeta}")
-    zl = t.scale(mean, z_loss, "z_loss", "zl", N_("scale by z_loss"), "L_z", r"\lambda")
+    log_z = t.add(t["m"], t["lse"], "logZ", N_("add the max back"), r"\ell_Z")
+    sq = t.square(log_z, "logZ2", N_("square"), "q_Z")
+    mean = t.mean(sq, (0,), "zmean", N_("mean"), "N", "m_Z")
+    zl = t.scale(mean, z_loss, "z_loss", "zl", N_("scale by z_loss"), "L_z", "c_z")
     t.add(t["ce"], zl, "loss", N_("add"), "L")
     return t
 
