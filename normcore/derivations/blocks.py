@@ -183,7 +183,7 @@ def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, 
     layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng, layer_index), rng)
     dy = input_upstream(dy, rng, x.shape)
     params = {name: p.data for name, p in layer.named_parameters()}
-    norm = next((n for n in layer._norms_of(1) if n is not None), None)  # norm1, or norm1_out alone
+    norm = getattr(layer, "norm1", getattr(layer, "norm1_out", None))  # norm1, or reordered's norm1_out
     eps = 0.0 if norm is None else norm.eps
     tape = residual_tape(x, params, position, layer.alpha, eps, over_params, layer.layer_index)
 

@@ -65,14 +65,17 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
     position : residual only: where its LayerNorm sits, "pre" (default), "post", "deepnorm",
-        "peri" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and the sub-layer
-        a Linear(D, D) (``normcore.derivations.blocks``).
+        "peri", "reordered" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and
+        the sub-layer a Linear(D, D) (``normcore.derivations.blocks``).
+    layer_index : residual with position "pre" only: LayerNorm Scaling at depth l >= 1, the
+        norm's output times 1 / sqrt(l).
     heads : attention only (default 1): self-attention on x (T, D) or (B, T, D) with ``heads``
         heads, which must divide D; ``causal`` masks the future. See ``derivations.attention``.
     qk_norm : the qk_norm step-through's norm, "rmsnorm" (default) or "layernorm"; x is q, of
         shape (T, D), (H, T, D) or (B, H, T, D), k is drawn like it, the output is the scores.
     ranks : the sync_batchnorm step-through's simulated ranks (default 2); x is the whole batch,
         split along N (the first ranks hold one row more when N is not a multiple).
+
     Any other option is one a kind registers (``registry.Kind.options``); a kind that does not
     take an option given refuses it, naming the kinds that do.
     """
