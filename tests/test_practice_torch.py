@@ -100,7 +100,7 @@ def test_the_track_covers_every_exercise():
     assert set(TORCH_EXERCISES) == set(EXERCISES) == {
         "batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
         "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block", "mlp_with_batchnorm",
-        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm"}
+        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "soft_cap", "z_loss"}
 
 
 def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):

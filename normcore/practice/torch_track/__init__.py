@@ -34,7 +34,8 @@ NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {nam
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
-             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm")
+             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm",
+             "soft_cap", "z_loss")
 TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
             "groupnorm": "GroupNorm", "dropout": "Dropout", "softmax": "Softmax",
             "log_softmax": "LogSoftmax", "cross_entropy": "CrossEntropyLoss"}  # torch's own layers
