@@ -30,8 +30,8 @@ class ZLossCrossEntropy:
         dlogits = dloss * (p - onehot + 2 * z_loss * lse * p) / N
 
     The z-loss pulls every logit of a row down in proportion to its probability (up when
-    lse < 0): it moves log Z, not the softmax itself. Using the shifted log(sum(exp(x - m)))
-    as lse forgets the m: it is log Z only when the max is 0.
+    lse < 0), and so log Z toward 0. Using the shifted log(sum(exp(x - m))) as lse forgets
+    the m: it is log Z only when the max is 0.
 
     Cache: p, lse, the targets. ``backward(dloss=1.0)`` returns dL/dlogits, in the logits' dtype.
     """
