@@ -13,10 +13,10 @@ The formula, element by element, c the cap::
     y  = c * tanh(x / c)
     dx = ?    derive it: mind both places where c appears
 
-The grader runs your layer next to normcore's SoftCap on ranks 2 and 3, float32, caps from
-0.5 to 30, inputs far below the cap and far beyond it. Its backward gets a random upstream
-gradient. When a check fails it names the well-known mistake that produces exactly your
-numbers. NumPy only: do not import normcore or torch here.
+The grader runs your layer next to normcore's SoftCap on ranks 2 and 3, float32, caps from 0.5
+to 30, inputs far below the cap and far beyond it. Its backward gets a random upstream gradient.
+When a check fails it names the well-known mistake that produces exactly your numbers. NumPy
+only: do not import normcore or torch here.
 
 A worked example (normcore's own SoftCap gives these numbers; once your layer is right,
 ``python -m doctest THIS_FILE.py`` passes):
@@ -49,7 +49,7 @@ class SoftCap:
         self.cap = cap
 
     def forward(self, x):
-        # TODO: y = cap * tanh(x / cap).
+        # TODO: y = cap * tanh(x / cap), element by element.
         # TODO: cache what backward needs.
         raise NotImplementedError("TODO: SoftCap.forward")
 

@@ -1,5 +1,5 @@
-"""Practice: a residual block with a LayerNorm, Pre-Norm, Post-Norm or reordered, forward and
-backward, by hand in NumPy.
+"""Practice: a residual block with a LayerNorm in three positions, forward and backward, by hand
+in NumPy.
 
 The task
 --------

@@ -47,5 +47,5 @@ class SoftCap(nn.Module):
         self.cap = cap
 
     def forward(self, x):
-        # TODO: y = cap * tanh(x / cap).
+        # TODO: y = cap * tanh(x / cap), element by element.
         raise NotImplementedError("TODO: SoftCap.forward")
