@@ -39,7 +39,7 @@ class SoftCap:
     The contract the grader relies on (keep these names):
 
     - ``SoftCap(cap)``: cap a number > 0.
-    - ``forward(x) -> y``: y has x's shape and dtype.
+    - ``forward(x) -> y``: y has x's shape and dtype; |y| <= cap everywhere, y ~ x near 0.
     - ``backward(dy) -> dx``: dL/dx for the last forward, in dy's dtype.
 
     No parameters.
