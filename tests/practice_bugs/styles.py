@@ -748,6 +748,24 @@ STYLE_BUGS = {
         ('            dn, dgamma, dbeta = layernorm_backward(dy, self.ln_cache)\n            dxf, dw1, db1, dw2, db2 = ffn_backward(dn, self.ffn_cache)\n            dx = dy + dxf\n',
          '            dn, dgamma, dbeta = layernorm_backward(dy, self.ln_cache)\n            dxf, dw1, db1, dw2, db2 = ffn_backward(dn, self.ffn_cache)\n            dx = dn + dxf\n'),
     ]),
+    'zloss-grad-missing@loops.py': ('z_loss_loops.py', [
+        ('"""Test fixture: a correct cross-entropy with the z-loss written with a Python loop over the\nrows, the loss and the gradient of each row accumulated one at a time. The grader must pass\nit.\n"""\n',
+         '"""A z-loss cross-entropy (loops) whose gradient is the plain cross-entropy\'s: p - onehot."""\n'),
+        ('            g = p + 2.0 * self.z_loss * log_z * p\n',
+         '            g = p.copy()\n'),
+    ]),
+    'softcap-slope-missing@from-output.py': ('soft_cap_from_output.py', [
+        ('"""Test fixture: a correct soft-cap that keeps its output y and writes the slope from it,\n1 - (y / c)**2, with np.divide and np.multiply. The grader must pass it.\n"""\n',
+         '"""A soft-cap whose backward passes dy through unchanged, as if the cap were the identity."""\n'),
+        ('        ratio = np.divide(self.y, self.cap)\n        return (dy * (1.0 - ratio ** 2)).astype(dy.dtype)\n',
+         '        return dy.astype(dy.dtype)\n'),
+    ]),
+    'block-reordered-backward-in-pre-order@functions.py': ('transformer_block_functions.py', [
+        ('"""Test fixture: a correct TransformerBlock in the cs231n style.\n\nEach layer is a pair of functions, the forward returning a cache and the backward every\ngradient; the LayerNorm backward is staged (dvar, dmu), the weight gradients use\ntensordot, ReLU is np.where. The grader must pass it.\n"""\n',
+         '"""A cs231n-style residual block whose reordered backward goes through F first, then LN."""\n'),
+        ('            dn, dgamma, dbeta = layernorm_backward(dy, self.ln_cache)\n            dxf, dw1, db1, dw2, db2 = ffn_backward(dn, self.ffn_cache)\n            dx = dy + dxf\n',
+         '            df, dw1, db1, dw2, db2 = ffn_backward(dy, self.ffn_cache)\n            dxf, dgamma, dbeta = layernorm_backward(df, self.ln_cache)\n            dx = dy + dxf\n'),
+    ]),
 }
 
 
