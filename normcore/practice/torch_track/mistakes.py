@@ -165,6 +165,7 @@ SYNC_NO_GRAD = Anchor("no-grad", "with torch.no_grad():")
 SYNC_LOCAL_MEAN = "x.sum(dim=0) / max(n_k, 1)"  # this worker's own mean (0 on an empty shard)
 # --- soft_cap, z_loss ---
 CAP_Y = Anchor("y", "self.cap * torch.tanh(x / self.cap)")
+CAP_X = Anchor("y", "x / self.cap")
 Z_LSE = Anchor("lse", "lse = m + torch.exp(logits - m).sum(dim=1, keepdim=True).log()")
 Z_TERM = Anchor("z", "self.z_loss * lse.pow(2).mean()")
 
@@ -463,6 +464,7 @@ TORCH_ONLY = [
                           ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
+                "soft_cap": [((CAP_X, "x.div_(self.cap)"),)],
                 "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)],
                 "fold_norm_affine": [((AFFINE_WEIGHT, "W.mul_(gamma[None, :])"),)]}),
         learn=torch_solution("layernorm"),
