@@ -21,9 +21,32 @@ on one fixed probe batch, for each block l with input x and output y = block(x):
     loss without it      the probe loss with block l skipped (y replaced by x), minus the full loss
     stream's RMS         the RMS of x_0 (the embeddings), x_1, ..., x_L
 
-What the full run shows, and what it does not, is in the README's section on this figure. One toy
-task, depths of 4 and 8, a few hundred steps: nothing here measures the paper's claims at the
-scale of a language model.
+What the full run shows (200 steps, seeds 0 and 1; every placement but Post-LN at 8 blocks ends
+below a loss of 0.07, Post-LN at 8 blocks at 1.8 and 2.0, still learning):
+
+    Pre-LN, 8 blocks    the stream's RMS grows from 1.4 to 5.2 and 6.1 (about 2.6 and 3.2 at
+                        initialisation), by a similar step per block rather than a growing one;
+                        ||J - I|| / sqrt(n) falls from 0.75-1.7 in block 1 to 0.17-0.28 in block 8;
+                        without any one of blocks 4-8 the loss rises by at most 0.007, without
+                        block 1 by 0.7 and 4.1.
+    Peri-LN, reordered  alike: deep blocks removable (at most 0.04 each from block 4 on), though
+                        the reordered blocks' Jacobians stay further from I (0.4-0.8).
+    Mix-LN              its two Post-LN blocks move the stream and matter; its Pre-LN blocks from
+                        block 4 on are removable (at most 0.005 each).
+    LayerNorm Scaling   the deep blocks are nearer the identity than Pre-LN's, at initialisation
+                        (0.11-0.12 against 0.25-0.32 in block 8) and after training (0.08-0.09),
+                        and from block 3 on each is removable (at most 0.002): here it does not
+                        make the deep blocks contribute more, which is what it is meant to do.
+    Post-LN             every block moves the stream by about as much (0.67-0.84 of its size)
+                        and stays far from I (0.74-0.97); at 4 blocks, where it trains, removing
+                        any block costs 0.1 to 3.7. Removing a Post-LN block removes a norm too.
+
+What not to conclude: that deep Pre-LN blocks are useless in general (this task is solved by a
+few blocks, so any placement may leave the rest idle; the only placement whose deep blocks stay
+busy, Post-LN, has not learned the task at 8 blocks), that LayerNorm
+Scaling fails at the paper's scale (its claim is about LLM pre-training, 130M to 7B parameters),
+or that the variance grows exponentially (it grows steadily here, over 8 blocks). One toy task,
+depths of 4 and 8, 200 steps.
 """
 
 import numpy as np
@@ -40,7 +63,13 @@ from .warmup import copy_task
 
 NAME = "curse_of_depth"
 TITLE = N_("The curse of depth: how much each block of a trained Transformer does, by norm placement")  # _(TITLE)
-TAKEAWAY = "(filled in from the measured numbers)"
+TAKEAWAY = ("Trained on the copy task (200 Adam steps, 2 seeds), an 8-block Pre-LN Transformer's stream grows "
+            "about 4-fold over its depth (steadily, not exponentially), its deep blocks' Jacobians come near the "
+            "identity (||J - I|| / sqrt(n) 0.17-0.28 in block 8) and removing any of blocks 4-8 raises the loss by at "
+            "most 0.007, as the curse of depth describes; Peri-LN, reordered and Mix-LN's Pre-LN blocks behave alike. "
+            "LayerNorm Scaling brings the deep blocks nearer the identity still (0.08-0.09), the opposite of its "
+            "aim, at this scale. Post-LN's blocks stay far from the identity, but at 8 blocks it does not train "
+            "in this budget. One easy task, which a few blocks solve.")
 
 PLACEMENTS = ("post", "pre", "peri", "reordered", "lns", "mix")
 LR = 3e-3
