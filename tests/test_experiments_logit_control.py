@@ -1,7 +1,8 @@
-"""Logit control: at a high learning rate a Pre-LN Transformer without QK-norm fails with huge
-attention logits whether or not it has the z-loss or the soft-caps; soft-capping bounds what the
+"""Logit control, on the quick run (seed 0, 100 steps): at a high learning rate a Pre-LN Transformer
+without QK-norm stays at chance with huge attention logits, with or without the z-loss or the
+soft-caps (in the full run one soft-capped seed of two learns); soft-capping bounds what the
 softmax sees but not the scores under the cap; QK-norm, per head or over the whole projection,
-keeps the logits small and trains."""
+keeps the logits small and learns."""
 
 import numpy as np
 import pytest
