@@ -74,3 +74,14 @@ def test_the_final_cap_bounds_the_output_logits(result):
 def test_plot_writes_one_png(result, tmp_path):
     paths = logit_control.plot(result, tmp_path)
     assert [p.name for p in paths] == ["logit_control.png"] and paths[0].stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("variant", ["softcap", "none"])
+def test_output_logits_are_the_model_s_and_the_raw_ones_those_under_its_cap(variant):
+    model = logit_control.model_for(variant, seed=0)
+    tokens, _ = logit_control.copy_task().batch(4, 0)
+    logits, raw = logit_control.output_logits(model, tokens)
+    np.testing.assert_array_equal(logits, model(tokens))
+    capped = 30.0 * np.tanh(raw / 30.0) if variant == "softcap" else raw
+    np.testing.assert_allclose(logits, capped, atol=1e-5)
+    assert variant == "none" or np.abs(raw - logits).max() > 0

@@ -96,14 +96,13 @@ def largest_attention_logit(model, tokens, capped=True):
 
 
 def output_logits(model, tokens):
-    """(the model's logits (B, T, V), the same before its final soft-cap), float64: its forward's
-    stages run one by one."""
+    """(the model's logits (B, T, V), the same before its final soft-cap), float64: its forward
+    run stage by stage (TinyTransformer's docstring)."""
+    x = model.pos_emb(model.tok_emb(tokens))  # (B, T, C)
+    for stage in (model.blocks, getattr(model, "norm_f", None), model.head):
+        x = x if stage is None else stage(x)  # (B, T, C), then (B, T, V)
     cap = getattr(model, "logit_cap", None)
-    x = tokens
-    for stage in model._stages():
-        raw = x if stage is cap else None
-        x = stage(x)
-    return x.astype(np.float64), (x if cap is None else raw).astype(np.float64)
+    return (x if cap is None else cap(x)).astype(np.float64), x.astype(np.float64)
 
 
 def measure(model, tokens, targets):
