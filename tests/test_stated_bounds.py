@@ -315,6 +315,18 @@ def largest_probability(case):
     return float(softmax(case["x"]).max())
 
 
+def draw_softcap(data):
+    """Logits over many decades (tanh saturated far out), a cap from 1e-3 to 1e3."""
+    rng = _rng(data)
+    x = rng.standard_normal((data.draw(st.integers(1, 4)), data.draw(st.integers(1, 20))))
+    return {"x": x * _scale(data, -3, 300), "cap": _scale(data, -3, 3) * data.draw(st.floats(1.0, 9.0))}
+
+
+def largest_capped(case):
+    """max |SoftCap(cap)(x)|: c * tanh(x / c) stays within the cap."""
+    return float(np.abs(nc.SoftCap(case["cap"])(case["x"])).max())
+
+
 def draw_erfc_middle(data):
     return {"x": np.random.default_rng(data.draw(st.integers(0, 999))).uniform(0.5, 2.0, 2001)}
 
@@ -395,6 +407,7 @@ BOUNDS = [
     Bound("float16-relative-rounding", draw_float16, float16_relative_error, lambda c: 2.0 ** -11,
           lambda c: 2.0 ** -12),
     Bound("size-scale-at-most-1", draw_size_scale, scaled_size, lambda c: 1.0, lambda c: 0.5),
+    Bound("softcap-within-cap", draw_softcap, largest_capped, lambda c: c["cap"], lambda c: 0.99 * c["cap"]),
 ]
 # where the false bound is a different measure against the same limit 0: the branch bound
 # without LayerNorm's beta, and one branch per block instead of two
@@ -490,7 +503,16 @@ REGISTRY = [
     (r"same relative error, at most", "float16-relative-rounding"),
     (r"at most 1 in size|squares stay at most 1|power of two (at least as|>= max_A)", "size-scale-at-most-1"),
     (r"at least as accurately as PyTorch", "tests/test_accuracy.py::test_float32_at_least_as_accurate_as_pytorch"),
+    # soft-capping
+    (r"a smooth bound on logits|The cap bounds the output smoothly|\|y\| <= cap everywhere", "softcap-within-cap"),
+    # QK-norm over the whole projection, in the attention's docstring
+    (r"Every head's logits are bounded by|It bounds the whole query|one head's logit is bounded by"
+     r"|per-head bound, reached only", "qk-norm-whole-projection"),
     # measured numbers
+    (r"cuts that gap to at most half|\|cosine\| at most 3e-17|\|cosine\| is at most 3e-17"
+     r"|GroupNorm does at least as well with 2|stream grows about 4-fold|the stream grows"
+     r"|the loss rises by at most 0\.007|removable \(at most 0\.0[0-9]+|which is at most a few thousandths"
+     r"|the softmax sees at most 50", MEASURED),
     (r"at most 0\.005|R\^2 up by at most|moves by at most \$10\^\{-16\}|moved by at most 1e-16"
      r"|differs by at most 1\.5|at most 5e-6|no more than the sampling noise|0\.84 to 0\.92 of it"
      r"|bound grows from 4|\|mean\| <=|paired seeds\)|joined across norms|overlapping bands|lower bound\)"
@@ -515,6 +537,11 @@ REGISTRY = [
      r"|at least\s*$|at most 1\s*$|in float32 at least|bound by memory|bound by\s*$|time-bound"
      r"|bound by time|at most a NumPy overflow|<= 0: logp|a layer bound\s*$|pays at least one( latency|\s*$)",
      "not a bound on normcore's numbers"),
+    # Batch Renorm's clips: r and d inside or at the bounds of their clip (the probes' regimes,
+    # the clip's definition), the warm-up's arguments; exp(x - m) <= 1 is the max shift's reason
+    (r"beyond their bounds|inside their bounds|inside its bounds|leaves its bounds|at a bound of its clip"
+     r"|The bounds are constants|the clip bounds how far|0 <= hold <= r_steps|exp\(x - m\) <= 1"
+     r"|a negative log Z without bound", "not a bound on normcore's numbers: a clip's definition or a probe's regime"),
 ]
 
 
