@@ -36,6 +36,8 @@ TITLES = {
     "modern_norms": N_("Normalization since 2020: DyT, QK-norm, Peri-LN"),
     "pre_post_norm": N_("Pre-Norm vs Post-Norm: where the norm sits in a Transformer block"),
     "rmsnorm": N_("RMSNorm, one node at a time"),
+    "weight_side": N_("The weight side: WeightNorm, Weight Standardization, Batch Renorm, Ghost BN, "
+                      "LayerScale"),
 }
 
 
