@@ -18,7 +18,7 @@ from .norms import (BatchNorm1d, BatchNorm2d, BatchNorm3d, BatchRenorm1d, BatchR
 from . import nn, optim, tasks
 from .nn import (GELU, CausalSelfAttention, CrossEntropyLoss, Dropout, Embedding, FeedForward, LayerScale, Linear,
                  LogSoftmax, MSELoss, MultiheadAttention, MultiheadSelfAttention, PositionalEmbedding, ReLU,
-                 ReZero, Sigmoid, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
+                 ReZero, Sigmoid, SoftCap, Softmax, Tanh, TinySeq2Seq, TinyTransformer, TransformerBlock,
                  TransformerDecoderBlock, WeightNorm, WSLinear, fold_batchnorm, fold_norm_affine, freeze_batchnorm,
                  recalibrate_batchnorm)
 from .optim import SGD, Adam, AdamW, clip_grad_norm
@@ -37,6 +37,6 @@ __all__ = [
     "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention", "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
     "TinyTransformer", "TinySeq2Seq",
-    "CrossEntropyLoss", "MSELoss", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
+    "CrossEntropyLoss", "MSELoss", "SoftCap", "SGD", "Adam", "AdamW", "clip_grad_norm", "fit",
     "fold_batchnorm", "fold_norm_affine", "recalibrate_batchnorm", "freeze_batchnorm",
 ]

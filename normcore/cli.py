@@ -105,6 +105,10 @@ class Parser(argparse.ArgumentParser):
                 i += 1
         return joined + args[i:]
 
+    def long_options(self):
+        """Every ``--option`` this parser takes."""
+        return [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+
     def error(self, message):
         self.print_usage(sys.stderr)
         message = _("{prog}: error: {message}").format(prog=self.prog, message=argparse_in_language(message))
@@ -162,12 +166,11 @@ def _language_in(argv):
 def _unrecognized(parser, unknown):
     """Exit with the usage of the command that was given (not normcore's own) and the arguments
     it does not take, with the option meant where one is a typing slip away (``--quik``)."""
-    message = "unrecognized arguments: %s" % " ".join(unknown)
-    options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    message = "unrecognized arguments: " + " ".join(unknown)  # argparse's words, translated by error()
     meant = [close[0] for arg in unknown if arg.startswith("--")
-             for close in [difflib.get_close_matches(arg.split("=", 1)[0], options, n=1)] if close]
+             for close in [difflib.get_close_matches(arg.split("=", 1)[0], parser.long_options(), n=1)] if close]
     if meant:
-        message = _("{message} (did you mean {options}?)").format(message=message, options=", ".join(meant))
+        message = _("{message} (the closest option: {options})").format(message=message, options=", ".join(meant))
     parser.error(message)
 
 

@@ -185,7 +185,8 @@ def transformer_cases(seed=0):
     """The Transformer stack: Linear, activations, embeddings, attention (self and cross),
     feed-forward, every block position with both norms (and DyT, pre and post), an encoder
     block, a 2-block model, the decoder block, an encoder-decoder model, QK-norm in each
-    attention and Peri-LN in each block and model, and the losses. Sizes are tiny so that
+    attention and Peri-LN in each block and model, the losses, and today's LLM options
+    (``llm_cases``). Sizes are tiny so that
     central differences over every parameter stay fast."""
     from . import nn  # the layers above the norms
 
@@ -271,7 +272,58 @@ def transformer_cases(seed=0):
         perturb_parameters(c.module, rng)
         for norm in (c.module.norm1, c.module.norm2):  # |alpha| near 0 would flatten the
             norm.alpha.data[...] = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)  # attention's input
-    return cases + dyt
+    return cases + dyt + llm_cases(rng, seed)
+
+
+def llm_cases(rng, seed):
+    """The placements and logit controls of today's LLMs, drawn last so that the cases above
+    keep their values: the reordered norm (OLMo 2), LayerNorm Scaling, Mix-LN, QK-norm over the
+    whole projection, soft-capping of attention scores and final logits, the z-loss."""
+    x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
+    ids = lambda high, *shape: rng.integers(0, high, shape)  # noqa: E731
+    cases = [
+        Case("SoftCap cap=1.5", nn.SoftCap(1.5), (2.0 * x(3, 5),)),
+        Case("MultiheadSelfAttention qk_norm=rmsnorm qk_norm_scope=projection attn_softcap=1.5",
+             nn.MultiheadSelfAttention(6, 2, qk_norm="rmsnorm", qk_norm_scope="projection", attn_softcap=1.5,
+                                       rng=seed), (x(2, 3, 6),)),
+        Case("MultiheadAttention qk_norm=layernorm qk_norm_scope=projection bias_kv zero_attn",
+             nn.MultiheadAttention(6, 2, add_bias_kv=True, add_zero_attn=True, kdim=4, qk_norm="layernorm",
+                                   qk_norm_scope="projection", attn_softcap=2.0, rng=seed),
+             (x(2, 3, 6), x(2, 4, 4), x(2, 4, 6))),
+        Case("TransformerBlock position=reordered rmsnorm",
+             nn.TransformerBlock(4, 2, 6, norm="rmsnorm", position="reordered", rng=seed), (x(2, 3, 4),)),
+        Case("TransformerBlock position=reordered qk_norm=rmsnorm qk_norm_scope=projection",
+             nn.TransformerBlock(4, 2, 4, position="reordered", qk_norm="rmsnorm", qk_norm_scope="projection",
+                                 rng=seed), (x(2, 3, 4),)),
+        Case("TransformerBlock pre norm_scale=depth layer_index=3",
+             nn.TransformerBlock(4, 2, 6, norm_scale="depth", layer_index=3, rng=seed), (x(2, 3, 4),)),
+        Case("TransformerDecoderBlock position=reordered attn_softcap=2",
+             nn.TransformerDecoderBlock(4, 2, 6, position="reordered", attn_softcap=2.0, rng=seed),
+             (x(2, 3, 4), x(2, 4, 4))),
+        Case("TransformerDecoderBlock pre norm_scale=depth layer_index=2",
+             nn.TransformerDecoderBlock(4, 2, 6, norm_scale="depth", layer_index=2, rng=seed),
+             (x(2, 3, 4), x(2, 4, 4))),
+        Case("TinyTransformer position=mix mix_post_fraction=0.5 logit_softcap=2",
+             nn.TinyTransformer(3, 4, 2, 2, 3, d_ff=4, position="mix", mix_post_fraction=0.5, logit_softcap=2.0,
+                                rng=seed), (ids(3, 2, 3),)),
+        Case("TinyTransformer position=reordered norm=rmsnorm qk_norm_scope=projection attn_softcap=2",
+             nn.TinyTransformer(5, 4, 1, 2, 4, d_ff=4, norm="rmsnorm", position="reordered", qk_norm="rmsnorm",
+                                qk_norm_scope="projection", attn_softcap=2.0, rng=seed), (ids(5, 2, 3),)),
+        Case("TinyTransformer norm_scale=depth n_layers=2",
+             nn.TinyTransformer(3, 4, 2, 2, 3, d_ff=4, norm_scale="depth", rng=seed), (ids(3, 2, 3),)),
+        Case("TinySeq2Seq position=reordered logit_softcap=2",
+             nn.TinySeq2Seq(3, 3, 4, 1, 2, 3, 2, d_ff=4, position="reordered", logit_softcap=2.0, rng=seed),
+             (ids(3, 2, 3), ids(3, 2, 2))),
+        Case("CrossEntropyLoss z_loss=0.1 ignore_index", nn.CrossEntropyLoss(z_loss=0.1),
+             (x(2, 4, 3), np.array([[0, 3, -100], [2, 1, 3]]))),
+        Case("CrossEntropyLoss z_loss=0.1 reduction=sum",
+             nn.CrossEntropyLoss(z_loss=0.1, reduction="sum", label_smoothing=0.1), (x(5, 4), ids(4, 5))),
+        Case("CrossEntropyLoss z_loss=0.1 reduction=none", nn.CrossEntropyLoss(z_loss=0.1, reduction="none"),
+             (x(5, 4), np.array([0, 3, -100, 2, 1]))),
+    ]
+    for c in cases:
+        perturb_parameters(c.module, rng)
+    return cases
 
 
 def all_cases(seed=0):

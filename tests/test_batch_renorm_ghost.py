@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore._install import TORCH_CPU
 from normcore.layer_cases import randomize_parameters
 from norm_tiers import with_layout
 
 
 def need_torch():
-    return pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+    return pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
 
 
 def with_running_stats(layer, rng, spread=1.0):

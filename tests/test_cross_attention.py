@@ -514,7 +514,7 @@ def test_float16_is_computed_in_float32():
     m = _mha().to(np.float16)
     query, key, value = (a.astype(np.float16) for a in _inputs(m))
     y = m(query, key, value)
-    q, k, v, P, in_dtype = m._cache
+    q, k, v, P, in_dtype, _slope = m._cache
     assert in_dtype == np.float16 and q.dtype == k.dtype == v.dtype == P.dtype == np.float32
     m32 = _mha().to(np.float32)
     for (_, p), (_, p32) in zip(m.named_parameters(), m32.named_parameters()):

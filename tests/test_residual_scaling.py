@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore._install import TORCH_CPU
 from normcore.layer_cases import randomize_parameters
 from norm_tiers import with_layout
 
@@ -41,7 +42,7 @@ def test_layerscale_gradient_is_per_channel():
 
 
 def test_match_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is the optional test oracle: pip install -e '.[torch]'")
+    torch = pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
     rng = np.random.default_rng(3)
     for layer, shape in [(nc.LayerScale(4), (2, 3, 4)), (nc.ReZero(), (2, 3, 4))]:
         randomize_parameters(layer, rng)

@@ -84,18 +84,29 @@ CASES = {
     "MultiheadAttention qk_norm, added keys": (lambda: nc.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True,
                                                                              qk_norm="rmsnorm", rng=0),
                                                (_x(2, 3, 4), _x(2, 5, 4), _x(2, 5, 4)[::-1])),
+    "SoftCap": (lambda: nc.SoftCap(1.5), (_x(4, 5),)),
+    "MultiheadAttention qk_norm over the projection, soft-capped": (
+        lambda: nc.MultiheadAttention(4, 2, add_bias_kv=True, qk_norm="rmsnorm", qk_norm_scope="projection",
+                                      attn_softcap=2.0, rng=0), (_x(2, 3, 4), _x(2, 5, 4), _x(2, 5, 4)[::-1])),
     "FeedForward": (lambda: nc.FeedForward(4, 8, rng=0), (_x(2, 5, 4),)),
     "FeedForward sigmoid": (lambda: nc.FeedForward(4, 8, activation="sigmoid", rng=0), (_x(2, 5, 4),)),
     **{f"TransformerBlock {p}": (_block(p), (_x(2, 5, 4),)) for p in ("pre", "post", "deepnorm", "none", "peri")},
     "TransformerBlock peri, qk_norm, no dropout": (
         lambda: nc.TransformerBlock(4, 2, d_ff=8, position="peri", qk_norm="rmsnorm", rng=0), (_x(2, 5, 4),)),
     "TransformerBlock post, no dropout": (_block("post", dropout=0.0), (_x(2, 5, 4),)),
+    "TransformerBlock reordered": (_block("reordered"), (_x(2, 5, 4),)),
+    "TransformerBlock pre, LayerNorm Scaling": (
+        lambda: nc.TransformerBlock(4, 2, d_ff=8, norm_scale="depth", layer_index=3, dropout=0.2, rng=0),
+        (_x(2, 5, 4),)),
+    "TinyTransformer mix, soft-capped logits": (
+        lambda: nc.TinyTransformer(V, 4, 2, 2, 6, position="mix", mix_post_fraction=0.5, logit_softcap=2.0,
+                                   dropout=0.1, rng=0), (_tokens(2, 5),)),
     "TransformerBlock encoder, masked": (lambda: nc.TransformerBlock(4, 2, d_ff=8, causal=False, bias=False, rng=0),
                                          (_x(2, 5, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]))),
     **{f"TinyTransformer {p}": (_model(p), (_tokens(2, 5),)) for p in ("pre", "post", "peri")},
     **{f"TransformerDecoderBlock {p}": (
         lambda p=p: nc.TransformerDecoderBlock(4, 2, d_ff=8, position=p, dropout=0.2, n_layers=2, rng=0),
-        (_x(2, 5, 4), _x(2, 6, 4))) for p in ("pre", "post", "deepnorm", "none", "peri")},
+        (_x(2, 5, 4), _x(2, 6, 4))) for p in ("pre", "post", "deepnorm", "none", "peri", "reordered")},
     "TransformerDecoderBlock masked": (lambda: nc.TransformerDecoderBlock(4, 2, d_ff=8, position="post", rng=0),
                                        (_x(2, 5, 4), _x(2, 6, 4), np.array([[False] * 5, [False] * 3 + [True] * 2]),
                                         np.array([[False] * 6, [False] * 2 + [True] * 4]), _x(5, 5), _x(5, 6))),

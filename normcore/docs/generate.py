@@ -48,7 +48,8 @@ API = [
      [("normcore.derivations", None)]),
     ("nn", "The Transformer stack: normcore.nn",
      "Linear, activations, Dropout, embeddings, multi-head attention (self and cross), the feed-forward, the "
-     "Transformer block with the norm ``pre``, ``post`` or ``deepnorm``, and the losses; the weight "
+     "Transformer block with the norm ``pre``, ``post``, ``deepnorm``, ``peri`` or ``reordered``, soft-capping, "
+     "the small models (Mix-LN and LayerNorm Scaling set per block) and the losses; the weight "
      "normalised instead of the activations (WeightNorm, WSLinear) and the residual branch scaled "
      "instead of normalised (LayerScale, ReZero).",
      [("normcore.nn", None)]),

@@ -1,6 +1,7 @@
 """The layers a Transformer needs, each with a hand-written backward: Linear, activations,
 Dropout, embeddings, multi-head attention (cross or self, causal or not, with masks), the feed-forward,
-the Transformer block with its norm placed before, after or DeepNorm-style, the decoder block
+soft-capping, the Transformer block with its norm placed before, after, around, on the branch's
+output or DeepNorm-style, the decoder block
 with cross-attention, a tiny language model, a tiny encoder-decoder model, the losses, and
 BatchNorm after training (folded into a Linear, recalibrated, frozen); the weight normalised
 instead of the activations (WeightNorm, WSLinear) and the residual branch scaled instead of
@@ -14,8 +15,10 @@ from .dropout import Dropout
 from .embedding import Embedding, PositionalEmbedding
 from .linear import Linear, init_weight
 from .losses import CrossEntropyLoss, MSELoss
+from .models import TinySeq2Seq, TinyTransformer
 from .residual_scaling import LayerScale, ReZero
-from .transformer import (FeedForward, TinySeq2Seq, TinyTransformer, TransformerBlock, TransformerDecoderBlock,
+from .softcap import SoftCap
+from .transformer import (FeedForward, TransformerBlock, TransformerDecoderBlock,
                           deepnorm_constants)
 from .weight_norm import WeightNorm
 from .ws_linear import WSLinear
@@ -27,6 +30,6 @@ __all__ = [
     "Embedding", "PositionalEmbedding", "MultiheadAttention", "MultiheadSelfAttention", "CausalSelfAttention",
     "FeedForward",
     "TransformerBlock", "TransformerDecoderBlock",
-    "TinyTransformer", "TinySeq2Seq", "deepnorm_constants", "CrossEntropyLoss", "MSELoss",
+    "TinyTransformer", "TinySeq2Seq", "deepnorm_constants", "CrossEntropyLoss", "MSELoss", "SoftCap",
     "fold_batchnorm", "fold_norm_affine", "recalibrate_batchnorm", "freeze_batchnorm",
 ]

@@ -5,6 +5,10 @@ and its backward pass written out step by step.
 another, as ``torch.nn.MultiheadAttention``); ``MultiheadSelfAttention`` is the same layer with
 query = key = value = x, and ``CausalSelfAttention`` its causal case. The arithmetic is written
 once, in ``_Attention``, and its docstring (on ``MultiheadAttention``) derives it.
+
+One file, though longer than most: the derivation (``MultiheadAttention``'s docstring, about 180
+lines) and the arithmetic it derives (``_Attention``) read together, top to bottom, and the
+self-attention classes are a few lines on top of them.
 """
 
 import math
@@ -14,12 +18,17 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .._array import (RngLike, as_array, check_upstream, compute_dtype, flag, float_input, make_rng,
                       positive_int, real_number)
+from ..i18n import translator
 from ..module import Module, Parameter
 from ..norms import LayerNorm, RMSNorm
 from .activations import softmax, softmax_backward
 from .linear import Linear
+from .softcap import softcap, softcap_backward, softcap_value
+
+_ = translator("cli")
 
 QK_NORMS = ("rmsnorm", "layernorm")
+QK_NORM_SCOPES = ("head", "projection")
 
 
 def qk_norm_choice(qk_norm: object, who: str) -> str | None:
@@ -28,6 +37,16 @@ def qk_norm_choice(qk_norm: object, who: str) -> str | None:
         return qk_norm
     error = ValueError if isinstance(qk_norm, str) else TypeError
     raise error(f"{who}: qk_norm must be None, 'rmsnorm' or 'layernorm', got {qk_norm!r}")
+
+
+def qk_norm_scope_choice(scope: object, who: str) -> str:
+    """``qk_norm_scope`` checked: "head" or "projection"; an error saying so for anything else."""
+    if isinstance(scope, str) and scope in QK_NORM_SCOPES:
+        return scope
+    error = ValueError if isinstance(scope, str) else TypeError
+    raise error(_("{who}: qk_norm_scope must be 'head' (each head's q and k over its D channels) or "
+                  "'projection' (q and k over all E channels, before the heads are split), got {got}")
+                .format(who=who, got=repr(scope)))
 
 
 class _Attention(Module):
@@ -44,9 +63,16 @@ class _Attention(Module):
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
                  add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
                  causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None, qk_norm_scope: str = "head",
+                 attn_softcap: float | None = None) -> None:
         who = type(self).__name__
         self.qk_norm = qk_norm_choice(qk_norm, who)
+        self.qk_norm_scope = qk_norm_scope_choice(qk_norm_scope, who)
+        if self.qk_norm is None and self.qk_norm_scope != "head":
+            raise ValueError(_("{who}: qk_norm_scope={scope} says over which channels qk_norm normalises; "
+                               "it needs qk_norm='rmsnorm' or 'layernorm', got qk_norm=None")
+                             .format(who=who, scope=repr(self.qk_norm_scope)))
+        self.attn_softcap = softcap_value(attn_softcap, "attn_softcap", who, allow_none=True)
         embed_dim = positive_int(embed_dim, "embed_dim", who)
         num_heads = positive_int(num_heads, "num_heads", who)
         if embed_dim % num_heads:
@@ -74,18 +100,26 @@ class _Attention(Module):
             self.bias_k = self.bias_v = None
         if self.qk_norm is None:
             self.q_norm = self.k_norm = None
-        else:  # one weight (D,) per norm, shared by every head; a LayerNorm bias where it matters (docstring)
-            D = self.head_dim
-            self.q_norm = (RMSNorm(D, dtype=dtype) if self.qk_norm == "rmsnorm" else
-                           LayerNorm(D, bias=bias, dtype=dtype))
-            self.k_norm = (RMSNorm(D, dtype=dtype) if self.qk_norm == "rmsnorm" else
-                           LayerNorm(D, bias=bias and self.add_zero_attn, dtype=dtype))
+        else:  # per head: one weight (D,) shared by every head; per projection: (E,); a LayerNorm bias where
+            # it matters (docstring)
+            width = self.head_dim if self.qk_norm_scope == "head" else E
+            self.q_norm = (RMSNorm(width, dtype=dtype) if self.qk_norm == "rmsnorm" else
+                           LayerNorm(width, bias=bias, dtype=dtype))
+            self.k_norm = (RMSNorm(width, dtype=dtype) if self.qk_norm == "rmsnorm" else
+                           LayerNorm(width, bias=bias and self.add_zero_attn, dtype=dtype))
 
     def extra_repr(self) -> str:
         extra = "".join(f", {name}={getattr(self, name)!r}" for name, default in
                         (("kdim", self.embed_dim), ("vdim", self.embed_dim), ("add_bias_kv", False),
-                         ("add_zero_attn", False), ("qk_norm", None)) if getattr(self, name) != default)
+                         ("add_zero_attn", False), ("qk_norm", None), ("qk_norm_scope", "head"),
+                         ("attn_softcap", None)) if getattr(self, name) != default)
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, causal={self.causal}{extra}"
+
+    def _options_repr(self) -> str:
+        """qk_norm, qk_norm_scope and attn_softcap where they are not the defaults."""
+        return "".join(f", {name}={getattr(self, name)!r}" for name, default in
+                       (("qk_norm", None), ("qk_norm_scope", "head"), ("attn_softcap", None))
+                       if getattr(self, name) != default)
 
     def _split_heads(self, t: np.ndarray) -> np.ndarray:
         """(B, T, E) -> (B, H, T, D)."""
@@ -157,27 +191,36 @@ class _Attention(Module):
         extra = int(self.add_bias_kv) + int(self.add_zero_attn)  # keys appended to every sequence
         if M is not None and extra:
             M = np.pad(M, [(0, 0)] * (M.ndim - 1) + [(0, extra)])  # (.., Tq, Tk'), the added keys never masked
-        q = self._split_heads(self.q(query.astype(ct, copy=False)))  # (B, H, Tq, D)
-        if self.q_norm is not None:
+        per_head = self.qk_norm_scope == "head"
+        q = self.q(query.astype(ct, copy=False))  # (B, Tq, E)
+        if self.q_norm is not None and not per_head:
+            q = self.q_norm(q)  # (B, Tq, E), each query normalised over all E channels (every head at once)
+        q = self._split_heads(q)  # (B, H, Tq, D)
+        if self.q_norm is not None and per_head:
             q = self.q_norm(q)  # (B, H, Tq, D), each head's query normalised over its D channels
         k = self.k(key.astype(ct, copy=False))  # (B, Tk, E)
         v = self.v(value.astype(ct, copy=False))  # (B, Tk, E)
         if self.bias_k is not None and self.bias_v is not None:
             k = np.concatenate([k, np.broadcast_to(self.bias_k.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
             v = np.concatenate([v, np.broadcast_to(self.bias_v.data.astype(ct), (B, 1, self.embed_dim))], axis=1)
+        if self.k_norm is not None and not per_head:
+            k = self.k_norm(k)  # (B, Tk', E), bias_k among them, over all E channels
         k, v = self._split_heads(k), self._split_heads(v)  # (B, H, Tk', D) each
-        if self.k_norm is not None:
+        if self.k_norm is not None and per_head:
             k = self.k_norm(k)  # (B, H, Tk', D), bias_k among them; the zero key comes after, stays 0
         if self.add_zero_attn:
             zero = np.zeros((B, self.num_heads, 1, self.head_dim), dtype=ct)  # (B, H, 1, D)
             k, v = np.concatenate([k, zero], axis=2), np.concatenate([v, zero], axis=2)  # (B, H, Tk', D)
         S = q @ k.swapaxes(-1, -2) / math.sqrt(self.head_dim)  # (B, H, Tq, Tk')
+        slope = None
+        if self.attn_softcap is not None:
+            S, slope = softcap(S, self.attn_softcap)  # (B, H, Tq, Tk') each: c * tanh(S / c) and its slope
         if M is not None:
             S = S + M  # (B, H, Tq, Tk'); -inf where masked out
         with np.errstate(invalid="ignore"):  # a fully masked row: -inf - (-inf) = NaN, as in PyTorch
             P = softmax(S, axis=-1)  # (B, H, Tq, Tk')
         A = P @ v  # (B, H, Tq, D)
-        self._cache = (q, k, v, P, query.dtype)
+        self._cache = (q, k, v, P, query.dtype, slope)
         return self.o(self._merge_heads(A)).astype(query.dtype, copy=False)  # (B, Tq, E)
 
     def _attend_backward(self, dy: ArrayLike, dP_weights: np.ndarray | None = None
@@ -185,7 +228,7 @@ class _Attention(Module):
         """The backward of ``MultiheadAttention``'s docstring: (dquery, dkey, dvalue).
         ``dP_weights`` (B, H, Tq, Tk'), when given, is the gradient that reaches P through the
         attention weights the forward returned."""
-        q, k, v, P, in_dtype = self._cached()
+        q, k, v, P, in_dtype, slope = self._cached()
         B, H, Tq, D = q.shape
         dy = check_upstream(dy, (B, Tq, self.embed_dim), type(self).__name__).astype(q.dtype)
         dA = self._split_heads(self.o.backward(dy))  # (B, H, Tq, D)
@@ -194,19 +237,25 @@ class _Attention(Module):
             dP = dP + dP_weights  # (B, H, Tq, Tk'): P also left the layer as the weights
         dv = P.swapaxes(-1, -2) @ dA  # (B, H, Tk', D)
         dS = softmax_backward(dP, P, axis=-1)  # (B, H, Tq, Tk'), 0 where masked
+        if slope is not None:
+            dS = softcap_backward(dS, slope)  # (B, H, Tq, Tk'), through c * tanh(S / c)
         dq = dS @ k / math.sqrt(D)  # (B, H, Tq, D)
         dk = dS.swapaxes(-1, -2) @ q / math.sqrt(D)  # (B, H, Tk', D)
         if self.add_zero_attn:
             dk, dv = dk[:, :, :-1], dv[:, :, :-1]  # (B, H, Tk', D); the zero key and value are constants
-        if self.q_norm is not None and self.k_norm is not None:
+        per_head = self.qk_norm_scope == "head"
+        if self.q_norm is not None and self.k_norm is not None and per_head:
             dq = self.q_norm.backward(dq)  # (B, H, Tq, D), dq_raw: also dgamma_q (and dbeta_q)
             dk = self.k_norm.backward(dk)  # (B, H, Tk', D), dk_raw: also dgamma_k (and dbeta_k)
-        dk, dv = self._merge_heads(dk), self._merge_heads(dv)  # (B, Tk', E) each
+        dq, dk, dv = self._merge_heads(dq), self._merge_heads(dk), self._merge_heads(dv)  # (B, Tq or Tk', E)
+        if self.q_norm is not None and self.k_norm is not None and not per_head:
+            dq = self.q_norm.backward(dq)  # (B, Tq, E), through the norm over all E channels
+            dk = self.k_norm.backward(dk)  # (B, Tk', E)
         if self.bias_k is not None and self.bias_v is not None:
             self.bias_k.grad += dk[:, -1:].sum(axis=0, keepdims=True)  # (1, 1, E), summed over the batch
             self.bias_v.grad += dv[:, -1:].sum(axis=0, keepdims=True)  # (1, 1, E)
             dk, dv = dk[:, :-1], dv[:, :-1]  # (B, Tk, E)
-        dquery = self.q.backward(self._merge_heads(dq))  # (B, Tq, E)
+        dquery = self.q.backward(dq)  # (B, Tq, E)
         dkey = self.k.backward(dk)  # (B, Tk, kdim)
         dvalue = self.v.backward(dv)  # (B, Tk, vdim)
         return (dquery.astype(in_dtype, copy=False), dkey.astype(in_dtype, copy=False),
@@ -357,22 +406,48 @@ class MultiheadAttention(_Attention):
     backward the norm's backward stands between dq (dk) and the merge: dq_raw =
     q_norm.backward(dq), then merged and through the q projection.
 
+    ``qk_norm_scope`` says over which channels q and k are normalised, two published variants:
+
+    - ``"head"`` (the default, described above): each head's q and k over its D channels, one
+      weight (D,) shared by the heads, after split_heads. Gemma 3 and Qwen3 do this (their
+      published code in Hugging Face transformers: ``q_norm`` and ``k_norm`` are RMSNorms of
+      size head_dim, applied after the reshape into heads). Every head's logits are bounded by
+      the weights alone, as above: |S| <= max|gamma_q| max|gamma_k| sqrt(D).
+    - ``"projection"``: the whole projection q = query Wq^T + bq (B, Tq, E) and k (B, Tk', E)
+      over all E channels, *before* split_heads, one weight (E,) each (state dict
+      ``q_norm.weight`` and ``k_norm.weight`` of shape (E,), as a torch user would build
+      ``RMSNorm(E)``). OLMo 2 does this (the OLMo 2 report, arXiv 2501.00656; its published
+      ``Olmo2Attention`` builds ``q_norm`` of size num_heads * head_dim and applies it to the
+      q projection before the reshape into heads). It bounds the whole query: with RMSNorm
+      |q_hat| <= sqrt(E) over all heads together, so one head's logit is bounded by
+      max|gamma_q| max|gamma_k| E / sqrt(D) = H sqrt(D) max|gamma_q| max|gamma_k|, H times the
+      per-head bound, reached only when a query's whole norm sits in one head. The backward
+      puts the norms' backward after the merge: dq_raw = q_norm.backward(merge(dq)).
+
+    ``attn_softcap`` (None: none; a number c > 0) caps the scores smoothly before the mask and
+    the softmax, S = c * tanh(S / c) (``SoftCap``), as Gemma 2 does (the Gemma 2 report,
+    arXiv 2408.00118: c = 50 for its attention; in Hugging Face transformers' Gemma 2 code the
+    cap is applied to the scaled scores, then the mask is added, then the softmax). Backward:
+    dS_raw = dS * (1 - tanh(S_raw / c)**2), between the softmax's backward and dq, dk.
+
     ``add_bias_kv``: learned ``bias_k`` and ``bias_v`` of shape (1, 1, E), drawn as PyTorch
     does (normal, std sqrt(1 / E)). ``add_zero_attn``: a zero key and value appended per head,
     after ``bias_k``/``bias_v`` (PyTorch's order). ``value_gain`` scales the initialisation of
     the value and output projections (DeepNorm's beta); ``init`` is the ``Linear``
     initialisation. float16 inputs are computed in float32 and cast back. Cache: q, k, v (split,
     normalised with qk_norm, with the added keys; q_norm and k_norm cache their own inputs), P
-    (the masks are not kept: P already holds their effect) and the inputs' dtype; beside it the
-    caller's layout and which weights the forward returned.
+    (the masks are not kept: P already holds their effect), the inputs' dtype and the soft-cap's
+    slope (None without ``attn_softcap``); beside it the caller's layout and which weights the
+    forward returned.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, add_bias_kv: bool = False,
                  add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None,
                  causal: bool = False, init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64, qk_norm: str | None = None, batch_first: bool = True) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None, batch_first: bool = True,
+                 qk_norm_scope: str = "head", attn_softcap: float | None = None) -> None:
         super().__init__(embed_dim, num_heads, bias, add_bias_kv, add_zero_attn, kdim, vdim, causal, init,
-                         value_gain, rng, dtype, qk_norm)
+                         value_gain, rng, dtype, qk_norm, qk_norm_scope, attn_softcap)
         self.batch_first = flag(batch_first, "batch_first", type(self).__name__)
 
     def extra_repr(self) -> str:
@@ -403,7 +478,7 @@ class MultiheadAttention(_Attention):
 
     def backward(self, dy: ArrayLike, dweights: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         who = type(self).__name__
-        q, k, _v, _P, _dtype = self._cached()
+        q, k, _v, _P, _dtype, _slope = self._cached()
         layout, returned = self._returned
         (B, H, Tq, _), Tk = q.shape, k.shape[2]  # Tk counts the added keys, as the weights do
         out = {"unbatched": (Tq, self.embed_dim), "batch_first": (B, Tq, self.embed_dim),
@@ -550,26 +625,29 @@ class MultiheadSelfAttention(_Attention):
     ``"layernorm"`` normalises each head's q and k over its D channels before 1/sqrt(D) (see
     ``MultiheadAttention``): children ``q_norm``, ``k_norm``; the key bias then matters, so
     ``k.bias`` is there with ``bias``, and the state dict adds q_norm.weight (and q_norm.bias
-    for layernorm) and k_norm.weight. A PyTorch ``in_proj_bias`` maps to
+    for layernorm) and k_norm.weight, of shape (D,); ``qk_norm_scope="projection"``
+    normalises q and k over all C channels before the heads are split instead (OLMo 2), with
+    weights of shape (C,). ``attn_softcap=c`` caps the scores at c * tanh(S / c) before the
+    mask and the softmax (Gemma 2); ``MultiheadAttention``'s docstring has both. A PyTorch ``in_proj_bias`` maps to
     ``q.bias`` = [0:C] and ``v.bias`` = [2C:3C]; [C:2C] is dropped (its gradient is zero).
     ``value_gain`` scales the value and output projections' initialisation (DeepNorm's beta).
     """
 
     def __init__(self, d_model: int, n_heads: int, causal: bool = False, bias: bool = True,
                  init: str = "xavier", value_gain: float = 1.0, rng: RngLike = None,
-                 dtype: DTypeLike = np.float64, qk_norm: str | None = None) -> None:
+                 dtype: DTypeLike = np.float64, qk_norm: str | None = None, qk_norm_scope: str = "head",
+                 attn_softcap: float | None = None) -> None:
         who = type(self).__name__
         d_model = positive_int(d_model, "d_model", who)
         n_heads = positive_int(n_heads, "n_heads", who)
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         super().__init__(d_model, n_heads, bias=bias, causal=causal, init=init, value_gain=value_gain, rng=rng,
-                         dtype=dtype, qk_norm=qk_norm)
+                         dtype=dtype, qk_norm=qk_norm, qk_norm_scope=qk_norm_scope, attn_softcap=attn_softcap)
         self.d_model, self.n_heads = d_model, n_heads
 
     def extra_repr(self) -> str:
-        qk = "" if self.qk_norm is None else f", qk_norm={self.qk_norm!r}"
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}{qk}"
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, causal={self.causal}{self._options_repr()}"
 
     def forward(self, x: ArrayLike, key_padding_mask: ArrayLike | None = None,
                 attn_mask: ArrayLike | None = None) -> np.ndarray:
@@ -595,9 +673,9 @@ class CausalSelfAttention(MultiheadSelfAttention):
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, init: str = "xavier",
                  value_gain: float = 1.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
-                 qk_norm: str | None = None) -> None:
-        super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype, qk_norm)
+                 qk_norm: str | None = None, qk_norm_scope: str = "head", attn_softcap: float | None = None) -> None:
+        super().__init__(d_model, n_heads, True, bias, init, value_gain, rng, dtype, qk_norm, qk_norm_scope,
+                         attn_softcap)
 
     def extra_repr(self) -> str:
-        qk = "" if self.qk_norm is None else f", qk_norm={self.qk_norm!r}"
-        return f"d_model={self.d_model}, n_heads={self.n_heads}{qk}"
+        return f"d_model={self.d_model}, n_heads={self.n_heads}{self._options_repr()}"

@@ -12,9 +12,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._array import as_array, check_upstream, compute_dtype, float_input, integer, real_number
+from ..i18n import translator
 from ..module import Module
 from .activations import log_softmax
 from .embedding import index_input
+
+_ = translator("cli")
+
+
+def logsumexp(x: np.ndarray) -> np.ndarray:
+    """log(sum_c exp(x[..., c])) over the last axis, (*, C) -> (*), shifted by the row's maximum
+    so that no exp overflows (-inf for a row of -inf, and for no classes)."""
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], -np.inf, x.dtype)
+    m = np.max(x, axis=-1, keepdims=True)  # (*, 1)
+    m = np.where(np.isfinite(m), m, 0.0)  # a row of -inf (or +inf) is left to exp and log
+    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]  # (*)
 
 
 def _scalar_upstream(dloss: ArrayLike, who: str) -> np.ndarray:
@@ -111,15 +124,35 @@ class CrossEntropyLoss(Module):
     - Probabilities are used in the logits' computing dtype and the loss has the logits' dtype
       (PyTorch promotes float32 logits with float64 probabilities to a float64 loss).
 
+    ``z_loss`` (default 0: none) adds PaLM's auxiliary z-loss (Chowdhery et al. 2022; Wortsman
+    et al. 2023 use it to keep the output logits from drifting), z_loss * log(Z)**2 per kept
+    position, with Z = sum_c exp(logits[n, c]) the softmax's normaliser; it pulls log Z
+    towards 0 without changing the softmax itself. Over the kept positions K (every position
+    with probabilities; the targets that are not ``ignore_index`` with class indices), with
+    lse[n] = logsumexp(logits[n])::
+
+        mean: ... + z_loss * sum_(n kept) lse[n]**2 / |K|     the plain mean over kept positions,
+                                                               not divided by the class weights D
+        sum:  ... + z_loss * sum_(n kept) lse[n]**2
+        none: l[n] + z_loss * lse[n]**2                        0 at an ignored position
+
+        dlogits[n] += gz[n] * 2 * z_loss * lse[n] * softmax(logits[n])
+
+    with gz[n] = dloss / |K| (mean), dloss (sum) or the upstream gradient's entry n (none), 0 on
+    ignored positions: d lse / d logits = softmax(logits), so the softmax factor multiplies
+    2 * lse. Class weights and label smoothing do not enter the z-loss. With no kept position
+    the mean's z-loss is 0/0 = NaN, as the mean itself is. PyTorch has no z-loss; the same
+    number is ``F.cross_entropy(...) + z_loss * torch.logsumexp(logits, 1)[kept].pow(2).mean()``.
+
     ``backward(dloss=None)``: for "mean" and "sum" a scalar (None means 1.0); for "none" an
     array of the loss's shape (required). It returns dlogits only (targets are data). Cache:
-    logp, q, the kept positions and D.
+    logp, q, the kept positions and D (and lse with a z-loss).
     """
 
     weight: np.ndarray | None  # a buffer: the class weights, (C,)
 
     def __init__(self, weight: ArrayLike | None = None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
+                 label_smoothing: float = 0.0, z_loss: float = 0.0) -> None:
         who = "CrossEntropyLoss"
         if weight is not None:
             weight = as_array(weight, who, "weight")
@@ -132,11 +165,13 @@ class CrossEntropyLoss(Module):
         self.ignore_index = integer(ignore_index, "ignore_index", who)
         self.reduction = _reduction(reduction, who)
         self.label_smoothing = real_number(label_smoothing, "label_smoothing", who, low=0.0, high=1.0)
+        self.z_loss = real_number(z_loss, "z_loss", who, low=0.0)
         self.register_buffer("weight", weight)
 
     def extra_repr(self) -> str:
         return (f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, "
-                f"label_smoothing={self.label_smoothing}" + ("" if self.weight is None else ", weight=(C,)"))
+                f"label_smoothing={self.label_smoothing}" + ("" if self.weight is None else ", weight=(C,)")
+                + (f", z_loss={self.z_loss:g}" if self.z_loss else ""))
 
     def _inputs(self, logits: ArrayLike, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check the arguments; return logits with the class axis last (*, C), the targets (class
@@ -189,31 +224,46 @@ class CrossEntropyLoss(Module):
         logp = log_softmax(x, axis=-1)  # (*, C)
         with np.errstate(invalid="ignore"):  # 0 * -inf: dropped where PyTorch adds no such term, else NaN
             loss = -np.sum(np.where(terms, q * logp, 0.0), axis=-1)  # (*), l[n]
+        lse = z = None
+        if self.z_loss:
+            lse = np.where(kept, logsumexp(x), 0.0)  # (*), log Z[n]; 0 where ignored
+            z = self.z_loss * lse * lse  # (*), z_loss * log(Z[n])**2
         out: Any  # the loss per position for "none", else a scalar
         if self.reduction == "none":
-            out = loss.reshape(logits.shape[:1] + logits.shape[2:] if logits.ndim > 1 else ())
+            out = (loss if z is None else loss + z).reshape(logits.shape[:1] + logits.shape[2:]
+                                                             if logits.ndim > 1 else ())
         elif self.reduction == "sum":
-            out = np.sum(loss)
+            out = np.sum(loss) + (0.0 if z is None else np.sum(z))
         else:
             out = np.sum(loss) / D if D else np.nan  # nothing kept (or kept weights summing to 0): 0/0
+            if z is not None:
+                K = int(np.sum(kept))
+                out = out + (np.sum(z) / K if K else np.nan)  # the z-loss's mean over the kept positions
         if eps and not C and not probabilities:
             out = np.full(np.shape(out), np.nan)  # PyTorch's smoothing term (eps / C) * 0 without classes
-        self._cache = (logp, q, kept, D, np.shape(out), logits.shape, logits.dtype)
+        self._cache = (logp, q, kept, D, lse, np.shape(out), logits.shape, logits.dtype)
         return np.asarray(out, dtype=logits.dtype).copy()
 
     def backward(self, dloss: ArrayLike | None = None) -> np.ndarray:
-        logp, q, kept, D, out_shape, in_shape, in_dtype = self._cached()
+        logp, q, kept, D, lse, out_shape, in_shape, in_dtype = self._cached()
+        gz = None  # the z-loss's share of the upstream gradient per position
         if self.reduction == "none":
             if dloss is None:
                 raise ValueError("CrossEntropyLoss(reduction='none').backward: expected an upstream gradient "
                                  f"of the loss's shape {out_shape}, got None")
-            g = check_upstream(dloss, out_shape, "CrossEntropyLoss").reshape(kept.shape)  # (*)
+            g = gz = check_upstream(dloss, out_shape, "CrossEntropyLoss").reshape(kept.shape)  # (*)
         else:
-            g = _scalar_upstream(1.0 if dloss is None else dloss, "CrossEntropyLoss")
+            g = gz = _scalar_upstream(1.0 if dloss is None else dloss, "CrossEntropyLoss")
             if self.reduction == "mean":
+                K = int(np.sum(kept))
+                gz = g / K if K else np.full_like(g, np.nan, float)  # the z-loss's mean over kept positions
                 g = g / D if D else np.full_like(g, np.nan, float)  # the mean is 0/0: NaN wherever a target is kept
         g = np.where(kept, g, 0.0).astype(logp.dtype)  # (*)
-        dx = g[..., None] * (np.exp(logp) * q.sum(axis=-1, keepdims=True) - q)  # (*, C); exp(logp) = softmax
+        p = np.exp(logp)  # (*, C), softmax(logits)
+        dx = g[..., None] * (p * q.sum(axis=-1, keepdims=True) - q)  # (*, C)
+        if lse is not None:
+            gz = np.where(kept, gz, 0.0).astype(logp.dtype)  # (*)
+            dx = dx + (gz * 2.0 * self.z_loss * lse)[..., None] * p  # (*, C), d(z_loss * lse**2) = 2 z lse softmax
         dx = np.moveaxis(dx, -1, 1)  # (N, C, ...)
         return dx.reshape(in_shape).astype(in_dtype, copy=False)
 

@@ -1,22 +1,30 @@
 """The feed-forward sub-layer, the Transformer block (encoder or causal) and the decoder block
-with its cross-attention, each with its norm in four positions, a small decoder-only language
-model and a small encoder-decoder model built from them."""
+with its cross-attention, each with its norm in one of six positions (``POSITIONS``). The small
+models built from them are in ``normcore.nn.models``.
 
+One file, though a little longer than most: both blocks are ``ResidualSublayers``, whose wiring
+of the six positions (the table in ``TransformerBlock``'s docstring) each block's forward and
+backward follow; a reader checks a position in one block against the other on one page.
+"""
+
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._array import (RngLike, as_array, check_upstream, flag, float_input, integer, make_rng, positive_int,
+from .._array import (RngLike, check_upstream, flag, float_input, make_rng, positive_int,
                       real_number)
-from ..module import Module, Sequential
+from ..i18n import translator
+from ..module import Module
 from ..norms import DyT, LayerNorm, RMSNorm
 from .activations import ACTIVATIONS
 from .attention import CausalSelfAttention, MultiheadAttention, MultiheadSelfAttention, qk_norm_choice
 from .dropout import Dropout
-from .embedding import Embedding, PositionalEmbedding, index_input
 from .linear import Linear
+
+_ = translator("cli")
 
 NORMS = ("layernorm", "rmsnorm", "dyt")
 NORM_TIERS = ("reference", "fast")
@@ -36,7 +44,8 @@ def norm_class(norm: str, tier: str = "reference") -> type[LayerNorm] | type[RMS
         from .. import fast
         return {"layernorm": fast.LayerNorm, "rmsnorm": fast.RMSNorm}[norm]
     return {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "dyt": DyT}[norm]
-POSITIONS = ("pre", "post", "deepnorm", "none", "peri")
+POSITIONS = ("pre", "post", "deepnorm", "none", "peri", "reordered")
+NORM_SCALES = (None, "depth")
 
 
 class FeedForward(Module):
@@ -90,6 +99,33 @@ def deepnorm_constants(n_layers: int, sublayers: int = 2) -> tuple[float, float]
     return (sublayers * n_layers) ** 0.25, (4.0 * sublayers * n_layers) ** -0.25
 
 
+def check_norm_scale(who: str, position: object, norm_scale: object, layer_index: object) -> float:
+    """LayerNorm Scaling's arguments checked, as a block (or a model, for each of its blocks)
+    takes them: ``norm_scale`` None or "depth"; "depth" only with position "pre" and a
+    ``layer_index`` l >= 1; ``layer_index`` None without it. Returns the factor on the norm's
+    output, 1 / sqrt(l) (1.0 without LayerNorm Scaling)."""
+    if not (norm_scale is None or (isinstance(norm_scale, str) and norm_scale in NORM_SCALES)):
+        error = ValueError if isinstance(norm_scale, str) else TypeError
+        raise error(_("{who}: norm_scale must be None or 'depth' (LayerNorm Scaling: each norm's output "
+                      "scaled by 1 / sqrt(l), l the block's depth), got {got}")
+                    .format(who=who, got=repr(norm_scale)))
+    if norm_scale is None:
+        if layer_index is not None:
+            raise ValueError(_("{who}: layer_index is the block's depth l for norm_scale='depth'; "
+                               "with norm_scale=None it must be None, got {got}")
+                             .format(who=who, got=repr(layer_index)))
+        return 1.0
+    if position != "pre":
+        raise ValueError(_("{who}: norm_scale='depth' scales the norm on each sub-layer's input, "
+                           "so it needs position='pre' (as LayerNorm Scaling is published), "
+                           "got position={got}").format(who=who, got=repr(position)))
+    if layer_index is None:
+        raise ValueError(_("{who}: norm_scale='depth' needs layer_index, the block's 1-based "
+                           "depth l >= 1 (the norm's output is multiplied by 1 / sqrt(l)), "
+                           "got None").format(who=who))
+    return 1.0 / math.sqrt(positive_int(layer_index, "layer_index", who))
+
+
 def self_attention(causal: bool, d_model: int, n_heads: int, bias: bool, **kwargs: Any) -> MultiheadSelfAttention:
     """A block's self-attention: ``CausalSelfAttention`` (a decoder's), or ``MultiheadSelfAttention``
     with ``causal=False`` (an encoder's); ``kwargs`` go to either."""
@@ -101,10 +137,12 @@ def self_attention(causal: bool, d_model: int, n_heads: int, bias: bool, **kwarg
 class ResidualSublayers(Module):
     """The residual wrapping every Transformer block shares: a sub-layer F with its residual
     connection and its norm at ``self.position`` ("pre", "post", "deepnorm", "none", "peri": a
-    norm on F's input and ``out_norm`` on its output), with
-    DeepNorm's ``self.alpha`` (1 otherwise). ``TransformerBlock`` and ``TransformerDecoderBlock``
-    set both and call ``_residual`` once per sub-layer in forward, ``_residual_backward`` in
-    reverse order in backward; the table of formulas is in ``TransformerBlock``'s docstring.
+    norm on F's input and ``out_norm`` on its output; "reordered": ``out_norm`` on F's output
+    only), with DeepNorm's ``self.alpha`` (1 otherwise) and LayerNorm Scaling's
+    ``self.depth_scale`` (1 / sqrt(l) with ``norm_scale="depth"``, 1 otherwise).
+    ``TransformerBlock`` and ``TransformerDecoderBlock`` set them and call ``_residual`` once per
+    sub-layer in forward, ``_residual_backward`` in reverse order in backward; the table of
+    formulas is in ``TransformerBlock``'s docstring.
 
     ``f`` is the sub-layer as a function of its (normalised, for "pre") input, ``f_backward``
     its backward, from dL/dF to dL/d(that input): for a sub-layer with a second input (the
@@ -114,16 +152,21 @@ class ResidualSublayers(Module):
 
     position: str
     alpha: float
+    depth_scale: float = 1.0
+    norm_scale: str | None = None
+    layer_index: int | None = None
     bias: bool
     _dtype: DTypeLike
 
     def _setup(self, who: str, d_model: int, d_ff: int | None, norm: str, norm_tier: str, position: str,
                dropout: float, n_layers: int | None, bias: bool, qk_norm: str | None,
-               sublayers: int) -> tuple[float, str | None]:
+               sublayers: int, norm_scale: str | None = None, layer_index: int | None = None
+               ) -> tuple[float, str | None]:
         """Check the arguments every block shares and set d_model, d_ff, position, norm_kind,
-        n_layers, alpha and bias; returns (dropout, qk_norm) checked and DeepNorm's beta is kept
-        in ``self._beta`` (1 for the other positions). ``sublayers`` is the block's count (2 for
-        an encoder or decoder-only block, 3 for an encoder-decoder's decoder block)."""
+        n_layers, alpha, bias, norm_scale, layer_index and depth_scale; returns (dropout,
+        qk_norm) checked and DeepNorm's beta is kept in ``self._beta`` (1 for the other
+        positions). ``sublayers`` is the block's count (2 for an encoder or decoder-only block,
+        3 for an encoder-decoder's decoder block)."""
         self._Norm = norm_class(norm, norm_tier)
         qk_norm = qk_norm_choice(qk_norm, who)
         self.bias = flag(bias, "bias", who)
@@ -134,12 +177,25 @@ class ResidualSublayers(Module):
         if position == "deepnorm" and n_layers is None:
             raise ValueError(f"{who}: position='deepnorm' needs n_layers, the number of blocks N >= 1, got None")
         dropout = real_number(dropout, "dropout", who, 0.0, 1.0)
+        self._set_norm_scale(who, position, norm_scale, layer_index)
         self.d_model = positive_int(d_model, "d_model", who)
         self.position, self.norm_kind, self.n_layers = position, norm, n_layers
         self.d_ff = 4 * self.d_model if d_ff is None else positive_int(d_ff, "d_ff", who)
         self.alpha, self._beta = (deepnorm_constants(n_layers, sublayers)
                                   if position == "deepnorm" and n_layers is not None else (1.0, 1.0))
         return dropout, qk_norm
+
+    def _set_norm_scale(self, who: str, position: str, norm_scale: object, layer_index: object) -> None:
+        """Check and set LayerNorm Scaling (``check_norm_scale``): norm_scale, layer_index and
+        depth_scale = 1 / sqrt(layer_index) (1 without it)."""
+        self.depth_scale = check_norm_scale(who, position, norm_scale, layer_index)
+        if norm_scale is not None:
+            self.norm_scale, self.layer_index = "depth", int(layer_index)  # type: ignore[call-overload]
+
+    def _options_repr(self, attn: Any) -> str:
+        """The attention's QK-norm and soft-cap and the block's LayerNorm Scaling, where set."""
+        return attn._options_repr() + (f", norm_scale={self.norm_scale!r}, layer_index={self.layer_index}"
+                                       if self.norm_scale else "")
 
     def _norm(self) -> Module:
         """A new norm of the block's kind over d_model (LayerNorm and DyT take the block's bias)."""
@@ -148,12 +204,12 @@ class ResidualSublayers(Module):
 
     def _add_sublayer(self, i: int, name: str, layer: Module) -> None:
         """Register sub-layer i under ``name`` with its norms, in the state dict's order: norm{i}
-        on its input (every position but "none"), the layer, and norm{i}_out on its output
-        (Peri-LN only)."""
-        if self.position != "none":
+        on its input (every position but "none" and "reordered"), the layer, and norm{i}_out on
+        its output (Peri-LN and the reordered norm)."""
+        if self.position not in ("none", "reordered"):
             setattr(self, f"norm{i}", self._norm())
         setattr(self, name, layer)
-        if self.position == "peri":
+        if self.position in ("peri", "reordered"):
             setattr(self, f"norm{i}_out", self._norm())
 
     def _norms_of(self, i: int) -> tuple[Any, Any]:
@@ -163,9 +219,11 @@ class ResidualSublayers(Module):
     def _residual(self, x: np.ndarray, f: Callable[[np.ndarray], np.ndarray], norm: Any,
                   drop: Dropout, out_norm: Any = None) -> np.ndarray:
         if self.position == "pre":
-            return x + drop(f(norm(x)))
+            return x + drop(f(self.depth_scale * norm(x)))  # depth_scale = 1 / sqrt(l) or 1
         if self.position == "peri":
             return x + out_norm(drop(f(norm(x))))
+        if self.position == "reordered":
+            return x + out_norm(drop(f(x)))
         if self.position == "none":
             return x + drop(f(x))
         return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
@@ -173,9 +231,11 @@ class ResidualSublayers(Module):
     def _residual_backward(self, dy: np.ndarray, f_backward: Callable[[np.ndarray], np.ndarray], norm: Any,
                            drop: Dropout, out_norm: Any = None) -> np.ndarray:
         if self.position == "pre":
-            return dy + norm.backward(f_backward(drop.backward(dy)))  # (B, T, C)
+            return dy + norm.backward(self.depth_scale * f_backward(drop.backward(dy)))  # (B, T, C)
         if self.position == "peri":
             return dy + norm.backward(f_backward(drop.backward(out_norm.backward(dy))))  # (B, T, C)
+        if self.position == "reordered":
+            return dy + f_backward(drop.backward(out_norm.backward(dy)))  # (B, T, C)
         if self.position == "none":
             return dy + f_backward(drop.backward(dy))  # (B, T, C)
         dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
@@ -198,6 +258,7 @@ class TransformerBlock(ResidualSublayers):
         "deepnorm"   y = Norm(alpha * x + drop(F(x)))      dz = Norm'(dy);  dx = alpha * dz + F'(drop'(dz))
         "none"       y = x + drop(F(x))                    dx = dy + F'(drop'(dy))
         "peri"       y = x + Norm_out(drop(F(Norm(x))))    dx = dy + Norm'(F'(drop'(Norm_out'(dy))))
+        "reordered"  y = x + Norm_out(drop(F(x)))          dx = dy + F'(drop'(Norm_out'(dy)))
 
     where G'(g) is G's backward applied to the gradient g. In Pre-Norm the identity path
     x -> y carries dy to the input untouched; in Post-Norm and DeepNorm every gradient first
@@ -207,7 +268,25 @@ class TransformerBlock(ResidualSublayers):
     norm (CogView's Sandwich-LN, Ding et al. 2021; Gemma 2 and 3; Kim et al. 2025), keeps
     Pre-Norm's untouched identity path and also normalises each branch's output before it joins
     the stream, so no branch can add more than a norm's worth (gamma_out) to the residual
-    stream, however large F's output grows.
+    stream, however large F's output grows. The reordered norm of OLMo 2 (the OLMo 2 report,
+    arXiv 2501.00656, their equations h = x + RMSNorm(Attention(x)), h_out = h +
+    RMSNorm(MLP(h))) keeps only that output norm: F reads the raw stream x, and only what it
+    adds is normalised; the identity path is untouched, as in Pre-Norm. OLMo 2 pairs it with
+    QK-norm over the whole projection (``qk_norm="rmsnorm", qk_norm_scope="projection"``).
+
+    LayerNorm Scaling (Sun et al. 2025, "The Curse of Depth in Large Language Models", arXiv
+    2502.05795), ``norm_scale="depth"`` with ``layer_index=l`` (the block's depth, 1-based;
+    the models set it), multiplies the output of each sub-layer's input norm by 1 / sqrt(l),
+    for "pre" only::
+
+        "pre", norm_scale="depth"    y = x + drop(F(Norm(x) / sqrt(l)))
+                                     dx = dy + Norm'(F'(drop'(dy)) / sqrt(l))
+
+    Both norms of the block are scaled (the published code scales the norm before the
+    attention and the one before the MLP by 1 / sqrt(layer_index + 1), layer_index counted
+    from 0); the final norm of a model is not. The argument of the paper: in Pre-LN the
+    stream's variance grows with depth, so a deep block's F(Norm(x)) adds less and less to
+    it and the block's Jacobian nears the identity; the scale shrinks what deep blocks add.
 
     Shapes: x and y (B, T, d_model). ``d_ff`` defaults to 4 * d_model; ``norm`` is "layernorm"
     or "rmsnorm", from ``norm_tier`` "reference" (default) or "fast" (see ``norm_class``);
@@ -216,7 +295,10 @@ class TransformerBlock(ResidualSublayers):
     drop1, drop2 (``Dropout(dropout)``, each uses its own cached mask in backward); "peri" adds
     norm1_out after attn and norm2_out after ffn (Norm_out of the table; norm1 and norm2 keep
     their Pre-Norm role). ``qk_norm`` (None, "rmsnorm", "layernorm") is the attention's (see
-    ``MultiheadAttention``): each head's queries and keys normalised before 1/sqrt(D). ``bias=False``
+    ``MultiheadAttention``): each head's queries and keys normalised before 1/sqrt(D);
+    ``qk_norm_scope`` ("head" or "projection") and ``attn_softcap`` are the attention's too
+    (``MultiheadAttention`` describes them); "reordered" adds norm1_out and norm2_out only
+    (no norm1, norm2). ``bias=False``
     drops the biases of the attention and feed-forward projections and of the LayerNorms (as
     ``nn.TransformerEncoderLayer(bias=False)``).
 
@@ -239,23 +321,26 @@ class TransformerBlock(ResidualSublayers):
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
                  norm_tier: str = "reference", causal: bool = True, bias: bool = True,
-                 qk_norm: str | None = None) -> None:
+                 qk_norm: str | None = None, qk_norm_scope: str = "head", attn_softcap: float | None = None,
+                 norm_scale: str | None = None, layer_index: int | None = None) -> None:
         causal = flag(causal, "causal", "TransformerBlock")
         self._dtype = dtype
         dropout, qk_norm = self._setup("TransformerBlock", d_model, d_ff, norm, norm_tier, position, dropout,
-                                       n_layers, bias, qk_norm, sublayers=2)
+                                       n_layers, bias, qk_norm, sublayers=2, norm_scale=norm_scale,
+                                       layer_index=layer_index)
         rng = make_rng(rng)
         C, beta = self.d_model, self._beta
         self._add_sublayer(1, "attn", self_attention(causal, C, n_heads, self.bias, value_gain=beta, rng=rng,
-                                                     dtype=dtype, qk_norm=qk_norm))
+                                                     dtype=dtype, qk_norm=qk_norm, qk_norm_scope=qk_norm_scope,
+                                                     attn_softcap=attn_softcap))
         self._add_sublayer(2, "ffn", FeedForward(C, self.d_ff, activation, self.bias, gain=beta, rng=rng,
                                                  dtype=dtype))
         self.drop1 = Dropout(dropout, rng=rng)
         self.drop2 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        qk = "" if self.attn.qk_norm is None else f", qk_norm={self.attn.qk_norm!r}"
-        return f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}{qk}"
+        return (f"position={self.position!r}, norm={self.norm_kind!r}, causal={self.attn.causal}"
+                f"{self._options_repr(self.attn)}")
 
     def _sublayers(self) -> tuple[tuple[Module, Any, Dropout, Any], tuple[Module, Any, Dropout, Any]]:
         """(F, Norm, drop, Norm_out) for the two sub-layers, in forward order."""
@@ -280,80 +365,6 @@ class TransformerBlock(ResidualSublayers):
         for f, norm, drop, out_norm in reversed(self._sublayers()):
             dy = self._residual_backward(dy, f.backward, norm, drop, out_norm)
         return dy
-
-
-class TinyTransformer(Module):
-    r"""A small decoder-only Transformer language model: integer tokens in, next-token logits out.
-
-    Shapes: tokens (B, T) integers in [0, vocab_size), T <= max_len; logits (B, T, vocab_size)::
-
-        x = tok_emb(tokens)                  (B, T, d_model)   Embedding
-        x = pos_emb(x)                       (B, T, d_model)   x + learned position vectors
-        x = blocks(x)                        (B, T, d_model)   n_layers TransformerBlocks
-        x = norm_f(x)                        (B, T, d_model)   only for position="pre" or "peri"
-        logits = head(x)                     (B, T, vocab_size)
-
-    ``backward(dlogits)`` runs the same steps in reverse and accumulates every parameter's
-    gradient; the integer tokens have none, so it returns None. A Pre-Norm stack needs the
-    final norm because its residual stream is never normalised otherwise; Post-Norm and
-    DeepNorm blocks already end in a norm. A Peri-LN stack's residual stream is not normalised
-    either (only what each branch adds to it), so it gets the final norm too, as Gemma 2 and 3
-    do (a final RMSNorm after the last block, before the output head). ``qk_norm`` is every
-    block's attention's. ``model.blocks`` is a ``Sequential`` whose children
-    are named "0", "1", ..., so state dict keys read ``blocks.0.attn.q.weight`` as in PyTorch.
-    ``activation`` is each feed-forward's; ``embedding_std`` the standard deviation the token and
-    position embeddings are drawn with (small values, e.g. 0.02, leave the residual stream to
-    the blocks from the first block on). ``norm_tier`` picks the norms' tier, as in
-    ``TransformerBlock``.
-    """
-
-    def __init__(self, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int,
-                 d_ff: int | None = None, norm: str = "layernorm", position: str = "pre",
-                 dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
-                 activation: str = "gelu", embedding_std: float = 1.0,
-                 norm_tier: str = "reference", qk_norm: str | None = None) -> None:
-        who = "TinyTransformer"
-        vocab_size = positive_int(vocab_size, "vocab_size", who)
-        d_model = positive_int(d_model, "d_model", who)
-        n_layers = positive_int(n_layers, "n_layers", who)
-        n_heads = positive_int(n_heads, "n_heads", who)
-        max_len = positive_int(max_len, "max_len", who)
-        self.vocab_size, self.max_len = vocab_size, max_len
-        self.position = position
-        rng = make_rng(rng)
-        self.tok_emb = Embedding(vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.pos_emb = PositionalEmbedding(max_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.blocks = Sequential(*[
-            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
-                             norm_tier, qk_norm=qk_norm)
-            for _ in range(n_layers)
-        ])
-        if position in ("pre", "peri"):
-            self.norm_f = norm_class(norm, norm_tier)(d_model, dtype=dtype)
-        self.head = Linear(d_model, vocab_size, rng=rng, dtype=dtype)
-
-    def _stages(self) -> list[Module]:
-        """The modules a forward pass runs through, in order."""
-        return [m for m in (self.tok_emb, self.pos_emb, self.blocks, getattr(self, "norm_f", None), self.head)
-                if m is not None]
-
-    def forward(self, tokens: ArrayLike) -> np.ndarray:
-        tokens = as_array(tokens, "TinyTransformer", "token ids")
-        if tokens.ndim != 2:
-            raise ValueError(f"TinyTransformer expects tokens of shape (B, T), got shape {tokens.shape}")
-        index_input(tokens, self.vocab_size, "TinyTransformer", "token id")
-        if tokens.shape[1] > self.max_len:
-            raise ValueError(f"TinyTransformer: expected a sequence length T <= max_len={self.max_len}, "
-                             f"got T={tokens.shape[1]}")
-        x = tokens
-        for m in self._stages():
-            x = m(x)
-        return x  # (B, T, vocab_size)
-
-    def backward(self, dlogits: ArrayLike) -> None:
-        for m in reversed(self._stages()):
-            dlogits = m.backward(dlogits)
-        return None  # tok_emb.backward returned None: integer tokens have no gradient
 
 
 class TransformerDecoderBlock(ResidualSublayers):
@@ -385,6 +396,10 @@ class TransformerDecoderBlock(ResidualSublayers):
         "peri"       h1 = x  + norm1_out(drop1(SA(norm1(x))))
                      h2 = h1 + norm2_out(drop2(CA(norm2(h1))))
                      y  = h2 + norm3_out(drop3(FF(norm3(h2))))
+        "reordered"  h1 = x  + norm1_out(drop1(SA(x)))
+                     h2 = h1 + norm2_out(drop2(CA(h1)))               memory is not normalised
+                     y  = h2 + norm3_out(drop3(FF(h2)))
+        "pre" with norm_scale="depth": each normk(.) output times 1 / sqrt(layer_index)
 
     Backward, the forward read bottom to top (G'(g) is G's backward applied to g; dL/dy = dy)::
 
@@ -401,6 +416,8 @@ class TransformerDecoderBlock(ResidualSublayers):
         "none"       as "pre" without the norms
         "peri"       as "pre" with each branch's gradient first through its output norm:
                      dh2 = dy + norm3'(FF'(drop3'(norm3_out'(dy)))), dq, dk, dv = CA'(drop2'(norm2_out'(dh2))), ...
+        "reordered"  as "peri" without the input norms:
+                     dh2 = dy + FF'(drop3'(norm3_out'(dy))), dq, dk, dv = CA'(drop2'(norm2_out'(dh2))), ...
 
     The memory enters the cross-attention twice, as its keys and as its values, so its gradient
     is the sum of the two (dk + dv); dq goes on down the target stream. In a stack of decoder
@@ -434,7 +451,10 @@ class TransformerDecoderBlock(ResidualSublayers):
     self_attn, norm2, cross_attn, norm3, ffn (no norms for "none"; "peri" adds norm1_out after
     self_attn, norm2_out after cross_attn, norm3_out after ffn), drop1, drop2, drop3.
     ``qk_norm`` (None, "rmsnorm", "layernorm") is both attentions': the self-attention's queries
-    and keys, and the cross-attention's queries (from the target) and keys (from the memory).
+    and keys, and the cross-attention's queries (from the target) and keys (from the memory);
+    so are ``qk_norm_scope`` and ``attn_softcap``. "reordered" has norm1_out, norm2_out and
+    norm3_out only; ``norm_scale="depth"`` with ``layer_index`` scales norm1, norm2 and norm3
+    of a "pre" block by 1 / sqrt(layer_index) (``TransformerBlock`` has the sources).
     Cache: the shapes and dtypes of x and memory; each child caches its own.
     """
 
@@ -446,17 +466,20 @@ class TransformerDecoderBlock(ResidualSublayers):
                  position: str = "pre", dropout: float = 0.0, n_layers: int | None = None,
                  rng: RngLike = None, dtype: DTypeLike = np.float64, activation: str = "gelu",
                  norm_tier: str = "reference", bias: bool = True, qk_norm: str | None = None,
-                 causal: bool = True) -> None:
+                 causal: bool = True, qk_norm_scope: str = "head", attn_softcap: float | None = None,
+                 norm_scale: str | None = None, layer_index: int | None = None) -> None:
         causal = flag(causal, "causal", "TransformerDecoderBlock")
         self._dtype = dtype
         dropout, qk_norm = self._setup("TransformerDecoderBlock", d_model, d_ff, norm, norm_tier, position, dropout,
-                                       n_layers, bias, qk_norm, sublayers=3)
+                                       n_layers, bias, qk_norm, sublayers=3, norm_scale=norm_scale,
+                                       layer_index=layer_index)
         rng = make_rng(rng)
         C, beta = self.d_model, self._beta
+        options: dict[str, Any] = {"qk_norm": qk_norm, "qk_norm_scope": qk_norm_scope, "attn_softcap": attn_softcap}
         self._add_sublayer(1, "self_attn", self_attention(causal, C, n_heads, self.bias, value_gain=beta, rng=rng,
-                                                          dtype=dtype, qk_norm=qk_norm))
+                                                          dtype=dtype, **options))
         self._add_sublayer(2, "cross_attn", MultiheadAttention(C, n_heads, self.bias, value_gain=beta, rng=rng,
-                                                               dtype=dtype, qk_norm=qk_norm))
+                                                               dtype=dtype, **options))
         self._add_sublayer(3, "ffn", FeedForward(C, self.d_ff, activation, self.bias, gain=beta, rng=rng,
                                                  dtype=dtype))
         self.drop1 = Dropout(dropout, rng=rng)
@@ -464,8 +487,7 @@ class TransformerDecoderBlock(ResidualSublayers):
         self.drop3 = Dropout(dropout, rng=rng)
 
     def extra_repr(self) -> str:
-        qk = "" if self.self_attn.qk_norm is None else f", qk_norm={self.self_attn.qk_norm!r}"
-        return f"position={self.position!r}, norm={self.norm_kind!r}{qk}"
+        return f"position={self.position!r}, norm={self.norm_kind!r}{self._options_repr(self.self_attn)}"
 
     def forward(self, x: ArrayLike, memory: ArrayLike, tgt_key_padding_mask: ArrayLike | None = None,
                 memory_key_padding_mask: ArrayLike | None = None, tgt_mask: ArrayLike | None = None,
@@ -519,173 +541,3 @@ class TransformerDecoderBlock(ResidualSublayers):
         dy = self._residual_backward(dy, cross_attention_backward, norm2, self.drop2, out2)  # (B, Tt, C)
         dx = self._residual_backward(dy, self.self_attn.backward, norm1, self.drop1, out1)  # (B, Tt, C)
         return dx.astype(x_dtype, copy=False), dmemory[0].astype(memory_dtype, copy=False)
-
-
-class TinySeq2Seq(Module):
-    r"""A small encoder-decoder Transformer: source tokens in, logits over the target vocabulary
-    out, the decoder reading the encoder's output through cross-attention.
-
-    Shapes: src (B, Ts) integers in [0, src_vocab_size), Ts <= max_src_len; tgt (B, Tt) integers
-    in [0, tgt_vocab_size), Tt <= max_tgt_len, the target shifted right (a start token first,
-    teacher forcing); logits (B, Tt, tgt_vocab_size)::
-
-        encode:  s = src_emb(src)                      (B, Ts, C)   Embedding
-                 s = src_pos(s)                        (B, Ts, C)   + learned positions
-                 s = encoder(s, src_key_padding_mask)  (B, Ts, C)   TransformerBlocks, causal=False
-                 memory = enc_norm(s)                  (B, Ts, C)   only for position="pre" or "peri"
-        decode:  t = tgt_emb(tgt)                      (B, Tt, C)
-                 t = tgt_pos(t)                        (B, Tt, C)
-                 t = decoder(t, memory)                (B, Tt, C)   TransformerDecoderBlocks, each
-                                                                    cross-attending to memory
-                 t = dec_norm(t)                       (B, Tt, C)   only for position="pre" or "peri"
-                 logits = head(t)                      (B, Tt, tgt_vocab_size)
-
-    ``backward(dlogits)`` runs decode in reverse, collecting dmemory = sum over the decoder
-    blocks of each block's memory gradient (every block reads the same memory), then runs
-    encode in reverse from dmemory; every parameter's gradient accumulates. Integer tokens
-    have no gradient: it returns None, as ``TinyTransformer``'s.
-
-    ``src_key_padding_mask`` (B, Ts), True at padding tokens of the source, masks them as keys
-    of the encoder's self-attention and of every decoder block's cross-attention. The decoder's
-    self-attention is causal, so position t of the target only sees the start token and the
-    targets before t: at inference, ``greedy_decode`` feeds back its own predictions.
-
-    ``n_layers`` encoder blocks and ``n_decoder_layers`` (default ``n_layers``) decoder blocks;
-    the other arguments as in ``TinyTransformer``. With "deepnorm" each stack takes its own
-    block's constants (``TransformerBlock``'s for the encoder, ``TransformerDecoderBlock``'s
-    for the decoder); DeepNet's encoder values for an encoder-decoder model, which depend on
-    both depths, are not used. ``qk_norm`` is every attention's (``TransformerBlock``'s).
-    """
-
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int, n_layers: int, n_heads: int,
-                 max_src_len: int, max_tgt_len: int, d_ff: int | None = None, norm: str = "layernorm",
-                 position: str = "pre", dropout: float = 0.0, rng: RngLike = None, dtype: DTypeLike = np.float64,
-                 activation: str = "gelu", embedding_std: float = 1.0, norm_tier: str = "reference",
-                 n_decoder_layers: int | None = None, qk_norm: str | None = None) -> None:
-        who = "TinySeq2Seq"
-        self.src_vocab_size = positive_int(src_vocab_size, "src_vocab_size", who)
-        self.tgt_vocab_size = positive_int(tgt_vocab_size, "tgt_vocab_size", who)
-        d_model = positive_int(d_model, "d_model", who)
-        n_layers = positive_int(n_layers, "n_layers", who)
-        n_decoder_layers = n_layers if n_decoder_layers is None else positive_int(n_decoder_layers,
-                                                                                  "n_decoder_layers", who)
-        n_heads = positive_int(n_heads, "n_heads", who)
-        self.max_src_len = positive_int(max_src_len, "max_src_len", who)
-        self.max_tgt_len = positive_int(max_tgt_len, "max_tgt_len", who)
-        self.position = position
-        rng = make_rng(rng)
-        self.src_emb = Embedding(self.src_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.src_pos = PositionalEmbedding(self.max_src_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.encoder = Sequential(*[
-            TransformerBlock(d_model, n_heads, d_ff, norm, position, dropout, n_layers, rng, dtype, activation,
-                             norm_tier, causal=False, qk_norm=qk_norm)
-            for _ in range(n_layers)
-        ])
-        if position in ("pre", "peri"):
-            self.enc_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
-        self.tgt_emb = Embedding(self.tgt_vocab_size, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.tgt_pos = PositionalEmbedding(self.max_tgt_len, d_model, rng=rng, dtype=dtype, std=embedding_std)
-        self.decoder = Sequential(*[
-            TransformerDecoderBlock(d_model, n_heads, d_ff, norm, position, dropout, n_decoder_layers, rng, dtype,
-                                    activation, norm_tier, qk_norm=qk_norm)
-            for _ in range(n_decoder_layers)
-        ])
-        if position in ("pre", "peri"):
-            self.dec_norm = norm_class(norm, norm_tier)(d_model, dtype=dtype)
-        self.head = Linear(d_model, self.tgt_vocab_size, rng=rng, dtype=dtype)
-
-    def extra_repr(self) -> str:
-        return f"position={self.position!r}"
-
-    def _check(self, src: ArrayLike, tgt: ArrayLike | None,
-               src_key_padding_mask: ArrayLike | None) -> tuple[np.ndarray, np.ndarray | None]:
-        """Every input checked, before any child runs."""
-        who = "TinySeq2Seq"
-        src = as_array(src, who, "source ids")
-        if src.ndim != 2:
-            raise ValueError(f"{who} expects source tokens of shape (B, Ts), got shape {src.shape}")
-        index_input(src, self.src_vocab_size, who, "source id")
-        if src.shape[1] > self.max_src_len:
-            raise ValueError(f"source length Ts={src.shape[1]} exceeds max_src_len={self.max_src_len}")
-        if tgt is not None:
-            tgt = as_array(tgt, who, "target ids")
-            if tgt.ndim != 2 or tgt.shape[0] != src.shape[0]:
-                raise ValueError(f"{who} expects target tokens of shape (B, Tt) with the source's "
-                                 f"B = {src.shape[0]}, got shape {tgt.shape}")
-            index_input(tgt, self.tgt_vocab_size, who, "target id")
-            if tgt.shape[1] > self.max_tgt_len:
-                raise ValueError(f"target length Tt={tgt.shape[1]} exceeds max_tgt_len={self.max_tgt_len}")
-        if src_key_padding_mask is not None:
-            B, Ts = src.shape
-            first = self.encoder[0]
-            assert isinstance(first, TransformerBlock)
-            try:
-                first.attn.check_masks(src_key_padding_mask, None, B, Ts, Ts)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"{who}: src_key_padding_mask is each attention's key_padding_mask: {err}") from None
-        return src, tgt
-
-    def _encode(self, src: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
-        s = self.src_pos(self.src_emb(src))  # (B, Ts, C)
-        for block in self.encoder:
-            s = block(s, key_padding_mask=src_key_padding_mask)  # (B, Ts, C)
-        enc_norm = getattr(self, "enc_norm", None)
-        return s if enc_norm is None else enc_norm(s)  # (B, Ts, C), the memory
-
-    def _decode(self, tgt: np.ndarray, memory: np.ndarray, src_key_padding_mask: ArrayLike | None) -> np.ndarray:
-        t = self.tgt_pos(self.tgt_emb(tgt))  # (B, Tt, C)
-        for block in self.decoder:
-            t = block(t, memory, memory_key_padding_mask=src_key_padding_mask)  # (B, Tt, C)
-        dec_norm = getattr(self, "dec_norm", None)
-        return self.head(t if dec_norm is None else dec_norm(t))  # (B, Tt, V)
-
-    def forward(self, src: ArrayLike, tgt: ArrayLike, src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
-        src_ids, tgt_ids = self._check(src, tgt, src_key_padding_mask)  # every input, before any child runs
-        assert tgt_ids is not None
-        logits = self._decode(tgt_ids, self._encode(src_ids, src_key_padding_mask), src_key_padding_mask)
-        self._cache = logits.shape
-        return logits  # (B, Tt, V)
-
-    def backward(self, dlogits: ArrayLike) -> None:
-        shape = self._cached()
-        dt = check_upstream(dlogits, shape, "TinySeq2Seq")
-        dt = self.head.backward(dt)  # (B, Tt, C)
-        dec_norm = getattr(self, "dec_norm", None)
-        if dec_norm is not None:
-            dt = dec_norm.backward(dt)  # (B, Tt, C)
-        dmemory: Any = 0.0
-        for block in reversed(list(self.decoder)):
-            dt, dm = block.backward(dt)  # (B, Tt, C), (B, Ts, C)
-            dmemory = dmemory + dm  # (B, Ts, C): every decoder block reads the same memory
-        self.tgt_emb.backward(self.tgt_pos.backward(dt))  # tgt_emb's gradients; None for the ids
-        ds = np.asarray(dmemory)
-        enc_norm = getattr(self, "enc_norm", None)
-        if enc_norm is not None:
-            ds = enc_norm.backward(ds)  # (B, Ts, C)
-        for block in reversed(list(self.encoder)):
-            ds = block.backward(ds)  # (B, Ts, C)
-        self.src_emb.backward(self.src_pos.backward(ds))
-        return None  # the embeddings' backward returned None: integer ids have no gradient
-
-    def greedy_decode(self, src: ArrayLike, start: int, steps: int,
-                      src_key_padding_mask: ArrayLike | None = None) -> np.ndarray:
-        """Decode ``steps`` tokens after the ``start`` token, each the argmax of the logits at the
-        last position, fed back as the next input; returns them, (B, steps) int64.
-
-        The encoder runs once; the decoder reruns on the growing prefix (its self-attention is
-        causal, so the logits of earlier positions do not change). Put the model in eval mode
-        first when it has dropout. It is inference only: a backward after it raises."""
-        steps = positive_int(steps, "steps", "TinySeq2Seq.greedy_decode")
-        if steps > self.max_tgt_len:
-            raise ValueError(f"TinySeq2Seq.greedy_decode: steps={steps} exceeds max_tgt_len={self.max_tgt_len}")
-        src, _ = self._check(src, None, src_key_padding_mask)
-        start = integer(start, "start", "TinySeq2Seq.greedy_decode")
-        first = np.full((src.shape[0], 1), start, dtype=np.int64)  # (B, 1)
-        index_input(first, self.tgt_vocab_size, "TinySeq2Seq.greedy_decode", "start token")
-        self._cache = None
-        memory = self._encode(src, src_key_padding_mask)  # (B, Ts, C)
-        tgt = first
-        for _ in range(steps):
-            logits = self._decode(tgt, memory, src_key_padding_mask)  # (B, t, V)
-            tgt = np.concatenate([tgt, logits[:, -1].argmax(-1)[:, None]], axis=1)  # (B, t + 1)
-        return tgt[:, 1:]

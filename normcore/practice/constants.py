@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .probes import distance
+from ..i18n import N_
+from .probes import UNOBSERVED, distance, is_dtype_row
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
 _GRID = 24  # points of the search's grid over a kind's range
@@ -276,19 +277,23 @@ def _told(file, mutants, key, i):
 
 def _one(found):
     """The one (Constant, value) of a set, or a Constant named after all of them when they
-    differ in name only (``catalog.base.CANNOT_TELL``); None when a value differs or is not
+    differ in name only (``CANNOT_TELL``); None when a value differs or is not
     told."""
     if None in found or len({value for _, value in found}) != 1:
         return None
     if len(found) == 1:
         return next(iter(found))
-    from .catalog.base import CANNOT_TELL  # the catalog imports this module
     constants = sorted({constant.name: constant for constant, _ in found}.items())
     value = next(iter(found))[1]
     either = Constant("/".join(name for name, _ in constants), value, constants[0][1].kind,
                       CANNOT_TELL)
     return either, value
 
+
+# how a report says a constant the probes give under two names (an eps inside the log, or a
+# clip's bound: the same numbers when it is small); ``{name}`` is "clip/eps". A catalog text:
+# this file's messages are in the catalog's domain (``i18n/catalogs.py``, ``SOURCES``).
+CANNOT_TELL = N_("with {name} = {value} (the probes cannot tell which)")
 
 _UNIDENTIFIABLE = object()  # values reproduce the answer, but not within one narrow window
 
@@ -386,7 +391,6 @@ def _mismatch(user, run):
     """How far a mutant's run of one probe is from the answer's, in tolerances (0 within every
     observation's tolerance, inf where the two differ in which rows they made or in an error):
     the search's measure; the rule that names a constant stays ``diagnosis._File.reproduced_by``."""
-    from .diagnosis import UNOBSERVED, _is_dtype  # diagnosis imports this module
     if run is None:
         return float("inf")
     if not isinstance(user.error, UNOBSERVED) and (
@@ -394,7 +398,7 @@ def _mismatch(user, run):
         return float("inf")
     worst = 0.0
     for label, observation in user.rows.items():
-        if _is_dtype(label):
+        if is_dtype_row(label):
             continue
         if label not in run.rows:
             return float("inf")

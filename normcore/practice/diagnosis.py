@@ -37,12 +37,10 @@ Reproducing means, observation by observation:
 from dataclasses import dataclass
 
 from . import constants
-from .driver import NotApplicable
 from .exercises import is_running_statistics
 from .mutants import Consistent
-from .probes import ProbeRun, distance, error_kind, is_backward
+from .probes import UNOBSERVED, ProbeRun, distance, error_kind, is_backward, is_dtype_row
 
-UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
 
 
 MOST = 4  # the most mistakes named at once (see ``_File.combinations``)
@@ -109,7 +107,7 @@ def diagnose(probes, users, checks, mutants, graded=EVERY):
     named, variant = list(named.pop()), dict(found[0])
     fitted = constants.said(file, mutants, found)  # {id: (Constant, value)} pinned down
     for c in wrong:
-        if _is_dtype(c.row) and not file.gives(found[0], c):  # a failure of its own
+        if is_dtype_row(c.row) and not file.gives(found[0], c):  # a failure of its own
             continue
         c.diagnoses, c.constants = list(named), fitted
         if len(named) > 1:  # each check names the mistakes it shows alone, or all of them
@@ -200,7 +198,7 @@ class _File:
             run, user = self.mutants.run(key, p), self.users[p.label]
             if run is None or not all(_agrees(user.rows[row], run.rows[row]) for row in user.rows
                                       if row in run.rows and not is_backward(row)
-                                      and not _is_dtype(row)):
+                                      and not is_dtype_row(row)):
                 return False
         return True
 
@@ -320,16 +318,12 @@ def _same(user, run):
     else:
         made = run.rows
     return all(label in run.rows and _agrees(user.rows[label], run.rows[label])
-               for label in made if not _is_dtype(label))
+               for label in made if not is_dtype_row(label))
 
 
 def _is_twin(key):
     """Whether a mutant's key is a consistent twin's (``mutants.Consistent``)."""
     return any(isinstance(k, Consistent) for _, k in key)
-
-
-def _is_dtype(label):
-    return label.endswith("dtype")
 
 
 def _agrees(answer, mutant):
@@ -340,7 +334,7 @@ def _agrees(answer, mutant):
 def _changed(run, ref, probe):
     """The (probe, row) of the reference that ``run`` changes: gives otherwise, or never makes
     because it raised (not for a TODO: see ``_unmade``)."""
-    return {(probe, label) for label, r in ref.rows.items() if not _is_dtype(label) and (
+    return {(probe, label) for label, r in ref.rows.items() if not is_dtype_row(label) and (
             label in run.rows and not _agrees(run.rows[label], r)
             or label not in run.rows and not isinstance(run.error, UNOBSERVED))}
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._array import largest_finite
 from ..i18n import translator
-from .driver import ContractError, Driver
+from .driver import ContractError, Driver, NotApplicable
 
 _ = translator("practice")
 
@@ -213,6 +213,14 @@ def is_parameter_gradient(row):
     """Whether an observation is a parameter's gradient (dgamma, dwq, ...), not the input's."""
     name = row.rpartition(": ")[2].partition(" ")[0]
     return bool(GRADIENT.fullmatch(name)) and name not in ("dx", "dlogits")
+
+
+UNOBSERVED = (NotImplementedError, NotApplicable)  # the answer left these observations unmade
+
+
+def is_dtype_row(label):
+    """Whether an observation is a dtype's (``"dx dtype"``), not a value's."""
+    return label.endswith("dtype")
 
 
 def is_backward(row):

@@ -83,11 +83,6 @@ class Published:
     asks: str
 
 
-# how a report says a constant the probes give under two names (an eps inside the log, or a
-# clip's bound: the same numbers when it is small); ``{name}`` is "clip/eps"
-CANNOT_TELL = N_("with {name} = {value} (the probes cannot tell which)")
-
-
 def same(exercises, *variants):
     """The same variants for several exercises."""
     return {name: list(variants) for name in exercises}
