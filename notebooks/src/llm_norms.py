@@ -304,7 +304,7 @@ CELLS = [
     md(r"""
     ### Soft-capping
 
-    Gemma 2 (Gemma Team 2024) bounds its attention scores and its final logits smoothly,
+    Gemma 2 (its report, arXiv 2408.00118) bounds its attention scores and its final logits smoothly,
     $y = c\tanh(x/c)$, with $c = 50$ for the attention and $c = 30$ for the final logits.
     `nc.SoftCap(c)` is the layer; `attn_softcap=` and `logit_softcap=` apply it in the attention
     and the models. Near 0 it is the identity; no output reaches $c$. With $t = \tanh(x/c)$:
