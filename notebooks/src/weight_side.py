@@ -103,7 +103,7 @@ CELLS = [
     assert report.passed and np.abs(np.sum(v * dv, axis=1)).max() < 1e-12
     """),
     md(r"""
-    Two slips candidates make, each caught by that check: dropping the projection
+    Two slips candidates make, each of which that check catches: dropping the projection
     ($\bar{v} = (g/\|v\|)\,\bar{w}$, which has a component along $v$ although the loss does not
     depend on $\|v\|$), and $\bar{g}$ as $\bar{w}$ itself or its sum instead of the dot product
     with $\hat{v}$. The projection dropped, measured: the part of that $\bar{v}$ along $\hat{v}$
@@ -206,9 +206,10 @@ CELLS = [
     The two properties are LayerNorm's: the output does not change when a row of $W$ is shifted
     or scaled, so the gradient has no component along those moves (along the scaling up to
     $\epsilon$: $\operatorname{mean}_j \hat{W}_{ij}^2 = \sigma_i^2/(\sigma_i^2 + \epsilon)$ is not
-    quite 1, hence cosines of order $10^{-5}$). A consequence worth knowing:
-    the rows' mean and scale are not learnt at all; what follows the layer (GroupNorm's
-    $\gamma$ and $\beta$, in the paper's recipe) sets them.
+    quite 1, hence cosines of order $10^{-5}$, printed above as 0). A consequence worth knowing:
+    the rows' mean and scale do not reach the output and get no gradient (the scale up to
+    $\epsilon$; a row's mean never moves under SGD); the output's scale and offset are set by what follows the layer
+    (GroupNorm's $\gamma$ and $\beta$, in the paper's recipe).
     """),
 
     # --- 3. Batch Renorm ---------------------------------------------------------------------
