@@ -157,8 +157,8 @@ CELLS = [
     The output and $\bar{g} = \bar{w} \cdot \hat{v}$ do not change ($w$ and $\hat{v}$ are the
     same). $\bar{v}$ is 100 times smaller (the factor $g/\|v\|$), and the angle a step turns,
     $\eta\|\bar{v}\|/\|v\|$, is $100^2 = 10^4$ times smaller: the direction hardly learns,
-    while $g$ learns as before. Above, a factor 10 gave exactly 10 in the gradient and 100 in
-    the angle. This is the same $1/\|W\|^2$ effective learning rate a weight before BatchNorm
+    while $g$ learns as before. Above, a factor 10 gave exactly 10 in the gradient and about
+    100 in the angle (99.3 to 100: a step is a finite turn, not the first-order one). This is the same $1/\|W\|^2$ effective learning rate a weight before BatchNorm
     has; with WeightNorm it is exact.
     """),
 
