@@ -1,6 +1,6 @@
-"""BatchRenorm1d/2d and GhostBatchNorm1d/2d: gradient checks, torch twins written out (forward
-and every gradient to 1e-10 in float64), running statistics, warm-up, state dicts, arguments
-and input layouts."""
+"""BatchRenorm1d/2d and GhostBatchNorm1d/2d: gradient checks, the bridge's torch twins (forward,
+every gradient and the running statistics to 1e-10 in float64), running statistics, warm-up,
+state dicts, arguments and input layouts."""
 
 import numpy as np
 import pytest
@@ -25,41 +25,38 @@ def with_running_stats(layer, rng, spread=1.0):
 
 # --- BatchRenorm -----------------------------------------------------------------------------
 
-def torch_batch_renorm(torch, x, gamma, beta, rm, rv, eps, r_max, d_max, momentum):
-    """Batch Renorm in a few lines of torch: r and d detached (the stop-gradient)."""
-    dims = [0] + list(range(2, x.dim()))
-    shape = [1, -1] + [1] * (x.dim() - 2)
-    var, mean = torch.var_mean(x, dim=dims, keepdim=True, unbiased=False)
-    sigma_b = torch.sqrt(var + eps)
-    sigma = torch.sqrt(rv.reshape(shape) + eps)
-    r = torch.clamp(sigma_b / sigma, 1 / r_max, r_max).detach()
-    d = torch.clamp((mean - rm.reshape(shape)) / sigma, -d_max, d_max).detach()
-    y = ((x - mean) / sigma_b * r + d) * gamma.reshape(shape) + beta.reshape(shape)
-    n = x.numel() // x.shape[1]
-    new_rm = (1 - momentum) * rm + momentum * mean.flatten().detach()
-    new_rv = (1 - momentum) * rv + momentum * var.flatten().detach() * n / (n - 1)
-    return y, new_rm, new_rv
+def matches_torch(layer, x):
+    """The bridge's compare against the layer's torch twin at 1e-10; the names of its rows."""
+    need_torch()
+    from normcore.torch_bridge import compare
+    report = compare(layer, x, atol=1e-10, rtol=1e-10, out=None)
+    assert report.passed, str(report)
+    return {row.name for row in report.rows}
+
+
+def clipped(layer, x):
+    """Whether the layer's training output differs from the same layer's with r and d free."""
+    free = type(layer)(layer.num_features, r_max=1e9, d_max=1e9, momentum=layer.momentum)
+    free.load_state_dict(layer.state_dict())
+    before = layer.state_dict()
+    y = layer(x)
+    layer.load_state_dict(before)
+    return not np.allclose(y, free(x), rtol=1e-9)
 
 
 @pytest.mark.parametrize("cls, shape", [(nc.BatchRenorm1d, (6, 3)), (nc.BatchRenorm1d, (4, 3, 5)),
                                         (nc.BatchRenorm2d, (3, 3, 2, 2))])
-@pytest.mark.parametrize("r_max, d_max", [(3.0, 5.0), (1.2, 0.1)])  # the second clips r and d
-def test_batch_renorm_matches_torch_twin(cls, shape, r_max, d_max):
-    torch = need_torch()
+@pytest.mark.parametrize("r_max, d_max, clip", [(1e3, 1e3, False), (1.2, 0.1, True)])
+def test_batch_renorm_matches_torch_twin(cls, shape, r_max, d_max, clip):
+    """The twin (torch's BatchNorm with Batch Renorm's training forward: r and d detached, the
+    running statistics updated with the raw batch statistics), with r and d free (where the
+    stop-gradient changes the gradient) and clipped; then in evaluation."""
     rng = np.random.default_rng(0)
-    ours = with_running_stats(cls(3, r_max=r_max, d_max=d_max, momentum=0.3), rng)
-    x, dy = rng.standard_normal(shape) * 1.5 + 0.5, rng.standard_normal(shape)
-    gamma = torch.tensor(ours.gamma.data, requires_grad=True)
-    beta = torch.tensor(ours.beta.data, requires_grad=True)
-    xt = torch.tensor(x, requires_grad=True)
-    yt, rm, rv = torch_batch_renorm(torch, xt, gamma, beta, torch.tensor(ours.running_mean),
-                                    torch.tensor(ours.running_var), 1e-5, r_max, d_max, 0.3)
-    yt.backward(torch.tensor(dy))
-    y = ours(x)
-    dx = ours.backward(dy)
-    for a, t in [(y, yt), (dx, xt.grad), (ours.gamma.grad, gamma.grad), (ours.beta.grad, beta.grad),
-                 (ours.running_mean, rm), (ours.running_var, rv)]:
-        np.testing.assert_allclose(a, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    ours = with_running_stats(cls(3, r_max=r_max, d_max=d_max, momentum=0.3), rng, spread=2.0)
+    x = rng.standard_normal(shape) * 1.5 + 0.5
+    assert clipped(ours, x) == clip
+    assert {"running_mean", "running_var", "num_batches_tracked"} <= matches_torch(ours, x)
+    matches_torch(ours.eval(), x)
 
 
 def test_batch_renorm_gradcheck_where_r_and_d_are_clipped():
@@ -136,25 +133,19 @@ def test_batch_renorm_eval_and_bad_arguments_and_failed_calls():
 
 # --- GhostBatchNorm --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cls, shape, vbs", [(nc.GhostBatchNorm1d, (8, 3), 3), (nc.GhostBatchNorm1d, (4, 3, 2), 2),
-                                             (nc.GhostBatchNorm2d, (5, 3, 2, 2), 2)])
-def test_ghost_batchnorm_matches_torch_batchnorm_chunk_by_chunk(cls, shape, vbs):
-    torch = need_torch()
+@pytest.mark.parametrize("cls, shape, vbs, kwargs", [
+    (nc.GhostBatchNorm1d, (8, 3), 3, {"momentum": 0.2}),
+    (nc.GhostBatchNorm1d, (7, 3, 2), 2, {"momentum": None}),
+    (nc.GhostBatchNorm2d, (5, 3, 2, 2), 2, {"bias": False}),
+    (nc.GhostBatchNorm2d, (4, 3, 2, 2), 8, {"affine": False}),
+])
+def test_ghost_batchnorm_matches_torch_batchnorm_chunk_by_chunk(cls, shape, vbs, kwargs):
+    """The twin is torch's own BatchNorm applied to each chunk (``x.split``), in order."""
     rng = np.random.default_rng(6)
-    ours = with_running_stats(cls(3, virtual_batch_size=vbs, momentum=0.2), rng)
-    theirs = getattr(torch.nn, cls.__name__.replace("Ghost", ""))(3, momentum=0.2).double()
-    theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
-    x, dy = rng.standard_normal(shape) * 2 + 1, rng.standard_normal(shape)
-    xt = torch.tensor(x, requires_grad=True)
-    yt = torch.cat([theirs(c) for c in xt.split(vbs)])
-    yt.backward(torch.tensor(dy))
-    y = ours(x)
-    dx = ours.backward(dy)
-    for a, t in [(y, yt), (dx, xt.grad), (ours.gamma.grad, theirs.weight.grad), (ours.beta.grad, theirs.bias.grad)]:
-        np.testing.assert_allclose(a, t.detach().numpy(), rtol=1e-10, atol=1e-12)
-    for key, value in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12)
-    assert int(ours.num_batches_tracked) == -(-shape[0] // vbs)  # one update per chunk
+    ours = with_running_stats(cls(3, virtual_batch_size=vbs, **kwargs), rng)
+    assert "num_batches_tracked" in matches_torch(ours, rng.standard_normal(shape) * 2 + 1)
+    assert int(ours.num_batches_tracked) == -(-shape[0] // vbs)  # one update per chunk, on both sides
+    matches_torch(ours.eval(), rng.standard_normal(shape))
 
 
 @pytest.mark.parametrize("vbs", [2, 3, 10])

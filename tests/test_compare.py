@@ -85,3 +85,23 @@ def test_an_input_in_another_dtype_than_the_model_is_refused_with_what_was_expec
         torch_bridge.compare(ln, x, out=None)
     assert torch_bridge.compare(ln, x.astype(np.float32), out=None).passed
 
+
+
+@pytest.mark.parametrize("model, argv", [("batch-renorm", ["--eval"]), ("ghost-batchnorm", ["--fast"]),
+                                         ("weight-norm", ["--dtype", "float32"]), ("ws-linear", ["--seed", "2"])])
+def test_the_weight_and_batch_variant_models_in_other_modes(model, argv, capsys):
+    """``--fast`` on a layer without a fast twin compares the reference layer."""
+    assert cli.main(["compare", model, *argv]) == 0
+    out = capsys.readouterr().out
+    assert "all match" in out and ("eval mode" if "--eval" in argv else "train mode") in out.splitlines()[0]
+
+
+def test_the_rezero_model_is_what_its_description_says():
+    from normcore.commands.compare import MODELS, _description
+    what, build = MODELS["rezero"]
+    assert _description(what) == "ReZero() at alpha = 0: the input's gradient is 0"
+    layer, (x,) = build("reference", np.random.default_rng(0))
+    assert layer.alpha.data[0] == 0.0
+    report = torch_bridge.compare(layer, x, out=None)
+    layer(x)
+    assert not layer.backward(np.random.default_rng(1).standard_normal(x.shape)).any() and report.passed

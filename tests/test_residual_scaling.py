@@ -1,5 +1,5 @@
-"""LayerScale and ReZero: gradient checks, the gradient at a scale of 0, PyTorch parity written
-out (forward and every gradient to 1e-10 in float64), state dicts, arguments and layouts."""
+"""LayerScale and ReZero: gradient checks, the gradient at a scale of 0, PyTorch parity through
+the bridge's twins (forward and every gradient to 1e-10 in float64), state dicts, arguments and layouts."""
 
 import numpy as np
 import pytest
@@ -41,21 +41,15 @@ def test_layerscale_gradient_is_per_channel():
     np.testing.assert_allclose(layer.gamma.grad, (dy * x).sum(axis=(0, 1)), rtol=1e-14)
 
 
-def test_match_torch():
-    torch = pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
+@pytest.mark.parametrize("make", [lambda: nc.LayerScale(4), lambda: nc.ReZero()])
+def test_match_torch(make):
+    """The bridge's twins, one line of torch each: forward and every gradient to 1e-10."""
+    pytest.importorskip("torch", reason=f"PyTorch is the optional test oracle: {TORCH_CPU}")
+    from normcore.torch_bridge import compare
     rng = np.random.default_rng(3)
-    for layer, shape in [(nc.LayerScale(4), (2, 3, 4)), (nc.ReZero(), (2, 3, 4))]:
-        randomize_parameters(layer, rng)
-        (name, p), = layer.named_parameters()
-        s = torch.tensor(p.data, requires_grad=True)
-        x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
-        xt = torch.tensor(x, requires_grad=True)
-        yt = s * xt
-        yt.backward(torch.tensor(dy))
-        y = layer(x)
-        dx = layer.backward(dy)
-        for a, t in [(y, yt), (dx, xt.grad), (p.grad, s.grad)]:
-            np.testing.assert_allclose(a, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    report = compare(randomize_parameters(make(), rng), rng.standard_normal((2, 3, 4)), atol=1e-10, rtol=1e-10,
+                     out=None)
+    assert report.passed, str(report)
 
 
 def test_state_dicts_and_bad_arguments():

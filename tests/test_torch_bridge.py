@@ -208,6 +208,19 @@ def cases():
     model = nc.TinySeq2Seq(9, 7, 8, 2, 2, 6, 5, d_ff=12, norm="dyt", rng=1)
     out.append(("TinySeq2Seq pre dyt", perturb_parameters(model, rng, 0.2),
                 (rng.integers(0, 9, (3, 6)), rng.integers(0, 7, (3, 5)), memory_padding)))
+    # the weight side and the batch variants: torch's weight_norm parametrization, the rest twins
+    # (tests/test_torch_bridge_weights.py: every dim, clipping, warm-up, evaluation)
+    out += [
+        ("WeightNorm", r(nc.WeightNorm(nc.Linear(5, 3), dim=0)), (x(rng, 2, 4, 5),)),
+        ("WSLinear", r(nc.WSLinear(5, 3)), (x(rng, 4, 5),)),
+        ("LayerScale", r(nc.LayerScale(4)), (x(rng, 2, 3, 4),)),
+        ("ReZero", r(nc.ReZero()), (x(rng, 3, 4),)),
+        ("BatchRenorm1d train", r(nc.BatchRenorm1d(3, r_max=1.2, d_max=0.1)), (x(rng, 5, 3),)),
+        ("BatchRenorm2d eval", warmed(r(nc.BatchRenorm2d(2)), (3, 2, 2, 2), rng).eval(), (x(rng, 3, 2, 2, 3),)),
+        ("GhostBatchNorm1d train", r(nc.GhostBatchNorm1d(3, virtual_batch_size=2)), (x(rng, 5, 3, 2),)),
+        ("GhostBatchNorm2d train", r(nc.GhostBatchNorm2d(2, virtual_batch_size=3, momentum=None)),
+         (x(rng, 7, 2, 2, 2),)),
+    ]
     return out
 
 
@@ -346,6 +359,15 @@ def _round_trip_cases():
         ("3d norms", nc.Sequential(p(nc.BatchNorm3d(3, momentum=None)), p(nc.InstanceNorm3d(3, affine=True)),
                                    nc.InstanceNorm3d(3, track_running_stats=True, bias=False))),
         ("float32", p(nc.MultiheadAttention(4, 2, add_bias_kv=True, rng=0, dtype=np.float32)).eval()),
+        ("WeightNorm dim=None", p(nc.WeightNorm(nc.Linear(4, 3), dim=None))),
+        ("weights and scales", nc.Sequential(p(nc.WeightNorm(nc.Linear(4, 6, bias=False), dim=1)),
+                                             p(nc.WSLinear(6, 5, eps=1e-3)), p(nc.LayerScale(5, init=0.1)),
+                                             p(nc.ReZero(init=0.5)))),
+        ("batch variants", nc.Sequential(p(nc.BatchRenorm1d(3, r_max=2.0, d_max=1.0, momentum=None,
+                                                            warmup=(1, 4, 3))),
+                                         p(nc.GhostBatchNorm1d(3, virtual_batch_size=4, bias=False)))),
+        ("batch variants 2d", nc.Sequential(p(nc.BatchRenorm2d(3, affine=False)),
+                                            nc.GhostBatchNorm2d(3, track_running_stats=False)).eval()),
     ]
 
 

@@ -58,27 +58,14 @@ def test_weight_norm_direction_gradient_is_orthogonal_to_v():
 
 @pytest.mark.parametrize("dim", [0, 1, None])
 def test_weight_norm_matches_torch_parametrization(dim):
-    torch = need_torch()
-    from torch.nn.utils.parametrizations import weight_norm
+    """The bridge's twin is torch.nn.Linear under torch.nn.utils.parametrizations.weight_norm:
+    forward and every gradient (input, g, v, bias) to 1e-10."""
+    need_torch()
+    from normcore.torch_bridge import compare
     rng = np.random.default_rng(4)
-    ours = random_weight_norm(4, 3, dim, rng)
-    theirs = weight_norm(torch.nn.Linear(4, 3).double(), dim=dim)
-    sd = theirs.state_dict()
-    assert set(sd) == {"bias", "parametrizations.weight.original0", "parametrizations.weight.original1"}
-    ours_sd = ours.state_dict()
-    theirs.load_state_dict({"bias": torch.tensor(ours_sd["bias"]),
-                            "parametrizations.weight.original0": torch.tensor(ours_sd["weight_g"]),
-                            "parametrizations.weight.original1": torch.tensor(ours_sd["weight_v"])})
-    x, dy = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3))
-    xt = torch.tensor(x, requires_grad=True)
-    yt = theirs(xt)
-    yt.backward(torch.tensor(dy))
-    y = ours(x)
-    dx = ours.backward(dy)
-    p = theirs.parametrizations.weight
-    for a, b in [(y, yt), (dx, xt.grad), (ours.weight_g.grad, p.original0.grad),
-                 (ours.weight_v.grad, p.original1.grad), (ours.bias.grad, theirs.bias.grad)]:
-        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-10, atol=1e-12)
+    report = compare(random_weight_norm(4, 3, dim, rng), rng.standard_normal((2, 5, 4)), atol=1e-10, rtol=1e-10,
+                     out=None)
+    assert report.passed, str(report)
 
 
 @pytest.mark.parametrize("api", ["parametrizations", "old"])
@@ -133,21 +120,14 @@ def test_ws_linear_weight_gradient_rows_sum_to_zero_and_are_orthogonal_to_w_hat(
 
 
 def test_ws_linear_matches_torch():
-    """A few lines of torch: the weight standardised with the biased variance, eps inside the root."""
-    torch = need_torch()
+    """The bridge's twin, a few lines of torch: the weight standardised with the biased
+    variance, eps inside the root; forward and every gradient to 1e-10."""
+    need_torch()
+    from normcore.torch_bridge import compare
     rng = np.random.default_rng(8)
     ours = randomize_parameters(nc.WSLinear(5, 3, eps=1e-3), rng)
-    W = torch.tensor(ours.weight.data, requires_grad=True)
-    b = torch.tensor(ours.bias.data, requires_grad=True)
-    x, dy = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
-    xt = torch.tensor(x, requires_grad=True)
-    var, mean = torch.var_mean(W, dim=1, keepdim=True, unbiased=False)
-    yt = torch.nn.functional.linear(xt, (W - mean) / torch.sqrt(var + 1e-3), b)
-    yt.backward(torch.tensor(dy))
-    y = ours(x)
-    dx = ours.backward(dy)
-    for a, t in [(y, yt), (dx, xt.grad), (ours.weight.grad, W.grad), (ours.bias.grad, b.grad)]:
-        np.testing.assert_allclose(a, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    report = compare(ours, rng.standard_normal((4, 5)), atol=1e-10, rtol=1e-10, out=None)
+    assert report.passed, str(report)
 
 
 def test_ws_linear_state_dict_is_linears_and_a_bad_input_changes_nothing():

@@ -43,16 +43,28 @@ examples:
   normcore compare layernorm               a LayerNorm, float64, training mode
   normcore compare block-deepnorm --eval   a DeepNorm block in evaluation mode
   normcore compare batchnorm --fast        the fast tier's BatchNorm1d
+  normcore compare batch-renorm --eval     Batch Renorm in evaluation mode
+  normcore compare weight-norm             torch's own weight_norm on a Linear
   normcore compare tiny-transformer --dtype float32
   normcore compare adam-amsgrad            Adam with AMSGrad, {steps} steps""")
 
 
-def _norm(name, *args, shape):
-    """A norm with random gamma and beta, from the tier asked for, and its input. DyT has no
-    fast twin: the reference layer serves both tiers (as ``nn.norm_class`` says)."""
+def _norm(name, *args, shape, **kwargs):
+    """A norm with random gamma and beta, from the tier asked for, and its input. DyT, Batch
+    Renorm and Ghost BatchNorm have no fast twin: the reference layer serves both tiers (as
+    ``nn.norm_class`` says of DyT)."""
     def build(tier, rng):
-        layer = getattr(fast if tier == "fast" and name != "DyT" else norms, name)(*args)
+        layer = getattr(fast if tier == "fast" and hasattr(fast, name) else norms, name)(*args, **kwargs)
         return randomize_parameters(layer, rng), (rng.standard_normal(shape) * 2 + 0.5,)
+    return build
+
+
+def _layer(make, shape, random=True):
+    """A layer of ``nn`` (``make()``), its parameters random unless ``random`` is False, and
+    its input; the same in both tiers."""
+    def build(tier, rng):
+        layer = make()
+        return randomize_parameters(layer, rng) if random else layer, (rng.standard_normal(shape),)
     return build
 
 
@@ -200,8 +212,20 @@ MODELS = {
     "groupnorm": (_on("GroupNorm(2, 4)", "(3, 4, 5)"), _norm("GroupNorm", 2, 4, shape=(3, 4, 5))),
     "instancenorm": (_on("InstanceNorm1d(3)", "(2, 3, 5)"),
                      _norm("InstanceNorm1d", 3, shape=(2, 3, 5))),
+    "batch-renorm": (_on("BatchRenorm1d(3, r_max=1.5, d_max=0.5)", "(5, 3, 4)"),
+                     _norm("BatchRenorm1d", 3, r_max=1.5, d_max=0.5, shape=(5, 3, 4))),
+    "ghost-batchnorm": (_on("GhostBatchNorm1d(3, virtual_batch_size=2)", "(6, 3, 4)"),
+                        _norm("GhostBatchNorm1d", 3, virtual_batch_size=2, shape=(6, 3, 4))),
     "linear-batchnorm": (_what(N_("{model}: the bias's gradient is {value}"),
                                model="Linear(4, 3), BatchNorm1d(3)", value=0), _linear_batchnorm),
+    "weight-norm": (_what(N_("{layer}: torch's weight_norm parametrization"),
+                          layer="WeightNorm(Linear(4, 3), dim=0)"),
+                    _layer(lambda: nn.WeightNorm(nn.Linear(4, 3), dim=0), (2, 5, 4))),
+    "ws-linear": (_on("WSLinear(5, 3)", "(4, 5)"), _layer(lambda: nn.WSLinear(5, 3), (4, 5))),
+    "layer-scale": (_on("LayerScale(4)", "(2, 5, 4)"), _layer(lambda: nn.LayerScale(4), (2, 5, 4))),
+    "rezero": (_what(N_("{layer} at alpha = {alpha}: the input's gradient is {alpha}"), layer="ReZero()",
+                     alpha=0),
+               _layer(nn.ReZero, (2, 5, 4), random=False)),
     "attention": (_on("CausalSelfAttention(8, 2)", "(2, 5, 8)"), _attention),
     "attention-masked": (_what(N_("MultiheadSelfAttention, not causal, key padding")),
                          _masked_attention),

@@ -41,7 +41,8 @@ class WeightNorm(_LinearBase):
     always writes weight_g and weight_v. At construction g = ||w|| and v = w, so the layer
     starts with the Linear's weight; the Linear passed in is copied, never changed. The layer
     has no ``weight`` parameter (``compute_weight()`` gives w) and is no ``Linear``:
-    ``fold_batchnorm`` and the bridge to PyTorch refuse it.
+    ``fold_batchnorm`` refuses it; the bridge to PyTorch makes it torch's Linear under
+    ``torch.nn.utils.parametrizations.weight_norm`` (and back, with ``from_torch``).
     Cache: the Linear's (a copy of x), w, v_hat and g / norm.
     """
 

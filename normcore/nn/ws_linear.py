@@ -34,9 +34,10 @@ class WSLinear(_LinearBase):
     (README of github.com/joe-siyuan-qiao/WeightStandardization). The paper standardises
     convolution filters (each output channel over in_channels x kH x kW); normcore has no
     convolution layer, so only the Linear form is here. Arguments and state dict are
-    ``Linear``'s (weight, bias), plus ``eps``, but it is no ``Linear``: ``fold_batchnorm`` and
-    the bridge to PyTorch, which would use W instead of W_hat, refuse it; the method is meant for a Linear followed by a
-    norm (GroupNorm in the paper). Cache: the Linear's (a copy of x), W_hat and rstd.
+    ``Linear``'s (weight, bias), plus ``eps``, but it is no ``Linear``: ``fold_batchnorm``,
+    which would use W instead of W_hat, refuses it, and the bridge to PyTorch gives it a twin of
+    its own (torch has no Weight Standardization). The method is meant for a Linear followed by
+    a norm (GroupNorm in the paper). Cache: the Linear's (a copy of x), W_hat and rstd.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, eps: float = 1e-5,

@@ -11,12 +11,13 @@ torch is imported inside the functions, never at import time: ``import normcore`
 One file per family, each short enough to read at once:
 
     core.py         the registries, to_torch, key_map, from_torch (both directions)
-    norms.py        LayerNorm, RMSNorm, BatchNorm, InstanceNorm, GroupNorm, DyT
+    norms.py        LayerNorm, RMSNorm, BatchNorm (and Renorm, Ghost), InstanceNorm, GroupNorm, DyT
     layers.py       Linear, activations, Softmax, Dropout, Embedding, positions, Sequential
     attention.py    attention (torch's nn.MultiheadAttention, the QK-norm twin)
     blocks.py       feed-forward, TransformerBlock, the tiny language model
     decoder.py      the decoder block, the encoder-decoder model
     losses.py       CrossEntropyLoss, MSELoss
+    weights.py      WeightNorm (torch's weight_norm parametrization), WSLinear, LayerScale, ReZero
     comparison.py   compare, its rows and report, the tolerances
     optimizers.py   compare_optimizer
 
@@ -29,17 +30,23 @@ a default. Where torch's layer stores the same numbers under other names
 (``nn.MultiheadAttention``'s ``in_proj_weight`` holds q, k and v stacked;
 ``nn.TransformerEncoderLayer`` calls the feed-forward ``linear1``, ``linear2``), the torch
 module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and ``key_map``
-resolves every key of a model through it. Where torch has no one-to-one layer (learned
+resolves every key of a model through it (``WeightNorm`` becomes torch's Linear under the
+``weight_norm`` parametrization: weight_g, weight_v -> ``parametrizations.weight.original0``,
+``original1``). Where torch has no one-to-one layer (learned
 positions, DyT, the Transformer block with RMSNorm or DyT, DeepNorm's alpha, no norm or
-Peri-LN's two norms, attention with QK-norm, the tiny language model), a family file defines
+Peri-LN's two norms, attention with QK-norm, the tiny language model, WSLinear, Batch Renorm,
+Ghost BatchNorm, LayerScale, ReZero), a family file defines
 small ``torch.nn.Module`` twins in a function cached with ``functools.cache`` (built on first
 use, written in torch ops with torch's own norms); they also hold the subclasses of torch's
 own layers that are called as normcore's are (attention returning its output alone unless
-asked for its weights, normcore's ``causal`` flag).
+asked for its weights, normcore's ``causal`` flag; BatchNorm whose training forward is Batch
+Renorm's, or BatchNorm applied chunk by chunk).
 
 The other way, ``from_torch(torch_module)`` builds the normcore twin of a torch module and
 loads its weights (``from_torch_supported()`` lists the torch classes it knows), e.g. to run
-PyTorch's own test samples of ``nn.MultiheadAttention`` through normcore.
+PyTorch's own test samples of ``nn.MultiheadAttention`` through normcore. A module under a
+``torch.nn.utils.parametrize`` parametrization is looked up by its parametrization first
+(``_WeightNorm``: a Linear under ``weight_norm`` becomes a ``WeightNorm``).
 
 Dropout: in evaluation both sides are the identity and compare equal. In training the two
 draw their masks from different generators, so outputs differ; ``compare`` then reports a
@@ -64,7 +71,7 @@ a new file, imported below):
    ``supported()`` then lists the layer.
 """
 
-from . import attention, blocks, decoder, layers, losses, norms  # noqa: F401 (they register their layers)
+from . import attention, blocks, decoder, layers, losses, norms, weights  # noqa: F401 (they register their layers)
 from .attention import attention_keys
 from .comparison import TOLERANCES, BridgeReport, Row, compare
 from .core import (CONVERTERS, builds_from_torch, converts, from_torch, from_torch_supported, key_map, supported,

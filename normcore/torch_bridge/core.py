@@ -155,7 +155,9 @@ def from_torch(tmodule):
     and ``nn.TransformerEncoderLayer`` (a ``TransformerBlock`` with ``causal=False``),
     ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock`` with ``causal=False``, as
     torch's layer is unless its ``tgt_mask`` makes it causal), ``to_torch``'s QK-norm attention
-    twin (the attention class and options it was made from); a
+    twin (the attention class and options it was made from), a ``nn.Linear`` under
+    ``torch.nn.utils.parametrizations.weight_norm`` (a ``WeightNorm``), ``to_torch``'s twins
+    of WSLinear, Batch Renorm, Ghost BatchNorm, LayerScale and ReZero; a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
     ``add_bias_kv``, no ``add_zero_attn``), ``in_proj_bias[E:2E]`` is dropped, which changes
@@ -171,7 +173,7 @@ def from_torch(tmodule):
     builders = _from_torch_builders()
 
     def sub(t):
-        for cls in type(t).__mro__:
+        for cls in _builder_classes(torch, t):
             if cls in builders:
                 return builders[cls](t, sub)
         raise TypeError(f"from_torch: no normcore twin for {type(t).__name__}; supported: "
@@ -194,6 +196,16 @@ def from_torch(tmodule):
     keys = key_map(module, twin)
     module.load_state_dict({key: _numpy(theirs[tkey])[rows] for key, (tkey, rows) in keys.items()})
     return module.train(tmodule.training)
+
+
+def _builder_classes(torch, t):
+    """The classes whose builder may build ``t``, nearest first: the parametrizations of a
+    parametrized module (``torch.nn.utils.parametrize``: a Linear under ``weight_norm`` is a
+    WeightNorm), then its class and base classes."""
+    parametrizations = []
+    if torch.nn.utils.parametrize.is_parametrized(t):
+        parametrizations = [type(p) for plist in t.parametrizations.values() for p in plist]
+    return parametrizations + list(type(t).__mro__)
 
 
 def from_torch_supported():
