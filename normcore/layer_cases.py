@@ -326,6 +326,26 @@ def llm_cases(rng, seed):
     return cases
 
 
+def weight_cases(seed=0):
+    """The weight side and residual scaling: WeightNorm over each ``dim``, the standardised
+    Linear, LayerScale and ReZero, with random parameters (ReZero's alpha away from its 0)."""
+    from . import nn  # the layers above the norms
+
+    rng = np.random.default_rng([seed, 37])  # a stream of its own: the cases above keep their values
+    x = lambda *shape: rng.standard_normal(shape)  # noqa: E731
+    cases = [
+        Case("WeightNorm (N,in) dim=0", nn.WeightNorm(nn.Linear(4, 3, rng=seed), dim=0), (x(5, 4),)),
+        Case("WeightNorm (B,T,in) dim=None no bias", nn.WeightNorm(nn.Linear(3, 2, bias=False, rng=seed), dim=None),
+             (x(2, 3, 3),)),
+        Case("WSLinear (N,in)", nn.WSLinear(4, 3, rng=seed), (x(5, 4),)),
+        Case("LayerScale (B,T,C)", nn.LayerScale(4), (x(2, 3, 4),)),
+        Case("ReZero (B,T,C)", nn.ReZero(), (x(2, 3, 4),)),
+    ]
+    for c in cases:
+        randomize_parameters(c.module, rng)
+    return cases
+
+
 def all_cases(seed=0):
     """Every case ``normcore gradcheck`` runs."""
-    return norm_cases(seed) + transformer_cases(seed)
+    return norm_cases(seed) + transformer_cases(seed) + weight_cases(seed)

@@ -119,6 +119,13 @@ CHECKS = {
     "bn-small-batch": lambda e: (
         np.all(np.diff(e["mean_error"]) < 0) and np.all(np.diff(e["mode_gap"]) < 0)
         and 6 < e["mean_error"][0] / e["mean_error"][-1] < 10),
+    "bn-small-batch-trained": lambda e: (
+        e["accuracy"]["batchnorm", 2] < e["accuracy"]["batchnorm", 32] - 0.2
+        and e["accuracy"]["groupnorm", 2] > e["accuracy"]["batchnorm", 2] + 0.2
+        and e["accuracy"]["groupnorm", 2] >= e["accuracy"]["groupnorm", 32] - 0.05
+        and e["accuracy"]["sync", 2] == e["accuracy"]["batchnorm", 32]),
+    "bn-train-good-eval-bad": lambda e: (
+        all(e["modes"][b][0] > e["modes"][b][1] for b in (32, 2)) and e["modes"][2][2] > 2 * e["modes"][32][2]),
     "bn-noise-regularises": lambda e: e["noise"][4] > e["noise"][64] > 0.05,
     "bn-padding": lambda e: e["bn_change"] > 0.1 and e["ln_change"] < 1e-12,
     "bn-larger-lr": lambda e: e["output_gap"] < 1e-3 and abs(e["grad_ratio"] - 0.1) < 0.01,

@@ -20,7 +20,8 @@ def test_gradcheck_command_lists_every_layer_and_passes(monkeypatch, capsys):
     from normcore.commands import gradcheck as command
     assert command.all_cases is layer_cases.all_cases
     labels = [c.label for c in layer_cases.all_cases(0)]
-    assert labels == [c.label for c in layer_cases.norm_cases(0) + layer_cases.transformer_cases(0)]
+    assert labels == [c.label for c in layer_cases.norm_cases(0) + layer_cases.transformer_cases(0)
+                      + layer_cases.weight_cases(0)]
     monkeypatch.setattr(command, "all_cases", lambda seed=0: [
         *layer_cases.norm_cases(seed),
         *[c for c in layer_cases.transformer_cases(seed) if c.label == "TinyTransformer 2 blocks pre"]])

@@ -40,6 +40,10 @@ SHAPES = {
     "mse": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],
     "feedforward": [(3, 4), (4, 1), (2, 3, 2), (2, 1, 2, 3)],
     "embedding": [(3, 4), (5, 2), (1, 3), (4, 3)],  # the table (V, D)
+    "batch_renorm": [(3, 4), (4, 3), (2, 3, 2), (2, 2, 2, 2)],  # test_derivations_weights.py: these two
+    "weight_norm": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x (*, D), D >= 2
+    "layer_scale": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x + s * Linear(x): these two too
+    "rezero": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -72,6 +76,9 @@ def _compact(kind, st):
         return {"x": dy * mask / (1 - steps_module.DROPOUT_P)}
     if kind in ("qk_norm", "sync_batchnorm"):
         return _compact_modern(kind, st)
+    if kind in ("batch_renorm", "weight_norm", "layer_scale", "rezero"):
+        from test_derivations_weights import written_out as weights_written_out
+        return weights_written_out(kind, st)
     if kind in ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embedding"):
         from test_derivations_layers import written_out
         return written_out(kind, st)
@@ -288,8 +295,8 @@ def test_latex_is_well_formed():
 
 
 def test_bad_requests_raise_clear_errors():
-    with pytest.raises(ValueError, match="unknown step-through 'weightnorm'"):
-        step_through("weightnorm")
+    with pytest.raises(ValueError, match="unknown step-through 'spectralnorm'"):
+        step_through("spectralnorm")
     with pytest.raises(ValueError, match="more than one value per channel"):
         step_through("batchnorm", shape=(1, 4))
     with pytest.raises(ValueError, match="rank 2 or 3 or 4"):
@@ -356,8 +363,8 @@ def test_explain_says_what_a_shape_is(shape):
 def test_explain_takes_a_kind_in_any_case():
     assert _run(["explain", "LayerNorm", "--summary"]) == _run(["explain", "layernorm", "--summary"])
     assert _run(["explain", "Log-Softmax", "--shape", "2x3", "--summary"])[0] == 0
-    status, err = _refused(["explain", "WeightNorm"])
-    assert status == 2 and "unknown step-through 'WeightNorm'; choose one of batchnorm, layernorm" in err
+    status, err = _refused(["explain", "SpectralNorm"])
+    assert status == 2 and "unknown step-through 'SpectralNorm'; choose one of batchnorm, layernorm" in err
 
 
 def test_explain_causal_names_every_computation_that_takes_it():

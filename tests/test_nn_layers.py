@@ -5,10 +5,10 @@ import pytest
 
 import normcore as nc
 from normcore import nn
-from normcore.layer_cases import transformer_cases
+from normcore.layer_cases import transformer_cases, weight_cases
 
 
-@pytest.mark.parametrize("case", transformer_cases(seed=0), ids=lambda c: c.label)
+@pytest.mark.parametrize("case", transformer_cases(seed=0) + weight_cases(seed=0), ids=lambda c: c.label)
 def test_gradcheck_every_layer(case):
     report = nc.gradcheck(case.module, *case.inputs, seed=1)
     assert report.passed, report.table()

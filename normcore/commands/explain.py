@@ -48,7 +48,8 @@ examples:
   normcore explain attention --shape 2x3x4 --heads 2 --causal
   normcore explain residual --position post --shape 2x3x4
   normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm
-  normcore explain sync_batchnorm --shape 5x2 --ranks 3""")
+  normcore explain sync_batchnorm --shape 5x2 --ranks 3
+  normcore explain batch_renorm --shape 4x3 --graph batch_renorm.png""")
 
 FORMATS = {"md": export_markdown, "tex": render_latex}
 GRAPH_SUFFIXES = (".png", ".svg")

@@ -37,6 +37,7 @@ _ = translator("explain")
 # route also has its own line style.
 ROUTE_STYLES = [("#0072B2", "-"), ("#E69F00", "--"), ("#009E73", "-.")]  # direct, above, below
 OTHER_STYLE = ("#666666", "-")  # parameters and the steps after the target
+HELD_STYLE = ("#D55E00", ":")  # Okabe-Ito's vermillion, dotted: an edge into a stop-gradient node
 @dataclass(repr=False)
 class Graph:
     """The layout of a tape's graph: which node sits where and which route each edge is on."""
@@ -55,6 +56,8 @@ class Graph:
     font: str = ""  # the font of Chinese words, "" when the words are English
     note: str = ""  # why the words are English in Chinese mode (no Chinese font), else ""
     bands: int = 1  # a long tape's columns are cut into bands, one below the other (``arrange``)
+    held: list = field(default_factory=list)  # the stop-gradient nodes: dashed boxes, dotted edges in
+    stopped: str = ""  # the legend's entry for an edge into one ("stop-gradient: backward 0 ...")
 
     def __repr__(self):
         name = self.title.split(":")[0].split("：")[0]  # the title before its colon, in either language
@@ -184,8 +187,9 @@ def computation_graph(st):
     # each route: (its head, with the head's words to translate too), its edges as text, its edges
     found = [(lambda words: words(N_("direct")), " -> ".join(direct), [(a, b) for a, b in zip(direct, direct[1:])])]
     for branch in sorted(branches, key=lambda br: -row[br[0]]):
-        inner = [(a, b) for a, b in edges if (a in branch or b in branch)
-                 and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey
+        inner = [(a, b) for a, b in edges if (a in branch or b in branch) and b in reaches_target
+                 and not (tape[a].is_leaf and a not in inputs)]  # a parameter's edge stays grey, and
+                 # one that leaves the routes (Batch Renorm's mean -> dev) too
         step = tape[next((n for n in branch if _reduces(tape[n])), branch[0])].step
         start = next((n for n in branch if n in inputs), None)  # a lane of its own: k's, not x's
         name = st.route_names.get(step, step)  # the statistic the branch computes
@@ -206,15 +210,17 @@ def computation_graph(st):
 
     # the legend: the routes, then the edges on none (a parameter's, the steps after the target)
     on_routes = {edge for route in routes.values() for edge in route}
-    others = [(a, b) for a, b in edges if (a, b) not in on_routes]
+    others = [(a, b) for a, b in edges if (a, b) not in on_routes and not tape[b].held]
     params = any(tape[a].is_leaf and a != source.name for a, _b in others)
     after = bool(others) and target != names[-1]
     others_label = say(N_(" and ")).join([say(N_("parameters"))] * params
                                      + [say(N_("the steps after {target}")).format(target=target)] * after)
     legend = say(N_("routes from {x} to {target} (the backward adds what each brings back)")).format(
         x=source.name, target=target)
+    held = [n.name for n in nodes if n.held]
+    stopped = say(N_("stop-gradient: backward 0 (held constant)")) if held else ""
     return Graph(title, names, edges, labels, positions, routes,
-                 route_labels(found, _), target, legend, others_label, font or "", note, bands)
+                 route_labels(found, _), target, legend, others_label, font or "", note, bands, held, stopped)
 
 
 def route_labels(found, words):
@@ -231,8 +237,11 @@ def node_labels(nodes, inputs=()):
     labels = {}
     for node in nodes:
         what = node.formula.split(" = ", 1)[1] if " = " in node.formula else node.formula
-        kind = (say(N_("input")) if node is nodes[0] or node.name in inputs
+        kind = (say(node.step) if node.is_leaf and node.step != "input"  # a running statistic says so
+                else say(N_("input")) if node is nodes[0] or node.name in inputs
                 else say(N_("parameter")) if node.is_leaf else what)
+        if node.held:  # a stop-gradient's box says what its backward is
+            kind += "\n" + say(N_("backward: 0"))
         labels[node.name] = f"{node.name}\n{kind}\n{_shape(node.value.shape)}"
     return labels
 
@@ -360,14 +369,14 @@ def _draw_words(graph):
             on_route.setdefault(name, colour_of[label])
     boxes = {}
     for name in graph.nodes:
-        colour = on_route.get(name, OTHER_STYLE)[0]
+        colour = on_route.get(name, HELD_STYLE if name in graph.held else OTHER_STYLE)[0]
         boxes[name] = ax.text(*graph.positions[name], graph.labels[name], ha="center", va="center",
                               fontsize=NODE_FONT, linespacing=1.3, zorder=3,
                               bbox=dict(boxstyle="round,pad=0.4", facecolor="white", edgecolor=colour,
-                                        linewidth=2.0))
+                                        linewidth=2.0, linestyle="--" if name in graph.held else "-"))
     for a, b in graph.edges:
         label = graph.route_of((a, b))
-        colour, style = colour_of[label] if label else OTHER_STYLE
+        colour, style = colour_of[label] if label else HELD_STYLE if b in graph.held else OTHER_STYLE
         ax.annotate("", xy=graph.positions[b], xytext=graph.positions[a], zorder=2,
                     arrowprops=dict(arrowstyle="-|>", color=colour, linestyle=style,
                                     linewidth=2.6 if label else 1.4, mutation_scale=16,
@@ -375,9 +384,12 @@ def _draw_words(graph):
                                     shrinkA=2, shrinkB=2))
     handles = [Line2D([], [], color=c, linestyle=s, linewidth=2.6, label=fill(label, 150))
                for label, (c, s) in colour_of.items()]
-    if any(graph.route_of(edge) is None for edge in graph.edges):
+    if any(graph.route_of(edge) is None and edge[1] not in graph.held for edge in graph.edges):
         handles.append(Line2D([], [], color=OTHER_STYLE[0], linestyle=OTHER_STYLE[1], linewidth=1.4,
                               label=graph.others))
+    if graph.held:
+        handles.append(Line2D([], [], color=HELD_STYLE[0], linestyle=HELD_STYLE[1], linewidth=1.4,
+                              label=graph.stopped))
     fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=LEGEND_FONT, frameon=False,
                handlelength=5, title=graph.legend, title_fontsize=LEGEND_FONT)
     return fig

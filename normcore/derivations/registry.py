@@ -1,6 +1,6 @@
 """The registry of step-through kinds: each family module (``normalization.py``,
-``losses.py``, ``layers.py``, ``blocks.py``, ``attention.py``, ``modern.py``) registers the
-kinds it builds, and ``step_through``, ``normcore explain`` and the docs read them from here.
+``losses.py``, ``layers.py``, ``blocks.py``, ``attention.py``, ``modern.py``, ``weights.py``)
+registers the kinds it builds, and ``step_through``, ``normcore explain`` and the docs read them from here.
 
 How to add a kind (a SoftCap, a z-loss term, Batch Renorm's stop-gradient...):
 

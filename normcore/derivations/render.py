@@ -188,6 +188,11 @@ def _checks(st, width):
                        "of L (numerical, every node replayed from a nudged value). The compact formula:").format(
         reference=st.reference), width))
     out.append(_wrap(st.compact, width, indent=4, hang=5))
+    held = [node.name for node in tape if node.held]
+    if held:
+        out.append(_wrap(_("The stop-gradient nodes ({names}) keep their values when the tape is replayed: "
+                           "the numerical gradients are those of the function the backward differentiates, "
+                           "with them held constant.").format(names=", ".join(held)), width))
     out.append("")
     out.append(pad(_("node"), 10) + pad(_("shape"), 12) + pad(_("vs compact"), 24) + _("vs numerical"))
     checks = {(c.node, c.against): c for c in st.checks}
@@ -254,7 +259,8 @@ def render_markdown(st):
     for node in st.tape:
         local = "<br>".join(f"${e.local_tex}$" for e in node.edges)
         rule = "<br>".join(f"`{e.rule}`" for e in node.edges)
-        rows.append(f"| {node.index} | {_step(node)} | `{node.name}` | ${_forward_tex(node)}$ | {local} | {rule} |")
+        step = f"**{_step(node)}**" if node.held else _step(node)  # a stop-gradient stands out
+        rows.append(f"| {node.index} | {step} | `{node.name}` | ${_forward_tex(node)}$ | {local} | {rule} |")
     return "\n".join(rows)
 
 

@@ -6,7 +6,7 @@
     st.passed                      # every check exact or close
 
 The kinds live in their families (``normalization``, ``losses``, ``blocks``, ``attention``,
-``modern``, ``layers``), each of which registers its own (``registry``); this module imports
+``modern``, ``layers``, ``weights``), each of which registers its own (``registry``); this module imports
 them once, so that ``KINDS`` holds every kind, and hands a request to the kind's builder.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from .._array import flag
 from ..i18n import translator
 # the families, in the order their kinds are listed: importing one registers its kinds
-from . import normalization, losses, blocks, attention, modern, layers  # noqa: F401
+from . import normalization, losses, blocks, attention, modern, layers, weights  # noqa: F401
 from .core import GradientComparison, StepThrough, layer_eps  # noqa: F401  (the public names)
 from .losses import LOSS_AND_ACTIVATION_KINDS  # noqa: F401
 from .normalization import DROPOUT_P, standardize_tape  # noqa: F401

@@ -10,6 +10,10 @@ the mean and the centring) receives both shares. Nothing here knows any layer's 
 backward formula: the staged gradient is built from the elementary rules alone, which is what
 makes comparing it with the compact one meaningful.
 
+A stop-gradient node (``Tape.stop_gradient``, Batch Renorm's r and d) passes its input's value
+on and sends nothing back: its backward is 0, the value is held constant. Its node is marked
+``held``, and the numerical gradient holds it at its value too (see ``numerical_grad``).
+
 ``Tape.numerical_grad(node, dy)`` perturbs one node's value, replays the nodes after it and
 takes finite differences of ``L = sum(y * dy)``: the gradient of the loss with respect to that
 node, measured without any derivative at all.
@@ -50,6 +54,7 @@ class Phrase:
         return repr(self.english)
 
 
+INPUT = N_("input")  # a leaf's step, unless it says it is something else
 COMMA = N_(", ")  # between the items of a list inside a sentence, as each language writes it
 
 
@@ -99,6 +104,7 @@ class Node:
     index: int = 0
     grad: np.ndarray = None  # dL/d(this node), filled by Tape.backward
     shares: list = field(default_factory=list)  # [(input node, share)] sent by backward
+    held: bool = False  # a stop-gradient: its backward sends 0, a replay keeps its value
 
     @property
     def inputs(self):
@@ -140,10 +146,12 @@ class Tape:
         return [n for n in self.nodes if any(e.source is node for e in n.edges)]
 
     # --- building ----------------------------------------------------------------------------
-    def leaf(self, name, value, tex=None):
-        """An input or parameter: a value with no formula; its gradient is the end of the road."""
+    def leaf(self, name, value, tex=None, step=INPUT):
+        """An input or parameter: a value with no formula; its gradient is the end of the road.
+        ``step`` says what else a leaf may be: N_("running statistic") (a layer's buffer), or
+        N_("parameter") for a parameter the tape starts at (WeightNorm's v)."""
         tex = tex or name
-        return self._append(Node(name, N_("input"), np.array(value, dtype=np.float64), tex, name, tex))
+        return self._append(Node(name, step, np.array(value, dtype=np.float64), tex, name, tex))
 
     def _op(self, name, step, tex, fn, edges, formula, formula_tex):
         value = fn(*(e.source.value for e in edges))
@@ -222,6 +230,57 @@ class Tape:
                   f"d_{a.name} += d_{name} * (-1/2) * {a.name}**(-3/2)",
                   lambda g, out, v: g * -0.5 * v ** -1.5)],
             f"{name} = 1 / sqrt({a.name})", rf"{tex} = 1/\sqrt{{{a.tex}}}")
+
+    def sqrt(self, a, name, step, tex):
+        return self._op(
+            name, step, tex, np.sqrt,
+            [Edge(a, f"d {name}/d {a.name} = 1 / (2 * sqrt({a.name})) = 1 / (2 * {name})",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = \frac{{1}}{{2\,{tex}}}",
+                  f"d_{a.name} += d_{name} / (2 * {name})", lambda g, out, v: g / (2.0 * out))],
+            f"{name} = sqrt({a.name})", rf"{tex} = \sqrt{{{a.tex}}}")
+
+    def div(self, a, b, name, step, tex, over_a=None):
+        """a / b with broadcasting; ``over_a`` names the axes b's share is summed over (where a
+        is larger than b)."""
+        rb = f"sum_{over_a}(d_{name} * {a.name})" if over_a else f"d_{name} * {a.name}"
+        return self._op(
+            name, step, tex, lambda u, v: u / v,
+            [Edge(a, f"d {name}/d {a.name} = 1 / {b.name}",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = 1/{b.tex}",
+                  f"d_{a.name} += d_{name} / {b.name}", lambda g, out, u, v: sum_to_shape(g / v, u.shape)),
+             Edge(b, f"d {name}/d {b.name} = -{a.name} / {b.name}**2",
+                  rf"\frac{{\partial {tex}}}{{\partial {b.tex}}} = -{a.tex}/{b.tex}^2",
+                  f"d_{b.name} += -{rb} / {b.name}**2",
+                  lambda g, out, u, v: -sum_to_shape(g * u, v.shape) / (v * v))],
+            f"{name} = {a.name} / {b.name}", rf"{tex} = {a.tex}/{b.tex}")
+
+    def clip(self, a, low, high, name, step, tex, bounds=None, bounds_tex=None):
+        """a clipped to [low, high]; its derivative is 1 inside and 0 where a value was clipped.
+        The bounds are constants, written as ``bounds`` = (low's name, high's name), e.g.
+        ("1/r_max", "r_max"), and ``bounds_tex`` in LaTeX (default: their values)."""
+        lo, hi = bounds or (f"{low:.4g}", f"{high:.4g}")
+        lo_tex, hi_tex = bounds_tex or (lo, hi)
+        return self._op(
+            name, step, tex, lambda v: np.clip(v, low, high),
+            [Edge(a, Phrase(N_("{d} = 1 inside the bounds, 0 where {a} was clipped"),
+                            d=f"d {name}/d {a.name}", a=a.name),
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} = [\,{lo_tex} < {a.tex} < {hi_tex}\,]",
+                  f"d_{a.name} += d_{name} * [{lo} < {a.name} < {hi}]",
+                  lambda g, out, v: np.where((v > low) & (v < high), g, 0.0))],
+            f"{name} = clip({a.name}, {lo}, {hi})", rf"{tex} = \mathrm{{clip}}({a.tex}, {lo_tex}, {hi_tex})")
+
+    def stop_gradient(self, a, name, step, tex):
+        """a's value, held constant: the backward sends 0 to a (Batch Renorm's r and d). The
+        node is ``held``: a replay for the numerical gradient keeps its value too."""
+        node = self._op(
+            name, step, tex, lambda v: v.copy(),
+            [Edge(a, f"d {name}/d {a.name} := 0",
+                  rf"\frac{{\partial {tex}}}{{\partial {a.tex}}} := 0",
+                  Phrase(N_("backward: 0 (held constant): {d}"), d=f"d_{a.name} += 0"),
+                  lambda g, out, v: np.zeros_like(v))],
+            f"{name} = stop_gradient({a.name})", rf"{tex} = \mathrm{{sg}}({a.tex})")
+        node.held = True
+        return node
 
     def reciprocal(self, a, name, step, tex):
         return self._op(
@@ -452,25 +511,31 @@ class Tape:
                 node.shares.append((edge.source, share))
         return {n.name: n.grad for n in self.nodes if n.is_leaf}
 
-    def replay(self, overrides):
-        """The output when the nodes named in ``overrides`` take the given values instead."""
+    def replay(self, overrides, hold=True):
+        """The output when the nodes named in ``overrides`` take the given values instead. With
+        ``hold`` (the default) a stop-gradient node keeps its forward value, as its backward
+        treats it; ``hold=False`` recomputes it: the forward itself."""
         values = {}
         for node in self.nodes:
             if node.name in overrides:
                 values[node.name] = overrides[node.name]
-            elif node.is_leaf:
+            elif node.is_leaf or (hold and node.held):
                 values[node.name] = node.value
             else:
                 values[node.name] = node.fn(*(values[e.source.name] for e in node.edges))
         return values[self.output.name]
 
-    def numerical_grad(self, node, dy, h=1e-6):
+    def numerical_grad(self, node, dy, h=1e-6, hold=True):
         """dL/d node, measured: nudge one element at a time, replay the nodes after it and take
         differences of L = sum(output * dy).
 
         The five-point stencil (L(z-2h) - 8 L(z-h) + 8 L(z+h) - L(z+2h)) / (12 h) has an error of
         order h**4, so it stays accurate where plain central differences, with an error of order
         h**2, are not: a small variance (say 2e-4) bends 1/sqrt(var + eps) sharply within 1e-6.
+
+        A stop-gradient node keeps its value in the replay (``hold``): the differences then
+        measure the function the backward differentiates, its held values constants. With
+        ``hold=False`` they measure the forward itself, held values recomputed.
         """
         dy = np.asarray(dy, dtype=np.float64)
         z = node.value.astype(np.float64).copy()
@@ -478,7 +543,7 @@ class Tape:
 
         def loss_at(idx, value):
             z[idx] = value
-            return float(np.sum(self.replay({node.name: z}) * dy))
+            return float(np.sum(self.replay({node.name: z}, hold) * dy))
 
         for idx in np.ndindex(z.shape):
             old = z[idx]

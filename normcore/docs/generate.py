@@ -99,10 +99,12 @@ DERIVATION_OF = {
     "ResidualSublayers": "residual", "SyncBatchNorm": "sync_batchnorm",
     "Linear": "linear", "ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "MSELoss": "mse",
     "FeedForward": "feedforward", "Embedding": "embedding",
+    "BatchRenorm1d": "batch_renorm", "BatchRenorm2d": "batch_renorm", "WeightNorm": "weight_norm",
+    "LayerScale": "layer_scale", "ReZero": "rezero",
 }
 # the input each page is worked on: small enough to read every number
 DERIVATION_SHAPES = {"batchnorm": (4, 3), "groupnorm": (2, 4, 2), "instancenorm": (2, 2, 3),
-                     "softmax": (2, 4), "cross_entropy": (3, 4)}
+                     "softmax": (2, 4), "cross_entropy": (3, 4), "batch_renorm": (4, 3)}
 
 
 def _derivation_kind(name):

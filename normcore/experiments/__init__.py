@@ -52,6 +52,10 @@ EXPERIMENTS = [
     "recalibration",
     "sync_batchnorm",
     "weight_decay_bn",
+    # weights normalised, small batches, residual scaling instead of norms
+    "small_batches",
+    "grad_weight",
+    "no_norm",
 ]
 
 
