@@ -83,10 +83,10 @@ KEPT_ENGLISH = {
 
 def _glossary_keeps_english():
     """The glossary's terms whose Chinese is the English word itself (batch, notebook, logits):
-    a Chinese text writes them so on purpose."""
+    a Chinese text writes them so on purpose (each word of a name such as LayerNorm Scaling)."""
     from normcore.i18n.glossary import terms
 
-    return {word for t in terms() if t.zh == t.en for word in t.words}
+    return {part for t in terms() if t.zh == t.en for word in t.words for part in word.split()}
 
 
 KEPT_ENGLISH |= _glossary_keeps_english()

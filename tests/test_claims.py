@@ -209,6 +209,11 @@ CHECKS = {
     "pre-wider-not-deeper": lambda e: (
         np.allclose(e["cosine"], e["theory"], atol=0.02) and e["cosine"][-1] > 0.95),
     "depth-vs-width": lambda e: e["counted"] == {1: 2, 4: 16, 8: 256},
+    "pre-deep-blocks-near-identity": lambda e: (
+        e["distance"]["pre"][-1] < 0.6 * e["distance"]["pre"][0]
+        and e["distance"]["post"].min() > 0.7 * e["distance"]["post"].max()
+        and e["distance"]["post"][-1] > 1.5 * e["distance"]["pre"][-1]
+        and np.all(e["distance"]["lns"][1:] < e["distance"]["pre"][1:])),
     "post-better-tuned": lambda e: round(e["w_post"][-1], 2) == 0.05 and e["w_pre"][-1] > 0.95,
     "post-long-range-finetune": lambda e: (
         np.all((e["first_over_last"]["Post-LN"] > 0.35) & (e["first_over_last"]["Post-LN"] < 0.65))

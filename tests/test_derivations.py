@@ -44,6 +44,8 @@ SHAPES = {
     "weight_norm": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x (*, D), D >= 2
     "layer_scale": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],  # x + s * Linear(x): these two too
     "rezero": [(3, 4), (2, 2), (2, 3, 2), (1, 2, 1, 3)],
+    "softcap": [(3, 4), (6,), (2, 3, 5), (2, 2, 2, 3)],  # test_derivations_logits.py: these two
+    "z_loss": [(3, 4), (5, 2), (1, 6), (8, 3)],
 }
 CASES = [(kind, shape, seed) for kind in KINDS for shape in SHAPES[kind] for seed in (0, 7)]
 
@@ -82,6 +84,9 @@ def _compact(kind, st):
     if kind in ("linear", "relu", "sigmoid", "tanh", "mse", "feedforward", "embedding"):
         from test_derivations_layers import written_out
         return written_out(kind, st)
+    if kind in ("softcap", "z_loss"):
+        from test_derivations_logits import written_out as logits_written_out
+        return logits_written_out(kind, st)
     if kind == "groupnorm":
         layer = nc.GroupNorm(st.tape["xg"].value.shape[1], x.shape[1])
     elif kind == "instancenorm":

@@ -20,7 +20,7 @@ from norm_tiers import suite_settings
 SHAPES = hs.sampled_from([(3, 4), (2, 5), (1, 3), (2, 3, 4), (2, 2, 3), (1, 4, 2)])
 PARAMETERS = {"pre": ["gamma", "beta", "W", "b"], "post": ["gamma", "beta", "W", "b"],
               "deepnorm": ["gamma", "beta", "W", "b"], "none": ["W", "b"],
-              "peri": ["gamma", "beta", "W", "b", "gamma_f", "beta_f"]}
+              "peri": ["gamma", "beta", "W", "b", "gamma_f", "beta_f"], "reordered": ["W", "b", "gamma_f", "beta_f"]}
 
 
 def _layernorm(st, gamma, beta):
@@ -29,28 +29,30 @@ def _layernorm(st, gamma, beta):
     return ln
 
 
-def _by_hand(position, st):
+def _by_hand(position, st, layer_index=1):
     """The sub-layer's gradients, written out here from the formulas (y = x + f(LN(x)) and the
-    others) with normcore's LayerNorm and plain matrix products, for the tape's parameters."""
+    others; Pre-Norm at depth l: y = x + f(LN(x) / sqrt(l))) with normcore's LayerNorm and plain
+    matrix products, for the tape's parameters."""
     x, dy, W, b = st.tape["x"].value, st.dy, st.tape["W"].value, st.tape["b"].value
     rows = (-1, x.shape[-1])
     alpha = 2.0 if position == "deepnorm" else 1.0  # DeepNorm for N = 8 blocks: (2 * 8)**(1/4)
-    ln = _layernorm(st, "gamma", "beta") if position != "none" else None
+    s = 1.0 / np.sqrt(layer_index)
+    ln = _layernorm(st, "gamma", "beta") if position not in ("none", "reordered") else None
     grads = {}
     if position in ("post", "deepnorm"):
         ln.forward(alpha * x + x @ W + b)
         dz = ln.backward(dy)
         h, df, grads["x"] = x, dz, alpha * dz + dz @ W.T
     else:
-        h = ln.forward(x) if ln else x
+        h = s * ln.forward(x) if ln else x
         df = dy
-        if position == "peri":
+        if position in ("peri", "reordered"):
             out = _layernorm(st, "gamma_f", "beta_f")
             out.forward(h @ W + b)
             df = out.backward(dy)
             grads.update(gamma_f=out.weight.grad, beta_f=out.bias.grad)
         dh = df @ W.T
-        grads["x"] = dy + (ln.backward(dh) if ln else dh)
+        grads["x"] = dy + (ln.backward(s * dh) if ln else dh)
     grads.update(W=h.reshape(rows).T @ df.reshape(rows), b=df.reshape(rows).sum(axis=0))
     if ln:
         grads.update(gamma=ln.weight.grad, beta=ln.bias.grad)
@@ -73,13 +75,50 @@ def test_every_position_matches_its_compact_backward_and_central_differences(pos
         assert value < 1e-12, description
 
 
+@suite_settings(max_examples=10)
+@given(shape=SHAPES, seed=hs.integers(0, 2 ** 16), layer_index=hs.integers(1, 16))
+def test_layernorm_scaling_matches_its_compact_backward_and_central_differences(shape, seed, layer_index):
+    st = step_through("residual", shape=shape, seed=seed, layer_index=layer_index)
+    assert st.passed, [c for c in st.checks if c.verdict == "DIFFERS"]
+    assert st.tape["hs"].value == pytest.approx(st.tape["h"].value / np.sqrt(layer_index), rel=1e-15)
+    for name, grad in _by_hand("pre", st, layer_index).items():
+        diff = np.abs(st.tape[name].grad - grad).max()
+        assert nc.rel_error(st.tape[name].grad, grad) < 1e-10 or diff < 1e-13, name
+    for description, value in st.properties:
+        assert value < 1e-12, description
+
+
+def test_layernorm_scaling_needs_pre_norm_and_explain_takes_it():
+    with pytest.raises(ValueError, match="position pre"):
+        step_through("residual", position="post", layer_index=2)
+    with pytest.raises(ValueError, match="layer_index"):
+        step_through("residual", layer_index=0)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["explain", "residual", "--layer-index", "4", "--summary"]) == 0
+        assert main(["explain", "residual", "--position", "peri", "--layer-index", "4"]) == 2
+    assert "LayerNorm Scaling" in out.getvalue() and "sqrt(l)" in out.getvalue()
+    assert "--layer-index" in err.getvalue() and "position pre" in err.getvalue()
+    assert all(display_width(line) <= 80 for line in (out.getvalue() + err.getvalue()).splitlines())
+
+
+def test_the_reordered_norm_sits_on_the_branchs_output_only():
+    st = step_through("residual", position="reordered", shape=(2, 3, 4), seed=1)
+    names = [n.name for n in st.tape]
+    assert "gamma" not in names and names.index("f") < names.index("mean_f") < names.index("y")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["explain", "residual", "--position", "reordered", "--summary"]) == 0
+    assert "y = x + LN_f(f(x))" in out.getvalue()
+
+
 @suite_settings(max_examples=12)
 @given(shape=SHAPES, seed=hs.integers(0, 2 ** 16))
 def test_the_identity_share_is_dy_itself_unless_the_norm_sits_on_the_identity_path(shape, seed):
     for position in POSITIONS:
         st = step_through("residual", shape=shape, seed=seed, position=position)
         share = identity_share(st.tape, position)
-        if position in ("pre", "peri", "none"):
+        if position in ("pre", "peri", "reordered", "none"):
             assert np.array_equal(share, st.dy), position  # bit for bit: the add's share is dy
         else:  # dz = LN'(dy) (times alpha): its mean over D is gone, so it is not dy
             dz = st.tape["z"].grad
@@ -159,6 +198,7 @@ FAN_OUT = {"pre": "dL/dx = share from mean + share from xc + share from y",
            "post": "dL/dx = share from u + share from z",
            "deepnorm": "dL/dx = share from ax + share from u",
            "peri": "dL/dx = share from mean + share from xc + share from y",
+           "reordered": "dL/dx = share from u + share from y",
            "none": "dL/dx = share from u + share from y"}
 
 
@@ -216,7 +256,7 @@ def test_post_norm_graph_puts_the_norm_on_the_identity_route_and_no_boxes_overla
 
 
 def test_residual_bad_requests_raise_clear_errors():
-    with pytest.raises(ValueError, match="position must be one of pre, post, deepnorm, peri, none"):
+    with pytest.raises(ValueError, match="position must be one of pre, post, deepnorm, peri, reordered, none"):
         step_through("residual", position="middle")
     with pytest.raises(ValueError, match="position applies to the residual block step-through only, got "
                                          "LayerNorm"):

@@ -15,6 +15,7 @@ from normcore.perf import threads as blas
 ALL = ["saturation", "covariate_shift", "loss_landscape", "batch_size", "batch_noise", "invariance",
        "pre_post_gradients", "warmup", "output_change", "effective_depth", "running_stats", "dropout", "speed",
        "layernorm_tanh", "dyt_training", "qk_norm", "peri_ln", "rmsnorm_vs_layernorm",
+       "curse_of_depth", "logit_control",
        "bn_placement", "recalibration", "sync_batchnorm", "weight_decay_bn",
        "small_batches", "grad_weight", "no_norm"]
 
@@ -118,8 +119,8 @@ def test_quick_runs_are_marked_in_the_title_and_full_runs_are_not(tmp_path):
 
 
 def test_figures_use_the_colour_blind_safe_palette_and_a_line_style_per_series():
-    from normcore.experiments import (_plot, _positions, bn_placement, dropout, grad_weight, no_norm, recalibration,
-                                      running_stats, small_batches, sync_batchnorm, weight_decay_bn)
+    from normcore.experiments import (_plot, _positions, bn_placement, dropout, grad_weight, logit_control, no_norm,
+                                      recalibration, running_stats, small_batches, sync_batchnorm, weight_decay_bn)
 
     palette = set(_plot.OKABE_ITO.values())
     families = [(_plot.COLORS, _plot.MARKERS, _plot.LINESTYLES),
@@ -131,6 +132,7 @@ def test_figures_use_the_colour_blind_safe_palette_and_a_line_style_per_series()
                 (recalibration.ERROR_COLORS, recalibration.ERROR_MARKERS, recalibration.ERROR_LINESTYLES),
                 (sync_batchnorm.COLORS, sync_batchnorm.MARKERS, sync_batchnorm.LINESTYLES),
                 (weight_decay_bn.COLORS, weight_decay_bn.MARKERS, weight_decay_bn.LINESTYLES),
+                (logit_control.COLORS, logit_control.MARKERS, logit_control.LINESTYLES),
                 (small_batches.COLORS, small_batches.MARKERS, small_batches.LINESTYLES),
                 (grad_weight.COLORS, grad_weight.MARKERS, grad_weight.LINESTYLES),
                 (no_norm.COLORS, no_norm.MARKERS, no_norm.LINESTYLES)]

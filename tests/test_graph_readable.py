@@ -31,7 +31,7 @@ def test_graph_text_is_large_for_the_picture_and_the_boxes_do_not_overlap(kind):
 # --- the layout of every kind, every option and every rank, without drawing -----------------
 def _cases():
     """(kind, options): every kind at its default shape and at its highest rank, and each
-    option's values (norm positions, heads, masks, norms, ranks, groups)."""
+    option's values (norm positions, LayerNorm Scaling, heads, masks, norms, ranks, groups)."""
     from normcore.derivations.blocks import POSITIONS
     from normcore.nn.attention import QK_NORMS
 
@@ -39,6 +39,7 @@ def _cases():
     cases = [(kind, {}) for kind in KINDS]
     cases += [(kind, {"shape": ranked[:max(spec.ranks)]}) for kind, spec in KINDS.items()]
     cases += [("residual", {"position": p, "shape": (2, 3, 4)}) for p in POSITIONS]
+    cases += [("residual", {"layer_index": 4, "shape": (2, 3, 4)})]  # LayerNorm Scaling's extra node
     cases += [("attention", {"shape": (2, 3, 4), "heads": h, "causal": c}) for h in (2, 4) for c in (False, True)]
     cases += [("qk_norm", {"shape": (2, 3, 4), "qk_norm": n}) for n in QK_NORMS]
     cases += [("sync_batchnorm", {"shape": (8, 2), "ranks": r}) for r in (3, 8)]

@@ -109,7 +109,8 @@ FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropou
             "attention": {"attention", "qk_norm"},
             "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
             "fold_batchnorm": {"fold_batchnorm"}, "fold_norm_affine": {"fold_norm_affine"},
-            "sync_batchnorm": {"sync_batchnorm"}}
+            "sync_batchnorm": {"sync_batchnorm"}, "weight_norm": {"weight_norm"},
+            "batch_renorm": {"batch_renorm"}, "logits": {"soft_cap", "z_loss"}}
 
 
 def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():
@@ -241,6 +242,28 @@ def test_two_mistakes_at_once_are_both_named(tmp_path):
     # the pair's mutant gives every number of every probe: "reproduces"
     assert all(c.combined_with for c in _failing(report))
     assert _how_sure(report) == ({"reproduces"}, {"reproduces"})
+
+
+@pytest.mark.parametrize("edits, named", [
+    # BatchNorm's backward copied as it is: dx without r, and dgamma from x_hat
+    ([("dx_hat = dy * self.gamma.data.reshape(view) * r ", "dx_hat = dy * self.gamma.data.reshape(view) "),
+      ("self.gamma.grad += (dy * (x_hat * r + d))", "self.gamma.grad += (dy * x_hat)")],
+     ["brn-dgamma-from-x-hat", "brn-dx-without-r"]),
+    # what autograd gives without a clip or a stop-gradient: the output is (x - running_mean) / sigma
+    ([("np.clip(sigma_B / sigma, 1 / self.r_max, self.r_max)", "sigma_B / sigma"),
+      ("np.clip((mean - running_mean) / sigma, -self.d_max, self.d_max)", "(mean - running_mean) / sigma"),
+      ("dx = (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat) / sigma_B",
+       "dx = dy * self.gamma.data.reshape(view) / sigma")],
+     ["brn-no-clip", "brn-r-d-differentiated"]),
+], ids=["batchnorm-backward", "autograd-unclipped"])
+def test_batch_renorm_written_as_batchnorm_is_named_as_its_two_mistakes(tmp_path, edits, named):
+    source = solution_source("batch_renorm")
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "renorm.py"
+    path.write_text(source)
+    assert grade_file(path).diagnosis_ids == named
 
 
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
@@ -479,11 +502,15 @@ def test_a_parameter_gradient_in_another_dtype_than_its_parameter_fails(tmp_path
     ("sync_batchnorm", "dx = gamma * rstd * (dy - sum_dy / N - x_hat * sum_dy_xhat / N)",
      "dx = gamma * rstd * (dy - sum_dy / N + x_hat * sum_dy_xhat / N)"),
     ("sync_batchnorm", "self.beta.grad += local[:C]", "self.beta.grad -= local[:C]"),
+    ("weight_norm", "dg = (dw * v_hat).sum(axis=1, keepdims=True)",
+     "dg = 2 * (dw * v_hat).sum(axis=1, keepdims=True)"),
+    ("batch_renorm", "d = np.clip((mean - running_mean) / sigma,", "d = np.clip((mean - running_mean) / sigma / 2,"),
 ], ids=["ln-rstd-doubled", "ln-dx-halved", "rms-eps-1e-6", "rms-gamma-squared", "gn-dx-sign",
         "dropout-p-halved", "lsm-mean-not-sum", "attn-scores-over-d",
         "mlp-eps-1e-3", "block-branch-sign", "dyt-slope-not-squared", "dyt-dx-alpha-squared",
         "fold-beta-subtracted", "fold-weight-halved", "fold-affine-bias-subtracted",
-        "fold-affine-gamma-squared", "sync-dx-sign", "sync-dbeta-sign"])
+        "fold-affine-gamma-squared", "sync-dx-sign", "sync-dbeta-sign", "wn-dg-doubled",
+        "brn-d-halved"])
 def test_uncatalogued_mistakes_get_no_name(tmp_path, name, old, new):
     """Wrong in a way the catalog does not know: it fails, and no mistake is named."""
     report = grade_file(_variant_file(tmp_path, name, old, new))
@@ -668,28 +695,31 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     for name in "qkvo":
         np.testing.assert_allclose(getattr(ref, "w" + name).grad,
                                    getattr(layer, name).weight.grad.T, rtol=1e-12)
-# --- the transformer_block exercise: both positions -------------------------------------------
-def test_block_is_graded_in_both_positions(tmp_path):
+# --- the transformer_block exercise: every position ------------------------------------------
+def test_block_is_graded_in_every_position(tmp_path):
     """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
-    fails the Post-Norm ones. It is not the positions swapped (that mutant fails Pre-Norm
-    too), and ignoring the position is not catalogued: no mistake is named."""
+    fails the Post-Norm and the reordered ones. It is not the positions swapped (that mutant
+    fails Pre-Norm too) nor the reordered norm placed before the branch (that mutant passes
+    Post-Norm), and ignoring the position is not catalogued: no mistake is named."""
     path = _variant_file(tmp_path, "transformer_block", 'if self.position == "pre":\n            y',
                          'if True:\n            y')
     source = path.read_text()
     path.write_text(source.replace('if self.position == "pre":\n            dx', 'if True:\n            dx'))
     report = grade_file(path)
     failing = _failing(report)
-    assert failing and all(c.probe.startswith("Post-Norm") for c in failing)
+    assert failing and all(c.probe.startswith(("Post-Norm", "reordered norm")) for c in failing)
+    assert {c.probe.split()[0] for c in failing} == {"Post-Norm", "reordered"}
     assert all(c.status == "pass" for c in report.checks if c.probe.startswith("Pre-Norm"))
     assert report.diagnosis_ids == []
 
 
-def test_block_float64_dx_for_a_float32_input_fails_in_both_positions(tmp_path):
+def test_block_float64_dx_for_a_float32_input_fails_in_every_position(tmp_path):
     path = _variant_file(tmp_path, "transformer_block", "return dx.astype(dy.dtype)",
                          "return dx.astype(np.float64)")
     failing = _failing(grade_file(path))
     assert [c.label for c in failing] == ["Pre-Norm (2, 3, 4) float32: dx dtype",
-                                          "Post-Norm (2, 3, 4) float32: dx dtype"]
+                                          "Post-Norm (2, 3, 4) float32: dx dtype",
+                                          "reordered norm (2, 3, 4) float32: dx dtype"]
 
 
 def test_block_mistakes_are_named_in_every_style():

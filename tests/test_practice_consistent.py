@@ -24,6 +24,8 @@ EXCLUDED = {
     "fold_norm_affine": "a function with no backward: the whole exercise is its forward",
     "sync_batchnorm": "its forward runs on a worker thread and meets the other workers in "
                       "all_reduce, so it cannot be re-run alone to differentiate it",
+    "batch_renorm": "its backward holds r and d constant, so it is not the derivative of its "
+                    "forward: that derivative is the mistake brn-r-d-differentiated (below)",
 }
 TWINNED = sorted(set(EXERCISES) - set(EXCLUDED))
 
@@ -126,3 +128,17 @@ def test_dropouts_twin_redraws_the_same_mask():
     x, dy = np.random.default_rng(1).standard_normal((2, 3, 1000))
     y = layer.forward(x)
     assert np.allclose(layer.backward(dy), dy * (y / x), rtol=1e-12, atol=0)
+
+
+def test_the_derivative_of_batch_renorms_forward_is_the_catalogued_r_and_d_differentiated():
+    """Batch Renorm's twins are not built because the exact derivative of its forward is a
+    mistake there: the catalog's variant of brn-r-d-differentiated written with clip's masks
+    gives what the twin of the reference answer gives, on every probe in training."""
+    exercise = EXERCISES["batch_renorm"]
+    mutants = Mutants(exercise)
+    twin = consistent_twin(mutant_class(exercise, solution_source("batch_renorm"), (), "answer"))
+    for probe in exercise.probes:
+        if "float32" in probe.label or "eval" in probe.label:
+            continue
+        assert _same(mutants.run((("brn-r-d-differentiated", 0),), probe),
+                     run_probe(probe, maker(twin))), probe.label

@@ -33,7 +33,7 @@ from normcore.practice.mutants import solution_source, tagged_lines  # noqa: E40
 from normcore.practice.report import format_report  # noqa: E402
 from normcore.practice.torch_track import EXERCISES as TORCH_EXERCISES  # noqa: E402
 from normcore.practice.torch_track import TORCH_NN  # noqa: E402
-from normcore.practice import torch_track, tracks  # noqa: E402
+from normcore.practice import interview, torch_track, tracks  # noqa: E402
 from normcore.practice.tracks import track_for  # noqa: E402
 from normcore.practice.torch_track import mistakes  # noqa: E402
 
@@ -96,11 +96,24 @@ def test_correct_torch_answers_in_another_style_pass(path):
     assert report.passed, [(c.label, c.note) for c in report.checks if c.status != "pass"]
 
 
-def test_the_track_covers_every_exercise():
-    assert set(TORCH_EXERCISES) == set(EXERCISES) == {
+def test_the_track_covers_every_exercise_but_the_numpy_only_ones():
+    assert set(TORCH_EXERCISES) == set(EXERCISES) - set(torch_track.NUMPY_ONLY) == {
         "batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
         "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block", "mlp_with_batchnorm",
-        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm"}
+        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "soft_cap", "z_loss"}
+    assert set(torch_track.NUMPY_ONLY) == {"weight_norm", "batch_renorm"}
+
+
+def test_a_numpy_only_exercise_says_why_it_has_no_torch_version(tmp_path, capsys):
+    assert main(["practice", "new", "batch_renorm", "--torch", "--dir", str(tmp_path)]) == 2
+    assert "torch has no Batch Renormalization layer" in " ".join(capsys.readouterr().err.split())
+    assert main(["practice", "list"]) == 0
+    assert "NumPy only" in capsys.readouterr().out
+    assert all(interview.pick(seed=s, torch=True).name in TORCH_EXERCISES for s in range(30))
+    assert main(["practice", "interview", "weight_norm", "--torch", "--no-wait",
+                 "--dir", str(tmp_path)]) == 2
+    assert "torch has the layer" in " ".join(capsys.readouterr().err.split())
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):

@@ -130,6 +130,9 @@ def test_figures_quick_help_states_the_cost_and_runs_the_quick_configuration(mon
     text = _help("figures")
     assert "Most experiments" in text and "a few (warmup," in text  # not the old "quick" promise
     assert f"all {len(experiments.EXPERIMENTS)} take about" in text and "load of" in text
+    said = " ".join(text.split())  # the full runs' cost too, and that they overwrite the figures
+    assert "Without --quick" in said and "overwrites that figure in figures/" in said
+    assert f"so all {len(experiments.EXPERIMENTS)} take hours" in said
     seen = []
 
     def run_and_plot(name, quick, outdir, seed, progress):

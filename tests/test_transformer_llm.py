@@ -2,8 +2,9 @@
 whole projection, soft-capping of attention scores and final logits, and the z-loss.
 
 Each is gradient-checked through ``layer_cases.llm_cases`` (``test_nn_layers.py``); here they
-are matched to a small PyTorch twin written out below (float64, every gradient to 1e-10, a
-random upstream gradient), and their arguments, state dicts and edge cases are checked."""
+are matched to their PyTorch twins of ``normcore.torch_bridge`` (float64, every output and
+gradient to 1e-10, a random upstream gradient), the soft-cap and the z-loss also to torch's
+formulas written out below, and their arguments, state dicts and edge cases are checked."""
 
 import math
 
@@ -15,95 +16,10 @@ from normcore.layer_cases import perturb_parameters
 from normcore.nn.models import block_positions
 
 torch = pytest.importorskip("torch", reason="PyTorch is the oracle of these tests")
+from normcore import torch_bridge  # noqa: E402 (after the skip: the bridge needs torch)
+
 F = torch.nn.functional
 TOL = 1e-10
-
-
-# --- the torch twin: the same arithmetic, written with torch.nn.functional ----------------------
-
-def t_norm(x, params, prefix, kind, width):
-    """normcore's LayerNorm or RMSNorm (default eps) over the last ``width`` channels."""
-    if kind == "rmsnorm":
-        return F.rms_norm(x, (width,), params[prefix + ".weight"])
-    return F.layer_norm(x, (width,), params[prefix + ".weight"], params.get(prefix + ".bias"), 1e-5)
-
-
-def t_linear(x, params, prefix):
-    return F.linear(x, params[prefix + ".weight"], params.get(prefix + ".bias"))
-
-
-def t_attention(query, memory, params, prefix, attn, causal):
-    """normcore's attention without added keys: QK-norm per head or over the projection, the
-    soft-cap before the mask."""
-    H, E = attn.num_heads, attn.embed_dim
-    D = E // H
-    q, k, v = (t_linear(x, params, f"{prefix}.{n}") for x, n in ((query, "q"), (memory, "k"), (memory, "v")))
-    scope, kind = attn.qk_norm_scope, attn.qk_norm
-    if kind and scope == "projection":
-        q, k = t_norm(q, params, f"{prefix}.q_norm", kind, E), t_norm(k, params, f"{prefix}.k_norm", kind, E)
-    split = lambda t: t.reshape(t.shape[0], t.shape[1], H, D).transpose(1, 2)  # noqa: E731
-    q, k, v = split(q), split(k), split(v)
-    if kind and scope == "head":
-        q, k = t_norm(q, params, f"{prefix}.q_norm", kind, D), t_norm(k, params, f"{prefix}.k_norm", kind, D)
-    S = q @ k.transpose(-1, -2) / math.sqrt(D)
-    if attn.attn_softcap is not None:
-        S = attn.attn_softcap * torch.tanh(S / attn.attn_softcap)
-    if causal:
-        S = S.masked_fill(torch.ones(S.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
-    A = (torch.softmax(S, -1) @ v).transpose(1, 2).reshape(query.shape[0], query.shape[1], E)
-    return t_linear(A, params, f"{prefix}.o")
-
-
-def t_residual(x, f, params, prefix, i, block):
-    """One sub-layer i of a block at its position, as the table of ``TransformerBlock`` says."""
-    norm = lambda h, name: t_norm(h, params, f"{prefix}.{name}", block.norm_kind, block.d_model)  # noqa: E731
-    if block.position == "pre":
-        return x + f(norm(x, f"norm{i}") / math.sqrt(block.layer_index or 1))
-    if block.position == "post":
-        return norm(x + f(x), f"norm{i}")
-    if block.position == "reordered":
-        return x + norm(f(x), f"norm{i}_out")
-    raise AssertionError(block.position)
-
-
-def t_ffn(h, params, prefix):
-    return t_linear(F.gelu(t_linear(h, params, f"{prefix}.ffn.fc1")), params, f"{prefix}.ffn.fc2")
-
-
-def t_block(x, params, prefix, block):
-    x = t_residual(x, lambda h: t_attention(h, h, params, f"{prefix}.attn", block.attn, block.attn.causal),
-                   params, prefix, 1, block)
-    return t_residual(x, lambda h: t_ffn(h, params, prefix), params, prefix, 2, block)
-
-
-def t_decoder_block(x, memory, params, prefix, block):
-    sa = lambda h: t_attention(h, h, params, f"{prefix}.self_attn", block.self_attn, True)  # noqa: E731
-    ca = lambda h: t_attention(h, memory, params, f"{prefix}.cross_attn", block.cross_attn, False)  # noqa: E731
-    x = t_residual(x, sa, params, prefix, 1, block)
-    x = t_residual(x, ca, params, prefix, 2, block)
-    return t_residual(x, lambda h: t_ffn(h, params, prefix), params, prefix, 3, block)
-
-
-def t_lm(tokens, params, model):
-    """TinyTransformer: embeddings, blocks, the final norm where the model has one, head, cap."""
-    x = params["tok_emb.weight"][tokens] + params["pos_emb.weight"][: tokens.shape[1]]
-    for i, block in enumerate(model.blocks):
-        x = t_block(x, params, f"blocks.{i}", block)
-    if hasattr(model, "norm_f"):
-        x = t_norm(x, params, "norm_f", model.blocks[0].norm_kind, x.shape[-1])
-    logits = t_linear(x, params, "head")
-    cap = getattr(model, "logit_cap", None)
-    return logits if cap is None else cap.cap * torch.tanh(logits / cap.cap)
-
-
-def torch_params(module):
-    """The module's parameters as float64 torch leaves, by state-dict name."""
-    return {name: torch.tensor(p.data, requires_grad=True) for name, p in module.named_parameters()}
-
-
-def assert_grads_match(module, params):
-    for name, p in module.named_parameters():
-        np.testing.assert_allclose(p.grad, params[name].grad.numpy(), rtol=0, atol=TOL, err_msg=name)
 
 
 def randomized(module, seed=0):
@@ -111,15 +27,30 @@ def randomized(module, seed=0):
     return module
 
 
-# --- the blocks and models against the twin ------------------------------------------------------
+def assert_matches_its_twin(module, *inputs):
+    """normcore's module against its ``to_torch`` twin: the output, every input gradient and
+    every parameter's gradient to 1e-10."""
+    report = torch_bridge.compare(module, *inputs, out=None)
+    names = [row.name for row in report.rows]
+    assert all(f"{name} grad" in names for name, _p in module.named_parameters())
+    assert any(name.startswith("input") for name in names) == any(
+        np.issubdtype(np.asarray(x).dtype, np.floating) for x in inputs)
+    for row in report.rows:
+        assert row.max_abs <= TOL, row
+    assert report.passed, str(report)
+
+
+# --- the blocks and models against their twins -------------------------------------------------
 
 BLOCKS = {
     "reordered layernorm": dict(position="reordered"),
     "reordered rmsnorm, QK-norm over the projection, soft-capped": dict(
         position="reordered", norm="rmsnorm", qk_norm="rmsnorm", qk_norm_scope="projection", attn_softcap=1.5),
     "pre, LayerNorm Scaling l=4, QK-norm per head": dict(norm_scale="depth", layer_index=4, qk_norm="layernorm"),
+    "pre, LayerNorm Scaling l=2, encoder": dict(norm_scale="depth", layer_index=2, causal=False),
     "post, QK-norm over the projection (layernorm)": dict(position="post", qk_norm="layernorm",
                                                          qk_norm_scope="projection"),
+    "post, soft-capped attention without QK-norm": dict(position="post", attn_softcap=0.8),
 }
 
 
@@ -127,15 +58,7 @@ BLOCKS = {
 def test_the_block_matches_its_torch_twin_with_every_gradient(options):
     rng = np.random.default_rng(1)
     block = randomized(nc.TransformerBlock(6, 2, 8, rng=0, **options))
-    x, dy = rng.standard_normal((2, 4, 6)), rng.standard_normal((2, 4, 6))
-    y = block(x)
-    dx = block.backward(dy)
-    params, xt = torch_params(block), torch.tensor(x, requires_grad=True)
-    yt = t_block(xt, {"." + name: p for name, p in params.items()}, "", block)  # names without a prefix
-    (yt * torch.tensor(dy)).sum().backward()
-    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=0, atol=TOL)
-    np.testing.assert_allclose(dx, xt.grad.numpy(), rtol=0, atol=TOL)
-    assert_grads_match(block, params)
+    assert_matches_its_twin(block, rng.standard_normal((2, 4, 6)))
 
 
 @pytest.mark.parametrize("options", [dict(position="reordered", attn_softcap=2.0, qk_norm="rmsnorm",
@@ -144,18 +67,8 @@ def test_the_block_matches_its_torch_twin_with_every_gradient(options):
 def test_the_decoder_block_matches_its_torch_twin_with_every_gradient(options):
     rng = np.random.default_rng(2)
     block = randomized(nc.TransformerDecoderBlock(4, 2, 6, rng=0, **options))
-    x, memory, dy = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 3, 4))
-    y = block(x, memory)
-    dx, dmemory = block.backward(dy)
-    params = {"." + name: p for name, p in torch_params(block).items()}
-    xt, mt = torch.tensor(x, requires_grad=True), torch.tensor(memory, requires_grad=True)
-    yt = t_decoder_block(xt, mt, params, "", block)
-    (yt * torch.tensor(dy)).sum().backward()
-    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=0, atol=TOL)
-    np.testing.assert_allclose(dx, xt.grad.numpy(), rtol=0, atol=TOL)
-    np.testing.assert_allclose(dmemory, mt.grad.numpy(), rtol=0, atol=TOL)
-    for name, p in block.named_parameters():
-        np.testing.assert_allclose(p.grad, params["." + name].grad.numpy(), rtol=0, atol=TOL, err_msg=name)
+    padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # the memory's
+    assert_matches_its_twin(block, rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), None, padding)
 
 
 MODELS = {
@@ -168,17 +81,67 @@ MODELS = {
 
 @pytest.mark.parametrize("options", MODELS.values(), ids=MODELS.keys())
 def test_the_model_matches_its_torch_twin_with_every_gradient(options):
-    rng = np.random.default_rng(3)
     model = randomized(nc.TinyTransformer(7, 4, 4, 2, 5, d_ff=6, rng=0, **options))
-    tokens = rng.integers(0, 7, (2, 5))
-    logits = model(tokens)
-    dlogits = rng.standard_normal(logits.shape)
-    model.backward(dlogits)
-    params = torch_params(model)
-    lt = t_lm(torch.tensor(tokens), params, model)
-    (lt * torch.tensor(dlogits)).sum().backward()
-    np.testing.assert_allclose(logits, lt.detach().numpy(), rtol=0, atol=TOL)
-    assert_grads_match(model, params)
+    assert_matches_its_twin(model, np.random.default_rng(3).integers(0, 7, (2, 5)))
+
+
+@pytest.mark.parametrize("options", [dict(position="mix", mix_post_fraction=0.5, logit_softcap=2.0),
+                                     dict(norm_scale="depth", qk_norm="rmsnorm", qk_norm_scope="projection")],
+                         ids=["mix", "scaled"])
+def test_the_encoder_decoder_matches_its_torch_twin_with_every_gradient(options):
+    rng = np.random.default_rng(4)
+    model = randomized(nc.TinySeq2Seq(5, 6, 4, 2, 2, 4, 3, d_ff=6, rng=0, **options))
+    padding = np.array([[0, 0, 1, 1], [0, 0, 0, 0]], dtype=bool)  # the source's
+    assert_matches_its_twin(model, rng.integers(0, 5, (2, 4)), rng.integers(0, 6, (2, 3)), padding)
+
+
+@pytest.mark.parametrize("options", [dict(qk_norm="layernorm", qk_norm_scope="projection", attn_softcap=1.0,
+                                          add_bias_kv=True, add_zero_attn=True, kdim=3),
+                                     dict(attn_softcap=0.5, causal=True)], ids=["projection", "soft-cap"])
+def test_cross_attention_matches_its_torch_twin_with_masks(options):
+    rng = np.random.default_rng(5)
+    attn = randomized(nc.MultiheadAttention(6, 2, rng=0, **options))
+    kdim = options.get("kdim", 6)
+    padding = np.array([[0, 0, 0, 1], [0, 0, 0, 0]], dtype=bool)
+    assert_matches_its_twin(attn, rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 4, kdim)),
+                            rng.standard_normal((2, 4, 6)), padding, rng.standard_normal((3, 4)))
+
+
+# --- the twins' round trips ----------------------------------------------------------------------
+
+ROUND_TRIPS = {
+    "SoftCap": lambda: nc.SoftCap(2.5),
+    "self-attention over the projection, soft-capped": lambda: nc.MultiheadSelfAttention(
+        6, 3, causal=True, qk_norm="rmsnorm", qk_norm_scope="projection", attn_softcap=4.0, rng=0),
+    "causal attention soft-capped": lambda: nc.CausalSelfAttention(4, 2, attn_softcap=1.5, rng=0),
+    "cross-attention over the projection": lambda: nc.MultiheadAttention(
+        6, 2, kdim=4, add_bias_kv=True, qk_norm="layernorm", qk_norm_scope="projection", rng=0),
+}
+
+
+@pytest.mark.parametrize("make", ROUND_TRIPS.values(), ids=ROUND_TRIPS.keys())
+def test_from_torch_gives_back_the_same_module_and_key_map_is_the_identity(make):
+    module = randomized(make())
+    twin = torch_bridge.to_torch(module)
+    keys = torch_bridge.key_map(module, twin)
+    assert keys == {key: (key, ...) for key in module.state_dict()}  # the twins use normcore's names
+    back = torch_bridge.from_torch(twin)
+    assert type(back) is type(module) and repr(back) == repr(module)
+    assert list(back.state_dict()) == list(module.state_dict())
+    for key, value in module.state_dict().items():
+        np.testing.assert_array_equal(back.state_dict()[key], value, err_msg=key)
+        np.testing.assert_array_equal(twin.state_dict()[key].numpy(), value, err_msg=key)
+
+
+def test_only_the_blocks_torch_has_become_torchs_own_layers():
+    plain = torch_bridge.to_torch(nc.TransformerBlock(4, 2, position="pre", rng=0))
+    assert isinstance(plain, torch.nn.TransformerEncoderLayer)
+    for options in (dict(norm_scale="depth", layer_index=3), dict(attn_softcap=2.0), dict(position="reordered"),
+                    dict(qk_norm="rmsnorm", qk_norm_scope="projection")):
+        twin = torch_bridge.to_torch(nc.TransformerBlock(4, 2, rng=0, **options))
+        assert not isinstance(twin, torch.nn.TransformerEncoderLayer), options
+        twin = torch_bridge.to_torch(nc.TransformerDecoderBlock(4, 2, rng=0, **options))
+        assert not isinstance(twin, torch.nn.TransformerDecoderLayer), options
 
 
 # --- soft-cap and z-loss against torch ------------------------------------------------------------
@@ -224,6 +187,15 @@ def test_the_z_loss_matches_torch(reduction, targets):
     (lt * torch.tensor(g)).sum().backward()
     np.testing.assert_allclose(loss, lt.detach().numpy(), rtol=0, atol=TOL)
     np.testing.assert_allclose(dx, xt.grad.numpy(), rtol=0, atol=TOL)
+    assert_matches_its_twin(ce, x, t)  # the bridge's twin computes the same
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_the_z_loss_twin_takes_unbatched_logits_and_an_ignored_target(reduction):
+    rng = np.random.default_rng(8)
+    ce = nc.CrossEntropyLoss(reduction=reduction, z_loss=0.2, ignore_index=1)
+    assert_matches_its_twin(ce, rng.standard_normal(5), np.array(3))
+    assert_matches_its_twin(ce, rng.standard_normal((3, 5)), np.array([1, 0, 4]))
 
 
 def test_the_z_loss_ignores_the_ignored_rows_and_adds_nothing_at_zero():

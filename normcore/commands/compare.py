@@ -46,6 +46,7 @@ examples:
   normcore compare batch-renorm --eval     Batch Renorm in evaluation mode
   normcore compare weight-norm             torch's own weight_norm on a Linear
   normcore compare tiny-transformer --dtype float32
+  normcore compare block-reordered         OLMo 2's reordered norm
   normcore compare adam-amsgrad            Adam with AMSGrad, {steps} steps""")
 
 
@@ -68,10 +69,10 @@ def _layer(make, shape, random=True):
     return build
 
 
-def _block(position, norm="layernorm"):
+def _block(position, norm="layernorm", **options):
     def build(tier, rng):
         block = nn.TransformerBlock(8, 2, 16, norm=norm, position=position, n_layers=3, rng=rng,
-                                    norm_tier=tier)
+                                    norm_tier=tier, **options)
         return perturb_parameters(block, rng), (rng.standard_normal((2, 5, 8)),)
     return build
 
@@ -133,6 +134,31 @@ def _qk_norm(tier, rng):
     attn = perturb_parameters(nn.MultiheadSelfAttention(8, 2, qk_norm="rmsnorm", rng=rng), rng)
     padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
     return attn, (rng.standard_normal((2, 5, 8)), padding)
+
+
+def _self_attention(**options):
+    """Self-attention with the LLM options (QK-norm's scope, the soft-cap), key padding."""
+    def build(tier, rng):
+        attn = perturb_parameters(nn.MultiheadSelfAttention(8, 2, rng=rng, **options), rng)
+        padding = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)  # True: masked out
+        return attn, (rng.standard_normal((2, 5, 8)), padding)
+    return build
+
+
+def _mix_ln(tier, rng):
+    """Mix-LN: the first of 4 blocks Post-LN, the rest Pre-LN; soft-capped logits."""
+    model = nn.TinyTransformer(11, 8, 4, 2, 6, d_ff=16, position="mix", logit_softcap=3.0, rng=rng,
+                               norm_tier=tier)
+    return perturb_parameters(model, rng, scale=0.2), (rng.integers(0, 11, (2, 6)),)
+
+
+def _softcap(tier, rng):
+    return nn.SoftCap(2.0), (rng.standard_normal((3, 5)) * 3,)
+
+
+def _z_loss(tier, rng):
+    loss = nn.CrossEntropyLoss(ignore_index=0, z_loss=0.1)
+    return loss, (rng.standard_normal((2, 5, 4)) * 3, rng.integers(0, 5, (2, 4)))
 
 
 def _tiny(tier, rng):
@@ -242,13 +268,25 @@ MODELS = {
     "block-dyt": (_what(N_("TransformerBlock, Pre-Norm with DyT")), _block("pre", "dyt")),
     "peri": (_what(N_("TransformerBlock, Peri-LN (sandwich norm)")), _block("peri")),
     "qk-norm": (_what(N_("MultiheadSelfAttention, qk_norm='rmsnorm', key padding")), _qk_norm),
+    "block-reordered": (_what(N_("TransformerBlock, reordered RMSNorm: {forward}"), forward="x + Norm(F(x))"),
+                        _block("reordered", "rmsnorm")),
+    "block-depth-scaled": (_what(N_("TransformerBlock, Pre-Norm, LayerNorm Scaling at depth {l}"), l=4),
+                           _block("pre", norm_scale="depth", layer_index=4)),
+    "qk-norm-projection": (_what(N_("MultiheadSelfAttention, QK-norm over the projection, key padding")),
+                           _self_attention(qk_norm="rmsnorm", qk_norm_scope="projection")),
+    "attention-softcap": (_what(N_("MultiheadSelfAttention, scores soft-capped at {c}, key padding"), c=1.5),
+                          _self_attention(attn_softcap=1.5)),
     "encoder": (_what(N_("TransformerBlock, Post-Norm encoder, key padding")), _encoder),
     "tiny-transformer": (_what(N_("TinyTransformer, {n} Pre-Norm blocks"), n=2), _tiny),
+    "model-mix-ln": (_what(N_("TinyTransformer, Mix-LN ({n} of {total} blocks Post-Norm), logits capped at {c}"),
+                           n=1, total=4, c=3), _mix_ln),
     "decoder": (_what(N_("TransformerDecoderBlock, Post-Norm, key padding")), _decoder),
     "seq2seq": (_what(N_("TinySeq2Seq, {blocks} Pre-Norm blocks, source padding"), blocks="2 + 2"),
                 _seq2seq),
     "cross-entropy": (_what(N_("CrossEntropyLoss, (N, C, d) logits, weights, smoothing")),
                       _cross_entropy),
+    "z-loss": ("CrossEntropyLoss(z_loss=0.1, ignore_index=0)", _z_loss),
+    "softcap": (_on("SoftCap(2)", "(3, 5)"), _softcap),
     "mse-none": (_on("MSELoss(reduction='none')", "(3, 4)"), _mse_none),
     "softmax-dtype": (_on("Softmax(axis=1, dtype=float64)", "(3, 5)"), _softmax_dtype),
     "sgd-nesterov": (_what(N_("{optimizer}; the bias's group: {group}"),

@@ -47,6 +47,8 @@ examples:
   normcore explain dropout --p 0.25
   normcore explain attention --shape 2x3x4 --heads 2 --causal
   normcore explain residual --position post --shape 2x3x4
+  normcore explain residual --position reordered
+  normcore explain residual --layer-index 4      (LayerNorm Scaling)
   normcore explain qk_norm --shape 2x3x4 --qk-norm layernorm
   normcore explain sync_batchnorm --shape 5x2 --ranks 3
   normcore explain batch_renorm --shape 4x3 --graph batch_renorm.png""")
@@ -109,7 +111,10 @@ def probability(text):
 # the options that only some computations take, with what they mean there
 HELP_POSITION = N_("residual only: where the LayerNorm sits, as in TransformerBlock: pre "
                    "(default; y = x + f(LN(x))), post (y = LN(x + f(x))), deepnorm (y = "
-                   "LN(alpha * x + f(x))), peri (y = x + LN(f(LN(x)))) or none")
+                   "LN(alpha * x + f(x))), peri (y = x + LN(f(LN(x)))), reordered (y = x + "
+                   "LN(f(x))) or none")
+HELP_LAYER_INDEX = N_("residual with position pre only: LayerNorm Scaling at depth L >= 1, "
+                      "y = x + f(LN(x) / sqrt(L))")
 HELP_GROUPS = N_("groupnorm only: the number of groups G, which must divide the C channels "
                  "(default 2 when C is even and a group keeps 3 values or more, else 1)")
 HELP_P = N_("dropout only: the probability of dropping an element, 0 <= p < 1 (default {p})")
@@ -145,6 +150,7 @@ def add_arguments(parser):
                                "D of its shape (T, D) or (B, T, D), e.g. explain attention --shape "
                                "2x3x4 --heads 2"))
     parser.add_argument("--position", choices=list(POSITIONS), metavar="POS", help=_(HELP_POSITION))
+    parser.add_argument("--layer-index", type=positive_int, metavar="L", help=_(HELP_LAYER_INDEX))
     parser.add_argument("--groups", type=positive_int, metavar="G", help=_(HELP_GROUPS))
     parser.add_argument("--p", type=probability, metavar="P", help=_(HELP_P).format(p=DROPOUT_P))
     parser.add_argument("--qk-norm", choices=QK_NORMS, metavar="NORM",
@@ -200,7 +206,7 @@ def run(args):
     try:
         st = step_through(args.norm, shape=args.shape, seed=args.seed, causal=args.causal,
                           position=args.position, groups=args.groups, p=args.p, heads=args.heads,
-                          qk_norm=args.qk_norm, ranks=args.ranks)
+                          qk_norm=args.qk_norm, ranks=args.ranks, layer_index=args.layer_index)
     except ValueError as err:  # the shape does not suit the norm, or an option does not apply
         given = [("--causal", "causal", args.causal)] + [
             ("--" + name.replace("_", "-"), name, getattr(args, name, None) is not None)

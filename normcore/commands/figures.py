@@ -22,6 +22,13 @@ Run the experiments (each reproduces, at laptop scale and with normcore's own
 layers, a claim about normalization) and write their figures as PNG files.
 Data are synthetic; nothing is downloaded. Progress goes to stderr.""")
 
+# What a full run costs, measured: the first seven experiments in a full run on 2 cores at a
+# load of 15 (the rest were not timed in that run; several of them are the longest).
+FULL_COST = N_("Without --quick, each experiment runs the full configuration its committed figure "
+               "comes from and overwrites that figure in {full}/: minutes to tens of minutes each. "
+               "The first {timed} alone took {elapsed} minutes on {cores} cores at a load of {load} "
+               "({cpu} minutes of one core's time), so all {n} take hours.")
+
 EPILOG = N_("""\
 examples:
   normcore figures                                 every experiment, full size
@@ -30,7 +37,8 @@ examples:
 
 
 def add_arguments(parser):
-    parser.description = _(DESCRIPTION)
+    parser.description = _(DESCRIPTION) + "\n\n" + fill(_(FULL_COST).format(
+        full=FULL_OUTDIR, timed=7, elapsed=65, cores=2, load=15, cpu=10, n=len(experiments.EXPERIMENTS)), 80)
     parser.epilog = _(EPILOG)
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=_("experiments to run (default: all): {names}").format(

@@ -268,6 +268,8 @@ def _list(args):
               + _.ngettext("{n} catalogued mistake", "{n} catalogued mistakes", count).format(
                   n=f"{count:>2}"))
         print(_fill(_(ex.summary), " " * 8))
+        if ex.name in torch_track.NUMPY_ONLY:
+            print(_fill(_(torch_track.NUMPY_ONLY[ex.name]), " " * 8))
     torch_only = torch_track.mistakes.TORCH_ONLY
     if args.mistakes:
         mistakes_only = [m for m in CATALOG if any(not m.variant_in(e) for e in m.exercises)]
@@ -307,8 +309,10 @@ def _torch_key(name):
     """'torch/NAME' for the PyTorch track, None (and a message) when it has no such exercise."""
     if name in torch_track.EXERCISES:
         return f"torch/{name}"
-    print(_fill(_(torch_track.NO_SUCH_EXERCISE).format(
-        name=name, names=", ".join(torch_track.EXERCISES)), ""), file=sys.stderr)
+    said = _(torch_track.NO_SUCH_EXERCISE).format(name=name, names=", ".join(torch_track.EXERCISES))
+    if name in torch_track.NUMPY_ONLY:
+        said = f"{name}: {_(torch_track.NUMPY_ONLY[name])}"
+    print(_fill(said, ""), file=sys.stderr)
     return None
 
 
@@ -458,10 +462,13 @@ def _solution(args):
 
 
 def _interview(args):
+    if args.torch and args.name and _torch_key(args.name) is None:
+        return 2
     if not _can_write_in(args.dir):
         return 2
     try:
-        exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only)
+        exercise = interview.pick(args.name, args.difficulty, args.seed, args.forward_only,
+                                   args.torch)
         attempt, _report = interview.interview(exercise, args.minutes, args.dir, args.force,
                                          args.forward_only, wait=not args.no_wait,
                                          torch=args.torch, limits=Limits(timeout=args.timeout))

@@ -7,7 +7,11 @@ One sub-layer of a Transformer block, x -> y, with its LayerNorm where ``positio
     "post"      y = LN(x + f(x))            dz = LN'(dy);  dx = dz + f'(dz)
     "deepnorm"  y = LN(alpha * x + f(x))    dz = LN'(dy);  dx = alpha * dz + f'(dz)
     "peri"      y = x + LN_f(f(LN(x)))      dx = dy + LN'(f'(LN_f'(dy)))
+    "reordered" y = x + LN_f(f(x))          dx = dy + f'(LN_f'(dy))
     "none"      y = x + f(x)                dx = dy + f'(dy)
+
+and "pre" with LayerNorm Scaling (``layer_index=l``: the block's ``norm_scale="depth"``),
+y = x + f(LN(x) / sqrt(l)), dx = dy + LN'(f'(dy) / sqrt(l)).
 
 where G'(g) is G's backward applied to g. The sub-layer f is one Linear, f(h) = h @ W + b, so
 that the tape stays short and every node of it is a step a student already knows: LayerNorm's
@@ -58,6 +62,11 @@ POSITIONS = {
                 "in Pre-Norm. The branch is normalised twice, on its way in (LN) and on its way "
                 "out (LN_f, with gamma_f and beta_f): dx = dy + the share through LN, f and "
                 "LN_f.")),
+    "reordered": (N_("reordered-norm"), "y = x + LN_f(f(x))",
+                  N_("The identity path: y = x + o, so y hands x the share dy itself, untouched, as "
+                     "in Pre-Norm. The branch is normalised on its way out only (LN_f, with gamma_f "
+                     "and beta_f; OLMo 2's reordered norm): dx = dy + the share through LN_f and "
+                     "f.")),
     "none": (N_("no-norm"), "y = x + f(x)",
              N_("The identity path: y = x + f, so y hands x the share dy itself; with no norm "
                 "anywhere, dx = dy + the share through f.")),
@@ -71,6 +80,7 @@ COMPACT = {
                    dx="dz = LN'(dy); dx = dz + f'(dz)"),
     "deepnorm": "dz = LN'(dy); dx = alpha * dz + f'(dz)",
     "peri": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(LN_f'(dy)))"),
+    "reordered": Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + f'(LN_f'(dy))"),
     "none": "dx = dy + f'(dy)",
 }
 
@@ -81,13 +91,15 @@ def _letters(ndim):
 
 class ResidualSublayer(ResidualSublayers):
     """One residual sub-layer as ``TransformerBlock`` builds and runs it, with a Linear(D, D)
-    as the sub-layer f (``self.f``), its norm(s) at ``position`` and no dropout (p = 0)."""
+    as the sub-layer f (``self.f``), its norm(s) at ``position``, LayerNorm Scaling at depth
+    ``layer_index`` (None: none) and no dropout (p = 0)."""
 
-    def __init__(self, d_model, position, rng=None):
+    def __init__(self, d_model, position, rng=None, layer_index=None):
         self._dtype = np.float64
         n_layers = DEEPNORM_BLOCKS if position == "deepnorm" else None
         self._setup("ResidualSublayer", d_model, None, "layernorm", "reference", position, 0.0, n_layers,
-                    True, None, sublayers=2)
+                    True, None, sublayers=2, norm_scale=None if layer_index is None else "depth",
+                    layer_index=layer_index)
         self._add_sublayer(1, "f", Linear(d_model, d_model, gain=self._beta, rng=rng))
         self.drop = Dropout(0.0)
 
@@ -112,9 +124,10 @@ def _on_tape(name, value):
     return value.T if name == "f.weight" else value
 
 
-def residual_tape(x, params, position, alpha, eps, over_params):
+def residual_tape(x, params, position, alpha, eps, over_params, layer_index=None):
     """The tape of one residual sub-layer: ``params`` maps ResidualSublayer's parameter names to
-    their values; LayerNorm's nodes come from ``_standardize`` and ``_affine``."""
+    their values; LayerNorm's nodes come from ``_standardize`` and ``_affine``; with
+    ``layer_index`` l (Pre-Norm only) the norm's output is scaled by 1 / sqrt(l)."""
     t = Tape()
     x = t.leaf("x", x)
     p = {LEAVES[name][0]: t.leaf(LEAVES[name][0], _on_tape(name, value), LEAVES[name][1])
@@ -135,18 +148,23 @@ def residual_tape(x, params, position, alpha, eps, over_params):
         z = t.add(carry, f(x), "z", N_("residual add"), "z")
         norm(z, "z", ("y", "y"), p["gamma"], p["beta"])
         return t
-    branch = f(x if position == "none" else norm(x, "", ("h", "h"), p["gamma"], p["beta"]))
-    if position == "peri":
+    h = x if position in ("none", "reordered") else norm(x, "", ("h", "h"), p["gamma"], p["beta"])
+    if layer_index is not None:
+        h = t.scale(h, 1.0 / np.sqrt(layer_index), "1/sqrt(l)", "hs", N_("scale by 1/sqrt(l)"), "h_s",
+                    r"\tfrac{1}{\sqrt{l}}")
+    branch = f(h)
+    if position in ("peri", "reordered"):
         branch = norm(branch, "f", ("o", "o"), p["gamma_f"], p["beta_f"])
     t.add(x, branch, "y", N_("residual add"), "y")
     return t
 
 
-def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, position=None):
+def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, position=None,
+                          layer_index=None):
     """The residual sub-layer's ``StepThrough`` for ``step_through("residual", ...)``: x of shape
     (T, D) or (B, T, D), every parameter random from ``rng``, checked against
     ``ResidualSublayer``'s forward and backward (normcore's ``_residual`` and
-    ``_residual_backward``)."""
+    ``_residual_backward``); ``layer_index`` l >= 1 adds LayerNorm Scaling to Pre-Norm."""
     if gamma is not None or beta is not None:
         raise ValueError(_("the residual step-through draws every parameter from the seed; it "
                            "takes no gamma or beta"))
@@ -154,14 +172,20 @@ def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, 
     if position not in POSITIONS:
         raise ValueError(_("position must be one of {choices}, got {position!r}").format(
             choices=", ".join(POSITIONS), position=position))
+    if layer_index is not None and position != "pre":
+        raise ValueError(_("layer_index is LayerNorm Scaling's depth l, which scales the norm of a "
+                           "Pre-Norm sub-layer; it needs position pre, got {position}").format(position=position))
     heading, forward, identity = POSITIONS[position]
+    if layer_index is not None:
+        heading, forward = N_("Pre-Norm, LayerNorm Scaling"), "y = x + f(LN(x) / sqrt(l))"
     letters = _letters(x.ndim)
     over_params = ",".join(letters[:-1])
-    layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng), rng)
+    layer = randomize_parameters(ResidualSublayer(x.shape[-1], position, rng, layer_index), rng)
     dy = input_upstream(dy, rng, x.shape)
     params = {name: p.data for name, p in layer.named_parameters()}
-    eps = layer.norm1.eps if position != "none" else 0.0
-    tape = residual_tape(x, params, position, layer.alpha, eps, over_params)
+    norm = getattr(layer, "norm1", getattr(layer, "norm1_out", None))  # norm1, or reordered's norm1_out
+    eps = 0.0 if norm is None else norm.eps
+    tape = residual_tape(x, params, position, layer.alpha, eps, over_params, layer.layer_index)
 
     layer.zero_grad()
     y_ref = layer.forward(x)
@@ -174,9 +198,15 @@ def residual_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, 
     if position == "deepnorm":
         notes.append(Phrase(N_("alpha = (2N)**(1/4) = {alpha:g} for a stack of N = {n} blocks "
                                "(deepnorm_constants)."), alpha=layer.alpha, n=DEEPNORM_BLOCKS))
+    compact = COMPACT[position]
+    if layer_index is not None:
+        notes.append(Phrase(N_("LayerNorm Scaling: block l = {l} of a stack scales its norm's output by "
+                               "1/sqrt(l) = {s:.4g}, and so the gradient into the norm's backward."),
+                            l=layer.layer_index, s=layer.depth_scale))
+        compact = Phrase(N_("{dx}: dy reaches x untouched"), dx="dx = dy + LN'(f'(dy) / sqrt(l))")
     notes.append(Phrase(identity))
     st = StepThrough("residual", Phrase(N_("{title} residual"), title=Phrase(heading)), tape, dy, eps, "D",
-                     "ResidualSublayers._residual_backward", COMPACT[position], what=what,
+                     "ResidualSublayers._residual_backward", compact, what=what,
                      notes=notes, route_target="y", route_names=_route_names(position))
     check(st, y_ref, reference, h)
     st.properties = residual_properties(tape, position)
@@ -194,6 +224,8 @@ def _route_names(position):
         return {"mean": N_("LayerNorm and f")}
     if position == "peri":
         return {"mean": N_("LayerNorm, f and LN_f")}
+    if position == "reordered":
+        return {"matmul": N_("f and LN_f")}
     return {"matmul": N_("sub-layer f")}
 
 
@@ -214,11 +246,11 @@ def residual_properties(tape, position):
         return [(Phrase(N_("sum_D(identity share): LN's backward takes out the mean of dy, so even the "
                            "identity path's share sums to 0 over D")), worst(ident.sum(axis=-1)))]
     props = [(Phrase(N_("identity share - dy: the identity path hands dy to x untouched")), worst(ident - dy))]
-    if position != "none":
+    if position not in ("none", "reordered"):  # reordered: the rest comes through f last, not LN
         props.append((Phrase(N_("sum_D(dx - dy): the rest of dx comes through LN's backward, which sums "
                                 "to 0 over D")), worst((dx - dy).sum(axis=-1))))
     return props
 
 
-register("residual", N_("residual block"), (2, 3), residual_step_through, options=("position",),
+register("residual", N_("residual block"), (2, 3), residual_step_through, options=("position", "layer_index"),
          description=N_("one residual sub-layer, its LayerNorm where --position puts it"))

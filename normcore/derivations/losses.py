@@ -27,13 +27,13 @@ def log_softmax_tape(s, axis, over):
     return t
 
 
-def cross_entropy_tape(s, target, over):
+def cross_entropy_tape(s, target, over, out=("loss", "L")):
     """log-softmax over the classes, pick each row's target, negate, mean over the rows:
-    loss = mean_N(-logp[n, y_n])."""
+    loss = mean_N(-logp[n, y_n]); ``out`` names the last node (name, TeX)."""
     t = log_softmax_tape(s, 1, over)
     picked = t.pick(t["logp"], target, "picked", N_("pick target"), "q")
     nll = t.scale(picked, -1.0, "-1", "nll", N_("negate"), "n", "-1")
-    t.mean(nll, (0,), "loss", N_("mean"), "N", "L")
+    t.mean(nll, (0,), out[0], N_("mean"), "N", out[1])
     return t
 
 

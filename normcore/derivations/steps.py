@@ -6,7 +6,7 @@
     st.passed                      # every check exact or close
 
 The kinds live in their families (``normalization``, ``losses``, ``blocks``, ``attention``,
-``modern``, ``layers``, ``weights``), each of which registers its own (``registry``); this module imports
+``modern``, ``layers``, ``weights``, ``logits``), each of which registers its own (``registry``); this module imports
 them once, so that ``KINDS`` holds every kind, and hands a request to the kind's builder.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from .._array import flag
 from ..i18n import translator
 # the families, in the order their kinds are listed: importing one registers its kinds
-from . import normalization, losses, blocks, attention, modern, layers, weights  # noqa: F401
+from . import normalization, losses, blocks, attention, modern, layers, weights, logits  # noqa: F401
 from .core import GradientComparison, StepThrough, layer_eps  # noqa: F401  (the public names)
 from .losses import LOSS_AND_ACTIVATION_KINDS  # noqa: F401
 from .normalization import DROPOUT_P, standardize_tape  # noqa: F401
@@ -65,14 +65,17 @@ def step_through(kind, x=None, *, shape=(3, 4), seed=0, gamma=None, beta=None, d
     target : cross_entropy only: the class index of each row of the (N, C) logits (default:
         random, from ``seed``). The loss is the output, so dy is a scalar (default 1).
     position : residual only: where its LayerNorm sits, "pre" (default), "post", "deepnorm",
-        "peri" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and the sub-layer
-        a Linear(D, D) (``normcore.derivations.blocks``).
+        "peri", "reordered" or "none", as in ``TransformerBlock``; x is (T, D) or (B, T, D) and
+        the sub-layer a Linear(D, D) (``normcore.derivations.blocks``).
+    layer_index : residual with position "pre" only: LayerNorm Scaling at depth l >= 1, the
+        norm's output times 1 / sqrt(l).
     heads : attention only (default 1): self-attention on x (T, D) or (B, T, D) with ``heads``
         heads, which must divide D; ``causal`` masks the future. See ``derivations.attention``.
     qk_norm : the qk_norm step-through's norm, "rmsnorm" (default) or "layernorm"; x is q, of
         shape (T, D), (H, T, D) or (B, H, T, D), k is drawn like it, the output is the scores.
     ranks : the sync_batchnorm step-through's simulated ranks (default 2); x is the whole batch,
         split along N (the first ranks hold one row more when N is not a multiple).
+
     Any other option is one a kind registers (``registry.Kind.options``); a kind that does not
     take an option given refuses it, naming the kinds that do.
     """

@@ -98,7 +98,7 @@ DERIVATION_OF = {
     "MultiheadAttention": "attention", "TransformerBlock": "residual",
     "ResidualSublayers": "residual", "SyncBatchNorm": "sync_batchnorm",
     "Linear": "linear", "ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "MSELoss": "mse",
-    "FeedForward": "feedforward", "Embedding": "embedding",
+    "FeedForward": "feedforward", "Embedding": "embedding", "SoftCap": "softcap",
     "BatchRenorm1d": "batch_renorm", "BatchRenorm2d": "batch_renorm", "WeightNorm": "weight_norm",
     "LayerScale": "layer_scale", "ReZero": "rezero",
 }

@@ -47,6 +47,9 @@ EXPERIMENTS = [
     "qk_norm",
     "peri_ln",
     "rmsnorm_vs_layernorm",
+    # the LLM era
+    "curse_of_depth",
+    "logit_control",
     # BatchNorm in practice
     "bn_placement",
     "recalibration",

@@ -12,6 +12,12 @@ styles (``_plot.series(position, COLORS, MARKERS, LINESTYLES)``)::
 and the Peri-LN experiment adds a fourth, drawn in the same family::
 
     "peri"      x_{l+1} = x_l + LN_out(F(LN_in(x_l)))      Gemma 2 and 3, Kim et al. 2025
+
+and the curse-of-depth experiment three more (``OPTIONS`` gives each one's model options)::
+
+    "reordered" x_{l+1} = x_l + LN(F(x_l))                 OLMo 2
+    "lns"       x_{l+1} = x_l + F(LN(x_l) / sqrt(l+1))     LayerNorm Scaling (Sun et al. 2025)
+    "mix"       Post-LN in the first quarter of the blocks, Pre-LN after (Mix-LN, Li et al. 2024)
 """
 
 import numpy as np
@@ -24,10 +30,15 @@ from ._plot import OKABE_ITO
 
 POSITIONS = ("post", "pre", "deepnorm")
 COLORS = {"post": OKABE_ITO["vermillion"], "pre": OKABE_ITO["blue"], "deepnorm": OKABE_ITO["green"],
-          "peri": OKABE_ITO["purple"]}
-MARKERS = {"post": "o", "pre": "s", "deepnorm": "^", "peri": "D"}
-LINESTYLES = {"post": "-", "pre": "--", "deepnorm": "-.", "peri": ":"}
-LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm", "peri": "Peri-LN"}
+          "peri": OKABE_ITO["purple"], "reordered": OKABE_ITO["orange"], "lns": OKABE_ITO["sky_blue"],
+          "mix": OKABE_ITO["black"]}
+MARKERS = {"post": "o", "pre": "s", "deepnorm": "^", "peri": "D", "reordered": "v", "lns": "P", "mix": "X"}
+LINESTYLES = {"post": "-", "pre": "--", "deepnorm": "-.", "peri": ":", "reordered": (0, (1, 1)),
+              "lns": (0, (6, 2, 1, 2)), "mix": (0, (3, 1, 1, 1, 1, 1))}
+LABELS = {"post": "Post-LN", "pre": "Pre-LN", "deepnorm": "DeepNorm", "peri": "Peri-LN", "reordered": "reordered",
+          "lns": "LayerNorm Scaling", "mix": "Mix-LN"}
+# The TinyTransformer options of each name above (default: the name is the position).
+OPTIONS = {"lns": {"position": "pre", "norm_scale": "depth"}}
 
 D_MODEL = 32
 N_HEADS = 4
@@ -39,16 +50,18 @@ def labelling_task():
     return tasks.TeacherLabellingTask(seq_len=16, n_symbols=16, n_labels=16)
 
 
-def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1.0, activation="gelu"):
-    """The TinyTransformer every experiment here uses: d_model 32, 4 heads, the norm at ``position``.
+def tiny_model(task, position, n_layers, seed, dtype=np.float64, embedding_std=1.0, activation="gelu",
+               norm_tier="reference"):
+    """The TinyTransformer every experiment here uses: d_model 32, 4 heads, the norm at ``position``
+    (a name of ``LABELS``: a position, or "lns", whose options ``OPTIONS`` gives).
 
     ``embedding_std``: the standard deviation of the token and position embeddings; a small one
     (GPT-2 uses 0.02) leaves the residual stream to the blocks' outputs from the first block on.
     ``activation``: the feed-forward's (default GELU), e.g. the ReLU of the original Transformer.
     """
-    return TinyTransformer(task.vocab_size, D_MODEL, n_layers, N_HEADS, task.seq_len, position=position,
-                           rng=seed, dtype=dtype, activation=activation,
-                           embedding_std=embedding_std)
+    options = OPTIONS.get(position, {"position": position})
+    return TinyTransformer(task.vocab_size, D_MODEL, n_layers, N_HEADS, task.seq_len, rng=seed, dtype=dtype,
+                           activation=activation, embedding_std=embedding_std, norm_tier=norm_tier, **options)
 
 
 def residual_stream(model, tokens):

@@ -63,6 +63,7 @@ from .._array import flag
 from ..i18n import N_
 from .. import tasks
 from ..nn import TinyTransformer, softmax
+from ..nn.softcap import softcap
 from ..optim import Adam
 from ..perf.threads import single_thread
 from ..train import fit
@@ -115,19 +116,27 @@ def attention_inputs(model, tokens):
         yield block.attn, block.norm1(x)
 
 
-def attention_logits(attn, h):
+def attention_logits(attn, h, capped=True):
     """The logits S = q k^T / sqrt(D) (B, H, T, T) of ``attn`` on its input ``h`` (B, T, C), with
-    q and k recomputed from its weights (and its QK-norm), their softmax P, and the (T, T) mask
-    of the query-key pairs it may use; float64. Reads ``attn``'s weights, never changes them."""
+    q and k recomputed from its weights (and its QK-norm, per head or over the whole projection
+    as its ``qk_norm_scope`` says), soft-capped as the attention caps them (``capped=False``: the
+    scores before the cap), their softmax P, and the (T, T) mask of the query-key pairs it may
+    use; float64. Reads ``attn``'s weights, never changes them."""
     B, T, _ = h.shape
 
     def heads(t):  # (B, T, C) -> (B, H, T, D)
         return t.reshape(B, T, attn.num_heads, attn.head_dim).transpose(0, 2, 1, 3).astype(np.float64)
 
-    q, k = heads(attn.q(h)), heads(attn.k(h))  # (B, H, T, D) each
-    if attn.q_norm is not None:
+    per_head = attn.qk_norm_scope == "head"
+    q, k = attn.q(h), attn.k(h)  # (B, T, C) each
+    if attn.q_norm is not None and not per_head:
+        q, k = attn.q_norm(q), attn.k_norm(k)  # (B, T, C): each query and key over all C channels
+    q, k = heads(q), heads(k)  # (B, H, T, D) each
+    if attn.q_norm is not None and per_head:
         q, k = attn.q_norm(q), attn.k_norm(k)  # each head's q and k normalised over its D channels
     S = q @ k.swapaxes(-1, -2) / math.sqrt(attn.head_dim)  # (B, H, T, T)
+    if attn.attn_softcap is not None and capped:
+        S = softcap(S, attn.attn_softcap)[0]  # (B, H, T, T): c * tanh(S / c)
     allowed = ~np.triu(np.ones((T, T), dtype=bool), k=1) if attn.causal else np.ones((T, T), dtype=bool)
     return S, softmax(np.where(allowed, S, -np.inf), axis=-1), allowed
 

@@ -22,7 +22,7 @@ from ..i18n import translator
 from ..i18n.width import fill
 from .. import progress
 from ..progress import Stopwatch
-from . import history, skeletons
+from . import history, skeletons, torch_track
 from .classroom import row_of
 from .exercises import DIFFICULTY, EXERCISES
 from .grader import CannotGrade, grade_file
@@ -40,10 +40,11 @@ class InterviewError(ValueError):
     """Bad input to an interview (no such exercise, a time box that is not positive); says why."""
 
 
-def pick(name=None, difficulty=None, seed=None, forward_only=False):
+def pick(name=None, difficulty=None, seed=None, forward_only=False, torch=False):
     """The exercise called ``name``, or one drawn at random (with ``seed``) among those of
     ``difficulty`` ("easy", "medium", "hard"; default any); with ``forward_only``, among
-    those that have a backward to leave out."""
+    those that have a backward to leave out; with ``torch``, among those the PyTorch track
+    has."""
     if difficulty is not None and difficulty not in LEVELS:
         raise InterviewError(_("unknown difficulty {difficulty!r}: expected one of {levels}").format(
             difficulty=difficulty, levels=", ".join(LEVELS)))
@@ -60,7 +61,8 @@ def pick(name=None, difficulty=None, seed=None, forward_only=False):
         return exercise
     pool = sorted((e for e in EXERCISES.values()
                    if (difficulty is None or e.difficulty == LEVELS[difficulty])
-                   and not (forward_only and e.function)), key=lambda e: e.name)
+                   and not (forward_only and e.function)
+                   and not (torch and e.name not in torch_track.EXERCISES)), key=lambda e: e.name)
     return random.Random(seed).choice(pool)
 
 

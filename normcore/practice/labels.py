@@ -42,6 +42,8 @@ PHRASES = (
     N_("negative alpha"), N_("no bias, b = {n}"), N_("q and k near {n}, eps matters"),
     N_("near eps"), N_("seeded rng"), N_("square"), N_("tanh nearly linear"),
     N_("tanh saturated"), N_("the module; then {n} training forwards"), N_("causal"),
+    N_("rows of v far apart in length"), N_("one output"),
+    N_("reordered norm"),
 )
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 

@@ -30,8 +30,10 @@ _SHARED = {}  # (exercise, reference answer, catalog entries) -> Mutants, see Mu
 
 
 # The exercises whose twins are not built: sync_batchnorm's forward runs on a worker thread
-# beside the others and meets them in all_reduce, so it cannot be re-run alone.
-NO_TWINS = ("sync_batchnorm",)
+# beside the others and meets them in all_reduce, so it cannot be re-run alone; batch_renorm's
+# right backward is not the derivative of its forward (r and d are held constant), so the
+# derivative of a forward is itself a mistake there (brn-r-d-differentiated).
+NO_TWINS = ("sync_batchnorm", "batch_renorm")
 
 
 @dataclass(frozen=True)

@@ -78,9 +78,21 @@ FORWARD_HINTS = {
     "mlp_with_batchnorm": N_("The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
                              "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
                              "the mean cross-entropy: work it through one layer at a time."),
-    "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
-                            "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
-                            "axis (biased variance, eps inside the square root)."),
+    "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), the "
+                            "reordered norm y = x + LN(F(x)), with F(h) = relu(h @ w1 + b1) @ w2 "
+                            "+ b2 and LN LayerNorm over the last axis (biased variance, eps inside "
+                            "the square root)."),
+    "soft_cap": N_("Soft-capping is y = cap * tanh(x / cap) element by element: the cap divides "
+                   "inside the tanh and multiplies outside it; cast y back to x's dtype."),
+    "z_loss": N_("The loss is the mean over the N rows of -logp[n, y_n] + z_loss * lse[n]**2, "
+                 "with lse = m + log(sum(exp(x - m))), m = max(x) over the classes: the max "
+                 "shift keeps exp finite, and m is added back to make lse log Z."),
+    "weight_norm": N_("w = g * v / ||v|| with one norm per output row (sum over axis 1 of v, "
+                      "keepdims), then the Linear's y = x @ w.T + bias over the last axis of x."),
+    "batch_renorm": N_("Batch Renorm normalises with the batch's mean and biased variance, then "
+                       "corrects: r = clip(sigma_B / sigma, 1 / r_max, r_max), d = clip((mean - "
+                       "running_mean) / sigma, -d_max, d_max) with the running statistics before "
+                       "this batch's update, y = gamma * (x_hat * r + d) + beta."),
 }
 DX_HINTS = {
     "mean-var": N_("Derive dx through every path from x to the output (x_hat, the mean and the "
@@ -114,16 +126,35 @@ DX_HINTS = {
                              "dlogits, da, dhbn, dh through BatchNorm's three paths, then "
                              "dx = dh @ w1.T. Check the first failing gradient in that order; a "
                              "weight's gradient is its input's transpose times the node's gradient."),
+    "weight_norm": N_("dx = dy @ w goes through the weight the forward used; then v's and g's "
+                      "shares of dw = dy^T x: dg = sum(dw * v_hat) per row, dv = (g / ||v||) "
+                      "(dw - dg * v_hat)."),
+    "batch_renorm": N_("r and d are constants in the backward: dx is BatchNorm's backward with "
+                       "dx_hat = dy * gamma * r, divided by the batch's sigma_B; in evaluation "
+                       "dx = dy * gamma / sigma."),
     "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule "
                             "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
-                            "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
-                            "LayerNorm's mean and variance terms)."),
+                            "then dx = dz + F'(dz); the reordered norm dx = dy + F'(LN'(dy)); G' "
+                            "is G's whole backward (ReLU's mask, LayerNorm's mean and variance "
+                            "terms)."),
+    "soft_cap": N_("dx = dy * (1 - t**2) with t = tanh(x / cap) from the forward: the outer cap "
+                   "and the inner 1 / cap cancel, and the slope is 1 - (y / cap)**2, not "
+                   "1 - y**2."),
+    "z_loss": N_("d lse / d x is the softmax p, so dlogits = dloss * (p - onehot + 2 * z_loss * "
+                 "lse * p) / N: the z-loss's share is p times 2 * z_loss * lse, row by row."),
 }
 WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
+    "weight_norm": N_("dw = dy^T x over every row of the input, dbias = sum(dy); g gets the dot "
+                      "product of each row of dw with v / ||v||, v gets the rest of dw, the part "
+                      "orthogonal to v, times g / ||v||."),
     "transformer_block": N_("A weight's gradient is its input, transposed, times the gradient at "
                             "its output, summed over every row: dw2 = relu(a)^T dg, dw1 = h^T da; "
                             "a bias's gradient is the gradient at its output summed over the rows."),
 }
+GAMMA_HINT = N_("gamma's gradient is the sum of dy * x_hat over every axis gamma is broadcast "
+                "over, one entry per parameter.")
+GAMMA_HINTS = {"batch_renorm": N_("gamma's gradient is the sum of dy * (x_hat * r + d) over every "
+                                  "axis but the channels: gamma multiplies the corrected x_hat.")}
 RMS_DEFAULT_EPS = (N_("RMSNorm(eps=None) takes the machine epsilon of the input's dtype, "
                       "np.finfo(x.dtype).eps, not 1e-5 or 1e-6."))
 HintLevel = namedtuple("HintLevel", "names hints")  # name the mistakes; give symptoms and hints
@@ -200,8 +231,7 @@ def _generic_hints(exercise, checks):
     if any("after two backward" in r and r.partition(" ")[0] not in once for r in rows):
         hints.append(N_("Parameter gradients accumulate: add into .grad (+=), never assign."))
     elif any(r.startswith("dgamma") for r in values):
-        hints.append(N_("gamma's gradient is the sum of dy * x_hat over every axis gamma is "
-                        "broadcast over, one entry per parameter."))
+        hints.append(GAMMA_HINTS.get(exercise, GAMMA_HINT))
     if any(r.startswith("dbeta") and "after two" not in r for r in values):
         hints.append(N_("beta's gradient is the sum of dy over every axis beta is broadcast "
                         "over."))

@@ -12,11 +12,11 @@ One file per family, each short enough to read at once:
 
     core.py         the registries, to_torch, key_map, from_torch (both directions)
     norms.py        LayerNorm, RMSNorm, BatchNorm (and Renorm, Ghost), InstanceNorm, GroupNorm, DyT
-    layers.py       Linear, activations, Softmax, Dropout, Embedding, positions, Sequential
-    attention.py    attention (torch's nn.MultiheadAttention, the QK-norm twin)
-    blocks.py       feed-forward, TransformerBlock, the tiny language model
+    layers.py       Linear, activations, SoftCap, Softmax, Dropout, Embedding, positions, Sequential
+    attention.py    attention (torch's nn.MultiheadAttention; a twin for QK-norm and soft-capping)
+    blocks.py       feed-forward, TransformerBlock (every position), the tiny language model
     decoder.py      the decoder block, the encoder-decoder model
-    losses.py       CrossEntropyLoss, MSELoss
+    losses.py       CrossEntropyLoss (and its z-loss), MSELoss
     weights.py      WeightNorm (torch's weight_norm parametrization), WSLinear, LayerScale, ReZero
     comparison.py   compare, its rows and report, the tolerances
     optimizers.py   compare_optimizer
@@ -32,10 +32,10 @@ a default. Where torch's layer stores the same numbers under other names
 module carries ``normcore_keys``: normcore key -> (torch key, rows of it), and ``key_map``
 resolves every key of a model through it (``WeightNorm`` becomes torch's Linear under the
 ``weight_norm`` parametrization: weight_g, weight_v -> ``parametrizations.weight.original0``,
-``original1``). Where torch has no one-to-one layer (learned
-positions, DyT, the Transformer block with RMSNorm or DyT, DeepNorm's alpha, no norm or
-Peri-LN's two norms, attention with QK-norm, the tiny language model, WSLinear, Batch Renorm,
-Ghost BatchNorm, LayerScale, ReZero), a family file defines
+``original1``). Where torch has no one-to-one layer (learned positions, DyT, SoftCap, the
+z-loss, the Transformer block with RMSNorm or DyT, DeepNorm's alpha, no norm, Peri-LN's two
+norms, the reordered norm, LayerNorm Scaling, attention with QK-norm or soft-capped scores, the
+tiny language model, WSLinear, Batch Renorm, Ghost BatchNorm, LayerScale, ReZero), a family file defines
 small ``torch.nn.Module`` twins in a function cached with ``functools.cache`` (built on first
 use, written in torch ops with torch's own norms); they also hold the subclasses of torch's
 own layers that are called as normcore's are (attention returning its output alone unless

@@ -1,5 +1,6 @@
 """The attention twins: ``nn.MultiheadAttention`` for normcore's attention layers, and a
-twin in torch ops for QK-norm, which torch's layer lacks.
+twin in torch ops for what torch's layer lacks: QK-norm (per head or over the whole
+projection) and the soft-cap of the scores.
 
 torch's layer stores q, k and v stacked in ``in_proj_weight``; ``attention_keys`` says where
 each of normcore's arrays lives in it. ``attention_twins()`` builds, on first use, the torch
@@ -37,19 +38,20 @@ def _multihead_attention(m, sub):
     """torch's own ``nn.MultiheadAttention`` (with the layer's ``batch_first``), called as
     normcore's layer: with (query, key, value) and the forward's options for
     ``MultiheadAttention``, with x alone for self-attention. With ``qk_norm``, which torch's
-    layer lacks, the twin ``QKNormAttention`` written with torch ops."""
-    if m.qk_norm is not None:
+    layer lacks, or with ``attn_softcap``, the twin ``QKNormAttention`` written with torch ops."""
+    if m.qk_norm is not None or m.attn_softcap is not None:
         cross = isinstance(m, nn.MultiheadAttention)
         t = (attention_twins().QKNormAttention if cross else attention_twins().QKNormSelfAttention)(
             m.embed_dim, m.num_heads, m.causal, m.add_zero_attn,
             {name: sub(child) for name, child in _named_children(m)},
-            m.bias_k is not None)
+            m.bias_k is not None, m.qk_norm_scope, m.attn_softcap)
         t.normcore_class = type(m)
         t.batch_first = getattr(m, "batch_first", True)
+        options = dict(qk_norm=m.qk_norm, qk_norm_scope=m.qk_norm_scope, attn_softcap=m.attn_softcap)
         t.normcore_args = (dict(embed_dim=m.embed_dim, num_heads=m.num_heads, bias=m.q.bias is not None,
                                 add_bias_kv=m.add_bias_kv, add_zero_attn=m.add_zero_attn, kdim=m.kdim, vdim=m.vdim,
-                                causal=m.causal, qk_norm=m.qk_norm, batch_first=m.batch_first) if cross else
-                           dict(d_model=m.d_model, n_heads=m.n_heads, bias=m.q.bias is not None, qk_norm=m.qk_norm,
+                                causal=m.causal, batch_first=m.batch_first, **options) if cross else
+                           dict(d_model=m.d_model, n_heads=m.n_heads, bias=m.q.bias is not None, **options,
                                 **({} if isinstance(m, nn.CausalSelfAttention) else {"causal": m.causal})))
         return t
     twins = attention_twins()
@@ -120,17 +122,20 @@ def attention_twins():
             return super().forward(x, x, x, key_padding_mask, attn_mask)
 
     class QKNormAttention(torch.nn.Module):
-        """normcore's ``MultiheadAttention`` with ``qk_norm`` in plain torch ops (torch's layer has
-        no QK-norm): q, k, v, o are ``nn.Linear``, q_norm and k_norm torch's ``nn.RMSNorm`` or
-        ``nn.LayerNorm`` over D, applied per head after the split and before 1/sqrt(D); bias_k
-        is appended before the split (and normalised), the zero key after the norm. The softmax
-        is explicit, so a fully masked row gives NaN, as normcore and torch's math path do.
-        Masks in normcore's convention (boolean True = masked out, floating added)."""
+        """normcore's ``MultiheadAttention`` with ``qk_norm`` or ``attn_softcap`` in plain torch ops
+        (torch's layer has neither): q, k, v, o are ``nn.Linear``; q_norm and k_norm (None
+        without QK-norm) torch's ``nn.RMSNorm`` or ``nn.LayerNorm``, over D per head after the
+        split (``scope="head"``) or over all E channels before it (``scope="projection"``),
+        before 1/sqrt(D); bias_k is appended before the norm (and normalised), the zero key after
+        it. With ``softcap`` c the scores become c * tanh(S / c) before the mask. The softmax is
+        explicit, so a fully masked row gives NaN, as normcore and torch's math path do. Masks
+        in normcore's convention (boolean True = masked out, floating added)."""
 
-        def __init__(self, embed_dim, num_heads, causal, add_zero_attn, children, add_bias_kv):
+        def __init__(self, embed_dim, num_heads, causal, add_zero_attn, children, add_bias_kv, scope="head",
+                     softcap=None):
             super().__init__()
             self.embed_dim, self.num_heads, self.causal = embed_dim, num_heads, causal
-            self.add_zero_attn = add_zero_attn
+            self.add_zero_attn, self.scope, self.softcap = add_zero_attn, scope, softcap
             if add_bias_kv:
                 self.bias_k = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
                 self.bias_v = torch.nn.Parameter(torch.empty(1, 1, embed_dim))
@@ -169,16 +174,25 @@ def attention_twins():
             def split(t):
                 return t.reshape(B, t.shape[1], H, D).transpose(1, 2)
 
-            q = self.q_norm(split(self.q(query)))
+            q_norm, k_norm = getattr(self, "q_norm", None), getattr(self, "k_norm", None)  # with QK-norm only
+            per_head, over_projection = (q_norm is not None and self.scope == s for s in ("head", "projection"))
+            q = self.q(query)
+            if over_projection:
+                q = q_norm(q)  # (B, Tq, E), before the split
+            q = q_norm(split(q)) if per_head else split(q)  # (B, H, Tq, D)
             k, v = self.k(key), self.v(value)
             if self.bias_k is not None:
                 k = torch.cat([k, self.bias_k.expand(B, 1, E)], dim=1)
                 v = torch.cat([v, self.bias_v.expand(B, 1, E)], dim=1)
-            k, v = self.k_norm(split(k)), split(v)
+            if over_projection:
+                k = k_norm(k)  # (B, Tk', E), bias_k among them
+            k, v = (k_norm(split(k)) if per_head else split(k)), split(v)  # (B, H, Tk', D)
             if self.add_zero_attn:
                 zero = torch.zeros(B, H, 1, D, dtype=q.dtype)
                 k, v = torch.cat([k, zero], dim=2), torch.cat([v, zero], dim=2)
             S = q @ k.transpose(-1, -2) / math.sqrt(D)
+            if self.softcap is not None:
+                S = self.softcap * torch.tanh(S / self.softcap)
             M = torch.zeros(Tq, Tk, dtype=S.dtype)
             if self.causal:
                 M = M.masked_fill(torch.ones(Tq, Tk, dtype=torch.bool).triu(1), -torch.inf)

@@ -1,6 +1,7 @@
 """The Transformer block's twins: ``nn.TransformerEncoderLayer`` where torch has the block
-(Pre-Norm or Post-Norm with LayerNorm), else a torch module written as normcore's block; the
-feed-forward and the tiny language model.
+(Pre-Norm or Post-Norm with LayerNorm), else a torch module written as normcore's block (every
+position, LayerNorm Scaling); the feed-forward and the tiny language model (Mix-LN's blocks
+each at its own position, the soft-capped logits).
 
 ``block_twins()`` builds them on first use; ``residual_sublayers`` is the residual placement
 of every norm position in torch, which the decoder's twin reuses. ``from_torch`` builds a
@@ -19,12 +20,21 @@ def _feedforward(m, sub):
     return block_twins().FeedForward(sub(m.fc1), sub(m.act), sub(m.fc2))
 
 
+def torch_has_block(m, attn, sublayers):
+    """Whether torch's own encoder or decoder layer computes block ``m`` (its attention
+    ``attn``, its norms norm1 .. norm{sublayers}): "pre" or "post" with LayerNorm of one eps,
+    no QK-norm, no soft-cap, no LayerNorm Scaling."""
+    return (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm_scale is None
+            and attn.qk_norm is None and attn.attn_softcap is None
+            and len({getattr(m, f"norm{i}").eps for i in range(1, sublayers + 1)}) == 1)
+
+
 @converts(nn.TransformerBlock)
 def _block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerEncoderLayer`` (norm_first for "pre");
-    the other blocks (RMSNorm, DyT, "deepnorm", "none", "peri", qk_norm): a twin of normcore's block."""
-    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps
-            and m.attn.qk_norm is None):
+    the other blocks (RMSNorm, DyT, "deepnorm", "none", "peri", "reordered", QK-norm, soft-cap,
+    LayerNorm Scaling): a twin of normcore's block."""
+    if torch_has_block(m, m.attn, 2):
         t = block_twins().TransformerEncoderLayer(
             m.d_model, m.attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -42,7 +52,7 @@ def _block(m, sub):
         t.causal, t.normcore_keys = m.attn.causal, keys
         return t
     children = {name: sub(child) for name, child in _named_children(m)}
-    return block_twins().TransformerBlock(m.position, m.alpha, children)
+    return block_twins().TransformerBlock(m.position, m.alpha, children, m.depth_scale)
 
 
 @converts(nn.TinyTransformer)
@@ -79,16 +89,19 @@ def block_twins():
 
     def residual_sublayers(block, x, fs):
         """normcore's residual placement in torch, for a twin block with children norm{i},
-        drop{i} (and norm{i}_out): sub-layer i is fs[i - 1] (pre: x + drop(F(Norm(x)));
-        peri: x + Norm_out(drop(F(Norm(x)))); none: x + drop(F(x)); post/deepnorm:
-        Norm(alpha x + drop(F(x))))."""
+        drop{i} (and norm{i}_out): sub-layer i is fs[i - 1] (pre: x + drop(F(s * Norm(x))),
+        s = block.depth_scale, 1 / sqrt(l) with LayerNorm Scaling, else 1;
+        peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + Norm_out(drop(F(x)));
+        none: x + drop(F(x)); post/deepnorm: Norm(alpha x + drop(F(x))))."""
         for i, f in enumerate(fs, start=1):
-            norm = getattr(block, f"norm{i}", None)
+            norm, out_norm = getattr(block, f"norm{i}", None), getattr(block, f"norm{i}_out", None)
             drop = getattr(block, f"drop{i}")
             if block.position == "pre":
-                x = x + drop(f(norm(x)))
+                x = x + drop(f(block.depth_scale * norm(x)))
             elif block.position == "peri":
-                x = x + getattr(block, f"norm{i}_out")(drop(f(norm(x))))
+                x = x + out_norm(drop(f(norm(x))))
+            elif block.position == "reordered":
+                x = x + out_norm(drop(f(x)))
             elif block.position == "none":
                 x = x + drop(f(x))
             else:
@@ -96,13 +109,13 @@ def block_twins():
         return x
 
     class TransformerBlock(torch.nn.Module):
-        """pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x)));
-        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); for F = attn (norm1, drop1,
-        norm1_out), then ffn (norm2, drop2, norm2_out)."""
+        """pre: x + drop(F(s * Norm(x))) (s = depth_scale); post/deepnorm: Norm(alpha x + drop(F(x)));
+        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + Norm_out(drop(F(x)));
+        for F = attn (norm1, drop1, norm1_out), then ffn (norm2, drop2, norm2_out)."""
 
-        def __init__(self, position, alpha, children):
+        def __init__(self, position, alpha, children, depth_scale=1.0):
             super().__init__()
-            self.position, self.alpha = position, alpha
+            self.position, self.alpha, self.depth_scale = position, alpha, depth_scale
             for name, child in children.items():
                 self.add_module(name, child)
 
@@ -113,7 +126,7 @@ def block_twins():
 
     class Stages(torch.nn.Module):
         """Children applied in order (TinyTransformer: tok_emb, pos_emb, blocks, norm_f,
-        head), under normcore's names, so the state dict keys match."""
+        head, logit_cap), under normcore's names, so the state dict keys match."""
 
         def __init__(self, children):
             super().__init__()

@@ -9,7 +9,7 @@ import functools
 
 from .. import nn
 from .attention import attention_keys, attention_twins
-from .blocks import activation_name, block_twins
+from .blocks import activation_name, block_twins, torch_has_block
 from .core import _named_children, _torch, builds_from_torch, converts
 
 
@@ -34,9 +34,8 @@ def decoder_keys(m):
 def _decoder_block(m, sub):
     """"pre" and "post" with LayerNorm: ``nn.TransformerDecoderLayer`` (norm_first for "pre"),
     called with the causal mask as ``tgt_mask``; the other blocks (RMSNorm, DyT, "deepnorm",
-    "none", "peri", qk_norm): a twin of normcore's block."""
-    if (m.position in ("pre", "post") and m.norm_kind == "layernorm" and m.norm1.eps == m.norm2.eps == m.norm3.eps
-            and m.self_attn.qk_norm is None):
+    "none", "peri", "reordered", QK-norm, soft-cap, LayerNorm Scaling): a twin of normcore's block."""
+    if torch_has_block(m, m.self_attn, 3):
         t = decoder_twins().TransformerDecoderLayer(
             m.d_model, m.self_attn.num_heads, m.d_ff, m.drop1.p, sub(m.ffn.act), m.norm1.eps, batch_first=True,
             norm_first=m.position == "pre", bias=m.bias)
@@ -47,7 +46,7 @@ def _decoder_block(m, sub):
         t.causal, t.normcore_keys = m.self_attn.causal, decoder_keys(m)
         return t
     children = {name: sub(child) for name, child in _named_children(m)}
-    return decoder_twins().TransformerDecoderBlock(m.position, m.alpha, children)
+    return decoder_twins().TransformerDecoderBlock(m.position, m.alpha, children, m.depth_scale)
 
 
 @converts(nn.TinySeq2Seq)
@@ -81,13 +80,13 @@ def decoder_twins():
 
     class TransformerDecoderBlock(torch.nn.Module):
         """normcore's decoder block in torch, for the positions and norms torch's layer lacks:
-        pre: x + drop(F(Norm(x))); post/deepnorm: Norm(alpha x + drop(F(x))); none: x + drop(F(x));
-        peri: x + Norm_out(drop(F(Norm(x)))); for F = self_attn (norm1, drop1, norm1_out),
-        cross_attn to memory (norm2, drop2, norm2_out), ffn (norm3, drop3, norm3_out)."""
+        the placements of ``block_twins().residual_sublayers`` (pre, with LayerNorm Scaling's
+        depth_scale; post/deepnorm; none; peri; reordered) for F = self_attn (norm1, drop1,
+        norm1_out), cross_attn to memory (norm2, drop2, norm2_out), ffn (norm3, drop3, norm3_out)."""
 
-        def __init__(self, position, alpha, children):
+        def __init__(self, position, alpha, children, depth_scale=1.0):
             super().__init__()
-            self.position, self.alpha = position, alpha
+            self.position, self.alpha, self.depth_scale = position, alpha, depth_scale
             for name, child in children.items():
                 self.add_module(name, child)
 
@@ -119,7 +118,8 @@ def decoder_twins():
             t = self.tgt_pos(self.tgt_emb(tgt))
             for block in self.decoder:
                 t = block(t, memory, memory_key_padding_mask=src_key_padding_mask)
-            return self.head(self.dec_norm(t) if hasattr(self, "dec_norm") else t)
+            logits = self.head(self.dec_norm(t) if hasattr(self, "dec_norm") else t)
+            return self.logit_cap(logits) if hasattr(self, "logit_cap") else logits
 
     return type("DecoderTwins", (), dict(TransformerDecoderLayer=TransformerDecoderLayer,
                                          TransformerDecoderBlock=TransformerDecoderBlock, Seq2Seq=Seq2Seq))

@@ -1,9 +1,9 @@
-"""The twins of the plain layers: Linear, the activations, Softmax and LogSoftmax, Dropout,
-Embedding, the learned positions and Sequential.
+"""The twins of the plain layers: Linear, the activations, SoftCap, Softmax and LogSoftmax,
+Dropout, Embedding, the learned positions and Sequential.
 
-torch has each of them (learned positions aside: ``positional_twin()``, a one-line torch
-module), so most converters are one call. ``from_torch`` knows Linear, the activations,
-Dropout and Sequential.
+torch has each of them (learned positions and the soft-cap aside: ``positional_twin()`` and
+``softcap_twin()``, one-line torch modules), so most converters are one call. ``from_torch``
+knows Linear, the activations, the soft-cap's twin, Dropout and Sequential.
 """
 
 import functools
@@ -24,6 +24,25 @@ converts(nn.Tanh)(lambda m, sub: _torch().nn.Tanh())
 
 
 converts(nn.GELU)(lambda m, sub: _torch().nn.GELU(approximate=m.approximate))
+converts(nn.SoftCap)(lambda m, sub: softcap_twin()(m.cap))
+
+
+@functools.cache
+def softcap_twin():
+    """The torch module of normcore's SoftCap (torch has no such layer), built on first use."""
+    torch = _torch()
+
+    class SoftCap(torch.nn.Module):
+        """y = cap * tanh(x / cap), as normcore.nn.SoftCap; autograd gives its backward."""
+
+        def __init__(self, cap):
+            super().__init__()
+            self.cap = cap
+
+        def forward(self, x):
+            return self.cap * torch.tanh(x / self.cap)
+
+    return SoftCap
 
 
 @converts(nn.Softmax, nn.LogSoftmax)
@@ -99,6 +118,7 @@ def _from_torch(tnn):
         tnn.Sigmoid: lambda t, sub: nn.Sigmoid(),
         tnn.Tanh: lambda t, sub: nn.Tanh(),
         tnn.GELU: lambda t, sub: nn.GELU(approximate=t.approximate),
+        softcap_twin(): lambda t, sub: nn.SoftCap(t.cap),
         tnn.Dropout: lambda t, sub: nn.Dropout(t.p),
         tnn.Sequential: lambda t, sub: Sequential(*[sub(child) for child in t]),
     }

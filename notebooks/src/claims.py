@@ -72,6 +72,7 @@ TOPICS_ZH = {
     "Pre-Norm and Post-Norm": "Pre-Norm 与 Post-Norm",
     "Choosing a norm and its position": "选择归一化层及其位置",
     "BatchNorm at small batches": "小批量下的 BatchNorm",
+    "Depth in trained models": "训练后模型的深度",
 }  # the other topics are layer names, the same in Chinese
 
 WRITEUPS = {
@@ -94,7 +95,7 @@ WRITEUPS_ZH = {
 # The topics, in the notebook's order: the rows of claims_data_NAME.py, measured by the cells of
 # claims_measure_NAME.py.
 PARTS = ["purpose", "batchnorm", "batchnorm_use", "small_batches", "layernorm", "rmsnorm", "dropout", "placement",
-         "placement_training"]
+         "placement_training", "depth"]
 CLAIMS = gather(PARTS)
 CLAIM_IDS = [c["id"] for c in CLAIMS]
 

@@ -11,7 +11,7 @@ buffers and state_dict against torch's own layer, the input left unchanged, floa
 failure is named from ``mistakes.py``: the NumPy catalog's forward mistakes written in torch,
 and the mistakes only a torch module can make.
 
-Every exercise has its torch version. fold_batchnorm is a function: a file whose function
+Every exercise has its torch version but those of ``NUMPY_ONLY``. fold_batchnorm is a function: a file whose function
 imports torch is graded on tensors (``tracks.track_for``). SyncBatchNorm's workers reach their
 group through ``group.AutogradGroup``, whose all_reduce autograd differentiates.
 
@@ -34,7 +34,14 @@ NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {nam
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
-             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm")
+             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm",
+             "soft_cap", "z_loss")
+# the exercises the track does not have, and why (what ``normcore practice list`` says of them)
+NUMPY_ONLY = {
+    "weight_norm": N_("NumPy only for now: torch has the layer "
+                      "(torch.nn.utils.parametrizations.weight_norm), the track's exercise is to come"),
+    "batch_renorm": N_("NumPy only: torch has no Batch Renormalization layer"),
+}
 TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
             "groupnorm": "GroupNorm", "dropout": "Dropout", "softmax": "Softmax",
             "log_softmax": "LogSoftmax", "cross_entropy": "CrossEntropyLoss"}  # torch's own layers
