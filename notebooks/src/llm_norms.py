@@ -22,7 +22,8 @@ CELLS = [
     3. **The curse of depth**: Pre-LN's growing stream, LayerNorm Scaling ($1/\sqrt{l}$) and
        Mix-LN (Post-LN first, Pre-LN after), measured at initialisation
     4. **z-loss and soft-capping**: two ways of keeping logits in range, and their backward
-    5. a summary
+    5. the figures: what the experiments measure after training, at this scale
+    6. a summary
 
     Runs in a few seconds with `normcore` importable (`pip install -e .` in the repository).
     """),
@@ -336,9 +337,38 @@ CELLS = [
     the gains; the z-loss bounds nothing, it only pulls $\log Z$ towards 0.
     """),
 
-    # --- 5. summary --------------------------------------------------------------------------
+    # --- 5. figures -------------------------------------------------------------------------
     md(r"""
-    ## 5. Summary
+    ## 5. Figures: what the experiments measure after training, at this scale
+
+    From the experiments (`normcore figures NAME`; the README gives each one's setting and what
+    it does not show). Small models trained briefly on synthetic tasks: read each verdict as
+    "at this scale".
+
+    **The curse of depth** (`curse_of_depth`). Trained on the copy task, an 8-block Pre-LN
+    Transformer's stream grows about 4-fold over its depth (steadily, not exponentially), its
+    deep blocks' Jacobians come near the identity and removing any of blocks 4-8 raises the loss
+    by at most 0.007, as the curse of depth describes; Peri-LN, reordered and Mix-LN's Pre-LN
+    blocks behave alike. LayerNorm Scaling brings the deep blocks nearer the identity still, the
+    opposite of its aim, at this scale. Post-LN's blocks stay far from the identity, but at 8
+    blocks it does not train in this budget. One easy task, which a few blocks solve.
+
+    ![The curse of depth: how much each block of a trained Transformer does, by norm placement](../figures/curse_of_depth.png)
+
+    **Logit control** (`logit_control`). In a 2-block Pre-LN Transformer (Adam, no warmup) every
+    variant trains at lr $3 \times 10^{-3}$ and $3 \times 10^{-2}$ and none at 0.3. At 0.1 only
+    QK-norm keeps the largest attention logit at 30-50 and trains: per head in both seeds, over
+    the whole projection in one. Without it the logits reach $10^3$-$10^4$ and the loss stays at
+    chance; the z-loss ($10^{-4}$) changes neither; soft-capping holds what the softmax sees at
+    50 while the scores under the cap grow as far, and learns in one seed of two. The final cap
+    (30) never binds here.
+
+    ![Logit control: z-loss, soft-capping and QK-norm over a sweep of learning rates](../figures/logit_control.png)
+    """),
+
+    # --- 6. summary --------------------------------------------------------------------------
+    md(r"""
+    ## 6. Summary
 
     * **Reordered norm** (OLMo 2): $y = x + \operatorname{Norm}(F(x))$, backward
       $\bar{x} = \bar{y} + F'(\operatorname{Norm}'(\bar{y}))$; each branch adds RMS 1 with
