@@ -33,9 +33,13 @@ TITLES = {
     "groupnorm_instancenorm": N_("GroupNorm and InstanceNorm: LayerNorm on groups of channels"),
     "interview_practice": N_("Interview practice: hand-write a norm, forward and backward"),
     "layernorm": N_("LayerNorm, one node at a time"),
+    "llm_norms": N_("Norms in today's LLMs: the reordered norm, QK-norm's scope, depth, z-loss, "
+                    "soft-capping"),
     "modern_norms": N_("Normalization since 2020: DyT, QK-norm, Peri-LN"),
     "pre_post_norm": N_("Pre-Norm vs Post-Norm: where the norm sits in a Transformer block"),
     "rmsnorm": N_("RMSNorm, one node at a time"),
+    "weight_side": N_("The weight side: WeightNorm, Weight Standardization, Batch Renorm, Ghost BN, "
+                      "LayerScale"),
 }
 
 

@@ -40,7 +40,7 @@ ROOT = HERE.parent
 SOURCES = HERE / "src"
 TOPICS = ["batchnorm", "batchnorm_in_practice", "layernorm", "rmsnorm", "groupnorm_instancenorm", "dropout",
           "batchnorm_zh", "layernorm_zh",
-          "pre_post_norm", "modern_norms", "interview_practice", "claims",
+          "pre_post_norm", "modern_norms", "llm_norms", "weight_side", "interview_practice", "claims",
           "rmsnorm_zh", "pre_post_norm_zh",
           "interview_practice_zh", "claims_zh"]
 # The languages a notebook is built in besides English: topic NAME_zh is NAME's source in Chinese.
