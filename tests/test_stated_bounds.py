@@ -504,7 +504,14 @@ REGISTRY = [
     (r"at most 1 in size|squares stay at most 1|power of two (at least as|>= max_A)", "size-scale-at-most-1"),
     (r"at least as accurately as PyTorch", "tests/test_accuracy.py::test_float32_at_least_as_accurate_as_pytorch"),
     # soft-capping
-    (r"a smooth bound on logits|The cap bounds the output smoothly|\|y\| <= cap everywhere", "softcap-within-cap"),
+    (r"a smooth bound on logits|The cap bounds the output smoothly|\|y\| <= cap everywhere"
+     r"|bounds its attention scores and its final logits smoothly|the cap work as a bound"
+     r"|Soft-capping bounds the values themselves", "softcap-within-cap"),
+    # the llm_norms notebook's QK-norm section: per head sqrt(D), over the projection H sqrt(D)
+    (r"what each bounds|is at most \$\\sqrt\{D\}\$;|one logit is at most \$E/\\sqrt\{D\}"
+     r"|The projection's bound is reached only|above the per-head bound|is at most \$\\sqrt\{s_q s_k\}"
+     r"|the bound they give, which the logit", "qk-norm-whole-projection"),
+    (r"the z-loss bounds nothing", "not a bound on normcore's numbers: the z-loss bounds nothing"),
     # QK-norm over the whole projection, in the attention's docstring
     (r"Every head's logits are bounded by|It bounds the whole query|one head's logit is bounded by"
      r"|per-head bound, reached only", "qk-norm-whole-projection"),
@@ -512,7 +519,8 @@ REGISTRY = [
     (r"cuts that gap to at most half|\|cosine\| at most 3e-17|\|cosine\| is at most 3e-17"
      r"|GroupNorm does at least as well with 2|stream grows about 4-fold|the stream grows"
      r"|the loss rises by at most 0\.007|removable \(at most 0\.0[0-9]+|which is at most a few thousandths"
-     r"|the softmax sees at most 50", MEASURED),
+     r"|the softmax sees at most 50|by at most 0\.007, as the curse of depth|\|cosine\| at most \$3"
+     r"|cuts its train/eval gap to at most", MEASURED),
     (r"at most 0\.005|R\^2 up by at most|moves by at most \$10\^\{-16\}|moved by at most 1e-16"
      r"|differs by at most 1\.5|at most 5e-6|no more than the sampling noise|0\.84 to 0\.92 of it"
      r"|bound grows from 4|\|mean\| <=|paired seeds\)|joined across norms|overlapping bands|lower bound\)"

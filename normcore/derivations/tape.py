@@ -14,6 +14,10 @@ A stop-gradient node (``Tape.stop_gradient``, Batch Renorm's r and d) passes its
 on and sends nothing back: its backward is 0, the value is held constant. Its node is marked
 ``held``, and the numerical gradient holds it at its value too (see ``numerical_grad``).
 
+One file, though longer than most: ``Tape`` is one class whose node methods each pair a
+forward with its local derivative and backward rule, the way micrograd keeps an operation's
+backward beside its forward; a reader looks a node up by its name, one method at a time.
+
 ``Tape.numerical_grad(node, dy)`` perturbs one node's value, replays the nodes after it and
 takes finite differences of ``L = sum(y * dy)``: the gradient of the loss with respect to that
 node, measured without any derivative at all.

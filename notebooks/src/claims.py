@@ -71,7 +71,7 @@ TOPICS_ZH = {
     "What normalization is for": "归一化的作用",
     "Pre-Norm and Post-Norm": "Pre-Norm 与 Post-Norm",
     "Choosing a norm and its position": "选择归一化层及其位置",
-    "BatchNorm at small batches": "小批量下的 BatchNorm",
+    "BatchNorm at small batches": "小 batch 下的 BatchNorm",
     "Depth in trained models": "训练后模型的深度",
 }  # the other topics are layer names, the same in Chinese
 

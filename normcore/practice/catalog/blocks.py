@@ -143,8 +143,8 @@ MISTAKES = [
         "block-norm-on-branch-output",
         N_("Pre-Norm written as x + LN(F(x)), the norm on the branch's output"),
         N_("Post-Norm is right; in Pre-Norm every number is off: the norm was applied to the "
-           "sub-layer's output instead of its input (y = x + LN(F(x)), another block, the "
-           "reordered norm), and the backward went through the norm before F"),
+           "sub-layer's output instead of its input (y = x + LN(F(x)), another block: the "
+           "reordered norm, Swin v2's res-post-norm), and the backward went through the norm before F"),
         N_("Pre-Norm normalises what goes into the sub-layer: y = x + F(LN(x)). The backward "
            "then goes back through F first and the norm second: dx = dy + LN'(F'(dy))."),
         {"transformer_block": [
