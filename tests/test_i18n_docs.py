@@ -38,7 +38,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # --- the site's Chinese section ---------------------------------------------------------------
 def _rows(page):
-    """The cells of each table row, split at the pipes the page does not escape (a cell's own
+    r"""The cells of each table row, split at the pipes the page does not escape (a cell's own
     ``\|``, as in ||v||, stays in its cell)."""
     return [[c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
             for line in page.splitlines() if line.startswith("| ")]
