@@ -644,7 +644,8 @@ def test_cross_entropy_bad_requests_raise_clear_errors():
         step_through("cross_entropy", shape=(2, 3, 4))
     with pytest.raises(ValueError, match="causal applies to the softmax and self-attention"):
         step_through("log_softmax", shape=(4, 4), causal=True)
-    with pytest.raises(ValueError, match="target applies to the cross-entropy and cross-entropy with z-loss step-throughs only"):
+    with pytest.raises(ValueError, match="target applies to the cross-entropy and cross-entropy with z-loss "
+                                         "step-throughs only"):
         step_through("log_softmax", shape=(3, 4), target=[0, 1, 2])
 
 
