@@ -21,7 +21,6 @@ ONE_PIECE = {
     "normcore/commands/practice.py": "One file, though longer than most",
     "normcore/nn/attention.py": "One file, though longer than most",
     "normcore/nn/transformer.py": "One file, though a little longer than most",
-    "normcore/practice/report.py": "One file, though a little longer than most",
     "normcore/derivations/tape.py": "One file, though longer than most",
     "normcore/practice/catalog/norms.py": "One file, though longer than the others",
     "notebooks/src/batchnorm.py": "It is one piece, though long",

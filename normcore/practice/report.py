@@ -8,10 +8,6 @@ How much it tells is a hint level (``HINT_LEVELS``), the one switch the classroo
 obeys too: "full" (all of the above), "brief" (an interviewer's level: each mistake's name
 and the checks it shows in, no symptom, hint or formula) and "none" (pass or fail per check,
 no mistake named).
-
-One file, though a little longer than most: the hint tables (one entry per exercise) and the
-rules that pick a hint for a failing check are read together when an exercise is added; the
-tables grow by a line or two with each exercise.
 """
 
 from collections import namedtuple
