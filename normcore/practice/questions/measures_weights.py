@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import nn, norms
 from ...module import Sequential
-from ...experiments.no_norm import stream_growth
+from ...experiments.no_norm import LAYERSCALE_INIT, stream_growth
 
 
 def _rng(seed):
@@ -207,9 +207,17 @@ def rezero_alpha_grad():
     return abs(_rezero_branch_grads()[1])
 
 
+REZERO_LR = 0.01  # the learning rate of the one SGD step on alpha
+
+
+def rezero_lr():
+    """The learning rate of that step."""
+    return REZERO_LR
+
+
 def rezero_alpha_after_step():
-    """alpha after one SGD step at lr 0.01 from 0: -0.01 times its gradient."""
-    return -0.01 * _rezero_branch_grads()[1]
+    """alpha after one SGD step from 0: -lr times its gradient."""
+    return -REZERO_LR * _rezero_branch_grads()[1]
 
 
 def rezero_branch_grad_after_step():
@@ -226,6 +234,11 @@ def _no_norm_growth(variant):
 def rezero_stream_growth_16():
     """ReZero: every block the identity at initialisation, growth 1."""
     return _no_norm_growth("rezero")
+
+
+def layerscale_init():
+    """The initial gamma of the no_norm experiment's LayerScale."""
+    return LAYERSCALE_INIT
 
 
 def layerscale_stream_growth_16():
