@@ -27,13 +27,14 @@ from ...i18n import N_, language
 
 FOLDER = Path(__file__).resolve().parent
 TOPICS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "statistics", "placement",
-          "small-batch", "folding", "dropout", "transformer", "modern")
+          "small-batch", "folding", "dropout", "transformer", "modern", "logits", "weights")
 # the topics as headings name them, translated where shown (the ids are what --topic takes)
 TOPIC_TITLES = {"batchnorm": "BatchNorm", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
                 "groupnorm": "GroupNorm", "statistics": N_("statistics"),
                 "placement": N_("placement"), "small-batch": N_("small batches"),
                 "folding": N_("folding"), "dropout": "Dropout", "transformer": "Transformer",
-                "modern": N_("since 2020")}
+                "modern": N_("since 2020"), "logits": N_("logit control"),
+                "weights": N_("normalizing the weights")}
 QUESTION_KEYS = ("id", "topic", "question", "question_zh", "answer", "answer_zh", "evidence")
 NUMBER_KEYS = ("text", "measure", "format")
 WRONG_KEYS = ("answer", "answer_zh", "why", "why_zh")
