@@ -6,11 +6,12 @@ mistakes (eps outside the square root, the wrong axes, the momentum flipped, ...
 variants on the torch reference answer ``solutions/torch/NAME.py`` under the key
 ``torch/NAME``, with the NumPy entry's id, title, symptom and hint. The mistakes of the
 backward (a missing term of dx, dgamma reduced wrongly, gradients assigned) cannot happen:
-autograd writes the backward; but a forward that cuts the graph can make one (WeightNorm's
-norm detached gives the NumPy answer's dv without its projection, number for number). Then the torch-only mistakes (``TORCH_ONLY``): torch.var's
-Bessel correction, a missing keepdim, a hard-coded dim, a tensor not registered, running
-statistics updated with autograd history, ``.data`` in the forward, an in-place edit of the
-input, a float16 RMSNorm without the float32 upcast, WeightNorm's g of shape (out,).
+autograd writes the backward; but a forward that cuts the graph can make one (WeightNorm's norm
+detached gives the NumPy answer's dv without its projection, number for number). Then the
+torch-only mistakes (``TORCH_ONLY``): torch.var's Bessel correction, a missing keepdim, a
+hard-coded dim, a tensor not registered, running statistics updated with autograd history,
+``.data`` in the forward, an in-place edit of the input, a float16 RMSNorm without the float32
+upcast, WeightNorm's g of shape (out,).
 
 In the torch track ``torch-var-unbiased`` takes the place of the NumPy catalog's
 ``var-unbiased-in-normalization``: the numbers are the same, and torch.var's default is its
