@@ -50,9 +50,10 @@ class _GhostBatchNorm(_BatchNorm):
         return f"{super().extra_repr()}, virtual_batch_size={self.virtual_batch_size}"
 
     def _chunks(self, n: int) -> list[slice]:
-        """The virtual batches: slices of consecutive samples along N."""
+        """The virtual batches: slices of consecutive samples along N; an empty batch (N = 0) is
+        one empty chunk, as ``torch.split`` cuts it (counted once in num_batches_tracked)."""
         k = self.virtual_batch_size
-        return [slice(i, min(i + k, n)) for i in range(0, n, k)]
+        return [slice(i, min(i + k, n)) for i in range(0, max(n, 1), k)]
 
     def forward(self, x: ArrayLike) -> np.ndarray:
         if not (self.training or not self.track_running_stats):
