@@ -11,6 +11,7 @@ parameter names.
 """
 
 import functools
+import importlib
 
 from .. import nn
 from ..nn.weight_norm import TORCH_PARAMETRIZATION_KEYS
@@ -108,9 +109,25 @@ def _from_torch(tnn):
         linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
         return nn.WeightNorm(linear, dim=t.parametrizations.weight[0].dim)  # torch's -1 is None here too
 
+    # the older hook-based torch.nn.utils.weight_norm: weight_g and weight_v, a pre-hook that
+    # recomputes weight (its state dict keys are renamed by core._state_dict)
+    hook_class = importlib.import_module("torch.nn.utils.weight_norm").WeightNorm
+
+    def hooked_weight_norm(t, sub):
+        """A Linear whose only pre-hook is the older weight_norm's, on its weight."""
+        hooks = list(t._forward_pre_hooks.values())
+        if (not isinstance(t, tnn.Linear) or tnn.utils.parametrize.is_parametrized(t)
+                or [(type(h), h.name) for h in hooks] != [(hook_class, "weight")]):
+            raise TypeError(f"from_torch: normcore's WeightNorm is a Linear with weight_norm on its weight "
+                            f"as its only forward pre-hook, got a {type(t).__name__} with "
+                            f"{[type(h).__name__ for h in hooks]}")
+        linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
+        return nn.WeightNorm(linear, dim=hooks[0].dim)  # the hook's -1 is None, as normcore's
+
     twins = weight_twins()
     return {
         weight_norm_class: weight_norm,
+        hook_class: hooked_weight_norm,
         twins.WSLinear: lambda t, sub: nn.WSLinear(t.in_features, t.out_features, t.bias is not None, t.eps),
         twins.LayerScale: lambda t, sub: nn.LayerScale(t.gamma.shape[0], t.init),
         twins.ReZero: lambda t, sub: nn.ReZero(t.init),
