@@ -489,10 +489,11 @@ TORCH_ONLY = [
         "torch-wn-g-shape",
         N_("WeightNorm's g of shape (out,) instead of (out, 1)"),
         N_("g is a vector (out,), where torch's weight_norm keeps it (out, 1): the state_dict does "
-           "not load torch's, and g * v / ||v|| broadcasts g along the input dim instead of down the "
-           "rows, a shape error unless in == out and wrong numbers where they agree"),
+           "not load torch's, and g * v / ||v|| scales each column of v by one g instead of each "
+           "row, a shape error unless in == out and wrong numbers where they agree"),
         N_("Keep g of shape (out, 1), one length per output row, as torch.nn.utils.weight_norm "
-           "does: nn.Parameter(torch.ones(out_features, 1)) broadcasts down the rows of v (out, in)."),
+           "does: nn.Parameter(torch.ones(out_features, 1)) scales each row of v (out, in) by its "
+           "own g."),
         _torch({"weight_norm": [((WN_G_SHAPE, "torch.ones(out_features)"),),
                                 ((WN_G_SHAPE, "torch.ones(out_features)"),
                                  (WN_G_TIMES, "self.weight_g[:, None] *"))]}),

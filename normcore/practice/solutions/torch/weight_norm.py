@@ -21,9 +21,9 @@ from torch import nn
 class WeightNormLinear(nn.Module):
     """A Linear y = x @ w.T + bias whose weight is w = g * v / ||v||, one norm per output row.
 
-        norm = sqrt(sum_in(v**2))            (out, 1)    one length per output row
-        w    = g * v / norm                  (out, in)   each row of length |g|
-        y    = x @ w.T + bias                (*, out)
+        norm  = sqrt(sum_in(v**2))            (out, 1)    one length per output row
+        w     = g * v / norm                  (out, in)
+        y     = x @ w.T + bias                (*, out)
 
     Autograd gives dv = (g / ||v||) (dw - (dw . v_hat) v_hat), dw with its part along v
     removed, because the norm is a function of v in the graph; detached, it would give
