@@ -209,8 +209,16 @@ def _builder_classes(torch, t):
     parametrizations = []
     if torch.nn.utils.parametrize.is_parametrized(t):
         parametrizations = [type(p) for plist in t.parametrizations.values() for p in plist]
-    hooks = [type(h) for h in t._forward_pre_hooks.values()]
-    return parametrizations + hooks + list(type(t).__mro__)
+    hooked = [importlib.import_module("torch.nn.utils.weight_norm").WeightNorm] * under_older_weight_norm(t)
+    return parametrizations + hooked + list(type(t).__mro__)
+
+
+def under_older_weight_norm(t):
+    """Whether the torch module ``t`` is under the older hook-based ``torch.nn.utils.weight_norm``
+    on its weight: weight_g and weight_v are its own parameters, weight is not (a forward
+    pre-hook computes it; torch keeps no public record of the hook itself)."""
+    names = {name for name, _ in t.named_parameters(recurse=False)}
+    return {"weight_g", "weight_v"} <= names and "weight" not in names
 
 
 def _state_dict(tmodule):
@@ -218,10 +226,9 @@ def _state_dict(tmodule):
     ``torch.nn.utils.weight_norm`` its ``weight_g`` and ``weight_v`` renamed as the
     parametrization names them (``parametrizations.weight.original0``, ``original1``), the keys
     of the twin ``to_torch`` makes of a WeightNorm: both APIs load the same way."""
-    hook = importlib.import_module("torch.nn.utils.weight_norm").WeightNorm
     renamed = {}
     for name, sub in tmodule.named_modules():
-        if any(isinstance(h, hook) and h.name == "weight" for h in sub._forward_pre_hooks.values()):
+        if under_older_weight_norm(sub):
             prefix = f"{name}." if name else ""
             renamed.update({prefix + ours: prefix + theirs for theirs, ours in TORCH_PARAMETRIZATION_KEYS.items()})
     return {renamed.get(key, key): value for key, value in tmodule.state_dict().items()}

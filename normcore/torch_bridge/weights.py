@@ -109,20 +109,19 @@ def _from_torch(tnn):
         linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
         return nn.WeightNorm(linear, dim=t.parametrizations.weight[0].dim)  # torch's -1 is None here too
 
-    # the older hook-based torch.nn.utils.weight_norm: weight_g and weight_v, a pre-hook that
-    # recomputes weight (its state dict keys are renamed by core._state_dict)
+    # the older hook-based torch.nn.utils.weight_norm (core.under_older_weight_norm finds it)
     hook_class = importlib.import_module("torch.nn.utils.weight_norm").WeightNorm
 
     def hooked_weight_norm(t, sub):
-        """A Linear whose only pre-hook is the older weight_norm's, on its weight."""
-        hooks = list(t._forward_pre_hooks.values())
-        if (not isinstance(t, tnn.Linear) or tnn.utils.parametrize.is_parametrized(t)
-                or [(type(h), h.name) for h in hooks] != [(hook_class, "weight")]):
-            raise TypeError(f"from_torch: normcore's WeightNorm is a Linear with weight_norm on its weight "
-                            f"as its only forward pre-hook, got a {type(t).__name__} with "
-                            f"{[type(h).__name__ for h in hooks]}")
+        """A Linear with weight_g and weight_v; dim read from g's shape ((out, 1): 0, (1, in): 1,
+        a single number: None; where g is (1, 1) the choices compute the same weight)."""
+        if not isinstance(t, tnn.Linear) or tnn.utils.parametrize.is_parametrized(t):
+            raise TypeError(f"from_torch: normcore's WeightNorm is a Linear under weight_norm alone, got a "
+                            f"{type(t).__name__}")
+        g, v = t.weight_g, t.weight_v
+        dim = None if g.dim() == 0 else 0 if tuple(g.shape) == (v.shape[0], 1) else 1
         linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
-        return nn.WeightNorm(linear, dim=hooks[0].dim)  # the hook's -1 is None, as normcore's
+        return nn.WeightNorm(linear, dim=dim)
 
     twins = weight_twins()
     return {
