@@ -138,13 +138,14 @@ def test_batch_renorm_eval_and_bad_arguments_and_failed_calls():
     (nc.GhostBatchNorm1d, (7, 3, 2), 2, {"momentum": None}),
     (nc.GhostBatchNorm2d, (5, 3, 2, 2), 2, {"bias": False}),
     (nc.GhostBatchNorm2d, (4, 3, 2, 2), 8, {"affine": False}),
+    (nc.GhostBatchNorm1d, (0, 3, 2), 2, {}),  # an empty batch: one empty chunk, counted once
 ])
 def test_ghost_batchnorm_matches_torch_batchnorm_chunk_by_chunk(cls, shape, vbs, kwargs):
     """The twin is torch's own BatchNorm applied to each chunk (``x.split``), in order."""
     rng = np.random.default_rng(6)
     ours = with_running_stats(cls(3, virtual_batch_size=vbs, **kwargs), rng)
     assert "num_batches_tracked" in matches_torch(ours, rng.standard_normal(shape) * 2 + 1)
-    assert int(ours.num_batches_tracked) == -(-shape[0] // vbs)  # one update per chunk, on both sides
+    assert int(ours.num_batches_tracked) == max(1, -(-shape[0] // vbs))  # one update per chunk, on both sides
     matches_torch(ours.eval(), rng.standard_normal(shape))
 
 

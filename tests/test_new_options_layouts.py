@@ -1,6 +1,8 @@
 """The options added to MSELoss, Softmax/LogSoftmax and MultiheadAttention: their gradients
 against central differences (float64, a random upstream gradient, random parameters), and the
-same numbers on Fortran-order, transposed and sliced inputs as on contiguous ones."""
+same numbers on Fortran-order, transposed and sliced inputs as on contiguous ones, as for the
+weight side's layers, residual scaling and SoftCap (Batch Renorm's and Ghost BatchNorm's:
+tests/test_batch_renorm_ghost.py)."""
 
 import numpy as np
 import pytest
@@ -50,12 +52,19 @@ def test_the_new_options_give_the_same_numbers_on_every_layout(layout):
     x, target, dy = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
     for make, args in [(lambda: nn.MSELoss(reduction="none"), (target,)),
                        (lambda: nn.Softmax(axis=1, dtype=np.float32), ()),
-                       (lambda: nn.LogSoftmax(axis=0, dtype=np.float64), ())]:
+                       (lambda: nn.LogSoftmax(axis=0, dtype=np.float64), ()),
+                       (lambda: nn.WeightNorm(nn.Linear(5, 5, rng=0), dim=0), ()),
+                       (lambda: nn.WeightNorm(nn.Linear(5, 5, rng=0), dim=1), ()),
+                       (lambda: nn.WSLinear(5, 5, rng=0), ()),
+                       (lambda: perturb_parameters(nn.LayerScale(5), np.random.default_rng(2)), ()),
+                       (lambda: nn.ReZero(init=0.5), ()), (lambda: nn.SoftCap(1.5), ())]:
         plain, other = make(), make()
         y = plain(x, *args)
         np.testing.assert_array_equal(other(_layouts(x)[layout], *args), y)
         np.testing.assert_array_equal(other.backward(_layouts(dy)[layout].astype(y.dtype)),
                                       plain.backward(dy.astype(y.dtype)))
+        for p, q in zip(plain.parameters(), other.parameters()):
+            np.testing.assert_array_equal(q.grad, p.grad)
     attn = nn.MultiheadAttention(5, 1, batch_first=False, rng=0)
     seq = RNG.standard_normal((3, 2, 5))
     y = attn(seq, seq, seq)

@@ -266,6 +266,15 @@ def test_batch_renorm_written_as_batchnorm_is_named_as_its_two_mistakes(tmp_path
     assert grade_file(path).diagnosis_ids == named
 
 
+def test_batchnorms_running_statistics_mistakes_are_batch_renorms_too_one_entry_each():
+    """Batch Renorm updates its running statistics as BatchNorm does: the same entries name
+    the same mistakes there (their generated files are graded with the rest), never a copy."""
+    shared = {"bn-momentum-flipped", "bn-momentum-hard-coded", "bn-running-var-biased",
+              "bn-eval-batch-stats", "bn-momentum-none-unsupported", "bn-running-never-updated",
+              "bn-running-init-first-batch"}
+    assert {m.id for m in CATALOG if "batch_renorm" in m.variants and "batchnorm" in m.variants} == shared
+
+
 def test_a_wrong_answer_outside_the_catalog_fails_without_a_diagnosis(tmp_path):
     source = solution_source("layernorm").replace("rstd = 1.0 / np.sqrt(var + self.eps)",
                                                   "rstd = 2.0 / np.sqrt(var + self.eps)")

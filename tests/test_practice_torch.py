@@ -45,7 +45,7 @@ SKELETONS = ROOT / "normcore" / "practice" / "skeletons" / "torch"
 # may also raise in some checks: a shape error, autograd's in-place error, a float64 tensor
 # left behind by .to(float32)
 RAISING = {"torch-in-place", "torch-no-keepdim", "torch-wrong-dim", "torch-not-registered",
-           "bn-momentum-none-unsupported", "ce-logits-in-place"}
+           "bn-momentum-none-unsupported", "ce-logits-in-place", "torch-wn-g-shape"}
 
 
 def _generated_files():
@@ -100,8 +100,8 @@ def test_the_track_covers_every_exercise_but_the_numpy_only_ones():
     assert set(TORCH_EXERCISES) == set(EXERCISES) - set(torch_track.NUMPY_ONLY) == {
         "batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
         "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block", "mlp_with_batchnorm",
-        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm"}
-    assert set(torch_track.NUMPY_ONLY) == {"weight_norm", "batch_renorm"}
+        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm"}
+    assert set(torch_track.NUMPY_ONLY) == {"batch_renorm"}
 
 
 def test_a_numpy_only_exercise_says_why_it_has_no_torch_version(tmp_path, capsys):
@@ -110,10 +110,11 @@ def test_a_numpy_only_exercise_says_why_it_has_no_torch_version(tmp_path, capsys
     assert main(["practice", "list"]) == 0
     assert "NumPy only" in capsys.readouterr().out
     assert all(interview.pick(seed=s, torch=True).name in TORCH_EXERCISES for s in range(30))
-    assert main(["practice", "interview", "weight_norm", "--torch", "--no-wait",
+    assert main(["practice", "interview", "batch_renorm", "--torch", "--no-wait",
                  "--dir", str(tmp_path)]) == 2
-    assert "torch has the layer" in " ".join(capsys.readouterr().err.split())
+    assert "torch has no Batch Renormalization layer" in " ".join(capsys.readouterr().err.split())
     assert list(tmp_path.iterdir()) == []
+    assert not any(n.lower().startswith("batchrenorm") for n in dir(torch.nn))  # what it says
 
 
 def test_a_function_is_on_the_torch_track_when_its_file_imports_torch(tmp_path):
@@ -153,7 +154,8 @@ def test_torch_mistake_is_named_exactly(path):
 def test_every_torch_mistake_has_a_generated_file_and_the_torch_only_ids_are_these():
     assert {m.id for m in mistakes.TORCH_ONLY} == {
         "torch-var-unbiased", "torch-no-keepdim", "torch-wrong-dim", "torch-not-registered",
-        "torch-running-with-grad", "torch-data-detach", "torch-in-place", "torch-rmsnorm-no-upcast"}
+        "torch-running-with-grad", "torch-data-detach", "torch-in-place", "torch-rmsnorm-no-upcast",
+        "torch-wn-g-shape"}
     names = {p.name for p in GENERATED}
     for m in mistakes.CATALOG:
         for key, variants in m.variants.items():
@@ -237,6 +239,33 @@ def test_torch_answer_has_the_state_dict_of_torchs_own_layer(name):
     theirs = getattr(torch.nn, ex.class_name)(*ex.example_args)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+
+
+def test_weight_norm_answer_is_torchs_weight_norm_parametrization():
+    """The track's reference for weight_norm is its answer: checked here against torch's own
+    parametrization of a Linear, output and every gradient, g and v given the same values."""
+    ns = {}
+    exec(solution_source("torch/weight_norm"), ns)
+    ours = ns["WeightNormLinear"](5, 3).double()
+    theirs = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(5, 3).double(), dim=0)
+    rng = np.random.default_rng(4)
+    g, v = torch.from_numpy(rng.standard_normal((3, 1))), torch.from_numpy(rng.standard_normal((3, 5)))
+    with torch.no_grad():
+        for module, (pg, pv) in ((ours, (ours.weight_g, ours.weight_v)),
+                                 (theirs, (theirs.parametrizations.weight.original0,
+                                           theirs.parametrizations.weight.original1))):
+            pg.copy_(g), pv.copy_(v), module.bias.copy_(torch.arange(3.0))
+    x = torch.from_numpy(rng.standard_normal((2, 4, 5)))
+    dy = torch.from_numpy(rng.standard_normal((2, 4, 3)))
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    ys = [m(xi) for m, xi in zip((ours, theirs), xs)]
+    for y in ys:
+        y.backward(dy)
+    theirs_g, theirs_v = theirs.parametrizations.weight.original0, theirs.parametrizations.weight.original1
+    pairs = [(ys[0], ys[1]), (xs[0].grad, xs[1].grad), (ours.weight_g.grad, theirs_g.grad),
+             (ours.weight_v.grad, theirs_v.grad), (ours.bias.grad, theirs.bias.grad)]
+    for a, b in pairs:
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_float16_rmsnorm_answer_matches_float64_arithmetic():

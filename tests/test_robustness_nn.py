@@ -55,6 +55,11 @@ CASES = {
     "WSLinear": (lambda: nc.WSLinear(5, 3, rng=0), (_x(4, 5),)),
     "LayerScale": (lambda: nc.LayerScale(5, init=0.5), (_x(2, 3, 5),)),
     "ReZero": (lambda: nc.ReZero(init=0.5), (_x(4, 5),)),
+    # the batch-statistics variants of BatchNorm (normcore.norms), r and d clipped / in chunks
+    "BatchRenorm1d": (lambda: nc.BatchRenorm1d(5, r_max=1.2, d_max=0.1), (_x(4, 5, 2) * 3,)),
+    "BatchRenorm1d eval": (lambda: nc.BatchRenorm1d(5).eval(), (_x(4, 5),)),
+    "GhostBatchNorm1d": (lambda: nc.GhostBatchNorm1d(5, virtual_batch_size=3), (_x(8, 5),)),
+    "GhostBatchNorm1d eval": (lambda: nc.GhostBatchNorm1d(5, virtual_batch_size=3).eval(), (_x(8, 5),)),
     "ReLU": (nc.ReLU, (_x(4, 5),)),
     "GELU": (nc.GELU, (_x(4, 5),)),
     "GELU tanh": (lambda: nc.GELU(approximate="tanh"), (_x(4, 5),)),
@@ -317,6 +322,16 @@ ZERO_SIZE = [
                                 ("Softmax axis 0", lambda: nc.Softmax(0)),
                                 ("Dropout", lambda: nc.Dropout(0.5, rng=0))]
       for s in [(0, 3), (2, 0), (0,)]],
+    *[(n, m, s, s[:-1] + (2,)) for n, m in [("WeightNorm", lambda: nc.WeightNorm(nc.Linear(3, 2, rng=0))),
+                                             ("WSLinear", lambda: nc.WSLinear(3, 2, rng=0))]
+      for s in [(0, 3), (2, 0, 3)]],
+    *[(n, m, s, s) for n, m in [("LayerScale", lambda: nc.LayerScale(3, init=0.5)),
+                                ("ReZero", lambda: nc.ReZero(init=0.5)), ("SoftCap", lambda: nc.SoftCap(1.5))]
+      for s in [(0, 3), (2, 0, 3)]],
+    # an empty batch or sequence, in training: one more batch counted, as BatchNorm in PyTorch
+    *[(n, m, s, s) for n, m in [("BatchRenorm1d", lambda: nc.BatchRenorm1d(3)),
+                                ("GhostBatchNorm1d", lambda: nc.GhostBatchNorm1d(3, virtual_batch_size=2))]
+      for s in [(0, 3), (0, 3, 4), (2, 3, 0)]],
     ("PositionalEmbedding", lambda: nc.PositionalEmbedding(5, 4, rng=0), (2, 0, 4), (2, 0, 4)),
     ("PositionalEmbedding", lambda: nc.PositionalEmbedding(5, 4, rng=0), (0, 3, 4), (0, 3, 4)),
     ("CausalSelfAttention", lambda: nc.CausalSelfAttention(4, 2, rng=0), (2, 0, 4), (2, 0, 4)),
@@ -347,6 +362,9 @@ def test_zero_size_input_gives_empty_output_and_gradients(name, make, shape, out
         assert dx.shape == shape and dx.dtype == np.float32
     for n, p in module.named_parameters():  # nothing to learn from no data, as in PyTorch
         assert not p.grad.any(), n
+    if hasattr(module, "num_batches_tracked"):  # counted once, the running statistics kept
+        assert module.num_batches_tracked == 1
+        assert not module.running_mean.any() and (module.running_var == 1).all()
 
 
 @pytest.mark.parametrize("shape", [(0,), (2, 0)])

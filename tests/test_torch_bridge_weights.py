@@ -55,10 +55,14 @@ def test_weight_norm_is_a_torch_linear_under_weight_norm(dim, torch_dim, bias):
             "weight_g grad", "weight_v grad"]
 
 
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning")
+@pytest.mark.parametrize("api", ["parametrizations", "hooks"])  # torch.nn.utils.weight_norm, the older
 @pytest.mark.parametrize("dim", [0, 1, None])
-def test_from_torch_takes_a_linear_under_torchs_weight_norm(dim):
+def test_from_torch_takes_a_linear_under_torchs_weight_norm(dim, api):
     torch.manual_seed(0)
-    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(4, 3).double(), dim=dim)
+    weight_norm = {"parametrizations": torch.nn.utils.parametrizations.weight_norm,
+                   "hooks": torch.nn.utils.weight_norm}[api]
+    t = weight_norm(torch.nn.Linear(4, 3).double(), dim=dim)
     with torch.no_grad():
         for q in t.parameters():
             q.copy_(torch.randn(q.shape, dtype=torch.float64))
@@ -66,14 +70,20 @@ def test_from_torch_takes_a_linear_under_torchs_weight_norm(dim):
     assert type(layer) is nc.WeightNorm and layer.dim == dim and layer.weight_g.dtype == np.float64
     x = np.random.default_rng(1).standard_normal((5, 4))
     np.testing.assert_allclose(layer(x), t(torch.from_numpy(x)).detach().numpy(), rtol=1e-12, atol=1e-14)
-    assert "_WeightNorm" in torch_bridge.from_torch_supported()
+    assert {"_WeightNorm", "WeightNorm"} <= set(torch_bridge.from_torch_supported())
+    if api == "hooks":  # inside a model too
+        model = torch_bridge.from_torch(torch.nn.Sequential(t, torch.nn.Tanh()))
+        np.testing.assert_array_equal(model.state_dict()["0.weight_v"], t.weight_v.detach().numpy())
 
 
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning")
 def test_from_torch_refuses_weight_norm_where_normcore_has_no_layer():
     orthogonal_too = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 3))
     parametrize.register_parametrization(orthogonal_too, "weight", torch.nn.Identity())
     conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))
-    for t, words in [(orthogonal_too, "weight_norm as its only parametrization"), (conv, "Conv1d")]:
+    hooked_conv = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 2, 3))
+    for t, words in [(orthogonal_too, "weight_norm as its only parametrization"), (conv, "Conv1d"),
+                     (hooked_conv, "Conv1d")]:
         with pytest.raises(TypeError, match=words):
             torch_bridge.from_torch(t)
 

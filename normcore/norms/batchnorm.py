@@ -1,6 +1,6 @@
 """BatchNorm1d, BatchNorm2d and BatchNorm3d: standardise each channel over the batch (and spatial) axes."""
 
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -103,17 +103,36 @@ class _BatchNorm(_Norm):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, batch_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *L)
+        dx_hat = self._affine_backward(dy, x_hat)                  # (N, C, *L)  adds dgamma, dbeta
+        dx = self._x_hat_backward(dx_hat, x_hat, rstd, batch_stats)  # (N, C, *L)
+        return dx.astype(in_dtype, copy=False)
+
+    def _affine_backward(self, dy: np.ndarray, x_hat: np.ndarray, r: Any = 1.0, d: Any = 0.0) -> np.ndarray:
+        """The backward of y = gamma * (x_hat * r + d) + beta, r and d constants (BatchNorm's
+        affine part has r = 1, d = 0; Batch Renorm's its correction)::
+
+            dgamma = sum_B(dy * (x_hat * r + d)),   dbeta = sum_B(dy)     (C,)  added to .grad
+            dx_hat = dy * gamma * r                                       (N, C, ...)  returned
+        """
         B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
-        dgamma = (dy * x_hat).sum(axis=B, dtype=np.float64)        # (C,)
+        dgamma = (dy * (x_hat * r + d)).sum(axis=B, dtype=np.float64)  # (C,)
         dbeta = dy.sum(axis=B, dtype=np.float64)                   # (C,)
         self._add_grads(dgamma, dbeta)
         gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_features, x_hat.ndim))
-        dx_hat = dy * gamma                                        # (N, C, *L)
-        if batch_stats:
-            dx = standardize_backward(dx_hat, x_hat, rstd, B)      # (N, C, *L)
-        else:
-            dx = rstd * dx_hat                                     # (N, C, *L)  constant statistics
-        return dx.astype(in_dtype, copy=False)
+        return dy * gamma * r                                      # (N, C, *L)
+
+    @staticmethod
+    def _x_hat_backward(dx_hat: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray,
+                        batch_stats: bool) -> np.ndarray:
+        """dL/dx from dL/dx_hat, x_hat = (x - mean) * rstd::
+
+            the batch's statistics:   dx = rstd * (dx_hat - mean_B(dx_hat) - x_hat * mean_B(dx_hat * x_hat))
+            constant statistics:      dx = rstd * dx_hat       (the running ones, in evaluation)
+        """
+        if not batch_stats:
+            return rstd * dx_hat                                   # (N, C, *L)
+        B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
+        return standardize_backward(dx_hat, x_hat, rstd, B)        # (N, C, *L)
 
 
 class BatchNorm1d(_BatchNorm):

@@ -6,7 +6,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from .._array import integer, real_number
 from .base import channel_shape
 from .batchnorm import _BatchNorm
-from .standardization import moments, standardize, standardize_backward
+from .standardization import moments, standardize
 
 
 class _BatchRenorm(_BatchNorm):
@@ -107,16 +107,8 @@ class _BatchRenorm(_BatchNorm):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, r, d, batch_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *L)
-        B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
-        dgamma = (dy * (x_hat * r + d)).sum(axis=B, dtype=np.float64)  # (C,)
-        dbeta = dy.sum(axis=B, dtype=np.float64)                   # (C,)
-        self._add_grads(dgamma, dbeta)
-        gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_features, x_hat.ndim))
-        dx_hat = dy * gamma * r                                    # (N, C, *L)  r a constant
-        if batch_stats:
-            dx = standardize_backward(dx_hat, x_hat, rstd, B)      # (N, C, *L)
-        else:
-            dx = rstd * dx_hat                                     # (N, C, *L)  constant statistics
+        dx_hat = self._affine_backward(dy, x_hat, r, d)            # (N, C, *L)  dy * gamma * r, r a constant
+        dx = self._x_hat_backward(dx_hat, x_hat, rstd, batch_stats)  # (N, C, *L)
         return dx.astype(in_dtype, copy=False)
 
 

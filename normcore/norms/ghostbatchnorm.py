@@ -6,7 +6,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from .._array import positive_int
 from .base import channel_shape
 from .batchnorm import _BatchNorm
-from .standardization import moments, standardize, standardize_backward
+from .standardization import moments, standardize
 
 
 class _GhostBatchNorm(_BatchNorm):
@@ -50,9 +50,10 @@ class _GhostBatchNorm(_BatchNorm):
         return f"{super().extra_repr()}, virtual_batch_size={self.virtual_batch_size}"
 
     def _chunks(self, n: int) -> list[slice]:
-        """The virtual batches: slices of consecutive samples along N."""
+        """The virtual batches: slices of consecutive samples along N; an empty batch (N = 0) is
+        one empty chunk, as ``torch.split`` cuts it (counted once in num_batches_tracked)."""
         k = self.virtual_batch_size
-        return [slice(i, min(i + k, n)) for i in range(0, n, k)]
+        return [slice(i, min(i + k, n)) for i in range(0, max(n, 1), k)]
 
     def forward(self, x: ArrayLike) -> np.ndarray:
         if not (self.training or not self.track_running_stats):
@@ -83,17 +84,11 @@ class _GhostBatchNorm(_BatchNorm):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstds, batch_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *L)
-        B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
-        dgamma = (dy * x_hat).sum(axis=B, dtype=np.float64)        # (C,)
-        dbeta = dy.sum(axis=B, dtype=np.float64)                   # (C,)
-        self._add_grads(dgamma, dbeta)
-        gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_features, x_hat.ndim))
-        dx_hat = dy * gamma                                        # (N, C, *L)
-        if not batch_stats:
-            return (rstds[0] * dx_hat).astype(in_dtype, copy=False)  # constant statistics
+        dx_hat = self._affine_backward(dy, x_hat)                  # (N, C, *L)  adds dgamma, dbeta
+        chunks = self._chunks(x_hat.shape[0]) if batch_stats else [slice(None)]
         dx = np.empty(dx_hat.shape, dtype=np.result_type(dx_hat, rstds[0]))
-        for c, rstd in zip(self._chunks(x_hat.shape[0]), rstds):
-            dx[c] = standardize_backward(dx_hat[c], x_hat[c], rstd, B)  # (n_k, C, *L)
+        for c, rstd in zip(chunks, rstds):                         # each chunk over its own statistics
+            dx[c] = self._x_hat_backward(dx_hat[c], x_hat[c], rstd, batch_stats)  # (n_k, C, *L)
         return dx.astype(in_dtype, copy=False)
 
 

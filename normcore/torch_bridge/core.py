@@ -8,12 +8,14 @@ weights as state dicts through ``key_map``. torch is imported by ``_torch()``, w
 """
 
 import functools
+import importlib
 
 import numpy as np
 
 from .._install import torch_hint
 from ..i18n import translator
 from ..module import Module
+from ..nn.weight_norm import TORCH_PARAMETRIZATION_KEYS
 
 _ = translator("cli")
 
@@ -156,7 +158,8 @@ def from_torch(tmodule):
     ``nn.TransformerDecoderLayer`` (a ``TransformerDecoderBlock`` with ``causal=False``, as
     torch's layer is unless its ``tgt_mask`` makes it causal), ``to_torch``'s QK-norm attention
     twin (the attention class and options it was made from), a ``nn.Linear`` under
-    ``torch.nn.utils.parametrizations.weight_norm`` (a ``WeightNorm``), ``to_torch``'s twins
+    ``torch.nn.utils.parametrizations.weight_norm`` or the older hook-based
+    ``torch.nn.utils.weight_norm`` (a ``WeightNorm``), ``to_torch``'s twins
     of WSLinear, Batch Renorm, Ghost BatchNorm, LayerScale and ReZero; a
     ``TypeError`` lists them for any other. The weights travel through ``key_map``: torch's
     ``in_proj_weight`` is cut into q, k and v; where normcore's attention has no key bias (no
@@ -188,7 +191,7 @@ def from_torch(tmodule):
                             f"convert the module first, e.g. module.double()")
         module.to(dtype)
     twin = _structure(module)
-    theirs, expected = tmodule.state_dict(), twin.state_dict()
+    theirs, expected = _state_dict(tmodule), twin.state_dict()
     if set(theirs) != set(expected) or any(theirs[k].shape != expected[k].shape for k in theirs):
         raise ValueError(f"from_torch: {type(tmodule).__name__}'s state dict "
                          f"{[(k, tuple(v.shape)) for k, v in theirs.items()]} does not match normcore's "
@@ -201,11 +204,34 @@ def from_torch(tmodule):
 def _builder_classes(torch, t):
     """The classes whose builder may build ``t``, nearest first: the parametrizations of a
     parametrized module (``torch.nn.utils.parametrize``: a Linear under ``weight_norm`` is a
-    WeightNorm), then its class and base classes."""
+    WeightNorm), the forward pre-hooks of a hooked one (under the older
+    ``torch.nn.utils.weight_norm`` too), then its class and base classes."""
     parametrizations = []
     if torch.nn.utils.parametrize.is_parametrized(t):
         parametrizations = [type(p) for plist in t.parametrizations.values() for p in plist]
-    return parametrizations + list(type(t).__mro__)
+    hooked = [importlib.import_module("torch.nn.utils.weight_norm").WeightNorm] * under_older_weight_norm(t)
+    return parametrizations + hooked + list(type(t).__mro__)
+
+
+def under_older_weight_norm(t):
+    """Whether the torch module ``t`` is under the older hook-based ``torch.nn.utils.weight_norm``
+    on its weight: weight_g and weight_v are its own parameters, weight is not (a forward
+    pre-hook computes it; torch keeps no public record of the hook itself)."""
+    names = {name for name, _ in t.named_parameters(recurse=False)}
+    return {"weight_g", "weight_v"} <= names and "weight" not in names
+
+
+def _state_dict(tmodule):
+    """``tmodule.state_dict()``, where a submodule is under the older hook-based
+    ``torch.nn.utils.weight_norm`` its ``weight_g`` and ``weight_v`` renamed as the
+    parametrization names them (``parametrizations.weight.original0``, ``original1``), the keys
+    of the twin ``to_torch`` makes of a WeightNorm: both APIs load the same way."""
+    renamed = {}
+    for name, sub in tmodule.named_modules():
+        if under_older_weight_norm(sub):
+            prefix = f"{name}." if name else ""
+            renamed.update({prefix + ours: prefix + theirs for theirs, ours in TORCH_PARAMETRIZATION_KEYS.items()})
+    return {renamed.get(key, key): value for key, value in tmodule.state_dict().items()}
 
 
 def from_torch_supported():

@@ -11,6 +11,7 @@ parameter names.
 """
 
 import functools
+import importlib
 
 from .. import nn
 from ..nn.weight_norm import TORCH_PARAMETRIZATION_KEYS
@@ -108,9 +109,24 @@ def _from_torch(tnn):
         linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
         return nn.WeightNorm(linear, dim=t.parametrizations.weight[0].dim)  # torch's -1 is None here too
 
+    # the older hook-based torch.nn.utils.weight_norm (core.under_older_weight_norm finds it)
+    hook_class = importlib.import_module("torch.nn.utils.weight_norm").WeightNorm
+
+    def hooked_weight_norm(t, sub):
+        """A Linear with weight_g and weight_v; dim read from g's shape ((out, 1): 0, (1, in): 1,
+        a single number: None; where g is (1, 1) the choices compute the same weight)."""
+        if not isinstance(t, tnn.Linear) or tnn.utils.parametrize.is_parametrized(t):
+            raise TypeError(f"from_torch: normcore's WeightNorm is a Linear under weight_norm alone, got a "
+                            f"{type(t).__name__}")
+        g, v = t.weight_g, t.weight_v
+        dim = None if g.dim() == 0 else 0 if tuple(g.shape) == (v.shape[0], 1) else 1
+        linear = nn.Linear(t.in_features, t.out_features, bias=t.bias is not None)
+        return nn.WeightNorm(linear, dim=dim)
+
     twins = weight_twins()
     return {
         weight_norm_class: weight_norm,
+        hook_class: hooked_weight_norm,
         twins.WSLinear: lambda t, sub: nn.WSLinear(t.in_features, t.out_features, t.bias is not None, t.eps),
         twins.LayerScale: lambda t, sub: nn.LayerScale(t.gamma.shape[0], t.init),
         twins.ReZero: lambda t, sub: nn.ReZero(t.init),

@@ -18,6 +18,7 @@ class Parameter:
 class BatchRenorm1d:
     def __init__(self, num_features, r_max=3.0, d_max=5.0, eps=1e-5, momentum=0.1):
         self.C, self.r_max, self.d_max, self.eps, self.momentum = num_features, r_max, d_max, eps, momentum
+        self.momentum_arg, self.steps = momentum, 0
         self.weight = Parameter(np.ones(num_features))
         self.bias = Parameter(np.zeros(num_features))
         self.running_mean = np.zeros(num_features)
@@ -32,6 +33,9 @@ class BatchRenorm1d:
 
     def forward(self, x):
         y = np.empty(x.shape)
+        if self.training:  # momentum=None: the plain average of the batches so far
+            self.steps += 1
+            self.momentum = 1.0 / self.steps if self.momentum_arg is None else self.momentum_arg
         self.saved = []
         for c in range(self.C):
             xc = x[:, c].astype(np.float64)

@@ -16,6 +16,7 @@ class Parameter:
 class BatchRenorm1d:
     def __init__(self, num_features, r_max=3.0, d_max=5.0, eps=1e-5, momentum=0.1, dtype=np.float64):
         self.C, self.r_max, self.d_max, self.eps, self.momentum = num_features, r_max, d_max, eps, momentum
+        self.momentum_arg, self.steps = momentum, 0
         self.gamma = Parameter(np.ones(num_features, dtype))
         self.beta = Parameter(np.zeros(num_features, dtype))
         self.running_mean = np.zeros(num_features)
@@ -46,6 +47,8 @@ class BatchRenorm1d:
             self.stage = ("train", xc, var, inv, xn, r, d)
             out = self.gamma.data * (xn * r + d) + self.beta.data
             n = xs.shape[0]
+            self.steps += 1  # momentum=None: the plain average of the batches so far
+            self.momentum = 1.0 / self.steps if self.momentum_arg is None else self.momentum_arg
             self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mu
             self.running_var = (1 - self.momentum) * self.running_var + self.momentum * var * n / (n - 1)
         out = np.moveaxis(out.reshape(self.shape[:1] + self.shape[2:] + (self.C,)), -1, 1)

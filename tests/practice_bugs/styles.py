@@ -796,6 +796,21 @@ STYLE_BUGS = {
         ('                d = min(max((mean - self.running_mean[c]) / sigma, -self.d_max), self.d_max)\n',
          '                d = min(max((mean - self.running_mean[c]) / sigma_b, -self.d_max), self.d_max)\n'),
     ]),
+    # BatchNorm's running-statistics mistakes, made in Batch Renorm
+    'bn-momentum-flipped@batch_renorm-loops.py': ('batch_renorm_loops.py', [
+        ('"""Test fixture: a correct BatchRenorm1d written with a Python loop over the channels, its\nparameters named weight and bias, r and d computed as Python floats (so they are constants\nin the backward by construction) and the compact BatchNorm backward per channel. The grader\nmust pass it.\n"""\n',
+         '"""Batch Renorm (a loop over the channels) whose momentum weights the old running value."""\n'),
+        ('                self.running_mean[c] += self.momentum * (mean - self.running_mean[c])\n',
+         '                self.running_mean[c] += (1 - self.momentum) * (mean - self.running_mean[c])\n'),
+        ('                self.running_var[c] += self.momentum * (var * n / (n - 1) - self.running_var[c])\n',
+         '                self.running_var[c] += (1 - self.momentum) * (var * n / (n - 1) - self.running_var[c])\n'),
+    ]),
+    'bn-running-var-biased@batch_renorm-staged.py': ('batch_renorm_staged.py', [
+        ('"""Test fixture: a correct BatchRenorm1d whose backward goes node by node in the staged (dvar,\ndmu) style of CS231n, with r and d as constants: the gradient reaching x_hat is dy * gamma * r,\nthen through the batch\'s standard deviation and mean. The channels are moved to the last\naxis. The grader must pass it.\n"""\n',
+         '"""Batch Renorm (staged) whose running variance takes the biased batch variance."""\n'),
+        ('            self.running_var = (1 - self.momentum) * self.running_var + self.momentum * var * n / (n - 1)\n',
+         '            self.running_var = (1 - self.momentum) * self.running_var + self.momentum * var\n'),
+    ]),
 }
 
 

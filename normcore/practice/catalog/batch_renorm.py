@@ -14,6 +14,7 @@ BR_DGAMMA = Anchor("dgamma", "(dy * (x_hat * r + d))")
 BR_DX = Anchor("dx", "dx = (dx_hat - mean_dx_hat - x_hat * mean_dx_hat_x_hat) / sigma_B")
 BR_NEW_MEAN = Anchor("running-mean", "m * mean.ravel()")
 BR_NEW_VAR = Anchor("running-var", "m * var.ravel()")
+BR_EVAL = Anchor("eval", "if not self.training:")  # BatchNorm's running-statistics mistakes: catalog/norms.py
 # the derivative through r and d where they are not clipped (clip passes the gradient inside
 # its bounds and stops it outside): with g = dy * gamma, r's path adds x_hat * mean_B(g * x_hat)
 # / sigma and d's adds mean_B(g) / sigma; dx_hat = g * r, so g = dx_hat / r

@@ -4,12 +4,15 @@ with the other exercises that contain a norm (its backward, its parameters' grad
 One file, though longer than the others: ``MISTAKES`` is in catalog order (the order of
 ``normcore practice list --mistakes`` and of the docs' catalog page), where BatchNorm's own
 mistakes and the ones every norm shares alternate; a file for BatchNorm's would reorder them.
+BatchNorm's mistakes in its running statistics are Batch Renorm's too (its running update is
+BatchNorm's): they carry its variants here, one entry each (``RUNNING``).
 """
 
 from ...i18n import N_
 from ..constants import FRACTION, Constant, WithConstant
 from .base import Anchor, Mistake, Published, explain, notebook, same, solution
 from .attention import ATT_DW, QK_DGAMMA, QK_DNORM
+from .batch_renorm import BR_EVAL
 from .blocks import (BLOCK_DB1, BLOCK_DB2, BLOCK_DW1, BLOCK_DW2, MLP_DB1, MLP_DB2, MLP_DBETA,
                      MLP_DGAMMA, MLP_DH, MLP_DW1, MLP_DW2, MLP_VAR)
 from .dyt import DYT_DALPHA, DYT_DBETA, DYT_DGAMMA
@@ -60,6 +63,7 @@ NORMS = ("batchnorm", "layernorm", "rmsnorm", "groupnorm")
 MOMENTUM = Constant("momentum", 0.9, FRACTION,
                     N_("with momentum = {value} hard-coded (the new batch's weight)"))
 MEAN_VAR_NORMS = ("batchnorm", "layernorm", "groupnorm")
+RUNNING = ("batchnorm", "batch_renorm")  # the exercises with BatchNorm's running statistics
 
 # the published designs some entries below are in some exercises (checked in the code itself)
 KERAS_MOMENTUM = Published(
@@ -88,7 +92,7 @@ MISTAKES = [
            "PyTorch's momentum is the weight of the *new* batch, running = (1 - momentum) * "
            "running + momentum * batch, so its momentum=0.1 is that 0.9, and the decay formula "
            "given momentum=0.1 keeps 10% of the old value where PyTorch keeps 90%."),
-        {"batchnorm": [
+        same(RUNNING,
             ((BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
              (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
             # the 'decay' convention with momentum=None still the cumulative average
@@ -101,7 +105,7 @@ MISTAKES = [
                            "(0.9 if self.momentum == 0.1 else self.momentum)"),
              (BN_RUNNING_MEAN, "m * self.running_mean + (1 - m) * mean.ravel()"),
              (BN_RUNNING_VAR, "m * self.running_var + (1 - m) * var.ravel()")),
-        ]},
+        ),
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
         published={"batchnorm": KERAS_MOMENTUM},
     ),
@@ -115,10 +119,10 @@ MISTAKES = [
         N_("Read the weight of the new batch from self.momentum (PyTorch's convention: "
            "running = (1 - momentum) * running + momentum * batch), and use 1 / "
            "num_batches_tracked when it is None; never write the number itself."),
-        {"batchnorm": [((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
-                       # momentum=None handled, any other momentum replaced by the number
-                       ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked if self.momentum "
-                                                   "is None else {momentum}", MOMENTUM)),)]},
+        same(RUNNING, ((BN_MOMENTUM, WithConstant("{momentum}", MOMENTUM)),),
+             # momentum=None handled, any other momentum replaced by the number
+             ((BN_MOMENTUM, WithConstant("1.0 / self.num_batches_tracked if self.momentum "
+                                         "is None else {momentum}", MOMENTUM)),)),
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(
@@ -129,9 +133,7 @@ MISTAKES = [
         N_("The running variance estimates the population variance, so it takes the unbiased "
            "batch variance (divide by n - 1), even though the normalisation itself uses the "
            "biased one."),
-        {"batchnorm": [(
-            (BN_UNBIASED, "var.ravel()"),
-        )]},
+        same(RUNNING, ((BN_UNBIASED, "var.ravel()"),)),
         taught=notebook("batchnorm", N_("7 (Biased vs unbiased variance)")),
     ),
     Mistake(
@@ -347,15 +349,16 @@ MISTAKES = [
     Mistake(
         "bn-eval-batch-stats",
         N_("batch statistics used in evaluation"),
-        N_("eval() changes nothing: the output in evaluation is standardised with the batch's own "
-           "mean and variance (and the running statistics may keep moving)"),
+        N_("eval() changes nothing: the output in evaluation is computed from the batch's own "
+           "mean and variance, as in training (and the running statistics may keep moving)"),
         N_("In evaluation BatchNorm is a fixed affine map: normalise with running_mean and "
            "running_var, and leave them untouched."),
         {"batchnorm": [
             ((BN_BATCH_STATS, "batch_stats = True"),),
             ((BN_BATCH_STATS, "batch_stats = True"),
              (BN_UPDATE, "if self.track_running_stats:")),
-        ]},
+        ],
+         "batch_renorm": [((BR_EVAL, "if False:"),)]},  # the training forward, update included
         taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
@@ -514,25 +517,27 @@ MISTAKES = [
     Mistake(
         "bn-momentum-none-unsupported",
         N_("momentum=None (the cumulative average) not handled"),
-        N_("BatchNorm1d(C, momentum=None) raises a TypeError at the first training step: the "
-           "running update computes (1 - self.momentum) with momentum None, where None asks for "
-           "the plain average of every batch so far"),
+        N_("the layer built with momentum=None raises a TypeError at its first training step: "
+           "the running update computes (1 - self.momentum) with momentum None, where None asks "
+           "for the plain average of every batch so far"),
         N_("momentum=None means the running statistics are the cumulative average: count the "
            "batches and use m = 1 / num_batches_tracked as the weight of the new batch; any "
            "other momentum is used as given."),
-        {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
+        same(RUNNING, ((BN_MOMENTUM, "self.momentum"),)),
         taught=solution("batchnorm"),
     ),
     Mistake(
         "bn-running-never-updated",
         N_("running statistics never updated in training"),
-        N_("training outputs and gradients are right, but running_mean stays 0 and running_var "
-           "stays 1 however many batches go through, so evaluation normalises with the initial "
-           "values (the update went into local variables, not into the layer's attributes)"),
+        N_("running_mean stays 0 and running_var stays 1 however many batches go through, so "
+           "evaluation normalises with the initial values (the update went into local "
+           "variables, not into the layer's attributes); BatchNorm's training outputs and "
+           "gradients are right, Batch Renorm's only at the first step (its r and d read the "
+           "running statistics)"),
         N_("Each training forward blends the batch's statistics into the layer's own "
            "self.running_mean and self.running_var (assign the attributes, not a local copy); "
            "evaluation then uses them."),
-        {"batchnorm": [((BN_SET_MEAN, "running_mean = "), (BN_SET_VAR, "running_var = "))]},
+        same(RUNNING, ((BN_SET_MEAN, "running_mean = "), (BN_SET_VAR, "running_var = "))),
         taught=notebook("batchnorm", N_("7 (Training vs evaluation)")),
     ),
     Mistake(
@@ -544,12 +549,11 @@ MISTAKES = [
         N_("The running statistics start at mean 0 and variance 1 and every step, the first one "
            "included, blends: running = (1 - momentum) * running + momentum * batch (with the "
            "unbiased variance). Only momentum=None gives the first batch a weight of 1."),
-        {"batchnorm": [
-            ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),),
-            # the first batch's biased variance copied as it is
-            ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),
-             (BN_UNBIASED, "var.ravel() * (n / (n - 1) if self.num_batches_tracked > 1 else 1.0)")),
-        ]},
+        same(RUNNING,
+             ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),),
+             # the first batch's biased variance copied as it is
+             ((BN_M, "m = 1.0 if self.num_batches_tracked == 1 else "),
+              (BN_UNBIASED, "var.ravel() * (n / (n - 1) if self.num_batches_tracked > 1 else 1.0)"))),
         taught=notebook("batchnorm", N_("7 (Momentum: which side does it weight?)")),
     ),
     Mistake(

@@ -67,7 +67,9 @@ BATCH_RENORM = Exercise(
         br_probe("after 2 steps (4, 5, 3), rank 3", (4, 5, 3), steps=2),
         br_probe("float32 (8, 5)", (8, 5), dtype=np.float32),
         br_probe("r_max=1.5, d_max=0.5 (8, 5)", (8, 5), kwargs={"r_max": 1.5, "d_max": 0.5}),
-        br_probe("momentum=0.5, after 2 steps (6, 5)", (6, 5), steps=2, kwargs={"momentum": 0.5}),
+        # 0.3, not 0.5: the momentum flipped (0.7 weighting the new batch) must show
+        br_probe("momentum=0.3, after 2 steps (6, 5)", (6, 5), steps=2, kwargs={"momentum": 0.3}),
+        br_probe("momentum=None, after 2 steps (6, 5)", (6, 5), steps=2, kwargs={"momentum": None}),
         br_probe("eval after 3 steps (8, 5)", (8, 5), steps=3, evaluation=True),
         Probe("gradients accumulate (8, 5)", br_accumulation),
     ),

@@ -61,7 +61,8 @@ class BatchRenorm1d:
       dL/dbeta to ``self.gamma.grad`` and ``self.beta.grad`` (the caller zeroes them).
     - ``self.gamma``, ``self.beta``: Parameters of shape (C,).
     - ``self.running_mean``, ``self.running_var``: arrays of shape (C,), updated in training
-      with ``momentum`` as BatchNorm's (the batch's mean and unbiased variance).
+      with ``momentum`` as BatchNorm's are (``momentum=None``: the plain average of all
+      batches so far).
     - ``train()`` / ``eval()``.
 
     Which statistics go where (r and d, the running update), and what the backward does with

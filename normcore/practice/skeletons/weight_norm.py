@@ -72,9 +72,9 @@ class WeightNormLinear:
         self.training = True
         rng = np.random.default_rng(0)
         w = rng.uniform(-1.0, 1.0, (out_features, in_features)) / np.sqrt(in_features)
-        self.weight_g = Parameter(np.sqrt((w ** 2).sum(axis=1, keepdims=True)).astype(dtype))  # (out, 1) g = ||w||
-        self.weight_v = Parameter(w.astype(dtype))                      # (out, in) v = w
-        self.bias = Parameter(np.zeros(out_features, dtype))            # (out,)
+        self.weight_g = Parameter(np.ones((out_features, 1), dtype))
+        self.weight_v = Parameter(w.astype(dtype))
+        self.bias = Parameter(np.zeros(out_features, dtype))
 
     def train(self, mode=True):
         self.training = mode

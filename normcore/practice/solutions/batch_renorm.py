@@ -75,7 +75,7 @@ class BatchRenorm1d:
         gamma, beta = self.gamma.data.reshape(view), self.beta.data.reshape(view)
         running_mean = self.running_mean.reshape(view)                  # (1, C, 1)
         sigma = np.sqrt(self.running_var.reshape(view) + self.eps)      # (1, C, 1)
-        if not self.training:  # the running statistics, r = 1 and d = 0
+        if not self.training:  # the running statistics, r = 1 and d = 0 [eval]
             x_hat = (x - running_mean) / sigma                          # (N, C, L)
             self.cache = (x_hat, sigma, sigma, 1.0, 0.0, False)
             return (gamma * x_hat + beta).astype(x.dtype)
@@ -88,7 +88,7 @@ class BatchRenorm1d:
         self.cache = (x_hat, sigma_B, sigma, r, d, True)
         n = x.size // self.num_features
         self.num_batches_tracked += 1
-        m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum
+        m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum  # [momentum]
         self.running_mean = (1 - m) * self.running_mean + m * mean.ravel()  # [running-mean]
         self.running_var = (1 - m) * self.running_var + m * var.ravel() * n / (n - 1)  # [running-var]
         return (gamma * (x_hat * r + d) + beta).astype(x.dtype)

