@@ -1,4 +1,5 @@
-"""Blocks: a residual feed-forward block with its norm before (Pre-Norm) or after (Post-Norm)."""
+"""Blocks: a residual feed-forward block with its norm before the branch (Pre-Norm), after the
+residual sum (Post-Norm) or on the branch's output (the reordered norm, OLMo 2's)."""
 
 import numpy as np
 
@@ -7,9 +8,9 @@ from ...i18n import N_
 from .base import Exercise, Probe, _constant, _step, _two_backward_calls
 
 
-# --- TransformerBlock (a residual feed-forward block, Pre-Norm or Post-Norm) ------------------
+# --- TransformerBlock (a residual feed-forward block, Pre-Norm, Post-Norm or reordered) --------
 BLOCK = ("gamma", "beta", "w1", "b1", "w2", "b2")
-POSITION_NAMES = {"pre": "Pre-Norm", "post": "Post-Norm"}
+POSITION_NAMES = {"pre": "Pre-Norm", "post": "Post-Norm", "reordered": "reordered norm"}
 
 
 def _block_shapes(c, d_ff):
@@ -44,9 +45,9 @@ def block_accumulation_probe(position, xshape, d_ff=6):
 
 TRANSFORMER_BLOCK = Exercise(
     "transformer_block", "TransformerBlock", references.FeedForwardBlock,
-    N_("TransformerBlock(d_model, d_ff, position): x + F(LN(x)) or LN(x + F(x)), F a ReLU "
-       "feed-forward; both positions graded"),
-    tuple(probe for position in ("pre", "post") for probe in (
+    N_("TransformerBlock(d_model, d_ff, position): x + F(LN(x)), LN(x + F(x)) or x + LN(F(x)), "
+       "F a ReLU feed-forward; the three positions graded"),
+    tuple(probe for position in ("pre", "post", "reordered") for probe in (
         block_probe("(2, 3, 4), d_ff 6", position, (2, 3, 4)),
         block_probe("rank 2 (5, 4), d_ff 3", position, (5, 4), d_ff=3),
         block_probe("(2, 3, 4) float32", position, (2, 3, 4), dtype=np.float32),

@@ -34,7 +34,8 @@ NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {nam
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
-             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm")
+             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm",
+             "soft_cap", "z_loss")
 # the exercises the track does not have, and why (what ``normcore practice list`` says of them)
 NUMPY_ONLY = {
     "weight_norm": N_("NumPy only for now: torch has the layer "
