@@ -795,6 +795,7 @@ STYLE_BUGS = {
          '"""Batch Renorm (a loop over the channels) whose d is divided by sigma_B."""\n'),
         ('                d = min(max((mean - self.running_mean[c]) / sigma, -self.d_max), self.d_max)\n',
          '                d = min(max((mean - self.running_mean[c]) / sigma_b, -self.d_max), self.d_max)\n'),
+    ]),
     'softcap-slope-from-capped-output@staged.py': ('soft_cap_staged.py', [
         ('"""Test fixture: a correct SoftCap whose backward goes node by node (dt = c * dy, du through\ntanh, dx = du / c) from the cached tanh. The grader must pass it.\n"""\n',
          '"""A soft-cap (staged backward) whose tanh slope is written with the capped output: 1 - y * y."""\n'),
