@@ -722,6 +722,38 @@ def test_block_float64_dx_for_a_float32_input_fails_in_every_position(tmp_path):
                                           "reordered norm (2, 3, 4) float32: dx dtype"]
 
 
+REFUSED = 'if position not in ("pre", "post", "reordered"):'
+
+
+def test_a_block_that_refuses_the_reordered_position_is_graded_on_the_others(tmp_path):
+    """Published blocks offer Pre-Norm and Post-Norm alone and raise for any other position:
+    the reordered checks are then not written ("n/a"), neither a failure nor a name, and a
+    mistake in the positions the block offers keeps its name."""
+    path = _variant_file(tmp_path, "transformer_block", REFUSED, 'if position not in ("pre", "post"):')
+    report = grade_file(path)
+    reordered = [c for c in report.checks if c.probe.startswith("reordered norm")]
+    assert report.passed and report.diagnosis_ids == []
+    assert reordered and {(c.status, c.note) for c in reordered} == {
+        ("n/a", "not written: the layer refuses position='reordered'")}
+    source = path.read_text().replace("dx = dz + self._ffn_backward(dz)", "dx = self._ffn_backward(dz)")
+    path.write_text(source)
+    assert grade_file(path).diagnosis_ids == ["block-residual-grad-dropped"]
+
+
+def test_a_block_that_raises_in_the_reordered_position_is_refused_only_by_name(tmp_path):
+    """A forward that raises an error naming the position refuses it; one that takes the
+    position and breaks in it fails."""
+    reordered = "y = x + self._ln(self._ffn(x))"
+    path = _variant_file(tmp_path, "transformer_block", reordered,
+                         "raise KeyError(self.position)")
+    assert grade_file(path).passed
+    path = _variant_file(tmp_path, "transformer_block", reordered,
+                         "y = x + self._ln(self._ffn(x))[..., :1]\n            y = y @ np.ones((2, 2))")
+    report = grade_file(path)
+    assert not report.passed
+    assert all(c.status == "ERROR" for c in report.checks if c.probe.startswith("reordered norm"))
+
+
 def test_block_mistakes_are_named_in_every_style():
     """The same residual-block mistake written compact, with layer functions and caches, or
     with loops over the tokens, gets the same name."""

@@ -13,8 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...i18n import N_
+from ...i18n import N_, translator
+from ..driver import NotApplicable
 from ..probes import F32, F64, Tolerance
+
+_ = translator("practice")
 
 
 
@@ -124,4 +127,39 @@ def _constant(index, value=2.5):
         x[index] = value
     return edit
 
+
+def refusable(option, run):
+    """The body ``run(rec, make, rng)`` of a probe of an option an answer may refuse (the
+    reordered position, added after answers that offer only Pre-Norm and Post-Norm were
+    published). The answer refuses it when building its layer with the option raises, or when
+    anything it raises names the option's value: the probe's observations are then not made,
+    NotApplicable ("n/a", neither for nor against a mistake), as the running statistics of a
+    training-only BatchNorm are not. An answer that takes the option is graded on it.
+    ``option``: (keyword, value), e.g. ("position", "reordered")."""
+    keyword, value = option
+
+    def refused():
+        return NotApplicable(_("not written: the layer refuses {keyword}={value!r}").format(
+            keyword=keyword, value=value))
+
+    def built(make):
+        def make_or_refuse(*args, **kwargs):
+            try:
+                return make(*args, **kwargs)
+            except MemoryError:
+                raise
+            except Exception as e:  # noqa: BLE001 - whatever the answer raises for the option
+                raise refused() from e
+        return make_or_refuse
+
+    def guarded(rec, make, rng):
+        try:
+            run(rec, built(make), rng)
+        except NotApplicable:
+            raise
+        except Exception as e:  # noqa: BLE001 - an error naming the option refuses it
+            if value in str(e):
+                raise refused() from e
+            raise
+    return guarded
 
