@@ -18,7 +18,6 @@ LIMIT = 520  # "about 500 lines": a file may pass 500 by a screenful, not by a f
 # path -> words of its module docstring that say why it is one piece
 ONE_PIECE = {
     "normcore/fast/kernels.py": "One file of about 600 lines, on purpose",
-    "normcore/commands/practice.py": "One file, though longer than most",
     "normcore/nn/attention.py": "One file, though longer than most",
     "normcore/nn/transformer.py": "One file, though a little longer than most",
     "normcore/derivations/tape.py": "One file, though longer than most",

@@ -16,7 +16,8 @@ from normcore.practice.consistent import NoDerivative, consistent_twin
 from normcore.practice.diagnosis import _same
 from normcore.practice.mutants import (Consistent, Mutants, _rounded_like_the_input, mutant_class,
                                        solution_source)
-from normcore.practice.probes import maker, run_probe
+from normcore.practice.driver import maker
+from normcore.practice.probes import run_probe
 
 # The exercises whose answers get no twins, and why.
 EXCLUDED = {

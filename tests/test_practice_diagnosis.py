@@ -27,7 +27,8 @@ from normcore.practice.diagnosis import _same
 from normcore.practice.grader import solution_source
 from normcore.practice.loading import CannotGrade, find_class, load_module
 from normcore.practice.mutants import Mutants
-from normcore.practice.probes import distance, maker, run_probe
+from normcore.practice.driver import maker
+from normcore.practice.probes import distance, run_probe
 
 HERE = Path(__file__).parent
 ALT = HERE / "practice_alt"

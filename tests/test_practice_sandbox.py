@@ -356,11 +356,11 @@ def test_interview_takes_a_timeout(tmp_path, capsys, monkeypatch):
 
 # --- Ctrl-C ------------------------------------------------------------------------------------------
 def test_ctrl_c_in_any_command_is_one_line_and_exit_130(monkeypatch, capsys):
-    from normcore.commands import practice
+    from normcore.commands.practice_actions import ACTIONS
 
     def interrupted(args):
         raise KeyboardInterrupt
-    monkeypatch.setattr(practice, "_list", interrupted)
+    monkeypatch.setitem(ACTIONS, "list", interrupted)
     assert main(["practice", "list"]) == 130
     out, err = capsys.readouterr()
     assert out == "" and err == "normcore: interrupted\n"

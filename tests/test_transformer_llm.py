@@ -228,6 +228,20 @@ def test_the_reordered_block_has_output_norms_only_and_its_state_dict_loads():
     np.testing.assert_array_equal(block(x), other(x))
 
 
+def test_the_reordered_blocks_dropout_acts_after_its_output_norm_as_in_olmos_code():
+    """x + drop(Norm_out(F(x))), OLMo's order (the norm, the dropout, the add): a dropped unit
+    of a branch adds exactly nothing to the stream, which a dropout inside the norm would not
+    give."""
+    block = randomized(nc.TransformerBlock(6, 2, 8, position="reordered", dropout=0.5, rng=0))
+    block.train()
+    x = np.random.default_rng(3).standard_normal((2, 4, 6))
+    y = block(x)
+    (mask1, *_), (mask2, *_) = block.drop1._cache, block.drop2._cache
+    assert mask1 is not None and not mask1.all() and not mask2.all()
+    h1 = x + block.norm1_out(block.attn(x)) * mask1 * 2.0  # kept units scaled by 1 / (1 - p)
+    np.testing.assert_allclose(y, h1 + block.norm2_out(block.ffn(h1)) * mask2 * 2.0, rtol=0, atol=1e-12)
+
+
 def test_qk_norm_over_the_projection_has_weights_of_the_projection_width():
     sd = nc.MultiheadSelfAttention(6, 3, qk_norm="rmsnorm", qk_norm_scope="projection", rng=0).state_dict()
     assert sd["q_norm.weight"].shape == sd["k_norm.weight"].shape == (6,)

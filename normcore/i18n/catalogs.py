@@ -34,7 +34,7 @@ SOURCES = (
     ("practice/torch_track/mistakes.py", "catalog"),
     ("practice/*.py", "practice"),
     ("practice/torch_track/*.py", "practice"),
-    ("commands/practice.py", "practice"),
+    ("commands/practice*.py", "practice"),  # the practice command: its parser and its actions
     ("derivations/*.py", "explain"),
     ("*.py", "cli"),
 )

@@ -223,7 +223,7 @@ class ResidualSublayers(Module):
         if self.position == "peri":
             return x + out_norm(drop(f(norm(x))))
         if self.position == "reordered":
-            return x + out_norm(drop(f(x)))
+            return x + drop(out_norm(f(x)))
         if self.position == "none":
             return x + drop(f(x))
         return norm(self.alpha * x + drop(f(x)))  # post (alpha = 1) and deepnorm
@@ -235,7 +235,7 @@ class ResidualSublayers(Module):
         if self.position == "peri":
             return dy + norm.backward(f_backward(drop.backward(out_norm.backward(dy))))  # (B, T, C)
         if self.position == "reordered":
-            return dy + f_backward(drop.backward(out_norm.backward(dy)))  # (B, T, C)
+            return dy + f_backward(out_norm.backward(drop.backward(dy)))  # (B, T, C)
         if self.position == "none":
             return dy + f_backward(drop.backward(dy))  # (B, T, C)
         dz = norm.backward(dy)  # (B, T, C), the gradient of the residual sum alpha * x + F(x)
@@ -258,7 +258,7 @@ class TransformerBlock(ResidualSublayers):
         "deepnorm"   y = Norm(alpha * x + drop(F(x)))      dz = Norm'(dy);  dx = alpha * dz + F'(drop'(dz))
         "none"       y = x + drop(F(x))                    dx = dy + F'(drop'(dy))
         "peri"       y = x + Norm_out(drop(F(Norm(x))))    dx = dy + Norm'(F'(drop'(Norm_out'(dy))))
-        "reordered"  y = x + Norm_out(drop(F(x)))          dx = dy + F'(drop'(Norm_out'(dy)))
+        "reordered"  y = x + drop(Norm_out(F(x)))          dx = dy + F'(Norm_out'(drop'(dy)))
 
     where G'(g) is G's backward applied to the gradient g. In Pre-Norm the identity path
     x -> y carries dy to the input untouched; in Post-Norm and DeepNorm every gradient first
@@ -271,8 +271,11 @@ class TransformerBlock(ResidualSublayers):
     stream, however large F's output grows. The reordered norm of OLMo 2 (the OLMo 2 report,
     arXiv 2501.00656, their equations h = x + RMSNorm(Attention(x)), h_out = h +
     RMSNorm(MLP(h))) keeps only that output norm: F reads the raw stream x, and only what it
-    adds is normalised; the identity path is untouched, as in Pre-Norm. OLMo 2 pairs it with
-    QK-norm over the whole projection (``qk_norm="rmsnorm", qk_norm_scope="projection"``).
+    adds is normalised; the identity path is untouched, as in Pre-Norm. The residual dropout
+    acts after the output norm, as in OLMo's code (allenai/OLMo, olmo/model.py,
+    ``OLMoSequentialBlock`` with ``norm_after``: the norm, the dropout, then the add), where
+    Peri-LN's acts before it; with dropout 0 the two orders agree. OLMo 2 pairs it with QK-norm
+    over the whole projection (``qk_norm="rmsnorm", qk_norm_scope="projection"``).
 
     LayerNorm Scaling (Sun et al. 2025, "The Curse of Depth in Large Language Models", arXiv
     2502.05795), ``norm_scale="depth"`` with ``layer_index=l`` (the block's depth, 1-based;
@@ -396,9 +399,9 @@ class TransformerDecoderBlock(ResidualSublayers):
         "peri"       h1 = x  + norm1_out(drop1(SA(norm1(x))))
                      h2 = h1 + norm2_out(drop2(CA(norm2(h1))))
                      y  = h2 + norm3_out(drop3(FF(norm3(h2))))
-        "reordered"  h1 = x  + norm1_out(drop1(SA(x)))
-                     h2 = h1 + norm2_out(drop2(CA(h1)))               memory is not normalised
-                     y  = h2 + norm3_out(drop3(FF(h2)))
+        "reordered"  h1 = x  + drop1(norm1_out(SA(x)))
+                     h2 = h1 + drop2(norm2_out(CA(h1)))               memory is not normalised
+                     y  = h2 + drop3(norm3_out(FF(h2)))
         "pre" with norm_scale="depth": each normk(.) output times 1 / sqrt(layer_index)
 
     Backward, the forward read bottom to top (G'(g) is G's backward applied to g; dL/dy = dy)::
@@ -416,8 +419,8 @@ class TransformerDecoderBlock(ResidualSublayers):
         "none"       as "pre" without the norms
         "peri"       as "pre" with each branch's gradient first through its output norm:
                      dh2 = dy + norm3'(FF'(drop3'(norm3_out'(dy)))), dq, dk, dv = CA'(drop2'(norm2_out'(dh2))), ...
-        "reordered"  as "peri" without the input norms:
-                     dh2 = dy + FF'(drop3'(norm3_out'(dy))), dq, dk, dv = CA'(drop2'(norm2_out'(dh2))), ...
+        "reordered"  as "peri" without the input norms, each dropout after its output norm:
+                     dh2 = dy + FF'(norm3_out'(drop3'(dy))), dq, dk, dv = CA'(norm2_out'(drop2'(dh2))), ...
 
     The memory enters the cross-attention twice, as its keys and as its values, so its gradient
     is the sum of the two (dk + dv); dq goes on down the target stream. In a stack of decoder

@@ -149,3 +149,16 @@ class Driver:
             raise ContractError(_("expected an attribute running_{stat} (the running statistic "
                                   "BatchNorm keeps), the layer has none").format(stat=stat))
         return np.array(getattr(self.layer, f"running_{stat}"), dtype=np.float64)
+
+
+def maker(cls, forward_only=False):
+    """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
+    def make(*args, **kwargs):
+        try:
+            return Driver(cls(*args, **kwargs), forward_only)
+        except TypeError as e:
+            if "rng" not in kwargs or "rng" not in str(e):
+                raise
+            kwargs.pop("rng")
+            return Driver(cls(*args, **kwargs), forward_only)
+    return make

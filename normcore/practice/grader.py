@@ -39,7 +39,7 @@ from .mutants import VariantDoesNotApply, apply_variant, mutant_class, solution_
 from .probes import distance, is_backward, mismatch_note, run_probe
 from .exercises import is_running_statistics
 from .report import NOT_ASKED, NOT_WRITTEN, format_report, reference_name
-from .runs import Stopped, run_answer, scope
+from .runs import Stopped, run_answer
 from .sandbox import Limits, run_file
 
 __all__ = ["CannotGrade", "CheckResult", "Limits", "Report", "assess", "grade", "grade_file",
@@ -134,8 +134,9 @@ def grade(cls, exercise, path=None, forward_only=False, track=None, no_running_s
     ``tracks.TRACKS``) drives a class written to another contract; by default the one
     ``tracks.track_for`` chooses."""
     exam = tracks.exam(track or cls, exercise)
-    scoped = scope(cls, exercise, exam, forward_only=forward_only, no_running_stats=no_running_stats)
-    return assess(run_answer(cls, exercise, path, exam, scoped), exercise, path)
+    answer = run_answer(cls, exercise, path, exam, forward_only=forward_only,
+                        no_running_stats=no_running_stats)
+    return assess(answer, exercise, path)
 
 
 def grade_file(path, name=None, layer=None, forward_only=False, limits=None):

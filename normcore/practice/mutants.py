@@ -23,7 +23,8 @@ from . import answers
 from .catalog import mistakes_for
 from .consistent import consistent_twin
 from .constants import variant_at
-from .probes import is_backward, maker, run_probe
+from .driver import maker
+from .probes import is_backward, run_probe
 
 
 _SHARED = {}  # (exercise, reference answer, catalog entries) -> Mutants, see Mutants.of

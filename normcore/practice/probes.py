@@ -22,7 +22,7 @@ import numpy as np
 
 from .._array import largest_finite
 from ..i18n import translator
-from .driver import ContractError, Driver, NotApplicable
+from .driver import ContractError, NotApplicable
 
 _ = translator("practice")
 
@@ -145,19 +145,6 @@ def _grad_dtype(value, driver, name):
     except ContractError:
         return str(dtype)
     return "the parameter's" if dtype == param else f"{dtype} for a {param} parameter"
-
-
-def maker(cls, forward_only=False):
-    """make(*args, **kwargs) -> Driver around a fresh instance; an ``rng`` it does not take is dropped."""
-    def make(*args, **kwargs):
-        try:
-            return Driver(cls(*args, **kwargs), forward_only)
-        except TypeError as e:
-            if "rng" not in kwargs or "rng" not in str(e):
-                raise
-            kwargs.pop("rng")
-            return Driver(cls(*args, **kwargs), forward_only)
-    return make
 
 
 def distance(a, b, metric, scale=0.0):

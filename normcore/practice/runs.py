@@ -8,10 +8,10 @@ is written by hand. Every track's answer is scoped, run and searched for TODOs b
 code, so that neither the grader, the diagnosis nor the report asks which track it is on.
 """
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
 
 from ..distributed import InProcessGroup
 from ..i18n import N_, translator
@@ -142,19 +142,14 @@ def _keeps_running_statistics(cls, exercise, exam):
     cannot be built: the checks then say why."""
     def kept(layer):
         return any(hasattr(layer, f"running_{stat}") for stat in ("mean", "var"))
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            driver = exam.maker(cls)(*exercise.example_args)
-        except Exception:  # noqa: BLE001 - what __init__ raises is the checks' to report
-            return True
-        if kept(driver.layer):
-            return True
-        try:
-            driver.forward(np.random.default_rng(0).standard_normal(exercise.example_shape))
-        except Exception:  # noqa: BLE001, S110 - what forward raises is the checks' to report
-            pass
-    return kept(driver.layer)
+    built = []
+
+    def build_and_train(make):
+        built.append(make(*exercise.example_args))
+        if not kept(built[0].layer):
+            built[0].forward(example_input(exercise))
+    run_probe(_Call("running statistics", build_and_train), exam.maker(cls))
+    return not built or kept(built[0].layer)
 
 
 def _not_written(stat):
@@ -171,42 +166,37 @@ def _without_running_statistics(make):
     return made
 
 
-class Watch:
-    """What ``run_answer`` tells whoever watches it; in the grader's own process, nobody."""
-
-    def probe(self, label):
-        """A probe starts."""
-
-    def method(self, name):
-        """The probe enters the answer's ``name`` (__init__, forward, backward)."""
-
-    def ran(self, label, run):
-        """A probe ended with ``run``."""
-
-    def todo(self):
-        """The probes are done; the skeleton's TODOs are looked for."""
+def nobody(*message):
+    """Who watches ``run_answer`` in the grader's own process: nobody."""
 
 
 METHODS = {"forward": "forward", "forward_input_kept": "forward",  # the driver's method -> the
            "forward_on_activation": "forward", "backward": "backward"}  # answer's it calls
 
 
-def run_answer(cls, exercise, path, exam, scoped=("", ""), watch=None):
+def run_answer(cls, exercise, path, exam, module=None, forward_only=False,
+               no_running_stats=False, tell=nobody):
     """Run every probe of ``exam`` on ``cls`` as ``exercise``, then look for the TODOs of its
-    skeleton; an Answer. ``scoped`` (``scope``): why only the forward is graded, or "" when
-    the backward is graded too; why the running statistics are not, or "" when they are (the
-    probes of the running statistics are then not run, and no probe reads one).
-    ``watch`` (a ``Watch``) is told of every step."""
-    forward_only, no_running_stats = scoped
+    skeleton; an Answer. What is graded is settled first (``scope``, with ``module``,
+    ``forward_only`` and ``no_running_stats`` as it takes them): the backward's observations
+    of a forward-only answer are not graded, and the probes of the running statistics are
+    not run when those are not graded.
+
+    ``tell(*message)`` is told every step, in this order: ``("loaded", class name, exercise
+    name, track, why forward only, why no running statistics)``; per probe ``("probe",
+    label)``, ``("method", name)`` on entering the answer's __init__, forward or backward,
+    and ``("ran", label, ProbeRun)``; then ``("todo-stage",)`` before the TODOs are looked
+    for. The sandbox's child sends each to the grader (``sandbox._Messenger``)."""
+    forward_only, no_running_stats = scope(cls, exercise, exam, module, forward_only,
+                                           no_running_stats)
+    tell("loaded", cls.__name__, exercise.name, exam.track, forward_only, no_running_stats)
     make = exam.maker(cls, bool(forward_only))
     if no_running_stats:
         make = _without_running_statistics(make)
-    if watch is not None:
-        make = _watched(make, watch, exercise.class_name if exercise.function else "__init__")
+    make = _watched(make, tell, exercise.class_name if exercise.function else "__init__")
     answer = Answer(cls.__name__, forward_only, no_running_stats, track=exam.track)
     for probe in exam.probes:
-        if watch is not None:
-            watch.probe(probe.label)
+        tell("probe", probe.label)
         if no_running_stats and probe.label.startswith(RUNNING_PROBE):
             run = ProbeRun({}, NotApplicable(_("the running statistics were not written")))
         else:
@@ -217,32 +207,29 @@ def run_answer(cls, exercise, path, exam, scoped=("", ""), watch=None):
                     if not (forward_only and is_backward(k)
                             or no_running_stats and is_running_statistics(probe.label, k))}
         answer.runs[probe.label] = run
-        if watch is not None:
-            watch.ran(probe.label, run)
-    if watch is not None:
-        watch.todo()
+        tell("ran", probe.label, run)
+    tell("todo-stage")
     answer.todo = not_implemented(cls, exercise, path, exam, forward_only)
     return answer
 
 
-def _watched(make, watch, first):
-    """``make``, whose drivers tell ``watch`` which method of the answer they enter (the
-    answer is made in ``first``: its __init__, or the function an exercise asks for)."""
+def _watched(make, tell, first):
+    """``make``, whose drivers ``tell`` which method of the answer they enter (the answer is
+    made in ``first``: its __init__, or the function an exercise asks for)."""
     def entering(call, name):
         def entered(*args, **kwargs):
-            watch.method(name)
+            tell("method", name)
             return call(*args, **kwargs)
         return entered
 
     def made(*args, **kwargs):
-        watch.method(first)
+        tell("method", first)
         driver = make(*args, **kwargs)
         for attribute, name in METHODS.items():
             if callable(getattr(driver, attribute, None)):
                 setattr(driver, attribute, entering(getattr(driver, attribute), name))
         return driver
     return made
-
 
 
 def example(exercise, make):
@@ -253,42 +240,55 @@ def example(exercise, make):
     return make(*exercise.example_args)
 
 
+@dataclass(frozen=True)
+class _Call:
+    """A run of the answer that is not one of the exercise's probes (``not_implemented``,
+    ``_keeps_running_statistics``): ``run_probe`` runs it as it runs them (NumPy's warnings
+    silenced, any error kept): ``call(make)``, with the track's ``make``."""
+
+    label: str
+    call: object
+
+    def run(self, rec, make, rng):
+        self.call(make)
+
+
+def example_input(exercise):
+    """The exercise's example input: a standard normal array of its example shape (seed 0)."""
+    return np.random.default_rng(0).standard_normal(exercise.example_shape)
+
+
 def not_implemented(cls, exercise, path, exam, forward_only=""):
     """The methods of the answer that still raise NotImplementedError from its own file (the
     skeleton's TODOs), each tried once on the exercise's example input: forward, and backward
-    when the track's answers write it by hand and it is graded; a function's name."""
-    make = exam.maker(cls)
+    when the track's answers write it by hand and it is graded; a function's name. Any other
+    problem is the checks' to report."""
     if exercise.function:  # a function: called once on the example arguments
-        return [exercise.class_name] if _raises_todo(
-            lambda: make(*exercise.example_args), path, exercise.class_name) else []
-    x = np.random.default_rng(0).standard_normal(exercise.example_shape)
-
-    def forward():
-        example(exercise, make).forward(x, *exercise.example_extra)
-
-    def backward():
-        layer = example(exercise, make)
-        try:
-            layer.forward(x, *exercise.example_extra)
-        except Exception:  # noqa: BLE001 - only backward's own TODO matters here
-            pass
-        layer.backward(x)
-    methods = {"forward": forward}
-    if exam.backward_by_hand and not forward_only:
-        methods["backward"] = backward
-    return [name for name, call in methods.items() if _raises_todo(call, path, name)]
+        methods = {exercise.class_name: lambda make: make(*exercise.example_args)}
+    else:
+        methods = {"forward": lambda make: example(exercise, make).forward(
+            example_input(exercise), *exercise.example_extra)}
+        if exam.backward_by_hand and not forward_only:
+            methods["backward"] = lambda make: _backward(exercise, make)
+    make = exam.maker(cls)
+    return [name for name, call in methods.items()
+            if _raised_todo(run_probe(_Call(name, call), make).error, path, name)]
 
 
-def _raises_todo(call, path, method):
-    """Whether ``call()`` raises NotImplementedError from ``method`` in file ``path``; any
-    other problem is the checks' to report."""
+def _backward(exercise, make):
+    """The example layer's backward, after its forward (whatever the forward raised)."""
+    layer = example(exercise, make)
+    x = example_input(exercise)
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            call()
-    except NotImplementedError as e:
-        frame = user_frame(e, path)
-        return frame is not None and frame.name == method
-    except Exception:  # noqa: BLE001 - other problems are reported by the checks
+        layer.forward(x, *exercise.example_extra)
+    except Exception:  # noqa: BLE001 - only backward's own TODO matters here
         pass
-    return False
+    layer.backward(x)
+
+
+def _raised_todo(error, path, method):
+    """Whether ``error`` is a NotImplementedError raised from ``method`` in file ``path``."""
+    if not isinstance(error, NotImplementedError):
+        return False
+    frame = user_frame(error, path)
+    return frame is not None and frame.name == method

@@ -52,7 +52,7 @@ from .exercises import EXERCISES
 from .labels import show_label
 from .loading import CannotGrade, RaisedError, describe_error, load_answer
 from .probes import ProbeRun
-from .runs import Answer, Stopped, Watch
+from .runs import Answer, Stopped
 
 _ = translator("practice")
 MiB, GiB = 1 << 20, 1 << 30
@@ -363,9 +363,8 @@ def _work(path, name, layer, forward_only, send):
     try:
         module, cls, exercise = load_answer(path, name, layer)
         exam = tracks.exam(cls, exercise)
-        scoped = runs.scope(cls, exercise, exam, module, forward_only)
-        send("loaded", cls.__name__, exercise.name, exam.track, *scoped)
-        answer = runs.run_answer(cls, exercise, path, exam, scoped, _Messenger(send, path))
+        answer = runs.run_answer(cls, exercise, path, exam, module, forward_only,
+                                 tell=_Messenger(send, path))
         send("todo", answer.todo)
     except CannotGrade as e:
         send("cannot", str(e))
@@ -381,28 +380,25 @@ class _OutOfMemory(Exception):
     """A probe ran out of memory: the child stops there."""
 
 
-class _Messenger(Watch):
-    """Tells the grader what the child does (``_Child.handle`` reads it)."""
+class _Messenger:
+    """Tells the grader what the child does (``_Child.handle`` reads it): each message
+    ``runs.run_answer`` tells, the runs made portable."""
 
     def __init__(self, send, path):
-        self.send, self.path, self.current = send, path, None
+        self.send, self.path, self.method = send, path, None
 
-    def probe(self, label):
-        self.current = None
-        self.send("probe", label)
-
-    def method(self, name):
-        if name != self.current:  # one message per change: the grader needs no more
-            self.current = name
-            self.send("method", name)
-
-    def ran(self, label, run):
-        if _out_of_memory(run.error):
-            raise _OutOfMemory
-        self.send("ran", label, _portable(run, self.path))
-
-    def todo(self):
-        self.send("todo-stage")
+    def __call__(self, kind, *args):
+        if kind == "probe":
+            self.method = None
+        elif kind == "method":
+            if args[0] == self.method:  # one message per change: the grader needs no more
+                return
+            self.method = args[0]
+        elif kind == "ran":
+            if _out_of_memory(args[1].error):
+                raise _OutOfMemory
+            args = (args[0], _portable(args[1], self.path))
+        self.send(kind, *args)
 
 
 def _out_of_memory(error):

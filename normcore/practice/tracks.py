@@ -21,9 +21,9 @@ import re
 import types
 from pathlib import Path
 
+from .driver import maker
 from .loading import is_torch_module
 from .mutants import Mutants
-from .probes import maker
 from .runs import Exam
 from .torch_track import TRACK as TORCH
 

@@ -91,7 +91,7 @@ def block_twins():
         """normcore's residual placement in torch, for a twin block with children norm{i},
         drop{i} (and norm{i}_out): sub-layer i is fs[i - 1] (pre: x + drop(F(s * Norm(x))),
         s = block.depth_scale, 1 / sqrt(l) with LayerNorm Scaling, else 1;
-        peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + Norm_out(drop(F(x)));
+        peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + drop(Norm_out(F(x)));
         none: x + drop(F(x)); post/deepnorm: Norm(alpha x + drop(F(x))))."""
         for i, f in enumerate(fs, start=1):
             norm, out_norm = getattr(block, f"norm{i}", None), getattr(block, f"norm{i}_out", None)
@@ -101,7 +101,7 @@ def block_twins():
             elif block.position == "peri":
                 x = x + out_norm(drop(f(norm(x))))
             elif block.position == "reordered":
-                x = x + out_norm(drop(f(x)))
+                x = x + drop(out_norm(f(x)))
             elif block.position == "none":
                 x = x + drop(f(x))
             else:
@@ -110,7 +110,7 @@ def block_twins():
 
     class TransformerBlock(torch.nn.Module):
         """pre: x + drop(F(s * Norm(x))) (s = depth_scale); post/deepnorm: Norm(alpha x + drop(F(x)));
-        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + Norm_out(drop(F(x)));
+        none: x + drop(F(x)); peri: x + Norm_out(drop(F(Norm(x)))); reordered: x + drop(Norm_out(F(x)));
         for F = attn (norm1, drop1, norm1_out), then ffn (norm2, drop2, norm2_out)."""
 
         def __init__(self, position, alpha, children, depth_scale=1.0):

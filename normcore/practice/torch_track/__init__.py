@@ -22,8 +22,9 @@ reported as needing it.
 import functools
 
 from ...i18n import N_, translator
+from .. import answers
 from ..loading import CannotGrade
-from ..mutants import Mutants, solution_source
+from ..mutants import Mutants
 from ..runs import Exam
 from . import mistakes
 from .probes import numpy_probes, torch_probes
@@ -63,7 +64,7 @@ def torch_reference(exercise):
     if exercise.name in TORCH_NN and hasattr(torch.nn, TORCH_NN[exercise.name]):
         return getattr(torch.nn, TORCH_NN[exercise.name])
     namespace = {}
-    exec(compile(solution_source(key(exercise)), f"<torch answer {exercise.name}>", "exec"), namespace)
+    exec(compile(answers.source(key(exercise)), f"<torch answer {exercise.name}>", "exec"), namespace)
     return namespace[exercise.class_name]
 
 
