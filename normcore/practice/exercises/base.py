@@ -9,6 +9,7 @@ Parameters are random (never the initial ones and zeros) and upstream gradients 
 (never ones), in float64 unless the probe is about float32.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,15 +129,21 @@ def _constant(index, value=2.5):
     return edit
 
 
+REFUSALS = (ValueError, KeyError, NotImplementedError, AssertionError)  # how a layer says no
+
+
 def refusable(option, run):
     """The body ``run(rec, make, rng)`` of a probe of an option an answer may refuse (the
     reordered position, added after answers that offer only Pre-Norm and Post-Norm were
-    published). The answer refuses it when building its layer with the option raises, or when
-    anything it raises names the option's value: the probe's observations are then not made,
-    NotApplicable ("n/a", neither for nor against a mistake), as the running statistics of a
-    training-only BatchNorm are not. An answer that takes the option is graded on it.
-    ``option``: (keyword, value), e.g. ("position", "reordered")."""
+    published). The answer refuses it when building its layer with the option raises a
+    ValueError, KeyError, NotImplementedError or AssertionError, or when one of these, raised
+    later, names the option's value (``KeyError('reordered')``): the probe's observations are
+    then not made, NotApplicable ("n/a", neither for nor against a mistake), as the running
+    statistics of a training-only BatchNorm are not. Any other error, or one that does not
+    name the value, is the answer's to be graded on. ``option``: (keyword, value), e.g.
+    ("position", "reordered")."""
     keyword, value = option
+    named = re.compile(rf"\b{re.escape(value)}\b")
 
     def refused():
         return NotApplicable(_("not written: the layer refuses {keyword}={value!r}").format(
@@ -146,20 +153,15 @@ def refusable(option, run):
         def make_or_refuse(*args, **kwargs):
             try:
                 return make(*args, **kwargs)
-            except MemoryError:
-                raise
-            except Exception as e:  # noqa: BLE001 - whatever the answer raises for the option
+            except REFUSALS as e:
                 raise refused() from e
         return make_or_refuse
 
     def guarded(rec, make, rng):
         try:
             run(rec, built(make), rng)
-        except NotApplicable:
-            raise
-        except Exception as e:  # noqa: BLE001 - an error naming the option refuses it
-            if value in str(e):
-                raise refused() from e
-            raise
+        except REFUSALS as e:
+            if not named.search(str(e)):
+                raise
+            raise refused() from e
     return guarded
-
