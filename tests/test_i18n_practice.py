@@ -168,7 +168,7 @@ CODE = {"normcore", "batch", "worker", "logit", "logits", "dtype", "eps", "momen
         "mean", "var", "sqrt", "exp", "sum", "max", "log", "softmax", "gamma", "beta", "grad",
         "onehot", "keepdims", "self", "merge", "attn", "rrms", "dout", "LN", "ReLU", "RMS",
         "np", "finfo", "autograd", "e5", "len", "Pre-Norm", "Post-Norm", "weight", "pre", "post",
-        "F", "WeightNorm"}
+        "F", "WeightNorm", "reordered"}
 
 
 def _prose(text, report):

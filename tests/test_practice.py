@@ -110,7 +110,7 @@ FAMILIES = {"norms": {"batchnorm", "layernorm", "rmsnorm", "groupnorm"}, "dropou
             "blocks": {"transformer_block", "mlp_with_batchnorm"}, "dyt": {"dyt"},
             "fold_batchnorm": {"fold_batchnorm"}, "fold_norm_affine": {"fold_norm_affine"},
             "sync_batchnorm": {"sync_batchnorm"}, "weight_norm": {"weight_norm"},
-            "batch_renorm": {"batch_renorm"}}
+            "batch_renorm": {"batch_renorm"}, "logits": {"soft_cap", "z_loss"}}
 
 
 def test_the_catalog_is_its_families_files_in_order_each_mistake_with_its_main_family():
@@ -704,28 +704,64 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     for name in "qkvo":
         np.testing.assert_allclose(getattr(ref, "w" + name).grad,
                                    getattr(layer, name).weight.grad.T, rtol=1e-12)
-# --- the transformer_block exercise: both positions -------------------------------------------
-def test_block_is_graded_in_both_positions(tmp_path):
+# --- the transformer_block exercise: every position ------------------------------------------
+def test_block_is_graded_in_every_position(tmp_path):
     """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
-    fails the Post-Norm ones. It is not the positions swapped (that mutant fails Pre-Norm
-    too), and ignoring the position is not catalogued: no mistake is named."""
+    fails the Post-Norm and the reordered ones. It is not the positions swapped (that mutant
+    fails Pre-Norm too) nor the reordered norm placed before the branch (that mutant passes
+    Post-Norm), and ignoring the position is not catalogued: no mistake is named."""
     path = _variant_file(tmp_path, "transformer_block", 'if self.position == "pre":\n            y',
                          'if True:\n            y')
     source = path.read_text()
     path.write_text(source.replace('if self.position == "pre":\n            dx', 'if True:\n            dx'))
     report = grade_file(path)
     failing = _failing(report)
-    assert failing and all(c.probe.startswith("Post-Norm") for c in failing)
+    assert failing and all(c.probe.startswith(("Post-Norm", "reordered norm")) for c in failing)
+    assert {c.probe.split()[0] for c in failing} == {"Post-Norm", "reordered"}
     assert all(c.status == "pass" for c in report.checks if c.probe.startswith("Pre-Norm"))
     assert report.diagnosis_ids == []
 
 
-def test_block_float64_dx_for_a_float32_input_fails_in_both_positions(tmp_path):
+def test_block_float64_dx_for_a_float32_input_fails_in_every_position(tmp_path):
     path = _variant_file(tmp_path, "transformer_block", "return dx.astype(dy.dtype)",
                          "return dx.astype(np.float64)")
     failing = _failing(grade_file(path))
     assert [c.label for c in failing] == ["Pre-Norm (2, 3, 4) float32: dx dtype",
-                                          "Post-Norm (2, 3, 4) float32: dx dtype"]
+                                          "Post-Norm (2, 3, 4) float32: dx dtype",
+                                          "reordered norm (2, 3, 4) float32: dx dtype"]
+
+
+REFUSED = 'if position not in ("pre", "post", "reordered"):'
+
+
+def test_a_block_that_refuses_the_reordered_position_is_graded_on_the_others(tmp_path):
+    """Published blocks offer Pre-Norm and Post-Norm alone and raise for any other position:
+    the reordered checks are then not written ("n/a"), neither a failure nor a name, and a
+    mistake in the positions the block offers keeps its name."""
+    path = _variant_file(tmp_path, "transformer_block", REFUSED, 'if position not in ("pre", "post"):')
+    report = grade_file(path)
+    reordered = [c for c in report.checks if c.probe.startswith("reordered norm")]
+    assert report.passed and report.diagnosis_ids == []
+    assert reordered and {(c.status, c.note) for c in reordered} == {
+        ("n/a", "not written: the layer refuses position='reordered'")}
+    source = path.read_text().replace("dx = dz + self._ffn_backward(dz)", "dx = self._ffn_backward(dz)")
+    path.write_text(source)
+    assert grade_file(path).diagnosis_ids == ["block-residual-grad-dropped"]
+
+
+def test_a_block_that_raises_in_the_reordered_position_is_refused_only_by_name(tmp_path):
+    """A forward that raises an error naming the position (a KeyError of a dict of positions)
+    refuses it; one that takes the position and breaks in it fails, whether its error says
+    nothing of the position or is of another kind (a method it never wrote)."""
+    reordered = "y = x + self._ln(self._ffn(x))"
+    path = _variant_file(tmp_path, "transformer_block", reordered,
+                         "raise KeyError(self.position)")
+    assert grade_file(path).passed
+    for broken in ("y = x + self._ln(self._ffn(x))[..., :1]\n            y = y @ np.ones((2, 2))",
+                   "y = x + self._ln(self.reordered(x))"):
+        report = grade_file(_variant_file(tmp_path, "transformer_block", reordered, broken))
+        assert not report.passed
+        assert all(c.status == "ERROR" for c in report.checks if c.probe.startswith("reordered norm"))
 
 
 def test_block_mistakes_are_named_in_every_style():

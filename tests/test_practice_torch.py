@@ -100,7 +100,7 @@ def test_the_track_covers_every_exercise_but_the_numpy_only_ones():
     assert set(TORCH_EXERCISES) == set(EXERCISES) - set(torch_track.NUMPY_ONLY) == {
         "batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
         "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block", "mlp_with_batchnorm",
-        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm"}
+        "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm", "soft_cap", "z_loss"}
     assert set(torch_track.NUMPY_ONLY) == {"batch_renorm"}
 
 

@@ -43,6 +43,7 @@ PHRASES = (
     N_("near eps"), N_("seeded rng"), N_("square"), N_("tanh nearly linear"),
     N_("tanh saturated"), N_("the module; then {n} training forwards"), N_("causal"),
     N_("rows of v far apart in length"), N_("one output"),
+    N_("reordered norm"),
 )
 NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 

@@ -91,11 +91,13 @@ class MultiheadSelfAttention:
 # --- transformer_block ----------------------------------------------------------------------------
 class FeedForwardBlock:
     """normcore's LayerNorm and FeedForward(d_model, d_ff, activation="relu") in a residual
-    block: y = x + ffn(norm(x)) for ``position="pre"``, y = norm(x + ffn(x)) for "post".
+    block: y = x + ffn(norm(x)) for ``position="pre"``, y = norm(x + ffn(x)) for "post",
+    y = x + norm(ffn(x)) for "reordered" (OLMo 2's).
 
     The backward is the chain rule over the residual add, as in normcore's TransformerBlock
     (which has an attention sub-layer too): dx = dy + norm'(ffn'(dy)) for "pre";
-    dz = norm'(dy), dx = dz + ffn'(dz) for "post". Parameters in the practice contract:
+    dz = norm'(dy), dx = dz + ffn'(dz) for "post"; dx = dy + ffn'(norm'(dy)) for "reordered".
+    Parameters in the practice contract:
     ``gamma``, ``beta`` (the norm's weight and bias), ``w1`` (C, d_ff), ``b1``, ``w2`` (d_ff, C),
     ``b2``; w1 and w2 are the transposes of fc1.weight and fc2.weight.
     """
@@ -103,8 +105,8 @@ class FeedForwardBlock:
     built_from = N_("LayerNorm and nn.FeedForward (relu)")
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
-        if position not in ("pre", "post"):
-            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        if position not in ("pre", "post", "reordered"):
+            raise ValueError(f"position must be 'pre', 'post' or 'reordered', got {position!r}")
         self.position = position
         self.norm = norms.LayerNorm(d_model, eps=eps)
         self.ffn = nn.FeedForward(d_model, d_ff, activation="relu", rng=rng)
@@ -115,13 +117,29 @@ class FeedForwardBlock:
     def forward(self, x):
         if self.position == "pre":
             return x + self.ffn(self.norm(x))
+        if self.position == "reordered":
+            return x + self.norm(self.ffn(x))
         return self.norm(x + self.ffn(x))
 
     def backward(self, dy):
         if self.position == "pre":
             return dy + self.norm.backward(self.ffn.backward(dy))
+        if self.position == "reordered":
+            return dy + self.ffn.backward(self.norm.backward(dy))
         dz = self.norm.backward(dy)
         return dz + self.ffn.backward(dz)
+
+
+# --- z_loss ---------------------------------------------------------------------------------------
+class ZLossCrossEntropy(nn.CrossEntropyLoss):
+    """normcore's ``CrossEntropyLoss(z_loss=z_loss)`` behind the practice contract, where the
+    coefficient is the first argument: ``ZLossCrossEntropy(z_loss)``, logits (N, C), integer
+    targets (N,), the mean."""
+
+    built_from = N_("CrossEntropyLoss(z_loss=...)")
+
+    def __init__(self, z_loss=1e-4):
+        super().__init__(z_loss=z_loss)
 
 
 # --- qk_norm --------------------------------------------------------------------------------------

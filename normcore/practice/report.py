@@ -27,7 +27,6 @@ catalog_text = translator("catalog")  # the mistakes' titles, symptoms and hints
 NOT_ASKED = "not asked"  # the status of a forward-only answer's backward checks (grader.py)
 NOT_WRITTEN = "not written"  # the status of a training-only answer's running statistics' checks
 
-
 WIDTH = 80  # the printed report fits a terminal of 80 columns
 
 NOTEBOOKS = {"batchnorm": "batchnorm", "layernorm": "layernorm", "rmsnorm": "rmsnorm",
@@ -78,9 +77,14 @@ FORWARD_HINTS = {
     "mlp_with_batchnorm": N_("The forward is h = x @ w1 + b1, BatchNorm over the batch axis with the "
                              "batch's biased variance, a = tanh(hbn), logits = a @ w2 + b2, then "
                              "the mean cross-entropy: work it through one layer at a time."),
-    "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), with "
-                            "F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm over the last "
-                            "axis (biased variance, eps inside the square root)."),
+    "transformer_block": N_("Pre-Norm is y = x + F(LN(x)), Post-Norm y = LN(x + F(x)), the reordered norm "
+                            "y = x + LN(F(x)), with F(h) = relu(h @ w1 + b1) @ w2 + b2 and LN LayerNorm "
+                            "over the last axis (biased variance, eps inside the square root)."),
+    "soft_cap": N_("Soft-capping is y = cap * tanh(x / cap) element by element: the cap divides "
+                   "inside the tanh and multiplies outside it; cast y back to x's dtype."),
+    "z_loss": N_("The loss is the mean over the N rows of -logp[n, y_n] + z_loss * lse[n]**2, with lse = "
+                 "m + log(sum(exp(x - m))), m = max(x) over the classes: the max shift keeps exp "
+                 "finite, and m is added back to make lse log Z."),
     "weight_norm": N_("w = g * v / ||v|| with one norm per output row (sum over axis 1 of v, "
                       "keepdims), then the Linear's y = x @ w.T + bias over the last axis of x."),
     "batch_renorm": N_("Batch Renorm normalises with the batch's mean and biased variance, then "
@@ -126,10 +130,14 @@ DX_HINTS = {
     "batch_renorm": N_("r and d are constants in the backward: dx is BatchNorm's backward with "
                        "dx_hat = dy * gamma * r, divided by the batch's sigma_B; in evaluation "
                        "dx = dy * gamma / sigma."),
-    "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule "
-                            "adds them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), "
-                            "then dx = dz + F'(dz); G' is G's whole backward (ReLU's mask, "
-                            "LayerNorm's mean and variance terms)."),
+    "transformer_block": N_("A residual add sends the gradient down both paths and the chain rule adds "
+                            "them: Pre-Norm dx = dy + LN'(F'(dy)); Post-Norm dz = LN'(dy), then dx = "
+                            "dz + F'(dz); the reordered norm dx = dy + F'(LN'(dy)); G' is G's whole "
+                            "backward (ReLU's mask, LayerNorm's mean and variance terms)."),
+    "soft_cap": N_("dx = dy * (1 - t**2) with t = tanh(x / cap) from the forward: the outer cap and "
+                   "the inner 1 / cap cancel, and the slope is 1 - (y / cap)**2, not 1 - y**2."),
+    "z_loss": N_("d lse / d x is the softmax p, so dlogits = dloss * (p - onehot + 2 * z_loss * "
+                 "lse * p) / N: the z-loss's share is p times 2 * z_loss * lse, row by row."),
 }
 WEIGHT_HINTS = {  # the gradients of weights and biases other than gamma and beta
     "weight_norm": N_("dw = dy^T x over every row of the input, dbias = sum(dy); g gets the dot "

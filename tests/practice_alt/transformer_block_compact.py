@@ -51,6 +51,8 @@ class TransformerBlock:
     def forward(self, x):
         if self.position == "pre":
             out = x + self.ffn(self.norm(x))
+        elif self.position == "reordered":
+            out = x + self.norm(self.ffn(x))
         else:
             out = self.norm(x + self.ffn(x))
         return out.astype(x.dtype)
@@ -58,6 +60,8 @@ class TransformerBlock:
     def backward(self, dy):
         if self.position == "pre":
             dx = dy + self.norm_backward(self.ffn_backward(dy))
+        elif self.position == "reordered":
+            dx = dy + self.ffn_backward(self.norm_backward(dy))
         else:
             g = self.norm_backward(dy)
             dx = g + self.ffn_backward(g)

@@ -74,6 +74,8 @@ class TransformerBlock:
     def forward(self, x):
         if self.position == "pre":
             y = x + self._ffn(self._ln(x))
+        elif self.position == "reordered":
+            y = x + self._ln(self._ffn(x))
         else:
             y = self._ln(x + self._ffn(x))
         return y.astype(x.dtype)
@@ -83,6 +85,10 @@ class TransformerBlock:
             dh, dw1, db1, dw2, db2 = ffn_backward(dy, self.ffn_cache)
             dxn, dgamma, dbeta = layernorm_backward(dh, self.ln_cache)
             dx = dy + dxn
+        elif self.position == "reordered":
+            dn, dgamma, dbeta = layernorm_backward(dy, self.ln_cache)
+            dxf, dw1, db1, dw2, db2 = ffn_backward(dn, self.ffn_cache)
+            dx = dy + dxf
         else:
             dz, dgamma, dbeta = layernorm_backward(dy, self.ln_cache)
             df, dw1, db1, dw2, db2 = ffn_backward(dz, self.ffn_cache)

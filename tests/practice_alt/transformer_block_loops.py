@@ -61,6 +61,10 @@ class TransformerBlock:
                 h, ln = self.ln_row(xi)
                 f, ffn = self.ffn_row(h)
                 out[i] = xi + f
+            elif self.position == "reordered":
+                f, ffn = self.ffn_row(xi)
+                n, ln = self.ln_row(f)
+                out[i] = xi + n
             else:
                 f, ffn = self.ffn_row(xi)
                 out[i], ln = self.ln_row(xi + f)
@@ -74,6 +78,8 @@ class TransformerBlock:
             ln, ffn = self.caches[i]
             if self.position == "pre":
                 dx[i] = g + self.ln_row_backward(self.ffn_row_backward(g, ffn), ln)
+            elif self.position == "reordered":
+                dx[i] = g + self.ffn_row_backward(self.ln_row_backward(g, ln), ffn)
             else:
                 dz = self.ln_row_backward(g, ln)
                 dx[i] = dz + self.ffn_row_backward(dz, ffn)

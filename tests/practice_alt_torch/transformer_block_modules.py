@@ -31,4 +31,6 @@ class TransformerBlock(nn.Module):
         ffn = (self.w1, self.b1, self.w2, self.b2)
         if self.position == "post":
             return norm(x + feed_forward(x, *ffn), self.gamma, self.beta, self.eps)
+        if self.position == "reordered":
+            return x + norm(feed_forward(x, *ffn), self.gamma, self.beta, self.eps)
         return x + feed_forward(norm(x, self.gamma, self.beta, self.eps), *ffn)

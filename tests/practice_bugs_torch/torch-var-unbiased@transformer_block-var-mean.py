@@ -21,4 +21,6 @@ class TransformerBlock(nn.Module):
 
     def forward(self, x):
         f = lambda h: torch.relu(h @ self.w1 + self.b1) @ self.w2 + self.b2  # noqa: E731
+        if self.position == "reordered":
+            return x + self.norm(f(x))
         return x + f(self.norm(x)) if self.position == "pre" else self.norm(x + f(x))

@@ -1,8 +1,8 @@
 """The catalog of mistakes people make when they hand-write a norm layer, DyT, Dropout,
 softmax, log-softmax, cross-entropy, attention (with or without QK-norm), a residual block
 with its norm, a small MLP with BatchNorm, the fold of a BatchNorm into a Linear, the fold of
-a norm's affine into the next Linear, SyncBatchNorm across workers, WeightNorm of a Linear or
-Batch Renormalization.
+a norm's affine into the next Linear, SyncBatchNorm across workers, WeightNorm of a Linear,
+Batch Renormalization, a soft-cap, or the z-loss.
 
 Each ``Mistake`` has an id, a title, the symptom it produces, a hint toward the fix (not the
 code) and where normcore teaches the right way (``taught_in``: a notebook section, a reference
@@ -20,16 +20,17 @@ One file per family of exercises holds its anchors and its mistakes (a mistake t
 families make lives with its main family): ``norms`` (BatchNorm, LayerNorm, RMSNorm,
 GroupNorm), ``dropout``, ``softmax`` (with log-softmax and cross-entropy), ``attention`` (with
 QK-norm), ``blocks`` (the residual block, the MLP with BatchNorm), ``dyt``,
-``fold_batchnorm``, ``fold_norm_affine``, ``sync_batchnorm``, ``weight_norm`` and ``batch_renorm``;
-``base`` defines ``Anchor`` and ``Mistake``.
+``fold_batchnorm``, ``fold_norm_affine``, ``sync_batchnorm``, ``weight_norm``, ``batch_renorm``
+and ``logits`` (soft-cap and z-loss); ``base`` defines ``Anchor`` and ``Mistake``.
 """
 
-from . import attention, blocks, dropout, dyt, fold_batchnorm, fold_norm_affine, norms, softmax, sync_batchnorm
+from . import (attention, blocks, dropout, dyt, fold_batchnorm, fold_norm_affine, logits, norms, softmax,
+               sync_batchnorm)
 from . import batch_renorm, weight_norm
 from .base import Anchor, Mistake
 
 CATALOG = [mistake for family in (norms, dropout, softmax, attention, blocks, dyt, fold_batchnorm,
-                                  fold_norm_affine, sync_batchnorm, weight_norm, batch_renorm)
+                                  fold_norm_affine, sync_batchnorm, weight_norm, batch_renorm, logits)
            for mistake in family.MISTAKES]
 
 BY_ID = {m.id: m for m in CATALOG}

@@ -12,6 +12,8 @@ BLOCK_Y_PRE = Anchor("y-pre", "y = x + self._ffn(self._ln(x))")
 BLOCK_DX_PRE = Anchor("dx-pre", "dx = dy + self._ln_backward(self._ffn_backward(dy))")
 BLOCK_DZ_POST = Anchor("dz-post", "dz = self._ln_backward(dy)")
 BLOCK_DX_POST = Anchor("dx-post", "dx = dz + self._ffn_backward(dz)")
+BLOCK_Y_REORDERED = Anchor("y-reordered", "y = x + self._ln(self._ffn(x))")
+BLOCK_DX_REORDERED = Anchor("dx-reordered", "dx = dy + self._ffn_backward(self._ln_backward(dy))")
 BLOCK_RELU_MASK = Anchor("relu-backward", "da = dr * (a > 0)")
 BLOCK_DW1 = Anchor("dw1", "self.w1.grad += rows(h).T @ rows(da)")
 BLOCK_DB1 = Anchor("db1", "self.b1.grad += rows(da).sum(axis=0)")
@@ -82,13 +84,15 @@ MISTAKES = [
         "block-residual-grad-dropped",
         N_("residual block backward without the identity path's gradient"),
         N_("the forward and every parameter gradient are right, dx is not: it is only the "
-           "branch's share, LN'(F'(dy)) in Pre-Norm or F'(dz) in Post-Norm; the dy (or dz) that "
-           "the skip connection carries straight back to x is missing"),
+           "branch's share, LN'(F'(dy)) in Pre-Norm, F'(dz) in Post-Norm or F'(LN'(dy)) in the "
+           "reordered block; the dy (or dz) that the skip connection carries straight back to x "
+           "is missing"),
         N_("y = x + B(x) has two paths from x to y and the chain rule adds them: dx = dy + B'(dy). "
            "The identity path's gradient is the point of a residual connection."),
         {"transformer_block": [
             ((BLOCK_DX_PRE, "dx = self._ln_backward(self._ffn_backward(dy))"),),
             ((BLOCK_DX_POST, "dx = self._ffn_backward(dz)"),),
+            ((BLOCK_DX_REORDERED, "dx = self._ffn_backward(self._ln_backward(dy))"),),
         ]},
         taught=notebook("interview_practice",
                        N_("9.4 (The residual block: the identity path carries dy)")),
@@ -125,13 +129,13 @@ MISTAKES = [
     Mistake(
         "block-pre-post-swapped",
         N_("Pre-Norm and Post-Norm swapped"),
-        N_("every number of each position is the other position's: 'pre' computes "
+        N_("every number of Pre-Norm and Post-Norm is the other's: 'pre' computes "
            "LN(x + F(x)), the norm after the residual add (the 2017 Transformer's Post-Norm), and "
            "'post' computes x + F(LN(x))"),
         N_("Pre-Norm normalises the sub-layer's input and leaves the residual stream alone: "
            "y = x + F(LN(x)). Post-Norm normalises the sum: y = LN(x + F(x))."),
         {"transformer_block": [
-            ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),),
+            ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}.get(position, position)'),),
         ]},
         taught=solution("transformer_block"),
     ),
@@ -139,13 +143,55 @@ MISTAKES = [
         "block-norm-on-branch-output",
         N_("Pre-Norm written as x + LN(F(x)), the norm on the branch's output"),
         N_("Post-Norm is right; in Pre-Norm every number is off: the norm was applied to the "
-           "sub-layer's output instead of its input (y = x + LN(F(x)), another block, Swin v2's "
-           "res-post-norm), and the backward went through the norm before F"),
+           "sub-layer's output instead of its input (y = x + LN(F(x)), another block: the "
+           "reordered norm, Swin v2's res-post-norm), and the backward went through the norm before F"),
         N_("Pre-Norm normalises what goes into the sub-layer: y = x + F(LN(x)). The backward "
            "then goes back through F first and the norm second: dx = dy + LN'(F'(dy))."),
         {"transformer_block": [
             ((BLOCK_Y_PRE, "y = x + self._ln(self._ffn(x))"),
              (BLOCK_DX_PRE, "dx = dy + self._ffn_backward(self._ln_backward(dy))")),
+        ]},
+        taught=solution("transformer_block"),
+    ),
+    Mistake(
+        "block-reordered-as-pre-norm",
+        N_("the reordered norm placed before the branch: Pre-Norm"),
+        N_("Pre-Norm and Post-Norm are right; in the reordered block every number is "
+           "Pre-Norm's: the norm went on the sub-layer's input, y = x + F(LN(x)), where the "
+           "reordered block normalises its output, y = x + LN(F(x))"),
+        N_("The reordered norm (OLMo 2's) sits at the end of the branch: y = x + LN(F(x)), so "
+           "the backward goes through LN first and F second: dx = dy + F'(LN'(dy))."),
+        {"transformer_block": [
+            ((BLOCK_Y_REORDERED, "y = x + self._ffn(self._ln(x))"),
+             (BLOCK_DX_REORDERED, "dx = dy + self._ln_backward(self._ffn_backward(dy))")),
+        ]},
+        taught=solution("transformer_block"),
+    ),
+    Mistake(
+        "block-reordered-as-post-norm",
+        N_("the reordered norm placed after the residual sum: Post-Norm"),
+        N_("Pre-Norm and Post-Norm are right; in the reordered block every number is "
+           "Post-Norm's: the norm went on the residual sum, y = LN(x + F(x)), so the stream "
+           "itself is normalised, where the reordered block normalises the branch alone, "
+           "y = x + LN(F(x))"),
+        N_("In the reordered block the residual stream is never normalised: only the branch's "
+           "output is, y = x + LN(F(x)), and dx = dy + F'(LN'(dy)) keeps the identity path's dy."),
+        {"transformer_block": [
+            ((BLOCK_Y_REORDERED, "y = self._ln(x + self._ffn(x))"),
+             (BLOCK_DX_REORDERED, "dz = self._ln_backward(dy)\n            dx = dz + self._ffn_backward(dz)")),
+        ]},
+        taught=solution("transformer_block"),
+    ),
+    Mistake(
+        "block-reordered-backward-in-pre-order",
+        N_("the reordered block's backward in Pre-Norm's order"),
+        N_("the forward is right, and Pre-Norm and Post-Norm; in the reordered block dx and the "
+           "parameter gradients are not: the backward went through F first and LN second, "
+           "LN'(F'(dy)), Pre-Norm's order, where the forward applied F first"),
+        N_("The backward undoes the forward in reverse: y = x + LN(F(x)) applies LN last, so its "
+           "backward comes first: dx = dy + F'(LN'(dy))."),
+        {"transformer_block": [
+            ((BLOCK_DX_REORDERED, "dx = dy + self._ln_backward(self._ffn_backward(dy))"),),
         ]},
         taught=solution("transformer_block"),
     ),

@@ -5,6 +5,7 @@ from ..constants import SMALL, Constant, WithConstant
 from .base import Anchor, Mistake, notebook, same, solution
 from .attention import ATT_DSCORES, ATT_SHIFT
 from .blocks import MLP_DLOGITS, MLP_SHIFT
+from .logits import Z_LSE
 
 
 # The pieces of the reference answers that the mutants replace (see base.Anchor).
@@ -188,7 +189,8 @@ MISTAKES = [
            "so the largest exponent is exp(0) = 1 and the log's argument lies in [1, C]."),
         {"log_softmax": [((SM_SHIFT, "z = x"),)],
          "cross_entropy": [((CE_SHIFT, "z = x"),)],
-         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
+         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)],
+         "z_loss": [((Z_LSE, "lse = np.log(np.exp(x).sum(axis=1, keepdims=True))"),)]},
         taught=notebook("interview_practice", N_("9.2 (Cross-entropy: log-softmax, and the fused gradient)")),
     ),
     Mistake(

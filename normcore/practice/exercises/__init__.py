@@ -9,9 +9,10 @@ one to one with the reference's (see ``base.py``). The families:
 - ``distributed``: SyncBatchNorm over an in-process group;
 - ``dropout``: Dropout;
 - ``attention``: Softmax, LogSoftmax, CrossEntropyLoss, self-attention, QK-norm;
-- ``blocks``: a Transformer block's feed-forward half, Pre-Norm and Post-Norm;
+- ``blocks``: a Transformer block's feed-forward half, Pre-Norm, Post-Norm and the reordered norm;
 - ``weight_norm``: WeightNorm of a Linear (w = g * v / ||v||);
-- ``batch_renorm``: Batch Renormalization (BatchNorm corrected by r and d).
+- ``batch_renorm``: Batch Renormalization (BatchNorm corrected by r and d);
+- ``logits``: SoftCap and cross-entropy with the z-loss.
 
 How to add an exercise (a SoftCap, a z-loss, a WeightNorm, a BatchRenorm):
 1. write its ``Exercise`` in the family it belongs to (a new family: a new module here), with
@@ -32,6 +33,7 @@ from .batchnorm import FOLD_BATCHNORM, FOLD_NORM_AFFINE, MLP_WITH_BATCHNORM
 from .blocks import TRANSFORMER_BLOCK
 from .distributed import SYNC_BATCHNORM
 from .dropout import DROPOUT
+from .logits import SOFT_CAP, Z_LOSS
 from .norms import (BATCHNORM, BN, DYT_EXERCISE, GROUPNORM, LAYERNORM, RMSNORM, RUNNING_PROBE,
                     RUNNING_ROWS, RUNNING_STATISTICS, is_running_statistics)
 from .weight_norm import WEIGHT_NORM
@@ -43,7 +45,8 @@ __all__ = ["DIFFICULTY", "EXERCISES", "Exercise", "Probe", "accumulation_probe",
 EXERCISES = {e.name: e for e in (BATCHNORM, LAYERNORM, RMSNORM, GROUPNORM, DROPOUT, SOFTMAX,
                                  LOG_SOFTMAX, DYT_EXERCISE, FOLD_BATCHNORM, FOLD_NORM_AFFINE,
                                  CROSS_ENTROPY, ATTENTION, QK_NORM, TRANSFORMER_BLOCK,
-                                 MLP_WITH_BATCHNORM, SYNC_BATCHNORM, WEIGHT_NORM, BATCH_RENORM)}
+                                 MLP_WITH_BATCHNORM, SYNC_BATCHNORM, WEIGHT_NORM, BATCH_RENORM, SOFT_CAP,
+                                 Z_LOSS)}
 
 
 def path():

@@ -41,12 +41,12 @@ SOFTMAX = Exercise(
 
 
 # --- CrossEntropyLoss -------------------------------------------------------------------------
-def ce_probe(label, n, c, dtype=np.float64, scale=1.0, shift=0.0, wrong_by=0.0):
-    """The loss and dlogits of CrossEntropyLoss() on logits (n, c) and random integer targets,
-    with a random scalar upstream gradient; ``wrong_by`` lowers the target's logit in the first
-    half of the rows, making those predictions confident and wrong."""
+def ce_probe(label, n, c, dtype=np.float64, scale=1.0, shift=0.0, wrong_by=0.0, kwargs=None):
+    """The loss and dlogits of CrossEntropyLoss(**kwargs) on logits (n, c) and random integer
+    targets, with a random scalar upstream gradient; ``wrong_by`` lowers the target's logit in
+    the first half of the rows, making those predictions confident and wrong."""
     def run(rec, make, rng):
-        layer = make()
+        layer = make(**(kwargs or {}))
         logits = rng.standard_normal((n, c)) * scale + shift
         targets = rng.integers(0, c, n)
         logits[np.arange(n // 2), targets[:n // 2]] -= wrong_by

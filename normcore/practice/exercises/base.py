@@ -9,12 +9,16 @@ Parameters are random (never the initial ones and zeros) and upstream gradients 
 (never ones), in float64 unless the probe is about float32.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...i18n import N_
+from ...i18n import N_, translator
+from ..driver import NotApplicable
 from ..probes import F32, F64, Tolerance
+
+_ = translator("practice")
 
 
 
@@ -125,3 +129,39 @@ def _constant(index, value=2.5):
     return edit
 
 
+REFUSALS = (ValueError, KeyError, NotImplementedError, AssertionError)  # how a layer says no
+
+
+def refusable(option, run):
+    """The body ``run(rec, make, rng)`` of a probe of an option an answer may refuse (the
+    reordered position, added after answers that offer only Pre-Norm and Post-Norm were
+    published). The answer refuses it when building its layer with the option raises a
+    ValueError, KeyError, NotImplementedError or AssertionError, or when one of these, raised
+    later, names the option's value (``KeyError('reordered')``): the probe's observations are
+    then not made, NotApplicable ("n/a", neither for nor against a mistake), as the running
+    statistics of a training-only BatchNorm are not. Any other error, or one that does not
+    name the value, is the answer's to be graded on. ``option``: (keyword, value), e.g.
+    ("position", "reordered")."""
+    keyword, value = option
+    named = re.compile(rf"\b{re.escape(value)}\b")
+
+    def refused():
+        return NotApplicable(_("not written: the layer refuses {keyword}={value!r}").format(
+            keyword=keyword, value=value))
+
+    def built(make):
+        def make_or_refuse(*args, **kwargs):
+            try:
+                return make(*args, **kwargs)
+            except REFUSALS as e:
+                raise refused() from e
+        return make_or_refuse
+
+    def guarded(rec, make, rng):
+        try:
+            run(rec, built(make), rng)
+        except REFUSALS as e:
+            if not named.search(str(e)):
+                raise
+            raise refused() from e
+    return guarded

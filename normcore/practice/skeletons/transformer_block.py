@@ -1,11 +1,12 @@
-"""Practice: a residual block with a LayerNorm, Pre-Norm or Post-Norm, forward and backward,
-by hand in NumPy.
+"""Practice: a residual block with a LayerNorm in three positions, forward and backward, by hand
+in NumPy.
 
 The task
 --------
 Fill in ``forward`` and ``backward`` (the TODOs) for a Transformer block without its
 attention: one feed-forward sub-layer F in a residual connection, with a LayerNorm before
-the sub-layer (Pre-Norm) or after the residual add (Post-Norm). Then:
+the sub-layer (Pre-Norm), after the residual add (Post-Norm) or on the sub-layer's output
+(the reordered norm of OLMo 2). Then:
 
     normcore practice check THIS_FILE.py
 
@@ -15,11 +16,12 @@ The formulas, on the last axis C of x (B, T, C) or (N, C)::
     LN(u) = gamma * (u - mean) / sqrt(var + eps) + beta mean and biased var over C
     position="pre":   y = x + F(LN(x))
     position="post":  y = LN(x + F(x))
-    dx = ?    derive both: through the residual path, the sub-layer and the norm
+    position="reordered":  y = x + LN(F(x))
+    dx = ?    derive all three: through the residual path, the sub-layer and the norm
 
 The grader runs your block next to normcore's own LayerNorm and FeedForward(activation="relu")
-wired the same way, in BOTH positions, on (2, 3, 4) and (N, C) inputs, float32, a constant
-row, and random parameters. It runs the backward on a random upstream gradient and checks
+wired the same way, in ALL THREE positions, on (2, 3, 4) and (N, C) inputs, float32, a
+constant row, and random parameters. It runs the backward on a random upstream gradient and checks
 that the parameter gradients accumulate. When a check fails it names the well-known mistake
 that produces exactly your numbers. NumPy only: do not import normcore or torch here.
 
@@ -51,6 +53,11 @@ A worked example (normcore's own layers give these numbers; once your block is r
     [[0.2946, 1.1785, -0.7366], [0.6724, -0.6094, -0.1646]]
     >>> np.round(post.gamma.grad, 4).tolist()
     [-1.6893, 0.7802, 2.0996]
+    >>> reordered = example("reordered")
+    >>> np.round(reordered.forward(x), 4).tolist()
+    [[0.4701, 4.9009, 3.3647], [-0.5249, 1.8992, 2.3626]]
+    >>> np.round(reordered.backward(dy), 4).tolist()
+    [[2.5971, 1.2052, -1.7986], [0.4705, -0.4705, 2.0148]]
 """
 
 import numpy as np
@@ -65,11 +72,13 @@ class Parameter:
 
 
 class TransformerBlock:
-    """y = x + F(LN(x)) (``position="pre"``) or y = LN(x + F(x)) (``position="post"``).
+    """y = x + F(LN(x)) (``position="pre"``), y = LN(x + F(x)) (``position="post"``) or
+    y = x + LN(F(x)) (``position="reordered"``).
 
     The contract the grader relies on (keep these names):
 
-    - ``TransformerBlock(d_model, d_ff, position="pre")``; ``position`` is "pre" or "post".
+    - ``TransformerBlock(d_model, d_ff, position="pre")``; ``position`` is "pre", "post" or
+      "reordered".
     - ``forward(x) -> y``: x of shape (*, d_model), e.g. (B, T, C); y has x's shape and dtype.
     - ``backward(dy) -> dx``: dL/dx for the last forward, in dy's dtype; *adds* (+=) each
       parameter's gradient to its ``.grad`` (the caller zeroes them).
@@ -79,8 +88,8 @@ class TransformerBlock:
     """
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
-        if position not in ("pre", "post"):
-            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        if position not in ("pre", "post", "reordered"):
+            raise ValueError(f"position must be 'pre', 'post' or 'reordered', got {position!r}")
         self.position = position
         self.eps = eps
         rng = np.random.default_rng(rng)

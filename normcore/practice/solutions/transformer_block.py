@@ -1,5 +1,5 @@
-"""A residual block with its LayerNorm in the Pre-Norm or the Post-Norm position, forward and
-backward, by hand in NumPy: a reference answer.
+"""A residual block with its LayerNorm in the Pre-Norm, the Post-Norm or the reordered position,
+forward and backward, by hand in NumPy: a reference answer.
 
 Standalone (numpy only). The block is a Transformer block without its attention: one
 feed-forward sub-layer F wrapped in a residual connection and a LayerNorm (torch.nn.LayerNorm
@@ -26,7 +26,8 @@ def rows(a):
 
 
 class TransformerBlock:
-    """y = x + F(LN(x)) (``position="pre"``) or y = LN(x + F(x)) (``position="post"``).
+    """y = x + F(LN(x)) (``position="pre"``), y = LN(x + F(x)) (``position="post"``) or
+    y = x + LN(F(x)) (``position="reordered"``).
 
     Forward, x of shape (*, C) (e.g. (B, T, C)), LN and F acting on the last axis::
 
@@ -37,6 +38,8 @@ class TransformerBlock:
                                                           the residual stream x never normalised
         post:  z = x + F(x),   y = LN(z)                  the norm on the residual sum
                                                           (the 2017 Transformer's)
+        reordered: y = x + LN(F(x))                       the norm on the branch's output,
+                                                          the stream never normalised (OLMo 2's)
 
     Backward. Write G'(g) for G's backward applied to the gradient g at G's output (the
     vector-Jacobian product; it also accumulates G's parameter gradients). A residual add
@@ -48,6 +51,8 @@ class TransformerBlock:
         post:  dz = LN'(dy)                 the norm is the last operation, so every
                                             gradient goes through its backward first
                dx = dz + F'(dz)             then the residual add, as in pre
+        reordered: dx = dy + F'(LN'(dy))    the branch's gradient goes back through LN
+                                            first (the branch's last operation), then F
 
     Dropping the "dy +" (or the "dz +") loses the identity path, the one that carries the
     gradient of a Pre-Norm stack to its first layers untouched. In Post-Norm the norm's
@@ -72,8 +77,8 @@ class TransformerBlock:
     """
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5, rng=None):
-        if position not in ("pre", "post"):
-            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        if position not in ("pre", "post", "reordered"):
+            raise ValueError(f"position must be 'pre', 'post' or 'reordered', got {position!r}")
         self.position = position  # [position]
         self.eps = eps
         rng = np.random.default_rng(rng)
@@ -87,6 +92,8 @@ class TransformerBlock:
     def forward(self, x):
         if self.position == "pre":
             y = x + self._ffn(self._ln(x))                              # (*, C) [y-pre]
+        elif self.position == "reordered":
+            y = x + self._ln(self._ffn(x))                              # (*, C) [y-reordered]
         else:
             y = self._ln(x + self._ffn(x))                              # (*, C), z = x + F(x)
         return y.astype(x.dtype)
@@ -94,6 +101,8 @@ class TransformerBlock:
     def backward(self, dy):
         if self.position == "pre":
             dx = dy + self._ln_backward(self._ffn_backward(dy))         # (*, C) identity + branch [dx-pre]
+        elif self.position == "reordered":
+            dx = dy + self._ffn_backward(self._ln_backward(dy))         # (*, C) LN' first [dx-reordered]
         else:
             dz = self._ln_backward(dy)                                  # (*, C) through LN first [dz-post]
             dx = dz + self._ffn_backward(dz)                            # (*, C) identity + branch [dx-post]

@@ -35,7 +35,8 @@ NO_SUCH_EXERCISE = N_("the PyTorch track has no {name} exercise yet; it has {nam
 
 EXERCISES = ("batchnorm", "layernorm", "rmsnorm", "groupnorm", "dropout", "softmax", "log_softmax",
              "cross_entropy", "dyt", "attention", "qk_norm", "transformer_block",
-             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm")
+             "mlp_with_batchnorm", "fold_batchnorm", "fold_norm_affine", "sync_batchnorm", "weight_norm",
+             "soft_cap", "z_loss")
 # the exercises the track does not have, and why (what ``normcore practice list`` says of them)
 NUMPY_ONLY = {
     "batch_renorm": N_("NumPy only: torch has no Batch Renormalization layer"),

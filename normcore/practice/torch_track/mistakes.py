@@ -139,6 +139,7 @@ QK_RRMS = Anchor("rrms", "torch.rsqrt(t.pow(2).mean(dim=self.norm_dims, keepdim=
 # --- transformer_block, mlp_with_batchnorm ---
 BLOCK_POSITION = Anchor("position", "self.position = position")
 BLOCK_Y_PRE = Anchor("y-pre", "x + self.ffn(self.ln(x))")
+BLOCK_Y_REORDERED = Anchor("y-reordered", "x + self.ln(self.ffn(x))")
 BLOCK_VAR = Anchor("var", "u.var(dim=-1, unbiased=False, keepdim=True)")
 BLOCK_PARAMS = (Anchor("gamma", "nn.Parameter(torch.ones(d_model))"),
                 Anchor("beta", "nn.Parameter(torch.zeros(d_model))"))
@@ -171,6 +172,11 @@ SYNC_VAR = Anchor("var", "var = got2 / N")
 SYNC_UNBIASED = Anchor("unbiased", "var * N / (N - 1)")
 SYNC_NO_GRAD = Anchor("no-grad", "with torch.no_grad():")
 SYNC_LOCAL_MEAN = "x.sum(dim=0) / max(n_k, 1)"  # this worker's own mean (0 on an empty shard)
+# --- soft_cap, z_loss ---
+CAP_Y = Anchor("y", "self.cap * torch.tanh(x / self.cap)")
+CAP_X = Anchor("y", "x / self.cap")
+Z_LSE = Anchor("lse", "lse = m + torch.exp(logits - m).sum(dim=1, keepdim=True).log()")
+Z_TERM = Anchor("z", "self.z_loss * lse.pow(2).mean()")
 
 MEAN_VAR_NORMS = ("layernorm", "batchnorm", "groupnorm")
 TRAILING = ("layernorm", "rmsnorm")
@@ -270,8 +276,10 @@ FORWARD_VARIANTS = {
     "ce-mean-over-classes": {name: [((loss, "-(logp * nn.functional.one_hot(targets, logp.shape[1])).mean()"),)]
                              for name, loss in (("cross_entropy", CE_LOSS), ("mlp_with_batchnorm", MLP_LOSS))},
     "block-pre-post-swapped": {"transformer_block": [
-        ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}[position]'),)]},
+        ((BLOCK_POSITION, 'self.position = {"pre": "post", "post": "pre"}.get(position, position)'),)]},
     "block-norm-on-branch-output": {"transformer_block": [((BLOCK_Y_PRE, "x + self.ln(self.ffn(x))"),)]},
+    "block-reordered-as-pre-norm": {"transformer_block": [((BLOCK_Y_REORDERED, "x + self.ffn(self.ln(x))"),)]},
+    "block-reordered-as-post-norm": {"transformer_block": [((BLOCK_Y_REORDERED, "self.ln(x + self.ffn(x))"),)]},
     **{mistake: {"fold_batchnorm": [((FOLD_BIAS, bias),)]} for mistake, bias in (
         ("fold-bias-not-centred", "s * b + beta"), ("fold-beta-missing", "s * (b - running_mean)"),
         ("fold-bias-dropped", "beta - s * running_mean"), ("fold-bias-not-scaled", "b - running_mean + beta"))},
@@ -319,7 +327,8 @@ FORWARD_VARIANTS = {
     "dropout-batch-shared-mask": {"dropout": [((DROP_KEEP, "keep = torch.rand_like(x[0]) >= self.p"),)]},
     "lse-no-max-shift": {"log_softmax": [((SM_SHIFT, "z = x"),)],
                          "cross_entropy": [((CE_SHIFT, "z = logits"),)],
-                         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)]},
+                         "mlp_with_batchnorm": [((MLP_SHIFT, "z = logits"),)],
+                         "z_loss": [((Z_LSE, "lse = torch.exp(logits).sum(dim=1, keepdim=True).log()"),)]},
     "ce-log-eps": {"cross_entropy": [
         ((CE_LOGP, WithConstant("torch.log(torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True) "
                                 "+ {eps})", LOG_EPS)),),
@@ -350,6 +359,11 @@ FORWARD_VARIANTS = {
     "attn-no-scale": {"attention": [((ATT_SCORES, "scores = q @ k.transpose(-2, -1)"),)],
                       "qk_norm": [((QK_SCORES, "scores = qn @ kn.transpose(-2, -1)"),)]},
     "qk-norm-shared-gamma": {"qk_norm": [((QK_KNORM, "kn = self.rms_norm(k, self.gamma_q)"),)]},
+    "softcap-outer-cap-missing": {"soft_cap": [((CAP_Y, "torch.tanh(x / self.cap)"),)]},
+    "softcap-hard-clip": {"soft_cap": [((CAP_Y, "torch.clamp(x, -self.cap, self.cap)"),)]},
+    "zloss-shifted-lse": {"z_loss": [((Z_TERM, "self.z_loss * (lse - m).pow(2).mean()"),)]},
+    "zloss-not-squared": {"z_loss": [((Z_TERM, "self.z_loss * lse.mean()"),)]},
+    "zloss-summed-not-averaged": {"z_loss": [((Z_TERM, "self.z_loss * lse.pow(2).sum()"),)]},
     "qk-norm-mean-subtracted": {"qk_norm": [(
         (QK_RETURN, "t = t - t.mean(dim=self.norm_dims, keepdim=True)\n        return t * "),)]},
 }
@@ -468,6 +482,7 @@ TORCH_ONLY = [
                           ((SM_SHIFT, "z = x.sub_(x.amax(dim=self.dim, keepdim=True).detach())"),)]
                    for name in SOFTMAXES},
                 "dyt": [((DYT_U, "x.mul_(self.alpha)"),)],  # cross_entropy: ce-logits-in-place
+                "soft_cap": [((CAP_X, "x.div_(self.cap)"),)],
                 "fold_batchnorm": [((FOLD_WEIGHT, "W.mul_(s[:, None])"),)],
                 "fold_norm_affine": [((AFFINE_WEIGHT, "W.mul_(gamma[None, :])"),)]}),
         learn=torch_solution("layernorm"),

@@ -1,11 +1,12 @@
-"""Practice: a residual block with a LayerNorm, Pre-Norm or Post-Norm, in PyTorch: the forward
-of a torch.nn.Module.
+"""Practice: a residual block with a LayerNorm, Pre-Norm, Post-Norm or reordered, in PyTorch: the
+forward of a torch.nn.Module.
 
 The task
 --------
 Fill in ``forward`` (the TODO) for a Transformer block without its attention: one ReLU
 feed-forward sub-layer F in a residual connection, with a LayerNorm before the sub-layer
-(Pre-Norm) or after the residual add (Post-Norm). Autograd does the backward. Then:
+(Pre-Norm), after the residual add (Post-Norm) or on the sub-layer's output (the reordered
+norm of OLMo 2). Autograd does the backward. Then:
 
     normcore practice check THIS_FILE.py
 
@@ -15,10 +16,11 @@ The formulas, on the last dim C of x (B, T, C) or (N, C)::
     LN(u) = gamma * (u - mean) / sqrt(var + eps) + beta mean and var over C
     position="pre":   y = x + F(LN(x))
     position="post":  y = LN(x + F(x))
+    position="reordered":  y = x + LN(F(x))
 
 The grader runs your block next to normcore's own LayerNorm and FeedForward(activation="relu")
-wired the same way, in BOTH positions, on (2, 3, 4) and (N, C) inputs, float32, a constant
-row, random parameters, and compares its output and the gradients autograd gets through your
+wired the same way, in ALL THREE positions, on (2, 3, 4) and (N, C) inputs, float32, a
+constant row, random parameters, and compares its output and the gradients autograd gets through your
 forward; it checks the module itself against the track's torch answer (parameters, buffers
 and state_dict keys; the input left unchanged) and, when a check fails, names the well-known
 mistake that produces exactly your numbers. Write it from tensor operations: no normcore,
@@ -65,14 +67,15 @@ from torch import nn
 
 
 class TransformerBlock(nn.Module):
-    """y = x + F(LN(x)) (``position="pre"``) or y = LN(x + F(x)) (``position="post"``).
+    """y = x + F(LN(x)) (``position="pre"``), y = LN(x + F(x)) (``position="post"``) or
+    y = x + LN(F(x)) (``position="reordered"``).
 
     The contract the grader relies on (keep these names):
 
     - ``forward(x) -> y``: x of shape (*, C), C = d_model; y of the same shape and dtype.
     - ``self.gamma``, ``self.beta`` (shape (C,), the LayerNorm's), ``self.w1`` (C, d_ff),
       ``self.b1`` (d_ff,), ``self.w2`` (d_ff, C), ``self.b2`` (C,): nn.Parameters, used as
-      ``h @ w1 + b1``; ``self.position``: "pre" or "post".
+      ``h @ w1 + b1``; ``self.position``: "pre", "post" or "reordered".
     - the same in training and in evaluation (no dropout).
 
     Semantics of the LayerNorm are PyTorch's: which variance and where eps goes. If you are
@@ -81,8 +84,8 @@ class TransformerBlock(nn.Module):
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5):
         super().__init__()
-        if position not in ("pre", "post"):
-            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        if position not in ("pre", "post", "reordered"):
+            raise ValueError(f"position must be 'pre', 'post' or 'reordered', got {position!r}")
         self.position = position
         self.eps = eps
         self.gamma = nn.Parameter(torch.ones(d_model))
@@ -94,5 +97,5 @@ class TransformerBlock(nn.Module):
 
     def forward(self, x):
         # TODO: F(h) and LN(u) on the last dim (helper methods are fine).
-        # TODO: pre: x + F(LN(x)); post: LN(x + F(x)).
+        # TODO: pre: x + F(LN(x)); post: LN(x + F(x)); reordered: x + LN(F(x)).
         raise NotImplementedError("TODO: TransformerBlock.forward")

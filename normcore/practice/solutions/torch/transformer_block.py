@@ -1,5 +1,5 @@
-"""A residual block with its LayerNorm in the Pre-Norm or the Post-Norm position, as a
-torch.nn.Module, forward only: a reference answer of the PyTorch track.
+"""A residual block with its LayerNorm in the Pre-Norm, the Post-Norm or the reordered position,
+as a torch.nn.Module, forward only: a reference answer of the PyTorch track.
 
 Standalone (torch only). The block is a Transformer block without its attention: one ReLU
 feed-forward sub-layer F wrapped in a residual connection and a LayerNorm over the last dim
@@ -16,20 +16,22 @@ from torch import nn
 
 
 class TransformerBlock(nn.Module):
-    """y = x + F(LN(x)) (``position="pre"``) or y = LN(x + F(x)) (``position="post"``).
+    """y = x + F(LN(x)) (``position="pre"``), y = LN(x + F(x)) (``position="post"``) or
+    y = x + LN(F(x)) (``position="reordered"``).
 
         F(h)  = relu(h @ w1 + b1) @ w2 + b2           w1 (C, d_ff), w2 (d_ff, C)
         LN(u) = gamma * (u - mean) / sqrt(var + eps) + beta     over the last dim C, biased
         pre:  the norm on the sub-layer's input, the residual stream x never normalised
         post: the norm on the residual sum (the 2017 Transformer's)
+        reordered: the norm on the sub-layer's output, the stream never normalised (OLMo 2's)
 
     Training and evaluation are the same (no dropout).
     """
 
     def __init__(self, d_model, d_ff, position="pre", eps=1e-5):
         super().__init__()
-        if position not in ("pre", "post"):
-            raise ValueError(f"position must be 'pre' or 'post', got {position!r}")
+        if position not in ("pre", "post", "reordered"):
+            raise ValueError(f"position must be 'pre', 'post' or 'reordered', got {position!r}")
         self.position = position                                        # [position]
         self.eps = eps
         self.gamma = nn.Parameter(torch.ones(d_model))                  # [gamma]
@@ -42,6 +44,8 @@ class TransformerBlock(nn.Module):
     def forward(self, x):
         if self.position == "pre":
             return x + self.ffn(self.ln(x))                             # (*, C) [y-pre]
+        if self.position == "reordered":
+            return x + self.ln(self.ffn(x))                             # (*, C) [y-reordered]
         return self.ln(x + self.ffn(x))                                 # (*, C), z = x + F(x)
 
     def ffn(self, h):
