@@ -704,6 +704,8 @@ def test_attention_reference_is_normcore_layer_with_transposed_weights():
     for name in "qkvo":
         np.testing.assert_allclose(getattr(ref, "w" + name).grad,
                                    getattr(layer, name).weight.grad.T, rtol=1e-12)
+
+
 # --- the transformer_block exercise: every position ------------------------------------------
 def test_block_is_graded_in_every_position(tmp_path):
     """An answer that ignores ``position`` (always Pre-Norm) passes every Pre-Norm check and
