@@ -110,6 +110,7 @@ def test_the_site_builds_without_a_warning_and_shows_everything(tmp_path):
     check_pages_load_only_local_scripts_and_mathjax_is_in_the_site(site)
     check_every_local_link_leads_to_a_file(site)
     check_the_chinese_section_is_built_in_chinese(site)
+    check_every_derivation_page_shows_its_graph_as_an_svg(site)
 
 
 def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
@@ -124,6 +125,19 @@ def check_every_page_notebook_and_figure_is_reachable_from_the_index(site):
     shown = {img.name for img in images}
     for png in sorted((ROOT / "figures").glob("*.png")):
         assert png.name in shown, f"figures/{png.name} is on no page"
+
+
+def check_every_derivation_page_shows_its_graph_as_an_svg(site):
+    """Each derivation page shows the computation graph generate.derivation_pages drew for it,
+    an SVG (tests/test_docs_derivations.py checks the pages' text without drawing)."""
+    pages = sorted(p for p in (site / "derivations").glob("*.html") if p.name != "index.html")
+    assert len(pages) >= 30, [p.name for p in pages]
+    for page in pages:
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        graphs = [_local(page, src) for src in parser.images if src.endswith(f"/{page.stem}.svg")]
+        assert len(graphs) == 1, (page.name, parser.images)
+        assert graphs[0].read_bytes().lstrip().startswith((b"<?xml", b"<svg")), page.name
 
 
 def check_notebooks_show_their_committed_outputs(site):

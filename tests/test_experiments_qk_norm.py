@@ -110,7 +110,10 @@ def test_qk_norm_trains_at_a_learning_rate_where_without_it_the_model_fails(resu
 
 @pytest.mark.parametrize("seed", [2])  # the full run draws seeds 0 and 1
 def test_the_failure_and_its_fix_hold_for_other_seeds(seed, result):
-    steps, chance = result["loss"].shape[-1], result["chance_loss"]
+    """100 steps, not the quick run's 150: measured on seeds 2 and 3, without QK-norm the loss is
+    at chance (0.997 and 1.005 of it) with logits of 9,500 and 1,050, with it 0.04 and 0.05 of
+    the chance loss with logits of 27 and 25."""
+    steps, chance = 100, result["chance_loss"]
     runs = {v: qk_norm.train(v, qk_norm.HIGH_LR, steps, seed) for v in ("none", "rmsnorm")}
     final = {v: qk_norm.final_loss(r["loss"]) for v, r in runs.items()}
     largest = {v: r["max_logit"][-1].max() for v, r in runs.items()}

@@ -12,6 +12,8 @@ pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seco
 
 @pytest.fixture(scope="module")
 def result():
+    # two initialisations (seeds 0 and 1, each with its own batches): the verdicts below are
+    # checked on each, so no other initialisation is trained here
     return exp.run(quick=True, seed=0)
 
 
@@ -38,13 +40,6 @@ def test_the_difference_is_small_against_the_uniform_guess(result):
     difference = result["final_loss_difference"]  # RMSNorm - LayerNorm, per initialisation
     np.testing.assert_allclose(difference, result["final_loss"][1] - result["final_loss"][0])
     assert np.all(np.abs(difference) < 0.03 * result["chance_loss"]), difference
-
-
-def test_another_initialisation_gives_the_same_verdict(result):
-    steps, chance = result["loss"].shape[-1], result["chance_loss"]
-    final = {norm: float(exp.final_loss(exp.train(norm, steps, seed=7)["loss"])) for norm in exp.NORMS}
-    assert max(final.values()) < 0.25 * chance, final
-    assert abs(final["rmsnorm"] - final["layernorm"]) < 0.03 * chance, final
 
 
 def test_the_runs_are_deterministic():

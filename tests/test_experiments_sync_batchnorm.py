@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from normcore.experiments import sync_batchnorm
+from normcore.perf.threads import single_thread
 
 pytestmark = pytest.mark.slow  # runs the experiment's quick configuration: seconds to minutes
 
@@ -43,8 +44,16 @@ def test_plot_writes_a_png(result, tmp_path):
     assert paths[0].stat().st_size > 10_000
 
 
-def test_another_seed_shows_the_same():
-    other = sync_batchnorm.run(quick=True, seed=1)
-    assert other["sync_vs_single_logit_difference"] < 1e-9
-    assert np.all(other["per_worker/eval_accuracy"] < other["sync/eval_accuracy"] - 0.2)
-    assert np.all(other["per_worker/gap"] > 2 * other["sync/gap"])
+def test_another_seed_shows_the_same_in_half_the_steps():
+    """Seed 1 (its own data and initialisation), 200 steps: the quick run's 400 are not needed,
+    per-worker BatchNorm is behind from the first checkpoint. Measured at 200 steps, seeds 1 and
+    2: held-out accuracy 0.28 and 0.30 against 0.69 and 0.69 with SyncBatchNorm, gap 0.78 and
+    0.75 against 0.27 and 0.25."""
+    data = sync_batchnorm.task_data(1)
+    with single_thread():
+        other = {kind: sync_batchnorm.train_and_measure(kind, 200, 50, data, [1, 0])
+                 for kind in sync_batchnorm.NETWORKS}
+    scale = np.abs(other["single"]["logits"]).max()
+    assert np.abs(other["sync"]["logits"] - other["single"]["logits"]).max() / scale < 1e-9
+    assert other["per_worker"]["eval_accuracy"] < other["sync"]["eval_accuracy"] - 0.2
+    assert other["per_worker"]["gap"] > 2 * other["sync"]["gap"]

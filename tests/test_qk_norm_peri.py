@@ -1,11 +1,12 @@
 """QK-norm in every attention and Peri-LN (the sandwich norm) in every block and model.
 
 Gradient checks in float64 with random parameters (random norm weights, never ones) and a random
-upstream gradient; properties that need no oracle (the logit bound QK-norm exists for, the
-identity a Peri-LN block is when its branches are zero, the key-bias rule); and PyTorch parity
-through ``normcore.torch_bridge`` (the twins written in torch ops, since torch has neither
-QK-norm attention nor a Peri-LN block), to 1e-10 in float64, on masks, causal or not, and on
-C, Fortran, transposed and sliced inputs.
+upstream gradient, of every attention and block here (the two models with Peri-LN and QK-norm are
+gradchecked with the other layer cases, in test_nn_layers.py); properties that need no oracle
+(the logit bound QK-norm exists for, the identity a Peri-LN block is when its branches are zero,
+the key-bias rule); and PyTorch parity through ``normcore.torch_bridge`` (the twins written in
+torch ops, since torch has neither QK-norm attention nor a Peri-LN block), to 1e-10 in float64,
+on masks, causal or not, and on C, Fortran, transposed and sliced inputs.
 """
 
 import math
@@ -162,23 +163,6 @@ BLOCKS = [  # (label, make(), inputs)
 def test_gradcheck_blocks_with_peri_and_qk_norm(label, make, inputs):
     floats = inputs[:2] if "decoder" in label else inputs[:1]
     report = nc.gradcheck(WithMasks(_random(make()), floats, inputs[len(floats):]), *floats, seed=3)
-    assert report.passed, report.table()
-
-
-@pytest.mark.slow  # gradchecks a whole model, seconds
-@pytest.mark.parametrize("model, position, qk_norm", [("TinySeq2Seq", "peri", "layernorm"),
-                                                      ("TinyTransformer", "pre", "rmsnorm")])
-def test_gradcheck_models(model, position, qk_norm):
-    # With layer_cases' two Peri-LN models with QK-norm (RMSNorm), each model takes each norm and
-    # each of the two wirings; Peri-LN without QK-norm: its blocks above, its models in
-    # test_seq2seq.py. Width 6: three channels per head, the fewest a LayerNorm over a head measures well.
-    ids = np.random.default_rng(4).integers(0, 5, (2, 4))
-    if model == "TinyTransformer":
-        m, inputs = nc.TinyTransformer(5, 6, 2, 2, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0), (ids,)
-    else:
-        m = nc.TinySeq2Seq(5, 6, 6, 1, 2, 4, 4, d_ff=6, position=position, qk_norm=qk_norm, rng=0)
-        inputs = (ids, ids[:, :3])
-    report = nc.gradcheck(_random(m, scale=0.3), *inputs, seed=5)
     assert report.passed, report.table()
 
 

@@ -17,9 +17,9 @@ from normcore.perf.threads import single_thread
 POSITIONS = ["pre", "post", "deepnorm", "none", "peri"]
 
 
-def small_model(position="pre", seed=0, **kw):
-    model = nc.TinySeq2Seq(6, 7, 4, 2, 2, max_src_len=5, max_tgt_len=4, d_ff=6, position=position, rng=seed,
-                           embedding_std=0.5, **kw)
+def small_model(position="pre", seed=0, n_layers=2, **kw):
+    model = nc.TinySeq2Seq(6, 7, 4, n_layers, 2, max_src_len=5, max_tgt_len=4, d_ff=6, position=position,
+                           rng=seed, embedding_std=0.5, **kw)
     return perturb_parameters(model, np.random.default_rng(seed + 100), 0.3)
 
 
@@ -86,12 +86,16 @@ def test_fit_passes_a_tuple_of_inputs_as_separate_arguments():
 # --- the model ------------------------------------------------------------------------------------
 
 # The model wires its blocks in one of two ways: with the final norms (pre, peri) or without
-# (post, deepnorm, none). Each wiring is checked here, with the source padding; each position's
-# block is gradchecked on its own (layer_cases), Peri-LN models in test_qk_norm_peri.py.
-@pytest.mark.slow  # gradchecks a whole TinySeq2Seq, seconds each
-@pytest.mark.parametrize("position", ["pre", "none"])
-def test_gradcheck_every_parameter_with_source_padding(position):
-    model = small_model(position)
+# (post, deepnorm, none). The wiring with them is gradchecked in test_nn_layers.py (layer_cases'
+# "TinySeq2Seq 1 + 1 blocks pre" and "... peri qk_norm=rmsnorm"); the one without them here, with
+# the source padding (which the wiring does not touch: it is applied inside the attentions) and,
+# with Post-LN, with dropout. Each position's block is gradchecked on its own (layer_cases). One
+# encoder and one decoder block: that the memory's gradient sums over the decoder blocks is
+# checked below (test_forward_is_encode_then_decode_...), stacked blocks with TinyTransformer
+# (test_nn_layers.py).
+@pytest.mark.slow  # gradchecks a whole TinySeq2Seq, seconds
+def test_gradcheck_every_parameter_with_source_padding():
+    model = small_model("none", n_layers=1)
     src, tgt, padding = small_batch()
     # a random upstream gradient; h = 1e-5: the logits reach ~40 without norms ("none"), and at
     # h = 1e-6 their rounding is ~1e-7 of the smallest gradients (gradcheck's docstring)
@@ -102,7 +106,7 @@ def test_gradcheck_every_parameter_with_source_padding(position):
 
 @pytest.mark.slow  # gradchecks a whole TinySeq2Seq
 def test_gradcheck_with_dropout_and_without_a_mask():
-    model = small_model("post", dropout=0.3)
+    model = small_model("post", n_layers=1, dropout=0.3)
     src, tgt, _ = small_batch()
     report = nc.gradcheck(model, src, tgt, seed=3)
     assert report.passed, report.table()

@@ -140,12 +140,17 @@ def train_and_measure(kind, steps, every, data, seed):
             "logits": logits_eval}
 
 
+def task_data(seed):
+    """(x, y, x_test, y_test): 20,000 training and 2,000 held-out samples of the teacher task."""
+    rng = np.random.default_rng([seed, 20])
+    return teacher_task(20000, rng=rng) + teacher_task(2000, rng=rng)
+
+
 @single_thread()
 def run(quick=False, seed=0, progress=None):
     quick = flag(quick, "quick", "experiments.sync_batchnorm.run")
     steps, every, seeds = (400, 50, 1) if quick else (1500, 100, 3)
-    rng = np.random.default_rng([seed, 20])
-    data = teacher_task(20000, rng=rng) + teacher_task(2000, rng=rng)
+    data = task_data(seed)
     result = {"steps": np.arange(every, steps + 1, every), "workers": WORKERS, "per_worker": PER_WORKER,
               "seeds": seeds, "lr": LR}
     logits = {}
