@@ -215,11 +215,13 @@ def draw_rmsnorm_attention(data):
 
 # --- Peri-LN: what the branches add to the stream ----------------------------------------------
 def draw_peri(data, unit_gains=False):
-    """A stack of Peri-LN blocks, every weight random and possibly huge; the output norms' gains
-    and biases random too (or gamma = 1, beta = 0 with ``unit_gains``)."""
+    """A stack of Peri-LN blocks or of reordered ones (OLMo 2's x + Norm(F(x)): Peri-LN's output
+    norms without the input norms), every weight random and possibly huge; the output norms'
+    gains and biases random too (or gamma = 1, beta = 0 with ``unit_gains``)."""
     rng, H = _rng(data), data.draw(st.integers(1, 2))
     C, norm = H * data.draw(st.integers(1, 4)), data.draw(st.sampled_from(["rmsnorm", "layernorm"]))
-    blocks = [nc.TransformerBlock(C, H, norm=norm, position="peri", causal=data.draw(st.booleans()), rng=i)
+    position = data.draw(st.sampled_from(["peri", "reordered"]))
+    blocks = [nc.TransformerBlock(C, H, norm=norm, position=position, causal=data.draw(st.booleans()), rng=i)
               for i in range(data.draw(st.integers(1, 4)))]
     for block in blocks:
         _set_all(block, rng, _scale(data, -2, 3), _scale(data, -2, 1))
@@ -258,7 +260,7 @@ def peri_stream_excess(case, with_bias=True):
     h, budget, worst = case["x"], 0.0, -math.inf
     for block in case["blocks"]:
         bounds = [_branch_bound(out, with_bias) for out in (block.norm1_out, block.norm2_out)]
-        added = block.norm1_out(block.attn(block.norm1(h)))
+        added = block.norm1_out(block.attn(block.norm1(h) if block.position == "peri" else h))
         worst = max(worst, _relative(_token_rms(added) - bounds[0], bounds[0]))
         budget += sum(bounds)
         h = block(h)
@@ -512,6 +514,16 @@ REGISTRY = [
      r"|The projection's bound is reached only|above the per-head bound|is at most \$\\sqrt\{s_q s_k\}"
      r"|the bound they give, which the logit", "qk-norm-whole-projection"),
     (r"the z-loss bounds nothing", "not a bound on normcore's numbers: the z-loss bounds nothing"),
+    # the interview questions on today's LLM norms (bank_llm.toml, measures_llm.py)
+    (r"It bounds what each block adds to the residual stream", "peri-ln-branch-and-stream"),
+    (r"bounded by the norms' gains alone|\|logit\| <= sqrt\(D\)|QK-norm bounds the scores themselves"
+     r"|上界只由增益决定|at most sqrt\(D\) with the initial gains|\(\|q\|, \|k\| <= sqrt\(D\)\)",
+     "qk-norm-bias-free"),
+    (r"bound is H times larger|上界是按头时的 H 倍|up to H times the per-head bound|按头上界的 H 倍"
+     r"|as tightly as QK-norm per head|\|q_h\|, \|k_h\| <= sqrt\(H D\)", "qk-norm-whole-projection"),
+    (r"bounds only what the softmax sees|The cap bounds the softmax's input|The cap bounds what the softmax"
+     r"|It bounds its output;|both keep the logits bounded|the cap bounds the output only", "softcap-within-cap"),
+    (r"nothing bounds it\.", "not a bound on normcore's numbers: a Pre-LN update's growth, measured"),
     # QK-norm over the whole projection, in the attention's docstring
     (r"Every head's logits are bounded by|It bounds the whole query|one head's logit is bounded by"
      r"|per-head bound, reached only", "qk-norm-whole-projection"),

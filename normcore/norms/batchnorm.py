@@ -1,6 +1,6 @@
 """BatchNorm1d, BatchNorm2d and BatchNorm3d: standardise each channel over the batch (and spatial) axes."""
 
-from typing import Any, Self
+from typing import Self
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -107,19 +107,18 @@ class _BatchNorm(_Norm):
         dx = self._x_hat_backward(dx_hat, x_hat, rstd, batch_stats)  # (N, C, *L)
         return dx.astype(in_dtype, copy=False)
 
-    def _affine_backward(self, dy: np.ndarray, x_hat: np.ndarray, r: Any = 1.0, d: Any = 0.0) -> np.ndarray:
-        """The backward of y = gamma * (x_hat * r + d) + beta, r and d constants (BatchNorm's
-        affine part has r = 1, d = 0; Batch Renorm's its correction)::
+    def _affine_backward(self, dy: np.ndarray, x_hat: np.ndarray) -> np.ndarray:
+        """The backward of the affine part y = gamma * x_hat + beta::
 
-            dgamma = sum_B(dy * (x_hat * r + d)),   dbeta = sum_B(dy)     (C,)  added to .grad
-            dx_hat = dy * gamma * r                                       (N, C, ...)  returned
+            dgamma = sum_B(dy * x_hat),   dbeta = sum_B(dy)     (C,)  added to .grad
+            dx_hat = dy * gamma                                 (N, C, ...)  returned
         """
         B = (0,) + tuple(range(2, x_hat.ndim))                     # every axis but the channels
-        dgamma = (dy * (x_hat * r + d)).sum(axis=B, dtype=np.float64)  # (C,)
+        dgamma = (dy * x_hat).sum(axis=B, dtype=np.float64)        # (C,)
         dbeta = dy.sum(axis=B, dtype=np.float64)                   # (C,)
         self._add_grads(dgamma, dbeta)
         gamma, _ = self._gamma_beta(x_hat.dtype, channel_shape(self.num_features, x_hat.ndim))
-        return dy * gamma * r                                      # (N, C, *L)
+        return dy * gamma                                          # (N, C, *L)
 
     @staticmethod
     def _x_hat_backward(dx_hat: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray,

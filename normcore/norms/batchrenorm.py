@@ -107,7 +107,8 @@ class _BatchRenorm(_BatchNorm):
     def backward(self, dy: ArrayLike) -> np.ndarray:
         x_hat, rstd, r, d, batch_stats, in_dtype = self._cached()
         dy = self._upstream(dy, x_hat)                             # (N, C, *L)
-        dx_hat = self._affine_backward(dy, x_hat, r, d)            # (N, C, *L)  dy * gamma * r, r a constant
+        dy_gamma = self._affine_backward(dy, x_hat * r + d)        # (N, C, *L)  dy * gamma; adds dgamma, dbeta
+        dx_hat = dy_gamma * r                                      # (N, C, *L)  r a constant
         dx = self._x_hat_backward(dx_hat, x_hat, rstd, batch_stats)  # (N, C, *L)
         return dx.astype(in_dtype, copy=False)
 
