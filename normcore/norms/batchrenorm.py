@@ -9,6 +9,24 @@ from .batchnorm import _BatchNorm
 from .standardization import moments, standardize
 
 
+def clip_limits(r_max: float, d_max: float, warmup: tuple[int, int, int] | None,
+                step: int) -> tuple[float, float]:
+    """(r_max, d_max) at training step ``step`` (the batches seen before this one): the final
+    values without ``warmup``; with warmup = (hold, r_steps, d_steps), 1 and 0 up to step
+    ``hold``, then each growing linearly to its final value at step r_steps or d_steps."""
+    if warmup is None:
+        return r_max, d_max
+    hold, r_steps, d_steps = warmup
+
+    def ramp(start: float, end: float, at: int) -> float:
+        if step <= hold:
+            return start
+        if step >= at:
+            return end
+        return start + (end - start) * (step - hold) / (at - hold)
+
+    return ramp(1.0, r_max, r_steps), ramp(0.0, d_max, d_steps)
+
 class _BatchRenorm(_BatchNorm):
     r"""Batch Renormalization, as Ioffe 2017 (arXiv:1702.03275) defines it.
 
@@ -67,19 +85,7 @@ class _BatchRenorm(_BatchNorm):
     def limits(self) -> tuple[float, float]:
         """(r_max, d_max) for the next training step: the constructor's, or during ``warmup``
         1 and 0 for ``hold`` steps, then each growing linearly to its final value."""
-        if self.warmup is None:
-            return self.r_max, self.d_max
-        hold, r_steps, d_steps = self.warmup
-        step = int(self.num_batches_tracked)
-
-        def ramp(start: float, end: float, at: int) -> float:
-            if step <= hold:
-                return start
-            if step >= at:
-                return end
-            return start + (end - start) * (step - hold) / (at - hold)
-
-        return ramp(1.0, self.r_max, r_steps), ramp(0.0, self.d_max, d_steps)
+        return clip_limits(self.r_max, self.d_max, self.warmup, int(self.num_batches_tracked))
 
     def forward(self, x: ArrayLike) -> np.ndarray:
         if not self.training:
