@@ -96,13 +96,15 @@ def norm_probe(label, args, pshape, xshape, params, dtype=np.float64, scale=1.0,
     return Probe(label, run)
 
 
-def _two_backward_calls(rec, layer, rng, xshape, params):
-    """One forward, two backward calls: records each parameter's gradient, which must be the sum."""
+def _two_backward_calls(rec, layer, rng, xshape, params, yshape=None, draw=None):
+    """One forward, two backward calls: records each parameter's gradient, which must be the sum.
+    The input is ``draw(rng, xshape)`` (standard normal by default), the upstream gradients of
+    shape ``yshape`` (default: the input's)."""
     layer.check_accumulates(params)
-    layer.forward(rng.standard_normal(xshape))
+    layer.forward(rng.standard_normal(xshape) if draw is None else draw(rng, xshape))
     layer.zero_grad(params)
-    layer.backward(rng.standard_normal(xshape))
-    layer.backward(rng.standard_normal(xshape))
+    layer.backward(rng.standard_normal(yshape or xshape))
+    layer.backward(rng.standard_normal(yshape or xshape))
     for name in params:
         rec(f"d{name} after two backward calls", layer.grad(name), F64)
 

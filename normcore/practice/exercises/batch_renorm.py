@@ -5,7 +5,7 @@ import numpy as np
 from ... import norms
 from ...i18n import N_
 from ..probes import F32, F64
-from .base import Exercise, Probe, _step
+from .base import Exercise, Probe, _step, _two_backward_calls
 
 BR = ("gamma", "beta")
 # per channel: r and d inside their bounds, r above r_max = 3, d beyond d_max = 5, r below
@@ -46,14 +46,7 @@ def br_probe(label, shape, steps=0, dtype=np.float64, kwargs=None, evaluation=Fa
 
 def br_accumulation(rec, make, rng):
     """Two backward calls after one forward: every parameter gradient must be their sum."""
-    layer = _br_layer(make, rng, 5, {})
-    layer.check_accumulates(BR)
-    layer.forward(_batch(rng, (8, 5)))
-    layer.zero_grad(BR)
-    layer.backward(rng.standard_normal((8, 5)))
-    layer.backward(rng.standard_normal((8, 5)))
-    for name in BR:
-        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    _two_backward_calls(rec, _br_layer(make, rng, 5, {}), rng, (8, 5), BR, draw=_batch)
 
 
 BATCH_RENORM = Exercise(

@@ -4,8 +4,7 @@ import numpy as np
 
 from .. import references
 from ...i18n import N_
-from ..probes import F64
-from .base import Exercise, Probe, _tol
+from .base import Exercise, Probe, _tol, _two_backward_calls
 
 WN = ("weight_g", "weight_v", "bias")
 
@@ -45,14 +44,7 @@ def wn_probe(label, n_in, n_out, xshape, dtype=np.float64, row_lengths=None):
 
 def wn_accumulation(rec, make, rng):
     """Two backward calls after one forward: every parameter gradient must be their sum."""
-    layer = _wn_layer(make, rng, 5, 3)
-    layer.check_accumulates(WN)
-    layer.forward(rng.standard_normal((4, 5)))
-    layer.zero_grad(WN)
-    layer.backward(rng.standard_normal((4, 3)))
-    layer.backward(rng.standard_normal((4, 3)))
-    for name in WN:
-        rec(f"d{name} after two backward calls", layer.grad(name), F64)
+    _two_backward_calls(rec, _wn_layer(make, rng, 5, 3), rng, (4, 5), WN, yshape=(4, 3))
 
 
 WEIGHT_NORM = Exercise(
