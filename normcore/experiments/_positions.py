@@ -85,3 +85,16 @@ def block_grad_norms(model, tokens, targets):
 def loglog_slope(x, y):
     """The least-squares slope of log(y) against log(x): the exponent p in y ~ x**p."""
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def lr_sweep(variants, lrs, seeds, train, steps, progress=None):
+    """{(i, j, k): train(variants[i], lrs[j], steps, seeds[k])} over every variant, learning rate
+    and seed, in that order; ``progress(done, total, what)`` is told after each run."""
+    runs, total = {}, len(variants) * len(lrs) * len(seeds)
+    for i, variant in enumerate(variants):
+        for j, lr in enumerate(lrs):
+            for k, s in enumerate(seeds):
+                runs[i, j, k] = train(variant, float(lr), steps, s)
+                if progress is not None:
+                    progress(len(runs), total, f"{variant} lr={lr:.2g} seed {s}")
+    return runs

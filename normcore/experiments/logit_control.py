@@ -50,6 +50,7 @@ from ..optim import Adam
 from ..perf.threads import single_thread
 from ..train import fit
 from . import _plot
+from ._positions import lr_sweep
 from .qk_norm import attention_inputs, attention_logits, copy_task, final_loss
 
 NAME = "logit_control"
@@ -143,13 +144,7 @@ def run(quick=False, seed=0, progress=None):
     else:
         steps, n_seeds, lrs = 120, 2, np.array([3e-3, 3e-2, 1e-1, 3e-1])
     seeds = [seed + k for k in range(n_seeds)]
-    runs, total = {}, len(VARIANTS) * len(lrs) * n_seeds
-    for i, variant in enumerate(VARIANTS):
-        for j, lr in enumerate(lrs):
-            for k, s in enumerate(seeds):
-                runs[i, j, k] = train(variant, float(lr), steps, s)
-                if progress is not None:
-                    progress(len(runs), total, f"{variant} lr={lr:.2g} seed {s}")
+    runs = lr_sweep(VARIANTS, lrs, seeds, train, steps, progress)
     shape = (len(VARIANTS), len(lrs), n_seeds)
     result = {"variants": np.array(VARIANTS), "lrs": lrs, "seeds": np.array(seeds), "steps": steps,
               "loss": np.array([runs[idx][0] for idx in np.ndindex(shape)]).reshape(shape + (steps,))}

@@ -68,7 +68,7 @@ from ..optim import Adam
 from ..perf.threads import single_thread
 from ..train import fit
 from . import _plot
-from ._positions import residual_stream
+from ._positions import lr_sweep, residual_stream
 from .warmup import smooth
 
 NAME = "qk_norm"
@@ -206,13 +206,7 @@ def run(quick=False, seed=0, progress=None):
     else:
         steps, n_seeds, lrs = 200, 2, 10.0 ** np.linspace(-4, 0, 13)
     seeds = [seed + k for k in range(n_seeds)]
-    runs, total = {}, len(VARIANTS) * len(lrs) * n_seeds
-    for i, variant in enumerate(VARIANTS):
-        for j, lr in enumerate(lrs):
-            for k, s in enumerate(seeds):
-                runs[i, j, k] = train(variant, float(lr), steps, s)
-                if progress is not None:
-                    progress(len(runs), total, f"{variant} lr={lr:.2g} seed {s}")
+    runs = lr_sweep(VARIANTS, lrs, seeds, train, steps, progress)
 
     def stack(key):
         return np.array([[[runs[i, j, k][key] for k in range(n_seeds)] for j in range(len(lrs))]
