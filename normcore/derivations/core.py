@@ -145,6 +145,14 @@ def scalar_upstream(dy, kind, shape):
     return dy.reshape(shape)
 
 
+def no_gamma_beta(title, gamma, beta):
+    """Raise unless ``gamma`` and ``beta`` are None: the step-through of a layer without a
+    norm's gamma and beta (its parameters, if any, come from the seed)."""
+    if gamma is not None or beta is not None:
+        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
+                           "are drawn from the seed); leave them out").format(title=_(title)))
+
+
 def layer_eps(layer):
     """The eps a norm layer adds: its own, or machine epsilon for RMSNorm(eps=None)."""
     return layer.eps if layer.eps is not None else float(np.finfo(np.float64).eps)

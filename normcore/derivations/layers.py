@@ -25,7 +25,7 @@ from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import Embedding, Linear, MSELoss, ReLU, Sigmoid, Tanh
 from ..nn.transformer import FeedForward
-from .core import StepThrough, check, letters, scalar_upstream, upstream
+from .core import StepThrough, check, letters, no_gamma_beta, scalar_upstream, upstream
 from .registry import register
 from .tape import Phrase, Tape
 
@@ -136,9 +136,7 @@ def layer_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None):
     """The step-through of ``kind`` (one of ``LAYER_KINDS``) on the input ``x``, drawing its
     parameters (and mse's target, embedding's ids) from ``rng`` after x; see
     ``steps.step_through``."""
-    if gamma is not None or beta is not None:
-        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
-                           "are drawn from the seed); leave them out").format(title=title))
+    no_gamma_beta(title, gamma, beta)
     build = {"linear": _linear, "feedforward": _feedforward, "embedding": _embedding, "mse": _mse}.get(
         kind, _activation)
     b = build(kind, x, rng, dy, h)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, translator
 from ..nn import CrossEntropyLoss, SoftCap
-from .core import StepThrough, check, input_upstream, letters, scalar_upstream
+from .core import StepThrough, check, input_upstream, letters, no_gamma_beta, scalar_upstream
 from .losses import _class_targets, cross_entropy_tape
 from .registry import register
 from .tape import Phrase, Tape
@@ -58,9 +58,7 @@ def z_loss_tape(s, target, z_loss, over):
 
 def logit_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, target=None):
     """The soft-cap's or the z-loss's tape, checked against normcore.nn's layer."""
-    if gamma is not None or beta is not None:
-        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
-                           "are drawn from the seed); leave them out").format(title=_(title)))
+    no_gamma_beta(title, gamma, beta)
     if kind == "softcap":
         layer, tape = SoftCap(CAP), softcap_tape(x, CAP)
         dy = input_upstream(dy, rng, x.shape)

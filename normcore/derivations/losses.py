@@ -10,7 +10,7 @@ import numpy as np
 
 from ..i18n import N_, translator
 from ..nn import GELU, CrossEntropyLoss, LogSoftmax
-from .core import StepThrough, check, input_upstream, letters, scalar_upstream, shifted_exp_sum
+from .core import StepThrough, check, input_upstream, letters, no_gamma_beta, scalar_upstream, shifted_exp_sum
 from .registry import register
 from .tape import Phrase, Tape
 
@@ -85,9 +85,7 @@ def _class_targets(target, rng, n, c):
 
 def loss_or_activation_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None, target=None):
     """The tape of log-softmax, cross-entropy or GELU, checked against normcore.nn's layer."""
-    if gamma is not None or beta is not None:
-        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters, if any, "
-                           "are drawn from the seed); leave them out").format(title=_(title)))
+    no_gamma_beta(title, gamma, beta)
     if kind == "cross_entropy":
         n, c = x.shape
         target = _class_targets(target, rng, n, c)

@@ -23,7 +23,7 @@ from .. import norms
 from ..i18n import N_, translator
 from ..layer_cases import randomize_parameters
 from ..nn import LayerScale, Linear, ReZero, WeightNorm
-from .core import StepThrough, affine, check, letters, standardize, upstream
+from .core import StepThrough, affine, check, letters, no_gamma_beta, standardize, upstream
 from .registry import register
 from .tape import Phrase, Tape
 
@@ -201,9 +201,7 @@ def weight_norm_tape(v, g, x, b, over_rows):
 def weight_norm_step_through(kind, title, x, rng, *, dy, h, gamma=None, beta=None):
     """x of shape (*, D) through WeightNorm(Linear(D, D + 1)) with dim=0, v, g and b drawn from
     ``rng``; the tape starts at v, whose gradient the step-through is about."""
-    if gamma is not None or beta is not None:
-        raise ValueError(_("the {title} step-through has no gamma or beta (its parameters are drawn "
-                           "from the seed); leave them out").format(title=title))
+    no_gamma_beta(title, gamma, beta)
     D = x.shape[-1]
     if D < 2:
         raise ValueError(_("the {title} step-through needs D >= 2 input features (with one, v's direction "
